@@ -1,0 +1,121 @@
+import type { ApiKeySummary, CreatedApiKey, User, Workspace } from '../../src-shared/accounts.js';
+import type { Clock } from '../clock.js';
+import { AppError, conflict, notFound } from '../errors.js';
+import type { Repositories } from '../store/repositories.js';
+import type { ApiKeyRecord, MemberRecord } from '../store/index.js';
+import type { Store } from '../store/store.js';
+import { hashPassword, hashSecret, newApiKey, newId } from './secrets.js';
+
+export function toApiKeySummary(key: ApiKeyRecord): ApiKeySummary {
+  const summary: ApiKeySummary = {
+    id: key.id,
+    organizationId: key.workspaceId,
+    label: key.label,
+    prefix: key.prefix,
+    createdAt: key.createdAt,
+  };
+  if (key.lastUsedAt) summary.lastUsedAt = key.lastUsedAt;
+  return summary;
+}
+
+/**
+ * Users, workspaces, members and API keys: what the CLI, the admin routes and the
+ * dashboard's account endpoints all do, in one place.
+ */
+export function createAccounts(store: Store, repos: Repositories, clock: Clock) {
+  const now = () => clock.now().toISOString();
+
+  function requireWorkspace(organizationId: string) {
+    const workspace = repos.workspaces.findById(organizationId);
+    if (!workspace) throw notFound(`Workspace ${organizationId} not found`);
+    return workspace;
+  }
+
+  function requireUserByEmail(email: string) {
+    const user = repos.users.findByEmail(email);
+    if (!user) throw notFound(`No user with email ${email}`);
+    return user;
+  }
+
+  return {
+    async createUser(input: {
+      email: string;
+      name: string;
+      password: string;
+      imageUrl?: string | undefined;
+    }): Promise<User> {
+      const email = input.email.toLowerCase();
+      if (repos.users.findByEmail(email)) throw conflict(`A user with email ${email} already exists`);
+      const passwordHash = await hashPassword(input.password);
+      const user = { id: newId('user'), email, name: input.name, passwordHash, createdAt: now() };
+      const record = input.imageUrl === undefined ? user : { ...user, imageUrl: input.imageUrl };
+      // Checked again inside the write: another sign-up may have finished during hashing.
+      await store.write(() => {
+        if (repos.users.findByEmail(email)) throw conflict(`A user with email ${email} already exists`);
+        repos.users.insert(record);
+      });
+      const { passwordHash: _hidden, createdAt: _created, ...visible } = record;
+      return visible;
+    },
+
+    async createWorkspace(input: { name: string; ownerEmail: string }): Promise<Workspace> {
+      const owner = requireUserByEmail(input.ownerEmail);
+      const id = newId('workspace');
+      const at = now();
+      await store.write(() => {
+        repos.workspaces.insert({ id, name: input.name, createdAt: at });
+        repos.workspaces.addMember(id, owner.id, 'owner', at);
+      });
+      return { organizationId: id, name: input.name, role: 'owner' };
+    },
+
+    async addMember(input: { organizationId: string; email: string }): Promise<MemberRecord> {
+      requireWorkspace(input.organizationId);
+      const user = requireUserByEmail(input.email);
+      const added = await store.write(() =>
+        repos.workspaces.addMember(input.organizationId, user.id, 'member', now()),
+      );
+      if (!added) throw conflict(`${user.email} is already a member of ${input.organizationId}`);
+      const member = repos.workspaces.members(input.organizationId).find((m) => m.userId === user.id);
+      if (!member) throw new AppError(500, 'internal', 'The new member could not be read back');
+      return member;
+    },
+
+    listMembers(organizationId: string): MemberRecord[] {
+      requireWorkspace(organizationId);
+      return repos.workspaces.members(organizationId);
+    },
+
+    async createKey(input: {
+      organizationId: string;
+      label?: string | undefined;
+      createdBy?: string | undefined;
+    }): Promise<CreatedApiKey> {
+      requireWorkspace(input.organizationId);
+      const { key, prefix } = newApiKey();
+      const record = {
+        id: newId('apiKey'),
+        workspaceId: input.organizationId,
+        prefix,
+        label: input.label ?? '',
+        createdAt: now(),
+        keyHash: hashSecret(key),
+        createdBy: input.createdBy ?? null,
+      };
+      await store.write(() => repos.apiKeys.insert(record));
+      return { ...toApiKeySummary(record), key };
+    },
+
+    listKeys(organizationId: string): ApiKeySummary[] {
+      requireWorkspace(organizationId);
+      return repos.apiKeys.list(organizationId).map(toApiKeySummary);
+    },
+
+    async revokeKey(input: { organizationId: string; keyId: string }): Promise<void> {
+      requireWorkspace(input.organizationId);
+      const revoked = await store.write(() => repos.apiKeys.revoke(input.organizationId, input.keyId, now()));
+      if (!revoked) throw notFound(`No active key ${input.keyId} in ${input.organizationId}`);
+    },
+  };
+}
+export type Accounts = ReturnType<typeof createAccounts>;

@@ -1,0 +1,71 @@
+import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { API_KEY_DISPLAY_CHARS, API_KEY_PREFIX, ID_PREFIXES, type IdKind } from '../../src-shared/ids.js';
+
+/** 128 random bits behind a prefix that says what the id is for. */
+export function newId(kind: IdKind): string {
+  return `${ID_PREFIXES[kind]}_${randomBytes(16).toString('base64url')}`;
+}
+
+/** A sign-in token: 256 random bits. */
+export function newSessionToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export function newApiKey(): { key: string; prefix: string } {
+  const key = `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+  return { key, prefix: key.slice(0, API_KEY_DISPLAY_CHARS) };
+}
+
+/**
+ * Tokens and keys carry 256 random bits, so a fast hash is enough to store them; lookups
+ * go by hash, and comparing hashes never compares secrets of different lengths.
+ */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+// scrypt N=2^17, r=8, p=1 needs 128 MiB; Node's default maxmem (32 MiB) would refuse it.
+const SCRYPT = { logN: 17, r: 8, p: 1 };
+const KEY_LENGTH = 32;
+
+function scryptAsync(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    scrypt(password, salt, KEY_LENGTH, options, (err, key) => (err ? reject(err) : resolve(key)));
+  });
+}
+
+function options(logN: number, r: number, p: number): ScryptOptions {
+  const N = 2 ** logN;
+  return { N, r, p, maxmem: 128 * N * r * 2 };
+}
+
+/** `scrypt$logN$r$p$salt$hash`, so stronger parameters can be adopted later. */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const key = await scryptAsync(password, salt, options(SCRYPT.logN, SCRYPT.r, SCRYPT.p));
+  return ['scrypt', SCRYPT.logN, SCRYPT.r, SCRYPT.p, salt.toString('base64'), key.toString('base64')].join(
+    '$',
+  );
+}
+
+/** A hash of nothing in particular, checked against when the email is unknown. */
+let decoyHash: Promise<string> | undefined;
+
+/**
+ * Checks a password against a stored hash, or against a decoy when there is no user, so
+ * an unknown email and a wrong password take the same time.
+ */
+export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
+  decoyHash ??= hashPassword(randomBytes(16).toString('hex'));
+  const encoded = stored ?? (await decoyHash);
+  const [scheme, logN, r, p, salt, hash] = encoded.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64');
+  if (expected.length !== KEY_LENGTH) return false;
+  const actual = await scryptAsync(
+    password,
+    Buffer.from(salt, 'base64'),
+    options(Number(logN), Number(r), Number(p)),
+  );
+  return timingSafeEqual(actual, expected) && stored !== null;
+}

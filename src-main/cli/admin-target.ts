@@ -1,0 +1,137 @@
+import { z } from 'zod';
+import {
+  ApiKeySummarySchema,
+  CreatedApiKeySchema,
+  UserSchema,
+  WorkspaceSchema,
+  type ApiKeySummary,
+  type CreatedApiKey,
+  type User,
+  type Workspace,
+} from '../../src-shared/accounts.js';
+import { ErrorResponseSchema } from '../../src-shared/errors.js';
+import { createAccounts } from '../accounts/accounts.js';
+import { systemClock, type Logger } from '../clock.js';
+import { lockHolder } from '../store/lock.js';
+import { createRepositories } from '../store/repositories.js';
+import { Store } from '../store/store.js';
+import { readServerInfo } from '../server-file.js';
+import { ADMIN_TOKEN_HEADER } from '../server/routes/admin.js';
+
+/** The account operations the CLI runs, on the data directory or through its running server. */
+export interface AdminTarget {
+  createUser(input: {
+    email: string;
+    name: string;
+    password: string;
+    imageUrl?: string | undefined;
+  }): Promise<User>;
+  createWorkspace(input: { name: string; ownerEmail: string }): Promise<Workspace>;
+  addMember(input: { organizationId: string; email: string }): Promise<{ email: string }>;
+  createKey(input: { organizationId: string; label?: string | undefined }): Promise<CreatedApiKey>;
+  listKeys(organizationId: string): Promise<ApiKeySummary[]>;
+  revokeKey(input: { organizationId: string; keyId: string }): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class CliError extends Error {}
+
+/**
+ * When a server holds the data directory, talks to it over loopback (so it sees the
+ * change at once and nothing writes the files behind its back); otherwise opens the
+ * directory itself, taking its lock for the duration of the command.
+ */
+export async function openAdminTarget(dataDir: string, logger: Logger): Promise<AdminTarget> {
+  const holder = lockHolder(dataDir);
+  if (holder !== null) {
+    const server = readServerInfo(dataDir);
+    if (!server || server.info.pid !== holder) {
+      throw new CliError(
+        `The data directory ${dataDir} is held by process ${holder}, which is not a Session Desk ` +
+          'server this command can reach. Stop it and try again.',
+      );
+    }
+    return remoteTarget(server.info.url, server.adminToken);
+  }
+  const store = await Store.open({ dataDir, clock: systemClock, logger });
+  const accounts = createAccounts(store, createRepositories(store.db), systemClock);
+  return {
+    createUser: (input) => accounts.createUser(input),
+    createWorkspace: (input) => accounts.createWorkspace(input),
+    addMember: (input) => accounts.addMember(input),
+    createKey: (input) => accounts.createKey(input),
+    listKeys: async (organizationId) => accounts.listKeys(organizationId),
+    revokeKey: (input) => accounts.revokeKey(input),
+    close: () => store.close({ snapshot: false }),
+  };
+}
+
+function remoteTarget(baseUrl: string, adminToken: string): AdminTarget {
+  async function call<S extends z.ZodType>(
+    method: string,
+    path: string,
+    schema: S,
+    body?: unknown,
+  ): Promise<z.infer<S>> {
+    let response: Response;
+    try {
+      response = await fetch(new URL(path, baseUrl), {
+        method,
+        headers: {
+          [ADMIN_TOKEN_HEADER]: adminToken,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch (err) {
+      throw new CliError(
+        `The server at ${baseUrl} holds the data directory but did not answer ` +
+          `(${err instanceof Error ? err.message : String(err)}). Stop it and try again.`,
+      );
+    }
+    const text = await response.text();
+    if (!response.ok) {
+      const parsed = ErrorResponseSchema.safeParse(safeJson(text));
+      const detail = parsed.success
+        ? [
+            parsed.data.error.message,
+            ...(parsed.data.error.details ?? []).map((d) => `${d.path} ${d.message}`),
+          ].join('; ')
+        : `HTTP ${response.status}`;
+      throw new CliError(detail);
+    }
+    return schema.parse(response.status === 204 ? null : safeJson(text));
+  }
+  return {
+    createUser: async (input) =>
+      (await call('POST', '/api/admin/users', z.object({ user: UserSchema }), input)).user,
+    createWorkspace: async (input) =>
+      (await call('POST', '/api/admin/workspaces', z.object({ workspace: WorkspaceSchema }), input))
+        .workspace,
+    addMember: async (input) =>
+      (await call('POST', '/api/admin/members', z.object({ member: z.object({ email: z.string() }) }), input))
+        .member,
+    createKey: async (input) =>
+      (await call('POST', '/api/admin/keys', z.object({ key: CreatedApiKeySchema }), input)).key,
+    listKeys: async (organizationId) =>
+      (
+        await call(
+          'GET',
+          `/api/admin/keys?organizationId=${encodeURIComponent(organizationId)}`,
+          z.object({ keys: z.array(ApiKeySummarySchema) }),
+        )
+      ).keys,
+    revokeKey: async (input) => {
+      await call('POST', '/api/admin/keys/revoke', z.null(), input);
+    },
+    close: async () => undefined,
+  };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,266 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { z } from 'zod';
+import {
+  AddMemberBodySchema,
+  CreateKeyBodySchema,
+  CreateUserBodySchema,
+  CreateWorkspaceBodySchema,
+} from '../../src-shared/accounts.js';
+import { DEFAULT_PORT } from '../../src-shared/constants.js';
+import { systemClock, type Logger } from '../clock.js';
+import { AppError } from '../errors.js';
+import { PROJECT_ROOT, resolveDataDir } from '../paths.js';
+import { DataDamagedError } from '../store/store.js';
+import { DataDirLockedError } from '../store/lock.js';
+import { PortInUseError, startServer } from '../server/start.js';
+import { CliError, openAdminTarget, type AdminTarget } from './admin-target.js';
+import { USAGE, UsageError, type CommandName } from './usage.js';
+
+const stderrLogger: Logger = {
+  info: (msg) => process.stderr.write(`sessiondesk: ${msg}\n`),
+  warn: (msg) => process.stderr.write(`sessiondesk: warning: ${msg}\n`),
+  error: (msg) => process.stderr.write(`sessiondesk: error: ${msg}\n`),
+};
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+const common: Options = { 'data-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } };
+
+function parse(command: CommandName, args: string[], options: Options) {
+  try {
+    return parseArgs({ args, options: { ...common, ...options }, strict: true, allowPositionals: false })
+      .values;
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err), command);
+  }
+}
+
+function required(command: CommandName, values: Record<string, unknown>, ...names: string[]): void {
+  const missing = names.filter((n) => typeof values[n] !== 'string');
+  if (missing.length > 0) throw new UsageError(`missing ${missing.map((n) => `--${n}`).join(', ')}`, command);
+}
+
+/** Validates option values with the same schemas the server uses. */
+function validate<S extends z.ZodType>(command: CommandName, schema: S, input: unknown): z.infer<S> {
+  const result = schema.safeParse(input);
+  if (!result.success) {
+    const problems = result.error.issues.map((i) => `${i.path.join('.') || 'value'} ${i.message}`);
+    throw new UsageError(problems.join('; '), command);
+  }
+  return result.data;
+}
+
+function print(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+async function withTarget(dataDirFlag: unknown, run: (target: AdminTarget) => Promise<void>): Promise<void> {
+  const target = await openAdminTarget(resolveDataDir(dataDirFlag as string | undefined), stderrLogger);
+  try {
+    await run(target);
+  } finally {
+    await target.close();
+  }
+}
+
+function version(): string {
+  try {
+    return (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string })
+      .version;
+  } catch {
+    return '0.0.0';
+  }
+}
+
+const LOOPBACK = /^(127(?:\.\d{1,3}){3}|::1|localhost)$/u;
+
+async function serve(args: string[]): Promise<void> {
+  const v = parse('serve', args, {
+    host: { type: 'string', default: '127.0.0.1' },
+    port: { type: 'string', default: String(DEFAULT_PORT) },
+    'log-level': { type: 'string', default: 'info' },
+  });
+  if (v.help) return print(USAGE.serve);
+  const host = String(v.host);
+  if (!LOOPBACK.test(host))
+    throw new UsageError(
+      `--host must be a loopback address (127.0.0.1, ::1 or localhost), not ${host}`,
+      'serve',
+    );
+  const port = Number(v.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`--port must be 0 to 65535`, 'serve');
+  const level = String(v['log-level']);
+  if (!['info', 'warn', 'error', 'silent'].includes(level))
+    throw new UsageError(`unknown --log-level ${level}`, 'serve');
+  const dataDir = resolveDataDir(v['data-dir'] as string | undefined);
+
+  const server = await startServer({
+    dataDir,
+    host,
+    port,
+    rendererDir: join(PROJECT_ROOT, 'out', 'renderer'),
+    clock: systemClock,
+    logger: stderrLogger,
+    log: { level, stream: process.stderr },
+    version: version(),
+  });
+  print(`Session Desk is running at ${server.url}`);
+  print(`Data directory: ${dataDir}`);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    stderrLogger.info(`${signal}: stopping`);
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        stderrLogger.error(`could not close cleanly: ${err instanceof Error ? err.message : String(err)}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+async function userCreate(args: string[]): Promise<void> {
+  const v = parse('user create', args, {
+    email: { type: 'string' },
+    name: { type: 'string' },
+    password: { type: 'string' },
+    'image-url': { type: 'string' },
+  });
+  if (v.help) return print(USAGE['user create']);
+  required('user create', v, 'email', 'name', 'password');
+  const input = validate('user create', CreateUserBodySchema, {
+    email: v.email,
+    name: v.name,
+    password: v.password,
+    ...(v['image-url'] === undefined ? {} : { imageUrl: v['image-url'] }),
+  });
+  await withTarget(v['data-dir'], async (target) => print((await target.createUser(input)).id));
+}
+
+async function workspaceCreate(args: string[]): Promise<void> {
+  const v = parse('workspace create', args, { name: { type: 'string' }, owner: { type: 'string' } });
+  if (v.help) return print(USAGE['workspace create']);
+  required('workspace create', v, 'name', 'owner');
+  const input = validate('workspace create', CreateWorkspaceBodySchema, {
+    name: v.name,
+    ownerEmail: v.owner,
+  });
+  await withTarget(v['data-dir'], async (target) =>
+    print((await target.createWorkspace(input)).organizationId),
+  );
+}
+
+async function memberAdd(args: string[]): Promise<void> {
+  const v = parse('member add', args, { workspace: { type: 'string' }, email: { type: 'string' } });
+  if (v.help) return print(USAGE['member add']);
+  required('member add', v, 'workspace', 'email');
+  const input = validate('member add', AddMemberBodySchema, { organizationId: v.workspace, email: v.email });
+  await withTarget(v['data-dir'], async (target) => {
+    const member = await target.addMember(input);
+    print(`${member.email} is now a member of ${input.organizationId}`);
+  });
+}
+
+async function keyCreate(args: string[]): Promise<void> {
+  const v = parse('key create', args, { workspace: { type: 'string' }, name: { type: 'string' } });
+  if (v.help) return print(USAGE['key create']);
+  required('key create', v, 'workspace');
+  const input = validate('key create', CreateKeyBodySchema, {
+    organizationId: v.workspace,
+    ...(v.name === undefined ? {} : { label: v.name }),
+  });
+  await withTarget(v['data-dir'], async (target) => print((await target.createKey(input)).key));
+}
+
+async function keyList(args: string[]): Promise<void> {
+  const v = parse('key list', args, { workspace: { type: 'string' }, json: { type: 'boolean' } });
+  if (v.help) return print(USAGE['key list']);
+  required('key list', v, 'workspace');
+  await withTarget(v['data-dir'], async (target) => {
+    const keys = await target.listKeys(String(v.workspace));
+    if (v.json) return print(JSON.stringify(keys, null, 2));
+    if (keys.length === 0) return print('No active API keys.');
+    const rows = [
+      ['ID', 'PREFIX', 'LABEL', 'CREATED', 'LAST USED'],
+      ...keys.map((k) => [k.id, `${k.prefix}…`, k.label || '-', k.createdAt, k.lastUsedAt ?? 'never']),
+    ];
+    const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+    for (const row of rows)
+      print(
+        row
+          .map((cell, i) => cell.padEnd(widths[i]!))
+          .join('  ')
+          .trimEnd(),
+      );
+  });
+}
+
+async function keyRevoke(args: string[]): Promise<void> {
+  const v = parse('key revoke', args, { workspace: { type: 'string' }, id: { type: 'string' } });
+  if (v.help) return print(USAGE['key revoke']);
+  required('key revoke', v, 'workspace', 'id');
+  await withTarget(v['data-dir'], async (target) => {
+    await target.revokeKey({ organizationId: String(v.workspace), keyId: String(v.id) });
+    print(`Revoked ${String(v.id)}`);
+  });
+}
+
+const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
+  serve,
+  'user create': userCreate,
+  'workspace create': workspaceCreate,
+  'member add': memberAdd,
+  'key create': keyCreate,
+  'key list': keyList,
+  'key revoke': keyRevoke,
+};
+
+export async function main(argv: string[]): Promise<number> {
+  const [first, second, ...rest] = argv;
+  if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
+    print(USAGE.main);
+    return first === undefined ? 2 : 0;
+  }
+  const two = `${first} ${second ?? ''}`;
+  const [name, args] = COMMANDS[two] ? [two, rest] : COMMANDS[first] ? [first, argv.slice(1)] : [null, []];
+  try {
+    if (name === null)
+      throw new UsageError(
+        `unknown command "${[first, second].filter(Boolean).join(' ')}"`,
+        'main' as CommandName,
+      );
+    await (COMMANDS[name] as (a: string[]) => Promise<void>)(args);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`sessiondesk: ${err.message}\n\n${USAGE[err.command]}\n`);
+      return 2;
+    }
+    if (
+      err instanceof AppError ||
+      err instanceof CliError ||
+      err instanceof DataDirLockedError ||
+      err instanceof DataDamagedError ||
+      err instanceof PortInUseError
+    ) {
+      process.stderr.write(`sessiondesk: ${err.message}\n`);
+      return 1;
+    }
+    process.stderr.write(
+      `sessiondesk: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    return 1;
+  }
+}
+
+const code = await main(process.argv.slice(2));
+// `serve` keeps running until a signal; everything else ends here.
+if (code !== 0 || !['serve'].includes(process.argv[2] ?? '') || process.argv.includes('--help')) {
+  process.exitCode = code;
+}

@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import fastifyCookie from '@fastify/cookie';
+import fastifySwagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import {
+  jsonSchemaTransform,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
+import { BODY_LIMIT_BYTES } from '../../src-shared/constants.js';
+import { createAccounts } from '../accounts/accounts.js';
+import type { Clock, Logger } from '../clock.js';
+import { createRepositories } from '../store/repositories.js';
+import type { Store } from '../store/store.js';
+import { createAuthenticator } from './auth/authenticate.js';
+import { createHostGuard, originGuard } from './auth/localhost-guard.js';
+import { FailureLimiter } from './auth/rate-limit.js';
+import type { AppContext, ServerConfig } from './context.js';
+import { registerErrorHandling, sendNotFound } from './errors.js';
+import { adminRoutes } from './routes/admin.js';
+import { authRoutes } from './routes/auth.js';
+import { rendererRoutes } from './routes/renderer.js';
+import { sessionRoutes } from './routes/sessions.js';
+import { CONTENT_SECURITY_POLICY, redactUrl } from './security-headers.js';
+
+export type { ServerConfig } from './context.js';
+
+export interface AppDeps {
+  store: Store;
+  clock: Clock;
+  config: ServerConfig;
+  /** Request logs (one line each, JSON); omitted, the server logs nothing. */
+  log?: { level: string; stream?: NodeJS.WritableStream };
+  version?: string;
+}
+
+/** The API's own description, generated from the same zod schemas that validate requests. */
+const OPENAPI_INFO = {
+  title: 'Session Desk API',
+  description:
+    'The Session Management API served by Session Desk on 127.0.0.1: sessions, their messages and tasks, and workspace stats.',
+};
+
+/**
+ * Builds the server without starting it: entry points call `listen`, tests build their own.
+ */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    bodyLimit: BODY_LIMIT_BYTES,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    trustProxy: false,
+    requestIdHeader: false,
+    genReqId: () => randomUUID(),
+    return503OnClosing: true,
+    forceCloseConnections: true,
+    routerOptions: { maxParamLength: 200 },
+    logger: deps.log
+      ? {
+          level: deps.log.level,
+          ...(deps.log.stream ? { stream: deps.log.stream } : {}),
+          serializers: {
+            // Fastify logs req.url as is; a key in the query must not reach the log.
+            req: (req: FastifyRequest) => ({
+              method: req.method,
+              url: redactUrl(req.url),
+              remoteAddress: req.ip,
+            }),
+          },
+        }
+      : false,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  // Cross-site "simple" requests can carry text/plain; with no parser they are refused (415).
+  app.removeContentTypeParser('text/plain');
+
+  const logger: Logger = {
+    info: (msg) => app.log.info(msg),
+    warn: (msg) => app.log.warn(msg),
+    error: (msg) => app.log.error(msg),
+  };
+  const repos = createRepositories(deps.store.db);
+  const ctx: AppContext = {
+    store: deps.store,
+    repos,
+    accounts: createAccounts(deps.store, repos, deps.clock),
+    clock: deps.clock,
+    logger,
+    config: deps.config,
+    auth: createAuthenticator({
+      store: deps.store,
+      repos,
+      clock: deps.clock,
+      logger,
+      badKeyLimiter: new FailureLimiter(30, 60_000, deps.clock),
+    }),
+    signInLimits: {
+      perAccount: new FailureLimiter(5, 15 * 60_000, deps.clock),
+      perClient: new FailureLimiter(30, 15 * 60_000, deps.clock),
+    },
+  };
+
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', createHostGuard(deps.config.allowedHosts));
+  app.addHook('onRequest', originGuard);
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('x-content-type-options', 'nosniff');
+    const type = String(reply.getHeader('content-type') ?? '');
+    if (type.startsWith('text/html')) {
+      reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
+      reply.header('referrer-policy', 'no-referrer');
+      reply.header('x-frame-options', 'DENY');
+    }
+    if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
+    return payload;
+  });
+  registerErrorHandling(app);
+
+  await app.register(fastifyCookie);
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { ...OPENAPI_INFO, version: deps.version ?? '0.0.0' },
+      components: {
+        securitySchemes: {
+          apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          apiKeyQuery: { type: 'apiKey', in: 'query', name: 'apiKey' },
+          bearer: { type: 'http', scheme: 'bearer' },
+          sessionCookie: { type: 'apiKey', in: 'cookie', name: '__session' },
+        },
+      },
+    },
+    transform: jsonSchemaTransform,
+  });
+
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  sessionRoutes(api, ctx);
+  authRoutes(api, ctx);
+  if (deps.config.adminToken) adminRoutes(api, ctx, deps.config.adminToken);
+  api.get('/api/openapi.json', { schema: { hide: true } }, () => app.swagger());
+  const dashboardPage = await rendererRoutes(app, deps.config.rendererDir);
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    if (request.method === 'GET' && !path.startsWith('/api/') && path !== '/api') return dashboardPage(reply);
+    return sendNotFound(reply);
+  });
+  return app;
+}

@@ -1,0 +1,149 @@
+import type { FastifyRequest } from 'fastify';
+import { API_KEY_PATTERN } from '../../../src-shared/ids.js';
+import { SESSION_COOKIE } from '../../../src-shared/constants.js';
+import { hashSecret } from '../../accounts/secrets.js';
+import type { Clock, Logger } from '../../clock.js';
+import { AppError, unauthorized } from '../../errors.js';
+import type { Repositories } from '../../store/repositories.js';
+import type { Store } from '../../store/store.js';
+import type { FailureLimiter } from './rate-limit.js';
+import { requireSameOrigin } from './localhost-guard.js';
+
+export type Principal =
+  | { kind: 'apiKey'; keyId: string; workspaceId: string }
+  | { kind: 'user'; userId: string; tokenHash: string };
+
+/** How long a sign-in lasts: at most 30 days, and 7 days without any request. */
+export const SESSION_ABSOLUTE_MS = 30 * 24 * 60 * 60 * 1000;
+export const SESSION_IDLE_MS = 7 * 24 * 60 * 60 * 1000;
+/** Last-used times are kept to the minute, so reads do not each cost a durable write. */
+const TOUCH_EVERY_MS = 60 * 1000;
+
+/**
+ * The API key of a request, from whichever of the three places it was sent. The same key
+ * twice is fine; two different keys, an empty value or a malformed header are refused.
+ */
+export function presentedApiKey(request: FastifyRequest): string | null {
+  const found: string[] = [];
+  const header = request.headers['x-api-key'];
+  if (header !== undefined) {
+    if (Array.isArray(header)) found.push(...header);
+    else found.push(header);
+  }
+  const query = (request.query as Record<string, unknown> | undefined)?.apiKey;
+  if (query !== undefined) {
+    if (Array.isArray(query)) found.push(...query.map(String));
+    else found.push(String(query));
+  }
+  const authorization = request.headers.authorization;
+  if (authorization !== undefined) {
+    const match = /^Bearer(?: +(.*))?$/iu.exec(authorization.trim());
+    if (!match) throw unauthorized('The Authorization header must be "Bearer <API key>"');
+    found.push(match[1]?.trim() ?? '');
+  }
+  if (found.length === 0) return null;
+  if (found.some((k) => k.trim() === '')) throw unauthorized('An empty API key was sent');
+  if (new Set(found).size > 1) throw unauthorized('Two different API keys were sent in one request');
+  return found[0] as string;
+}
+
+export function sessionToken(request: FastifyRequest): string | null {
+  const token = request.cookies[SESSION_COOKIE];
+  return token === undefined || token === '' ? null : token;
+}
+
+export interface Authenticator {
+  /** List, get, update: an API key, or else the sign-in cookie. */
+  either(request: FastifyRequest): Principal;
+  /** Create, follow-ups, account pages: only the sign-in cookie; an API key is a 400. */
+  userOnly(request: FastifyRequest): Extract<Principal, { kind: 'user' }>;
+  /** The cookie's sign-in, or null; never throws for a missing one. */
+  optionalUser(request: FastifyRequest): Extract<Principal, { kind: 'user' }> | null;
+}
+
+export function createAuthenticator(deps: {
+  store: Store;
+  repos: Repositories;
+  clock: Clock;
+  logger: Logger;
+  badKeyLimiter: FailureLimiter;
+}): Authenticator {
+  const { repos, clock, badKeyLimiter } = deps;
+
+  /** Bookkeeping writes are not awaited: a request never waits on them. */
+  function background(what: string, write: () => void): void {
+    deps.store.write(write).catch((err: unknown) => {
+      deps.logger.warn(`Could not record ${what}: ${err instanceof Error ? err.message : String(err)}`);
+    });
+  }
+
+  function checkKey(request: FastifyRequest, key: string): Principal {
+    const client = request.ip;
+    const wait = badKeyLimiter.retryAfter(client);
+    if (wait > 0) {
+      throw new AppError(429, 'rate_limited', 'Too many invalid API keys; try again later', undefined, {
+        'retry-after': String(wait),
+      });
+    }
+    const record = API_KEY_PATTERN.test(key) ? repos.apiKeys.findByHash(hashSecret(key)) : null;
+    if (!record || record.revokedAt) {
+      badKeyLimiter.fail(client);
+      throw unauthorized('Invalid API key');
+    }
+    const now = clock.now();
+    if (!record.lastUsedAt || now.getTime() - Date.parse(record.lastUsedAt) >= TOUCH_EVERY_MS) {
+      background('when an API key was used', () => repos.apiKeys.touch(record.id, now.toISOString()));
+    }
+    return { kind: 'apiKey', keyId: record.id, workspaceId: record.workspaceId };
+  }
+
+  function checkCookie(request: FastifyRequest): Extract<Principal, { kind: 'user' }> | null {
+    const token = sessionToken(request);
+    if (token === null) return null;
+    const tokenHash = hashSecret(token);
+    const session = repos.authSessions.find(tokenHash);
+    const now = clock.now().getTime();
+    if (
+      !session ||
+      Date.parse(session.expiresAt) <= now ||
+      Date.parse(session.lastSeenAt) + SESSION_IDLE_MS <= now
+    ) {
+      return null;
+    }
+    if (now - Date.parse(session.lastSeenAt) >= TOUCH_EVERY_MS) {
+      background('sign-in activity', () => repos.authSessions.touch(tokenHash, new Date(now).toISOString()));
+    }
+    return { kind: 'user', userId: session.userId, tokenHash };
+  }
+
+  function user(request: FastifyRequest): Extract<Principal, { kind: 'user' }> {
+    const principal = checkCookie(request);
+    if (!principal) {
+      throw unauthorized(
+        sessionToken(request) === null ? 'Sign in first' : 'Your sign-in has expired; sign in again',
+      );
+    }
+    requireSameOrigin(request);
+    return principal;
+  }
+
+  return {
+    either(request) {
+      const key = presentedApiKey(request);
+      return key === null ? user(request) : checkKey(request, key);
+    },
+    userOnly(request) {
+      if (presentedApiKey(request) !== null) {
+        throw new AppError(
+          400,
+          'api_key_not_allowed',
+          'This endpoint needs a signed-in user (the dashboard); API keys cannot be used for it',
+        );
+      }
+      return user(request);
+    },
+    optionalUser(request) {
+      return checkCookie(request);
+    },
+  };
+}

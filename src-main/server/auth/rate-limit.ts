@@ -1,0 +1,44 @@
+import type { Clock } from '../../clock.js';
+
+/**
+ * Counts failures per key in a fixed window. Once a key reaches `max` failures it is
+ * refused until its window ends, even when the next attempt would have been right.
+ */
+export class FailureLimiter {
+  private readonly windows = new Map<string, { failures: number; resetAt: number }>();
+
+  constructor(
+    private readonly max: number,
+    private readonly windowMs: number,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Seconds to wait before trying again, or 0 when the key may try now. */
+  retryAfter(key: string): number {
+    const now = this.clock.now().getTime();
+    const window = this.windows.get(key);
+    if (!window || window.resetAt <= now) return 0;
+    return window.failures >= this.max ? Math.ceil((window.resetAt - now) / 1000) : 0;
+  }
+
+  fail(key: string): void {
+    const now = this.clock.now().getTime();
+    const window = this.windows.get(key);
+    if (!window || window.resetAt <= now) {
+      this.windows.set(key, { failures: 1, resetAt: now + this.windowMs });
+      this.prune(now);
+    } else {
+      window.failures += 1;
+    }
+  }
+
+  reset(key: string): void {
+    this.windows.delete(key);
+  }
+
+  /** Keeps memory bounded when many different keys fail. */
+  private prune(now: number): void {
+    if (this.windows.size < 10_000) return;
+    for (const [key, window] of this.windows) if (window.resetAt <= now) this.windows.delete(key);
+  }
+}

@@ -1,0 +1,46 @@
+import type { FastifyRequest } from 'fastify';
+import type { Accounts } from '../accounts/accounts.js';
+import type { Clock, Logger } from '../clock.js';
+import type { Repositories } from '../store/repositories.js';
+import type { Store } from '../store/store.js';
+import type { Authenticator, Principal } from './auth/authenticate.js';
+import type { FailureLimiter } from './auth/rate-limit.js';
+
+export interface ServerConfig {
+  /** Extra `host:port` values to accept in the Host header, besides loopback. */
+  allowedHosts: string[];
+  /** Lets the `sessiondesk` CLI reach a running server; unset, the admin routes do not exist. */
+  adminToken?: string;
+  /** The built dashboard (index.html and assets); unset or missing, a placeholder page. */
+  rendererDir?: string;
+}
+
+/** What every route plugin receives: the app's dependencies, built once in buildApp. */
+export interface AppContext {
+  store: Store;
+  repos: Repositories;
+  accounts: Accounts;
+  clock: Clock;
+  logger: Logger;
+  config: ServerConfig;
+  auth: Authenticator;
+  signInLimits: { perAccount: FailureLimiter; perClient: FailureLimiter };
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+/** The caller, as set by the route's onRequest authentication. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new Error('route has no authentication hook');
+  return request.principal;
+}
+
+export function userOf(request: FastifyRequest): Extract<Principal, { kind: 'user' }> {
+  const principal = principalOf(request);
+  if (principal.kind !== 'user') throw new Error('route expects a signed-in user');
+  return principal;
+}

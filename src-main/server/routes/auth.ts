@@ -1,0 +1,127 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { MeResponseSchema, SignInBodySchema, SignInResponseSchema } from '../../../src-shared/accounts.js';
+import { SESSION_COOKIE } from '../../../src-shared/constants.js';
+import { ErrorResponseSchema } from '../../../src-shared/errors.js';
+import { hashSecret, newSessionToken, verifyPassword } from '../../accounts/secrets.js';
+import { AppError, unauthorized } from '../../errors.js';
+import { SESSION_ABSOLUTE_MS, sessionToken } from '../auth/authenticate.js';
+import { userOf, type AppContext } from '../context.js';
+
+const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorResponseSchema]));
+
+const COOKIE_OPTIONS = { path: '/', httpOnly: true, sameSite: 'strict' } as const;
+
+function rateLimited(seconds: number): AppError {
+  return new AppError(429, 'rate_limited', 'Too many failed sign-ins; try again later', undefined, {
+    'retry-after': String(seconds),
+  });
+}
+
+export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const { repos, store, clock, signInLimits } = ctx;
+  const api = app.withTypeProvider<ZodTypeProvider>();
+
+  api.post(
+    '/api/auth/sign-in',
+    {
+      schema: {
+        summary: 'Sign in',
+        description:
+          'Checks the email and password and sets the `__session` cookie (HttpOnly, SameSite=Strict). Failed attempts are limited per account and per client.',
+        tags: ['auth'],
+        body: SignInBodySchema,
+        response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 413, 415, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const email = request.body.email.trim().toLowerCase();
+      const client = request.ip;
+      const wait = Math.max(
+        signInLimits.perAccount.retryAfter(email),
+        signInLimits.perClient.retryAfter(client),
+      );
+      if (wait > 0) throw rateLimited(wait);
+
+      const user = repos.users.findByEmail(email);
+      // Unknown email and wrong password take the same path and the same time.
+      const ok = await verifyPassword(request.body.password, user?.passwordHash ?? null);
+      if (!ok || !user) {
+        signInLimits.perAccount.fail(email);
+        signInLimits.perClient.fail(client);
+        throw unauthorized('Wrong email or password');
+      }
+      signInLimits.perAccount.reset(email);
+
+      const token = newSessionToken();
+      const now = clock.now();
+      const expiresAt = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
+      await store.write(() => {
+        repos.authSessions.deleteExpired(now.toISOString());
+        repos.authSessions.insert(hashSecret(token), {
+          userId: user.id,
+          createdAt: now.toISOString(),
+          lastSeenAt: now.toISOString(),
+          expiresAt: expiresAt.toISOString(),
+        });
+      });
+      reply.setCookie(SESSION_COOKIE, token, { ...COOKIE_OPTIONS, expires: expiresAt });
+      return { user: publicUser(user) };
+    },
+  );
+
+  api.post(
+    '/api/auth/sign-out',
+    {
+      schema: {
+        summary: 'Sign out',
+        description:
+          'Ends the sign-in on the server and clears the cookie. Answers 204 even when already signed out.',
+        tags: ['auth'],
+        response: { 204: z.null(), ...errors(403, 500, 503) },
+      },
+    },
+    async (request, reply: FastifyReply) => {
+      const token = sessionToken(request);
+      if (token !== null) {
+        const tokenHash = hashSecret(token);
+        if (repos.authSessions.find(tokenHash)) {
+          await store.write(() => repos.authSessions.delete(tokenHash));
+        }
+      }
+      reply.clearCookie(SESSION_COOKIE, COOKIE_OPTIONS);
+      return reply.code(204).send();
+    },
+  );
+
+  api.get(
+    '/api/auth/me',
+    {
+      onRequest: async (request) => {
+        request.principal = ctx.auth.userOnly(request);
+      },
+      schema: {
+        summary: 'The signed-in user',
+        description: 'The user behind the `__session` cookie and the workspaces they belong to.',
+        tags: ['auth'],
+        response: { 200: MeResponseSchema, ...errors(400, 401, 500) },
+      },
+    },
+    async (request) => {
+      const user = repos.users.findById(userOf(request).userId);
+      if (!user) throw unauthorized('Your account no longer exists');
+      return { user: publicUser(user), workspaces: repos.workspaces.listForUser(user.id) };
+    },
+  );
+}
+
+function publicUser(user: { id: string; email: string; name: string; imageUrl?: string }) {
+  const visible: z.infer<typeof SignInResponseSchema>['user'] = {
+    id: user.id,
+    email: user.email,
+    name: user.name,
+  };
+  if (user.imageUrl !== undefined) visible.imageUrl = user.imageUrl;
+  return visible;
+}

@@ -1,0 +1,227 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { DEFAULT_BASE_BRANCH, DEFAULT_MODEL } from '../../../src-shared/constants.js';
+import { ErrorResponseSchema } from '../../../src-shared/errors.js';
+import { isId } from '../../../src-shared/ids.js';
+import { parseRepoUrl } from '../../../src-shared/repo-url.js';
+import {
+  CreateSessionBodySchema,
+  FullSessionResponseSchema,
+  ListSessionsQuerySchema,
+  ListSessionsResponseSchema,
+  OrgQuerySchema,
+  SessionParamsSchema,
+  SessionResponseSchema,
+  UpdateSessionBodySchema,
+} from '../../../src-shared/sessions.js';
+import { makeTitle } from '../../../src-shared/text.js';
+import { newId } from '../../accounts/secrets.js';
+import { AppError, badRequest, forbidden, notFound } from '../../errors.js';
+import type { SessionRow } from '../../store/sessions.js';
+import { principalOf, userOf, type AppContext } from '../context.js';
+import type { Principal } from '../auth/authenticate.js';
+import { fullSessionJson, toSummary } from '../serialize.js';
+
+const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorResponseSchema]));
+
+const CursorSchema = z.tuple([z.string(), z.string()]);
+
+function encodeCursor(row: SessionRow): string {
+  return Buffer.from(JSON.stringify([row.createdAt, row.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { createdAt: string; id: string } {
+  try {
+    const [createdAt, id] = CursorSchema.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
+    return { createdAt, id };
+  } catch {
+    throw badRequest('The cursor is invalid', [
+      { path: 'query.cursor', message: 'is not a cursor from nextCursor' },
+    ]);
+  }
+}
+
+/** Sends JSON text that was built to match the route's response schema. */
+function sendJsonText(reply: FastifyReply, json: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(json);
+}
+
+export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const { repos, store, clock, auth } = ctx;
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  // Authentication runs on request, before the body is read or validated.
+  const either = {
+    onRequest: async (request: FastifyRequest) => void (request.principal = auth.either(request)),
+  };
+  const userOnly = {
+    onRequest: async (request: FastifyRequest) => void (request.principal = auth.userOnly(request)),
+  };
+
+  /** The workspace a request acts in, after the authorization rules of the spec. */
+  function workspaceFor(principal: Principal, organizationId: string | undefined): string {
+    if (principal.kind === 'apiKey') {
+      if (organizationId !== undefined && organizationId !== principal.workspaceId) {
+        throw forbidden('This API key belongs to another workspace');
+      }
+      return principal.workspaceId;
+    }
+    if (organizationId !== undefined) {
+      if (!repos.workspaces.role(organizationId, principal.userId)) throw forbidden();
+      return organizationId;
+    }
+    const workspaces = repos.workspaces.listForUser(principal.userId);
+    if (workspaces.length === 1) return (workspaces[0] as { organizationId: string }).organizationId;
+    throw new AppError(
+      400,
+      'organization_required',
+      workspaces.length === 0
+        ? 'You are not a member of any workspace yet'
+        : 'You belong to several workspaces: pass organizationId',
+      [{ path: 'query.organizationId', message: 'is required' }],
+    );
+  }
+
+  /** Finds a session the caller may see: 404 when there is none, 403 when it is elsewhere. */
+  function accessibleSession(
+    principal: Principal,
+    sessionId: string,
+    organizationId: string | undefined,
+  ): SessionRow {
+    if (principal.kind === 'apiKey') workspaceFor(principal, organizationId);
+    else if (organizationId !== undefined) workspaceFor(principal, organizationId);
+    const row = isId('session', sessionId) ? repos.sessions.find(sessionId) : null;
+    if (!row) throw notFound('Session not found');
+    const allowed =
+      principal.kind === 'apiKey'
+        ? row.workspaceId === principal.workspaceId
+        : (organizationId === undefined || organizationId === row.workspaceId) &&
+          repos.workspaces.role(row.workspaceId, principal.userId) !== null;
+    if (!allowed) throw forbidden('This session belongs to a workspace you do not have access to');
+    return row;
+  }
+
+  api.get(
+    '/api/sessions',
+    {
+      ...either,
+      schema: {
+        summary: 'List sessions',
+        description:
+          'Sessions of a workspace, newest first, with its stats. Without `limit`, all of them; with it, one page and `nextCursor` when more follow.',
+        tags: ['sessions'],
+        querystring: ListSessionsQuerySchema,
+        response: { 200: ListSessionsResponseSchema, ...errors(400, 401, 403, 429, 500) },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const { organizationId, limit, cursor, ...filters } = request.query;
+      const workspaceId = workspaceFor(principal, organizationId);
+      const after = cursor === undefined ? undefined : decodeCursor(cursor);
+      const page = { ...(limit === undefined ? {} : { limit: limit + 1 }), ...(after ? { after } : {}) };
+      const rows = repos.sessions.list(workspaceId, filters, page);
+      const more = limit !== undefined && rows.length > limit;
+      if (more) rows.length = limit;
+      const body: z.infer<typeof ListSessionsResponseSchema> = {
+        sessions: rows.map((row) => toSummary(row, 'both')),
+        stats: repos.sessions.stats(workspaceId, clock.now()),
+      };
+      if (more) body.nextCursor = encodeCursor(rows[rows.length - 1] as SessionRow);
+      // Built from typed rows; skipping re-validation keeps a 10,000-session list fast.
+      return sendJsonText(reply, JSON.stringify(body));
+    },
+  );
+
+  api.get(
+    '/api/sessions/:sessionId',
+    {
+      ...either,
+      schema: {
+        summary: 'Get a session',
+        description: 'One session in full form, with its messages in conversation order and its tasks.',
+        tags: ['sessions'],
+        params: SessionParamsSchema,
+        querystring: OrgQuerySchema,
+        response: { 200: FullSessionResponseSchema, ...errors(401, 403, 404, 429, 500) },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const row = accessibleSession(principal, request.params.sessionId, request.query.organizationId);
+      const json = fullSessionJson(row, repos.sessions.messageBodies(row.id), repos.sessions.tasks(row.id));
+      return sendJsonText(reply, json);
+    },
+  );
+
+  api.patch(
+    '/api/sessions/:sessionId',
+    {
+      ...either,
+      schema: {
+        summary: 'Update a session',
+        description:
+          'Changes the title and/or status; only the fields sent change. Answers with the summary form, without previews.',
+        tags: ['sessions'],
+        params: SessionParamsSchema,
+        querystring: OrgQuerySchema,
+        body: UpdateSessionBodySchema,
+        response: { 200: SessionResponseSchema, ...errors(400, 401, 403, 404, 413, 415, 429, 500, 503) },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const row = accessibleSession(principal, request.params.sessionId, request.query.organizationId);
+      const { title, status } = request.body;
+      const changes = {
+        ...(title === undefined ? {} : { title: title.trim() }),
+        ...(status === undefined ? {} : { status }),
+      };
+      if (Object.keys(changes).length === 0) return { session: toSummary(row, 'none') };
+      const updated = await store.write(() => {
+        repos.sessions.update(row.id, changes, clock.now().toISOString());
+        return repos.sessions.find(row.id);
+      });
+      if (!updated) throw notFound('Session not found');
+      return { session: toSummary(updated, 'none') };
+    },
+  );
+
+  api.post(
+    '/api/sessions',
+    {
+      ...userOnly,
+      schema: {
+        summary: 'Create a session',
+        description:
+          'Signed-in users only (the `__session` cookie); an API key is answered with 400. The title comes from the initial message.',
+        tags: ['sessions'],
+        body: CreateSessionBodySchema,
+        response: { 201: SessionResponseSchema, ...errors(400, 401, 403, 413, 415, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const principal = userOf(request);
+      const body = request.body;
+      const workspaceId = workspaceFor(principal, body.organizationId);
+      const repo = body.repoUrl === undefined ? null : parseRepoUrl(body.repoUrl);
+      const id = newId('session');
+      const created = await store.write(() => {
+        repos.sessions.insert({
+          id,
+          workspaceId,
+          authorId: principal.userId,
+          title: makeTitle(body.initialMessage),
+          model: body.model ?? DEFAULT_MODEL,
+          createdAt: clock.now().toISOString(),
+          baseBranch: body.baseBranch ?? DEFAULT_BASE_BRANCH,
+          ...(body.initialMessage === undefined ? {} : { initialMessage: body.initialMessage }),
+          ...(repo ? { repoUrl: repo.url, repository: repo.repository } : {}),
+        });
+        return repos.sessions.find(id);
+      });
+      if (!created) throw new Error('created session could not be read back');
+      return reply.code(201).send({ session: toSummary(created, 'first') });
+    },
+  );
+}

@@ -1,0 +1,65 @@
+import type { Author, Metadata, SessionSummary, Task } from '../../src-shared/sessions.js';
+import type { SessionRow } from '../store/sessions.js';
+
+export type PreviewForm = 'both' | 'first' | 'none';
+
+function author(row: SessionRow): Author {
+  const value: Author = { id: row.authorId, name: row.authorName };
+  if (row.authorImageUrl !== undefined) value.imageUrl = row.authorImageUrl;
+  return value;
+}
+
+/** Metadata members appear only when they apply. */
+function metadata(row: SessionRow): Metadata {
+  const value: Metadata = {};
+  if (row.repository !== undefined) value.repository = row.repository;
+  if (row.branch !== undefined) value.branch = row.branch;
+  if (row.prNumber !== undefined) value.prNumber = row.prNumber;
+  if (row.prUrl !== undefined) value.prUrl = row.prUrl;
+  if (row.prStatus !== undefined) value.prStatus = row.prStatus;
+  return value;
+}
+
+/**
+ * The summary form. List carries both previews, create only the first, update neither
+ * (as the spec's examples do); a session without messages has no previews at all.
+ */
+export function toSummary(row: SessionRow, previews: PreviewForm): SessionSummary {
+  const summary: SessionSummary = {
+    id: row.id,
+    title: row.title,
+    status: row.status,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    model: row.model,
+    author: author(row),
+    metadata: metadata(row),
+    messageCount: row.messageCount,
+  };
+  if (previews !== 'none' && row.firstPreview !== undefined) {
+    summary.firstMessagePreview = row.firstPreview;
+  }
+  if (previews === 'both' && row.lastPreview !== undefined) {
+    summary.lastMessagePreview = row.lastPreview;
+  }
+  return summary;
+}
+
+/**
+ * `{"session": <full form>}` as JSON text. Message bodies were validated when they were
+ * stored and are kept as JSON text, so they are spliced in rather than parsed and
+ * re-serialized: that is most of the cost of this, the busiest read.
+ */
+export function fullSessionJson(row: SessionRow, messageBodies: string[], tasks: Task[]): string {
+  const head = JSON.stringify({
+    id: row.id,
+    title: row.title,
+    status: row.status,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    model: row.model,
+    author: author(row),
+    metadata: metadata(row),
+  });
+  return `{"session":${head.slice(0, -1)},"messages":[${messageBodies.join(',')}],"tasks":${JSON.stringify(tasks)}}}`;
+}

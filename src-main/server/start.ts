@@ -1,0 +1,106 @@
+import type { FastifyInstance } from 'fastify';
+import type { Clock, Logger } from '../clock.js';
+import { announceServer, newAdminToken, withdrawServer } from '../server-file.js';
+import { Store } from '../store/store.js';
+import { buildApp } from './app.js';
+
+export class PortInUseError extends Error {
+  constructor(
+    readonly host: string,
+    readonly port: number,
+  ) {
+    super(`Port ${port} on ${host} is already in use. Pass another --port, or stop the program using it.`);
+  }
+}
+
+export interface StartOptions {
+  dataDir: string;
+  host: string;
+  port: number;
+  /** When the port is taken, listen on any free one instead of failing (the desktop app). */
+  fallbackToFreePort?: boolean;
+  rendererDir?: string;
+  allowedHosts?: string[];
+  clock: Clock;
+  /** For the store's own messages (recovery, damage). */
+  logger: Logger;
+  log?: { level: string; stream?: NodeJS.WritableStream };
+  version?: string;
+}
+
+export interface RunningServer {
+  url: string;
+  app: FastifyInstance;
+  store: Store;
+  /** Stops accepting requests, flushes and closes the store, and removes server.json. */
+  close(): Promise<void>;
+}
+
+async function listen(app: FastifyInstance, host: string, port: number): Promise<number> {
+  try {
+    await app.listen({ host, port });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new PortInUseError(host, port);
+    throw err;
+  }
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('the server has no TCP address');
+  return address.port;
+}
+
+/** Opens the store, builds the app and listens: what `sessiondesk serve` and the desktop app share. */
+export async function startServer(options: StartOptions): Promise<RunningServer> {
+  const store = await Store.open({ dataDir: options.dataDir, clock: options.clock, logger: options.logger });
+  const adminToken = newAdminToken();
+  const build = () =>
+    buildApp({
+      store,
+      clock: options.clock,
+      config: {
+        allowedHosts: options.allowedHosts ?? [],
+        adminToken,
+        ...(options.rendererDir === undefined ? {} : { rendererDir: options.rendererDir }),
+      },
+      ...(options.log ? { log: options.log } : {}),
+      ...(options.version ? { version: options.version } : {}),
+    });
+  let app: FastifyInstance | undefined;
+  try {
+    app = await build();
+    let port: number;
+    try {
+      port = await listen(app, options.host, options.port);
+    } catch (err) {
+      if (!(err instanceof PortInUseError) || !options.fallbackToFreePort) throw err;
+      await app.close();
+      app = await build();
+      port = await listen(app, options.host, 0);
+    }
+    const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
+    const url = `http://${hostForUrl}:${port}`;
+    announceServer(
+      options.dataDir,
+      { url, host: options.host, port, pid: process.pid, startedAt: options.clock.now().toISOString() },
+      adminToken,
+    );
+    const running = app;
+    let closing: Promise<void> | undefined;
+    return {
+      url,
+      app: running,
+      store,
+      close() {
+        closing ??= (async () => {
+          withdrawServer(options.dataDir);
+          await running.close();
+          await store.close();
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    await app?.close().catch(() => undefined);
+    await store.close().catch(() => undefined);
+    throw err;
+  }
+}

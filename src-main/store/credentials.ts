@@ -1,0 +1,113 @@
+import type { Db } from './sqljs.js';
+import { optStr, str } from './row.js';
+
+export interface AuthSessionRecord {
+  userId: string;
+  createdAt: string;
+  lastSeenAt: string;
+  expiresAt: string;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  workspaceId: string;
+  prefix: string;
+  label: string;
+  createdAt: string;
+  lastUsedAt?: string;
+  revokedAt?: string;
+}
+
+/** Sign-in sessions: only a hash of each token is stored. */
+export function createAuthSessionsRepository(db: Db) {
+  return {
+    insert(tokenHash: string, session: AuthSessionRecord): void {
+      db.run(
+        `INSERT INTO auth_sessions (token_hash, user_id, created_at, last_seen_at, expires_at)
+         VALUES (?, ?, ?, ?, ?)`,
+        [tokenHash, session.userId, session.createdAt, session.lastSeenAt, session.expiresAt],
+      );
+    },
+    find(tokenHash: string): AuthSessionRecord | null {
+      const row = db.first(
+        'SELECT user_id, created_at, last_seen_at, expires_at FROM auth_sessions WHERE token_hash = ?',
+        [tokenHash],
+      );
+      return row
+        ? {
+            userId: str(row[0]),
+            createdAt: str(row[1]),
+            lastSeenAt: str(row[2]),
+            expiresAt: str(row[3]),
+          }
+        : null;
+    },
+    touch(tokenHash: string, at: string): void {
+      db.run('UPDATE auth_sessions SET last_seen_at = ? WHERE token_hash = ?', [at, tokenHash]);
+    },
+    delete(tokenHash: string): void {
+      db.run('DELETE FROM auth_sessions WHERE token_hash = ?', [tokenHash]);
+    },
+    deleteExpired(now: string): void {
+      db.run('DELETE FROM auth_sessions WHERE expires_at <= ?', [now]);
+    },
+  };
+}
+export type AuthSessionsRepository = ReturnType<typeof createAuthSessionsRepository>;
+
+const KEY_COLUMNS = 'id, workspace_id, prefix, label, created_at, last_used_at, revoked_at';
+
+function toKey(row: unknown[]): ApiKeyRecord {
+  const r = row as Parameters<typeof str>[0][];
+  const key: ApiKeyRecord = {
+    id: str(r[0]),
+    workspaceId: str(r[1]),
+    prefix: str(r[2]),
+    label: str(r[3]),
+    createdAt: str(r[4]),
+  };
+  const lastUsedAt = optStr(r[5]);
+  const revokedAt = optStr(r[6]);
+  if (lastUsedAt !== undefined) key.lastUsedAt = lastUsedAt;
+  if (revokedAt !== undefined) key.revokedAt = revokedAt;
+  return key;
+}
+
+/** API keys: only a hash of each key is stored, with a short prefix for display. */
+export function createApiKeysRepository(db: Db) {
+  return {
+    insert(key: ApiKeyRecord & { keyHash: string; createdBy: string | null }): void {
+      db.run(
+        `INSERT INTO api_keys (id, workspace_id, key_hash, prefix, label, created_by, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        [key.id, key.workspaceId, key.keyHash, key.prefix, key.label, key.createdBy, key.createdAt],
+      );
+    },
+    findByHash(keyHash: string): ApiKeyRecord | null {
+      const row = db.first(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = ?`, [keyHash]);
+      return row ? toKey(row) : null;
+    },
+    /** Keys that are not revoked, newest first. */
+    list(workspaceId: string): ApiKeyRecord[] {
+      return db
+        .all(
+          `SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = ? AND revoked_at IS NULL
+           ORDER BY created_at DESC, id DESC`,
+          [workspaceId],
+        )
+        .map(toKey);
+    },
+    touch(id: string, at: string): void {
+      db.run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', [at, id]);
+    },
+    revoke(workspaceId: string, id: string, at: string): boolean {
+      return (
+        db.run(
+          'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL',
+          [at, id, workspaceId],
+        ) > 0
+      );
+    },
+  };
+}
+export type ApiKeysRepository = ReturnType<typeof createApiKeysRepository>;

@@ -1,0 +1,149 @@
+import type { Db } from './sqljs.js';
+
+/**
+ * Append-only: never edit a migration that has shipped; add a new one. They live in
+ * code so the bundler includes them. Each runs inside the write that records it.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string[];
+}
+
+export const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    sql: [
+      `CREATE TABLE users (
+        id TEXT PRIMARY KEY,
+        email TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        image_url TEXT,
+        password_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      )`,
+      `CREATE TABLE workspaces (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      )`,
+      `CREATE TABLE memberships (
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        user_id TEXT NOT NULL REFERENCES users(id),
+        role TEXT NOT NULL CHECK (role IN ('owner', 'member')),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (workspace_id, user_id)
+      )`,
+      `CREATE INDEX memberships_by_user ON memberships(user_id)`,
+      `CREATE TABLE auth_sessions (
+        token_hash TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users(id),
+        created_at TEXT NOT NULL,
+        last_seen_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+      )`,
+      `CREATE INDEX auth_sessions_by_user ON auth_sessions(user_id)`,
+      `CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        key_hash TEXT NOT NULL UNIQUE,
+        prefix TEXT NOT NULL,
+        label TEXT NOT NULL,
+        created_by TEXT REFERENCES users(id),
+        created_at TEXT NOT NULL,
+        last_used_at TEXT,
+        revoked_at TEXT
+      )`,
+      `CREATE INDEX api_keys_by_workspace ON api_keys(workspace_id)`,
+      `CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        author_id TEXT NOT NULL REFERENCES users(id),
+        title TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('active', 'completed', 'failed')),
+        model TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        repo_url TEXT,
+        repository TEXT,
+        base_branch TEXT NOT NULL,
+        branch TEXT,
+        pr_number INTEGER,
+        pr_url TEXT,
+        pr_status TEXT CHECK (pr_status IN ('draft', 'open', 'merged', 'closed')),
+        pr_merged_at TEXT,
+        first_message TEXT,
+        message_count INTEGER NOT NULL DEFAULT 0,
+        first_preview TEXT,
+        last_preview TEXT
+      )`,
+      // The list's one order, newest first; keyset pages walk this index.
+      `CREATE INDEX sessions_by_workspace_created ON sessions(workspace_id, created_at DESC, id DESC)`,
+      `CREATE INDEX sessions_by_workspace_status ON sessions(workspace_id, status, author_id)`,
+      `CREATE INDEX sessions_by_workspace_merged ON sessions(workspace_id, pr_merged_at)
+        WHERE pr_merged_at IS NOT NULL`,
+      `CREATE TABLE messages (
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        seq INTEGER NOT NULL,
+        workspace_id TEXT NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('user', 'assistant', 'result')),
+        author_id TEXT,
+        body TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      ) WITHOUT ROWID`,
+      // For humansPastWeek: who prompted in a workspace, and when.
+      `CREATE INDEX messages_prompts ON messages(workspace_id, created_at, author_id)
+        WHERE author_id IS NOT NULL`,
+      `CREATE TABLE tasks (
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        title TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'in_progress', 'completed')),
+        PRIMARY KEY (session_id, id)
+      ) WITHOUT ROWID`,
+    ],
+  },
+];
+
+export class DatabaseTooNewError extends Error {
+  constructor(found: number, known: number) {
+    super(
+      `The database is at schema version ${found}, newer than this app knows (${known}). ` +
+        'Update Session Desk to open it.',
+    );
+  }
+}
+
+export function currentVersion(db: Db): number {
+  const table = db.first(
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'",
+  );
+  if (!table) return 0;
+  const row = db.first('SELECT max(version) FROM schema_migrations');
+  return typeof row?.[0] === 'number' ? row[0] : 0;
+}
+
+/** The migrations still to run; throws when the database is newer than the app. */
+export function pendingMigrations(db: Db, migrations: Migration[] = MIGRATIONS): Migration[] {
+  const found = currentVersion(db);
+  const known = migrations.at(-1)?.version ?? 0;
+  if (found > known) throw new DatabaseTooNewError(found, known);
+  return migrations.filter((m) => m.version > found);
+}
+
+/** Runs inside a Store write, so the migration is journaled like any other change. */
+export function applyMigration(db: Db, migration: Migration, appliedAt: string): void {
+  db.run(
+    `CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`,
+  );
+  for (const statement of migration.sql) db.run(statement);
+  db.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
+    migration.version,
+    migration.name,
+    appliedAt,
+  ]);
+}

@@ -1,0 +1,16 @@
+import { createApiKeysRepository, createAuthSessionsRepository } from './credentials.js';
+import { createSessionsRepository } from './sessions.js';
+import type { Db } from './sqljs.js';
+import { createUsersRepository } from './users.js';
+import { createWorkspacesRepository } from './workspaces.js';
+
+export function createRepositories(db: Db) {
+  return {
+    users: createUsersRepository(db),
+    workspaces: createWorkspacesRepository(db),
+    authSessions: createAuthSessionsRepository(db),
+    apiKeys: createApiKeysRepository(db),
+    sessions: createSessionsRepository(db),
+  };
+}
+export type Repositories = ReturnType<typeof createRepositories>;

@@ -1,0 +1,285 @@
+import type { Message, SessionStatus, Task } from '../../src-shared/index.js';
+import { STATS_WINDOW_MS } from '../../src-shared/constants.js';
+import { makePreview } from '../../src-shared/text.js';
+import type { Db, Params, Row } from './sqljs.js';
+import { num, optNum, optStr, str } from './row.js';
+
+/** A session as stored, with what the summary form needs; no messages. */
+export interface SessionRow {
+  id: string;
+  workspaceId: string;
+  title: string;
+  status: SessionStatus;
+  createdAt: string;
+  updatedAt: string;
+  model: string;
+  authorId: string;
+  authorName: string;
+  authorImageUrl?: string;
+  repository?: string;
+  branch?: string;
+  prNumber?: number;
+  prUrl?: string;
+  prStatus?: 'draft' | 'open' | 'merged' | 'closed';
+  messageCount: number;
+  firstPreview?: string;
+  lastPreview?: string;
+}
+
+export interface NewSession {
+  id: string;
+  workspaceId: string;
+  authorId: string;
+  title: string;
+  model: string;
+  createdAt: string;
+  repoUrl?: string;
+  repository?: string;
+  baseBranch: string;
+  initialMessage?: string;
+}
+
+export interface ListFilters {
+  status?: SessionStatus | undefined;
+  repository?: string | undefined;
+  authorId?: string | undefined;
+  q?: string | undefined;
+}
+
+/** Position in the list's order (newest `createdAt` first, then `id`). */
+export interface ListPosition {
+  createdAt: string;
+  id: string;
+}
+
+const SUMMARY_COLUMNS = `s.id, s.workspace_id, s.title, s.status, s.created_at, s.updated_at, s.model,
+  s.author_id, u.name, u.image_url, s.repository, s.branch, s.pr_number, s.pr_url, s.pr_status,
+  s.message_count, s.first_preview, s.last_preview`;
+const SUMMARY_FROM = 'sessions s JOIN users u ON u.id = s.author_id';
+
+function toSessionRow(r: Row): SessionRow {
+  const row: SessionRow = {
+    id: str(r[0]),
+    workspaceId: str(r[1]),
+    title: str(r[2]),
+    status: str(r[3]) as SessionStatus,
+    createdAt: str(r[4]),
+    updatedAt: str(r[5]),
+    model: str(r[6]),
+    authorId: str(r[7]),
+    authorName: str(r[8]),
+    messageCount: num(r[15]),
+  };
+  const optional = {
+    authorImageUrl: optStr(r[9]),
+    repository: optStr(r[10]),
+    branch: optStr(r[11]),
+    prNumber: optNum(r[12]),
+    prUrl: optStr(r[13]),
+    prStatus: optStr(r[14]) as SessionRow['prStatus'],
+    firstPreview: optStr(r[16]),
+    lastPreview: optStr(r[17]),
+  };
+  for (const [key, value] of Object.entries(optional)) {
+    if (value !== undefined) (row as unknown as Record<string, unknown>)[key] = value;
+  }
+  return row;
+}
+
+/** The text a preview is made from; null when the message has none (tool use only). */
+export function messageText(message: Message): string | null {
+  let text: string;
+  if (message.type === 'user') text = message.message.content;
+  else if (message.type === 'result') text = message.result;
+  else {
+    text = message.message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join(' ');
+  }
+  return text.trim() === '' ? null : text;
+}
+
+export function createSessionsRepository(db: Db) {
+  function appendMessage(
+    sessionId: string,
+    workspaceId: string,
+    message: Message,
+    authorId: string | null,
+    at: string,
+  ): number {
+    const seqRow = db.first('SELECT message_count FROM sessions WHERE id = ?', [sessionId]);
+    const seq = num(seqRow?.[0]) + 1;
+    db.run(
+      `INSERT INTO messages (session_id, seq, workspace_id, type, author_id, body, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      [sessionId, seq, workspaceId, message.type, authorId, JSON.stringify(message), at],
+    );
+    const text = messageText(message);
+    const preview = text === null ? null : makePreview(text);
+    db.run(
+      `UPDATE sessions SET message_count = ?, updated_at = ?,
+         first_preview = coalesce(first_preview, ?), last_preview = coalesce(?, last_preview)
+       WHERE id = ?`,
+      [seq, at, preview, preview, sessionId],
+    );
+    return seq;
+  }
+
+  return {
+    insert(session: NewSession): void {
+      db.run(
+        `INSERT INTO sessions (id, workspace_id, author_id, title, status, model, created_at,
+           updated_at, repo_url, repository, base_branch, first_message)
+         VALUES (?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?)`,
+        [
+          session.id,
+          session.workspaceId,
+          session.authorId,
+          session.title,
+          session.model,
+          session.createdAt,
+          session.createdAt,
+          session.repoUrl ?? null,
+          session.repository ?? null,
+          session.baseBranch,
+          session.initialMessage ?? null,
+        ],
+      );
+      if (session.initialMessage !== undefined) {
+        const message: Message = { type: 'user', message: { content: session.initialMessage } };
+        appendMessage(session.id, session.workspaceId, message, session.authorId, session.createdAt);
+      }
+    },
+
+    appendMessage,
+
+    update(id: string, changes: { title?: string; status?: SessionStatus }, at: string): void {
+      db.run(
+        `UPDATE sessions SET title = coalesce(?, title), status = coalesce(?, status), updated_at = ?
+         WHERE id = ?`,
+        [changes.title ?? null, changes.status ?? null, at, id],
+      );
+    },
+
+    /** Replaces the task list with the agent's latest one. */
+    replaceTasks(sessionId: string, tasks: Task[]): void {
+      db.run('DELETE FROM tasks WHERE session_id = ?', [sessionId]);
+      tasks.forEach((task, position) => {
+        db.run('INSERT INTO tasks (session_id, id, position, title, status) VALUES (?, ?, ?, ?, ?)', [
+          sessionId,
+          task.id,
+          position,
+          task.title,
+          task.status,
+        ]);
+      });
+    },
+
+    /** Records pull-request facts; `mergedAt` is kept only while the status is `merged`. */
+    updatePullRequest(
+      sessionId: string,
+      pr: { number: number; url: string; status: NonNullable<SessionRow['prStatus']>; mergedAt?: string },
+      at: string,
+    ): void {
+      db.run(
+        `UPDATE sessions SET pr_number = ?, pr_url = ?, pr_status = ?,
+           pr_merged_at = CASE WHEN ? = 'merged' THEN coalesce(?, pr_merged_at, ?) END, updated_at = ?
+         WHERE id = ?`,
+        [pr.number, pr.url, pr.status, pr.status, pr.mergedAt ?? null, at, at, sessionId],
+      );
+    },
+
+    setBranch(sessionId: string, branch: string, at: string): void {
+      db.run('UPDATE sessions SET branch = ?, updated_at = ? WHERE id = ?', [branch, at, sessionId]);
+    },
+
+    find(id: string): SessionRow | null {
+      const row = db.first(`SELECT ${SUMMARY_COLUMNS} FROM ${SUMMARY_FROM} WHERE s.id = ?`, [id]);
+      return row ? toSessionRow(row) : null;
+    },
+
+    /** Message bodies as their stored JSON text, in conversation order. */
+    messageBodies(sessionId: string): string[] {
+      return db
+        .all('SELECT body FROM messages WHERE session_id = ? ORDER BY seq', [sessionId])
+        .map((r) => str(r[0]));
+    },
+
+    tasks(sessionId: string): Task[] {
+      return db
+        .all('SELECT id, title, status FROM tasks WHERE session_id = ? ORDER BY position', [sessionId])
+        .map((r) => ({ id: str(r[0]), title: str(r[1]), status: str(r[2]) as Task['status'] }));
+    },
+
+    /**
+     * One page in the list's order. With `after`, starts strictly after that position, so
+     * sessions created or updated meanwhile neither repeat nor push others off the page.
+     */
+    list(
+      workspaceId: string,
+      filters: ListFilters,
+      page: { limit?: number; after?: ListPosition },
+    ): SessionRow[] {
+      const where = ['s.workspace_id = ?'];
+      const params: Params = [workspaceId];
+      if (filters.status) {
+        where.push('s.status = ?');
+        params.push(filters.status);
+      }
+      if (filters.repository) {
+        where.push('s.repository = ?');
+        params.push(filters.repository);
+      }
+      if (filters.authorId) {
+        where.push('s.author_id = ?');
+        params.push(filters.authorId);
+      }
+      if (filters.q) {
+        where.push('(instr(lower(s.title), ?) > 0 OR instr(lower(s.first_message), ?) > 0)');
+        const q = filters.q.toLowerCase();
+        params.push(q, q);
+      }
+      if (page.after) {
+        where.push('(s.created_at < ? OR (s.created_at = ? AND s.id < ?))');
+        params.push(page.after.createdAt, page.after.createdAt, page.after.id);
+      }
+      let sql = `SELECT ${SUMMARY_COLUMNS} FROM ${SUMMARY_FROM} WHERE ${where.join(' AND ')}
+        ORDER BY s.created_at DESC, s.id DESC`;
+      if (page.limit !== undefined) {
+        sql += ' LIMIT ?';
+        params.push(page.limit);
+      }
+      return db.all(sql, params).map(toSessionRow);
+    },
+
+    /** The four stats, computed in SQL; "the last 7 days" includes its first millisecond. */
+    stats(workspaceId: string, now: Date) {
+      const until = now.toISOString();
+      const since = new Date(now.getTime() - STATS_WINDOW_MS).toISOString();
+      const count = (sql: string, params: Params) => num(db.first(sql, params)?.[0] ?? 0);
+      return {
+        mergesPastWeek: count(
+          `SELECT count(*) FROM sessions WHERE workspace_id = ? AND pr_status = 'merged'
+             AND pr_merged_at >= ? AND pr_merged_at <= ?`,
+          [workspaceId, since, until],
+        ),
+        authorsPastWeek: count(
+          `SELECT count(DISTINCT author_id) FROM sessions
+           WHERE workspace_id = ? AND created_at >= ? AND created_at <= ?`,
+          [workspaceId, since, until],
+        ),
+        humansPastWeek: count(
+          `SELECT count(*) FROM (
+             SELECT author_id FROM sessions WHERE workspace_id = ? AND created_at >= ? AND created_at <= ?
+             UNION
+             SELECT author_id FROM messages WHERE workspace_id = ? AND author_id IS NOT NULL
+               AND created_at >= ? AND created_at <= ?)`,
+          [workspaceId, since, until, workspaceId, since, until],
+        ),
+        humansPromptingNow: count(
+          `SELECT count(DISTINCT author_id) FROM sessions WHERE workspace_id = ? AND status = 'active'`,
+          [workspaceId],
+        ),
+      };
+    },
+  };
+}
+export type SessionsRepository = ReturnType<typeof createSessionsRepository>;

@@ -1,0 +1,184 @@
+import initSqlJs, { type Database, type SqlJsStatic, type SqlValue, type Statement } from 'sql.js';
+
+export type { SqlValue };
+export type Params = SqlValue[];
+export type Row = SqlValue[];
+/** One write as it is journaled: the statements it ran, with their parameters, in order. */
+export type RecordedStatement = [sql: string, params: Params];
+
+let sqlJs: Promise<SqlJsStatic> | undefined;
+
+/** sql.js compiles its wasm once per process; every database shares it. */
+export function loadSqlJs(): Promise<SqlJsStatic> {
+  sqlJs ??= initSqlJs();
+  return sqlJs;
+}
+
+/**
+ * The thin adapter every repository uses. Rows come back as arrays in the column order of
+ * the query (`Statement.get`), which is several times cheaper than `getAsObject`.
+ */
+export interface Db {
+  all(sql: string, params?: Params): Row[];
+  first(sql: string, params?: Params): Row | null;
+  /** Runs a statement that changes data; returns the number of rows changed. */
+  run(sql: string, params?: Params): number;
+  /** Runs `fn` atomically: a transaction, or a savepoint when nested. */
+  transaction<T>(fn: () => T): T;
+}
+
+export class WriteOutsideTransactionError extends Error {
+  constructor() {
+    super('A write ran outside Store.write(); it would not be journaled.');
+  }
+}
+
+/**
+ * Wraps one sql.js database. It caches prepared statements by SQL text and records the
+ * statements of the current write, so the store can journal exactly what ran.
+ */
+export class SqlJsDb implements Db {
+  private statements = new Map<string, Statement>();
+  private depth = 0;
+  private recording: RecordedStatement[] | null = null;
+
+  constructor(private database: Database) {
+    this.applyConnectionSettings();
+  }
+
+  get raw(): Database {
+    return this.database;
+  }
+
+  /** Swaps in a freshly loaded database (after recovering from a write failure). */
+  replace(database: Database): void {
+    this.close();
+    this.database = database;
+    this.applyConnectionSettings();
+  }
+
+  all(sql: string, params: Params = []): Row[] {
+    const stmt = this.prepare(sql);
+    try {
+      stmt.bind(params);
+      const rows: Row[] = [];
+      while (stmt.step()) rows.push(stmt.get());
+      return rows;
+    } finally {
+      stmt.reset();
+    }
+  }
+
+  first(sql: string, params: Params = []): Row | null {
+    const stmt = this.prepare(sql);
+    try {
+      stmt.bind(params);
+      return stmt.step() ? stmt.get() : null;
+    } finally {
+      stmt.reset();
+    }
+  }
+
+  run(sql: string, params: Params = []): number {
+    if (this.recording === null) throw new WriteOutsideTransactionError();
+    this.exec(sql, params);
+    this.recording.push([sql, params]);
+    return this.database.getRowsModified();
+  }
+
+  transaction<T>(fn: () => T): T {
+    if (this.depth === 0) throw new WriteOutsideTransactionError();
+    return this.atomically(fn);
+  }
+
+  /**
+   * Runs `fn` as one write and returns what it ran, for the journal. A throw rolls the
+   * write back and nothing is returned to journal.
+   */
+  recordWrite<T>(fn: () => T): { result: T; statements: RecordedStatement[] } {
+    if (this.recording !== null) throw new Error('Store.write() calls cannot nest.');
+    this.recording = [];
+    try {
+      const result = this.atomically(fn);
+      return { result, statements: this.recording };
+    } finally {
+      this.recording = null;
+    }
+  }
+
+  /** Replays journaled statements; they are trusted to be what an earlier write ran. */
+  replay(statements: RecordedStatement[]): void {
+    this.atomicallyRaw(() => {
+      for (const [sql, params] of statements) this.exec(sql, params);
+    });
+  }
+
+  /** Runs read-only SQL that may return several result sets (PRAGMAs, checks). */
+  execRaw(sql: string): Row[] {
+    return this.database.exec(sql).flatMap((r) => r.values);
+  }
+
+  export(): Uint8Array {
+    return this.database.export();
+  }
+
+  close(): void {
+    this.detach().close();
+  }
+
+  /** Frees this wrapper's statements and hands the database over to a new owner. */
+  detach(): Database {
+    for (const stmt of this.statements.values()) stmt.free();
+    this.statements.clear();
+    return this.database;
+  }
+
+  private applyConnectionSettings(): void {
+    this.database.exec('PRAGMA foreign_keys = ON');
+  }
+
+  private exec(sql: string, params: Params): void {
+    const stmt = this.prepare(sql);
+    try {
+      stmt.run(params);
+    } finally {
+      stmt.reset();
+    }
+  }
+
+  private prepare(sql: string): Statement {
+    let stmt = this.statements.get(sql);
+    if (!stmt) {
+      stmt = this.database.prepare(sql);
+      this.statements.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  private atomically<T>(fn: () => T): T {
+    const mark = this.recording?.length ?? 0;
+    try {
+      return this.atomicallyRaw(fn);
+    } catch (err) {
+      // Statements of a rolled-back savepoint must not reach the journal.
+      if (this.recording) this.recording.length = mark;
+      throw err;
+    }
+  }
+
+  private atomicallyRaw<T>(fn: () => T): T {
+    const name = `sp${this.depth}`;
+    this.database.exec(this.depth === 0 ? 'BEGIN IMMEDIATE' : `SAVEPOINT ${name}`);
+    this.depth += 1;
+    try {
+      const result = fn();
+      this.depth -= 1;
+      this.database.exec(this.depth === 0 ? 'COMMIT' : `RELEASE ${name}`);
+      return result;
+    } catch (err) {
+      this.depth -= 1;
+      this.database.exec(this.depth === 0 ? 'ROLLBACK' : `ROLLBACK TO ${name}; RELEASE ${name}`);
+      throw err;
+    }
+  }
+}

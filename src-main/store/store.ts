@@ -1,0 +1,432 @@
+import { crc32 } from 'node:zlib';
+import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import type { Clock, Logger } from '../clock.js';
+import { realFiles, writeFileAtomically, type FileLayer } from './file-layer.js';
+import { Journal, parseJournal } from './journal.js';
+import { acquireLock } from './lock.js';
+import { applyMigration, pendingMigrations } from './migrations.js';
+import { loadSqlJs, SqlJsDb, type Db, type RecordedStatement } from './sqljs.js';
+
+export interface StoreOptions {
+  dataDir: string;
+  clock: Clock;
+  logger: Logger;
+  files?: FileLayer;
+  /** Take a snapshot (and start a new journal) once the journal grows past this. */
+  snapshotAfterBytes?: number;
+}
+
+export interface SnapshotInfo {
+  generation: number;
+  bytes: number;
+  /** How long `export()` held the event loop. */
+  exportMs: number;
+  totalMs: number;
+}
+
+export interface StoreStatus {
+  dataDir: string;
+  generation: number;
+  journalBytes: number;
+  recovering: boolean;
+}
+
+export class DataDamagedError extends Error {}
+export class StoreUnavailableError extends Error {}
+
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+const DEFAULT_SNAPSHOT_AFTER = 64 * 1024 * 1024;
+
+const pad = (generation: number) => String(generation).padStart(12, '0');
+const snapshotName = (g: number) => `snapshot-${pad(g)}.db`;
+const snapshotMetaName = (g: number) => `snapshot-${pad(g)}.json`;
+const journalName = (g: number) => `journal-${pad(g)}.log`;
+const FILE_PATTERN = /^(snapshot|journal)-(\d{12})\.(db|json|log)$/u;
+
+interface SnapshotMeta {
+  generation: number;
+  size: number;
+  crc32: number;
+  createdAt: string;
+}
+
+interface LoadedState {
+  database: SqlJsDb['raw'];
+  generation: number;
+  journal: Journal;
+}
+
+/**
+ * The durable database. sql.js holds it in memory; every write is journaled and fsync'd
+ * before it is acknowledged; snapshots (`export()`, written atomically) bound the journal.
+ *
+ * On disk, generation G is `snapshot-G.db` (+ its `.json` checksum) and `journal-G.log`,
+ * the writes made after that snapshot was taken. Opening loads the newest intact snapshot
+ * and replays every journal from its generation on. The previous generation is kept, so a
+ * damaged newest snapshot can be rebuilt from the one before it.
+ */
+export class Store {
+  private journal!: Journal;
+  private generation = 0;
+  private snapshotRunning: Promise<SnapshotInfo> | null = null;
+  private recovering: Promise<void> | null = null;
+  private unavailable: Error | null = null;
+  private closed = false;
+  private readonly files: FileLayer;
+  private readonly snapshotAfterBytes: number;
+
+  private constructor(
+    private readonly sqldb: SqlJsDb,
+    private readonly options: StoreOptions,
+    private readonly releaseLock: () => void,
+  ) {
+    this.files = options.files ?? realFiles;
+    this.snapshotAfterBytes = options.snapshotAfterBytes ?? DEFAULT_SNAPSHOT_AFTER;
+  }
+
+  static async open(options: StoreOptions): Promise<Store> {
+    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+    const release = acquireLock(options.dataDir);
+    try {
+      const files = options.files ?? realFiles;
+      const onFailure = { handler: (_err: unknown) => {} };
+      const state = await loadState(files, options.dataDir, options.logger, (err) => onFailure.handler(err));
+      const store = new Store(new SqlJsDb(state.database), options, release);
+      store.adopt(state);
+      onFailure.handler = (err) => store.onJournalFailure(err);
+      await store.migrate();
+      return store;
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  /** For reads. Writes through it throw: use `write`. */
+  get db(): Db {
+    return this.sqldb;
+  }
+
+  get dataDir(): string {
+    return this.options.dataDir;
+  }
+
+  status(): StoreStatus {
+    return {
+      dataDir: this.options.dataDir,
+      generation: this.generation,
+      journalBytes: this.journal.size,
+      recovering: this.recovering !== null,
+    };
+  }
+
+  /**
+   * Runs `fn` as one atomic write and resolves once it is on disk. `fn` runs synchronously
+   * (no awaits inside a write), so writes never interleave.
+   */
+  async write<T>(fn: (db: Db) => T): Promise<T> {
+    if (this.closed) throw new StoreUnavailableError('The store is closed.');
+    if (this.recovering) await this.recovering;
+    if (this.unavailable) await this.recover();
+    const { result, statements } = this.sqldb.recordWrite(() => fn(this.sqldb));
+    if (statements.length === 0) return result;
+    await this.journal.append(encodeRecord(statements));
+    if (this.journal.size > this.snapshotAfterBytes && !this.snapshotRunning) {
+      this.snapshot().catch((err: unknown) => {
+        this.options.logger.error(`Snapshot failed: ${describe(err)}. The journal keeps every write.`);
+      });
+    }
+    return result;
+  }
+
+  /** Writes a snapshot of the current state and starts a new journal generation. */
+  snapshot(): Promise<SnapshotInfo> {
+    this.snapshotRunning ??= this.takeSnapshot().finally(() => {
+      this.snapshotRunning = null;
+    });
+    return this.snapshotRunning;
+  }
+
+  /**
+   * Waits for pending writes, snapshots when the journal holds anything (unless told not
+   * to: a short CLI command leaves that to the server), and unlocks.
+   */
+  async close(options: { snapshot?: boolean } = {}): Promise<void> {
+    if (this.closed) return;
+    if (this.recovering) await this.recovering.catch(() => undefined);
+    if (this.snapshotRunning) await this.snapshotRunning.catch(() => undefined);
+    await this.journal.drain();
+    if ((options.snapshot ?? true) && this.journal.size > 8 && !this.unavailable) {
+      await this.snapshot().catch((err: unknown) => {
+        this.options.logger.warn(`Snapshot at close failed (${describe(err)}); the journal is kept.`);
+      });
+    }
+    this.closed = true;
+    await this.journal.close().catch(() => undefined);
+    this.sqldb.close();
+    this.releaseLock();
+  }
+
+  private adopt(state: LoadedState): void {
+    this.journal = state.journal;
+    this.generation = state.generation;
+  }
+
+  private async migrate(): Promise<void> {
+    for (const migration of pendingMigrations(this.sqldb)) {
+      await this.write((db) => applyMigration(db, migration, this.options.clock.now().toISOString()));
+      this.options.logger.info(`Applied migration ${migration.version}: ${migration.name}`);
+    }
+  }
+
+  private async takeSnapshot(): Promise<SnapshotInfo> {
+    if (this.recovering) await this.recovering;
+    const started = performance.now();
+    const next = this.generation + 1;
+    const dir = this.options.dataDir;
+    const newJournal = await Journal.create(this.files, join(dir, journalName(next)), (err) =>
+      this.onJournalFailure(err),
+    );
+    // From here to the swap nothing awaits, so no write lands between export and the new journal.
+    const exportStarted = performance.now();
+    const bytes = this.sqldb.export();
+    const exportMs = performance.now() - exportStarted;
+    const previous = this.journal;
+    this.journal = newJournal;
+    this.generation = next;
+    await previous.close();
+
+    const meta: SnapshotMeta = {
+      generation: next,
+      size: bytes.length,
+      crc32: crc32(bytes),
+      createdAt: this.options.clock.now().toISOString(),
+    };
+    await writeFileAtomically(
+      this.files,
+      join(dir, snapshotMetaName(next)),
+      Buffer.from(JSON.stringify(meta)),
+    );
+    await writeFileAtomically(this.files, join(dir, snapshotName(next)), bytes);
+    await this.removeOldGenerations(next);
+    return { generation: next, bytes: bytes.length, exportMs, totalMs: performance.now() - started };
+  }
+
+  /** Keeps the newest snapshot and the one before it, with the journals they need. */
+  private async removeOldGenerations(newest: number): Promise<void> {
+    const found = scan(await this.files.readdir(this.options.dataDir));
+    const previous = found.snapshots.filter((g) => g < newest).at(-1);
+    if (previous === undefined) return;
+    const doomed = [
+      ...found.snapshots.filter((g) => g < previous).flatMap((g) => [snapshotName(g), snapshotMetaName(g)]),
+      ...found.journals.filter((g) => g < previous).map(journalName),
+    ];
+    for (const name of doomed) {
+      await this.files.unlink(join(this.options.dataDir, name)).catch(() => undefined);
+    }
+  }
+
+  /**
+   * A journal write failed: memory may now hold writes that are not on disk. Rebuild it
+   * from disk so that what readers see and what survives a crash agree again.
+   */
+  private onJournalFailure(err: unknown): void {
+    this.options.logger.error(`Journal write failed: ${describe(err)}. Reloading from disk.`);
+    this.unavailable = err instanceof Error ? err : new Error(String(err));
+    void this.recover().catch(() => undefined);
+  }
+
+  private recover(): Promise<void> {
+    this.recovering ??= (async () => {
+      try {
+        await this.journal.close().catch(() => undefined);
+        const state = await loadState(this.files, this.options.dataDir, this.options.logger, (err) =>
+          this.onJournalFailure(err),
+        );
+        this.sqldb.replace(state.database);
+        this.adopt(state);
+        this.unavailable = null;
+        this.options.logger.info('Reloaded the database from disk; writes are accepted again.');
+      } catch (err) {
+        this.unavailable = err instanceof Error ? err : new Error(String(err));
+        throw new StoreUnavailableError(`The data directory cannot be written: ${describe(err)}`);
+      }
+    })().finally(() => {
+      this.recovering = null;
+    });
+    return this.recovering;
+  }
+}
+
+function encodeRecord(statements: RecordedStatement[]): Buffer {
+  return Buffer.from(JSON.stringify(statements), 'utf8');
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code ? `${code}: ${err.message}` : err.message;
+  }
+  return String(err);
+}
+
+function scan(names: string[]): { snapshots: number[]; journals: number[]; metas: Set<number> } {
+  const snapshots: number[] = [];
+  const journals: number[] = [];
+  const metas = new Set<number>();
+  for (const name of names) {
+    const match = FILE_PATTERN.exec(name);
+    if (!match) continue;
+    const generation = Number(match[2]);
+    if (match[3] === 'db') snapshots.push(generation);
+    else if (match[3] === 'json') metas.add(generation);
+    else journals.push(generation);
+  }
+  const byNumber = (a: number, b: number) => a - b;
+  return { snapshots: snapshots.sort(byNumber), journals: journals.sort(byNumber), metas };
+}
+
+async function keepAside(files: FileLayer, path: string, logger: Logger, why: string): Promise<string> {
+  const aside = `${path}.damaged-${Date.now()}`;
+  await files.rename(path, aside);
+  logger.error(`${path}: ${why}. The damaged file was kept as ${aside}.`);
+  return aside;
+}
+
+async function verifySnapshot(
+  files: FileLayer,
+  dir: string,
+  generation: number,
+): Promise<{ ok: true; bytes: Buffer } | { ok: false; why: string }> {
+  let meta: SnapshotMeta;
+  try {
+    meta = JSON.parse(
+      (await files.readFile(join(dir, snapshotMetaName(generation)))).toString('utf8'),
+    ) as SnapshotMeta;
+  } catch {
+    return { ok: false, why: 'its checksum file is missing or unreadable' };
+  }
+  const bytes = await files.readFile(join(dir, snapshotName(generation)));
+  if (bytes.length !== meta.size) {
+    return { ok: false, why: `it has ${bytes.length} bytes, ${meta.size} were written` };
+  }
+  if (crc32(bytes) !== meta.crc32) return { ok: false, why: 'its checksum does not match' };
+  if (bytes.length > 0 && !bytes.subarray(0, 16).equals(SQLITE_HEADER)) {
+    return { ok: false, why: 'it is not an SQLite database' };
+  }
+  return { ok: true, bytes };
+}
+
+/**
+ * Loads the newest intact snapshot and replays the journals after it. Damage is kept aside
+ * and reported; a state that cannot be rebuilt is an error, never an empty database.
+ */
+async function loadState(
+  files: FileLayer,
+  dir: string,
+  logger: Logger,
+  onJournalFailure: (err: unknown) => void,
+): Promise<LoadedState> {
+  const names = await files.readdir(dir);
+  for (const name of names.filter((n) => n.endsWith('.tmp'))) {
+    // A crash during a snapshot leaves its temp file; the journals still hold those writes.
+    await files.unlink(join(dir, name)).catch(() => undefined);
+    logger.warn(`Removed the unfinished file ${join(dir, name)} left by an interrupted snapshot.`);
+  }
+  const found = scan(names);
+  const SQL = await loadSqlJs();
+
+  let base: { generation: number; database: SqlJsDb['raw'] } | null = null;
+  for (const generation of [...found.snapshots].reverse()) {
+    const checked = await verifySnapshot(files, dir, generation);
+    if (checked.ok) {
+      try {
+        const database = new SQL.Database(checked.bytes);
+        database.exec('SELECT count(*) FROM sqlite_master');
+        base = { generation, database };
+        break;
+      } catch (err) {
+        await keepAside(
+          files,
+          join(dir, snapshotName(generation)),
+          logger,
+          `cannot be opened (${describe(err)})`,
+        );
+        continue;
+      }
+    }
+    await keepAside(files, join(dir, snapshotName(generation)), logger, `is damaged: ${checked.why}`);
+  }
+
+  const journals = found.journals.filter((g) => g >= (base?.generation ?? 0));
+  if (!base) {
+    const anyStoreFiles = found.snapshots.length > 0 || found.journals.length > 0;
+    if (anyStoreFiles && journals[0] !== 0) {
+      throw new DataDamagedError(
+        `No intact snapshot in ${dir}, and the journals do not reach back to the start, so the ` +
+          'data cannot be rebuilt. Damaged files were kept aside (*.damaged-*); restore a backup ' +
+          'of the data directory.',
+      );
+    }
+    base = { generation: 0, database: new SQL.Database() };
+  }
+
+  const db = new SqlJsDb(base.database);
+  let active = base.generation;
+  let activeIntact = 0;
+  for (let i = 0; i < journals.length; i += 1) {
+    const generation = journals[i] as number;
+    if (generation !== base.generation + i) {
+      db.detach().close();
+      throw new DataDamagedError(
+        `${join(dir, journalName(base.generation + i))} is missing, so later writes cannot be ` +
+          'replayed. Restore a backup of the data directory.',
+      );
+    }
+    const path = join(dir, journalName(generation));
+    const parsed = parseJournal(await files.readFile(path));
+    let intact = parsed.intactLength;
+    let damage = parsed.damage;
+    let offset = 8;
+    for (const record of parsed.records) {
+      try {
+        db.replay(JSON.parse(record.toString('utf8')) as RecordedStatement[]);
+      } catch (err) {
+        intact = offset;
+        damage = { offset, reason: `a record could not be replayed (${describe(err)})`, bytes: 0 };
+        break;
+      }
+      offset += 8 + record.length;
+    }
+    active = generation;
+    activeIntact = intact;
+    if (damage) {
+      const isLast = i === journals.length - 1;
+      const aside = `${path}.cut-${Date.now()}`;
+      await writeFileAtomically(files, aside, await files.readFile(path));
+      const summary =
+        `${path}: ${damage.reason} at byte ${damage.offset}; the ${parsed.records.length} records ` +
+        `before it were recovered, and a copy of the whole file was kept as ${aside}.`;
+      if (isLast) {
+        // The usual case: a crash in the middle of an append that was never acknowledged.
+        logger.warn(summary);
+      } else {
+        logger.error(`${summary} The journals after it cannot be replayed on top of it.`);
+        for (const later of journals.slice(i + 1)) {
+          await keepAside(files, join(dir, journalName(later)), logger, 'follows a damaged journal');
+        }
+        break;
+      }
+    }
+  }
+
+  let journal: Journal;
+  const activePath = join(dir, journalName(active));
+  if (journals.length === 0) {
+    journal = await Journal.create(files, activePath, onJournalFailure);
+  } else {
+    journal = await Journal.openForAppend(files, activePath, activeIntact, onJournalFailure);
+  }
+  return { database: db.detach(), generation: active, journal };
+}

@@ -1,0 +1,88 @@
+import type { Db } from './sqljs.js';
+import { optStr, str } from './row.js';
+
+export type Role = 'owner' | 'member';
+
+export interface WorkspaceRecord {
+  id: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface MembershipRecord {
+  organizationId: string;
+  name: string;
+  role: Role;
+}
+
+export interface MemberRecord {
+  userId: string;
+  email: string;
+  name: string;
+  imageUrl?: string;
+  role: Role;
+  joinedAt: string;
+}
+
+export function createWorkspacesRepository(db: Db) {
+  return {
+    insert(workspace: WorkspaceRecord): void {
+      db.run('INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)', [
+        workspace.id,
+        workspace.name,
+        workspace.createdAt,
+      ]);
+    },
+    findById(id: string): WorkspaceRecord | null {
+      const row = db.first('SELECT id, name, created_at FROM workspaces WHERE id = ?', [id]);
+      return row ? { id: str(row[0]), name: str(row[1]), createdAt: str(row[2]) } : null;
+    },
+    addMember(workspaceId: string, userId: string, role: Role, at: string): boolean {
+      return (
+        db.run(
+          `INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES (?, ?, ?, ?)
+           ON CONFLICT (workspace_id, user_id) DO NOTHING`,
+          [workspaceId, userId, role, at],
+        ) > 0
+      );
+    },
+    role(workspaceId: string, userId: string): Role | null {
+      const row = db.first('SELECT role FROM memberships WHERE workspace_id = ? AND user_id = ?', [
+        workspaceId,
+        userId,
+      ]);
+      return row ? (str(row[0]) as Role) : null;
+    },
+    listForUser(userId: string): MembershipRecord[] {
+      return db
+        .all(
+          `SELECT w.id, w.name, m.role FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
+           WHERE m.user_id = ? ORDER BY w.created_at, w.id`,
+          [userId],
+        )
+        .map((r) => ({ organizationId: str(r[0]), name: str(r[1]), role: str(r[2]) as Role }));
+    },
+    members(workspaceId: string): MemberRecord[] {
+      return db
+        .all(
+          `SELECT u.id, u.email, u.name, u.image_url, m.role, m.created_at
+           FROM memberships m JOIN users u ON u.id = m.user_id
+           WHERE m.workspace_id = ? ORDER BY m.created_at, u.id`,
+          [workspaceId],
+        )
+        .map((r) => {
+          const member: MemberRecord = {
+            userId: str(r[0]),
+            email: str(r[1]),
+            name: str(r[2]),
+            role: str(r[4]) as Role,
+            joinedAt: str(r[5]),
+          };
+          const imageUrl = optStr(r[3]);
+          if (imageUrl !== undefined) member.imageUrl = imageUrl;
+          return member;
+        });
+    },
+  };
+}
+export type WorkspacesRepository = ReturnType<typeof createWorkspacesRepository>;

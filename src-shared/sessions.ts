@@ -1,0 +1,201 @@
+import { z } from 'zod';
+import {
+  LIST_LIMIT_MAX,
+  MESSAGE_MAX_CHARS,
+  PR_STATUSES,
+  SESSION_STATUSES,
+  TASK_STATUSES,
+  TITLE_UPDATE_MAX_CHARS,
+} from './constants.js';
+import { BRANCH_PATTERN, parseRepoUrl } from './repo-url.js';
+
+export const SessionStatusSchema = z.enum(SESSION_STATUSES);
+export const PrStatusSchema = z.enum(PR_STATUSES);
+export const TaskStatusSchema = z.enum(TASK_STATUSES);
+export type SessionStatus = z.infer<typeof SessionStatusSchema>;
+export type PrStatus = z.infer<typeof PrStatusSchema>;
+
+const Timestamp = z.iso.datetime({ precision: 3 }).describe('ISO 8601 UTC with milliseconds.');
+
+export const AuthorSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  imageUrl: z.string().optional(),
+});
+export type Author = z.infer<typeof AuthorSchema>;
+
+export const MetadataSchema = z.object({
+  repository: z.string().optional().describe('`<owner>/<repo>`.'),
+  branch: z.string().optional(),
+  prNumber: z.number().int().optional(),
+  prUrl: z.string().optional(),
+  prStatus: PrStatusSchema.optional(),
+});
+export type Metadata = z.infer<typeof MetadataSchema>;
+
+// Messages keep the stream-json shape of common agent CLIs; unknown extra fields are kept.
+export const TextBlockSchema = z.looseObject({ type: z.literal('text'), text: z.string() });
+export const ThinkingBlockSchema = z.looseObject({
+  type: z.literal('thinking'),
+  thinking: z.string(),
+});
+export const ToolUseBlockSchema = z.looseObject({
+  type: z.literal('tool_use'),
+  id: z.string(),
+  name: z.string(),
+  input: z.unknown(),
+});
+export const ToolResultBlockSchema = z.looseObject({
+  type: z.literal('tool_result'),
+  tool_use_id: z.string(),
+  content: z.union([z.string(), z.array(z.unknown())]),
+  is_error: z.boolean().optional(),
+});
+export const ContentBlockSchema = z.discriminatedUnion('type', [
+  TextBlockSchema,
+  ThinkingBlockSchema,
+  ToolUseBlockSchema,
+  ToolResultBlockSchema,
+]);
+export type ContentBlock = z.infer<typeof ContentBlockSchema>;
+
+export const UserMessageSchema = z.looseObject({
+  type: z.literal('user'),
+  message: z.looseObject({ content: z.string() }),
+});
+export const AssistantMessageSchema = z.looseObject({
+  type: z.literal('assistant'),
+  message: z.looseObject({ content: z.array(ContentBlockSchema) }),
+});
+export const ResultMessageSchema = z.looseObject({
+  type: z.literal('result'),
+  subtype: z.enum(['success', 'error']),
+  is_error: z.boolean(),
+  result: z.string(),
+  duration_ms: z.number(),
+  num_turns: z.number(),
+});
+export const MessageSchema = z.discriminatedUnion('type', [
+  UserMessageSchema,
+  AssistantMessageSchema,
+  ResultMessageSchema,
+]);
+export type Message = z.infer<typeof MessageSchema>;
+export type UserMessage = z.infer<typeof UserMessageSchema>;
+export type AssistantMessage = z.infer<typeof AssistantMessageSchema>;
+export type ResultMessage = z.infer<typeof ResultMessageSchema>;
+
+export const TaskSchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  status: TaskStatusSchema,
+});
+export type Task = z.infer<typeof TaskSchema>;
+
+/** Summary form: list, create and update. Create has no lastMessagePreview; update has no previews. */
+export const SessionSummarySchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  status: SessionStatusSchema,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  model: z.string(),
+  author: AuthorSchema,
+  metadata: MetadataSchema,
+  messageCount: z.number().int(),
+  firstMessagePreview: z.string().optional(),
+  lastMessagePreview: z.string().optional(),
+});
+export type SessionSummary = z.infer<typeof SessionSummarySchema>;
+
+/** Full form: get. */
+export const SessionFullSchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  status: SessionStatusSchema,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  model: z.string(),
+  author: AuthorSchema,
+  metadata: MetadataSchema,
+  messages: z.array(MessageSchema),
+  tasks: z.array(TaskSchema),
+});
+export type SessionFull = z.infer<typeof SessionFullSchema>;
+
+export const StatsSchema = z.object({
+  mergesPastWeek: z.number().int(),
+  authorsPastWeek: z.number().int(),
+  humansPastWeek: z.number().int(),
+  humansPromptingNow: z.number().int(),
+});
+export type Stats = z.infer<typeof StatsSchema>;
+
+export const ListSessionsResponseSchema = z.object({
+  sessions: z.array(SessionSummarySchema),
+  stats: StatsSchema,
+  nextCursor: z
+    .string()
+    .optional()
+    .describe('Present when `limit` was given and more sessions follow: pass it as `cursor`.'),
+});
+export type ListSessionsResponse = z.infer<typeof ListSessionsResponseSchema>;
+
+export const SessionResponseSchema = z.object({ session: SessionSummarySchema });
+export const FullSessionResponseSchema = z.object({ session: SessionFullSchema });
+
+const nonBlank = (s: string) => s.trim() !== '';
+
+export const CreateSessionBodySchema = z.strictObject({
+  organizationId: z.string().min(1).describe('Workspace in which to create the session.'),
+  initialMessage: z
+    .string()
+    .max(MESSAGE_MAX_CHARS)
+    .refine(nonBlank, 'must not be blank')
+    .optional()
+    .describe('Initial prompt for the agent. The title is generated from it.'),
+  repoUrl: z
+    .string()
+    .max(500)
+    .refine((s) => parseRepoUrl(s) !== null, 'must look like https://<host>/<owner>/<repo>')
+    .optional(),
+  baseBranch: z
+    .string()
+    .regex(BRANCH_PATTERN, 'must be a valid branch name')
+    .optional()
+    .describe('Default `main`. Used only with `repoUrl`.'),
+  model: z.string().min(1).max(200).optional().describe('Default `claude-opus-4-6`.'),
+});
+export type CreateSessionBody = z.infer<typeof CreateSessionBodySchema>;
+
+export const UpdateSessionBodySchema = z.strictObject({
+  title: z
+    .string()
+    .refine(nonBlank, 'must not be blank')
+    .refine((s) => s.trim().length <= TITLE_UPDATE_MAX_CHARS, {
+      message: `must be at most ${TITLE_UPDATE_MAX_CHARS} characters`,
+    })
+    .optional(),
+  status: SessionStatusSchema.optional(),
+});
+export type UpdateSessionBody = z.infer<typeof UpdateSessionBodySchema>;
+
+const QueryString = z.string().max(500);
+
+/** `apiKey` is listed so it appears in the API document; it is read by the auth layer. */
+export const OrgQuerySchema = z.object({
+  organizationId: QueryString.optional(),
+  apiKey: QueryString.optional().describe('An API key (also accepted as x-api-key or Bearer).'),
+});
+
+export const ListSessionsQuerySchema = OrgQuerySchema.extend({
+  limit: z.coerce.number().int().min(1).max(LIST_LIMIT_MAX).optional(),
+  cursor: QueryString.optional(),
+  status: SessionStatusSchema.optional(),
+  repository: QueryString.optional().describe('`<owner>/<repo>`.'),
+  authorId: QueryString.optional(),
+  q: z.string().max(200).optional().describe('Matches the title and the first message.'),
+});
+export type ListSessionsQuery = z.infer<typeof ListSessionsQuerySchema>;
+
+export const SessionParamsSchema = z.object({ sessionId: z.string().max(100) });
