@@ -88,6 +88,10 @@ export class Journal {
   ): Promise<Journal> {
     const handle = await files.open(path, 'r+');
     try {
+      const { size } = await handle.stat();
+      if (size === intactLength && intactLength >= JOURNAL_MAGIC.length) {
+        return new Journal(files, handle, path, intactLength, onFailure);
+      }
       if (intactLength < JOURNAL_MAGIC.length) {
         await files.truncate(handle, 0);
         await files.write(handle, JOURNAL_MAGIC, 0);

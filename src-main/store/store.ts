@@ -54,7 +54,8 @@ interface SnapshotMeta {
 interface LoadedState {
   database: SqlJsDb['raw'];
   generation: number;
-  journal: Journal;
+  /** Where appends continue: the newest journal, cut after its last intact record. */
+  journal: { path: string; intactLength: number; exists: boolean };
 }
 
 /**
@@ -72,6 +73,9 @@ export class Store {
   private snapshotRunning: Promise<SnapshotInfo> | null = null;
   private recovering: Promise<void> | null = null;
   private unavailable: Error | null = null;
+  /** Set while recovering from a journal failure: the journal is closed and must be reopened. */
+  private journalClosed = false;
+  private pendingJournal: LoadedState['journal'] | null = null;
   private closed = false;
   private readonly files: FileLayer;
   private readonly snapshotAfterBytes: number;
@@ -90,11 +94,10 @@ export class Store {
     const release = acquireLock(options.dataDir);
     try {
       const files = options.files ?? realFiles;
-      const onFailure = { handler: (_err: unknown) => {} };
-      const state = await loadState(files, options.dataDir, options.logger, (err) => onFailure.handler(err));
+      const state = await loadState(files, options.dataDir, options.logger);
       const store = new Store(new SqlJsDb(state.database), options, release);
-      store.adopt(state);
-      onFailure.handler = (err) => store.onJournalFailure(err);
+      store.generation = state.generation;
+      store.journal = await store.openJournal(state.journal);
       await store.migrate();
       return store;
     } catch (err) {
@@ -131,7 +134,13 @@ export class Store {
     if (this.unavailable) await this.recover();
     const { result, statements } = this.sqldb.recordWrite(() => fn(this.sqldb));
     if (statements.length === 0) return result;
-    await this.journal.append(encodeRecord(statements));
+    try {
+      await this.journal.append(encodeRecord(statements));
+    } catch (err) {
+      throw new StoreUnavailableError(`The write could not be saved to disk: ${describe(err)}`, {
+        cause: err,
+      });
+    }
     if (this.journal.size > this.snapshotAfterBytes && !this.snapshotRunning) {
       this.snapshot().catch((err: unknown) => {
         this.options.logger.error(`Snapshot failed: ${describe(err)}. The journal keeps every write.`);
@@ -168,9 +177,11 @@ export class Store {
     this.releaseLock();
   }
 
-  private adopt(state: LoadedState): void {
-    this.journal = state.journal;
-    this.generation = state.generation;
+  private openJournal(plan: LoadedState['journal']): Promise<Journal> {
+    const onFailure = (err: unknown) => this.onJournalFailure(err);
+    return plan.exists
+      ? Journal.openForAppend(this.files, plan.path, plan.intactLength, onFailure)
+      : Journal.create(this.files, plan.path, onFailure);
   }
 
   private async migrate(): Promise<void> {
@@ -237,15 +248,26 @@ export class Store {
     void this.recover().catch(() => undefined);
   }
 
+  /**
+   * Reloads memory from disk (reads only, so readers see durable data at once even while
+   * the disk refuses writes), then reopens the journal; until that works, writes fail.
+   */
   private recover(): Promise<void> {
     this.recovering ??= (async () => {
       try {
-        await this.journal.close().catch(() => undefined);
-        const state = await loadState(this.files, this.options.dataDir, this.options.logger, (err) =>
-          this.onJournalFailure(err),
-        );
-        this.sqldb.replace(state.database);
-        this.adopt(state);
+        if (!this.journalClosed) {
+          this.journalClosed = true;
+          await this.journal.close().catch(() => undefined);
+          const state = await loadState(this.files, this.options.dataDir, this.options.logger);
+          this.sqldb.replace(state.database);
+          this.generation = state.generation;
+          this.pendingJournal = state.journal;
+        }
+        if (this.pendingJournal) {
+          this.journal = await this.openJournal(this.pendingJournal);
+          this.pendingJournal = null;
+          this.journalClosed = false;
+        }
         this.unavailable = null;
         this.options.logger.info('Reloaded the database from disk; writes are accepted again.');
       } catch (err) {
@@ -322,12 +344,7 @@ async function verifySnapshot(
  * Loads the newest intact snapshot and replays the journals after it. Damage is kept aside
  * and reported; a state that cannot be rebuilt is an error, never an empty database.
  */
-async function loadState(
-  files: FileLayer,
-  dir: string,
-  logger: Logger,
-  onJournalFailure: (err: unknown) => void,
-): Promise<LoadedState> {
+async function loadState(files: FileLayer, dir: string, logger: Logger): Promise<LoadedState> {
   const names = await files.readdir(dir);
   for (const name of names.filter((n) => n.endsWith('.tmp'))) {
     // A crash during a snapshot leaves its temp file; the journals still hold those writes.
@@ -421,12 +438,13 @@ async function loadState(
     }
   }
 
-  let journal: Journal;
-  const activePath = join(dir, journalName(active));
-  if (journals.length === 0) {
-    journal = await Journal.create(files, activePath, onJournalFailure);
-  } else {
-    journal = await Journal.openForAppend(files, activePath, activeIntact, onJournalFailure);
-  }
-  return { database: db.detach(), generation: active, journal };
+  return {
+    database: db.detach(),
+    generation: active,
+    journal: {
+      path: join(dir, journalName(active)),
+      intactLength: activeIntact,
+      exists: journals.length > 0,
+    },
+  };
 }

@@ -1,0 +1,87 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const CLI = join(ROOT, 'bin', 'sessiondesk.js');
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real `sessiondesk` command as a child process. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export interface ServeProcess {
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+  stderr: () => string;
+  /** Sends SIGTERM and waits for the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL: no cleanup of any kind. */
+  kill(): Promise<void>;
+}
+
+/** Starts `sessiondesk serve --port 0` and waits for the URL line. */
+export function startServe(dataDir: string, extraArgs: string[] = []): Promise<ServeProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [CLI, 'serve', '--port', '0', '--data-dir', dataDir, ...extraArgs],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stdout = '';
+    let stderr = '';
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`serve did not start in time\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, 30_000);
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const match = /running at (http:\/\/\S+)/u.exec(stdout);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve({
+          child,
+          url: match[1],
+          stdout: () => stdout,
+          stderr: () => stderr,
+          async stop() {
+            child.kill('SIGTERM');
+            return exited;
+          },
+          async kill() {
+            child.kill('SIGKILL');
+            await exited;
+          },
+        });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code}\nstdout: ${stdout}\nstderr: ${stderr}`));
+    });
+  });
+}

@@ -1,0 +1,157 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { createAccounts, type Accounts } from '../../src-main/accounts/accounts.js';
+import { silentLogger, steppableClock, systemClock, type Clock } from '../../src-main/clock.js';
+import { buildApp } from '../../src-main/server/app.js';
+import { createRepositories, type Repositories } from '../../src-main/store/repositories.js';
+import { Store, type StoreOptions } from '../../src-main/store/store.js';
+
+export function tempDir(prefix = 'sessiondesk-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface TestServer {
+  url: string;
+  origin: string;
+  dataDir: string;
+  store: Store;
+  repos: Repositories;
+  accounts: Accounts;
+  app: FastifyInstance;
+  /** Stops the server and closes the store; the data directory stays until `dispose`. */
+  stop(): Promise<void>;
+  /** Stops and deletes the data directory. */
+  dispose(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  clock?: Clock;
+  dataDir?: string;
+  adminToken?: string;
+  log?: { level: string; stream?: NodeJS.WritableStream };
+  store?: Partial<StoreOptions>;
+}
+
+/** A real server on an ephemeral loopback port, over a fresh data directory. */
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? tempDir();
+  const clock = options.clock ?? systemClock;
+  const store = await Store.open({ dataDir, clock, logger: silentLogger, ...options.store });
+  const app = await buildApp({
+    store,
+    clock,
+    config: { allowedHosts: [], ...(options.adminToken ? { adminToken: options.adminToken } : {}) },
+    ...(options.log ? { log: options.log } : {}),
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('no address');
+  const url = `http://127.0.0.1:${address.port}`;
+  const repos = createRepositories(store.db);
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await app.close();
+    await store.close();
+  };
+  return {
+    url,
+    origin: url,
+    dataDir,
+    store,
+    repos,
+    accounts: createAccounts(store, repos, clock),
+    app,
+    stop,
+    async dispose() {
+      await stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export { steppableClock };
+
+let counter = 0;
+export function uniqueEmail(name = 'user'): string {
+  counter += 1;
+  return `${name}-${process.pid}-${counter}@example.test`;
+}
+
+export const PASSWORD = 'correct horse battery';
+
+export interface Actor {
+  userId: string;
+  email: string;
+  cookie: string;
+}
+
+/** Signs in over HTTP and returns the `__session` cookie pair to send back. */
+export async function signIn(server: TestServer, email: string, password = PASSWORD): Promise<string> {
+  const response = await fetch(`${server.url}/api/auth/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: server.origin },
+    body: JSON.stringify({ email, password }),
+  });
+  if (response.status !== 200) throw new Error(`sign-in failed: ${response.status} ${await response.text()}`);
+  const setCookie = response.headers.get('set-cookie') ?? '';
+  const pair = setCookie.split(';')[0];
+  if (!pair?.startsWith('__session=')) throw new Error(`no session cookie in ${setCookie}`);
+  return pair;
+}
+
+/** A user with a workspace of their own, signed in, and an API key for that workspace. */
+export async function seedWorkspace(
+  server: TestServer,
+  name = 'owner',
+): Promise<{ user: Actor; organizationId: string; apiKey: string; keyId: string }> {
+  const email = uniqueEmail(name);
+  const created = await server.accounts.createUser({ email, name: `User ${name}`, password: PASSWORD });
+  const workspace = await server.accounts.createWorkspace({ name: `${name}'s workspace`, ownerEmail: email });
+  const key = await server.accounts.createKey({ organizationId: workspace.organizationId, label: 'test' });
+  const cookie = await signIn(server, email);
+  return {
+    user: { userId: created.id, email, cookie },
+    organizationId: workspace.organizationId,
+    apiKey: key.key,
+    keyId: key.id,
+  };
+}
+
+/** fetch with the headers a signed-in dashboard would send. */
+export function asUser(server: TestServer, cookie: string, method: string, path: string, body?: unknown) {
+  return fetch(`${server.url}${path}`, {
+    method,
+    headers: {
+      cookie,
+      origin: server.origin,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+/** fetch with an API key in the x-api-key header. */
+export function withKey(server: TestServer, apiKey: string, method: string, path: string, body?: unknown) {
+  return fetch(`${server.url}${path}`, {
+    method,
+    headers: {
+      'x-api-key': apiKey,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+export async function createSession(
+  server: TestServer,
+  cookie: string,
+  body: Record<string, unknown>,
+): Promise<{ id: string; [key: string]: unknown }> {
+  const response = await asUser(server, cookie, 'POST', '/api/sessions', body);
+  if (response.status !== 201) throw new Error(`create failed: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { session: { id: string } }).session;
+}

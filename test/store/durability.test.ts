@@ -1,0 +1,306 @@
+import { existsSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { silentLogger, systemClock, type Logger } from '../../src-main/clock.js';
+import { realFiles, type FileLayer } from '../../src-main/store/file-layer.js';
+import { DataDirLockedError, LOCK_FILE } from '../../src-main/store/lock.js';
+import { DatabaseTooNewError } from '../../src-main/store/migrations.js';
+import { DataDamagedError, Store, StoreUnavailableError } from '../../src-main/store/store.js';
+import type { Db } from '../../src-main/store/sqljs.js';
+import { tempDir } from '../helpers/server.js';
+
+const dirs: string[] = [];
+const open: Store[] = [];
+afterEach(async () => {
+  for (const store of open.splice(0)) await store.close().catch(() => undefined);
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+function newDir(): string {
+  const dir = tempDir('sessiondesk-store-');
+  dirs.push(dir);
+  return dir;
+}
+
+function recordingLogger(): Logger & { lines: string[] } {
+  const lines: string[] = [];
+  return {
+    lines,
+    info: (m) => lines.push(`info ${m}`),
+    warn: (m) => lines.push(`warn ${m}`),
+    error: (m) => lines.push(`error ${m}`),
+  };
+}
+
+async function openStore(
+  dataDir: string,
+  extra: { files?: FileLayer; logger?: Logger; snapshotAfterBytes?: number } = {},
+) {
+  const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger, ...extra });
+  open.push(store);
+  return store;
+}
+
+async function closeStore(store: Store, options?: { snapshot?: boolean }) {
+  await store.close(options);
+  open.splice(open.indexOf(store), 1);
+}
+
+const NOTES = 'CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)';
+function addNote(db: Db, id: number) {
+  db.run(NOTES);
+  db.run('INSERT INTO notes (id, body) VALUES (?, ?)', [id, `note ${id} ${'x'.repeat(id % 50)}`]);
+}
+function noteIds(store: Store): number[] {
+  return store.db.all('SELECT id FROM notes ORDER BY id').map((r) => r[0] as number);
+}
+const files = (dir: string) => readdirSync(dir).sort();
+const journalOf = (dir: string) =>
+  join(
+    dir,
+    files(dir)
+      .filter((f) => /^journal-\d+\.log$/.test(f))
+      .at(-1)!,
+  );
+
+describe('the store on disk', () => {
+  it('keeps every acknowledged write across a restart, with or without a snapshot at close', async () => {
+    const dir = newDir();
+    let store = await openStore(dir);
+    for (let i = 1; i <= 20; i += 1) await store.write((db) => addNote(db, i));
+    await closeStore(store, { snapshot: false });
+    store = await openStore(dir);
+    expect(noteIds(store)).toHaveLength(20);
+    await store.write((db) => addNote(db, 21));
+    await closeStore(store);
+    expect(files(dir)).toEqual(
+      expect.arrayContaining(['snapshot-000000000001.db', 'snapshot-000000000001.json']),
+    );
+    store = await openStore(dir);
+    expect(noteIds(store)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+  });
+
+  it('commits concurrent writes in groups, all of them durable', async () => {
+    const dir = newDir();
+    let store = await openStore(dir);
+    await Promise.all(Array.from({ length: 200 }, (_, i) => store.write((db) => addNote(db, i + 1))));
+    await closeStore(store, { snapshot: false });
+    store = await openStore(dir);
+    expect(noteIds(store)).toHaveLength(200);
+  });
+
+  it('a write that throws leaves nothing behind, in memory or in the journal', async () => {
+    const dir = newDir();
+    let store = await openStore(dir);
+    await store.write((db) => addNote(db, 1));
+    const size = store.status().journalBytes;
+    await expect(
+      store.write((db) => {
+        addNote(db, 2);
+        throw new Error('changed my mind');
+      }),
+    ).rejects.toThrow('changed my mind');
+    expect(noteIds(store)).toEqual([1]);
+    expect(store.status().journalBytes).toBe(size);
+    await closeStore(store, { snapshot: false });
+    store = await openStore(dir);
+    expect(noteIds(store)).toEqual([1]);
+  });
+
+  it('refuses writes that bypass store.write()', async () => {
+    const store = await openStore(newDir());
+    expect(() => store.db.run('CREATE TABLE t (a)')).toThrow(/outside Store.write/);
+  });
+
+  it('recovers from a torn journal tail at every byte of the last record', async () => {
+    const template = newDir();
+    let store = await openStore(template);
+    for (let i = 1; i <= 5; i += 1) await store.write((db) => addNote(db, i));
+    const sizeBefore = store.status().journalBytes;
+    await store.write((db) => addNote(db, 6));
+    const sizeAfter = store.status().journalBytes;
+    await closeStore(store, { snapshot: false });
+    const journalName = files(template).find((f) => f.startsWith('journal-'))!;
+    const bytes = readFileSync(join(template, journalName));
+
+    for (let cut = sizeBefore + 1; cut < sizeAfter; cut += 7) {
+      const dir = newDir();
+      writeFileSync(join(dir, journalName), bytes.subarray(0, cut));
+      const logger = recordingLogger();
+      store = await openStore(dir, { logger });
+      expect(noteIds(store)).toEqual([1, 2, 3, 4, 5]);
+      expect(logger.lines.some((l) => l.startsWith('warn') && l.includes(journalName))).toBe(true);
+      expect(files(dir).some((f) => f.startsWith(`${journalName}.cut-`))).toBe(true);
+      // Appends continue after the intact part.
+      await store.write((db) => addNote(db, 7));
+      await closeStore(store, { snapshot: false });
+      store = await openStore(dir);
+      expect(noteIds(store)).toEqual([1, 2, 3, 4, 5, 7]);
+      await closeStore(store);
+    }
+  });
+
+  it('a flipped byte in the last record drops that record only; earlier damage keeps what is before it', async () => {
+    const dir = newDir();
+    let store = await openStore(dir);
+    for (let i = 1; i <= 4; i += 1) await store.write((db) => addNote(db, i));
+    await closeStore(store, { snapshot: false });
+    const path = journalOf(dir);
+    const bytes = readFileSync(path);
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 3) ^ 0xff, bytes.length - 3);
+    writeFileSync(path, bytes);
+    const logger = recordingLogger();
+    store = await openStore(dir, { logger });
+    expect(noteIds(store)).toEqual([1, 2, 3]);
+    expect(logger.lines.join('\n')).toMatch(/checksum mismatch/);
+  });
+
+  it('a damaged newest snapshot is kept aside and rebuilt from the one before it', async () => {
+    const dir = newDir();
+    let store = await openStore(dir);
+    await store.write((db) => addNote(db, 1));
+    await store.snapshot();
+    await store.write((db) => addNote(db, 2));
+    await store.snapshot();
+    await store.write((db) => addNote(db, 3));
+    await closeStore(store, { snapshot: false });
+    const newest = join(dir, 'snapshot-000000000002.db');
+    const bytes = readFileSync(newest);
+    const middle = Math.floor(bytes.length / 2);
+    bytes.writeUInt8(bytes.readUInt8(middle) ^ 0x01, middle);
+    writeFileSync(newest, bytes);
+
+    const logger = recordingLogger();
+    store = await openStore(dir, { logger });
+    expect(noteIds(store)).toEqual([1, 2, 3]);
+    expect(logger.lines.some((l) => l.startsWith('error') && l.includes('snapshot-000000000002.db'))).toBe(
+      true,
+    );
+    expect(files(dir).some((f) => f.startsWith('snapshot-000000000002.db.damaged-'))).toBe(true);
+  });
+
+  it('a zero-length or garbage snapshot with nothing to fall back on is a clear error, never an empty database', async () => {
+    for (const damage of [Buffer.alloc(0), Buffer.from('this is not a database at all')]) {
+      const dir = newDir();
+      const store = await openStore(dir);
+      await store.write((db) => addNote(db, 1));
+      await store.snapshot();
+      await store.write((db) => addNote(db, 2));
+      await store.snapshot();
+      await closeStore(store, { snapshot: false });
+      for (const name of ['snapshot-000000000001.db', 'snapshot-000000000002.db'])
+        writeFileSync(join(dir, name), damage);
+      const error = await Store.open({ dataDir: dir, clock: systemClock, logger: silentLogger }).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(DataDamagedError);
+      expect((error as Error).message).toContain(dir);
+      expect(files(dir).filter((f) => f.includes('.damaged-'))).toHaveLength(2);
+      expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
+    }
+  });
+
+  it('removes a temp file left by an interrupted snapshot', async () => {
+    const dir = newDir();
+    let store = await openStore(dir);
+    await store.write((db) => addNote(db, 1));
+    await closeStore(store, { snapshot: false });
+    writeFileSync(join(dir, 'snapshot-000000000001.db.tmp'), 'half a snapshot');
+    store = await openStore(dir);
+    expect(noteIds(store)).toEqual([1]);
+    expect(files(dir).some((f) => f.endsWith('.tmp'))).toBe(false);
+  });
+
+  it('one process per data directory; a stale lock is taken over', async () => {
+    const dir = newDir();
+    const store = await openStore(dir);
+    await expect(
+      Store.open({ dataDir: dir, clock: systemClock, logger: silentLogger }),
+    ).rejects.toBeInstanceOf(DataDirLockedError);
+    await closeStore(store);
+    expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
+    writeFileSync(join(dir, LOCK_FILE), JSON.stringify({ pid: 2 ** 22 + 12345, startedAt: 'then' }));
+    const again = await openStore(dir);
+    expect(again.status().dataDir).toBe(dir);
+    await closeStore(again);
+    writeFileSync(join(dir, LOCK_FILE), '{"pid":');
+    await closeStore(await openStore(dir));
+  });
+
+  it('refuses a database from a newer version of the app', async () => {
+    const dir = newDir();
+    const store = await openStore(dir);
+    await store.write((db) =>
+      db.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 'x')"),
+    );
+    await closeStore(store);
+    await expect(
+      Store.open({ dataDir: dir, clock: systemClock, logger: silentLogger }),
+    ).rejects.toBeInstanceOf(DatabaseTooNewError);
+  });
+
+  it('snapshots once the journal passes its limit, keeping two generations', async () => {
+    const dir = newDir();
+    let store = await openStore(dir, { snapshotAfterBytes: 4096 });
+    for (let i = 1; i <= 200; i += 1) await store.write((db) => addNote(db, i));
+    await expect.poll(() => store.status().generation).toBeGreaterThan(2);
+    await closeStore(store, { snapshot: false });
+    const snapshots = files(dir).filter((f) => /^snapshot-\d+\.db$/.test(f));
+    expect(snapshots).toHaveLength(2);
+    store = await openStore(dir);
+    expect(noteIds(store)).toHaveLength(200);
+  });
+
+  it('a disk error fails the write with 503-class errors, keeps reads going, and heals when the disk does', async () => {
+    const dir = newDir();
+    let failing = false;
+    const faulty: FileLayer = {
+      ...realFiles,
+      async datasync(handle) {
+        if (failing) throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+        return realFiles.datasync(handle);
+      },
+    };
+    let store = await openStore(dir, { files: faulty });
+    await store.write((db) => addNote(db, 1));
+    failing = true;
+    const failed = await store.write((db) => addNote(db, 2)).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(StoreUnavailableError);
+    expect((failed as Error).message).toContain('ENOSPC');
+    // Reads go on, and show only what is on disk once the store has reloaded.
+    await expect.poll(() => noteIds(store)).toEqual([1]);
+    await expect(store.write((db) => addNote(db, 3))).rejects.toBeInstanceOf(Error);
+    failing = false;
+    await expect
+      .poll(async () =>
+        store
+          .write((db) => addNote(db, 4))
+          .then(
+            () => true,
+            () => false,
+          ),
+      )
+      .toBe(true);
+    expect(noteIds(store)).toEqual([1, 4]);
+    await closeStore(store, { snapshot: false });
+    store = await openStore(dir);
+    expect(noteIds(store)).toEqual([1, 4]);
+  });
+});
+
+describe('torn journal header', () => {
+  it('a journal cut inside its header is restarted, and the snapshot before it is kept', async () => {
+    const dir = newDir();
+    let store = await openStore(dir);
+    await store.write((db) => addNote(db, 1));
+    await closeStore(store);
+    truncateSync(journalOf(dir), 3);
+    store = await openStore(dir);
+    expect(noteIds(store)).toEqual([1]);
+    await store.write((db) => addNote(db, 2));
+    await closeStore(store, { snapshot: false });
+    store = await openStore(dir);
+    expect(noteIds(store)).toEqual([1, 2]);
+  });
+});
