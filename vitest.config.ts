@@ -7,6 +7,8 @@ export default defineConfig({
     fileParallelism: true,
     maxWorkers: 2,
     testTimeout: 30_000,
+    // The JSON report lets CI print a one-line summary of what ran.
+    reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
     hookTimeout: 30_000,
   },
 });
