@@ -1,6 +1,19 @@
 import { resolve } from 'node:path';
 import react from '@vitejs/plugin-react';
 import { defineConfig, externalizeDepsPlugin } from 'electron-vite';
+import type { Plugin } from 'vite';
+
+/**
+ * electron-vite builds the renderer with relative asset paths (for file://). Ours is always
+ * served over HTTP by the server, where a deep link such as /sessions/ses_1 needs /assets/….
+ */
+function absoluteAssetPaths(): Plugin {
+  return {
+    name: 'absolute-asset-paths',
+    enforce: 'post',
+    transformIndexHtml: (html) => html.replaceAll('"./assets/', '"/assets/'),
+  };
+}
 
 export default defineConfig({
   main: {
@@ -19,7 +32,7 @@ export default defineConfig({
   },
   renderer: {
     root: 'src-renderer',
-    plugins: [react()],
+    plugins: [react(), absoluteAssetPaths()],
     build: { rollupOptions: { input: { index: resolve('src-renderer/index.html') } } },
   },
 });

@@ -30,6 +30,7 @@ export interface TestServerOptions {
   clock?: Clock;
   dataDir?: string;
   adminToken?: string;
+  rendererDir?: string;
   log?: { level: string; stream?: NodeJS.WritableStream };
   store?: Partial<StoreOptions>;
 }
@@ -42,7 +43,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const app = await buildApp({
     store,
     clock,
-    config: { allowedHosts: [], ...(options.adminToken ? { adminToken: options.adminToken } : {}) },
+    config: {
+      allowedHosts: [],
+      ...(options.adminToken ? { adminToken: options.adminToken } : {}),
+      ...(options.rendererDir ? { rendererDir: options.rendererDir } : {}),
+    },
     ...(options.log ? { log: options.log } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
