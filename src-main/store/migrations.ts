@@ -93,9 +93,6 @@ export const MIGRATIONS: Migration[] = [
         created_at TEXT NOT NULL,
         PRIMARY KEY (session_id, seq)
       ) WITHOUT ROWID`,
-      // For humansPastWeek: who prompted in a workspace, and when.
-      `CREATE INDEX messages_prompts ON messages(workspace_id, created_at, author_id)
-        WHERE author_id IS NOT NULL`,
       `CREATE TABLE tasks (
         session_id TEXT NOT NULL REFERENCES sessions(id),
         id TEXT NOT NULL,
@@ -103,6 +100,16 @@ export const MIGRATIONS: Migration[] = [
         title TEXT NOT NULL,
         status TEXT NOT NULL CHECK (status IN ('pending', 'in_progress', 'completed')),
         PRIMARY KEY (session_id, id)
+      ) WITHOUT ROWID`,
+      // Who works in a workspace, kept up to date on every write, so the stats cost one
+      // row per person instead of a scan of every session and message of the week.
+      `CREATE TABLE workspace_people (
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        user_id TEXT NOT NULL REFERENCES users(id),
+        last_session_at TEXT,
+        last_prompt_at TEXT,
+        active_sessions INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (workspace_id, user_id)
       ) WITHOUT ROWID`,
     ],
   },

@@ -98,6 +98,23 @@ export function messageText(message: Message): string | null {
 }
 
 export function createSessionsRepository(db: Db) {
+  /** Keeps workspace_people current: latest session, latest prompt, active sessions. */
+  function notePerson(
+    workspaceId: string,
+    userId: string,
+    change: { sessionAt?: string; promptAt?: string; activeDelta?: number },
+  ): void {
+    db.run(
+      `INSERT INTO workspace_people (workspace_id, user_id, last_session_at, last_prompt_at, active_sessions)
+       VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (workspace_id, user_id) DO UPDATE SET
+         last_session_at = max(coalesce(last_session_at, ''), coalesce(excluded.last_session_at, '')),
+         last_prompt_at = max(coalesce(last_prompt_at, ''), coalesce(excluded.last_prompt_at, '')),
+         active_sessions = active_sessions + excluded.active_sessions`,
+      [workspaceId, userId, change.sessionAt ?? null, change.promptAt ?? null, change.activeDelta ?? 0],
+    );
+  }
+
   function appendMessage(
     sessionId: string,
     workspaceId: string,
@@ -112,6 +129,7 @@ export function createSessionsRepository(db: Db) {
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
       [sessionId, seq, workspaceId, message.type, authorId, JSON.stringify(message), at],
     );
+    if (authorId !== null) notePerson(workspaceId, authorId, { promptAt: at });
     const text = messageText(message);
     const preview = text === null ? null : makePreview(text);
     db.run(
@@ -143,6 +161,11 @@ export function createSessionsRepository(db: Db) {
           session.initialMessage ?? null,
         ],
       );
+      notePerson(session.workspaceId, session.authorId, {
+        sessionAt: session.createdAt,
+        promptAt: session.createdAt,
+        activeDelta: 1,
+      });
       if (session.initialMessage !== undefined) {
         const message: Message = { type: 'user', message: { content: session.initialMessage } };
         appendMessage(session.id, session.workspaceId, message, session.authorId, session.createdAt);
@@ -152,6 +175,12 @@ export function createSessionsRepository(db: Db) {
     appendMessage,
 
     update(id: string, changes: { title?: string; status?: SessionStatus }, at: string): void {
+      const before = db.first('SELECT workspace_id, author_id, status FROM sessions WHERE id = ?', [id]);
+      if (!before) return;
+      const wasActive = before[2] === 'active';
+      if (changes.status !== undefined && wasActive !== (changes.status === 'active')) {
+        notePerson(str(before[0]), str(before[1]), { activeDelta: wasActive ? -1 : 1 });
+      }
       db.run(
         `UPDATE sessions SET title = coalesce(?, title), status = coalesce(?, status), updated_at = ?
          WHERE id = ?`,
@@ -250,7 +279,12 @@ export function createSessionsRepository(db: Db) {
       return db.all(sql, params).map(toSessionRow);
     },
 
-    /** The four stats, computed in SQL; "the last 7 days" includes its first millisecond. */
+    /**
+     * The four stats, computed in SQL; "the last 7 days" includes its first millisecond.
+     * People's latest activity is kept per workspace (workspace_people), so this reads one
+     * row per person; a clock set back before someone's latest activity would hide their
+     * earlier activity from the window, which only a test clock does.
+     */
     stats(workspaceId: string, now: Date) {
       const until = now.toISOString();
       const since = new Date(now.getTime() - STATS_WINDOW_MS).toISOString();
@@ -262,20 +296,17 @@ export function createSessionsRepository(db: Db) {
           [workspaceId, since, until],
         ),
         authorsPastWeek: count(
-          `SELECT count(DISTINCT author_id) FROM sessions
-           WHERE workspace_id = ? AND created_at >= ? AND created_at <= ?`,
+          `SELECT count(*) FROM workspace_people
+           WHERE workspace_id = ? AND last_session_at >= ? AND last_session_at <= ?`,
           [workspaceId, since, until],
         ),
         humansPastWeek: count(
-          `SELECT count(*) FROM (
-             SELECT author_id FROM sessions WHERE workspace_id = ? AND created_at >= ? AND created_at <= ?
-             UNION
-             SELECT author_id FROM messages WHERE workspace_id = ? AND author_id IS NOT NULL
-               AND created_at >= ? AND created_at <= ?)`,
-          [workspaceId, since, until, workspaceId, since, until],
+          `SELECT count(*) FROM workspace_people
+           WHERE workspace_id = ? AND last_prompt_at >= ? AND last_prompt_at <= ?`,
+          [workspaceId, since, until],
         ),
         humansPromptingNow: count(
-          `SELECT count(DISTINCT author_id) FROM sessions WHERE workspace_id = ? AND status = 'active'`,
+          'SELECT count(*) FROM workspace_people WHERE workspace_id = ? AND active_sessions > 0',
           [workspaceId],
         ),
       };
