@@ -77,3 +77,42 @@ export const RevokeKeyBodySchema = z.strictObject({
   keyId: z.string().max(100),
 });
 export const ListKeysQuerySchema = z.object({ organizationId: z.string().max(100) });
+
+export const MemberSchema = z.object({
+  userId: z.string(),
+  email: z.string(),
+  name: z.string(),
+  imageUrl: z.string().optional(),
+  role: WorkspaceRoleSchema,
+  joinedAt: z.string(),
+});
+export type Member = z.infer<typeof MemberSchema>;
+export const MembersResponseSchema = z.object({ members: z.array(MemberSchema) });
+export const MemberResponseSchema = z.object({ member: MemberSchema });
+
+export const KeysResponseSchema = z.object({ keys: z.array(ApiKeySummarySchema) });
+export const CreatedKeyResponseSchema = z.object({ key: CreatedApiKeySchema });
+export const WorkspaceResponseSchema = z.object({ workspace: WorkspaceSchema });
+export const WorkspacesResponseSchema = z.object({ workspaces: z.array(WorkspaceSchema) });
+
+/** First run: whether the owner account still has to be created. */
+export const SetupStatusSchema = z.object({ needed: z.boolean() });
+export const SetupBodySchema = z.strictObject({
+  email: EmailSchema,
+  name: Name,
+  password: NewPasswordSchema,
+  workspaceName: Name,
+});
+export const SetupResponseSchema = z.object({ user: UserSchema, workspace: WorkspaceSchema });
+
+export const NewWorkspaceBodySchema = z.strictObject({ name: Name });
+/** Adds an existing user by email, or creates one when a name and password come along. */
+export const NewMemberBodySchema = z.strictObject({
+  email: EmailSchema,
+  name: Name.optional(),
+  password: NewPasswordSchema.optional(),
+});
+export const NewKeyBodySchema = z.strictObject({ label: z.string().trim().max(200).optional() });
+export const WorkspaceParamsSchema = z.object({ organizationId: z.string().max(100) });
+export const MemberParamsSchema = WorkspaceParamsSchema.extend({ userId: z.string().max(100) });
+export const KeyParamsSchema = WorkspaceParamsSchema.extend({ keyId: z.string().max(100) });

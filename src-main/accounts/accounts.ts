@@ -58,6 +58,36 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
       return visible;
     },
 
+    /** First run only: the owner account and a first workspace, together or not at all. */
+    async setUp(input: { email: string; name: string; password: string; workspaceName: string }) {
+      const closed = () => conflict('Session Desk is already set up; sign in instead');
+      if (repos.users.count() > 0) throw closed();
+      const passwordHash = await hashPassword(input.password);
+      const user = {
+        id: newId('user'),
+        email: input.email.toLowerCase(),
+        name: input.name,
+        passwordHash,
+        createdAt: now(),
+      };
+      const workspace: Workspace = {
+        organizationId: newId('workspace'),
+        name: input.workspaceName,
+        role: 'owner',
+      };
+      await store.write(() => {
+        if (repos.users.count() > 0) throw closed();
+        repos.users.insert(user);
+        repos.workspaces.insert({
+          id: workspace.organizationId,
+          name: workspace.name,
+          createdAt: user.createdAt,
+        });
+        repos.workspaces.addMember(workspace.organizationId, user.id, 'owner', user.createdAt);
+      });
+      return { user: { id: user.id, email: user.email, name: user.name }, workspace };
+    },
+
     async createWorkspace(input: { name: string; ownerEmail: string }): Promise<Workspace> {
       const owner = requireUserByEmail(input.ownerEmail);
       const id = newId('workspace');
@@ -79,6 +109,19 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
       const member = repos.workspaces.members(input.organizationId).find((m) => m.userId === user.id);
       if (!member) throw new AppError(500, 'internal', 'The new member could not be read back');
       return member;
+    },
+
+    /** Removes a member; the last owner stays, so a workspace is never left without one. */
+    async removeMember(input: { organizationId: string; userId: string }): Promise<void> {
+      requireWorkspace(input.organizationId);
+      await store.write(() => {
+        const role = repos.workspaces.role(input.organizationId, input.userId);
+        if (role === null) throw notFound('That user is not a member of this workspace');
+        if (role === 'owner' && repos.workspaces.ownerCount(input.organizationId) === 1) {
+          throw conflict('The last owner of a workspace cannot be removed');
+        }
+        repos.workspaces.removeMember(input.organizationId, input.userId);
+      });
     },
 
     listMembers(organizationId: string): MemberRecord[] {

@@ -22,6 +22,7 @@ import { adminRoutes } from './routes/admin.js';
 import { authRoutes } from './routes/auth.js';
 import { rendererRoutes } from './routes/renderer.js';
 import { sessionRoutes } from './routes/sessions.js';
+import { workspaceRoutes } from './routes/workspaces.js';
 import { CONTENT_SECURITY_POLICY, redactUrl } from './security-headers.js';
 
 export type { ServerConfig } from './context.js';
@@ -138,6 +139,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const api = app.withTypeProvider<ZodTypeProvider>();
   sessionRoutes(api, ctx);
   authRoutes(api, ctx);
+  workspaceRoutes(api, ctx);
   if (deps.config.adminToken) adminRoutes(api, ctx, deps.config.adminToken);
   api.get('/api/openapi.json', { schema: { hide: true } }, () => app.swagger());
   const dashboardPage = await rendererRoutes(app, deps.config.rendererDir);

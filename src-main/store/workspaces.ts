@@ -46,6 +46,17 @@ export function createWorkspacesRepository(db: Db) {
         ) > 0
       );
     },
+    removeMember(workspaceId: string, userId: string): boolean {
+      return (
+        db.run('DELETE FROM memberships WHERE workspace_id = ? AND user_id = ?', [workspaceId, userId]) > 0
+      );
+    },
+    ownerCount(workspaceId: string): number {
+      const row = db.first("SELECT count(*) FROM memberships WHERE workspace_id = ? AND role = 'owner'", [
+        workspaceId,
+      ]);
+      return Number(row?.[0] ?? 0);
+    },
     role(workspaceId: string, userId: string): Role | null {
       const row = db.first('SELECT role FROM memberships WHERE workspace_id = ? AND user_id = ?', [
         workspaceId,

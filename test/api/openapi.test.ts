@@ -30,6 +30,12 @@ describe('GET /api/openapi.json', () => {
       '/api/auth/sign-out',
       '/api/sessions',
       '/api/sessions/{sessionId}',
+      '/api/setup',
+      '/api/workspaces',
+      '/api/workspaces/{organizationId}/keys',
+      '/api/workspaces/{organizationId}/keys/{keyId}',
+      '/api/workspaces/{organizationId}/members',
+      '/api/workspaces/{organizationId}/members/{userId}',
     ]);
     const sessions = doc.paths['/api/sessions']!;
     expect(Object.keys(sessions.get!.responses)).toEqual(

@@ -52,6 +52,22 @@ export function sessionToken(request: FastifyRequest): string | null {
   return token === undefined || token === '' ? null : token;
 }
 
+/** onRequest hooks that authenticate before the body is read or validated. */
+export function authHooks(auth: Authenticator) {
+  return {
+    either: {
+      onRequest: async (request: FastifyRequest) => {
+        request.principal = auth.either(request);
+      },
+    },
+    userOnly: {
+      onRequest: async (request: FastifyRequest) => {
+        request.principal = auth.userOnly(request);
+      },
+    },
+  };
+}
+
 export interface Authenticator {
   /** List, get, update: an API key, or else the sign-in cookie. */
   either(request: FastifyRequest): Principal;

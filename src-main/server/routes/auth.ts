@@ -6,7 +6,7 @@ import { SESSION_COOKIE } from '../../../src-shared/constants.js';
 import { ErrorResponseSchema } from '../../../src-shared/errors.js';
 import { hashSecret, newSessionToken, verifyPassword } from '../../accounts/secrets.js';
 import { AppError, unauthorized } from '../../errors.js';
-import { SESSION_ABSOLUTE_MS, sessionToken } from '../auth/authenticate.js';
+import { authHooks, SESSION_ABSOLUTE_MS, sessionToken } from '../auth/authenticate.js';
 import { userOf, type AppContext } from '../context.js';
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorResponseSchema]));
@@ -20,7 +20,7 @@ function rateLimited(seconds: number): AppError {
 }
 
 export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const { repos, store, clock, signInLimits } = ctx;
+  const { repos, store, signInLimits } = ctx;
   const api = app.withTypeProvider<ZodTypeProvider>();
 
   api.post(
@@ -53,20 +53,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
         throw unauthorized('Wrong email or password');
       }
       signInLimits.perAccount.reset(email);
-
-      const token = newSessionToken();
-      const now = clock.now();
-      const expiresAt = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
-      await store.write(() => {
-        repos.authSessions.deleteExpired(now.toISOString());
-        repos.authSessions.insert(hashSecret(token), {
-          userId: user.id,
-          createdAt: now.toISOString(),
-          lastSeenAt: now.toISOString(),
-          expiresAt: expiresAt.toISOString(),
-        });
-      });
-      reply.setCookie(SESSION_COOKIE, token, { ...COOKIE_OPTIONS, expires: expiresAt });
+      await startSignIn(ctx, reply, user.id);
       return { user: publicUser(user) };
     },
   );
@@ -98,9 +85,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
   api.get(
     '/api/auth/me',
     {
-      onRequest: async (request) => {
-        request.principal = ctx.auth.userOnly(request);
-      },
+      ...authHooks(ctx.auth).userOnly,
       schema: {
         summary: 'The signed-in user',
         description: 'The user behind the `__session` cookie and the workspaces they belong to.',
@@ -114,6 +99,23 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
       return { user: publicUser(user), workspaces: repos.workspaces.listForUser(user.id) };
     },
   );
+}
+
+/** Issues a new sign-in token (never reusing one: no fixation) and sets the cookie. */
+export async function startSignIn(ctx: AppContext, reply: FastifyReply, userId: string): Promise<void> {
+  const token = newSessionToken();
+  const now = ctx.clock.now();
+  const expiresAt = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
+  await ctx.store.write(() => {
+    ctx.repos.authSessions.deleteExpired(now.toISOString());
+    ctx.repos.authSessions.insert(hashSecret(token), {
+      userId,
+      createdAt: now.toISOString(),
+      lastSeenAt: now.toISOString(),
+      expiresAt: expiresAt.toISOString(),
+    });
+  });
+  reply.setCookie(SESSION_COOKIE, token, { ...COOKIE_OPTIONS, expires: expiresAt });
 }
 
 function publicUser(user: { id: string; email: string; name: string; imageUrl?: string }) {

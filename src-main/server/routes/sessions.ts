@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { DEFAULT_BASE_BRANCH, DEFAULT_MODEL } from '../../../src-shared/constants.js';
@@ -20,7 +20,7 @@ import { newId } from '../../accounts/secrets.js';
 import { AppError, badRequest, forbidden, notFound } from '../../errors.js';
 import type { SessionRow } from '../../store/sessions.js';
 import { principalOf, userOf, type AppContext } from '../context.js';
-import type { Principal } from '../auth/authenticate.js';
+import { authHooks, type Principal } from '../auth/authenticate.js';
 import { fullSessionJson, toSummary } from '../serialize.js';
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorResponseSchema]));
@@ -50,13 +50,7 @@ function sendJsonText(reply: FastifyReply, json: string): FastifyReply {
 export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
   const { repos, store, clock, auth } = ctx;
   const api = app.withTypeProvider<ZodTypeProvider>();
-  // Authentication runs on request, before the body is read or validated.
-  const either = {
-    onRequest: async (request: FastifyRequest) => void (request.principal = auth.either(request)),
-  };
-  const userOnly = {
-    onRequest: async (request: FastifyRequest) => void (request.principal = auth.userOnly(request)),
-  };
+  const { either, userOnly } = authHooks(auth);
 
   /** The workspace a request acts in, after the authorization rules of the spec. */
   function workspaceFor(principal: Principal, organizationId: string | undefined): string {

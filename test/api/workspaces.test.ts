@@ -1,0 +1,224 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CreatedKeyResponseSchema,
+  ErrorResponseSchema,
+  KeysResponseSchema,
+  MemberResponseSchema,
+  MembersResponseSchema,
+  SetupResponseSchema,
+  WorkspaceResponseSchema,
+} from '../../src-shared/index.js';
+import {
+  asUser,
+  PASSWORD,
+  seedWorkspace,
+  signIn,
+  startTestServer,
+  uniqueEmail,
+  withKey,
+  type TestServer,
+} from '../helpers/server.js';
+
+async function expectError(response: Response, status: number, code?: string) {
+  expect(response.status).toBe(status);
+  const body = ErrorResponseSchema.parse(await response.json());
+  if (code) expect(body.error.code).toBe(code);
+}
+
+describe('first-run setup', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(async () => server.dispose());
+
+  it('is offered while no user exists, creates the owner and a workspace, signs in, then closes', async () => {
+    expect(await (await fetch(`${server.url}/api/setup`)).json()).toEqual({ needed: true });
+    const bad = await fetch(`${server.url}/api/setup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'not-an-email', name: 'Ada', password: 'short', workspaceName: '' }),
+    });
+    expect(bad.status).toBe(400);
+    const details = ((await bad.json()) as { error: { details: { path: string }[] } }).error.details.map(
+      (d) => d.path,
+    );
+    expect(details).toEqual(expect.arrayContaining(['body.email', 'body.password', 'body.workspaceName']));
+
+    const response = await fetch(`${server.url}/api/setup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: server.origin },
+      body: JSON.stringify({
+        email: 'Ada@Example.test',
+        name: 'Ada',
+        password: PASSWORD,
+        workspaceName: 'Acme',
+      }),
+    });
+    expect(response.status).toBe(201);
+    const body = SetupResponseSchema.parse(await response.json());
+    expect(body.user.email).toBe('ada@example.test');
+    expect(body.workspace).toMatchObject({ name: 'Acme', role: 'owner' });
+    const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const me = await asUser(server, cookie, 'GET', '/api/auth/me');
+    expect(me.status).toBe(200);
+
+    expect(await (await fetch(`${server.url}/api/setup`)).json()).toEqual({ needed: false });
+    const again = await fetch(`${server.url}/api/setup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        email: 'eve@example.test',
+        name: 'Eve',
+        password: PASSWORD,
+        workspaceName: 'Evil',
+      }),
+    });
+    await expectError(again, 409, 'conflict');
+    expect(server.repos.users.findByEmail('eve@example.test')).toBeNull();
+  });
+});
+
+describe('workspaces, members and keys (cookie only)', () => {
+  let server: TestServer;
+  let owner: Awaited<ReturnType<typeof seedWorkspace>>;
+  let outsider: Awaited<ReturnType<typeof seedWorkspace>>;
+  beforeAll(async () => {
+    server = await startTestServer();
+    [owner, outsider] = await Promise.all([
+      seedWorkspace(server, 'owner'),
+      seedWorkspace(server, 'outsider'),
+    ]);
+  });
+  afterAll(async () => server.dispose());
+
+  it('creates a workspace owned by the signed-in user and lists it', async () => {
+    const created = await asUser(server, owner.user.cookie, 'POST', '/api/workspaces', {
+      name: '  Side project ',
+    });
+    expect(created.status).toBe(201);
+    const { workspace } = WorkspaceResponseSchema.parse(await created.json());
+    expect(workspace).toMatchObject({ name: 'Side project', role: 'owner' });
+    const list = (await (await asUser(server, owner.user.cookie, 'GET', '/api/workspaces')).json()) as {
+      workspaces: { organizationId: string }[];
+    };
+    expect(list.workspaces.map((w) => w.organizationId)).toContain(workspace.organizationId);
+    await expectError(
+      await asUser(server, owner.user.cookie, 'POST', '/api/workspaces', { name: ' ' }),
+      400,
+      'validation_failed',
+    );
+  });
+
+  it('owners add an existing user, create a new one, and remove members; the last owner stays', async () => {
+    const base = `/api/workspaces/${owner.organizationId}/members`;
+    const added = await asUser(server, owner.user.cookie, 'POST', base, { email: outsider.user.email });
+    expect(added.status).toBe(201);
+    expect(MemberResponseSchema.parse(await added.json()).member).toMatchObject({
+      email: outsider.user.email,
+      role: 'member',
+    });
+    await expectError(
+      await asUser(server, owner.user.cookie, 'POST', base, { email: outsider.user.email }),
+      409,
+    );
+    await expectError(
+      await asUser(server, owner.user.cookie, 'POST', base, { email: 'nobody@example.test' }),
+      404,
+    );
+    await expectError(
+      await asUser(server, owner.user.cookie, 'POST', base, { email: uniqueEmail(), name: 'Half' }),
+      400,
+    );
+
+    const newEmail = uniqueEmail('newbie');
+    const createdUser = await asUser(server, owner.user.cookie, 'POST', base, {
+      email: newEmail,
+      name: 'Newbie',
+      password: PASSWORD,
+    });
+    expect(createdUser.status).toBe(201);
+    const newbieCookie = await signIn(server, newEmail);
+    expect(
+      (await asUser(server, newbieCookie, 'GET', `/api/sessions?organizationId=${owner.organizationId}`))
+        .status,
+    ).toBe(200);
+
+    const members = MembersResponseSchema.parse(
+      await (await asUser(server, owner.user.cookie, 'GET', base)).json(),
+    ).members;
+    expect(members.map((m) => m.email)).toEqual([owner.user.email, outsider.user.email, newEmail]);
+
+    // A plain member can look but not change.
+    await expectError(await asUser(server, outsider.user.cookie, 'POST', base, { email: newEmail }), 403);
+    await expectError(
+      await asUser(server, outsider.user.cookie, 'DELETE', `${base}/${owner.user.userId}`),
+      403,
+    );
+    expect((await asUser(server, outsider.user.cookie, 'GET', base)).status).toBe(200);
+
+    const newbie = members.find((m) => m.email === newEmail)!;
+    expect((await asUser(server, owner.user.cookie, 'DELETE', `${base}/${newbie.userId}`)).status).toBe(204);
+    expect(
+      (await asUser(server, newbieCookie, 'GET', `/api/sessions?organizationId=${owner.organizationId}`))
+        .status,
+    ).toBe(403);
+    await expectError(await asUser(server, owner.user.cookie, 'DELETE', `${base}/${newbie.userId}`), 404);
+    await expectError(await asUser(server, owner.user.cookie, 'DELETE', `${base}/${owner.user.userId}`), 409);
+  });
+
+  it('members create keys (shown once), list them without the secret, and revoke them', async () => {
+    const base = `/api/workspaces/${outsider.organizationId}/keys`;
+    const created = await asUser(server, outsider.user.cookie, 'POST', base, { label: 'deploy bot' });
+    expect(created.status).toBe(201);
+    const { key } = CreatedKeyResponseSchema.parse(await created.json());
+    expect(key.key).toMatch(/^sdk_[A-Za-z0-9_-]{43}$/);
+    expect(key.key.startsWith(key.prefix)).toBe(true);
+    expect((await withKey(server, key.key, 'GET', '/api/sessions')).status).toBe(200);
+
+    const listed = await (await asUser(server, outsider.user.cookie, 'GET', base)).text();
+    expect(listed).not.toContain(key.key);
+    const keys = KeysResponseSchema.parse(JSON.parse(listed)).keys;
+    expect(keys.find((k) => k.id === key.id)).toMatchObject({ label: 'deploy bot', prefix: key.prefix });
+
+    expect((await asUser(server, outsider.user.cookie, 'DELETE', `${base}/${key.id}`)).status).toBe(204);
+    await expectError(await withKey(server, key.key, 'GET', '/api/sessions'), 401);
+    await expectError(await asUser(server, outsider.user.cookie, 'DELETE', `${base}/${key.id}`), 404);
+  });
+
+  it('an API key can never create, list or revoke keys or change members', async () => {
+    const keys = `/api/workspaces/${owner.organizationId}/keys`;
+    const members = `/api/workspaces/${owner.organizationId}/members`;
+    for (const [method, path, body] of [
+      ['GET', keys, undefined],
+      ['POST', keys, { label: 'minted' }],
+      ['DELETE', `${keys}/${owner.keyId}`, undefined],
+      ['GET', members, undefined],
+      ['POST', members, { email: outsider.user.email }],
+      ['DELETE', `${members}/${owner.user.userId}`, undefined],
+      ['POST', '/api/workspaces', { name: 'x' }],
+    ] as const) {
+      await expectError(await withKey(server, owner.apiKey, method, path, body), 400, 'api_key_not_allowed');
+    }
+    expect(server.accounts.listKeys(owner.organizationId)).toHaveLength(1);
+  });
+
+  it('outsiders get 403, strangers 401, and cross-origin writes 403', async () => {
+    const keys = `/api/workspaces/${owner.organizationId}/keys`;
+    await expectError(
+      await asUser(server, outsider.user.cookie, 'GET', `/api/workspaces/org_nope/keys`),
+      403,
+    );
+    await expectError(await fetch(`${server.url}${keys}`), 401);
+    const crossOrigin = await fetch(`${server.url}${keys}`, {
+      method: 'POST',
+      headers: {
+        cookie: owner.user.cookie,
+        origin: 'http://127.0.0.1:1',
+        'content-type': 'application/json',
+      },
+      body: '{}',
+    });
+    await expectError(crossOrigin, 403, 'forbidden_origin');
+  });
+});
