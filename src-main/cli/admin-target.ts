@@ -12,7 +12,7 @@ import {
 import { ErrorResponseSchema } from '../../src-shared/errors.js';
 import { createAccounts } from '../accounts/accounts.js';
 import { systemClock, type Logger } from '../clock.js';
-import { lockHolder } from '../store/lock.js';
+import { DataDirLockedError, lockHolder } from '../store/lock.js';
 import { createRepositories } from '../store/repositories.js';
 import { Store } from '../store/store.js';
 import { readServerInfo } from '../server-file.js';
@@ -41,29 +41,45 @@ export class CliError extends Error {}
  * change at once and nothing writes the files behind its back); otherwise opens the
  * directory itself, taking its lock for the duration of the command.
  */
+/** How long a command waits for another short command holding the data directory. */
+const LOCK_WAIT_MS = 15_000;
+
 export async function openAdminTarget(dataDir: string, logger: Logger): Promise<AdminTarget> {
-  const holder = lockHolder(dataDir);
-  if (holder !== null) {
-    const server = readServerInfo(dataDir);
-    if (!server || server.info.pid !== holder) {
-      throw new CliError(
-        `The data directory ${dataDir} is held by process ${holder}, which is not a Session Desk ` +
-          'server this command can reach. Stop it and try again.',
-      );
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    const holder = lockHolder(dataDir);
+    if (holder !== null) {
+      const server = readServerInfo(dataDir);
+      if (server && server.info.pid === holder) return remoteTarget(server.info.url, server.adminToken);
+      // Another command (or a server still starting) has it: they finish quickly, so wait.
+      if (Date.now() > deadline) {
+        throw new CliError(
+          `The data directory ${dataDir} has been held by process ${holder} for ${LOCK_WAIT_MS / 1000} s ` +
+            'and it is not a Session Desk server this command can reach. If that process is stuck, stop it.',
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      continue;
     }
-    return remoteTarget(server.info.url, server.adminToken);
+    let store: Store;
+    try {
+      store = await Store.open({ dataDir, clock: systemClock, logger });
+    } catch (err) {
+      // Someone took the lock between our look and our open: look again.
+      if (err instanceof DataDirLockedError && Date.now() <= deadline) continue;
+      throw err;
+    }
+    const accounts = createAccounts(store, createRepositories(store.db), systemClock);
+    return {
+      createUser: (input) => accounts.createUser(input),
+      createWorkspace: (input) => accounts.createWorkspace(input),
+      addMember: (input) => accounts.addMember(input),
+      createKey: (input) => accounts.createKey(input),
+      listKeys: async (organizationId) => accounts.listKeys(organizationId),
+      revokeKey: (input) => accounts.revokeKey(input),
+      close: () => store.close({ snapshot: false }),
+    };
   }
-  const store = await Store.open({ dataDir, clock: systemClock, logger });
-  const accounts = createAccounts(store, createRepositories(store.db), systemClock);
-  return {
-    createUser: (input) => accounts.createUser(input),
-    createWorkspace: (input) => accounts.createWorkspace(input),
-    addMember: (input) => accounts.addMember(input),
-    createKey: (input) => accounts.createKey(input),
-    listKeys: async (organizationId) => accounts.listKeys(organizationId),
-    revokeKey: (input) => accounts.revokeKey(input),
-    close: () => store.close({ snapshot: false }),
-  };
 }
 
 function remoteTarget(baseUrl: string, adminToken: string): AdminTarget {

@@ -223,9 +223,13 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
 
 export async function main(argv: string[]): Promise<number> {
   const [first, second, ...rest] = argv;
-  if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
+  if (first === undefined) {
+    process.stderr.write(`${USAGE.main}\n`);
+    return 2;
+  }
+  if (first === '--help' || first === '-h' || first === 'help') {
     print(USAGE.main);
-    return first === undefined ? 2 : 0;
+    return 0;
   }
   const two = `${first} ${second ?? ''}`;
   const [name, args] = COMMANDS[two] ? [two, rest] : COMMANDS[first] ? [first, argv.slice(1)] : [null, []];
@@ -258,6 +262,11 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
 }
+
+// A closed stdout (`sessiondesk serve | head -1`) must not crash a running server.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE') throw err;
+});
 
 const code = await main(process.argv.slice(2));
 // `serve` keeps running until a signal; everything else ends here.

@@ -1,0 +1,162 @@
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  KEY_PATTERN,
+  PASSWORD,
+  bogusKey,
+  cliEmail,
+  cliIn,
+  ok,
+  outputDrained,
+  readLockPid,
+  readServerJson,
+  seedOwner,
+  expectSessionsStatus,
+  signInAt,
+  useSandbox,
+  waitFor,
+  workspacesOf,
+} from '../helpers/cli-extra.js';
+
+const sandbox = useSandbox();
+
+describe('admin commands while serve runs', () => {
+  it('reach the running server, which sees every change at once, and the data survives a restart', async () => {
+    const dataDir = sandbox.dataDir();
+    const cli = cliIn(dataDir);
+    const serve = await sandbox.serve(dataDir);
+    const pid = serve.child.pid;
+
+    expect(serve.stdout()).toContain(`Session Desk is running at ${serve.url}`);
+    expect(serve.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/u);
+    const info = readServerJson(dataDir);
+    expect(info).toMatchObject({ url: serve.url, host: '127.0.0.1', pid });
+    expect(info.port).toBe(Number(new URL(serve.url).port));
+    expect(statSync(join(dataDir, 'admin.token')).mode & 0o777).toBe(0o600);
+    expect(readLockPid(dataDir)).toBe(pid);
+
+    const memberEmail = cliEmail('member');
+    const [owner] = await Promise.all([
+      seedOwner(dataDir),
+      ok(cli('user', 'create', '--email', memberEmail, '--name', 'Member', '--password', PASSWORD)),
+    ]);
+    // The users exist in the running server: they can sign in without a restart.
+    const memberCookie = await signInAt(serve.url, memberEmail);
+    expect(await workspacesOf(serve.url, memberCookie)).toEqual([]);
+
+    const [revokedKey, keptKey] = await Promise.all([
+      ok(cli('key', 'create', '--workspace', owner.org, '--name', 'to revoke')),
+      ok(cli('key', 'create', '--workspace', owner.org, '--name', 'to keep')),
+      ok(cli('member', 'add', '--workspace', owner.org, '--email', memberEmail)),
+    ]);
+    expect(revokedKey).toMatch(KEY_PATTERN);
+    expect(keptKey).toMatch(KEY_PATTERN);
+
+    expect(await expectSessionsStatus(serve, revokedKey, 200)).toMatchObject({
+      sessions: [],
+      stats: expect.any(Object),
+    });
+    await expectSessionsStatus(serve, keptKey, 200);
+    expect(await workspacesOf(serve.url, memberCookie)).toEqual([owner.org]);
+
+    const keys = JSON.parse(await ok(cli('key', 'list', '--workspace', owner.org, '--json'))) as Array<{
+      id: string;
+      label: string;
+      lastUsedAt?: string;
+    }>;
+    expect(keys.map((k) => k.label).sort()).toEqual(['to keep', 'to revoke']);
+    // Both were just used against the server that answers the listing.
+    expect(keys.every((k) => typeof k.lastUsedAt === 'string')).toBe(true);
+    const revokeId = keys.find((k) => k.label === 'to revoke')?.id ?? '';
+    await ok(cli('key', 'revoke', '--workspace', owner.org, '--id', revokeId));
+    await expectSessionsStatus(serve, revokedKey, 401);
+    await expectSessionsStatus(serve, keptKey, 200);
+
+    // The commands went through the server: it still runs and still holds the directory.
+    expect(serve.child.exitCode).toBeNull();
+    expect(readLockPid(dataDir)).toBe(pid);
+
+    expect(await serve.stop()).toBe(0);
+    expect(existsSync(join(dataDir, 'server.json'))).toBe(false);
+    expect(existsSync(join(dataDir, 'admin.token'))).toBe(false);
+    expect(existsSync(join(dataDir, 'sessiondesk.lock'))).toBe(false);
+
+    // Without a server the command opens the directory and finds what the server stored.
+    const afterStop = JSON.parse(await ok(cli('key', 'list', '--workspace', owner.org, '--json'))) as Array<{
+      label: string;
+    }>;
+    expect(afterStop.map((k) => k.label)).toEqual(['to keep']);
+
+    const again = await sandbox.serve(dataDir);
+    expect(readServerJson(dataDir).pid).toBe(again.child.pid);
+    await expectSessionsStatus(again, keptKey, 200);
+    await expectSessionsStatus(again, revokedKey, 401);
+    expect(await workspacesOf(again.url, await signInAt(again.url, memberEmail))).toEqual([owner.org]);
+    expect(await workspacesOf(again.url, await signInAt(again.url, owner.email))).toEqual([owner.org]);
+    expect(await again.stop()).toBe(0);
+    expect(existsSync(join(dataDir, 'server.json'))).toBe(false);
+  }, 120_000);
+});
+
+describe('serve killed without warning', () => {
+  it('loses nothing it acknowledged, and the directory is usable again', async () => {
+    const dataDir = sandbox.dataDir();
+    const cli = cliIn(dataDir);
+    const serve = await sandbox.serve(dataDir);
+    const owner = await seedOwner(dataDir);
+    const key = await ok(cli('key', 'create', '--workspace', owner.org, '--name', 'survivor'));
+    await serve.kill();
+    // SIGKILL: the files of the dead server are still there, naming a process that is gone.
+    expect(readServerJson(dataDir).pid).toBe(serve.child.pid);
+
+    const keys = JSON.parse(await ok(cli('key', 'list', '--workspace', owner.org, '--json'))) as Array<{
+      label: string;
+    }>;
+    expect(keys.map((k) => k.label)).toEqual(['survivor']);
+
+    const again = await sandbox.serve(dataDir);
+    expect(readServerJson(dataDir).pid).toBe(again.child.pid);
+    await expectSessionsStatus(again, key, 200);
+    expect(await again.stop()).toBe(0);
+  }, 90_000);
+});
+
+describe('the request log of serve', () => {
+  it('never shows a key sent in the apiKey query parameter', async () => {
+    const dataDir = sandbox.dataDir();
+    const serve = await sandbox.serve(dataDir);
+    const owner = await seedOwner(dataDir);
+    const realKey = await ok(cliIn(dataDir)('key', 'create', '--workspace', owner.org));
+    const fakeKey = bogusKey();
+
+    const good = await fetch(`${serve.url}/api/sessions?apiKey=${realKey}`);
+    expect(good.status).toBe(200);
+    const bad = await fetch(`${serve.url}/api/sessions?limit=5&apiKey=${fakeKey}`);
+    expect(bad.status).toBe(401);
+
+    const requestLines = () =>
+      serve
+        .stderr()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg?: string; req?: { url?: string } });
+    await waitFor(
+      () => requestLines().filter((l) => l.req?.url?.includes('apiKey=')).length >= 2,
+      'both requests in the log',
+    );
+
+    expect(await serve.stop()).toBe(0);
+    await outputDrained(serve.child);
+    const output = serve.stdout() + serve.stderr();
+    expect(output).not.toContain(realKey);
+    expect(output).not.toContain(fakeKey);
+    // Neither is any long piece of them (a key cut in two would still leak).
+    expect(output).not.toContain(realKey.slice(12));
+    expect(output).not.toContain(fakeKey.slice(12));
+
+    const urls = requestLines().flatMap((l) => (l.req?.url ? [l.req.url] : []));
+    expect(urls).toContain('/api/sessions?apiKey=[redacted]');
+    expect(urls).toContain('/api/sessions?limit=5&apiKey=[redacted]');
+  }, 90_000);
+});
