@@ -1,15 +1,100 @@
-import { DEFAULT_MODEL } from '../../src-shared/constants';
+import { useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { Route, Routes } from 'react-router';
+import { ApiError, onUnauthorized } from './api/client';
+import { keys, useMe, useSetupStatus } from './api/queries';
+import { EmptyState, ErrorState, Loading } from './components/States';
+import { Shell } from './components/Shell';
+import { SetupPage } from './features/auth/SetupPage';
+import { SignInForm, SignInPage } from './features/auth/SignInForm';
+import { NewSessionPage } from './features/sessions/NewSessionPage';
+import { SessionPage } from './features/sessions/SessionPage';
+import { SessionsPage } from './features/sessions/SessionsPage';
+import { ApiPage } from './features/settings/ApiPage';
+import { KeysPage } from './features/settings/KeysPage';
+import { MembersPage } from './features/settings/MembersPage';
+import { useWorkspaceState, WorkspaceProvider } from './lib/workspace';
 
-/** A placeholder until the dashboard lands: it shows the API is up and where it is described. */
-export function App() {
+/**
+ * Shown over the page when the sign-in expires: the page stays mounted underneath, so
+ * whatever the person was typing is still there once they sign in again.
+ */
+function SignInAgain({ email, onDone }: { email: string; onDone: () => void }) {
   return (
-    <main>
-      <h1>Session Desk</h1>
-      <p>The local API is running. The dashboard is on its way.</p>
-      <p>
-        API document: <a href="/api/openapi.json">/api/openapi.json</a>. New sessions default to{' '}
-        <code>{DEFAULT_MODEL}</code>.
-      </p>
-    </main>
+    <div className="overlay" role="dialog" aria-modal="true" aria-labelledby="expired-title">
+      <div className="auth-card">
+        <h2 id="expired-title">Your sign-in has expired</h2>
+        <p className="muted">Sign in again to carry on; nothing you typed is lost.</p>
+        <SignInForm defaultEmail={email} onSignedIn={onDone} />
+      </div>
+    </div>
+  );
+}
+
+function Routed() {
+  const state = useWorkspaceState();
+  if (!state) {
+    return (
+      <main className="auth-page">
+        <EmptyState title="You are not in a workspace yet">
+          <p>
+            Ask a workspace owner to add you, or create one with <code>npx sessiondesk workspace create</code>
+            .
+          </p>
+        </EmptyState>
+      </main>
+    );
+  }
+  return (
+    <Shell>
+      <Routes>
+        <Route path="/" element={<SessionsPage />} />
+        <Route path="/new" element={<NewSessionPage />} />
+        <Route path="/sessions/:sessionId" element={<SessionPage />} />
+        <Route path="/settings/keys" element={<KeysPage />} />
+        <Route path="/settings/members" element={<MembersPage />} />
+        <Route path="/settings/api" element={<ApiPage />} />
+        <Route
+          path="*"
+          element={<EmptyState title="Nothing here">The page you asked for does not exist.</EmptyState>}
+        />
+      </Routes>
+    </Shell>
+  );
+}
+
+export function App() {
+  const client = useQueryClient();
+  const setup = useSetupStatus();
+  const me = useMe();
+  const [expired, setExpired] = useState(false);
+  useEffect(
+    () =>
+      onUnauthorized(() => {
+        // Only a sign-in that existed can expire; before signing in, 401 is expected.
+        if (client.getQueryData(keys.me)) setExpired(true);
+      }),
+    [client],
+  );
+
+  if (setup.isPending || me.isPending) return <Loading label="Starting" />;
+  if (setup.data?.needed) return <SetupPage />;
+  if (!me.data) {
+    if (me.error instanceof ApiError && me.error.status === 401) return <SignInPage />;
+    return <ErrorState error={me.error ?? setup.error} onRetry={() => void me.refetch()} />;
+  }
+  return (
+    <WorkspaceProvider me={me.data}>
+      <Routed />
+      {expired && (
+        <SignInAgain
+          email={me.data.user.email}
+          onDone={() => {
+            setExpired(false);
+            void client.invalidateQueries();
+          }}
+        />
+      )}
+    </WorkspaceProvider>
   );
 }

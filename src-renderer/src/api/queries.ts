@@ -1,0 +1,194 @@
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { z } from 'zod';
+import {
+  CreatedKeyResponseSchema,
+  KeysResponseSchema,
+  MeResponseSchema,
+  MemberResponseSchema,
+  MembersResponseSchema,
+  SetupResponseSchema,
+  SetupStatusSchema,
+  SignInResponseSchema,
+  WorkspaceResponseSchema,
+} from '../../../src-shared/accounts';
+import {
+  FullSessionResponseSchema,
+  ListSessionsResponseSchema,
+  SessionResponseSchema,
+  type CreateSessionBody,
+  type SessionStatus,
+  type UpdateSessionBody,
+} from '../../../src-shared/sessions';
+import { api } from './client';
+
+/** How often open views refresh without a reload. */
+export const POLL_MS = 3000;
+
+export const keys = {
+  me: ['me'] as const,
+  setup: ['setup'] as const,
+  sessions: (org: string) => ['sessions', org] as const,
+  session: (id: string) => ['session', id] as const,
+  keys: (org: string) => ['keys', org] as const,
+  members: (org: string) => ['members', org] as const,
+};
+
+export function useSetupStatus() {
+  return useQuery({ queryKey: keys.setup, queryFn: () => api.get('/api/setup', SetupStatusSchema) });
+}
+
+export function useMe() {
+  return useQuery({
+    queryKey: keys.me,
+    queryFn: () => api.get('/api/auth/me', MeResponseSchema),
+    retry: false,
+  });
+}
+
+export function useSignIn() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: { email: string; password: string }) =>
+      api.post('/api/auth/sign-in', SignInResponseSchema, body),
+    onSuccess: () => client.invalidateQueries({ queryKey: keys.me }),
+  });
+}
+
+export function useSignOut() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: () => api.post('/api/auth/sign-out', z.null()),
+    // Forget everything this user could see, and ask again who is signed in (nobody).
+    onSuccess: () => client.resetQueries(),
+  });
+}
+
+export function useSetup() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: { email: string; name: string; password: string; workspaceName: string }) =>
+      api.post('/api/setup', SetupResponseSchema, body),
+    onSuccess: async () => {
+      await client.invalidateQueries({ queryKey: keys.setup });
+      await client.invalidateQueries({ queryKey: keys.me });
+    },
+  });
+}
+
+export interface SessionFilters {
+  status?: SessionStatus | undefined;
+  repository?: string | undefined;
+  authorId?: string | undefined;
+  q?: string | undefined;
+}
+
+export const PAGE_SIZE = 50;
+
+export function sessionsQueryString(org: string, filters: SessionFilters, cursor?: string): string {
+  const params = new URLSearchParams({ organizationId: org, limit: String(PAGE_SIZE) });
+  for (const [name, value] of Object.entries(filters)) if (value) params.set(name, String(value));
+  if (cursor) params.set('cursor', cursor);
+  return params.toString();
+}
+
+/** One page of the list, refreshed in the background. */
+export function useSessionsPage(org: string, filters: SessionFilters, cursor: string | undefined) {
+  return useQuery({
+    queryKey: [...keys.sessions(org), filters, cursor ?? null],
+    queryFn: () =>
+      api.get(`/api/sessions?${sessionsQueryString(org, filters, cursor)}`, ListSessionsResponseSchema),
+    placeholderData: keepPreviousData,
+    refetchInterval: POLL_MS,
+  });
+}
+
+export function useSession(id: string) {
+  return useQuery({
+    queryKey: keys.session(id),
+    queryFn: () => api.get(`/api/sessions/${encodeURIComponent(id)}`, FullSessionResponseSchema),
+    refetchInterval: (query) => (query.state.data?.session.status === 'active' ? POLL_MS / 2 : POLL_MS * 3),
+  });
+}
+
+export function useCreateSession() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: CreateSessionBody) => api.post('/api/sessions', SessionResponseSchema, body),
+    onSuccess: (_data, body) => client.invalidateQueries({ queryKey: keys.sessions(body.organizationId) }),
+  });
+}
+
+export function useUpdateSession(org: string, id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: UpdateSessionBody) =>
+      api.patch(
+        `/api/sessions/${encodeURIComponent(id)}?organizationId=${encodeURIComponent(org)}`,
+        SessionResponseSchema,
+        body,
+      ),
+    onSuccess: async () => {
+      await client.invalidateQueries({ queryKey: keys.session(id) });
+      await client.invalidateQueries({ queryKey: keys.sessions(org) });
+    },
+  });
+}
+
+const orgPath = (org: string) => `/api/workspaces/${encodeURIComponent(org)}`;
+
+export function useKeys(org: string) {
+  return useQuery({
+    queryKey: keys.keys(org),
+    queryFn: () => api.get(`${orgPath(org)}/keys`, KeysResponseSchema),
+  });
+}
+
+export function useCreateKey(org: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (label: string) =>
+      api.post(`${orgPath(org)}/keys`, CreatedKeyResponseSchema, label ? { label } : {}),
+    onSuccess: () => client.invalidateQueries({ queryKey: keys.keys(org) }),
+  });
+}
+
+export function useRevokeKey(org: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (keyId: string) => api.delete(`${orgPath(org)}/keys/${encodeURIComponent(keyId)}`, z.null()),
+    onSuccess: () => client.invalidateQueries({ queryKey: keys.keys(org) }),
+  });
+}
+
+export function useMembers(org: string) {
+  return useQuery({
+    queryKey: keys.members(org),
+    queryFn: () => api.get(`${orgPath(org)}/members`, MembersResponseSchema),
+  });
+}
+
+export function useAddMember(org: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: { email: string; name?: string; password?: string }) =>
+      api.post(`${orgPath(org)}/members`, MemberResponseSchema, body),
+    onSuccess: () => client.invalidateQueries({ queryKey: keys.members(org) }),
+  });
+}
+
+export function useRemoveMember(org: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (userId: string) =>
+      api.delete(`${orgPath(org)}/members/${encodeURIComponent(userId)}`, z.null()),
+    onSuccess: () => client.invalidateQueries({ queryKey: keys.members(org) }),
+  });
+}
+
+export function useCreateWorkspace() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (name: string) => api.post('/api/workspaces', WorkspaceResponseSchema, { name }),
+    onSuccess: () => client.invalidateQueries({ queryKey: keys.me }),
+  });
+}

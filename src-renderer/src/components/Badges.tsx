@@ -1,0 +1,35 @@
+import type { PrStatus, SessionStatus } from '../../../src-shared/sessions';
+
+const STATUS_LABEL: Record<SessionStatus, string> = {
+  active: 'Active',
+  completed: 'Completed',
+  failed: 'Failed',
+};
+
+export function StatusBadge({ status }: { status: SessionStatus }) {
+  return (
+    <span className={`badge badge-${status}`}>
+      {status === 'active' && <span className="pulse" aria-hidden="true" />}
+      {STATUS_LABEL[status]}
+    </span>
+  );
+}
+
+const PR_LABEL: Record<PrStatus, string> = {
+  draft: 'Draft',
+  open: 'Open',
+  merged: 'Merged',
+  closed: 'Closed',
+};
+
+export function PrBadge({ number, status }: { number: number; status?: PrStatus | undefined }) {
+  return (
+    <span
+      className={`badge badge-pr-${status ?? 'open'}`}
+      title={status ? `Pull request ${PR_LABEL[status].toLowerCase()}` : undefined}
+    >
+      #{number}
+      {status ? ` ${PR_LABEL[status]}` : ''}
+    </span>
+  );
+}

@@ -1,0 +1,131 @@
+import { useState, type FormEvent, type ReactNode } from 'react';
+import { NavLink, useNavigate } from 'react-router';
+import { useCreateWorkspace, useSignOut } from '../api/queries';
+import { useWorkspace } from '../lib/workspace';
+import { Avatar } from './Avatar';
+
+function WorkspaceSwitcher() {
+  const { me, workspace, select } = useWorkspace();
+  const create = useCreateWorkspace();
+  const [adding, setAdding] = useState(false);
+  const [name, setName] = useState('');
+  const navigate = useNavigate();
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    create.mutate(name, {
+      onSuccess: ({ workspace: created }) => {
+        select(created.organizationId);
+        setAdding(false);
+        setName('');
+        void navigate('/');
+      },
+    });
+  }
+
+  return (
+    <div className="switcher">
+      <label htmlFor="workspace-select" className="eyebrow">
+        Workspace
+      </label>
+      <div className="switcher-row">
+        <select
+          id="workspace-select"
+          value={workspace.organizationId}
+          onChange={(e) => {
+            select(e.target.value);
+            void navigate('/');
+          }}
+        >
+          {me.workspaces.map((w) => (
+            <option key={w.organizationId} value={w.organizationId}>
+              {w.name}
+            </option>
+          ))}
+        </select>
+        <button
+          type="button"
+          className="icon-button"
+          aria-label="Create a workspace"
+          aria-expanded={adding}
+          onClick={() => setAdding(!adding)}
+        >
+          +
+        </button>
+      </div>
+      {adding && (
+        <form onSubmit={submit} className="switcher-new">
+          <label htmlFor="new-workspace" className="visually-hidden">
+            New workspace name
+          </label>
+          <input
+            id="new-workspace"
+            placeholder="New workspace name"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            autoFocus
+          />
+          <button type="submit" className="button button-small" disabled={create.isPending}>
+            Create
+          </button>
+          {create.error && (
+            <p className="field-error" role="alert">
+              {create.error.message}
+            </p>
+          )}
+        </form>
+      )}
+    </div>
+  );
+}
+
+export function Shell({ children }: { children: ReactNode }) {
+  const { me } = useWorkspace();
+  const signOut = useSignOut();
+  const link = ({ isActive }: { isActive: boolean }) => (isActive ? 'nav-link active' : 'nav-link');
+  return (
+    <div className="shell">
+      <nav className="sidebar" aria-label="Main">
+        <div className="brand">Session Desk</div>
+        <WorkspaceSwitcher />
+        <NavLink to="/new" className="button button-primary new-session">
+          New session
+        </NavLink>
+        <ul className="nav">
+          <li>
+            <NavLink to="/" end className={link}>
+              Sessions
+            </NavLink>
+          </li>
+          <li className="eyebrow nav-heading">Settings</li>
+          <li>
+            <NavLink to="/settings/keys" className={link}>
+              API keys
+            </NavLink>
+          </li>
+          <li>
+            <NavLink to="/settings/members" className={link}>
+              Members
+            </NavLink>
+          </li>
+          <li>
+            <NavLink to="/settings/api" className={link}>
+              API
+            </NavLink>
+          </li>
+        </ul>
+        <div className="me">
+          <Avatar name={me.user.name} imageUrl={me.user.imageUrl} size={28} />
+          <div className="me-text">
+            <div className="me-name">{me.user.name}</div>
+            <div className="muted small">{me.user.email}</div>
+          </div>
+          <button type="button" className="button button-small" onClick={() => signOut.mutate()}>
+            Sign out
+          </button>
+        </div>
+      </nav>
+      <main className="content">{children}</main>
+    </div>
+  );
+}

@@ -1,0 +1,69 @@
+import { useState, type FormEvent } from 'react';
+import { ApiError } from '../../api/client';
+import { useSetup } from '../../api/queries';
+import { TextField } from '../../components/Field';
+
+/** First run: the owner account and a first workspace. */
+export function SetupPage() {
+  const setup = useSetup();
+  const [form, setForm] = useState({ name: '', email: '', password: '', workspaceName: '' });
+  const error = setup.error instanceof ApiError ? setup.error : null;
+  const set = (field: keyof typeof form) => (e: { target: { value: string } }) =>
+    setForm({ ...form, [field]: e.target.value });
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    setup.mutate(form);
+  }
+
+  return (
+    <main className="auth-page">
+      <div className="auth-card">
+        <h1>Welcome to Session Desk</h1>
+        <p className="muted">Create the owner account for this machine and a first workspace.</p>
+        <form className="stack" onSubmit={submit} noValidate>
+          <TextField
+            label="Your name"
+            autoComplete="name"
+            value={form.name}
+            onChange={set('name')}
+            error={error?.fieldError('body.name')}
+            autoFocus
+          />
+          <TextField
+            label="Email"
+            type="email"
+            autoComplete="username"
+            value={form.email}
+            onChange={set('email')}
+            error={error?.fieldError('body.email')}
+          />
+          <TextField
+            label="Password"
+            type="password"
+            autoComplete="new-password"
+            value={form.password}
+            onChange={set('password')}
+            error={error?.fieldError('body.password')}
+            hint="At least 8 characters."
+          />
+          <TextField
+            label="Workspace name"
+            value={form.workspaceName}
+            onChange={set('workspaceName')}
+            error={error?.fieldError('body.workspaceName')}
+            hint="For example your team or project."
+          />
+          {error && error.details.length === 0 && (
+            <p className="form-error" role="alert">
+              {error.message}
+            </p>
+          )}
+          <button type="submit" className="button button-primary" disabled={setup.isPending}>
+            {setup.isPending ? 'Creating…' : 'Create account and workspace'}
+          </button>
+        </form>
+      </div>
+    </main>
+  );
+}

@@ -1,0 +1,109 @@
+import { useState } from 'react';
+import type { Message } from '../../../../src-shared/sessions';
+import { fold } from '../../lib/format';
+import { Markdown } from './Markdown';
+import { buildTranscript, toolResultText, toolSummary, type TranscriptItem } from './transcript';
+
+function Folded({ text, label }: { text: string; label: string }) {
+  const [all, setAll] = useState(false);
+  const { short, folded } = fold(text);
+  return (
+    <>
+      <pre className="code" aria-label={label}>
+        {all || !folded ? text : short}
+      </pre>
+      {folded && (
+        <button type="button" className="link-button" onClick={() => setAll(!all)}>
+          {all ? 'Show less' : `Show all (${text.split('\n').length} lines)`}
+        </button>
+      )}
+    </>
+  );
+}
+
+function ToolStep({ item }: { item: Extract<TranscriptItem, { kind: 'tool' }> }) {
+  const summary = toolSummary(item.use);
+  const failed = item.result?.is_error === true;
+  return (
+    <details className={`tool ${failed ? 'tool-failed' : ''}`}>
+      <summary>
+        <span className="tool-name">{item.use.name}</span>
+        {summary && <code className="tool-summary">{summary}</code>}
+        <span className="tool-state">{item.result === null ? 'running…' : failed ? 'error' : 'done'}</span>
+      </summary>
+      <div className="tool-body">
+        <div className="eyebrow">Input</div>
+        <Folded text={JSON.stringify(item.use.input, null, 2)} label={`${item.use.name} input`} />
+        {item.result && (
+          <>
+            <div className="eyebrow">{failed ? 'Error' : 'Output'}</div>
+            <Folded text={toolResultText(item.result)} label={`${item.use.name} output`} />
+          </>
+        )}
+      </div>
+    </details>
+  );
+}
+
+function Item({ item }: { item: TranscriptItem }) {
+  switch (item.kind) {
+    case 'user':
+      return (
+        <div className="turn turn-user">
+          <div className="eyebrow">Prompt</div>
+          <p className="user-text">{item.text}</p>
+        </div>
+      );
+    case 'text':
+      return (
+        <div className="turn turn-assistant">
+          <Markdown text={item.text} />
+        </div>
+      );
+    case 'thinking':
+      return (
+        <details className="thinking">
+          <summary>Thinking</summary>
+          <p>{item.text}</p>
+        </details>
+      );
+    case 'tool':
+      return <ToolStep item={item} />;
+    case 'orphan-result':
+      return (
+        <details className="tool">
+          <summary>
+            <span className="tool-name">Tool output</span>
+          </summary>
+          <div className="tool-body">
+            <Folded text={toolResultText(item.result)} label="Tool output" />
+          </div>
+        </details>
+      );
+    case 'result':
+      return (
+        <div className={`result ${item.success ? 'result-success' : 'result-error'}`} role="status">
+          <strong>{item.success ? 'Finished' : 'Failed'}</strong>
+          <span className="muted small">
+            {' '}
+            · {(item.durationMs / 1000).toFixed(1)} s · {item.turns} {item.turns === 1 ? 'turn' : 'turns'}
+          </span>
+          <Markdown text={item.text} />
+        </div>
+      );
+  }
+}
+
+export function Transcript({ messages }: { messages: Message[] }) {
+  const items = buildTranscript(messages);
+  if (items.length === 0) return <p className="muted">No messages yet.</p>;
+  return (
+    <ol className="transcript" aria-label="Transcript">
+      {items.map((item) => (
+        <li key={item.key}>
+          <Item item={item} />
+        </li>
+      ))}
+    </ol>
+  );
+}

@@ -1,0 +1,45 @@
+import { rmSync } from 'node:fs';
+import { test as base, expect, type Page } from '@playwright/test';
+import { startServe, type ServeProcess } from '../helpers/cli.js';
+import { seedDataDir, type Seeded } from '../helpers/seed.js';
+import { tempDir } from '../helpers/server.js';
+
+interface Fixtures {
+  /** A fresh data directory and a `sessiondesk serve` on it, stopped after the test. */
+  server: ServeProcess & { dataDir: string };
+  /** The same, seeded with a user in two workspaces and a full transcript. */
+  seeded: { server: ServeProcess & { dataDir: string }; data: Seeded };
+}
+
+async function serveIn(dataDir: string) {
+  const server = await startServe(dataDir, ['--log-level', 'warn']);
+  return Object.assign(server, { dataDir });
+}
+
+export const test = base.extend<Fixtures>({
+  server: async ({}, use) => {
+    const dataDir = tempDir('sessiondesk-e2e-');
+    const server = await serveIn(dataDir);
+    await use(server);
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  },
+  seeded: async ({}, use) => {
+    const dataDir = tempDir('sessiondesk-e2e-');
+    const data = await seedDataDir(dataDir);
+    const server = await serveIn(dataDir);
+    await use({ server, data });
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  },
+});
+
+export { expect };
+
+export async function signIn(page: Page, url: string, email: string, password: string): Promise<void> {
+  await page.goto(url);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('heading', { name: 'Sessions', level: 1 })).toBeVisible();
+}

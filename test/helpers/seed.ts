@@ -1,0 +1,136 @@
+import { createAccounts } from '../../src-main/accounts/accounts.js';
+import { silentLogger, systemClock } from '../../src-main/clock.js';
+import { newId } from '../../src-main/accounts/secrets.js';
+import { createRepositories } from '../../src-main/store/repositories.js';
+import { Store } from '../../src-main/store/store.js';
+import type { Message, Task } from '../../src-shared/sessions.js';
+import { PASSWORD } from './server.js';
+
+/** A transcript with every kind of message and block the dashboard renders. */
+export const FULL_TRANSCRIPT: Message[] = [
+  { type: 'user', message: { content: 'Fix the flaky login test. It fails on CI about once a day.' } },
+  {
+    type: 'assistant',
+    message: {
+      content: [
+        {
+          type: 'thinking',
+          thinking: 'The test probably races the session cookie. Check the fixture first.',
+        },
+        { type: 'text', text: 'I will read the **login test** and its fixture, then run it in a loop.' },
+        { type: 'tool_use', id: 'tu_read', name: 'Read', input: { file_path: 'test/login.test.ts' } },
+        {
+          type: 'tool_use',
+          id: 'tu_bash',
+          name: 'Bash',
+          input: { command: 'npm test -- login --repeat 50' },
+        },
+      ],
+    },
+  },
+  {
+    type: 'assistant',
+    message: {
+      content: [
+        {
+          type: 'tool_result',
+          tool_use_id: 'tu_read',
+          content: Array.from({ length: 60 }, (_, i) => `${i + 1}  line of the login test`).join('\n'),
+        },
+        {
+          type: 'tool_result',
+          tool_use_id: 'tu_bash',
+          content: 'FAIL login.test.ts (3 of 50)\nTimeout waiting for cookie',
+          is_error: true,
+        },
+      ],
+    },
+  },
+  {
+    type: 'assistant',
+    message: {
+      content: [
+        {
+          type: 'text',
+          text: 'Found it: the fixture does not wait for the cookie.\n\n```ts\nawait page.waitForResponse("/api/auth/sign-in");\n```',
+        },
+      ],
+    },
+  },
+  {
+    type: 'result',
+    subtype: 'success',
+    is_error: false,
+    result: 'The login test waits for sign-in now; 50 of 50 runs pass.',
+    duration_ms: 84_000,
+    num_turns: 6,
+  },
+];
+
+export const FULL_TASKS: Task[] = [
+  { id: 'task-1', title: 'Read the login test and fixture', status: 'completed' },
+  { id: 'task-2', title: 'Reproduce the flake in a loop', status: 'in_progress' },
+  { id: 'task-3', title: 'Open a pull request', status: 'pending' },
+];
+
+export interface Seeded {
+  email: string;
+  password: string;
+  organizationId: string;
+  secondOrganizationId: string;
+  transcriptSessionId: string;
+}
+
+/** A data directory with a user in two workspaces and a session carrying FULL_TRANSCRIPT. */
+export async function seedDataDir(dataDir: string, email = 'ada@example.test'): Promise<Seeded> {
+  const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
+  try {
+    const repos = createRepositories(store.db);
+    const accounts = createAccounts(store, repos, systemClock);
+    await accounts.createUser({ email, name: 'Ada Lovelace', password: PASSWORD });
+    const first = await accounts.createWorkspace({ name: 'Acme', ownerEmail: email });
+    const second = await accounts.createWorkspace({ name: 'Side project', ownerEmail: email });
+    const user = repos.users.findByEmail(email)!;
+    const id = newId('session');
+    const at = new Date().toISOString();
+    await store.write(() => {
+      repos.sessions.insert({
+        id,
+        workspaceId: first.organizationId,
+        authorId: user.id,
+        title: 'Fix the flaky login test',
+        model: 'claude-opus-4-6',
+        createdAt: at,
+        baseBranch: 'main',
+        repoUrl: 'https://github.com/acme/web',
+        repository: 'acme/web',
+      });
+      for (const message of FULL_TRANSCRIPT) {
+        repos.sessions.appendMessage(
+          id,
+          first.organizationId,
+          message,
+          message.type === 'user' ? user.id : null,
+          at,
+        );
+      }
+      repos.sessions.replaceTasks(id, FULL_TASKS);
+      repos.sessions.setBranch(id, 'agent/fix-flaky-login-test', at);
+      repos.sessions.updatePullRequest(
+        id,
+        { number: 42, url: 'https://github.com/acme/web/pull/42', status: 'open' },
+        at,
+      );
+      repos.sessions.update(id, { status: 'completed' }, at);
+    });
+    return {
+      email,
+      password: PASSWORD,
+      organizationId: first.organizationId,
+      secondOrganizationId: second.organizationId,
+      transcriptSessionId: id,
+    };
+  } finally {
+    await store.close();
+  }
+}
