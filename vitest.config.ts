@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/{unit,renderer,api,cli,store}/**/*.test.ts'],
+    include: ['test/{unit,renderer,api,cli,store,agents}/**/*.test.ts'],
     // Each file starts real servers and child processes; two cores run two files at once.
     fileParallelism: true,
     maxWorkers: 2,

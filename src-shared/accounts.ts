@@ -116,3 +116,26 @@ export const NewKeyBodySchema = z.strictObject({ label: z.string().trim().max(20
 export const WorkspaceParamsSchema = z.object({ organizationId: z.string().max(100) });
 export const MemberParamsSchema = WorkspaceParamsSchema.extend({ userId: z.string().max(100) });
 export const KeyParamsSchema = WorkspaceParamsSchema.extend({ keyId: z.string().max(100) });
+
+export const AGENT_KINDS = ['demo', 'command'] as const;
+/** Which agent runs a workspace's sessions. `command` runs a local CLI without a shell. */
+export const AgentSettingsSchema = z.strictObject({
+  agent: z.enum(AGENT_KINDS),
+  command: z
+    .array(z.string().min(1).max(1000))
+    .min(1)
+    .max(50)
+    .optional()
+    .describe('Program and arguments; {prompt}, {model} and {sessionId} are replaced, each as one argument.'),
+  timeoutMs: z
+    .number()
+    .int()
+    .min(1000)
+    .max(24 * 60 * 60 * 1000)
+    .optional(),
+});
+export type AgentSettings = z.infer<typeof AgentSettingsSchema>;
+export const AgentSettingsResponseSchema = z.object({
+  settings: AgentSettingsSchema,
+  source: z.enum(['workspace', 'environment', 'default']),
+});

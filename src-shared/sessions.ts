@@ -199,3 +199,26 @@ export const ListSessionsQuerySchema = OrgQuerySchema.extend({
 export type ListSessionsQuery = z.infer<typeof ListSessionsQuerySchema>;
 
 export const SessionParamsSchema = z.object({ sessionId: z.string().max(100) });
+
+export const FollowUpBodySchema = z.strictObject({
+  content: z.string().max(MESSAGE_MAX_CHARS).refine(nonBlank, 'must not be blank'),
+});
+export type FollowUpBody = z.infer<typeof FollowUpBodySchema>;
+
+/** What the live event streams send; `data` of each server-sent event. */
+export const SessionEventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('session.created'), sessionId: z.string(), session: SessionSummarySchema }),
+  z.object({ type: z.literal('session.updated'), sessionId: z.string(), session: SessionSummarySchema }),
+  z.object({
+    type: z.literal('message.added'),
+    sessionId: z.string(),
+    index: z.number().int().describe('Position in the conversation, from 0.'),
+    message: MessageSchema,
+  }),
+  z.object({ type: z.literal('tasks.changed'), sessionId: z.string(), tasks: z.array(TaskSchema) }),
+  z.object({
+    type: z.literal('reset'),
+    reason: z.string().describe('Events were missed (too old to replay): fetch afresh.'),
+  }),
+]);
+export type SessionEvent = z.infer<typeof SessionEventSchema>;

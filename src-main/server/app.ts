@@ -23,6 +23,10 @@ import { authRoutes } from './routes/auth.js';
 import { rendererRoutes } from './routes/renderer.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { workspaceRoutes } from './routes/workspaces.js';
+import { eventRoutes } from './routes/events.js';
+import { AgentHost, type AgentConfig } from '../agents/host.js';
+import { EventBus } from '../events/event-bus.js';
+import { createSessionService } from '../sessions/service.js';
 import { CONTENT_SECURITY_POLICY, redactUrl } from './security-headers.js';
 
 export type { ServerConfig } from './context.js';
@@ -34,7 +38,11 @@ export interface AppDeps {
   /** Request logs (one line each, JSON); omitted, the server logs nothing. */
   log?: { level: string; stream?: NodeJS.WritableStream };
   version?: string;
+  /** How agents run; omitted, the demo agent at a pace a person can follow. */
+  agents?: AgentConfig;
 }
+
+export const DEFAULT_AGENT_CONFIG: AgentConfig = { demoPaceMs: 700 };
 
 /** The API's own description, generated from the same zod schemas that validate requests. */
 const OPENAPI_INFO = {
@@ -83,7 +91,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     error: (msg) => app.log.error(msg),
   };
   const repos = createRepositories(deps.store.db);
+  const events = new EventBus();
+  const sessions = createSessionService({ store: deps.store, repos, clock: deps.clock, events });
+  const agents = new AgentHost({
+    service: sessions,
+    repos,
+    dataDir: deps.store.dataDir,
+    config: deps.agents ?? DEFAULT_AGENT_CONFIG,
+    logger,
+  });
   const ctx: AppContext = {
+    events,
+    sessions,
+    agents,
     store: deps.store,
     repos,
     accounts: createAccounts(deps.store, repos, deps.clock),
@@ -118,6 +138,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return payload;
   });
   registerErrorHandling(app);
+  // Sessions an agent was working on when the server last stopped are closed off first.
+  app.addHook('onReady', async () => {
+    const interrupted = await agents.recoverInterrupted();
+    if (interrupted > 0) logger.warn(`Marked ${interrupted} interrupted session(s) as failed.`);
+  });
+  // Runs are stopped (and recorded) while the store is still open.
+  app.addHook('preClose', async () => {
+    await agents.close();
+  });
 
   await app.register(fastifyCookie);
   await app.register(fastifySwagger, {
@@ -140,6 +169,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   sessionRoutes(api, ctx);
   authRoutes(api, ctx);
   workspaceRoutes(api, ctx);
+  eventRoutes(api, ctx);
   if (deps.config.adminToken) adminRoutes(api, ctx, deps.config.adminToken);
   api.get('/api/openapi.json', { schema: { hide: true } }, () => app.swagger());
   const dashboardPage = await rendererRoutes(app, deps.config.rendererDir);

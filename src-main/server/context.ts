@@ -1,5 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { Accounts } from '../accounts/accounts.js';
+import type { AgentHost } from '../agents/host.js';
+import type { EventBus } from '../events/event-bus.js';
+import type { SessionService } from '../sessions/service.js';
 import type { Clock, Logger } from '../clock.js';
 import type { Repositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
@@ -24,6 +27,9 @@ export interface AppContext {
   logger: Logger;
   config: ServerConfig;
   auth: Authenticator;
+  events: EventBus;
+  sessions: SessionService;
+  agents: AgentHost;
   signInLimits: { perAccount: FailureLimiter; perClient: FailureLimiter };
 }
 

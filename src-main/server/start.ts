@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock, Logger } from '../clock.js';
 import { announceServer, newAdminToken, withdrawServer } from '../server-file.js';
 import { Store } from '../store/store.js';
+import type { AgentConfig } from '../agents/host.js';
 import { buildApp } from './app.js';
 
 export class PortInUseError extends Error {
@@ -26,6 +27,7 @@ export interface StartOptions {
   logger: Logger;
   log?: { level: string; stream?: NodeJS.WritableStream };
   version?: string;
+  agents?: AgentConfig;
 }
 
 export interface RunningServer {
@@ -63,6 +65,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       },
       ...(options.log ? { log: options.log } : {}),
       ...(options.version ? { version: options.version } : {}),
+      ...(options.agents ? { agents: options.agents } : {}),
     });
   let app: FastifyInstance | undefined;
   try {

@@ -113,6 +113,21 @@ export const MIGRATIONS: Migration[] = [
       ) WITHOUT ROWID`,
     ],
   },
+  {
+    version: 2,
+    name: 'agent runs and settings',
+    sql: [
+      // 'running' while an agent works on the session, so a restart can tell which were cut off.
+      `ALTER TABLE sessions ADD COLUMN agent_state TEXT`,
+      `CREATE INDEX sessions_running ON sessions(agent_state) WHERE agent_state IS NOT NULL`,
+      `CREATE TABLE workspace_settings (
+        workspace_id TEXT PRIMARY KEY REFERENCES workspaces(id),
+        agent TEXT NOT NULL CHECK (agent IN ('demo', 'command')),
+        command TEXT,
+        timeout_ms INTEGER
+      )`,
+    ],
+  },
 ];
 
 export class DatabaseTooNewError extends Error {

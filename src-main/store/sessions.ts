@@ -216,6 +216,31 @@ export function createSessionsRepository(db: Db) {
       );
     },
 
+    setAgentState(sessionId: string, state: 'running' | null): void {
+      db.run('UPDATE sessions SET agent_state = ? WHERE id = ?', [state, sessionId]);
+    },
+
+    /** Sessions an agent was working on, e.g. when the app stopped. */
+    runningIds(): string[] {
+      return db.all("SELECT id FROM sessions WHERE agent_state = 'running'").map((r) => str(r[0]));
+    },
+
+    /** What an agent needs to start: the repository and base branch, and the first prompt. */
+    agentInput(sessionId: string): { repoUrl?: string; baseBranch: string; firstMessage?: string } | null {
+      const row = db.first('SELECT repo_url, base_branch, first_message FROM sessions WHERE id = ?', [
+        sessionId,
+      ]);
+      if (!row) return null;
+      const input: { repoUrl?: string; baseBranch: string; firstMessage?: string } = {
+        baseBranch: str(row[1]),
+      };
+      const repoUrl = optStr(row[0]);
+      const firstMessage = optStr(row[2]);
+      if (repoUrl !== undefined) input.repoUrl = repoUrl;
+      if (firstMessage !== undefined) input.firstMessage = firstMessage;
+      return input;
+    },
+
     setBranch(sessionId: string, branch: string, at: string): void {
       db.run('UPDATE sessions SET branch = ?, updated_at = ? WHERE id = ?', [branch, at, sessionId]);
     },

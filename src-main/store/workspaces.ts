@@ -24,8 +24,39 @@ export interface MemberRecord {
   joinedAt: string;
 }
 
+export interface WorkspaceSettingsRecord {
+  agent: 'demo' | 'command';
+  command?: string[];
+  timeoutMs?: number;
+}
+
 export function createWorkspacesRepository(db: Db) {
   return {
+    settings(workspaceId: string): WorkspaceSettingsRecord | null {
+      const row = db.first(
+        'SELECT agent, command, timeout_ms FROM workspace_settings WHERE workspace_id = ?',
+        [workspaceId],
+      );
+      if (!row) return null;
+      const settings: WorkspaceSettingsRecord = { agent: str(row[0]) as WorkspaceSettingsRecord['agent'] };
+      const command = optStr(row[1]);
+      if (command !== undefined) settings.command = JSON.parse(command) as string[];
+      if (typeof row[2] === 'number') settings.timeoutMs = row[2];
+      return settings;
+    },
+    putSettings(workspaceId: string, settings: WorkspaceSettingsRecord): void {
+      db.run(
+        `INSERT INTO workspace_settings (workspace_id, agent, command, timeout_ms) VALUES (?, ?, ?, ?)
+         ON CONFLICT (workspace_id) DO UPDATE SET agent = excluded.agent, command = excluded.command,
+           timeout_ms = excluded.timeout_ms`,
+        [
+          workspaceId,
+          settings.agent,
+          settings.command ? JSON.stringify(settings.command) : null,
+          settings.timeoutMs ?? null,
+        ],
+      );
+    },
     insert(workspace: WorkspaceRecord): void {
       db.run('INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)', [
         workspace.id,

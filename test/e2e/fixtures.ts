@@ -11,8 +11,11 @@ interface Fixtures {
   seeded: { server: ServeProcess & { dataDir: string }; data: Seeded };
 }
 
-async function serveIn(dataDir: string) {
-  const server = await startServe(dataDir, ['--log-level', 'warn']);
+/** The demo agent's pace: slow enough by default that sessions stay as a test leaves them. */
+async function serveIn(dataDir: string, paceMs = 3_600_000) {
+  const server = await startServe(dataDir, ['--log-level', 'warn'], {
+    SESSIONDESK_DEMO_PACE_MS: String(paceMs),
+  });
   return Object.assign(server, { dataDir });
 }
 

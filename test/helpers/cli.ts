@@ -40,13 +40,18 @@ export interface ServeProcess {
 }
 
 /** Starts `sessiondesk serve --port 0` and waits for the URL line. */
-export function startServe(dataDir: string, extraArgs: string[] = []): Promise<ServeProcess> {
+export function startServe(
+  dataDir: string,
+  extraArgs: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): Promise<ServeProcess> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
       [CLI, 'serve', '--port', '0', '--data-dir', dataDir, ...extraArgs],
       {
         cwd: ROOT,
+        env: { ...process.env, ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );

@@ -31,6 +31,12 @@ export interface TestServerOptions {
   dataDir?: string;
   adminToken?: string;
   rendererDir?: string;
+  /**
+   * Milliseconds between the demo agent's steps. By default an hour: a new session's
+   * agent is running (the session stays active) but writes nothing while a test looks.
+   */
+  agentPaceMs?: number;
+  agentCommand?: string[];
   log?: { level: string; stream?: NodeJS.WritableStream };
   store?: Partial<StoreOptions>;
 }
@@ -49,6 +55,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.rendererDir ? { rendererDir: options.rendererDir } : {}),
     },
     ...(options.log ? { log: options.log } : {}),
+    agents: {
+      demoPaceMs: options.agentPaceMs ?? 3_600_000,
+      ...(options.agentCommand ? { defaultCommand: options.agentCommand } : {}),
+    },
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();

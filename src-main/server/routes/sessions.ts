@@ -14,6 +14,7 @@ import {
   SessionParamsSchema,
   SessionResponseSchema,
   UpdateSessionBodySchema,
+  FollowUpBodySchema,
 } from '../../../src-shared/sessions.js';
 import { makeTitle } from '../../../src-shared/text.js';
 import { newId } from '../../accounts/secrets.js';
@@ -48,7 +49,7 @@ function sendJsonText(reply: FastifyReply, json: string): FastifyReply {
 }
 
 export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const { repos, store, clock, auth } = ctx;
+  const { repos, agents, auth, clock } = ctx;
   const api = app.withTypeProvider<ZodTypeProvider>();
   const { either, userOnly } = authHooks(auth);
 
@@ -172,11 +173,13 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
         ...(status === undefined ? {} : { status }),
       };
       if (Object.keys(changes).length === 0) return { session: toSummary(row, 'none') };
-      const updated = await store.write(() => {
-        repos.sessions.update(row.id, changes, clock.now().toISOString());
-        return repos.sessions.find(row.id);
-      });
-      if (!updated) throw notFound('Session not found');
+      const updated = await ctx.sessions.update(row.id, changes);
+      if (status !== undefined && status !== 'active' && agents.isRunning(row.id)) {
+        await agents.stop(row.id, {
+          text: `Stopped: the session was marked ${status}.`,
+          success: status === 'completed',
+        });
+      }
       return { session: toSummary(updated, 'none') };
     },
   );
@@ -199,23 +202,45 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
       const body = request.body;
       const workspaceId = workspaceFor(principal, body.organizationId);
       const repo = body.repoUrl === undefined ? null : parseRepoUrl(body.repoUrl);
-      const id = newId('session');
-      const created = await store.write(() => {
-        repos.sessions.insert({
-          id,
-          workspaceId,
-          authorId: principal.userId,
-          title: makeTitle(body.initialMessage),
-          model: body.model ?? DEFAULT_MODEL,
-          createdAt: clock.now().toISOString(),
-          baseBranch: body.baseBranch ?? DEFAULT_BASE_BRANCH,
-          ...(body.initialMessage === undefined ? {} : { initialMessage: body.initialMessage }),
-          ...(repo ? { repoUrl: repo.url, repository: repo.repository } : {}),
-        });
-        return repos.sessions.find(id);
+      const created = await ctx.sessions.create({
+        id: newId('session'),
+        workspaceId,
+        authorId: principal.userId,
+        title: makeTitle(body.initialMessage),
+        model: body.model ?? DEFAULT_MODEL,
+        baseBranch: body.baseBranch ?? DEFAULT_BASE_BRANCH,
+        ...(body.initialMessage === undefined ? {} : { initialMessage: body.initialMessage }),
+        ...(repo ? { repoUrl: repo.url, repository: repo.repository } : {}),
       });
-      if (!created) throw new Error('created session could not be read back');
+      agents.start(created.id);
       return reply.code(201).send({ session: toSummary(created, 'first') });
+    },
+  );
+
+  api.post(
+    '/api/sessions/:sessionId/messages',
+    {
+      ...userOnly,
+      schema: {
+        summary: 'Send a follow-up',
+        description:
+          'Signed-in users only, like create. Appends the prompt and passes it to the agent; a finished session becomes active again. Answers with the summary form.',
+        tags: ['sessions'],
+        params: SessionParamsSchema,
+        querystring: OrgQuerySchema,
+        body: FollowUpBodySchema,
+        response: { 201: SessionResponseSchema, ...errors(400, 401, 403, 404, 413, 415, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const principal = userOf(request);
+      const row = accessibleSession(principal, request.params.sessionId, request.query.organizationId);
+      const message = { type: 'user' as const, message: { content: request.body.content } };
+      const updated = await ctx.sessions.appendMessage(row.id, message, principal.userId, {
+        status: 'active',
+      });
+      await agents.followUp(row.id, request.body.content);
+      return reply.code(201).send({ session: toSummary(updated, 'both') });
     },
   );
 }

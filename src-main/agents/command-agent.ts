@@ -1,0 +1,178 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { mapStreamLine } from './stream-json.js';
+import {
+  branchName,
+  resultMessage,
+  RunAborted,
+  type AgentRunner,
+  type RunContext,
+  type RunOutcome,
+} from './types.js';
+import { prepareSandbox } from './sandbox.js';
+
+export interface CommandAgentOptions {
+  /** Program and arguments; `{prompt}`, `{model}` and `{sessionId}` are replaced, each inside one argument. */
+  command: string[];
+  timeoutMs: number;
+}
+
+export const DEFAULT_AGENT_TIMEOUT_MS = 30 * 60 * 1000;
+const STDERR_KEPT = 4000;
+
+/** Fills the placeholders of a command template. Never a shell: each element stays one argument. */
+export function expandCommand(
+  template: string[],
+  values: { prompt: string; model: string; sessionId: string },
+): string[] {
+  return template.map((arg) =>
+    arg
+      .replaceAll('{prompt}', values.prompt)
+      .replaceAll('{model}', values.model)
+      .replaceAll('{sessionId}', values.sessionId),
+  );
+}
+
+/**
+ * Runs a local agent CLI (one that prints stream-json, one JSON message per line) in the
+ * session's sandbox, and records what it prints as it prints it.
+ */
+export function createCommandAgent(options: CommandAgentOptions): AgentRunner {
+  async function run(ctx: RunContext, prompt: string): Promise<RunOutcome> {
+    const started = Date.now();
+    const [program, ...args] = expandCommand(options.command, {
+      prompt,
+      model: ctx.session.model,
+      sessionId: ctx.session.id,
+    });
+    if (!program) throw new Error('the agent command is empty');
+    if (ctx.signal.aborted) throw new RunAborted();
+
+    const child = spawn(program, args, {
+      cwd: ctx.sandboxDir,
+      env: { ...process.env, SESSIONDESK_SESSION_ID: ctx.session.id },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: process.platform !== 'win32',
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-STDERR_KEPT);
+    });
+    const kill = () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      // The whole process group: agent CLIs start tools of their own.
+      try {
+        if (child.pid && process.platform !== 'win32') process.kill(-child.pid, 'SIGTERM');
+        else child.kill('SIGTERM');
+      } catch {
+        child.kill('SIGTERM');
+      }
+      setTimeout(() => {
+        try {
+          if (child.pid && process.platform !== 'win32') process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }, 2000).unref();
+    };
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      kill();
+    }, options.timeoutMs);
+    ctx.signal.addEventListener('abort', kill, { once: true });
+
+    let result: RunOutcome['result'] | null = null;
+    let recording: Promise<void> = Promise.resolve();
+    const lines = createInterface({ input: child.stdout });
+    lines.on('line', (line) => {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        return; // Not stream-json (a banner, a warning): not part of the transcript.
+      }
+      for (const action of mapStreamLine(parsed)) {
+        // In order, one at a time: each is a durable write.
+        recording = recording.then(async () => {
+          if (action.kind === 'assistant')
+            await ctx.sink.assistant({ type: 'assistant', message: { content: action.content } });
+          else if (action.kind === 'tasks') await ctx.sink.tasks(action.tasks);
+          else if (action.kind === 'pull-request') await ctx.sink.pullRequest(action.pr);
+          else result = action.result;
+        });
+      }
+    });
+
+    const exit = await new Promise<{ code: number | null; error?: Error }>((resolve) => {
+      child.on('error', (error) => resolve({ code: null, error }));
+      child.on('close', (code) => resolve({ code }));
+    });
+    clearTimeout(timer);
+    ctx.signal.removeEventListener('abort', kill);
+    await recording;
+    if (ctx.signal.aborted) throw new RunAborted();
+
+    const elapsed = Date.now() - started;
+    const tail = stderr.trim();
+    if (exit.error) {
+      const missing = (exit.error as NodeJS.ErrnoException).code === 'ENOENT';
+      return {
+        result: resultMessage(
+          false,
+          missing
+            ? `The agent command "${program}" was not found.`
+            : `The agent command could not start: ${exit.error.message}`,
+          elapsed,
+          0,
+        ),
+      };
+    }
+    if (timedOut) {
+      return {
+        result: resultMessage(
+          false,
+          `The agent did not finish within ${Math.round(options.timeoutMs / 1000)} s and was stopped.${tail ? `\n\n${tail}` : ''}`,
+          elapsed,
+          0,
+        ),
+      };
+    }
+    if (result) return { result };
+    if (exit.code === 0)
+      return { result: resultMessage(true, 'The agent finished without a result message.', elapsed, 0) };
+    return {
+      result: resultMessage(
+        false,
+        `The agent exited with code ${exit.code}.${tail ? `\n\n${tail}` : ''}`,
+        elapsed,
+        0,
+      ),
+    };
+  }
+
+  return {
+    kind: 'command',
+    async start(ctx, prompt) {
+      const branch = branchName(ctx.session.title, ctx.session.id);
+      await prepareSandbox({
+        dir: ctx.sandboxDir,
+        repoUrl: ctx.session.repoUrl,
+        baseBranch: ctx.session.baseBranch,
+        branch,
+        signal: ctx.signal,
+      });
+      if (ctx.session.repoUrl) await ctx.sink.branch(branch);
+      return run(ctx, prompt ?? ctx.session.title);
+    },
+    async followUp(ctx, text) {
+      await prepareSandbox({
+        dir: ctx.sandboxDir,
+        repoUrl: ctx.session.repoUrl,
+        baseBranch: ctx.session.baseBranch,
+        branch: branchName(ctx.session.title, ctx.session.id),
+      });
+      return run(ctx, text);
+    },
+  };
+}

@@ -1,0 +1,104 @@
+import { spawn } from 'node:child_process';
+import { mkdir, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export class SandboxError extends Error {}
+
+export interface ProcessResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a program without a shell: every argument reaches it as is, whatever it contains. */
+export function runProgram(
+  command: string,
+  args: string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv; signal?: AbortSignal },
+): Promise<ProcessResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Where a session's sandbox lives: one folder per session under the data directory. */
+export function sandboxPath(dataDir: string, sessionId: string): string {
+  return join(dataDir, 'sandboxes', sessionId);
+}
+
+const lastLines = (text: string, n = 5) => text.trim().split('\n').slice(-n).join('\n');
+
+/**
+ * Prepares a session's sandbox: with a repository, a real `git clone` of the base branch
+ * (git's own configuration applies, `url.<base>.insteadOf` included) and a new working
+ * branch; without one, an empty folder. Sandboxes are never deleted automatically, so
+ * uncommitted work in one is never lost.
+ */
+export async function prepareSandbox(options: {
+  dir: string;
+  repoUrl?: string | undefined;
+  baseBranch: string;
+  branch: string;
+  signal?: AbortSignal;
+}): Promise<void> {
+  await mkdir(options.dir, { recursive: true });
+  if (!options.repoUrl) return;
+  if ((await readdir(options.dir)).length > 0) return; // Resumed: the clone is already there.
+  let clone: ProcessResult;
+  try {
+    clone = await runProgram(
+      'git',
+      [
+        'clone',
+        '--quiet',
+        '--branch',
+        options.baseBranch,
+        '--single-branch',
+        '--',
+        options.repoUrl,
+        options.dir,
+      ],
+      {
+        cwd: join(options.dir, '..'),
+        env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
+        ...(options.signal ? { signal: options.signal } : {}),
+      },
+    );
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new SandboxError(
+      code === 'ENOENT'
+        ? 'git is not installed (or not on PATH), so the repository cannot be cloned.'
+        : `git could not run: ${String(err)}`,
+    );
+  }
+  if (clone.code !== 0) {
+    const detail = lastLines(clone.stderr);
+    const hint = /Remote branch .* not found/iu.test(clone.stderr)
+      ? `The branch "${options.baseBranch}" does not exist in ${options.repoUrl}.`
+      : `Cloning ${options.repoUrl} (branch ${options.baseBranch}) failed.`;
+    throw new SandboxError(`${hint}\n\n${detail}`);
+  }
+  const checkout = await runProgram('git', ['checkout', '--quiet', '-b', options.branch], {
+    cwd: options.dir,
+  });
+  if (checkout.code !== 0)
+    throw new SandboxError(`Creating the branch ${options.branch} failed.\n\n${lastLines(checkout.stderr)}`);
+}
+
+/** Whether a sandbox holds work that is not committed (what a clean-up must never delete). */
+export async function hasUncommittedChanges(dir: string): Promise<boolean> {
+  const status = await runProgram('git', ['status', '--porcelain'], { cwd: dir });
+  return status.code !== 0 || status.stdout.trim() !== '';
+}

@@ -1,0 +1,101 @@
+import type { AssistantMessage, ResultMessage, Task } from '../../src-shared/sessions.js';
+import type { PullRequestUpdate } from '../sessions/service.js';
+
+/** What a runner may do to its session: every call is a durable write and a live event. */
+export interface SessionSink {
+  assistant(message: AssistantMessage): Promise<void>;
+  tasks(tasks: Task[]): Promise<void>;
+  branch(name: string): Promise<void>;
+  pullRequest(pr: PullRequestUpdate): Promise<void>;
+}
+
+export interface AgentSession {
+  id: string;
+  workspaceId: string;
+  title: string;
+  model: string;
+  repoUrl?: string;
+  repository?: string;
+  baseBranch: string;
+}
+
+export interface RunContext {
+  session: AgentSession;
+  /** The session's own folder under the data directory (the clone, for the command agent). */
+  sandboxDir: string;
+  sink: SessionSink;
+  /** Aborted when the session is stopped (a PATCH to completed or failed, or shutdown). */
+  signal: AbortSignal;
+}
+
+/** How a run ended: the result message; `failed` decides the session's status. */
+export interface RunOutcome {
+  result: ResultMessage;
+}
+
+/**
+ * An agent. `start` works on the session's first prompt, `followUp` on a later one; both
+ * resolve when the agent is done with that prompt. Stopping is the signal in the context.
+ */
+export interface AgentRunner {
+  readonly kind: 'demo' | 'command';
+  start(ctx: RunContext, prompt: string | undefined): Promise<RunOutcome>;
+  followUp(ctx: RunContext, text: string): Promise<RunOutcome>;
+}
+
+export class RunAborted extends Error {
+  constructor() {
+    super('the run was stopped');
+  }
+}
+
+/** Waits `ms`, or throws RunAborted as soon as the run is stopped. */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(new RunAborted());
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new RunAborted());
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export function resultMessage(
+  success: boolean,
+  text: string,
+  durationMs: number,
+  turns: number,
+): ResultMessage {
+  return {
+    type: 'result',
+    subtype: success ? 'success' : 'error',
+    is_error: !success,
+    result: text,
+    duration_ms: Math.round(durationMs),
+    num_turns: turns,
+  };
+}
+
+/** `agent/<short-title>`: the working branch an agent creates for a session. */
+export function branchName(title: string, sessionId: string): string {
+  const slug = title
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/gu, '-')
+    .replace(/^-+|-+$/gu, '')
+    .split('-')
+    .slice(0, 6)
+    .join('-')
+    .slice(0, 40)
+    .replace(/-+$/u, '');
+  return `agent/${slug || 'session'}-${sessionId
+    .slice(-6)
+    .toLowerCase()
+    .replace(/[^a-z0-9]/gu, 'x')}`;
+}

@@ -1,0 +1,156 @@
+import type {
+  Message,
+  ResultMessage,
+  SessionStatus,
+  SessionSummary,
+  Task,
+} from '../../src-shared/sessions.js';
+import type { Clock } from '../clock.js';
+import type { EventBus } from '../events/event-bus.js';
+import { toSummary } from '../server/serialize.js';
+import type { Repositories } from '../store/repositories.js';
+import type { NewSession, SessionRow } from '../store/sessions.js';
+import type { Store } from '../store/store.js';
+
+export interface PullRequestUpdate {
+  number: number;
+  url: string;
+  status: 'draft' | 'open' | 'merged' | 'closed';
+  /** When it was merged; defaults to now when the status becomes merged. */
+  mergedAt?: string;
+}
+
+/**
+ * Every change to a session goes through here, from the API and from agents alike: one
+ * durable write, then the matching live event. Events are published only after the write
+ * is on disk, so a client never sees what a crash could take back.
+ */
+export function createSessionService(deps: {
+  store: Store;
+  repos: Repositories;
+  clock: Clock;
+  events: EventBus;
+}) {
+  const { store, repos, clock, events } = deps;
+  const now = () => clock.now().toISOString();
+
+  function summary(id: string): SessionRow {
+    const row = repos.sessions.find(id);
+    if (!row) throw new Error(`session ${id} vanished`);
+    return row;
+  }
+
+  function publishUpdated(row: SessionRow): void {
+    events.publish(row.workspaceId, {
+      type: 'session.updated',
+      sessionId: row.id,
+      session: toSummary(row, 'both'),
+    });
+  }
+
+  return {
+    async create(input: Omit<NewSession, 'createdAt'>): Promise<SessionRow> {
+      const row = await store.write(() => {
+        repos.sessions.insert({ ...input, createdAt: now() });
+        return summary(input.id);
+      });
+      events.publish(row.workspaceId, {
+        type: 'session.created',
+        sessionId: row.id,
+        session: toSummary(row, 'both'),
+      });
+      if (input.initialMessage !== undefined) {
+        events.publish(row.workspaceId, {
+          type: 'message.added',
+          sessionId: row.id,
+          index: 0,
+          message: { type: 'user', message: { content: input.initialMessage } },
+        });
+      }
+      return row;
+    },
+
+    async update(id: string, changes: { title?: string; status?: SessionStatus }): Promise<SessionRow> {
+      const row = await store.write(() => {
+        repos.sessions.update(id, changes, now());
+        return summary(id);
+      });
+      publishUpdated(row);
+      return row;
+    },
+
+    /** Appends a message; `authorId` is set for a person's prompt, null for the agent's output. */
+    async appendMessage(
+      id: string,
+      message: Message,
+      authorId: string | null,
+      extra: { status?: SessionStatus } = {},
+    ) {
+      const { row, seq } = await store.write(() => {
+        const current = summary(id);
+        const seq = repos.sessions.appendMessage(id, current.workspaceId, message, authorId, now());
+        if (extra.status) repos.sessions.update(id, { status: extra.status }, now());
+        return { row: summary(id), seq };
+      });
+      events.publish(row.workspaceId, { type: 'message.added', sessionId: id, index: seq - 1, message });
+      publishUpdated(row);
+      return row;
+    },
+
+    async replaceTasks(id: string, tasks: Task[]): Promise<void> {
+      const workspaceId = await store.write(() => {
+        repos.sessions.replaceTasks(id, tasks);
+        return summary(id).workspaceId;
+      });
+      events.publish(workspaceId, { type: 'tasks.changed', sessionId: id, tasks });
+    },
+
+    async setBranch(id: string, branch: string): Promise<void> {
+      publishUpdated(
+        await store.write(() => {
+          repos.sessions.setBranch(id, branch, now());
+          return summary(id);
+        }),
+      );
+    },
+
+    /** The one path for pull-request facts: agents' output today, a code-host sync later. */
+    async updatePullRequest(id: string, pr: PullRequestUpdate): Promise<void> {
+      publishUpdated(
+        await store.write(() => {
+          repos.sessions.updatePullRequest(id, { ...pr, ...(pr.mergedAt ? {} : { mergedAt: now() }) }, now());
+          return summary(id);
+        }),
+      );
+    },
+
+    /** Marks whether an agent is working on the session (what a restart looks for). */
+    async setAgentRunning(id: string, running: boolean): Promise<void> {
+      await store.write(() => repos.sessions.setAgentState(id, running ? 'running' : null));
+    },
+
+    /** Ends a run: the result message, the status it leads to, and the agent marked idle. */
+    async finish(id: string, result: ResultMessage, status: SessionStatus | null): Promise<SessionRow> {
+      const { row, seq } = await store.write(() => {
+        const current = summary(id);
+        const seq = repos.sessions.appendMessage(id, current.workspaceId, result, null, now());
+        if (status) repos.sessions.update(id, { status }, now());
+        repos.sessions.setAgentState(id, null);
+        return { row: summary(id), seq };
+      });
+      events.publish(row.workspaceId, {
+        type: 'message.added',
+        sessionId: id,
+        index: seq - 1,
+        message: result,
+      });
+      publishUpdated(row);
+      return row;
+    },
+
+    toSummary(row: SessionRow, previews: 'both' | 'first' | 'none'): SessionSummary {
+      return toSummary(row, previews);
+    },
+  };
+}
+export type SessionService = ReturnType<typeof createSessionService>;
