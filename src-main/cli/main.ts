@@ -16,6 +16,7 @@ import { DataDamagedError } from '../store/store.js';
 import { DataDirLockedError } from '../store/lock.js';
 import { PortInUseError, startServer } from '../server/start.js';
 import type { AgentConfig } from '../agents/host.js';
+import { DEMO } from '../demo/seed.js';
 import { DEFAULT_AGENT_CONFIG } from '../server/app.js';
 import { CliError, openAdminTarget, type AdminTarget } from './admin-target.js';
 import { USAGE, UsageError, type CommandName } from './usage.js';
@@ -122,6 +123,7 @@ async function serve(args: string[]): Promise<void> {
     host: { type: 'string', default: '127.0.0.1' },
     port: { type: 'string', default: String(DEFAULT_PORT) },
     'log-level': { type: 'string', default: 'info' },
+    demo: { type: 'boolean' },
   });
   if (v.help) return print(USAGE.serve);
   const host = String(v.host);
@@ -141,6 +143,7 @@ async function serve(args: string[]): Promise<void> {
 
   const server = await startServer({
     agents,
+    demo: v.demo === true,
     dataDir,
     host,
     port,
@@ -152,6 +155,10 @@ async function serve(args: string[]): Promise<void> {
   });
   print(`Session Desk is running at ${server.url}`);
   print(`Data directory: ${dataDir}`);
+  if (v.demo) {
+    print(`Demo workspace (sample data): organizationId ${DEMO.organizationId}`);
+    print(`Demo sign-in: ${DEMO.email} / ${DEMO.password}`);
+  }
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

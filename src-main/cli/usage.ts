@@ -13,11 +13,15 @@ Commands:
 
 Every command takes --data-dir DIR (else SESSIONDESK_DATA_DIR, else the app's data folder).
 Run "sessiondesk <command> --help" for a command's options.`,
-  serve: `Usage: sessiondesk serve [--host 127.0.0.1] [--port 4319] [--data-dir DIR] [--log-level LEVEL]
+  serve: `Usage: sessiondesk serve [--host 127.0.0.1] [--port 4319] [--data-dir DIR] [--demo] [--log-level LEVEL]
 
 Runs the Session Management API and the dashboard. Prints the URL it listens on and
 writes it to DIR/server.json. Only loopback hosts are allowed. A port in use is an error.
-  --log-level   info (default: one JSON line per request, on stderr), warn, error or silent`,
+  --demo        create the demo workspace (sample data, once) and print its sign-in
+  --log-level   info (default: one JSON line per request, on stderr), warn, error or silent
+
+Environment: SESSIONDESK_AGENT_COMMAND (the agent CLI for workspaces without their own
+setting), SESSIONDESK_DEMO_PACE_MS (the demo agent's pause between steps, default 700).`,
   'user create': `Usage: sessiondesk user create --email E --name N --password P [--image-url U] [--data-dir DIR]
 
 Creates a local user who can sign in to the dashboard. Prints the user id.

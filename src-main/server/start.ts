@@ -4,6 +4,9 @@ import { announceServer, newAdminToken, withdrawServer } from '../server-file.js
 import { Store } from '../store/store.js';
 import type { AgentConfig } from '../agents/host.js';
 import { buildApp } from './app.js';
+import { createAccounts } from '../accounts/accounts.js';
+import { seedDemo } from '../demo/seed.js';
+import { createRepositories } from '../store/repositories.js';
 
 export class PortInUseError extends Error {
   constructor(
@@ -28,6 +31,8 @@ export interface StartOptions {
   log?: { level: string; stream?: NodeJS.WritableStream };
   version?: string;
   agents?: AgentConfig;
+  /** Create the demo workspace (once) before listening. */
+  demo?: boolean;
 }
 
 export interface RunningServer {
@@ -53,6 +58,20 @@ async function listen(app: FastifyInstance, host: string, port: number): Promise
 /** Opens the store, builds the app and listens: what `sessiondesk serve` and the desktop app share. */
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const store = await Store.open({ dataDir: options.dataDir, clock: options.clock, logger: options.logger });
+  if (options.demo) {
+    try {
+      const repos = createRepositories(store.db);
+      await seedDemo({
+        store,
+        repos,
+        accounts: createAccounts(store, repos, options.clock),
+        clock: options.clock,
+      });
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+  }
   const adminToken = newAdminToken();
   const build = () =>
     buildApp({

@@ -10,6 +10,7 @@ import { SignInForm, SignInPage } from './features/auth/SignInForm';
 import { NewSessionPage } from './features/sessions/NewSessionPage';
 import { SessionPage } from './features/sessions/SessionPage';
 import { SessionsPage } from './features/sessions/SessionsPage';
+import { AgentPage } from './features/settings/AgentPage';
 import { ApiPage } from './features/settings/ApiPage';
 import { KeysPage } from './features/settings/KeysPage';
 import { MembersPage } from './features/settings/MembersPage';
@@ -53,6 +54,7 @@ function Routed() {
         <Route path="/sessions/:sessionId" element={<SessionPage />} />
         <Route path="/settings/keys" element={<KeysPage />} />
         <Route path="/settings/members" element={<MembersPage />} />
+        <Route path="/settings/agent" element={<AgentPage />} />
         <Route path="/settings/api" element={<ApiPage />} />
         <Route
           path="*"

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
+  AgentSettingsResponseSchema,
+  AgentSettingsSchema,
   CreatedKeyResponseSchema,
   KeyParamsSchema,
   KeysResponseSchema,
@@ -19,7 +21,8 @@ import {
   WorkspacesResponseSchema,
 } from '../../../src-shared/accounts.js';
 import { ErrorResponseSchema } from '../../../src-shared/errors.js';
-import { badRequest, forbidden } from '../../errors.js';
+import { badRequest, conflict, forbidden } from '../../errors.js';
+import { DEMO, seedDemo } from '../../demo/seed.js';
 import { authHooks } from '../auth/authenticate.js';
 import { userOf, type AppContext } from '../context.js';
 import { startSignIn } from './auth.js';
@@ -71,6 +74,32 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       const result = await accounts.setUp(request.body);
       await startSignIn(ctx, reply, result.user.id);
       return reply.code(201).send(result);
+    },
+  );
+
+  api.post(
+    '/api/setup/demo',
+    {
+      schema: {
+        summary: 'First-run demo',
+        description:
+          'Instead of setup: creates the demo workspace (sample data) and signs in as its owner. Only while no user exists (409 afterwards).',
+        tags: ['dashboard'],
+        response: { 201: SetupResponseSchema, ...errors(403, 409, 500, 503) },
+      },
+    },
+    async (_request, reply) => {
+      if (repos.users.count() > 0) throw conflict('Session Desk is already set up; sign in instead');
+      await seedDemo({ store: ctx.store, repos, accounts, clock: ctx.clock });
+      const owner = repos.users.findByEmail(DEMO.email);
+      const workspace = repos.workspaces
+        .listForUser(owner?.id ?? '')
+        .find((w) => w.organizationId === DEMO.organizationId);
+      if (!owner || !workspace) throw new Error('the demo workspace was not created');
+      await startSignIn(ctx, reply, owner.id);
+      return reply
+        .code(201)
+        .send({ user: { id: owner.id, email: owner.email, name: owner.name }, workspace });
     },
   );
 
@@ -235,6 +264,59 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         keyId: request.params.keyId,
       });
       return reply.code(204).send(null);
+    },
+  );
+
+  api.get(
+    '/api/workspaces/:organizationId/agent',
+    {
+      ...userOnly,
+      schema: {
+        summary: "The workspace's agent",
+        description:
+          'Which agent runs new sessions and follow-ups, and where that comes from: the workspace, SESSIONDESK_AGENT_COMMAND, or the default (the demo agent).',
+        tags: ['dashboard'],
+        params: WorkspaceParamsSchema,
+        response: { 200: AgentSettingsResponseSchema, ...errors(400, 401, 403, 500) },
+      },
+    },
+    async (request) => {
+      requireRole(userOf(request).userId, request.params.organizationId, 'member');
+      return ctx.agents.settingsFor(request.params.organizationId);
+    },
+  );
+
+  api.put(
+    '/api/workspaces/:organizationId/agent',
+    {
+      ...userOnly,
+      schema: {
+        summary: "Set the workspace's agent",
+        description:
+          'Owners only. `demo`, or `command` with the program and its arguments (no shell; {prompt}, {model} and {sessionId} are filled in). Applies to runs started afterwards.',
+        tags: ['dashboard'],
+        params: WorkspaceParamsSchema,
+        body: AgentSettingsSchema,
+        response: { 200: AgentSettingsResponseSchema, ...errors(400, 401, 403, 500, 503) },
+      },
+    },
+    async (request) => {
+      const { organizationId } = request.params;
+      requireRole(userOf(request).userId, organizationId, 'owner');
+      const { agent, command, timeoutMs } = request.body;
+      if (agent === 'command' && !command) {
+        throw badRequest('The command agent needs a command', [
+          { path: 'body.command', message: 'is required for agent "command"' },
+        ]);
+      }
+      await ctx.store.write(() =>
+        repos.workspaces.putSettings(organizationId, {
+          agent,
+          ...(agent === 'command' && command ? { command } : {}),
+          ...(timeoutMs === undefined ? {} : { timeoutMs }),
+        }),
+      );
+      return ctx.agents.settingsFor(organizationId);
     },
   );
 }

@@ -70,5 +70,6 @@ export const api = {
     request('POST', path, schema, body ?? {}),
   patch: <S extends z.ZodType>(path: string, schema: S, body: unknown) =>
     request('PATCH', path, schema, body),
+  put: <S extends z.ZodType>(path: string, schema: S, body: unknown) => request('PUT', path, schema, body),
   delete: <S extends z.ZodType>(path: string, schema: S) => request('DELETE', path, schema),
 };

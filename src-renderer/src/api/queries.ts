@@ -1,6 +1,8 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { z } from 'zod';
 import {
+  AgentSettingsResponseSchema,
+  type AgentSettings,
   CreatedKeyResponseSchema,
   KeysResponseSchema,
   MeResponseSchema,
@@ -21,8 +23,12 @@ import {
 } from '../../../src-shared/sessions';
 import { api } from './client';
 
-/** How often open views refresh without a reload. */
+/**
+ * How often open views refresh by polling. Live events refresh them as things happen; polling
+ * is the fallback while the event stream is not connected.
+ */
 export const POLL_MS = 3000;
+export const POLL_WHILE_LIVE_MS = 30_000;
 
 export const keys = {
   me: ['me'] as const,
@@ -92,21 +98,70 @@ export function sessionsQueryString(org: string, filters: SessionFilters, cursor
 }
 
 /** One page of the list, refreshed in the background. */
-export function useSessionsPage(org: string, filters: SessionFilters, cursor: string | undefined) {
+export function useSessionsPage(
+  org: string,
+  filters: SessionFilters,
+  cursor: string | undefined,
+  live: boolean,
+) {
   return useQuery({
     queryKey: [...keys.sessions(org), filters, cursor ?? null],
     queryFn: () =>
       api.get(`/api/sessions?${sessionsQueryString(org, filters, cursor)}`, ListSessionsResponseSchema),
     placeholderData: keepPreviousData,
-    refetchInterval: POLL_MS,
+    refetchInterval: live ? POLL_WHILE_LIVE_MS : POLL_MS,
   });
 }
 
-export function useSession(id: string) {
+export function useSession(id: string, live: boolean) {
   return useQuery({
     queryKey: keys.session(id),
     queryFn: () => api.get(`/api/sessions/${encodeURIComponent(id)}`, FullSessionResponseSchema),
-    refetchInterval: (query) => (query.state.data?.session.status === 'active' ? POLL_MS / 2 : POLL_MS * 3),
+    refetchInterval: (query) =>
+      live ? POLL_WHILE_LIVE_MS : query.state.data?.session.status === 'active' ? POLL_MS / 2 : POLL_MS * 3,
+  });
+}
+
+export function useFollowUp(org: string, id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (content: string) =>
+      api.post(
+        `/api/sessions/${encodeURIComponent(id)}/messages?organizationId=${encodeURIComponent(org)}`,
+        SessionResponseSchema,
+        { content },
+      ),
+    onSuccess: async () => {
+      await client.invalidateQueries({ queryKey: keys.session(id) });
+      await client.invalidateQueries({ queryKey: keys.sessions(org) });
+    },
+  });
+}
+
+export function useAgentSettings(org: string) {
+  return useQuery({
+    queryKey: ['agent', org],
+    queryFn: () => api.get(`/api/workspaces/${encodeURIComponent(org)}/agent`, AgentSettingsResponseSchema),
+  });
+}
+
+export function useSaveAgentSettings(org: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (settings: AgentSettings) =>
+      api.put(`/api/workspaces/${encodeURIComponent(org)}/agent`, AgentSettingsResponseSchema, settings),
+    onSuccess: (data) => client.setQueryData(['agent', org], data),
+  });
+}
+
+export function useDemoSetup() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: () => api.post('/api/setup/demo', SetupResponseSchema),
+    onSuccess: async () => {
+      await client.invalidateQueries({ queryKey: keys.setup });
+      await client.invalidateQueries({ queryKey: keys.me });
+    },
   });
 }
 

@@ -1,5 +1,6 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { NavLink, useNavigate } from 'react-router';
+import { LiveContext, useLiveEvents } from '../api/live';
 import { useCreateWorkspace, useSignOut } from '../api/queries';
 import { useWorkspace } from '../lib/workspace';
 import { Avatar } from './Avatar';
@@ -80,7 +81,8 @@ function WorkspaceSwitcher() {
 }
 
 export function Shell({ children }: { children: ReactNode }) {
-  const { me } = useWorkspace();
+  const { me, workspace } = useWorkspace();
+  const live = useLiveEvents(workspace.organizationId);
   const signOut = useSignOut();
   const link = ({ isActive }: { isActive: boolean }) => (isActive ? 'nav-link active' : 'nav-link');
   return (
@@ -109,11 +111,20 @@ export function Shell({ children }: { children: ReactNode }) {
             </NavLink>
           </li>
           <li>
+            <NavLink to="/settings/agent" className={link}>
+              Agent
+            </NavLink>
+          </li>
+          <li>
             <NavLink to="/settings/api" className={link}>
               API
             </NavLink>
           </li>
         </ul>
+        <p className="muted small live-state" role="status">
+          <span className={live ? 'dot dot-live' : 'dot'} aria-hidden="true" />{' '}
+          {live ? 'Live' : 'Reconnecting…'}
+        </p>
         <div className="me">
           <Avatar name={me.user.name} imageUrl={me.user.imageUrl} size={28} />
           <div className="me-text">
@@ -125,7 +136,9 @@ export function Shell({ children }: { children: ReactNode }) {
           </button>
         </div>
       </nav>
-      <main className="content">{children}</main>
+      <main className="content">
+        <LiveContext.Provider value={live}>{children}</LiveContext.Provider>
+      </main>
     </div>
   );
 }

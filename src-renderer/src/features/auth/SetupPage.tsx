@@ -1,11 +1,12 @@
 import { useState, type FormEvent } from 'react';
 import { ApiError } from '../../api/client';
-import { useSetup } from '../../api/queries';
+import { useDemoSetup, useSetup } from '../../api/queries';
 import { TextField } from '../../components/Field';
 
 /** First run: the owner account and a first workspace. */
 export function SetupPage() {
   const setup = useSetup();
+  const demo = useDemoSetup();
   const [form, setForm] = useState({ name: '', email: '', password: '', workspaceName: '' });
   const error = setup.error instanceof ApiError ? setup.error : null;
   const set = (field: keyof typeof form) => (e: { target: { value: string } }) =>
@@ -63,6 +64,20 @@ export function SetupPage() {
             {setup.isPending ? 'Creating…' : 'Create account and workspace'}
           </button>
         </form>
+        <div className="divider" role="separator">
+          or
+        </div>
+        <button type="button" className="button" onClick={() => demo.mutate()} disabled={demo.isPending}>
+          {demo.isPending ? 'Preparing the demo…' : 'Explore the demo workspace'}
+        </button>
+        <p className="muted small">
+          Sample sessions, people and an offline demo agent; sign in later as demo@sessiondesk.local.
+        </p>
+        {demo.error && (
+          <p className="form-error" role="alert">
+            {demo.error.message}
+          </p>
+        )}
       </div>
     </main>
   );

@@ -3,7 +3,8 @@ import { Link, useParams } from 'react-router';
 import { SESSION_STATUSES } from '../../../../src-shared/constants';
 import type { SessionStatus, Task } from '../../../../src-shared/sessions';
 import { ApiError } from '../../api/client';
-import { useSession, useUpdateSession } from '../../api/queries';
+import { useLive } from '../../api/live';
+import { useFollowUp, useSession, useUpdateSession } from '../../api/queries';
 import { Avatar } from '../../components/Avatar';
 import { PrBadge, StatusBadge } from '../../components/Badges';
 import { RelativeTime } from '../../components/RelativeTime';
@@ -104,10 +105,53 @@ function Tasks({ tasks }: { tasks: Task[] }) {
   );
 }
 
+/** The box under the transcript: a follow-up prompt, sent with the button or Ctrl/⌘+Enter. */
+function FollowUp({ organizationId, sessionId }: { organizationId: string; sessionId: string }) {
+  const send = useFollowUp(organizationId, sessionId);
+  const [text, setText] = useState('');
+  const error = send.error instanceof ApiError ? send.error : null;
+  function submit(event?: FormEvent) {
+    event?.preventDefault();
+    if (text.trim() === '') return;
+    send.mutate(text, { onSuccess: () => setText('') });
+  }
+  return (
+    <form className="follow-up" onSubmit={submit}>
+      <label htmlFor="follow-up" className="visually-hidden">
+        Follow-up prompt
+      </label>
+      <textarea
+        id="follow-up"
+        rows={3}
+        placeholder="Follow up with the agent…  (Ctrl+Enter to send)"
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) submit();
+        }}
+      />
+      {error && (
+        <p className="field-error" role="alert">
+          {error.fieldError('body.content') ?? error.message}
+        </p>
+      )}
+      <div className="form-actions">
+        <button
+          type="submit"
+          className="button button-primary"
+          disabled={send.isPending || text.trim() === ''}
+        >
+          Send
+        </button>
+      </div>
+    </form>
+  );
+}
+
 export function SessionPage() {
   const { sessionId = '' } = useParams();
   const { workspace } = useWorkspace();
-  const query = useSession(sessionId);
+  const query = useSession(sessionId, useLive());
   const update = useUpdateSession(workspace.organizationId, sessionId);
   const updateError = update.error instanceof ApiError ? update.error : null;
 
@@ -157,6 +201,12 @@ export function SessionPage() {
       <div className="session-columns">
         <section className="session-transcript" aria-label="Conversation">
           <Transcript messages={session.messages} />
+          {session.status === 'active' && session.messages.at(-1)?.type !== 'result' && (
+            <p className="working muted" role="status">
+              <span className="spinner" aria-hidden="true" /> The agent is working…
+            </p>
+          )}
+          <FollowUp organizationId={workspace.organizationId} sessionId={session.id} />
         </section>
         <aside className="session-side">
           <section aria-labelledby="details-heading">

@@ -2,6 +2,7 @@ import { useCallback, useMemo, useRef, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { SESSION_STATUSES } from '../../../../src-shared/constants';
 import type { SessionSummary } from '../../../../src-shared/sessions';
+import { useLive } from '../../api/live';
 import { useMembers, useSessionsPage, type SessionFilters } from '../../api/queries';
 import { Avatar } from '../../components/Avatar';
 import { PrBadge, StatusBadge } from '../../components/Badges';
@@ -56,7 +57,7 @@ export function SessionsPage() {
   const [search, setSearch] = useState('');
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const cursor = cursors[cursors.length - 1];
-  const page = useSessionsPage(org, filters, cursor);
+  const page = useSessionsPage(org, filters, cursor, useLive());
   const members = useMembers(org);
   const searchRef = useRef<HTMLInputElement>(null);
   const navigate = useNavigate();

@@ -1,0 +1,220 @@
+import type { AssistantMessage, Message, PrStatus, SessionStatus, Task } from '../../src-shared/sessions.js';
+import { makeTitle } from '../../src-shared/text.js';
+import type { Accounts } from '../accounts/accounts.js';
+import { createDemoAgent } from '../agents/demo-agent.js';
+import { branchName } from '../agents/types.js';
+import type { Clock } from '../clock.js';
+import type { Repositories } from '../store/repositories.js';
+import type { Store } from '../store/store.js';
+
+/** The demo's fixed ids and sign-in, printed by `serve --demo` and given in the README. */
+export const DEMO = {
+  organizationId: 'org_demo-workspace-0000001',
+  workspaceName: 'Demo workspace (sample data)',
+  email: 'demo@sessiondesk.local',
+  password: 'sessiondesk-demo',
+} as const;
+
+const PEOPLE = [
+  { email: DEMO.email, name: 'Demo Owner' },
+  { email: 'grace@sessiondesk.local', name: 'Grace Hopper' },
+  { email: 'linus@sessiondesk.local', name: 'Linus Torvalds' },
+  { email: 'margaret@sessiondesk.local', name: 'Margaret Hamilton' },
+];
+
+const PROMPTS: [prompt: string, repo: string | null][] = [
+  ['Fix the flaky login test. It fails on CI about once a day.', 'acme/web'],
+  ['Add retries with backoff to the upload client.', 'acme/uploads'],
+  ['Upgrade the date library and fix what breaks.', 'acme/web'],
+  ['Write docs for the public API endpoints.', 'acme/api'],
+  ['Make the settings page keyboard accessible.', 'acme/web'],
+  ['Find why the nightly export is slow and speed it up.', 'acme/exporter'],
+  ['Add a dark mode to the dashboard.', 'acme/web'],
+  ['Remove the unused feature flags.', 'acme/api'],
+  ['Port the billing cron job to the new queue.', 'acme/billing'],
+  ['Add pagination to the audit log endpoint.', 'acme/api'],
+  ['Investigate the memory leak in the worker. It grows 50 MB an hour.', 'acme/worker'],
+  ['Rename the Customer model to Account everywhere.', 'acme/api'],
+  ['Add integration tests for the webhook handler.', 'acme/api'],
+  ['Explain how the cache invalidation works.', null],
+  ['Draft a migration plan for the new database.', null],
+  ['Crash the build on purpose to test the alerts.', 'acme/web'],
+  ['Speed up the CI pipeline; it takes 25 minutes.', 'acme/infra'],
+  ['Add CSV import to the contacts page.', 'acme/web'],
+  ['Fix the timezone bug in the weekly report.', 'acme/exporter'],
+  ['Bump Node to 22 in every service.', 'acme/infra'],
+];
+
+const DAY = 24 * 60 * 60 * 1000;
+
+/** A collecting sink: the demo agent's output, kept to be written with chosen timestamps. */
+async function transcriptFor(prompt: string, sessionId: string, repoUrl: string | undefined) {
+  const messages: AssistantMessage[] = [];
+  let tasks: Task[] = [];
+  const agent = createDemoAgent({ paceMs: 0, seed: 7 });
+  const { result } = await agent.start(
+    {
+      session: {
+        id: sessionId,
+        workspaceId: DEMO.organizationId,
+        title: makeTitle(prompt),
+        model: 'claude-opus-4-6',
+        baseBranch: 'main',
+        ...(repoUrl ? { repoUrl } : {}),
+      },
+      sandboxDir: '',
+      signal: new AbortController().signal,
+      sink: {
+        assistant: async (m) => void messages.push(m),
+        tasks: async (t) => void (tasks = t),
+        branch: async () => undefined,
+        pullRequest: async () => undefined,
+      },
+    },
+    prompt,
+  );
+  return { messages, tasks, result };
+}
+
+function demoSessionId(n: number): string {
+  return `ses_demo-session-${String(n).padStart(5, '0')}`.padEnd(26, '0');
+}
+
+/**
+ * Creates the demo workspace: a few people and about 40 sessions over three weeks, in all
+ * three statuses and all four pull-request states, some merged this week, with transcripts
+ * and tasks, so every stat has something to show offline. Does nothing when it exists.
+ */
+export async function seedDemo(deps: {
+  store: Store;
+  repos: Repositories;
+  accounts: Accounts;
+  clock: Clock;
+}): Promise<{ created: boolean }> {
+  const { store, repos, accounts, clock } = deps;
+  if (repos.workspaces.findById(DEMO.organizationId)) return { created: false };
+
+  for (const person of PEOPLE) {
+    if (!repos.users.findByEmail(person.email)) {
+      await accounts.createUser({ email: person.email, name: person.name, password: DEMO.password });
+    }
+  }
+  const userIds = PEOPLE.map((p) => repos.users.findByEmail(p.email)?.id ?? '');
+  const now = clock.now().getTime();
+
+  const plans: {
+    n: number;
+    prompt: string;
+    repo: string | null;
+    author: string;
+    createdAt: number;
+    status: SessionStatus;
+    pr: PrStatus | null;
+    mergedAt?: number;
+  }[] = [];
+  for (let n = 0; n < 40; n += 1) {
+    const [prompt, repo] = PROMPTS[n % PROMPTS.length] as [string, string | null];
+    const createdAt = now - Math.round(((n * 37) % 21) * DAY + ((n * 13) % 24) * 3_600_000 + 600_000);
+    const status: SessionStatus =
+      /crash|fail|break/iu.test(prompt) || n % 9 === 4 ? 'failed' : n % 5 === 0 ? 'active' : 'completed';
+    const prCycle: (PrStatus | null)[] = ['merged', 'open', 'draft', 'closed', 'merged', null];
+    const pr =
+      repo && status === 'completed'
+        ? (prCycle[n % prCycle.length] ?? null)
+        : repo && status === 'active' && n % 2 === 0
+          ? 'draft'
+          : null;
+    plans.push({
+      n,
+      prompt,
+      repo,
+      author: userIds[n % userIds.length] as string,
+      createdAt,
+      status,
+      pr,
+      ...(pr === 'merged' ? { mergedAt: Math.min(now - 60_000, createdAt + 2 * 3_600_000) } : {}),
+    });
+  }
+
+  const sessions = await Promise.all(
+    plans.map(async (plan) => {
+      const id = demoSessionId(plan.n);
+      const repoUrl = plan.repo ? `https://github.com/${plan.repo}` : undefined;
+      return { plan, id, repoUrl, ...(await transcriptFor(plan.prompt, id, repoUrl)) };
+    }),
+  );
+
+  await store.write(() => {
+    repos.workspaces.insert({
+      id: DEMO.organizationId,
+      name: DEMO.workspaceName,
+      createdAt: new Date(now - 30 * DAY).toISOString(),
+    });
+    userIds.forEach((userId, i) =>
+      repos.workspaces.addMember(
+        DEMO.organizationId,
+        userId,
+        i === 0 ? 'owner' : 'member',
+        new Date(now - 30 * DAY).toISOString(),
+      ),
+    );
+    for (const { plan, id, repoUrl, messages, tasks, result } of sessions) {
+      const at = (offsetMs: number) => new Date(plan.createdAt + offsetMs).toISOString();
+      const title = makeTitle(plan.prompt);
+      repos.sessions.insert({
+        id,
+        workspaceId: DEMO.organizationId,
+        authorId: plan.author,
+        title,
+        model: 'claude-opus-4-6',
+        createdAt: at(0),
+        baseBranch: 'main',
+        initialMessage: plan.prompt,
+        ...(repoUrl && plan.repo ? { repoUrl, repository: plan.repo } : {}),
+      });
+      // An active session is mid-run: part of its transcript, tasks still moving.
+      const shown = plan.status === 'active' ? messages.slice(0, Math.ceil(messages.length / 2)) : messages;
+      shown.forEach((m: Message, i) =>
+        repos.sessions.appendMessage(id, DEMO.organizationId, m, null, at((i + 1) * 20_000)),
+      );
+      const last = (shown.length + 1) * 20_000;
+      if (plan.status !== 'active') {
+        const ending =
+          plan.status === 'failed' && !result.is_error
+            ? {
+                ...result,
+                subtype: 'error' as const,
+                is_error: true,
+                result: 'The tests failed after the change; see the Bash output.',
+              }
+            : result;
+        repos.sessions.appendMessage(id, DEMO.organizationId, ending, null, at(last));
+      }
+      repos.sessions.replaceTasks(
+        id,
+        plan.status === 'active'
+          ? tasks.map((t: Task, i: number): Task => ({
+              ...t,
+              status: i === 0 ? 'completed' : i === 1 ? 'in_progress' : 'pending',
+            }))
+          : tasks,
+      );
+      if (repoUrl) repos.sessions.setBranch(id, branchName(title, id), at(10_000));
+      if (plan.pr && plan.repo) {
+        const number = 100 + plan.n;
+        repos.sessions.updatePullRequest(
+          id,
+          {
+            number,
+            url: `https://github.com/${plan.repo}/pull/${number}`,
+            status: plan.pr,
+            ...(plan.mergedAt ? { mergedAt: new Date(plan.mergedAt).toISOString() } : {}),
+          },
+          at(last),
+        );
+      }
+      if (plan.status !== 'active') repos.sessions.update(id, { status: plan.status }, at(last));
+    }
+  });
+  return { created: true };
+}

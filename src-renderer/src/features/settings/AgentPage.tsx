@@ -1,0 +1,140 @@
+import { useState, type FormEvent } from 'react';
+import type { AgentSettings } from '../../../../src-shared/accounts';
+import { ApiError } from '../../api/client';
+import { useAgentSettings, useSaveAgentSettings } from '../../api/queries';
+import { TextField } from '../../components/Field';
+import { ErrorState, Loading } from '../../components/States';
+import { useWorkspace } from '../../lib/workspace';
+
+const SOURCE_NOTE: Record<'workspace' | 'environment' | 'default', string> = {
+  workspace: 'Set for this workspace.',
+  environment: 'From SESSIONDESK_AGENT_COMMAND, for workspaces without their own setting.',
+  default: 'The default: the built-in demo agent, offline.',
+};
+
+function AgentForm({ org, initial, canEdit }: { org: string; initial: AgentSettings; canEdit: boolean }) {
+  const save = useSaveAgentSettings(org);
+  const [agent, setAgent] = useState(initial.agent);
+  const [command, setCommand] = useState(initial.command ? JSON.stringify(initial.command) : '');
+  const [timeout, setTimeoutSeconds] = useState(initial.timeoutMs ? String(initial.timeoutMs / 1000) : '');
+  const [parseError, setParseError] = useState<string | null>(null);
+  const error = save.error instanceof ApiError ? save.error : null;
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    setParseError(null);
+    if (agent === 'demo') {
+      save.mutate({ agent: 'demo' });
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(command);
+    } catch {
+      setParseError(
+        'Write the command as a JSON array, e.g. ["claude", "-p", "{prompt}", "--output-format", "stream-json", "--verbose"]',
+      );
+      return;
+    }
+    save.mutate({
+      agent: 'command',
+      command: parsed as string[],
+      ...(timeout.trim() ? { timeoutMs: Math.round(Number(timeout) * 1000) } : {}),
+    });
+  }
+
+  return (
+    <form className="stack card" onSubmit={submit}>
+      <fieldset className="stack" disabled={!canEdit}>
+        <legend className="visually-hidden">Agent</legend>
+        <label className="checkbox">
+          <input
+            type="radio"
+            name="agent"
+            value="demo"
+            checked={agent === 'demo'}
+            onChange={() => setAgent('demo')}
+          />{' '}
+          Demo agent (offline, built in)
+        </label>
+        <label className="checkbox">
+          <input
+            type="radio"
+            name="agent"
+            value="command"
+            checked={agent === 'command'}
+            onChange={() => setAgent('command')}
+          />{' '}
+          A local agent command
+        </label>
+        {agent === 'command' && (
+          <>
+            <TextField
+              label="Command"
+              value={command}
+              onChange={(e) => setCommand(e.target.value)}
+              placeholder='["claude", "-p", "{prompt}", "--model", "{model}", "--output-format", "stream-json", "--verbose"]'
+              error={parseError ?? error?.fieldError('body.command')}
+              hint="A JSON array: the program and its arguments. It runs in the session's clone, without a shell; {prompt}, {model} and {sessionId} are filled in."
+            />
+            <TextField
+              label="Time limit (seconds)"
+              inputMode="numeric"
+              value={timeout}
+              onChange={(e) => setTimeoutSeconds(e.target.value)}
+              error={error?.fieldError('body.timeoutMs')}
+              hint="Default 1800."
+            />
+          </>
+        )}
+      </fieldset>
+      {error && error.details.length === 0 && (
+        <p className="form-error" role="alert">
+          {error.message}
+        </p>
+      )}
+      {save.isSuccess && (
+        <p className="muted small" role="status">
+          Saved. New sessions and follow-ups use it.
+        </p>
+      )}
+      {canEdit ? (
+        <div className="form-actions">
+          <button type="submit" className="button button-primary" disabled={save.isPending}>
+            Save
+          </button>
+        </div>
+      ) : (
+        <p className="muted small">Only owners can change the agent.</p>
+      )}
+    </form>
+  );
+}
+
+export function AgentPage() {
+  const { workspace } = useWorkspace();
+  const query = useAgentSettings(workspace.organizationId);
+  return (
+    <div className="page page-narrow">
+      <header className="page-header">
+        <h1>Agent</h1>
+      </header>
+      <p className="muted">Which agent works on the sessions of {workspace.name}.</p>
+      {query.isPending ? (
+        <Loading label="Loading the agent setting" />
+      ) : query.isError ? (
+        <ErrorState error={query.error} onRetry={() => void query.refetch()} />
+      ) : (
+        <>
+          <p className="small">{SOURCE_NOTE[query.data.source]}</p>
+          <AgentForm
+            key={JSON.stringify(query.data)}
+            org={workspace.organizationId}
+            initial={query.data.settings}
+            canEdit={workspace.role === 'owner'}
+          />
+        </>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  AgentSettingsResponseSchema,
+  ListSessionsResponseSchema,
+  SetupResponseSchema,
+} from '../../src-shared/index.js';
+import { DEMO } from '../../src-main/demo/seed.js';
+import { runCli, startServe } from '../helpers/cli.js';
+import {
+  asUser,
+  seedWorkspace,
+  signIn,
+  startTestServer,
+  tempDir,
+  type TestServer,
+} from '../helpers/server.js';
+import { rm } from 'node:fs/promises';
+
+describe('the demo workspace', () => {
+  it(
+    'serve --demo creates it once, prints its sign-in, and every stat has something to show',
+    { timeout: 90_000 },
+    async () => {
+      const dataDir = tempDir('sessiondesk-demo-');
+      try {
+        const server = await startServe(dataDir, ['--demo', '--log-level', 'warn']);
+        expect(server.stdout()).toContain(`organizationId ${DEMO.organizationId}`);
+        expect(server.stdout()).toContain(`${DEMO.email} / ${DEMO.password}`);
+        const signed = await fetch(`${server.url}/api/auth/sign-in`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: DEMO.email, password: DEMO.password }),
+        });
+        const cookie = (signed.headers.get('set-cookie') ?? '').split(';')[0]!;
+        const list = ListSessionsResponseSchema.parse(
+          await (
+            await fetch(`${server.url}/api/sessions?organizationId=${DEMO.organizationId}`, {
+              headers: { cookie },
+            })
+          ).json(),
+        );
+        expect(list.sessions.length).toBeGreaterThanOrEqual(35);
+        expect(new Set(list.sessions.map((s) => s.status))).toEqual(
+          new Set(['active', 'completed', 'failed']),
+        );
+        expect(
+          new Set(list.sessions.flatMap((s) => (s.metadata.prStatus ? [s.metadata.prStatus] : []))),
+        ).toEqual(new Set(['draft', 'open', 'merged', 'closed']));
+        for (const value of Object.values(list.stats)) expect(value).toBeGreaterThan(0);
+        expect(list.sessions.every((s) => s.messageCount > 3)).toBe(true);
+        const one = (await (
+          await fetch(`${server.url}/api/sessions/${list.sessions[0]!.id}`, { headers: { cookie } })
+        ).json()) as {
+          session: { tasks: unknown[] };
+        };
+        expect(one.session.tasks.length).toBeGreaterThan(0);
+        await server.stop();
+
+        // Idempotent: a second start adds nothing.
+        const again = await startServe(dataDir, ['--demo', '--log-level', 'warn']);
+        const relist = ListSessionsResponseSchema.parse(
+          await (
+            await fetch(`${again.url}/api/sessions?organizationId=${DEMO.organizationId}`, {
+              headers: { cookie },
+            })
+          ).json(),
+        );
+        expect(relist.sessions.map((s) => s.id)).toEqual(list.sessions.map((s) => s.id));
+        await again.stop();
+        const help = await runCli(['serve', '--help']);
+        expect(help.stdout).toContain('--demo');
+      } finally {
+        await rm(dataDir, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it('the first-run demo button seeds it and signs in, only before anyone has set up', async () => {
+    const server = await startTestServer();
+    try {
+      const response = await fetch(`${server.url}/api/setup/demo`, {
+        method: 'POST',
+        headers: { origin: server.origin },
+      });
+      expect(response.status).toBe(201);
+      const body = SetupResponseSchema.parse(await response.json());
+      expect(body.workspace.organizationId).toBe(DEMO.organizationId);
+      const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0]!;
+      expect((await asUser(server, cookie, 'GET', '/api/sessions')).status).toBe(200);
+      const second = await fetch(`${server.url}/api/setup/demo`, { method: 'POST' });
+      expect(second.status).toBe(409);
+    } finally {
+      await server.dispose();
+    }
+  });
+});
+
+describe('agent settings', () => {
+  let server: TestServer;
+  let owner: Awaited<ReturnType<typeof seedWorkspace>>;
+  beforeAll(async () => {
+    server = await startTestServer();
+    owner = await seedWorkspace(server);
+  });
+  afterAll(async () => server.dispose());
+
+  it('defaults to the demo agent; owners choose a command; members only read', async () => {
+    const path = `/api/workspaces/${owner.organizationId}/agent`;
+    const initial = AgentSettingsResponseSchema.parse(
+      await (await asUser(server, owner.user.cookie, 'GET', path)).json(),
+    );
+    expect(initial).toEqual({ settings: { agent: 'demo' }, source: 'default' });
+    expect((await asUser(server, owner.user.cookie, 'PUT', path, { agent: 'command' })).status).toBe(400);
+    expect(
+      (
+        await asUser(server, owner.user.cookie, 'PUT', path, {
+          agent: 'command',
+          command: ['my-agent', '{prompt}'],
+          timeoutMs: 10,
+        })
+      ).status,
+    ).toBe(400);
+    const set = await asUser(server, owner.user.cookie, 'PUT', path, {
+      agent: 'command',
+      command: ['my-agent', '-p', '{prompt}'],
+      timeoutMs: 60_000,
+    });
+    expect(AgentSettingsResponseSchema.parse(await set.json())).toEqual({
+      settings: { agent: 'command', command: ['my-agent', '-p', '{prompt}'], timeoutMs: 60_000 },
+      source: 'workspace',
+    });
+    const member = await seedWorkspace(server, 'member');
+    await server.accounts.addMember({ organizationId: owner.organizationId, email: member.user.email });
+    expect((await asUser(server, member.user.cookie, 'GET', path)).status).toBe(200);
+    expect((await asUser(server, member.user.cookie, 'PUT', path, { agent: 'demo' })).status).toBe(403);
+    expect((await fetch(`${server.url}${path}`, { headers: { 'x-api-key': owner.apiKey } })).status).toBe(
+      400,
+    );
+    const cookie = await signIn(server, owner.user.email);
+    expect((await asUser(server, cookie, 'PUT', path, { agent: 'demo' })).status).toBe(200);
+  });
+});
