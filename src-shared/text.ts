@@ -2,9 +2,17 @@ import { PREVIEW_MAX_CHARS, TITLE_MAX_CHARS, UNTITLED_SESSION } from './constant
 
 const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
-/** Splits text into user-perceived characters, so a cut never breaks an emoji or accent. */
-function graphemes(text: string): string[] {
-  return Array.from(segmenter.segment(text), (s) => s.segment);
+/**
+ * The first `limit` user-perceived characters of `text`, so a cut never breaks an emoji or
+ * an accent. It stops early: segmenting a whole long message costs more than quadratic time.
+ */
+function graphemes(text: string, limit: number): string[] {
+  const chars: string[] = [];
+  for (const { segment } of segmenter.segment(text)) {
+    if (chars.length === limit) break;
+    chars.push(segment);
+  }
+  return chars;
 }
 
 export function collapseWhitespace(text: string): string {
@@ -16,7 +24,7 @@ export function collapseWhitespace(text: string): string {
  * that fits; one word longer than `max` is cut inside the word.
  */
 function cutOnWordBoundary(text: string, max: number): { text: string; cut: boolean } {
-  const chars = graphemes(text);
+  const chars = graphemes(text, max + 1);
   if (chars.length <= max) return { text, cut: false };
   if (chars[max] === ' ') return { text: chars.slice(0, max).join(''), cut: true };
   const head = chars.slice(0, max);

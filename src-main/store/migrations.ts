@@ -128,6 +128,33 @@ export const MIGRATIONS: Migration[] = [
       )`,
     ],
   },
+  {
+    version: 3,
+    name: 'messages in a rowid table; merges index with status',
+    sql: [
+      // In a WITHOUT ROWID table a message of about 1 KB spilled into an overflow page of its
+      // own (a 4x larger database); a rowid table keeps bodies up to about 4 KB in the page.
+      `CREATE TABLE messages_new (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        seq INTEGER NOT NULL,
+        workspace_id TEXT NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('user', 'assistant', 'result')),
+        author_id TEXT,
+        body TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        UNIQUE (session_id, seq)
+      )`,
+      `INSERT INTO messages_new (session_id, seq, workspace_id, type, author_id, body, created_at)
+        SELECT session_id, seq, workspace_id, type, author_id, body, created_at FROM messages
+        ORDER BY session_id, seq`,
+      `DROP TABLE messages`,
+      `ALTER TABLE messages_new RENAME TO messages`,
+      // mergesPastWeek reads only this index: no lookup of each merged session.
+      `DROP INDEX sessions_by_workspace_merged`,
+      `CREATE INDEX sessions_merges ON sessions(workspace_id, pr_status, pr_merged_at)`,
+    ],
+  },
 ];
 
 export class DatabaseTooNewError extends Error {

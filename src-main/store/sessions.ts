@@ -2,7 +2,7 @@ import type { Message, SessionStatus, Task } from '../../src-shared/index.js';
 import { STATS_WINDOW_MS } from '../../src-shared/constants.js';
 import { makePreview } from '../../src-shared/text.js';
 import type { Db, Params, Row } from './sqljs.js';
-import { num, optNum, optStr, str } from './row.js';
+import { num, optStr, str } from './row.js';
 
 /** A session as stored, with what the summary form needs; no messages. */
 export interface SessionRow {
@@ -57,6 +57,7 @@ const SUMMARY_COLUMNS = `s.id, s.workspace_id, s.title, s.status, s.created_at, 
   s.message_count, s.first_preview, s.last_preview`;
 const SUMMARY_FROM = 'sessions s JOIN users u ON u.id = s.author_id';
 
+/** Maps a row of SUMMARY_COLUMNS; the list reads thousands, so it assigns field by field. */
 function toSessionRow(r: Row): SessionRow {
   const row: SessionRow = {
     id: str(r[0]),
@@ -70,19 +71,14 @@ function toSessionRow(r: Row): SessionRow {
     authorName: str(r[8]),
     messageCount: num(r[15]),
   };
-  const optional = {
-    authorImageUrl: optStr(r[9]),
-    repository: optStr(r[10]),
-    branch: optStr(r[11]),
-    prNumber: optNum(r[12]),
-    prUrl: optStr(r[13]),
-    prStatus: optStr(r[14]) as SessionRow['prStatus'],
-    firstPreview: optStr(r[16]),
-    lastPreview: optStr(r[17]),
-  };
-  for (const [key, value] of Object.entries(optional)) {
-    if (value !== undefined) (row as unknown as Record<string, unknown>)[key] = value;
-  }
+  if (r[9] !== null) row.authorImageUrl = str(r[9]);
+  if (r[10] !== null) row.repository = str(r[10]);
+  if (r[11] !== null) row.branch = str(r[11]);
+  if (r[12] !== null) row.prNumber = num(r[12]);
+  if (r[13] !== null) row.prUrl = str(r[13]);
+  if (r[14] !== null) row.prStatus = str(r[14]) as NonNullable<SessionRow['prStatus']>;
+  if (r[16] !== null) row.firstPreview = str(r[16]);
+  if (r[17] !== null) row.lastPreview = str(r[17]);
   return row;
 }
 

@@ -106,11 +106,30 @@ export class SqlJsDb implements Db {
     }
   }
 
-  /** Replays journaled statements; they are trusted to be what an earlier write ran. */
-  replay(statements: RecordedStatement[]): void {
+  /**
+   * Replays journal records (JSON arrays of statements, trusted to be what earlier writes
+   * ran) inside one transaction: one commit for the whole journal rather than one per
+   * record, each record in its own savepoint. Stops at the first record that cannot be
+   * parsed or applied, and says how many were applied.
+   */
+  replayAll(records: Buffer[]): { applied: number; error?: unknown } {
+    let applied = 0;
+    let error: unknown;
     this.atomicallyRaw(() => {
-      for (const [sql, params] of statements) this.exec(sql, params);
+      for (const record of records) {
+        try {
+          const statements = JSON.parse(record.toString('utf8')) as RecordedStatement[];
+          this.atomicallyRaw(() => {
+            for (const [sql, params] of statements) this.exec(sql, params);
+          });
+        } catch (err) {
+          error = err;
+          return;
+        }
+        applied += 1;
+      }
     });
+    return error === undefined ? { applied } : { applied, error };
   }
 
   /** Runs read-only SQL that may return several result sets (PRAGMAs, checks). */
@@ -133,8 +152,16 @@ export class SqlJsDb implements Db {
     return this.database;
   }
 
+  /**
+   * The database lives in sql.js's in-memory file system and durability is our journal's job,
+   * so SQLite's own rollback journal and file locking are pure overhead there: each statement
+   * would otherwise check for a hot journal, and each commit create and delete one.
+   * MEMORY journaling keeps ROLLBACK and savepoints working.
+   */
   private applyConnectionSettings(): void {
-    this.database.exec('PRAGMA foreign_keys = ON');
+    this.database.exec(
+      'PRAGMA foreign_keys = ON; PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = MEMORY; PRAGMA temp_store = MEMORY; PRAGMA synchronous = OFF',
+    );
   }
 
   private exec(sql: string, params: Params): void {

@@ -142,15 +142,24 @@ export class Store {
       });
     }
     if (this.journal.size > this.snapshotAfterBytes && !this.snapshotRunning) {
-      this.snapshot().catch((err: unknown) => {
+      this.startSnapshot().catch((err: unknown) => {
         this.options.logger.error(`Snapshot failed: ${describe(err)}. The journal keeps every write.`);
       });
     }
     return result;
   }
 
-  /** Writes a snapshot of the current state and starts a new journal generation. */
-  snapshot(): Promise<SnapshotInfo> {
+  /**
+   * Writes a snapshot of the current state and starts a new journal generation. If one is
+   * already being written, waits for it and then takes another, so the result always
+   * includes every write made before the call.
+   */
+  async snapshot(): Promise<SnapshotInfo> {
+    while (this.snapshotRunning) await this.snapshotRunning.catch(() => undefined);
+    return this.startSnapshot();
+  }
+
+  private startSnapshot(): Promise<SnapshotInfo> {
     this.snapshotRunning ??= this.takeSnapshot().finally(() => {
       this.snapshotRunning = null;
     });
@@ -405,16 +414,11 @@ async function loadState(files: FileLayer, dir: string, logger: Logger): Promise
     const parsed = parseJournal(await files.readFile(path));
     let intact = parsed.intactLength;
     let damage = parsed.damage;
-    let offset = 8;
-    for (const record of parsed.records) {
-      try {
-        db.replay(JSON.parse(record.toString('utf8')) as RecordedStatement[]);
-      } catch (err) {
-        intact = offset;
-        damage = { offset, reason: `a record could not be replayed (${describe(err)})`, bytes: 0 };
-        break;
-      }
-      offset += 8 + record.length;
+    const replayed = db.replayAll(parsed.records);
+    if (replayed.error !== undefined) {
+      const offset = 8 + parsed.records.slice(0, replayed.applied).reduce((n, r) => n + 8 + r.length, 0);
+      intact = offset;
+      damage = { offset, reason: `a record could not be replayed (${describe(replayed.error)})`, bytes: 0 };
     }
     active = generation;
     activeIntact = intact;
