@@ -15,6 +15,8 @@ function absoluteAssetPaths(): Plugin {
   };
 }
 
+const apiPort = process.env.SESSIONDESK_PORT || '4319';
+
 export default defineConfig({
   main: {
     plugins: [externalizeDepsPlugin()],
@@ -33,6 +35,24 @@ export default defineConfig({
   renderer: {
     root: 'src-renderer',
     plugins: [react(), absoluteAssetPaths()],
+    server: {
+      proxy: {
+        // npm run dev: the window loads this dev server; the API stays on the app's own server.
+        '/api': {
+          target: `http://127.0.0.1:${apiPort}`,
+          changeOrigin: true,
+          configure: (proxy) => {
+            // The server takes cookie writes only from its own origin: present the dashboard's
+            // own requests (and only those) as coming from it.
+            proxy.on('proxyReq', (proxyReq, req) => {
+              if (req.headers.origin === `http://${req.headers.host}`) {
+                proxyReq.setHeader('origin', `http://127.0.0.1:${apiPort}`);
+              }
+            });
+          },
+        },
+      },
+    },
     build: {
       // Served to browsers over HTTP as well as to the desktop window: keep it small.
       minify: true,

@@ -15,9 +15,8 @@ import { PROJECT_ROOT, resolveDataDir } from '../paths.js';
 import { DataDamagedError } from '../store/store.js';
 import { DataDirLockedError } from '../store/lock.js';
 import { PortInUseError, startServer } from '../server/start.js';
-import type { AgentConfig } from '../agents/host.js';
 import { DEMO } from '../demo/seed.js';
-import { DEFAULT_AGENT_CONFIG } from '../server/app.js';
+import { agentConfigFromEnv } from '../agents/config.js';
 import { CliError, openAdminTarget, type AdminTarget } from './admin-target.js';
 import { USAGE, UsageError, type CommandName } from './usage.js';
 
@@ -76,46 +75,6 @@ function version(): string {
   }
 }
 
-/**
- * SESSIONDESK_AGENT_COMMAND: the agent CLI for workspaces that have not chosen one, as a JSON
- * array (`["claude","-p","{prompt}","--output-format","stream-json","--verbose"]`) or words
- * separated by spaces. SESSIONDESK_DEMO_PACE_MS: the demo agent's pause between steps.
- */
-export function agentConfigFromEnv(env: NodeJS.ProcessEnv): AgentConfig {
-  const config: AgentConfig = { demoPaceMs: DEFAULT_AGENT_CONFIG.demoPaceMs };
-  const pace = env.SESSIONDESK_DEMO_PACE_MS;
-  if (pace !== undefined && pace !== '') {
-    const ms = Number(pace);
-    if (!Number.isFinite(ms) || ms < 0)
-      throw new CliError(`SESSIONDESK_DEMO_PACE_MS must be a number of milliseconds, not "${pace}"`);
-    config.demoPaceMs = ms;
-  }
-  const command = env.SESSIONDESK_AGENT_COMMAND?.trim();
-  if (command) {
-    let parsed: unknown;
-    if (command.startsWith('[')) {
-      try {
-        parsed = JSON.parse(command);
-      } catch {
-        throw new CliError('SESSIONDESK_AGENT_COMMAND looks like JSON but does not parse');
-      }
-    } else {
-      parsed = command.split(/\s+/u);
-    }
-    if (
-      !Array.isArray(parsed) ||
-      parsed.length === 0 ||
-      !parsed.every((a) => typeof a === 'string' && a !== '')
-    ) {
-      throw new CliError(
-        'SESSIONDESK_AGENT_COMMAND must be a program and its arguments (a JSON array of strings, or words)',
-      );
-    }
-    config.defaultCommand = parsed as string[];
-  }
-  return config;
-}
-
 const LOOPBACK = /^(127(?:\.\d{1,3}){3}|::1|localhost)$/u;
 
 async function serve(args: string[]): Promise<void> {
@@ -139,7 +98,12 @@ async function serve(args: string[]): Promise<void> {
   if (!['info', 'warn', 'error', 'silent'].includes(level))
     throw new UsageError(`unknown --log-level ${level}`, 'serve');
   const dataDir = resolveDataDir(v['data-dir'] as string | undefined);
-  const agents = agentConfigFromEnv(process.env);
+  let agents;
+  try {
+    agents = agentConfigFromEnv(process.env);
+  } catch (err) {
+    throw new CliError(err instanceof Error ? err.message : String(err));
+  }
 
   const server = await startServer({
     agents,

@@ -25,6 +25,7 @@ import { sessionRoutes } from './routes/sessions.js';
 import { workspaceRoutes } from './routes/workspaces.js';
 import { eventRoutes } from './routes/events.js';
 import { AgentHost, type AgentConfig } from '../agents/host.js';
+import { DEFAULT_AGENT_CONFIG } from '../agents/config.js';
 import { EventBus } from '../events/event-bus.js';
 import { createSessionService } from '../sessions/service.js';
 import { CONTENT_SECURITY_POLICY, redactUrl } from './security-headers.js';
@@ -41,8 +42,6 @@ export interface AppDeps {
   /** How agents run; omitted, the demo agent at a pace a person can follow. */
   agents?: AgentConfig;
 }
-
-export const DEFAULT_AGENT_CONFIG: AgentConfig = { demoPaceMs: 700 };
 
 /** The API's own description, generated from the same zod schemas that validate requests. */
 const OPENAPI_INFO = {

@@ -24,7 +24,7 @@ describe('the demo workspace', () => {
       const dataDir = tempDir('sessiondesk-demo-');
       try {
         const server = await startServe(dataDir, ['--demo', '--log-level', 'warn']);
-        expect(server.stdout()).toContain(`organizationId ${DEMO.organizationId}`);
+        await expect.poll(() => server.stdout()).toContain(`organizationId ${DEMO.organizationId}`);
         expect(server.stdout()).toContain(`${DEMO.email} / ${DEMO.password}`);
         const signed = await fetch(`${server.url}/api/auth/sign-in`, {
           method: 'POST',

@@ -1,0 +1,44 @@
+import type { AgentConfig } from './host.js';
+
+/** The demo agent at a pace a person can follow. */
+export const DEFAULT_AGENT_CONFIG: AgentConfig = { demoPaceMs: 700 };
+
+/**
+ * SESSIONDESK_AGENT_COMMAND: the agent CLI for workspaces that have not chosen one, as a JSON
+ * array (`["claude","-p","{prompt}","--output-format","stream-json","--verbose"]`) or words
+ * separated by spaces. SESSIONDESK_DEMO_PACE_MS: the demo agent's pause between steps.
+ */
+export function agentConfigFromEnv(env: NodeJS.ProcessEnv): AgentConfig {
+  const config: AgentConfig = { demoPaceMs: DEFAULT_AGENT_CONFIG.demoPaceMs };
+  const pace = env.SESSIONDESK_DEMO_PACE_MS;
+  if (pace !== undefined && pace !== '') {
+    const ms = Number(pace);
+    if (!Number.isFinite(ms) || ms < 0)
+      throw new Error(`SESSIONDESK_DEMO_PACE_MS must be a number of milliseconds, not "${pace}"`);
+    config.demoPaceMs = ms;
+  }
+  const command = env.SESSIONDESK_AGENT_COMMAND?.trim();
+  if (command) {
+    let parsed: unknown;
+    if (command.startsWith('[')) {
+      try {
+        parsed = JSON.parse(command);
+      } catch {
+        throw new Error('SESSIONDESK_AGENT_COMMAND looks like JSON but does not parse');
+      }
+    } else {
+      parsed = command.split(/\s+/u);
+    }
+    if (
+      !Array.isArray(parsed) ||
+      parsed.length === 0 ||
+      !parsed.every((a) => typeof a === 'string' && a !== '')
+    ) {
+      throw new Error(
+        'SESSIONDESK_AGENT_COMMAND must be a program and its arguments (a JSON array of strings, or words)',
+      );
+    }
+    config.defaultCommand = parsed as string[];
+  }
+  return config;
+}
