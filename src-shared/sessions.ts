@@ -92,8 +92,8 @@ export const TaskSchema = z.object({
 });
 export type Task = z.infer<typeof TaskSchema>;
 
-/** Summary form: list, create and update. Create has no lastMessagePreview; update has no previews. */
-export const SessionSummarySchema = z.object({
+/** What every form of a session carries. */
+const SessionBaseSchema = z.object({
   id: z.string(),
   title: z.string(),
   status: SessionStatusSchema,
@@ -102,6 +102,10 @@ export const SessionSummarySchema = z.object({
   model: z.string(),
   author: AuthorSchema,
   metadata: MetadataSchema,
+});
+
+/** Summary form: list, create and update. Create has no lastMessagePreview; update has no previews. */
+export const SessionSummarySchema = SessionBaseSchema.extend({
   messageCount: z.number().int(),
   firstMessagePreview: z.string().optional(),
   lastMessagePreview: z.string().optional(),
@@ -109,15 +113,7 @@ export const SessionSummarySchema = z.object({
 export type SessionSummary = z.infer<typeof SessionSummarySchema>;
 
 /** Full form: get. */
-export const SessionFullSchema = z.object({
-  id: z.string(),
-  title: z.string(),
-  status: SessionStatusSchema,
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  model: z.string(),
-  author: AuthorSchema,
-  metadata: MetadataSchema,
+export const SessionFullSchema = SessionBaseSchema.extend({
   messages: z.array(MessageSchema),
   tasks: z.array(TaskSchema),
 });

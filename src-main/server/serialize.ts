@@ -24,8 +24,9 @@ function metadata(row: SessionRow): Metadata {
  * The summary form. List carries both previews, create only the first, update neither
  * (as the spec's examples do); a session without messages has no previews at all.
  */
-export function toSummary(row: SessionRow, previews: PreviewForm): SessionSummary {
-  const summary: SessionSummary = {
+/** The fields every form shares, in the specification's order. */
+function base(row: SessionRow) {
+  return {
     id: row.id,
     title: row.title,
     status: row.status,
@@ -34,8 +35,11 @@ export function toSummary(row: SessionRow, previews: PreviewForm): SessionSummar
     model: row.model,
     author: author(row),
     metadata: metadata(row),
-    messageCount: row.messageCount,
   };
+}
+
+export function toSummary(row: SessionRow, previews: PreviewForm): SessionSummary {
+  const summary: SessionSummary = { ...base(row), messageCount: row.messageCount };
   if (previews !== 'none' && row.firstPreview !== undefined) {
     summary.firstMessagePreview = row.firstPreview;
   }
@@ -51,15 +55,6 @@ export function toSummary(row: SessionRow, previews: PreviewForm): SessionSummar
  * re-serialized: that is most of the cost of this, the busiest read.
  */
 export function fullSessionJson(row: SessionRow, messageBodies: string[], tasks: Task[]): string {
-  const head = JSON.stringify({
-    id: row.id,
-    title: row.title,
-    status: row.status,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
-    model: row.model,
-    author: author(row),
-    metadata: metadata(row),
-  });
+  const head = JSON.stringify(base(row));
   return `{"session":${head.slice(0, -1)},"messages":[${messageBodies.join(',')}],"tasks":${JSON.stringify(tasks)}}}`;
 }

@@ -1,11 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { afterEach, expect } from 'vitest';
-import { CLI, ROOT, runCli, startServe, type CliResult, type ServeProcess } from './cli.js';
+import { runCli, spawnServe, startServe, type CliResult, type ServeProcess } from './cli.js';
 import { tempDir } from './server.js';
 
 export const PASSWORD = 'correct horse battery';
@@ -36,7 +36,7 @@ export function useSandbox() {
       return track(await startServe(dataDir, extraArgs));
     },
     async serveWithEnv(args: string[], env: NodeJS.ProcessEnv): Promise<ServeProcess> {
-      return track(await startServeWithEnv(args, env));
+      return track(await spawnServe(args, env));
     },
     defer(cleanup: () => unknown): void {
       cleanups.push(cleanup);
@@ -150,48 +150,4 @@ export async function occupyPort(): Promise<{ port: number; close: () => Promise
     port: address.port,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
-}
-
-/** Like `startServe`, but with the caller's arguments and environment (no implied --data-dir). */
-export function startServeWithEnv(args: string[], env: NodeJS.ProcessEnv): Promise<ServeProcess> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'serve', ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`serve did not start in time\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, 30_000);
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      const match = /running at (http:\/\/\S+)/u.exec(stdout);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve({
-          child,
-          url: match[1],
-          stdout: () => stdout,
-          stderr: () => stderr,
-          async stop() {
-            child.kill('SIGTERM');
-            return exited;
-          },
-          async kill() {
-            child.kill('SIGKILL');
-            await exited;
-          },
-        });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code}\nstdout: ${stdout}\nstderr: ${stderr}`));
-    });
-  });
 }

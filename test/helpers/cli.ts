@@ -39,22 +39,23 @@ export interface ServeProcess {
   kill(): Promise<void>;
 }
 
-/** Starts `sessiondesk serve --port 0` and waits for the URL line. */
+/** Starts `sessiondesk serve --port 0` on a data directory and waits for the URL line. */
 export function startServe(
   dataDir: string,
   extraArgs: string[] = [],
   env: NodeJS.ProcessEnv = {},
 ): Promise<ServeProcess> {
+  return spawnServe(['--port', '0', '--data-dir', dataDir, ...extraArgs], env);
+}
+
+/** Starts `sessiondesk serve` with exactly these arguments and waits for the URL line. */
+export function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [CLI, 'serve', '--port', '0', '--data-dir', dataDir, ...extraArgs],
-      {
-        cwd: ROOT,
-        env: { ...process.env, ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, [CLI, 'serve', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));

@@ -3,13 +3,11 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { MeResponseSchema, SignInBodySchema, SignInResponseSchema } from '../../../src-shared/accounts.js';
 import { SESSION_COOKIE } from '../../../src-shared/constants.js';
-import { ErrorResponseSchema } from '../../../src-shared/errors.js';
 import { hashSecret, newSessionToken, verifyPassword } from '../../accounts/secrets.js';
 import { AppError, unauthorized } from '../../errors.js';
 import { authHooks, SESSION_ABSOLUTE_MS, sessionToken } from '../auth/authenticate.js';
 import { userOf, type AppContext } from '../context.js';
-
-const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorResponseSchema]));
+import { errorResponses } from './error-responses.js';
 
 const COOKIE_OPTIONS = { path: '/', httpOnly: true, sameSite: 'strict' } as const;
 
@@ -32,7 +30,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
           'Checks the email and password and sets the `__session` cookie (HttpOnly, SameSite=Strict). Failed attempts are limited per account and per client.',
         tags: ['auth'],
         body: SignInBodySchema,
-        response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 413, 415, 429, 500, 503) },
+        response: { 200: SignInResponseSchema, ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) },
       },
     },
     async (request, reply) => {
@@ -66,7 +64,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
         description:
           'Ends the sign-in on the server and clears the cookie. Answers 204 even when already signed out.',
         tags: ['auth'],
-        response: { 204: z.null(), ...errors(403, 500, 503) },
+        response: { 204: z.null(), ...errorResponses(403, 500, 503) },
       },
     },
     async (request, reply: FastifyReply) => {
@@ -90,7 +88,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
         summary: 'The signed-in user',
         description: 'The user behind the `__session` cookie and the workspaces they belong to.',
         tags: ['auth'],
-        response: { 200: MeResponseSchema, ...errors(400, 401, 500) },
+        response: { 200: MeResponseSchema, ...errorResponses(400, 401, 500) },
       },
     },
     async (request) => {

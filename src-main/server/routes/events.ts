@@ -1,15 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ErrorResponseSchema } from '../../../src-shared/errors.js';
 import { isId } from '../../../src-shared/ids.js';
 import { OrgQuerySchema, SessionParamsSchema } from '../../../src-shared/sessions.js';
 import { forbidden, notFound } from '../../errors.js';
 import type { BusEvent } from '../../events/event-bus.js';
 import { authHooks, type Principal } from '../auth/authenticate.js';
 import { principalOf, type AppContext } from '../context.js';
-
-const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorResponseSchema]));
+import { errorResponses } from './error-responses.js';
 
 /** A client that has this much unsent is too slow: it is disconnected and can resume. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
@@ -120,7 +118,7 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
         description: streamDescription,
         tags: ['events'],
         querystring: EventsQuerySchema,
-        response: { 200: z.string().describe('text/event-stream'), ...errors(401, 403, 429, 500) },
+        response: { 200: z.string().describe('text/event-stream'), ...errorResponses(401, 403, 429, 500) },
       },
     },
     async (request, reply) => {
@@ -144,7 +142,10 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
         tags: ['events'],
         params: SessionParamsSchema,
         querystring: EventsQuerySchema,
-        response: { 200: z.string().describe('text/event-stream'), ...errors(401, 403, 404, 429, 500) },
+        response: {
+          200: z.string().describe('text/event-stream'),
+          ...errorResponses(401, 403, 404, 429, 500),
+        },
       },
     },
     async (request, reply) => {

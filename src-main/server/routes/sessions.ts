@@ -2,7 +2,6 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { DEFAULT_BASE_BRANCH, DEFAULT_MODEL } from '../../../src-shared/constants.js';
-import { ErrorResponseSchema } from '../../../src-shared/errors.js';
 import { isId } from '../../../src-shared/ids.js';
 import { parseRepoUrl } from '../../../src-shared/repo-url.js';
 import {
@@ -23,8 +22,7 @@ import type { SessionRow } from '../../store/sessions.js';
 import { principalOf, userOf, type AppContext } from '../context.js';
 import { authHooks, type Principal } from '../auth/authenticate.js';
 import { fullSessionJson, toSummary } from '../serialize.js';
-
-const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorResponseSchema]));
+import { errorResponses } from './error-responses.js';
 
 const CursorSchema = z.tuple([z.string(), z.string()]);
 
@@ -106,7 +104,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
           'Sessions of a workspace, newest first, with its stats. Without `limit`, all of them; with it, one page and `nextCursor` when more follow.',
         tags: ['sessions'],
         querystring: ListSessionsQuerySchema,
-        response: { 200: ListSessionsResponseSchema, ...errors(400, 401, 403, 429, 500) },
+        response: { 200: ListSessionsResponseSchema, ...errorResponses(400, 401, 403, 429, 500) },
       },
     },
     async (request, reply) => {
@@ -138,7 +136,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
         tags: ['sessions'],
         params: SessionParamsSchema,
         querystring: OrgQuerySchema,
-        response: { 200: FullSessionResponseSchema, ...errors(401, 403, 404, 429, 500) },
+        response: { 200: FullSessionResponseSchema, ...errorResponses(401, 403, 404, 429, 500) },
       },
     },
     async (request, reply) => {
@@ -161,7 +159,10 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
         params: SessionParamsSchema,
         querystring: OrgQuerySchema,
         body: UpdateSessionBodySchema,
-        response: { 200: SessionResponseSchema, ...errors(400, 401, 403, 404, 413, 415, 429, 500, 503) },
+        response: {
+          200: SessionResponseSchema,
+          ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503),
+        },
       },
     },
     async (request) => {
@@ -194,7 +195,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
           'Signed-in users only (the `__session` cookie); an API key is answered with 400. The title comes from the initial message.',
         tags: ['sessions'],
         body: CreateSessionBodySchema,
-        response: { 201: SessionResponseSchema, ...errors(400, 401, 403, 413, 415, 429, 500, 503) },
+        response: { 201: SessionResponseSchema, ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) },
       },
     },
     async (request, reply) => {
@@ -229,7 +230,10 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
         params: SessionParamsSchema,
         querystring: OrgQuerySchema,
         body: FollowUpBodySchema,
-        response: { 201: SessionResponseSchema, ...errors(400, 401, 403, 404, 413, 415, 429, 500, 503) },
+        response: {
+          201: SessionResponseSchema,
+          ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503),
+        },
       },
     },
     async (request, reply) => {

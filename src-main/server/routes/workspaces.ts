@@ -20,14 +20,12 @@ import {
   WorkspaceResponseSchema,
   WorkspacesResponseSchema,
 } from '../../../src-shared/accounts.js';
-import { ErrorResponseSchema } from '../../../src-shared/errors.js';
 import { badRequest, conflict, forbidden } from '../../errors.js';
 import { DEMO, seedDemo } from '../../demo/seed.js';
 import { authHooks } from '../auth/authenticate.js';
 import { userOf, type AppContext } from '../context.js';
 import { startSignIn } from './auth.js';
-
-const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorResponseSchema]));
+import { errorResponses } from './error-responses.js';
 
 /**
  * The dashboard's own endpoints: first-run setup, workspaces, members and API keys. All but
@@ -67,7 +65,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
           'Creates the owner account and a first workspace, and signs the owner in. Only while no user exists (409 afterwards).',
         tags: ['dashboard'],
         body: SetupBodySchema,
-        response: { 201: SetupResponseSchema, ...errors(400, 403, 409, 413, 415, 500, 503) },
+        response: { 201: SetupResponseSchema, ...errorResponses(400, 403, 409, 413, 415, 500, 503) },
       },
     },
     async (request, reply) => {
@@ -85,7 +83,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         description:
           'Instead of setup: creates the demo workspace (sample data) and signs in as its owner. Only while no user exists (409 afterwards).',
         tags: ['dashboard'],
-        response: { 201: SetupResponseSchema, ...errors(403, 409, 500, 503) },
+        response: { 201: SetupResponseSchema, ...errorResponses(403, 409, 500, 503) },
       },
     },
     async (_request, reply) => {
@@ -110,7 +108,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: 'My workspaces',
         tags: ['dashboard'],
-        response: { 200: WorkspacesResponseSchema, ...errors(400, 401, 500) },
+        response: { 200: WorkspacesResponseSchema, ...errorResponses(400, 401, 500) },
       },
     },
     async (request) => ({ workspaces: repos.workspaces.listForUser(userOf(request).userId) }),
@@ -125,7 +123,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         description: 'The signed-in user becomes its owner.',
         tags: ['dashboard'],
         body: NewWorkspaceBodySchema,
-        response: { 201: WorkspaceResponseSchema, ...errors(400, 401, 403, 500, 503) },
+        response: { 201: WorkspaceResponseSchema, ...errorResponses(400, 401, 403, 500, 503) },
       },
     },
     async (request, reply) => {
@@ -144,7 +142,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         summary: 'Members of a workspace',
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
-        response: { 200: MembersResponseSchema, ...errors(400, 401, 403, 500) },
+        response: { 200: MembersResponseSchema, ...errorResponses(400, 401, 403, 500) },
       },
     },
     async (request) => {
@@ -164,7 +162,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
         body: NewMemberBodySchema,
-        response: { 201: MemberResponseSchema, ...errors(400, 401, 403, 404, 409, 500, 503) },
+        response: { 201: MemberResponseSchema, ...errorResponses(400, 401, 403, 404, 409, 500, 503) },
       },
     },
     async (request, reply) => {
@@ -193,7 +191,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         description: 'Owners only. The last owner cannot be removed (409).',
         tags: ['dashboard'],
         params: MemberParamsSchema,
-        response: { 204: z.null(), ...errors(400, 401, 403, 404, 409, 500, 503) },
+        response: { 204: z.null(), ...errorResponses(400, 401, 403, 404, 409, 500, 503) },
       },
     },
     async (request, reply) => {
@@ -212,7 +210,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         description: 'Active keys, newest first: prefix, label, created and last used. Never the key itself.',
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
-        response: { 200: KeysResponseSchema, ...errors(400, 401, 403, 500) },
+        response: { 200: KeysResponseSchema, ...errorResponses(400, 401, 403, 500) },
       },
     },
     async (request) => {
@@ -231,7 +229,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
         body: NewKeyBodySchema,
-        response: { 201: CreatedKeyResponseSchema, ...errors(400, 401, 403, 500, 503) },
+        response: { 201: CreatedKeyResponseSchema, ...errorResponses(400, 401, 403, 500, 503) },
       },
     },
     async (request, reply) => {
@@ -254,7 +252,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         summary: 'Revoke an API key',
         tags: ['dashboard'],
         params: KeyParamsSchema,
-        response: { 204: z.null(), ...errors(400, 401, 403, 404, 500, 503) },
+        response: { 204: z.null(), ...errorResponses(400, 401, 403, 404, 500, 503) },
       },
     },
     async (request, reply) => {
@@ -277,7 +275,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
           'Which agent runs new sessions and follow-ups, and where that comes from: the workspace, SESSIONDESK_AGENT_COMMAND, or the default (the demo agent).',
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
-        response: { 200: AgentSettingsResponseSchema, ...errors(400, 401, 403, 500) },
+        response: { 200: AgentSettingsResponseSchema, ...errorResponses(400, 401, 403, 500) },
       },
     },
     async (request) => {
@@ -297,7 +295,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
         body: AgentSettingsSchema,
-        response: { 200: AgentSettingsResponseSchema, ...errors(400, 401, 403, 500, 503) },
+        response: { 200: AgentSettingsResponseSchema, ...errorResponses(400, 401, 403, 500, 503) },
       },
     },
     async (request) => {
