@@ -9,6 +9,8 @@ interface Fixtures {
   server: ServeProcess & { dataDir: string };
   /** The same, seeded with a user in two workspaces and a full transcript. */
   seeded: { server: ServeProcess & { dataDir: string }; data: Seeded };
+  /** Seeded, with the demo agent taking a step every 150 ms, to watch it work. */
+  live: { server: ServeProcess & { dataDir: string }; data: Seeded };
 }
 
 /** The demo agent's pace: slow enough by default that sessions stay as a test leaves them. */
@@ -31,6 +33,14 @@ export const test = base.extend<Fixtures>({
     const dataDir = tempDir('sessiondesk-e2e-');
     const data = await seedDataDir(dataDir);
     const server = await serveIn(dataDir);
+    await use({ server, data });
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  },
+  live: async ({}, use) => {
+    const dataDir = tempDir('sessiondesk-e2e-');
+    const data = await seedDataDir(dataDir);
+    const server = await serveIn(dataDir, 150);
     await use({ server, data });
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -1,0 +1,42 @@
+import { expect, signIn, test } from './fixtures.js';
+
+test('watch the demo agent work live, then follow up', async ({ page, live }, testInfo) => {
+  await signIn(page, live.server.url, live.data.email, live.data.password);
+  await expect(page.getByRole('status').filter({ hasText: 'Live' })).toBeVisible();
+  await page.getByRole('link', { name: 'New session', exact: true }).first().click();
+  await page.getByLabel('Prompt').fill('Tidy up the retry helper');
+  await page.getByLabel('Repository URL').fill('https://github.com/acme/web');
+  await page.getByRole('button', { name: 'Start session' }).click();
+  await expect(page.getByRole('heading', { name: 'Tidy up the retry helper', level: 1 })).toBeVisible();
+
+  // The agent's steps arrive without a reload: a note while it works, then tools, tasks, a result.
+  await expect(page.getByText('The agent is working…')).toBeVisible();
+  const transcript = page.getByRole('list', { name: 'Transcript' });
+  await expect(transcript.locator('details.tool').first()).toBeVisible({ timeout: 15_000 });
+  await expect(page.getByRole('list', { name: 'Tasks' }).getByRole('listitem').first()).toBeVisible();
+  await page.screenshot({ path: testInfo.outputPath('agent-working.png') });
+  await expect(transcript.getByRole('status')).toContainText('Finished', { timeout: 30_000 });
+  await expect(page.locator('.session-head .badge')).toHaveText('Completed');
+  await expect(page.getByText(/^agent\/tidy-up-the-retry-helper-/)).toBeVisible();
+
+  // A follow-up makes it active again and gets its own answer.
+  await page.getByLabel('Follow-up prompt').fill('Also add a test for the backoff');
+  await page.keyboard.press('Control+Enter');
+  await expect(page.locator('.session-head .badge')).toHaveText('Active');
+  await expect(
+    transcript.locator('.turn-user', { hasText: 'Also add a test for the backoff' }),
+  ).toBeVisible();
+  await expect(transcript.getByRole('status').filter({ hasText: 'Finished' })).toHaveCount(2, {
+    timeout: 30_000,
+  });
+  await expect(page.locator('.session-head .badge')).toHaveText('Completed');
+
+  // The list shows it too, updated live.
+  await page
+    .getByRole('navigation', { name: 'Main' })
+    .getByRole('link', { name: 'Sessions', exact: true })
+    .click();
+  const row = page.getByRole('link', { name: /Tidy up the retry helper/ });
+  await expect(row).toContainText('Completed');
+  await page.screenshot({ path: testInfo.outputPath('list-after-agent.png') });
+});
