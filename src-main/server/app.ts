@@ -17,7 +17,7 @@ import { createAuthenticator } from './auth/authenticate.js';
 import { createHostGuard, originGuard } from './auth/localhost-guard.js';
 import { FailureLimiter } from './auth/rate-limit.js';
 import type { AppContext, ServerConfig } from './context.js';
-import { registerErrorHandling, sendNotFound } from './errors.js';
+import { answerClientError, registerErrorHandling, sendFrameworkError, sendNotFound } from './errors.js';
 import { adminRoutes } from './routes/admin.js';
 import { authRoutes } from './routes/auth.js';
 import { rendererRoutes } from './routes/renderer.js';
@@ -64,6 +64,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
     forceCloseConnections: true,
     routerOptions: { maxParamLength: 200 },
+    // Fastify's own answers to a malformed URL or request repeat it, and in another shape.
+    frameworkErrors: sendFrameworkError,
+    clientErrorHandler: answerClientError,
+    // Node would answer a request without Host with a bare 400; the Host guard refuses it (403).
+    http: { requireHostHeader: false },
     logger: deps.log
       ? {
           level: deps.log.level,

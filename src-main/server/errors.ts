@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import type { ErrorCode, ErrorResponse } from '../../src-shared/errors.js';
@@ -79,4 +81,35 @@ export function registerErrorHandling(app: FastifyInstance): void {
 /** 404 in the error shape. The URL is not repeated: its query may hold an API key. */
 export function sendNotFound(reply: FastifyReply): FastifyReply {
   return send(reply, 404, 'not_found', 'No such route');
+}
+
+/**
+ * Fastify's own routing errors (a URL that does not decode): its default answer is in
+ * another shape and repeats the URL, query and any API key in it included.
+ */
+export function sendFrameworkError(_err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  void send(reply.header('x-content-type-options', 'nosniff'), 400, 'bad_request', 'The URL is not valid');
+}
+
+/**
+ * Requests that Node's HTTP parser refuses (a malformed request line or header, too many
+ * header bytes) never reach Fastify's handlers; they are answered here, in the same shape.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'The request headers are too large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'The request took too long to arrive']
+        : [400, 'The request is not valid HTTP'];
+  const body = JSON.stringify({ error: { code: 'bad_request', message } } satisfies ErrorResponse);
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+        `x-content-type-options: nosniff\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+        `connection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }

@@ -34,7 +34,9 @@ export function redactUrl(url: string): string {
       } catch {
         name = rawName;
       }
-      return SECRET_PARAMS.has(name.trim().toLowerCase()) ? `${rawName}=[redacted]` : pair;
+      // Near misses too (`apiKey[]`, `api_key`): the value is still the key, and is logged as sent.
+      const plain = name.toLowerCase().replace(/[^a-z0-9]/gu, '');
+      return [...SECRET_PARAMS].some((secret) => plain.startsWith(secret)) ? `${rawName}=[redacted]` : pair;
     });
   return `${url.slice(0, q)}?${params.join('&')}`;
 }

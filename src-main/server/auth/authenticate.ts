@@ -35,9 +35,12 @@ export function presentedApiKey(request: FastifyRequest): string | null {
     if (Array.isArray(query)) found.push(...query.map(String));
     else found.push(String(query));
   }
-  const authorization = request.headers.authorization;
-  if (authorization !== undefined) {
-    const match = /^Bearer(?: +(.*))?$/iu.exec(authorization.trim());
+  // Node keeps only the first of several Authorization lines: read them all, so that two
+  // different ones are refused like any other pair of keys.
+  const raw = request.raw.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]?.toLowerCase() !== 'authorization') continue;
+    const match = /^Bearer(?: +(.*))?$/iu.exec((raw[i + 1] ?? '').trim());
     if (!match) throw unauthorized('The Authorization header must be "Bearer <API key>"');
     found.push(match[1]?.trim() ?? '');
   }

@@ -31,7 +31,9 @@ export function createHostGuard(extraHosts: readonly string[]) {
       allowed = allowedHosts(port, extraHosts);
       cache.set(port, allowed);
     }
-    if (!host || !allowed.has(host)) {
+    // Node keeps the first of several Host lines; more than one is ambiguous (RFC 9112, 3.2).
+    const hostLines = request.raw.rawHeaders.filter((v, i) => i % 2 === 0 && v.toLowerCase() === 'host');
+    if (!host || !allowed.has(host) || hostLines.length > 1) {
       throw new AppError(403, 'forbidden_host', 'This server only answers requests addressed to localhost');
     }
   };

@@ -68,6 +68,11 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
       'x-content-type-options': 'nosniff',
       connection: 'keep-alive',
     });
+    // A HEAD answer has no body: held open, it would never reach the client (nor free its slot).
+    if (request.method === 'HEAD') {
+      raw.end();
+      return reply;
+    }
     let ended = false;
     const write = (text: string) => {
       if (ended) return;
