@@ -36,21 +36,27 @@ export interface AdminTarget {
 
 export class CliError extends Error {}
 
+/** How long a command waits for another short command holding the data directory. */
+const LOCK_WAIT_MS = 15_000;
+
+/** Either the running server that holds the data directory, or the directory itself, opened. */
+export type DataDirAccess =
+  { kind: 'server'; url: string; adminToken: string } | { kind: 'store'; store: Store };
+
 /**
  * When a server holds the data directory, talks to it over loopback (so it sees the
  * change at once and nothing writes the files behind its back); otherwise opens the
  * directory itself, taking its lock for the duration of the command.
  */
-/** How long a command waits for another short command holding the data directory. */
-const LOCK_WAIT_MS = 15_000;
-
-export async function openAdminTarget(dataDir: string, logger: Logger): Promise<AdminTarget> {
+export async function reachDataDir(dataDir: string, logger: Logger): Promise<DataDirAccess> {
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     const holder = lockHolder(dataDir);
     if (holder !== null) {
       const server = readServerInfo(dataDir);
-      if (server && server.info.pid === holder) return remoteTarget(server.info.url, server.adminToken);
+      if (server && server.info.pid === holder) {
+        return { kind: 'server', url: server.info.url, adminToken: server.adminToken };
+      }
       // Another command (or a server still starting) has it: they finish quickly, so wait.
       if (Date.now() > deadline) {
         throw new CliError(
@@ -61,25 +67,48 @@ export async function openAdminTarget(dataDir: string, logger: Logger): Promise<
       await new Promise((resolve) => setTimeout(resolve, 100));
       continue;
     }
-    let store: Store;
     try {
-      store = await Store.open({ dataDir, clock: systemClock, logger });
+      return { kind: 'store', store: await Store.open({ dataDir, clock: systemClock, logger }) };
     } catch (err) {
       // Someone took the lock between our look and our open: look again.
       if (err instanceof DataDirLockedError && Date.now() <= deadline) continue;
       throw err;
     }
-    const accounts = createAccounts(store, createRepositories(store.db), systemClock);
-    return {
-      createUser: (input) => accounts.createUser(input),
-      createWorkspace: (input) => accounts.createWorkspace(input),
-      addMember: (input) => accounts.addMember(input),
-      createKey: (input) => accounts.createKey(input),
-      listKeys: async (organizationId) => accounts.listKeys(organizationId),
-      revokeKey: (input) => accounts.revokeKey(input),
-      close: () => store.close({ snapshot: false }),
-    };
   }
+}
+
+export async function openAdminTarget(dataDir: string, logger: Logger): Promise<AdminTarget> {
+  const access = await reachDataDir(dataDir, logger);
+  if (access.kind === 'server') return remoteTarget(access.url, access.adminToken);
+  const { store } = access;
+  const accounts = createAccounts(store, createRepositories(store.db), systemClock);
+  return {
+    createUser: (input) => accounts.createUser(input),
+    createWorkspace: (input) => accounts.createWorkspace(input),
+    addMember: (input) => accounts.addMember(input),
+    createKey: (input) => accounts.createKey(input),
+    listKeys: async (organizationId) => accounts.listKeys(organizationId),
+    revokeKey: (input) => accounts.revokeKey(input),
+    close: () => store.close({ snapshot: false }),
+  };
+}
+
+/** A failed admin request in a line: the server's message and details, or its status. */
+export function describeAdminError(status: number, text: string): string {
+  const parsed = ErrorResponseSchema.safeParse(safeJson(text));
+  return parsed.success
+    ? [
+        parsed.data.error.message,
+        ...(parsed.data.error.details ?? []).map((d) => `${d.path} ${d.message}`),
+      ].join('; ')
+    : `HTTP ${status}`;
+}
+
+export function unreachable(baseUrl: string, err: unknown): CliError {
+  return new CliError(
+    `The server at ${baseUrl} holds the data directory but did not answer ` +
+      `(${err instanceof Error ? err.message : String(err)}). Stop it and try again.`,
+  );
 }
 
 function remoteTarget(baseUrl: string, adminToken: string): AdminTarget {
@@ -100,22 +129,10 @@ function remoteTarget(baseUrl: string, adminToken: string): AdminTarget {
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     } catch (err) {
-      throw new CliError(
-        `The server at ${baseUrl} holds the data directory but did not answer ` +
-          `(${err instanceof Error ? err.message : String(err)}). Stop it and try again.`,
-      );
+      throw unreachable(baseUrl, err);
     }
     const text = await response.text();
-    if (!response.ok) {
-      const parsed = ErrorResponseSchema.safeParse(safeJson(text));
-      const detail = parsed.success
-        ? [
-            parsed.data.error.message,
-            ...(parsed.data.error.details ?? []).map((d) => `${d.path} ${d.message}`),
-          ].join('; ')
-        : `HTTP ${response.status}`;
-      throw new CliError(detail);
-    }
+    if (!response.ok) throw new CliError(describeAdminError(response.status, text));
     return schema.parse(response.status === 204 ? null : safeJson(text));
   }
   return {

@@ -1,6 +1,8 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import {
   AddMemberBodySchema,
@@ -12,8 +14,16 @@ import { DEFAULT_PORT } from '../../src-shared/constants.js';
 import { systemClock, type Logger } from '../clock.js';
 import { AppError } from '../errors.js';
 import { PROJECT_ROOT, resolveDataDir } from '../paths.js';
-import { DataDamagedError } from '../store/store.js';
+import { DataDamagedError, StoreUnavailableError } from '../store/store.js';
 import { DataDirLockedError } from '../store/lock.js';
+import { realFiles, writeFileAtomically } from '../store/file-layer.js';
+import { describeCounts, inspectDatabaseBytes, isSound } from '../data/database.js';
+import { formatBytes, formatDoctorReport, runDoctor } from '../data/doctor.js';
+import { EXPORT_FORMATS, type ExportFormat } from '../data/format.js';
+import { formatImportReport, ImportInputError } from '../data/import.js';
+import { restoreBackup, RestoreRefusedError } from '../data/restore.js';
+import { openDataTarget, type DataTarget } from './data-target.js';
+import { fileSink, stdoutSink } from './output.js';
 import { PortInUseError, startServer } from '../server/start.js';
 import { DEMO } from '../demo/seed.js';
 import { agentConfigFromEnv } from '../agents/config.js';
@@ -226,7 +236,133 @@ async function keyRevoke(args: string[]): Promise<void> {
   });
 }
 
-const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
+async function withDataTarget<T>(dataDirFlag: unknown, run: (target: DataTarget) => Promise<T>): Promise<T> {
+  const dataDir = resolveDataDir(dataDirFlag as string | undefined);
+  // Unlike the admin commands, these never make sense on a directory that is not there yet.
+  if (!existsSync(dataDir)) {
+    throw new CliError(
+      `There is no data directory at ${dataDir}. Check --data-dir and SESSIONDESK_DATA_DIR.`,
+    );
+  }
+  const target = await openDataTarget(dataDir, stderrLogger);
+  try {
+    return await run(target);
+  } finally {
+    await target.close();
+  }
+}
+
+function readableFile(path: string): void {
+  let isFile: boolean;
+  try {
+    isFile = statSync(path).isFile();
+  } catch (err) {
+    throw new CliError(`Cannot read ${path}: ${(err as Error).message}`);
+  }
+  if (!isFile) throw new CliError(`${path} is not a file`);
+}
+
+async function exportCommand(args: string[]): Promise<void> {
+  const v = parse('export', args, {
+    workspace: { type: 'string' },
+    format: { type: 'string', default: 'ndjson' },
+    output: { type: 'string' },
+  });
+  if (v.help) return print(USAGE.export);
+  required('export', v, 'workspace');
+  const format = String(v.format);
+  if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
+    throw new UsageError(`--format must be ${EXPORT_FORMATS.join(' or ')}, not ${format}`, 'export');
+  }
+  const output = typeof v.output === 'string' ? resolve(v.output) : null;
+  const bytes = await withDataTarget(v['data-dir'], async (target) => {
+    // Made once the data directory is open: opening it removes stray *.tmp files in it.
+    const out = output ? await fileSink(output) : stdoutSink();
+    try {
+      await target.exportWorkspace(String(v.workspace), format as ExportFormat, out);
+      await out.commit();
+    } catch (err) {
+      await out.abort();
+      throw err;
+    }
+    return out.bytes;
+  });
+  if (output) print(`Exported ${String(v.workspace)} to ${output} (${formatBytes(bytes)}).`);
+}
+
+async function importCommand(args: string[]): Promise<void> {
+  const v = parse('import', args, { workspace: { type: 'string' }, input: { type: 'string' } });
+  if (v.help) return print(USAGE.import);
+  required('import', v, 'workspace');
+  let input: Readable;
+  if (typeof v.input === 'string') {
+    const path = resolve(v.input);
+    readableFile(path);
+    input = createReadStream(path);
+  } else {
+    if (process.stdin.isTTY) {
+      throw new UsageError('pass --input FILE, or pipe the export in on stdin', 'import');
+    }
+    input = process.stdin;
+  }
+  const report = await withDataTarget(v['data-dir'], (target) =>
+    target.importSessions(String(v.workspace), input),
+  );
+  print(formatImportReport(report));
+}
+
+async function backupCommand(args: string[]): Promise<void> {
+  const v = parse('backup', args, { output: { type: 'string' } });
+  if (v.help) return print(USAGE.backup);
+  required('backup', v, 'output');
+  const output = resolve(String(v.output));
+  const bytes = await withDataTarget(v['data-dir'], (target) => target.backup());
+  // The copy is checked before it is written: a backup that would not restore is no backup.
+  const facts = await inspectDatabaseBytes(bytes);
+  if (!isSound(facts)) {
+    throw new CliError(
+      `The copy fails SQLite's checks (${facts.integrity.slice(0, 3).join('; ')}); nothing was written. ` +
+        'Run "sessiondesk doctor".',
+    );
+  }
+  try {
+    await writeFileAtomically(realFiles, output, bytes);
+  } catch (err) {
+    throw new CliError(`Cannot write ${output}: ${(err as Error).message}`);
+  }
+  print(
+    `Backed up ${describeCounts(facts.counts)} to ${output} (${formatBytes(bytes.length)}, schema version ` +
+      `${facts.schemaVersion}, integrity_check ok).`,
+  );
+}
+
+async function restoreCommand(args: string[]): Promise<void> {
+  const v = parse('restore', args, { input: { type: 'string' } });
+  if (v.help) return print(USAGE.restore);
+  required('restore', v, 'input');
+  const input = resolve(String(v.input));
+  readableFile(input);
+  const dataDir = resolveDataDir(v['data-dir'] as string | undefined);
+  const facts = await restoreBackup(await readFile(input), dataDir, {
+    clock: systemClock,
+    logger: stderrLogger,
+  });
+  print(`Restored ${describeCounts(facts.counts)} from ${input} into ${dataDir}.`);
+  print(`Start it with: sessiondesk serve --data-dir ${JSON.stringify(dataDir)}`);
+}
+
+async function doctorCommand(args: string[]): Promise<number> {
+  const v = parse('doctor', args, { json: { type: 'boolean' } });
+  if (v.help) {
+    print(USAGE.doctor);
+    return 0;
+  }
+  const report = await runDoctor(resolveDataDir(v['data-dir'] as string | undefined));
+  print(v.json ? JSON.stringify(report, null, 2) : formatDoctorReport(report));
+  return report.problems.length > 0 ? 1 : 0;
+}
+
+const COMMANDS: Record<string, (args: string[]) => Promise<void | number>> = {
   serve,
   'user create': userCreate,
   'workspace create': workspaceCreate,
@@ -234,6 +370,11 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   'key create': keyCreate,
   'key list': keyList,
   'key revoke': keyRevoke,
+  export: exportCommand,
+  import: importCommand,
+  backup: backupCommand,
+  restore: restoreCommand,
+  doctor: doctorCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {
@@ -254,8 +395,7 @@ export async function main(argv: string[]): Promise<number> {
         `unknown command "${[first, second].filter(Boolean).join(' ')}"`,
         'main' as CommandName,
       );
-    await (COMMANDS[name] as (a: string[]) => Promise<void>)(args);
-    return 0;
+    return (await (COMMANDS[name] as (a: string[]) => Promise<void | number>)(args)) ?? 0;
   } catch (err) {
     if (err instanceof UsageError) {
       process.stderr.write(`sessiondesk: ${err.message}\n\n${USAGE[err.command]}\n`);
@@ -266,7 +406,10 @@ export async function main(argv: string[]): Promise<number> {
       err instanceof CliError ||
       err instanceof DataDirLockedError ||
       err instanceof DataDamagedError ||
-      err instanceof PortInUseError
+      err instanceof PortInUseError ||
+      err instanceof StoreUnavailableError ||
+      err instanceof ImportInputError ||
+      err instanceof RestoreRefusedError
     ) {
       process.stderr.write(`sessiondesk: ${err.message}\n`);
       return 1;

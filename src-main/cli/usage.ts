@@ -10,6 +10,11 @@ Commands:
   key create          Create an API key for a workspace (prints the key)
   key list            List a workspace's API keys
   key revoke          Revoke an API key
+  export              Export a workspace's sessions (NDJSON or JSON)
+  import              Import an export into a workspace (idempotent)
+  backup              Copy the whole database to one SQLite file
+  restore             Make a backup the database of a new data directory
+  doctor              Check a data directory without changing it
 
 Every command takes --data-dir DIR (else SESSIONDESK_DATA_DIR, else the app's data folder).
 Run "sessiondesk <command> --help" for a command's options.`,
@@ -42,6 +47,43 @@ Lists the workspace's active API keys: id, prefix, label, created and last used.
   'key revoke': `Usage: sessiondesk key revoke --workspace ORG --id KEY_ID [--data-dir DIR]
 
 Revokes an API key; requests using it are refused from then on.`,
+  export: `Usage: sessiondesk export --workspace ORG [--format ndjson|json] [--output FILE] [--data-dir DIR]
+
+Writes every session of the workspace ORG, with its messages, tasks and metadata, session by
+session (never the whole export in memory).
+  --format   ndjson (default): a header line, then one line per session;
+             json: one document, the header's fields and "sessions"
+  --output   write FILE (as FILE.tmp, renamed when complete) instead of stdout
+While a server holds the data directory, the export comes from it.`,
+  import: `Usage: sessiondesk import --workspace ORG [--input FILE] [--data-dir DIR]
+
+Adds the sessions of an export (from stdin, or FILE) to the workspace ORG. Idempotent: a
+session whose id is already there is left as it is. Each session is checked first and written
+whole or not at all; invalid ones are skipped and reported with their line. Authors are matched
+by email; sessions of people without an account here go to the workspace's owner. Sessions keep
+their ids, timestamps and status. Prints what was imported and what was skipped.
+Exit code 0 when the input is an export (even if some sessions were skipped), 1 when it is not.
+While a server holds the data directory, the import goes through it.`,
+  backup: `Usage: sessiondesk backup --output FILE [--data-dir DIR]
+
+Writes the whole database, consistent at one instant and holding every write acknowledged
+before the command started, to FILE: one SQLite file (written as FILE.tmp, renamed when
+complete and checked with PRAGMA integrity_check). While a server holds the data directory, it
+makes the copy. FILE holds password and key hashes: keep it private. Restore it with
+"sessiondesk restore".`,
+  restore: `Usage: sessiondesk restore --input FILE [--data-dir DIR]
+
+Makes a backup (from "sessiondesk backup") the database of the data directory DIR (else
+SESSIONDESK_DATA_DIR, else the app's data folder), which must be new or empty: restore never
+overwrites data. Checks the backup first, then opens DIR as a
+server would. Start it with "sessiondesk serve --data-dir DIR".`,
+  doctor: `Usage: sessiondesk doctor [--json] [--data-dir DIR]
+
+Checks a data directory without changing anything (it takes no lock, so it works beside a
+running server): the database rebuilt in memory (PRAGMA integrity_check, schema version),
+snapshots and their checksums, journals (records, torn tail, damage), files kept aside by a
+recovery, the lock, and server.json. Says what to do about each problem.
+Exit code 0 when healthy, 1 when it found a problem.`,
 } as const;
 
 export type CommandName = keyof typeof USAGE;

@@ -115,6 +115,16 @@ export class Store {
     return this.options.dataDir;
   }
 
+  /**
+   * The whole database as one SQLite file (`export()`), for `sessiondesk backup`: it holds
+   * every write acknowledged so far. Writes run synchronously, so none is half-done here.
+   */
+  async exportDatabase(): Promise<Uint8Array> {
+    if (this.closed) throw new StoreUnavailableError('The store is closed.');
+    if (this.recovering) await this.recovering;
+    return this.sqldb.export();
+  }
+
   status(): StoreStatus {
     return {
       dataDir: this.options.dataDir,
@@ -137,6 +147,9 @@ export class Store {
     try {
       await this.journal.append(encodeRecord(statements));
     } catch (err) {
+      // Memory still holds the refused write until it is reloaded from disk: wait for that,
+      // so no read after the refusal can see it.
+      await this.recovering?.catch(() => undefined);
       throw new StoreUnavailableError(`The write could not be saved to disk: ${describe(err)}`, {
         cause: err,
       });
@@ -387,7 +400,13 @@ async function loadState(files: FileLayer, dir: string, logger: Logger): Promise
 
   const journals = found.journals.filter((g) => g >= (base?.generation ?? 0));
   if (!base) {
-    const anyStoreFiles = found.snapshots.length > 0 || found.journals.length > 0;
+    // A snapshot kept aside at an earlier start, or a checksum file, also means data was here:
+    // the next start must not take the directory for a new one.
+    const anyStoreFiles =
+      found.snapshots.length > 0 ||
+      found.journals.length > 0 ||
+      found.metas.size > 0 ||
+      names.some((name) => name.includes('.damaged-'));
     if (anyStoreFiles && journals[0] !== 0) {
       throw new DataDamagedError(
         `No intact snapshot in ${dir}, and the journals do not reach back to the start, so the ` +
@@ -451,4 +470,43 @@ async function loadState(files: FileLayer, dir: string, logger: Logger): Promise
       exists: journals.length > 0,
     },
   };
+}
+
+/**
+ * The on-disk layout and its checks, read-only, for `sessiondesk doctor`: it reports what
+ * `loadState` would find without changing a file.
+ */
+export const storeLayout = {
+  snapshotName,
+  snapshotMetaName,
+  journalName,
+  /** Generations found among the names of a data directory's files. */
+  scan,
+  verifySnapshot: (dir: string, generation: number, files: FileLayer = realFiles) =>
+    verifySnapshot(files, dir, generation),
+};
+
+/**
+ * Makes `bytes` (an SQLite database, such as a backup) the first snapshot of a data
+ * directory that holds no database yet, with its checksum file: `sessiondesk restore`.
+ * The caller holds the directory's lock.
+ */
+export async function installSnapshot(
+  dataDir: string,
+  bytes: Uint8Array,
+  createdAt: string,
+  files: FileLayer = realFiles,
+): Promise<void> {
+  const found = scan(await files.readdir(dataDir));
+  if (found.snapshots.length > 0 || found.journals.length > 0) {
+    throw new Error(`${dataDir} already holds a database; a snapshot is installed only into an empty one.`);
+  }
+  const generation = 1;
+  const meta: SnapshotMeta = { generation, size: bytes.length, crc32: crc32(bytes), createdAt };
+  await writeFileAtomically(
+    files,
+    join(dataDir, snapshotMetaName(generation)),
+    Buffer.from(JSON.stringify(meta)),
+  );
+  await writeFileAtomically(files, join(dataDir, snapshotName(generation)), bytes);
 }

@@ -25,6 +25,11 @@ const COMMANDS: Array<[string[], string]> = [
   [['key', 'create'], 'Usage: sessiondesk key create '],
   [['key', 'list'], 'Usage: sessiondesk key list '],
   [['key', 'revoke'], 'Usage: sessiondesk key revoke '],
+  [['export'], 'Usage: sessiondesk export '],
+  [['import'], 'Usage: sessiondesk import '],
+  [['backup'], 'Usage: sessiondesk backup '],
+  [['restore'], 'Usage: sessiondesk restore '],
+  [['doctor'], 'Usage: sessiondesk doctor '],
 ];
 
 describe('--help', () => {

@@ -1,4 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { crc32 } from 'node:zlib';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
@@ -10,10 +12,18 @@ import {
   RevokeKeyBodySchema,
 } from '../../../src-shared/accounts.js';
 import { hashSecret } from '../../accounts/secrets.js';
-import { unauthorized } from '../../errors.js';
+import { exportChunks } from '../../data/export.js';
+import { ExportQuerySchema, ImportQuerySchema, ImportReportSchema } from '../../data/format.js';
+import { ImportInputError, importSessions } from '../../data/import.js';
+import { readLines } from '../../data/lines.js';
+import { AppError, notFound, unauthorized } from '../../errors.js';
 import type { AppContext } from '../context.js';
+import { toSummary } from '../serialize.js';
 
 export const ADMIN_TOKEN_HEADER = 'x-sessiondesk-admin-token';
+/** The CRC-32 of a backup's bytes, so the CLI can tell a complete copy from a cut one. */
+export const BACKUP_CRC_HEADER = 'x-sessiondesk-crc32';
+export const NDJSON = 'application/x-ndjson';
 
 /**
  * What the `sessiondesk` CLI does when a server already holds the data directory: the
@@ -29,7 +39,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     if (!timingSafeEqual(actual, expected)) throw unauthorized('Invalid admin token');
   };
   const schema = { hide: true } as const;
-  const { accounts } = ctx;
+  const { accounts, repos, store, events } = ctx;
 
   api.post(
     '/api/admin/users',
@@ -72,4 +82,65 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
       return reply.code(204).send();
     },
   );
+
+  // Data you can keep: the CLI's export, import and backup go through a running server, so
+  // nothing reads or writes the files behind its back.
+  api.get(
+    '/api/admin/export',
+    { onRequest, schema: { ...schema, querystring: ExportQuerySchema } },
+    async (request, reply) => {
+      const { organizationId, format } = request.query;
+      if (!repos.workspaces.findById(organizationId)) throw notFound(`Workspace ${organizationId} not found`);
+      // Pulled session by session as the socket drains: never the whole export in memory.
+      const chunks = exportChunks(
+        { db: store.db, repos },
+        organizationId,
+        format,
+        ctx.clock.now().toISOString(),
+      );
+      return reply
+        .type(format === 'json' ? 'application/json; charset=utf-8' : `${NDJSON}; charset=utf-8`)
+        .send(Readable.from(chunks));
+    },
+  );
+  api.get('/api/admin/backup', { onRequest, schema }, async (_request, reply) => {
+    const exported = await store.exportDatabase();
+    const bytes = Buffer.from(exported.buffer, exported.byteOffset, exported.byteLength);
+    return reply
+      .type('application/octet-stream')
+      .header(BACKUP_CRC_HEADER, String(crc32(bytes)))
+      .send(bytes);
+  });
+  // The export arrives as a stream and is read line by line, so its size has no limit here;
+  // the parser is registered in this route's own scope only.
+  void api.register(async (scope) => {
+    scope.addContentTypeParser(NDJSON, (_request, payload, done) => done(null, payload));
+    scope.withTypeProvider<ZodTypeProvider>().post(
+      '/api/admin/import',
+      {
+        onRequest,
+        schema: { ...schema, querystring: ImportQuerySchema, response: { 200: ImportReportSchema } },
+      },
+      async (request) => {
+        if (!(request.body instanceof Readable)) {
+          throw new AppError(415, 'unsupported_media_type', `Send the export as ${NDJSON}`);
+        }
+        try {
+          return await importSessions(readLines(request.body), request.query.organizationId, {
+            store,
+            repos,
+            onImported: (row) =>
+              events.publish(row.workspaceId, {
+                type: 'session.created',
+                sessionId: row.id,
+                session: toSummary(row, 'both'),
+              }),
+          });
+        } catch (err) {
+          if (err instanceof ImportInputError) throw new AppError(400, 'bad_request', err.message);
+          throw err;
+        }
+      },
+    );
+  });
 }

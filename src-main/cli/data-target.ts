@@ -1,0 +1,148 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import { crc32 } from 'node:zlib';
+import type { Logger } from '../clock.js';
+import { systemClock } from '../clock.js';
+import { exportChunks } from '../data/export.js';
+import { ImportReportSchema, type ExportFormat, type ImportReport } from '../data/format.js';
+import { importSessions } from '../data/import.js';
+import { readLines } from '../data/lines.js';
+import { notFound } from '../errors.js';
+import { BACKUP_CRC_HEADER, ADMIN_TOKEN_HEADER, NDJSON } from '../server/routes/admin.js';
+import { createRepositories } from '../store/repositories.js';
+import { CliError, describeAdminError, reachDataDir, unreachable } from './admin-target.js';
+import type { OutputSink } from './output.js';
+
+/**
+ * Export, import and backup, on the data directory or through the server that holds it
+ * (so that nothing reads or writes the files behind a running server's back).
+ */
+export interface DataTarget {
+  /** `server` or `directory`: where the work is done. */
+  readonly via: 'server' | 'directory';
+  exportWorkspace(organizationId: string, format: ExportFormat, out: OutputSink): Promise<void>;
+  importSessions(organizationId: string, input: Readable): Promise<ImportReport>;
+  /** The whole database as one SQLite file, consistent at one instant. */
+  backup(): Promise<Uint8Array>;
+  close(): Promise<void>;
+}
+
+export async function openDataTarget(dataDir: string, logger: Logger): Promise<DataTarget> {
+  const access = await reachDataDir(dataDir, logger);
+  if (access.kind === 'server') return serverTarget(access.url, access.adminToken);
+  const { store } = access;
+  const repos = createRepositories(store.db);
+  return {
+    via: 'directory',
+    async exportWorkspace(organizationId, format, out) {
+      if (!repos.workspaces.findById(organizationId)) throw notFound(`Workspace ${organizationId} not found`);
+      const chunks = exportChunks(
+        { db: store.db, repos },
+        organizationId,
+        format,
+        systemClock.now().toISOString(),
+      );
+      for (const chunk of chunks) await out.write(chunk);
+    },
+    importSessions: (organizationId, input) =>
+      importSessions(readLines(input as AsyncIterable<Buffer>), organizationId, { store, repos }),
+    backup: () => store.exportDatabase(),
+    close: () => store.close({ snapshot: false }),
+  };
+}
+
+function serverTarget(baseUrl: string, adminToken: string): DataTarget {
+  /** Sends one request (streaming `body` if given) and resolves with the response, checked. */
+  function send(method: string, path: string, body?: Readable): Promise<IncomingMessage> {
+    return new Promise<IncomingMessage>((resolve, reject) => {
+      const req = httpRequest(new URL(path, baseUrl), {
+        method,
+        headers: {
+          [ADMIN_TOKEN_HEADER]: adminToken,
+          ...(body ? { 'content-type': NDJSON, 'transfer-encoding': 'chunked' } : {}),
+        },
+      });
+      let answered = false;
+      req.on('response', (response) => {
+        answered = true;
+        if ((response.statusCode ?? 500) < 400) return resolve(response);
+        // Refused (not an export, unknown workspace): stop sending the rest of the input.
+        if (body) {
+          body.unpipe(req);
+          body.destroy();
+        }
+        readText(response)
+          .then((text) => reject(new CliError(describeAdminError(response.statusCode ?? 500, text))), reject)
+          .finally(() => req.destroy());
+      });
+      // A server that answers before reading the whole body (a bad header) may close early.
+      req.on('error', (err) => {
+        if (!answered) reject(unreachable(baseUrl, err));
+      });
+      if (!body) {
+        req.end();
+        return;
+      }
+      body.on('error', (err) => {
+        req.destroy(err);
+        reject(new CliError(`Reading the input failed: ${err.message}`));
+      });
+      body.pipe(req);
+    });
+  }
+
+  const cutShort = () =>
+    new CliError(`The server at ${baseUrl} stopped sending before the end; the output is incomplete.`);
+
+  return {
+    via: 'server',
+    async exportWorkspace(organizationId, format, out) {
+      const query = new URLSearchParams({ organizationId, format });
+      const response = await send('GET', `/api/admin/export?${query}`);
+      try {
+        for await (const chunk of response) await out.write(chunk as Buffer);
+      } catch (err) {
+        if (err instanceof CliError) throw err;
+        throw cutShort();
+      }
+      if (!response.complete) throw cutShort();
+    },
+    async importSessions(organizationId, input) {
+      const query = new URLSearchParams({ organizationId });
+      const response = await send('POST', `/api/admin/import?${query}`, input);
+      const text = await readText(response);
+      const report = ImportReportSchema.safeParse(safeJson(text));
+      if (!report.success)
+        throw new CliError(`The server's import report is unreadable: ${text.slice(0, 200)}`);
+      return report.data;
+    },
+    async backup() {
+      const response = await send('GET', '/api/admin/backup');
+      const chunks: Buffer[] = [];
+      try {
+        for await (const chunk of response) chunks.push(chunk as Buffer);
+      } catch {
+        throw cutShort();
+      }
+      const bytes = Buffer.concat(chunks);
+      const expected = Number(response.headers[BACKUP_CRC_HEADER]);
+      if (!response.complete || crc32(bytes) !== expected) throw cutShort();
+      return bytes;
+    },
+    close: async () => undefined,
+  };
+}
+
+async function readText(response: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of response) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,489 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ADMIN_TOKEN_FILE, SERVER_FILE, type ServerInfo } from '../server-file.js';
+import { parseJournal, type ParsedJournal } from '../store/journal.js';
+import { LOCK_FILE, lockHolder, readLockPid } from '../store/lock.js';
+import { loadSqlJs, SqlJsDb } from '../store/sqljs.js';
+import { storeLayout } from '../store/store.js';
+import { databaseFacts, describeCounts, type DatabaseFacts } from './database.js';
+
+/**
+ * `sessiondesk doctor`: what is in a data directory and what the next start would make of
+ * it, found the way the store finds it (the same snapshot checks, the same journal parser,
+ * the same replay) but in memory only. It never takes the lock and never writes a file, so
+ * it can run beside a server.
+ */
+
+export interface Finding {
+  /** The file (or directory) concerned. */
+  subject: string;
+  problem: string;
+  fix: string;
+}
+
+export interface DoctorReport {
+  dataDir: string;
+  exists: boolean;
+  /** The data as the next start would rebuild it; null when there is none to rebuild. */
+  database: {
+    facts: DatabaseFacts;
+    snapshot: number | null;
+    journals: { generation: number; records: number }[];
+    /** False when a missing journal stops the rebuild (the facts are those before it). */
+    complete: boolean;
+  } | null;
+  snapshots: { name: string; generation: number; bytes: number; status: string; loaded: boolean }[];
+  journals: {
+    name: string;
+    generation: number;
+    bytes: number;
+    records: number;
+    damage?: ParsedJournal['damage'];
+  }[];
+  keptAside: { name: string; bytes: number }[];
+  lock:
+    | { state: 'free' }
+    | { state: 'held'; pid: number; byServer: boolean }
+    | { state: 'stale'; pid: number | null };
+  server:
+    { state: 'none' } | { state: 'running'; info: ServerInfo } | { state: 'stale'; info: ServerInfo | null };
+  problems: Finding[];
+  notes: string[];
+}
+
+const KEPT_ASIDE = /\.(damaged|cut)-\d+$/u;
+const ATTEMPTS = 3;
+
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+export async function runDoctor(dataDir: string): Promise<DoctorReport> {
+  if (!existsSync(dataDir) || !statSync(dataDir).isDirectory()) {
+    return {
+      dataDir,
+      exists: false,
+      database: null,
+      snapshots: [],
+      journals: [],
+      keptAside: [],
+      lock: { state: 'free' },
+      server: { state: 'none' },
+      problems: [
+        {
+          subject: dataDir,
+          problem: existsSync(dataDir) ? 'is not a directory' : 'does not exist',
+          fix:
+            'Check --data-dir and SESSIONDESK_DATA_DIR. A new data directory is made by `sessiondesk serve` ' +
+            'or by `sessiondesk restore` from a backup.',
+        },
+      ],
+      notes: [],
+    };
+  }
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const { report, unsettled } = await inspectOnce(dataDir);
+      // A running server may be mid-append or mid-snapshot: look again before calling it damage.
+      if (!unsettled || attempt === ATTEMPTS) {
+        if (unsettled) {
+          report.notes.push(
+            'A server is writing to this directory: if a problem above concerns the newest journal, ' +
+              'run doctor again to see whether it was a write in progress.',
+          );
+        }
+        return report;
+      }
+    } catch (err) {
+      // A file listed a moment ago was removed (a running server's snapshot cleans up).
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === ATTEMPTS) throw err;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+function lockState(dataDir: string): DoctorReport['lock'] {
+  if (!existsSync(join(dataDir, LOCK_FILE))) return { state: 'free' };
+  const holder = lockHolder(dataDir);
+  if (holder !== null) return { state: 'held', pid: holder, byServer: false };
+  return { state: 'stale', pid: readLockPid(dataDir) };
+}
+
+function serverState(dataDir: string, lock: DoctorReport['lock']): DoctorReport['server'] {
+  let info: ServerInfo | null = null;
+  try {
+    info = JSON.parse(readFileSync(join(dataDir, SERVER_FILE), 'utf8')) as ServerInfo;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { state: 'none' };
+  }
+  if (info && lock.state === 'held' && info.pid === lock.pid) {
+    lock.byServer = true;
+    return { state: 'running', info };
+  }
+  return { state: 'stale', info };
+}
+
+async function inspectOnce(dataDir: string): Promise<{ report: DoctorReport; unsettled: boolean }> {
+  const lock = lockState(dataDir);
+  const server = serverState(dataDir, lock);
+  const live = lock.state === 'held';
+  const problems: Finding[] = [];
+  const notes: string[] = [];
+  const names = (await readdir(dataDir)).sort();
+  const found = storeLayout.scan(names);
+  const SQL = await loadSqlJs();
+
+  // Snapshots, newest first: the newest intact one is what the next start loads.
+  const snapshots: DoctorReport['snapshots'] = [];
+  let base: { generation: number; db: SqlJsDb } | null = null;
+  for (const generation of [...found.snapshots].reverse()) {
+    const name = storeLayout.snapshotName(generation);
+    const bytes = (await stat(join(dataDir, name))).size;
+    const checked = await storeLayout.verifySnapshot(dataDir, generation);
+    let status = checked.ok ? 'ok' : checked.why;
+    if (checked.ok && base === null) {
+      try {
+        const database = new SQL.Database(checked.bytes);
+        database.exec('SELECT count(*) FROM sqlite_master');
+        base = { generation, db: new SqlJsDb(database) };
+      } catch (err) {
+        status = `it cannot be opened (${errorText(err)})`;
+      }
+    }
+    snapshots.push({ name, generation, bytes, status, loaded: base?.generation === generation });
+  }
+
+  const parsedJournals = new Map<number, ParsedJournal>();
+  const journals: DoctorReport['journals'] = [];
+  for (const generation of found.journals) {
+    const name = storeLayout.journalName(generation);
+    const bytes = await readFile(join(dataDir, name));
+    const parsed = parseJournal(bytes);
+    parsedJournals.set(generation, parsed);
+    journals.push({
+      name,
+      generation,
+      bytes: bytes.length,
+      records: parsed.records.length,
+      ...(parsed.damage ? { damage: parsed.damage } : {}),
+    });
+  }
+
+  const baseGeneration = base?.generation ?? 0;
+  for (const journal of journals) {
+    if (journal.generation >= baseGeneration || !journal.damage) continue;
+    problems.push({
+      subject: journal.name,
+      problem: `is damaged at byte ${journal.damage.offset} (${journal.damage.reason})`,
+      fix:
+        'The data does not need it (it belongs to an older snapshot), and it is removed after the next ' +
+        'snapshot. Damage on disk can mean a failing disk: take a backup now (sessiondesk backup).',
+    });
+  }
+
+  const chain = found.journals.filter((g) => g >= baseGeneration);
+  for (const snapshot of snapshots) {
+    if (snapshot.status === 'ok') continue;
+    const fix =
+      snapshot.generation < baseGeneration
+        ? 'The data does not need it (a newer snapshot is intact), and it is removed after the next ' +
+          'snapshot. Damage on disk can mean a failing disk: take a backup now (sessiondesk backup).'
+        : base
+          ? `Nothing is lost while the journals are intact: the next start sets it aside as ` +
+            `${snapshot.name}.damaged-… and rebuilds the data from ${storeLayout.snapshotName(base.generation)} ` +
+            'and the journals after it. Take a backup afterwards (sessiondesk backup).'
+          : chain[0] === 0
+            ? `Nothing is lost while the journals are intact: the next start sets it aside as ` +
+              `${snapshot.name}.damaged-… and rebuilds the data from the journals, which reach back to the start.`
+            : 'Restore a backup into a new directory (see the problem with the data directory).';
+    problems.push({ subject: snapshot.name, problem: `is damaged: ${snapshot.status}`, fix });
+  }
+  // As at start-up: a checksum file or a snapshot kept aside also means data was here.
+  const anyStoreFiles =
+    found.snapshots.length > 0 ||
+    found.journals.length > 0 ||
+    found.metas.size > 0 ||
+    names.some((name) => name.includes('.damaged-'));
+  let database: DoctorReport['database'] = null;
+  let newestJournalDamaged = false;
+  if (!base && anyStoreFiles && chain[0] !== 0) {
+    problems.push({
+      subject: dataDir,
+      problem:
+        'has no intact snapshot, and its journals do not reach back to the start, so the data cannot be ' +
+        'rebuilt: the next start refuses to open it',
+      fix:
+        'Restore a backup into a new directory (sessiondesk restore --input BACKUP --data-dir NEW_DIR) and ' +
+        'keep this one as it is.',
+    });
+  } else if (anyStoreFiles) {
+    const db = base?.db ?? new SqlJsDb(new SQL.Database());
+    const replayed: { generation: number; records: number }[] = [];
+    let complete = true;
+    for (let i = 0; i < chain.length; i += 1) {
+      const generation = chain[i] as number;
+      if (generation !== baseGeneration + i) {
+        const missing = storeLayout.journalName(baseGeneration + i);
+        problems.push({
+          subject: missing,
+          problem:
+            'is missing, so the writes in it and after it cannot be replayed: the next start refuses to ' +
+            'open the directory',
+          fix:
+            'Put the file back if it was moved. Otherwise restore a backup into a new directory ' +
+            '(sessiondesk restore --input BACKUP --data-dir NEW_DIR).',
+        });
+        complete = false;
+        break;
+      }
+      const name = storeLayout.journalName(generation);
+      const parsed = parsedJournals.get(generation) as ParsedJournal;
+      const result = db.replayAll(parsed.records);
+      let damage = parsed.damage;
+      let intactRecords = parsed.records.length;
+      if (result.error !== undefined) {
+        const offset = 8 + parsed.records.slice(0, result.applied).reduce((n, r) => n + 8 + r.length, 0);
+        const size = journals.find((j) => j.generation === generation)?.bytes ?? offset;
+        damage = {
+          offset,
+          reason: `a record cannot be replayed (${errorText(result.error)})`,
+          bytes: size - offset,
+        };
+        intactRecords = result.applied;
+      }
+      replayed.push({ generation, records: result.applied });
+      if (!damage) continue;
+      const isLast = i === chain.length - 1;
+      if (isLast) {
+        newestJournalDamaged = true;
+        problems.push(
+          /torn/u.test(damage.reason)
+            ? {
+                subject: name,
+                problem:
+                  `ends with ${damage.bytes} bytes that are not a complete record (${damage.reason} at byte ` +
+                  `${damage.offset}): a crash cut off a write before it was acknowledged`,
+                fix:
+                  'Start Session Desk once (sessiondesk serve, or any command that opens the directory): it ' +
+                  `cuts the tail and keeps a copy of the whole file as ${name}.cut-…. No acknowledged write is lost.`,
+              }
+            : {
+                subject: name,
+                problem:
+                  `is damaged at byte ${damage.offset} (${damage.reason}): the ${intactRecords} records before ` +
+                  `it are intact, the ${damage.bytes} bytes from there on are lost at the next start`,
+                fix:
+                  'If the writes after that point matter, restore a backup (sessiondesk restore). Otherwise ' +
+                  'start Session Desk once: it keeps what is intact, with a copy of the whole file as ' +
+                  `${name}.cut-….`,
+              },
+        );
+      } else {
+        const later = chain.slice(i + 1).map((g) => storeLayout.journalName(g));
+        problems.push({
+          subject: name,
+          problem:
+            `is damaged at byte ${damage.offset} (${damage.reason}), and the journals after it ` +
+            `(${later.join(', ')}) cannot be replayed on top of it: every write after that point is lost ` +
+            'at the next start',
+          fix:
+            'If those writes matter, restore a backup (sessiondesk restore). Otherwise start Session Desk ' +
+            'once: it keeps what is intact and sets the rest aside (*.cut-*, *.damaged-*).',
+        });
+        break;
+      }
+    }
+    const facts = databaseFacts(db);
+    db.close();
+    database = { facts, snapshot: base?.generation ?? null, journals: replayed, complete };
+    if (facts.integrity.length !== 1 || facts.integrity[0] !== 'ok') {
+      problems.push({
+        subject: 'the database',
+        problem: `fails PRAGMA integrity_check: ${facts.integrity.slice(0, 5).join('; ')}`,
+        fix:
+          'Export what is readable first (sessiondesk export --workspace ORG, for each workspace), then ' +
+          'restore a backup into a new directory (sessiondesk restore).',
+      });
+    }
+    if (facts.foreignKeyViolations > 0) {
+      problems.push({
+        subject: 'the database',
+        problem: `has ${facts.foreignKeyViolations} rows that refer to rows that do not exist (PRAGMA foreign_key_check)`,
+        fix: 'Restore a backup into a new directory (sessiondesk restore), or export and re-import the workspaces.',
+      });
+    }
+    if (facts.schemaVersion > facts.knownVersion) {
+      problems.push({
+        subject: 'the database',
+        problem: `is at schema version ${facts.schemaVersion}, newer than this app knows (${facts.knownVersion}): it refuses to open it`,
+        fix: 'Update Session Desk.',
+      });
+    } else if (facts.schemaVersion < facts.knownVersion) {
+      notes.push(
+        `The database is at schema version ${facts.schemaVersion}; the next start migrates it to ${facts.knownVersion}.`,
+      );
+    }
+  } else {
+    base?.db.close();
+    notes.push('There is no database here yet: the first start creates it.');
+  }
+
+  const keptAside: DoctorReport['keptAside'] = [];
+  for (const name of names.filter((n) => KEPT_ASIDE.test(n))) {
+    keptAside.push({ name, bytes: (await stat(join(dataDir, name))).size });
+  }
+  if (keptAside.length > 0) {
+    notes.push(
+      `${keptAside.length} file(s) were kept aside by an earlier recovery (*.damaged-*, *.cut-*); the data was ` +
+        'rebuilt without them. Keep them until you are sure nothing is missing, then delete them.',
+    );
+  }
+  if (!live) {
+    const leftovers = names.filter((n) => n.endsWith('.tmp'));
+    if (leftovers.length > 0) {
+      notes.push(`${leftovers.join(', ')}: left by an interrupted write; the next start removes them.`);
+    }
+    const orphans = [...found.metas].filter((g) => !found.snapshots.includes(g));
+    if (orphans.length > 0) {
+      notes.push(
+        `${orphans.map(storeLayout.snapshotMetaName).join(', ')}: a checksum file without its snapshot, ` +
+          'left by an interrupted snapshot; harmless.',
+      );
+    }
+  }
+
+  if (lock.state === 'stale') {
+    problems.push({
+      subject: LOCK_FILE,
+      problem:
+        lock.pid === null
+          ? 'is unreadable: it was left by a process that crashed while taking it'
+          : `names process ${lock.pid}, which is not running: it was left by a process that crashed`,
+      fix: `Nothing to do by hand: the next server or command takes it over. You may also delete ${join(dataDir, LOCK_FILE)}.`,
+    });
+  }
+  if (server.state === 'stale') {
+    problems.push({
+      subject: SERVER_FILE,
+      problem: server.info
+        ? `describes a server (pid ${server.info.pid}, ${server.info.url}) that is not running: it did not ` +
+          'stop cleanly, and scripts that read the file find a dead URL'
+        : 'is unreadable',
+      fix:
+        `Start the server again (it rewrites the file), or delete ${join(dataDir, SERVER_FILE)} and ` +
+        `${join(dataDir, ADMIN_TOKEN_FILE)}.`,
+    });
+  }
+
+  return {
+    report: {
+      dataDir,
+      exists: true,
+      database,
+      snapshots,
+      journals,
+      keptAside,
+      lock,
+      server,
+      problems,
+      notes,
+    },
+    unsettled: (live && newestJournalDamaged) || (lock.state === 'stale' && lock.pid === null),
+  };
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/** The report as the command prints it: sections, then problems with their fixes. */
+export function formatDoctorReport(report: DoctorReport): string {
+  const lines: string[] = [`Data directory  ${report.dataDir}`];
+  const section = (title: string, rows: string[]) => {
+    rows.forEach((row, i) => lines.push(`${i === 0 ? title.padEnd(16) : ' '.repeat(16)}${row}`));
+  };
+  if (report.exists) {
+    const db = report.database;
+    if (db) {
+      const from = [
+        ...(db.snapshot === null ? [] : [storeLayout.snapshotName(db.snapshot)]),
+        ...db.journals.map((j) => `${storeLayout.journalName(j.generation)} (${j.records} records)`),
+      ].join(' + ');
+      const integrity = db.facts.integrity.length === 1 && db.facts.integrity[0] === 'ok' ? 'ok' : 'FAILED';
+      section('Database', [
+        `rebuilt in memory from ${from || 'nothing (empty)'}${db.complete ? '' : ', up to a missing journal'}`,
+        `integrity_check ${integrity}, foreign keys ${db.facts.foreignKeyViolations === 0 ? 'ok' : 'FAILED'}`,
+        `schema version ${db.facts.schemaVersion} (this app: ${db.facts.knownVersion})`,
+        describeCounts(db.facts.counts),
+      ]);
+    } else {
+      section('Database', ['none']);
+    }
+    section(
+      'Snapshots',
+      report.snapshots.length === 0
+        ? ['none']
+        : report.snapshots.map(
+            (s) =>
+              `${s.name}  ${formatBytes(s.bytes)}  ${s.status === 'ok' ? 'checksum ok' : `DAMAGED: ${s.status}`}` +
+              (s.loaded ? '  (loaded)' : ''),
+          ),
+    );
+    section(
+      'Journals',
+      report.journals.length === 0
+        ? ['none']
+        : report.journals.map(
+            (j) =>
+              `${j.name}  ${formatBytes(j.bytes)}  ${j.records} records  ` +
+              (j.damage ? `DAMAGED at byte ${j.damage.offset}: ${j.damage.reason}` : 'intact'),
+          ),
+    );
+    section(
+      'Kept aside',
+      report.keptAside.length === 0
+        ? ['none']
+        : report.keptAside.map((k) => `${k.name}  ${formatBytes(k.bytes)}`),
+    );
+    const lock = report.lock;
+    section('Lock', [
+      lock.state === 'free'
+        ? 'free'
+        : lock.state === 'held'
+          ? lock.byServer
+            ? `held by the running server (pid ${lock.pid})`
+            : `held by process ${lock.pid} (another sessiondesk command, or a server starting)`
+          : `STALE (${lock.pid === null ? 'unreadable' : `pid ${lock.pid} is not running`})`,
+    ]);
+    const server = report.server;
+    section('Server', [
+      server.state === 'none'
+        ? 'not running'
+        : server.state === 'running'
+          ? `running at ${server.info.url} (pid ${server.info.pid}, since ${server.info.startedAt})`
+          : 'STALE server.json (no such server is running)',
+    ]);
+  }
+  lines.push('');
+  if (report.problems.length === 0) {
+    lines.push('No problems found.');
+  } else {
+    lines.push(`${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}:`);
+    report.problems.forEach((p, i) => {
+      lines.push(`  ${i + 1}. ${p.subject} ${p.problem}.`);
+      lines.push(`     Fix: ${p.fix}`);
+    });
+  }
+  if (report.notes.length > 0) {
+    lines.push('', 'Notes:');
+    for (const note of report.notes) lines.push(`  - ${note}`);
+  }
+  return lines.join('\n');
+}

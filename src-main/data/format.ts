@@ -1,0 +1,153 @@
+import { z } from 'zod';
+import { EmailSchema } from '../../src-shared/accounts.js';
+import { TITLE_UPDATE_MAX_CHARS } from '../../src-shared/constants.js';
+import { idPattern } from '../../src-shared/ids.js';
+import { BRANCH_PATTERN, parseRepoUrl } from '../../src-shared/repo-url.js';
+import {
+  AuthorSchema,
+  MessageSchema,
+  MetadataSchema,
+  SessionStatusSchema,
+  TaskSchema,
+} from '../../src-shared/sessions.js';
+
+/**
+ * The export format (`sessiondesk export`, read back by `sessiondesk import`). NDJSON: a
+ * header line, then one line per session. JSON: one document, the header's members and
+ * `sessions`, an array of the same session objects. A session is the API's full form
+ * (`GET /api/sessions/{id}`) plus what it takes to rebuild it: the author's email, the
+ * repository URL and base branch, the merge time, and when each message was added.
+ */
+export const EXPORT_TYPE = 'sessiondesk.export';
+export const EXPORT_VERSION = 1;
+export const EXPORT_FORMATS = ['ndjson', 'json'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+const Timestamp = z.iso.datetime({ precision: 3 });
+
+export const ExportHeaderSchema = z.object({
+  type: z.literal(EXPORT_TYPE),
+  version: z.literal(EXPORT_VERSION),
+  organizationId: z.string(),
+  workspace: z.object({ name: z.string() }),
+  exportedAt: Timestamp,
+  /** How many sessions follow; an import that finds fewer says the file may be cut short. */
+  sessionCount: z.number().int().min(0).optional(),
+});
+export type ExportHeader = z.infer<typeof ExportHeaderSchema>;
+
+export const MessageMetaSchema = z.object({
+  createdAt: Timestamp,
+  /** Who sent it, for a person's prompt; absent for the agent's output. */
+  authorEmail: z.string().optional(),
+});
+
+export const ExportSessionSchema = z
+  .object({
+    type: z.literal('session'),
+    id: z.string().regex(idPattern('session'), 'must be a session id (ses_…)'),
+    title: z
+      .string()
+      .refine((s) => s.trim() !== '', 'must not be blank')
+      .refine(
+        (s) => s.length <= TITLE_UPDATE_MAX_CHARS,
+        `must be at most ${TITLE_UPDATE_MAX_CHARS} characters`,
+      ),
+    status: SessionStatusSchema,
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    model: z.string().min(1).max(200),
+    author: AuthorSchema.extend({ email: EmailSchema }),
+    // The same rules as the API's: a branch or URL from a file may reach git on a follow-up.
+    metadata: MetadataSchema.extend({
+      branch: z.string().regex(BRANCH_PATTERN, 'must be a valid branch name').optional(),
+      prUrl: z
+        .string()
+        .max(2000)
+        .regex(/^https?:\/\/\S+$/u, 'must be an http(s) URL')
+        .optional(),
+    }),
+    repoUrl: z
+      .string()
+      .max(500)
+      .refine((s) => parseRepoUrl(s) !== null, 'must look like https://<host>/<owner>/<repo>')
+      .optional(),
+    baseBranch: z.string().regex(BRANCH_PATTERN, 'must be a valid branch name'),
+    prMergedAt: Timestamp.optional(),
+    messages: z.array(MessageSchema),
+    messageMeta: z.array(MessageMetaSchema).optional(),
+    tasks: z.array(TaskSchema),
+  })
+  .superRefine((session, ctx) => {
+    const { prNumber, prUrl, prStatus } = session.metadata;
+    const given = [prNumber, prUrl, prStatus].filter((v) => v !== undefined).length;
+    if (given !== 0 && given !== 3) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['metadata'],
+        message: 'prNumber, prUrl and prStatus go together',
+      });
+    }
+    const repository = session.repoUrl === undefined ? undefined : parseRepoUrl(session.repoUrl)?.repository;
+    if (repository !== undefined && session.metadata.repository !== repository) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['metadata', 'repository'],
+        message: `must be ${repository}, the repository of repoUrl`,
+      });
+    }
+    if (session.repoUrl === undefined && session.metadata.repository !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['repoUrl'], message: 'is required with metadata.repository' });
+    }
+    if (session.messageMeta && session.messageMeta.length !== session.messages.length) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['messageMeta'],
+        message: `has ${session.messageMeta.length} entries for ${session.messages.length} messages`,
+      });
+    }
+    if (new Set(session.tasks.map((t) => t.id)).size !== session.tasks.length) {
+      ctx.addIssue({ code: 'custom', path: ['tasks'], message: 'task ids must be unique' });
+    }
+  });
+export type ExportSession = z.infer<typeof ExportSessionSchema>;
+
+/** What an import did; the CLI prints it, the admin route returns it. */
+export const ImportReportSchema = z.object({
+  organizationId: z.string(),
+  format: z.enum(EXPORT_FORMATS),
+  source: z.object({ organizationId: z.string(), workspaceName: z.string(), exportedAt: z.string() }),
+  imported: z.number().int(),
+  messages: z.number().int(),
+  /** Sessions whose id this workspace already holds: the import is idempotent. */
+  alreadyPresent: z.number().int(),
+  skippedCount: z.number().int(),
+  /** The first skipped entries, where (`line 5`, `session 3`) and why. */
+  skipped: z.array(z.object({ at: z.string(), reason: z.string() })),
+  /** Sessions whose author has no account here, given to the workspace's owner. */
+  reattributed: z
+    .object({
+      ownerEmail: z.string(),
+      authors: z.array(z.object({ email: z.string(), sessions: z.number().int() })),
+    })
+    .optional(),
+  /** Set when the file holds fewer sessions than its header announced. */
+  truncated: z.object({ announced: z.number().int(), found: z.number().int() }).optional(),
+});
+export type ImportReport = z.infer<typeof ImportReportSchema>;
+
+export const ExportQuerySchema = z.object({
+  organizationId: z.string().max(100),
+  format: z.enum(EXPORT_FORMATS).default('ndjson'),
+});
+export const ImportQuerySchema = z.object({ organizationId: z.string().max(100) });
+
+/** The first few problems zod found, as one line. */
+export function describeIssues(error: z.ZodError, limit = 3): string {
+  const issues = error.issues.slice(0, limit).map((issue) => {
+    const path = issue.path.map(String).join('.');
+    return path === '' ? issue.message : `${path}: ${issue.message}`;
+  });
+  const more = error.issues.length - limit;
+  return more > 0 ? `${issues.join('; ')} (and ${more} more)` : issues.join('; ');
+}

@@ -1,0 +1,410 @@
+import { rmSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createAccounts } from '../../src-main/accounts/accounts.js';
+import { newId } from '../../src-main/accounts/secrets.js';
+import { silentLogger, systemClock } from '../../src-main/clock.js';
+import { exportChunks } from '../../src-main/data/export.js';
+import {
+  ExportHeaderSchema,
+  ExportSessionSchema,
+  type ExportFormat,
+  type ExportSession,
+} from '../../src-main/data/format.js';
+import { formatImportReport, ImportInputError, importSessions } from '../../src-main/data/import.js';
+import { createRepositories, type Repositories } from '../../src-main/store/repositories.js';
+import { Store } from '../../src-main/store/store.js';
+import { SessionFullSchema, type Message } from '../../src-shared/sessions.js';
+import { FULL_TASKS, FULL_TRANSCRIPT } from '../helpers/seed.js';
+import { tempDir } from '../helpers/server.js';
+
+interface Opened {
+  store: Store;
+  repos: Repositories;
+  dataDir: string;
+}
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function open(): Promise<Opened> {
+  const dataDir = tempDir('sessiondesk-data-');
+  const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  cleanups.push(() => store.close({ snapshot: false }));
+  return { store, repos: createRepositories(store.db), dataDir };
+}
+
+/** A user without a password worth hashing: these tests never sign in. */
+async function addUser(db: Opened, email: string, name: string): Promise<string> {
+  const id = newId('user');
+  await db.store.write(() =>
+    db.repos.users.insert({ id, email, name, passwordHash: 'unused', createdAt: new Date().toISOString() }),
+  );
+  return id;
+}
+
+/** A workspace owned by `ownerEmail` (created if need be), with `memberEmail` as a member. */
+async function workspace(db: Opened, ownerEmail: string, memberEmail?: string) {
+  const ownerId = db.repos.users.findByEmail(ownerEmail)?.id ?? (await addUser(db, ownerEmail, 'Owner'));
+  const accounts = createAccounts(db.store, db.repos, systemClock);
+  const { organizationId } = await accounts.createWorkspace({ name: 'Acme', ownerEmail });
+  let memberId: string | undefined;
+  if (memberEmail) {
+    memberId = db.repos.users.findByEmail(memberEmail)?.id ?? (await addUser(db, memberEmail, 'Member'));
+    await accounts.addMember({ organizationId, email: memberEmail });
+  }
+  return { organizationId, ownerId, memberId: memberId as string };
+}
+
+const OWNER = 'ada@example.test';
+const MEMBER = 'grace@example.test';
+const T0 = Date.parse('2030-01-06T10:00:00.000Z');
+const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString();
+
+/**
+ * Three sessions that cover what an export must carry: a full transcript with tasks, a
+ * branch, a merged pull request and a follow-up by another member; a session created
+ * without a prompt whose first message has extra fields; and an empty failed one.
+ */
+async function seedRich(db: Opened) {
+  const { organizationId, ownerId, memberId } = await workspace(db, OWNER, MEMBER);
+  const ids = [newId('session'), newId('session'), newId('session')] as const;
+  const { sessions } = db.repos;
+  await db.store.write(() => {
+    sessions.insert({
+      id: ids[0],
+      workspaceId: organizationId,
+      authorId: ownerId,
+      title: 'Fix the flaky login test',
+      model: 'claude-opus-4-6',
+      createdAt: at(0),
+      baseBranch: 'main',
+      repoUrl: 'https://github.com/acme/web',
+      repository: 'acme/web',
+      initialMessage: (FULL_TRANSCRIPT[0] as Extract<Message, { type: 'user' }>).message.content,
+    });
+    FULL_TRANSCRIPT.slice(1).forEach((m, i) =>
+      sessions.appendMessage(ids[0], organizationId, m, null, at(i + 1)),
+    );
+    sessions.appendMessage(
+      ids[0],
+      organizationId,
+      { type: 'user', message: { content: 'Also update the changelog' } },
+      memberId,
+      at(10),
+    );
+    sessions.replaceTasks(ids[0], FULL_TASKS);
+    sessions.setBranch(ids[0], 'agent/fix-flaky-login', at(11));
+    sessions.updatePullRequest(
+      ids[0],
+      { number: 42, url: 'https://github.com/acme/web/pull/42', status: 'merged', mergedAt: at(12) },
+      at(12),
+    );
+    sessions.update(ids[0], { status: 'completed' }, at(13));
+
+    sessions.insert({
+      id: ids[1],
+      workspaceId: organizationId,
+      authorId: memberId,
+      title: 'Untitled session',
+      model: 'claude-sonnet-4',
+      createdAt: at(20),
+      baseBranch: 'develop',
+    });
+    sessions.appendMessage(
+      ids[1],
+      organizationId,
+      { type: 'user', message: { content: 'Explain the cache', id: 'm1' }, uuid: 'u-1' } as Message,
+      memberId,
+      at(21),
+    );
+
+    sessions.insert({
+      id: ids[2],
+      workspaceId: organizationId,
+      authorId: ownerId,
+      title: 'Nothing happened',
+      model: 'claude-opus-4-6',
+      createdAt: at(30),
+      baseBranch: 'main',
+    });
+    sessions.update(ids[2], { status: 'failed' }, at(31));
+  });
+  return { organizationId, ids };
+}
+
+function exportText(db: Opened, organizationId: string, format: ExportFormat = 'ndjson'): string {
+  return [...exportChunks({ db: db.store.db, repos: db.repos }, organizationId, format, at(60))].join('');
+}
+
+async function* linesOf(text: string): AsyncGenerator<string> {
+  for (const line of text.split('\n')) yield line;
+}
+
+function sessionLines(ndjson: string): Record<string, unknown>[] {
+  return ndjson
+    .trimEnd()
+    .split('\n')
+    .slice(1)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** What must survive a round trip: everything but the author's id, which is per data directory. */
+function comparable(session: Record<string, unknown>) {
+  const { author, ...rest } = session as { author: { id: string } } & Record<string, unknown>;
+  const { id: _id, ...authorRest } = author;
+  return { ...rest, author: authorRest };
+}
+
+describe('export', () => {
+  it('writes a header line, then one line per session, newest first, each valid', async () => {
+    const db = await open();
+    const { organizationId, ids } = await seedRich(db);
+    const lines = exportText(db, organizationId).trimEnd().split('\n');
+
+    const header = ExportHeaderSchema.parse(JSON.parse(lines[0] as string));
+    expect(header).toEqual({
+      type: 'sessiondesk.export',
+      version: 1,
+      organizationId,
+      workspace: { name: 'Acme' },
+      exportedAt: at(60),
+      sessionCount: 3,
+    });
+    const sessions = lines.slice(1).map((line) => ExportSessionSchema.parse(JSON.parse(line)));
+    expect(sessions.map((s) => s.id)).toEqual([ids[2], ids[1], ids[0]]);
+    // Each line is also the API's full form (GET /api/sessions/{id}) with more fields.
+    for (const line of lines.slice(1))
+      expect(SessionFullSchema.safeParse(JSON.parse(line)).success).toBe(true);
+
+    const full = sessions[2] as ExportSession;
+    expect(full).toMatchObject({
+      title: 'Fix the flaky login test',
+      status: 'completed',
+      createdAt: at(0),
+      updatedAt: at(13),
+      author: { name: 'Owner', email: OWNER },
+      metadata: {
+        repository: 'acme/web',
+        branch: 'agent/fix-flaky-login',
+        prNumber: 42,
+        prUrl: 'https://github.com/acme/web/pull/42',
+        prStatus: 'merged',
+      },
+      repoUrl: 'https://github.com/acme/web',
+      baseBranch: 'main',
+      prMergedAt: at(12),
+      tasks: FULL_TASKS,
+    });
+    expect(full.messages).toEqual(db.repos.sessions.messageBodies(ids[0]).map((b) => JSON.parse(b)));
+    expect(full.messageMeta?.[0]).toEqual({ createdAt: at(0), authorEmail: OWNER });
+    expect(full.messageMeta?.[1]).toEqual({ createdAt: at(1) });
+    expect(full.messageMeta?.at(-1)).toEqual({ createdAt: at(10), authorEmail: MEMBER });
+    expect(sessions[1]?.messages[0]).toEqual({
+      type: 'user',
+      message: { content: 'Explain the cache', id: 'm1' },
+      uuid: 'u-1',
+    });
+    expect(sessions[0]).toMatchObject({ status: 'failed', messages: [], tasks: [], messageMeta: [] });
+  });
+
+  it('writes JSON as one document holding the same sessions', async () => {
+    const db = await open();
+    const { organizationId } = await seedRich(db);
+    const document = JSON.parse(exportText(db, organizationId, 'json')) as Record<string, unknown>;
+    const { sessions, ...header } = document;
+    expect(ExportHeaderSchema.parse(header).organizationId).toBe(organizationId);
+    expect(sessions).toEqual(sessionLines(exportText(db, organizationId)));
+
+    const empty = await workspace(db, OWNER);
+    expect(JSON.parse(exportText(db, empty.organizationId, 'json'))).toMatchObject({ sessions: [] });
+    expect(exportText(db, empty.organizationId).trimEnd().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('import', () => {
+  it('rebuilds every session as it was, from NDJSON and from JSON', async () => {
+    const source = await open();
+    const { organizationId, ids } = await seedRich(source);
+    const ndjson = exportText(source, organizationId);
+
+    for (const format of ['ndjson', 'json'] as const) {
+      const target = await open();
+      const into = await workspace(target, OWNER, MEMBER);
+      const report = await importSessions(
+        linesOf(exportText(source, organizationId, format)),
+        into.organizationId,
+        target,
+      );
+      expect(report).toMatchObject({
+        format,
+        imported: 3,
+        messages: FULL_TRANSCRIPT.length + 2,
+        alreadyPresent: 0,
+        skippedCount: 0,
+        skipped: [],
+        source: { organizationId, workspaceName: 'Acme', exportedAt: at(60) },
+      });
+      expect(report.reattributed).toBeUndefined();
+
+      expect(sessionLines(exportText(target, into.organizationId)).map(comparable)).toEqual(
+        sessionLines(ndjson).map(comparable),
+      );
+      for (const id of ids) {
+        const { authorId: _a, authorName: _n, workspaceId: _w, ...before } = source.repos.sessions.find(id)!;
+        const { authorId: _b, authorName: _m, workspaceId, ...after } = target.repos.sessions.find(id)!;
+        expect(workspaceId).toBe(into.organizationId);
+        expect(after).toEqual(before);
+        expect(target.repos.sessions.agentInput(id)).toEqual(source.repos.sessions.agentInput(id));
+      }
+      expect(target.repos.sessions.find(ids[0])?.authorId).toBe(into.ownerId);
+      const now = new Date(T0 + 60 * 60_000);
+      expect(target.repos.sessions.stats(into.organizationId, now)).toEqual(
+        source.repos.sessions.stats(organizationId, now),
+      );
+    }
+  });
+
+  it('is idempotent: importing the same export again adds nothing and writes nothing', async () => {
+    const source = await open();
+    const { organizationId } = await seedRich(source);
+    const target = await open();
+    const into = await workspace(target, OWNER, MEMBER);
+    const ndjson = exportText(source, organizationId);
+    await importSessions(linesOf(ndjson), into.organizationId, target);
+    const journalBytes = target.store.status().journalBytes;
+
+    const again = await importSessions(linesOf(ndjson), into.organizationId, target);
+    expect(again).toMatchObject({ imported: 0, messages: 0, alreadyPresent: 3, skippedCount: 0 });
+    expect(target.store.status().journalBytes).toBe(journalBytes);
+    expect(formatImportReport(again)).toMatch(
+      /^imported 0 sessions \(0 messages\), 3 already present, skipped 0\n/u,
+    );
+  });
+
+  it('skips what is invalid, says where and why, and imports the rest whole', async () => {
+    const source = await open();
+    const { organizationId, ids } = await seedRich(source);
+    const [header, newest, middle, oldest] = exportText(source, organizationId).trimEnd().split('\n') as [
+      string,
+      string,
+      string,
+      string,
+    ];
+    const edit = (line: string, change: (s: Record<string, unknown>) => void) => {
+      const session = JSON.parse(line) as Record<string, unknown>;
+      change(session);
+      return JSON.stringify(session);
+    };
+    const input = [
+      header,
+      newest,
+      '{"type":"session", oops',
+      edit(middle, (s) => ((s.messages as Record<string, unknown>[])[0]!.type = 'robot')),
+      // What could reach git on a follow-up is checked as the API checks it.
+      edit(oldest, (s) => (s.repoUrl = 'ext::sh -c touch% /tmp/pwned')),
+      header,
+      '',
+      edit(oldest, (s) => (s.messageMeta = [])),
+    ].join('\n');
+    const target = await open();
+    const into = await workspace(target, OWNER, MEMBER);
+
+    const report = await importSessions(linesOf(input), into.organizationId, target);
+    expect(report).toMatchObject({ imported: 1, messages: 0, skippedCount: 5 });
+    expect(report.skipped.map((s) => s.at)).toEqual(['line 3', 'line 4', 'line 5', 'line 6', 'line 8']);
+    const [notJson, badMessage, badRepo, secondHeader, badMeta] = report.skipped.map((s) => s.reason);
+    expect(notJson).toMatch(/^not JSON/u);
+    expect(badMessage).toMatch(/^messages\.0/u);
+    expect(badRepo).toMatch(/^repoUrl: must look like https/u);
+    expect(secondHeader).toMatch(/second export header/u);
+    expect(badMeta).toMatch(/messageMeta: has 0 entries for 6 messages/u);
+    // Nothing of a skipped session was written.
+    expect(target.repos.sessions.find(ids[1])).toBeNull();
+    expect(target.repos.sessions.find(ids[0])).toBeNull();
+    expect(target.repos.sessions.find(ids[2])?.workspaceId).toBe(into.organizationId);
+
+    const text = formatImportReport(report);
+    expect(text).toMatch(/^imported 1 session \(0 messages\), skipped 5:\n {2}line 3: not JSON/u);
+    expect(text).toContain('line 5: repoUrl: must look like');
+  });
+
+  it('refuses an input that is not an export, and writes nothing', async () => {
+    const target = await open();
+    const into = await workspace(target, OWNER);
+    const header = JSON.stringify({
+      type: 'sessiondesk.export',
+      version: 1,
+      organizationId: 'org_x',
+      workspace: { name: 'X' },
+      exportedAt: at(0),
+    });
+    const cases: [string, RegExp][] = [
+      ['', /empty/u],
+      ['\n\n', /empty/u],
+      ['hello world', /not a Session Desk export: neither NDJSON/u],
+      ['{"type":"session","id":"ses_x"}', /header is invalid/u],
+      [header.replace('"version":1', '"version":2'), /format version 2; this Session Desk reads version 1/u],
+      ['{"sessions": 3}', /no header and no "sessions" array/u],
+      ['[1, 2, 3]', /does not start with "\{"/u],
+      ['{"type": "sessiondesk.export",\n"sessions": [}', /neither NDJSON .* nor a JSON document \(/u],
+    ];
+    const journalBytes = target.store.status().journalBytes;
+    for (const [input, message] of cases) {
+      const attempt = importSessions(linesOf(input), into.organizationId, target);
+      await expect(attempt).rejects.toBeInstanceOf(ImportInputError);
+      await expect(attempt).rejects.toThrow(message);
+    }
+    expect(target.store.status().journalBytes).toBe(journalBytes);
+    await expect(importSessions(linesOf(header), 'org_nope', target)).rejects.toThrow(/not found/u);
+  });
+
+  it('reads a JSON document however it is laid out', async () => {
+    const source = await open();
+    const { organizationId } = await seedRich(source);
+    const target = await open();
+    const into = await workspace(target, OWNER, MEMBER);
+    const pretty = JSON.stringify(JSON.parse(exportText(source, organizationId, 'json')), null, 2);
+    const report = await importSessions(linesOf(pretty.replace(/\n/gu, '\r\n')), into.organizationId, target);
+    expect(report).toMatchObject({ format: 'json', imported: 3, skippedCount: 0 });
+  });
+
+  it('gives sessions of people without an account here to the owner, and says so', async () => {
+    const source = await open();
+    const { organizationId, ids } = await seedRich(source);
+    const target = await open();
+    const into = await workspace(target, 'someone@else.test');
+
+    const report = await importSessions(
+      linesOf(exportText(source, organizationId)),
+      into.organizationId,
+      target,
+    );
+    expect(report.imported).toBe(3);
+    expect(report.reattributed).toEqual({
+      ownerEmail: 'someone@else.test',
+      authors: expect.arrayContaining([
+        { email: OWNER, sessions: 2 },
+        { email: MEMBER, sessions: 2 },
+      ]) as unknown,
+    });
+    for (const id of ids) expect(target.repos.sessions.find(id)?.authorId).toBe(into.ownerId);
+    expect(formatImportReport(report)).toContain('attributed to the workspace owner someone@else.test: ');
+  });
+
+  it('skips sessions whose id another workspace holds, and flags a file cut short', async () => {
+    const db = await open();
+    const { organizationId } = await seedRich(db);
+    const other = await workspace(db, OWNER);
+    const lines = exportText(db, organizationId).trimEnd().split('\n');
+
+    const report = await importSessions(linesOf(lines.slice(0, -1).join('\n')), other.organizationId, db);
+    expect(report).toMatchObject({ imported: 0, skippedCount: 2, truncated: { announced: 3, found: 2 } });
+    expect(report.skipped[0]?.reason).toMatch(/already exists in another workspace/u);
+    expect(formatImportReport(report)).toContain(
+      'announced 3 sessions but holds 2: it may have been cut short',
+    );
+  });
+});
