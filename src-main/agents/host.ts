@@ -28,6 +28,8 @@ export interface StopReason {
   success: boolean;
   /** The status to set; none when the caller set it already (a PATCH) or a follow-up goes on. */
   status?: SessionStatus;
+  /** Another run takes over at once: the session stays marked as worked on. */
+  handOver?: boolean;
 }
 
 interface Running {
@@ -100,7 +102,7 @@ export class AgentHost {
    * prompt supersedes it); a finished session is resumed.
    */
   async followUp(sessionId: string, text: string): Promise<void> {
-    await this.stop(sessionId, { text: 'Interrupted by a follow-up prompt.', success: true });
+    await this.stop(sessionId, { text: 'Interrupted by a follow-up prompt.', success: true, handOver: true });
     this.launch(sessionId, (runner, ctx) => runner.followUp(ctx, text));
   }
 
@@ -207,6 +209,7 @@ export class AgentHost {
             sessionId,
             resultMessage(stopped ? (reason?.success ?? false) : false, text, Date.now() - started, 0),
             status,
+            { keepRunning: stopped && reason?.handOver === true },
           )
           .catch((writeErr: unknown) =>
             this.deps.logger.error(`Could not record the end of ${sessionId}: ${String(writeErr)}`),

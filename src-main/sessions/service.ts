@@ -49,9 +49,17 @@ export function createSessionService(deps: {
   }
 
   return {
-    async create(input: Omit<NewSession, 'createdAt'>): Promise<SessionRow> {
+    /**
+     * Creates a session. With `agentStarts`, it is marked as worked on by an agent in the same
+     * write, so a crash before the agent starts still leaves it for restart recovery to close.
+     */
+    async create(
+      input: Omit<NewSession, 'createdAt'>,
+      options: { agentStarts?: boolean } = {},
+    ): Promise<SessionRow> {
       const row = await store.write(() => {
         repos.sessions.insert({ ...input, createdAt: now() });
+        if (options.agentStarts) repos.sessions.setAgentState(input.id, 'running');
         return summary(input.id);
       });
       events.publish(row.workspaceId, {
@@ -84,12 +92,14 @@ export function createSessionService(deps: {
       id: string,
       message: Message,
       authorId: string | null,
-      extra: { status?: SessionStatus } = {},
+      extra: { status?: SessionStatus; agentStarts?: boolean } = {},
     ) {
       const { row, seq } = await store.write(() => {
         const current = summary(id);
         const seq = repos.sessions.appendMessage(id, current.workspaceId, message, authorId, now());
         if (extra.status) repos.sessions.update(id, { status: extra.status }, now());
+        // A prompt that an agent will answer marks the session as worked on in the same write.
+        if (extra.agentStarts) repos.sessions.setAgentState(id, 'running');
         return { row: summary(id), seq };
       });
       events.publish(row.workspaceId, { type: 'message.added', sessionId: id, index: seq - 1, message });
@@ -129,13 +139,21 @@ export function createSessionService(deps: {
       await store.write(() => repos.sessions.setAgentState(id, running ? 'running' : null));
     },
 
-    /** Ends a run: the result message, the status it leads to, and the agent marked idle. */
-    async finish(id: string, result: ResultMessage, status: SessionStatus | null): Promise<SessionRow> {
+    /**
+     * Ends a run: the result message, the status it leads to, and the agent marked idle,
+     * unless another run takes over at once (a follow-up), which keeps the mark.
+     */
+    async finish(
+      id: string,
+      result: ResultMessage,
+      status: SessionStatus | null,
+      options: { keepRunning?: boolean } = {},
+    ): Promise<SessionRow> {
       const { row, seq } = await store.write(() => {
         const current = summary(id);
         const seq = repos.sessions.appendMessage(id, current.workspaceId, result, null, now());
         if (status) repos.sessions.update(id, { status }, now());
-        repos.sessions.setAgentState(id, null);
+        if (!options.keepRunning) repos.sessions.setAgentState(id, null);
         return { row: summary(id), seq };
       });
       events.publish(row.workspaceId, {

@@ -203,16 +203,19 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
       const body = request.body;
       const workspaceId = workspaceFor(principal, body.organizationId);
       const repo = body.repoUrl === undefined ? null : parseRepoUrl(body.repoUrl);
-      const created = await ctx.sessions.create({
-        id: newId('session'),
-        workspaceId,
-        authorId: principal.userId,
-        title: makeTitle(body.initialMessage),
-        model: body.model ?? DEFAULT_MODEL,
-        baseBranch: body.baseBranch ?? DEFAULT_BASE_BRANCH,
-        ...(body.initialMessage === undefined ? {} : { initialMessage: body.initialMessage }),
-        ...(repo ? { repoUrl: repo.url, repository: repo.repository } : {}),
-      });
+      const created = await ctx.sessions.create(
+        {
+          id: newId('session'),
+          workspaceId,
+          authorId: principal.userId,
+          title: makeTitle(body.initialMessage),
+          model: body.model ?? DEFAULT_MODEL,
+          baseBranch: body.baseBranch ?? DEFAULT_BASE_BRANCH,
+          ...(body.initialMessage === undefined ? {} : { initialMessage: body.initialMessage }),
+          ...(repo ? { repoUrl: repo.url, repository: repo.repository } : {}),
+        },
+        { agentStarts: true },
+      );
       agents.start(created.id);
       return reply.code(201).send({ session: toSummary(created, 'first') });
     },
@@ -241,6 +244,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
       const row = accessibleSession(principal, request.params.sessionId, request.query.organizationId);
       const message = { type: 'user' as const, message: { content: request.body.content } };
       const updated = await ctx.sessions.appendMessage(row.id, message, principal.userId, {
+        agentStarts: true,
         status: 'active',
       });
       await agents.followUp(row.id, request.body.content);
