@@ -89,6 +89,7 @@ const keyHeaders = 'x-api-key: ' + w.apiKey + '\r\n';
 const cookieHeaders = 'cookie: ' + w.cookie + '\r\norigin: ' + w.url + '\r\n';
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// src-main/seeded-random.ts, repeated here: this runs as worker source text, which cannot import it.
 function generator(seed) {
   let state = seed >>> 0;
   return () => {

@@ -8,6 +8,7 @@ import { DEFAULT_BASE_BRANCH, DEFAULT_MODEL } from '../src-shared/constants.js';
 import { MessageSchema, type Message } from '../src-shared/sessions.js';
 import { makePreview, makeTitle } from '../src-shared/text.js';
 import { messageText } from '../src-main/store/sessions.js';
+import { seededRandom } from '../src-main/seeded-random.js';
 
 /**
  * Builds a realistic workspace through the product's own store, repositories and account
@@ -68,17 +69,8 @@ const FILES = [
 ];
 const TOOLS = ['Read', 'Grep', 'Bash', 'Edit'] as const;
 
-/** mulberry32: a small deterministic generator, so every run seeds the same text. */
-export function randomGenerator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The same seeded generator as the demo agent's, so every run seeds the same text. */
+export const randomGenerator = seededRandom;
 
 class TextMaker {
   constructor(readonly random: () => number) {}

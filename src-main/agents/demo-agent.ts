@@ -1,3 +1,4 @@
+import { seededRandom } from '../seeded-random.js';
 import type { AssistantMessage, ContentBlock, Task } from '../../src-shared/sessions.js';
 import {
   branchName,
@@ -7,18 +8,6 @@ import {
   type RunContext,
   type RunOutcome,
 } from './types.js';
-
-/** A small seeded generator (mulberry32), so a prompt always plays out the same way. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function hash(text: string): number {
   let h = 2166136261;
@@ -57,7 +46,7 @@ export function createDemoAgent(options: { paceMs: number; seed?: number }): Age
   async function play(ctx: RunContext, prompt: string, followUp: boolean): Promise<RunOutcome> {
     const started = Date.now();
     const seed = hash(`${seedBase}:${prompt}`);
-    const rand = random(seed);
+    const rand = seededRandom(seed);
     const step = () => pause(options.paceMs, ctx.signal);
     const say = (content: ContentBlock[]): Promise<void> => {
       const message: AssistantMessage = { type: 'assistant', message: { content } };
