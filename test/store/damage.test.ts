@@ -3,11 +3,12 @@ import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } 
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger, systemClock, type Logger } from '../../src-main/clock.js';
+import { silentLogger, systemClock } from '../../src-main/clock.js';
 import { DataDirLockedError, LOCK_FILE } from '../../src-main/store/lock.js';
 import type { Db } from '../../src-main/store/sqljs.js';
 import { DataDamagedError, Store } from '../../src-main/store/store.js';
 import { tempDir } from '../helpers/server.js';
+import { recordingLogger } from '../helpers/store.js';
 
 /**
  * Torn and damaged files in a data directory, and what opening it gives: the intact part
@@ -34,16 +35,6 @@ function copyOf(template: string): string {
   const dir = newDir();
   cpSync(template, dir, { recursive: true });
   return dir;
-}
-
-function recordingLogger(): Logger & { lines: string[] } {
-  const lines: string[] = [];
-  return {
-    lines,
-    info: (m) => lines.push(`info ${m}`),
-    warn: (m) => lines.push(`warn ${m}`),
-    error: (m) => lines.push(`error ${m}`),
-  };
 }
 
 const NOTES = 'CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)';

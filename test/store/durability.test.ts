@@ -9,6 +9,7 @@ import { DatabaseTooNewError } from '../../src-main/store/migrations.js';
 import { DataDamagedError, Store, StoreUnavailableError } from '../../src-main/store/store.js';
 import type { Db } from '../../src-main/store/sqljs.js';
 import { tempDir } from '../helpers/server.js';
+import { recordingLogger } from '../helpers/store.js';
 
 const dirs: string[] = [];
 const open: Store[] = [];
@@ -21,16 +22,6 @@ function newDir(): string {
   const dir = tempDir('sessiondesk-store-');
   dirs.push(dir);
   return dir;
-}
-
-function recordingLogger(): Logger & { lines: string[] } {
-  const lines: string[] = [];
-  return {
-    lines,
-    info: (m) => lines.push(`info ${m}`),
-    warn: (m) => lines.push(`warn ${m}`),
-    error: (m) => lines.push(`error ${m}`),
-  };
 }
 
 async function openStore(

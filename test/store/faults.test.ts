@@ -16,6 +16,7 @@ import {
   withKey,
   type TestServer,
 } from '../helpers/server.js';
+import { recordingLogger } from '../helpers/store.js';
 
 /**
  * Disk faults, injected through the store's FileLayer: for each place a write can fail and
@@ -50,16 +51,6 @@ function newFaultyFiles(): FaultyFiles {
   const files = faultyFiles();
   injectedBy.push(files);
   return files;
-}
-
-function recordingLogger(): Logger & { lines: string[] } {
-  const lines: string[] = [];
-  return {
-    lines,
-    info: (m) => lines.push(`info ${m}`),
-    warn: (m) => lines.push(`warn ${m}`),
-    error: (m) => lines.push(`error ${m}`),
-  };
 }
 
 async function openStore(
