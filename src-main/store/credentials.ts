@@ -92,7 +92,7 @@ export function createApiKeysRepository(db: Db) {
       return db
         .all(
           `SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = ? AND revoked_at IS NULL
-           ORDER BY created_at DESC, id DESC`,
+           ORDER BY created_at DESC, rowid DESC`,
           [workspaceId],
         )
         .map(toKey);

@@ -99,7 +99,7 @@ export function createWorkspacesRepository(db: Db) {
       return db
         .all(
           `SELECT w.id, w.name, m.role FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
-           WHERE m.user_id = ? ORDER BY w.created_at, w.id`,
+           WHERE m.user_id = ? ORDER BY w.created_at, w.rowid`,
           [userId],
         )
         .map((r) => ({ organizationId: str(r[0]), name: str(r[1]), role: str(r[2]) as Role }));
@@ -109,7 +109,7 @@ export function createWorkspacesRepository(db: Db) {
         .all(
           `SELECT u.id, u.email, u.name, u.image_url, m.role, m.created_at
            FROM memberships m JOIN users u ON u.id = m.user_id
-           WHERE m.workspace_id = ? ORDER BY m.created_at, u.id`,
+           WHERE m.workspace_id = ? ORDER BY m.created_at, m.rowid`,
           [workspaceId],
         )
         .map((r) => {

@@ -14,6 +14,7 @@ import {
   seedWorkspace,
   signIn,
   startTestServer,
+  steppableClock,
   uniqueEmail,
   withKey,
   type TestServer,
@@ -220,5 +221,51 @@ describe('workspaces, members and keys (cookie only)', () => {
       body: '{}',
     });
     await expectError(crossOrigin, 403, 'forbidden_origin');
+  });
+});
+
+describe('lists made within one millisecond', () => {
+  // A frozen clock gives every row the same created_at: the order must still be the order of creation.
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ clock: steppableClock('2026-01-01T00:00:00.000Z') });
+  });
+  afterAll(async () => server.dispose());
+
+  it('keep workspaces and members in the order they were made, and keys newest first', async () => {
+    const owner = await seedWorkspace(server, 'frozen');
+    const names = ['Bravo', 'Alpha', 'Delta', 'Charlie', 'Echo', 'Foxtrot'];
+    const made: string[] = [owner.organizationId];
+    for (const name of names) {
+      const created = await asUser(server, owner.user.cookie, 'POST', '/api/workspaces', { name });
+      made.push(WorkspaceResponseSchema.parse(await created.json()).workspace.organizationId);
+    }
+    const listed = (await (await asUser(server, owner.user.cookie, 'GET', '/api/workspaces')).json()) as {
+      workspaces: { organizationId: string }[];
+    };
+    expect(listed.workspaces.map((w) => w.organizationId)).toEqual(made);
+
+    const members = `/api/workspaces/${owner.organizationId}/members`;
+    const joined = [owner.user.email];
+    for (const name of names) {
+      const email = uniqueEmail(name.toLowerCase());
+      await asUser(server, owner.user.cookie, 'POST', members, { email, name, password: PASSWORD });
+      joined.push(email);
+    }
+    const memberList = MembersResponseSchema.parse(
+      await (await asUser(server, owner.user.cookie, 'GET', members)).json(),
+    ).members;
+    expect(memberList.map((m) => m.email)).toEqual(joined);
+
+    const keysPath = `/api/workspaces/${owner.organizationId}/keys`;
+    const keyIds = [owner.keyId];
+    for (const label of names) {
+      const created = await asUser(server, owner.user.cookie, 'POST', keysPath, { label });
+      keyIds.push(CreatedKeyResponseSchema.parse(await created.json()).key.id);
+    }
+    const keys = KeysResponseSchema.parse(
+      await (await asUser(server, owner.user.cookie, 'GET', keysPath)).json(),
+    ).keys;
+    expect(keys.map((k) => k.id)).toEqual(keyIds.reverse());
   });
 });
