@@ -195,16 +195,22 @@ export class SqlJsDb implements Db {
 
   private atomicallyRaw<T>(fn: () => T): T {
     const name = `sp${this.depth}`;
-    this.database.exec(this.depth === 0 ? 'BEGIN IMMEDIATE' : `SAVEPOINT ${name}`);
+    // Prepared once and reused, like every statement: parsing them on each write cost
+    // more than running them (a third of replaying a journal of small writes).
+    this.exec(this.depth === 0 ? 'BEGIN IMMEDIATE' : `SAVEPOINT ${name}`, []);
     this.depth += 1;
     try {
       const result = fn();
       this.depth -= 1;
-      this.database.exec(this.depth === 0 ? 'COMMIT' : `RELEASE ${name}`);
+      this.exec(this.depth === 0 ? 'COMMIT' : `RELEASE ${name}`, []);
       return result;
     } catch (err) {
       this.depth -= 1;
-      this.database.exec(this.depth === 0 ? 'ROLLBACK' : `ROLLBACK TO ${name}; RELEASE ${name}`);
+      if (this.depth === 0) this.exec('ROLLBACK', []);
+      else {
+        this.exec(`ROLLBACK TO ${name}`, []);
+        this.exec(`RELEASE ${name}`, []);
+      }
       throw err;
     }
   }
