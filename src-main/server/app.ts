@@ -29,6 +29,7 @@ import { DEFAULT_AGENT_CONFIG } from '../agents/config.js';
 import { EventBus } from '../events/event-bus.js';
 import { createSessionService } from '../sessions/service.js';
 import { CONTENT_SECURITY_POLICY, redactUrl } from './security-headers.js';
+import { SessionCache } from './session-cache.js';
 
 export type { ServerConfig } from './context.js';
 
@@ -44,6 +45,9 @@ export interface AppDeps {
 }
 
 /** The API's own description, generated from the same zod schemas that validate requests. */
+/** Enough for the full form of a few thousand typical sessions (about 20 KB each). */
+const DEFAULT_SESSION_CACHE_BYTES = 64 * 1024 * 1024;
+
 const OPENAPI_INFO = {
   title: 'Session Desk API',
   description:
@@ -108,6 +112,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     events,
     sessions,
     agents,
+    sessionCache: new SessionCache(deps.store, deps.config.sessionCacheBytes ?? DEFAULT_SESSION_CACHE_BYTES),
     store: deps.store,
     repos,
     accounts: createAccounts(deps.store, repos, deps.clock),
@@ -150,6 +155,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Runs are stopped (and recorded) while the store is still open.
   app.addHook('preClose', async () => {
     await agents.close();
+  });
+  app.addHook('onClose', async () => {
+    ctx.sessionCache.close();
   });
 
   await app.register(fastifyCookie);

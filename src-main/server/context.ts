@@ -8,6 +8,7 @@ import type { Repositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
 import type { Authenticator, Principal } from './auth/authenticate.js';
 import type { FailureLimiter } from './auth/rate-limit.js';
+import type { SessionCache } from './session-cache.js';
 
 export interface ServerConfig {
   /** Extra `host:port` values to accept in the Host header, besides loopback. */
@@ -16,6 +17,8 @@ export interface ServerConfig {
   adminToken?: string;
   /** The built dashboard (index.html and assets); unset or missing, a placeholder page. */
   rendererDir?: string;
+  /** Bytes of full-session responses kept for repeated reads; 64 MiB when unset, 0 for none. */
+  sessionCacheBytes?: number;
 }
 
 /** What every route plugin receives: the app's dependencies, built once in buildApp. */
@@ -30,6 +33,7 @@ export interface AppContext {
   events: EventBus;
   sessions: SessionService;
   agents: AgentHost;
+  sessionCache: SessionCache;
   signInLimits: { perAccount: FailureLimiter; perClient: FailureLimiter };
 }
 

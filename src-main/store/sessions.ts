@@ -93,6 +93,10 @@ export function messageText(message: Message): string | null {
   return text.trim() === '' ? null : text;
 }
 
+/**
+ * Sessions, their messages and tasks. Every method that writes one calls `db.changed(id)`
+ * first, which is how caches of a session's full form (GET one session) learn to drop it.
+ */
 export function createSessionsRepository(db: Db) {
   /** Keeps workspace_people current: latest session, latest prompt, active sessions. */
   function notePerson(
@@ -118,6 +122,7 @@ export function createSessionsRepository(db: Db) {
     authorId: string | null,
     at: string,
   ): number {
+    db.changed(sessionId);
     const seqRow = db.first('SELECT message_count FROM sessions WHERE id = ?', [sessionId]);
     const seq = num(seqRow?.[0]) + 1;
     db.run(
@@ -139,6 +144,7 @@ export function createSessionsRepository(db: Db) {
 
   return {
     insert(session: NewSession): void {
+      db.changed(session.id);
       db.run(
         `INSERT INTO sessions (id, workspace_id, author_id, title, status, model, created_at,
            updated_at, repo_url, repository, base_branch, first_message)
@@ -173,6 +179,7 @@ export function createSessionsRepository(db: Db) {
     update(id: string, changes: { title?: string; status?: SessionStatus }, at: string): void {
       const before = db.first('SELECT workspace_id, author_id, status FROM sessions WHERE id = ?', [id]);
       if (!before) return;
+      db.changed(id);
       const wasActive = before[2] === 'active';
       if (changes.status !== undefined && wasActive !== (changes.status === 'active')) {
         notePerson(str(before[0]), str(before[1]), { activeDelta: wasActive ? -1 : 1 });
@@ -186,6 +193,7 @@ export function createSessionsRepository(db: Db) {
 
     /** Replaces the task list with the agent's latest one. */
     replaceTasks(sessionId: string, tasks: Task[]): void {
+      db.changed(sessionId);
       db.run('DELETE FROM tasks WHERE session_id = ?', [sessionId]);
       tasks.forEach((task, position) => {
         db.run('INSERT INTO tasks (session_id, id, position, title, status) VALUES (?, ?, ?, ?, ?)', [
@@ -204,6 +212,7 @@ export function createSessionsRepository(db: Db) {
       pr: { number: number; url: string; status: NonNullable<SessionRow['prStatus']>; mergedAt?: string },
       at: string,
     ): void {
+      db.changed(sessionId);
       db.run(
         `UPDATE sessions SET pr_number = ?, pr_url = ?, pr_status = ?,
            pr_merged_at = CASE WHEN ? = 'merged' THEN coalesce(?, pr_merged_at, ?) END, updated_at = ?
@@ -213,6 +222,7 @@ export function createSessionsRepository(db: Db) {
     },
 
     setAgentState(sessionId: string, state: 'running' | null): void {
+      db.changed(sessionId);
       db.run('UPDATE sessions SET agent_state = ? WHERE id = ?', [state, sessionId]);
     },
 
@@ -238,6 +248,7 @@ export function createSessionsRepository(db: Db) {
     },
 
     setBranch(sessionId: string, branch: string, at: string): void {
+      db.changed(sessionId);
       db.run('UPDATE sessions SET branch = ?, updated_at = ? WHERE id = ?', [branch, at, sessionId]);
     },
 

@@ -25,7 +25,15 @@ export interface Db {
   run(sql: string, params?: Params): number;
   /** Runs `fn` atomically: a transaction, or a savepoint when nested. */
   transaction<T>(fn: () => T): T;
+  /**
+   * Says, inside a write, that what is read under `key` (a session's id) is changing, so
+   * caches of it must be dropped. Writers call it; `onChange` listeners hear it.
+   */
+  changed(key: string): void;
 }
+
+/** Hears `changed` keys, and `null` when the whole database was swapped for another. */
+export type ChangeListener = (key: string | null) => void;
 
 export class WriteOutsideTransactionError extends Error {
   constructor() {
@@ -41,6 +49,7 @@ export class SqlJsDb implements Db {
   private statements = new Map<string, Statement>();
   private depth = 0;
   private recording: RecordedStatement[] | null = null;
+  private changeListeners = new Set<ChangeListener>();
 
   constructor(private database: Database) {
     this.applyConnectionSettings();
@@ -55,6 +64,18 @@ export class SqlJsDb implements Db {
     this.close();
     this.database = database;
     this.applyConnectionSettings();
+    for (const listener of this.changeListeners) listener(null);
+  }
+
+  changed(key: string): void {
+    if (this.recording === null) throw new WriteOutsideTransactionError();
+    for (const listener of this.changeListeners) listener(key);
+  }
+
+  /** Listens for `changed` keys and database swaps; returns the function that stops it. */
+  onChange(listener: ChangeListener): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
   }
 
   all(sql: string, params: Params = []): Row[] {

@@ -6,7 +6,7 @@ import { realFiles, writeFileAtomically, type FileLayer } from './file-layer.js'
 import { Journal, parseJournal } from './journal.js';
 import { acquireLock } from './lock.js';
 import { applyMigration, pendingMigrations } from './migrations.js';
-import { loadSqlJs, SqlJsDb, type Db, type RecordedStatement } from './sqljs.js';
+import { loadSqlJs, SqlJsDb, type ChangeListener, type Db, type RecordedStatement } from './sqljs.js';
 
 export interface StoreOptions {
   dataDir: string;
@@ -109,6 +109,14 @@ export class Store {
   /** For reads. Writes through it throw: use `write`. */
   get db(): Db {
     return this.sqldb;
+  }
+
+  /**
+   * Hears every `db.changed(key)` made by a write, and `null` when memory is reloaded from
+   * disk (after a failed write): what caches of the data must drop. Returns the unsubscribe.
+   */
+  onChange(listener: ChangeListener): () => void {
+    return this.sqldb.onChange(listener);
   }
 
   get dataDir(): string {

@@ -42,12 +42,12 @@ function decodeCursor(cursor: string): { createdAt: string; id: string } {
 }
 
 /** Sends JSON text that was built to match the route's response schema. */
-function sendJsonText(reply: FastifyReply, json: string): FastifyReply {
+function sendJsonText(reply: FastifyReply, json: string | Buffer): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(json);
 }
 
 export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const { repos, agents, auth, clock } = ctx;
+  const { repos, agents, auth, clock, sessionCache } = ctx;
   const api = app.withTypeProvider<ZodTypeProvider>();
   const { either, userOnly } = authHooks(auth);
 
@@ -75,23 +75,42 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
     );
   }
 
-  /** Finds a session the caller may see: 404 when there is none, 403 when it is elsewhere. */
-  function accessibleSession(
+  /**
+   * Finds a session the caller may see: 404 when there is none, 403 when it is elsewhere.
+   * `lookup` reads what is needed of it (its row, or a cached response) and its workspace.
+   */
+  function accessible<T extends { workspaceId: string }>(
     principal: Principal,
     sessionId: string,
     organizationId: string | undefined,
-  ): SessionRow {
+    lookup: (sessionId: string) => T | null | undefined,
+  ): T {
     if (principal.kind === 'apiKey') workspaceFor(principal, organizationId);
     else if (organizationId !== undefined) workspaceFor(principal, organizationId);
-    const row = isId('session', sessionId) ? repos.sessions.find(sessionId) : null;
-    if (!row) throw notFound('Session not found');
+    const found = isId('session', sessionId) ? lookup(sessionId) : null;
+    if (!found) throw notFound('Session not found');
     const allowed =
       principal.kind === 'apiKey'
-        ? row.workspaceId === principal.workspaceId
-        : (organizationId === undefined || organizationId === row.workspaceId) &&
-          repos.workspaces.role(row.workspaceId, principal.userId) !== null;
+        ? found.workspaceId === principal.workspaceId
+        : (organizationId === undefined || organizationId === found.workspaceId) &&
+          repos.workspaces.role(found.workspaceId, principal.userId) !== null;
     if (!allowed) throw forbidden('This session belongs to a workspace you do not have access to');
-    return row;
+    return found;
+  }
+
+  const accessibleSession = (principal: Principal, sessionId: string, organizationId: string | undefined) =>
+    accessible(principal, sessionId, organizationId, (id) => repos.sessions.find(id));
+
+  /** The full form as response bytes: from the cache, or read, encoded and cached. */
+  function fullSessionBytes(sessionId: string): { workspaceId: string; body: Buffer } | null {
+    const cached = sessionCache.get(sessionId);
+    if (cached) return cached;
+    const row = repos.sessions.find(sessionId);
+    if (!row) return null;
+    const json = fullSessionJson(row, repos.sessions.messageBodies(row.id), repos.sessions.tasks(row.id));
+    const body = Buffer.from(json);
+    sessionCache.set(row.id, row.workspaceId, body);
+    return { workspaceId: row.workspaceId, body };
   }
 
   api.get(
@@ -141,9 +160,9 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const row = accessibleSession(principal, request.params.sessionId, request.query.organizationId);
-      const json = fullSessionJson(row, repos.sessions.messageBodies(row.id), repos.sessions.tasks(row.id));
-      return sendJsonText(reply, json);
+      const { sessionId } = request.params;
+      const found = accessible(principal, sessionId, request.query.organizationId, fullSessionBytes);
+      return sendJsonText(reply, found.body);
     },
   );
 
