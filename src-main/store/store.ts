@@ -54,6 +54,8 @@ interface SnapshotMeta {
 interface LoadedState {
   database: SqlJsDb['raw'];
   generation: number;
+  /** Bytes of the journals before the newest one that were replayed (left by a failed snapshot). */
+  olderJournalBytes: number;
   /** Where appends continue: the newest journal, cut after its last intact record. */
   journal: { path: string; intactLength: number; exists: boolean };
 }
@@ -76,6 +78,12 @@ export class Store {
   /** Set while recovering from a journal failure: the journal is closed and must be reopened. */
   private journalClosed = false;
   private pendingJournal: LoadedState['journal'] | null = null;
+  /**
+   * Journals before the active one that every open must replay too: a snapshot that failed
+   * (or was cut off by a crash) leaves them. They count toward the next snapshot, so one
+   * long replay is not repeated at every start.
+   */
+  private olderJournalBytes = 0;
   private closed = false;
   private readonly files: FileLayer;
   private readonly snapshotAfterBytes: number;
@@ -97,6 +105,7 @@ export class Store {
       const state = await loadState(files, options.dataDir, options.logger);
       const store = new Store(new SqlJsDb(state.database), options, release);
       store.generation = state.generation;
+      store.olderJournalBytes = state.olderJournalBytes;
       store.journal = await store.openJournal(state.journal);
       await store.migrate();
       return store;
@@ -162,7 +171,7 @@ export class Store {
         cause: err,
       });
     }
-    if (this.journal.size > this.snapshotAfterBytes && !this.snapshotRunning) {
+    if (this.replayBytes() > this.snapshotAfterBytes && !this.snapshotRunning) {
       this.startSnapshot().catch((err: unknown) => {
         this.options.logger.error(`Snapshot failed: ${describe(err)}. The journal keeps every write.`);
       });
@@ -196,7 +205,7 @@ export class Store {
     if (this.recovering) await this.recovering.catch(() => undefined);
     if (this.snapshotRunning) await this.snapshotRunning.catch(() => undefined);
     await this.journal.drain();
-    if ((options.snapshot ?? true) && this.journal.size > 8 && !this.unavailable) {
+    if ((options.snapshot ?? true) && this.replayBytes() > 8 && !this.unavailable) {
       await this.snapshot().catch((err: unknown) => {
         this.options.logger.warn(`Snapshot at close failed (${describe(err)}); the journal is kept.`);
       });
@@ -205,6 +214,11 @@ export class Store {
     await this.journal.close().catch(() => undefined);
     this.sqldb.close();
     this.releaseLock();
+  }
+
+  /** What the next open would replay: the active journal and any older ones still needed. */
+  private replayBytes(): number {
+    return this.olderJournalBytes + this.journal.size;
   }
 
   private openJournal(plan: LoadedState['journal']): Promise<Journal> {
@@ -236,6 +250,9 @@ export class Store {
     const previous = this.journal;
     this.journal = newJournal;
     this.generation = next;
+    // Forgotten even if writing this snapshot fails below, so a failing disk does not get a
+    // snapshot attempt per write; the next open counts the journals left over again.
+    this.olderJournalBytes = 0;
     await previous.close();
 
     const meta: SnapshotMeta = {
@@ -257,12 +274,17 @@ export class Store {
   /** Keeps the newest snapshot and the one before it, with the journals they need. */
   private async removeOldGenerations(newest: number): Promise<void> {
     const found = scan(await this.files.readdir(this.options.dataDir));
+    // Checksum files of snapshots that failed to be written have no snapshot to check.
+    const doomed = [...found.metas]
+      .filter((g) => g < newest && !found.snapshots.includes(g))
+      .map(snapshotMetaName);
     const previous = found.snapshots.filter((g) => g < newest).at(-1);
-    if (previous === undefined) return;
-    const doomed = [
-      ...found.snapshots.filter((g) => g < previous).flatMap((g) => [snapshotName(g), snapshotMetaName(g)]),
-      ...found.journals.filter((g) => g < previous).map(journalName),
-    ];
+    if (previous !== undefined) {
+      doomed.push(
+        ...found.snapshots.filter((g) => g < previous).flatMap((g) => [snapshotName(g), snapshotMetaName(g)]),
+        ...found.journals.filter((g) => g < previous).map(journalName),
+      );
+    }
     for (const name of doomed) {
       await this.files.unlink(join(this.options.dataDir, name)).catch(() => undefined);
     }
@@ -291,6 +313,7 @@ export class Store {
           const state = await loadState(this.files, this.options.dataDir, this.options.logger);
           this.sqldb.replace(state.database);
           this.generation = state.generation;
+          this.olderJournalBytes = state.olderJournalBytes;
           this.pendingJournal = state.journal;
         }
         if (this.pendingJournal) {
@@ -428,6 +451,7 @@ async function loadState(files: FileLayer, dir: string, logger: Logger): Promise
   const db = new SqlJsDb(base.database);
   let active = base.generation;
   let activeIntact = 0;
+  let olderJournalBytes = 0;
   for (let i = 0; i < journals.length; i += 1) {
     const generation = journals[i] as number;
     if (generation !== base.generation + i) {
@@ -447,6 +471,7 @@ async function loadState(files: FileLayer, dir: string, logger: Logger): Promise
       intact = offset;
       damage = { offset, reason: `a record could not be replayed (${describe(replayed.error)})`, bytes: 0 };
     }
+    if (i > 0) olderJournalBytes += activeIntact;
     active = generation;
     activeIntact = intact;
     if (damage) {
@@ -472,6 +497,7 @@ async function loadState(files: FileLayer, dir: string, logger: Logger): Promise
   return {
     database: db.detach(),
     generation: active,
+    olderJournalBytes,
     journal: {
       path: join(dir, journalName(active)),
       intactLength: activeIntact,

@@ -243,6 +243,40 @@ describe('the store on disk', () => {
     expect(noteIds(store)).toHaveLength(200);
   });
 
+  it('counts journals left by a failed snapshot toward the next one, so their replay is not repeated', async () => {
+    const dir = newDir();
+    let failSnapshots = true;
+    const failing: FileLayer = {
+      ...realFiles,
+      async rename(from, to) {
+        if (failSnapshots && /snapshot-\d+\.db$/.test(to)) throw new Error('EIO: injected');
+        return realFiles.rename(from, to);
+      },
+    };
+    let store = await openStore(dir, { files: failing });
+    for (let i = 1; i <= 100; i += 1) await store.write((db) => addNote(db, i));
+    await expect(store.snapshot()).rejects.toThrow(/injected/);
+    await store.write((db) => addNote(db, 101));
+    await closeStore(store, { snapshot: false });
+    failSnapshots = false;
+    // Generation 1 failed: journal-0 (100 notes) and journal-1 (one note) are both replayed.
+    const older = readFileSync(join(dir, 'journal-000000000000.log')).length;
+    const active = readFileSync(join(dir, 'journal-000000000001.log')).length;
+    expect(older).toBeGreaterThan(active * 10);
+
+    // A limit the active journal alone is far from: the older one counts, so the next write snapshots.
+    store = await openStore(dir, { snapshotAfterBytes: Math.round(older / 2) });
+    expect(store.status().generation).toBe(1);
+    await store.write((db) => addNote(db, 102));
+    await expect.poll(() => store.status().generation).toBe(2);
+    await closeStore(store, { snapshot: false });
+    // The failed snapshot's checksum file is gone with it; the next open starts from snapshot 2.
+    expect(files(dir)).not.toContain('snapshot-000000000001.json');
+    store = await openStore(dir);
+    expect(store.status().generation).toBe(2);
+    expect(noteIds(store)).toHaveLength(102);
+  });
+
   it('a disk error fails the write with 503-class errors, keeps reads going, and heals when the disk does', async () => {
     const dir = newDir();
     let failing = false;
