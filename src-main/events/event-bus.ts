@@ -17,6 +17,7 @@ type Listener = (event: BusEvent) => void;
  */
 export class EventBus {
   private readonly epoch = Date.now().toString(36);
+  /** A ring: event number n (from 1) is at (n - 1) % capacity, so publishing never shifts it. */
   private readonly recent: BusEvent[] = [];
   private readonly listeners = new Set<Listener>();
   private counter = 0;
@@ -31,8 +32,7 @@ export class EventBus {
       sessionId: 'sessionId' in event ? event.sessionId : null,
       event,
     };
-    this.recent.push(entry);
-    if (this.recent.length > this.capacity) this.recent.splice(0, this.recent.length - this.capacity);
+    this.recent[(this.counter - 1) % this.capacity] = entry;
     for (const listener of this.listeners) listener(entry);
   }
 
@@ -46,12 +46,15 @@ export class EventBus {
    * (another server run, or older than what is kept).
    */
   since(lastEventId: string): BusEvent[] | null {
-    const [epoch, n] = lastEventId.split('-');
-    const seen = Number(n);
-    if (epoch !== this.epoch || !Number.isInteger(seen) || seen < 0 || seen > this.counter) return null;
+    const match = /^([0-9a-z]+)-(\d{1,15})$/.exec(lastEventId);
+    const seen = Number(match?.[2]);
+    if (match?.[1] !== this.epoch || seen > this.counter) return null;
     const oldest = this.counter - this.recent.length + 1;
     if (seen + 1 < oldest) return null;
-    return this.recent.slice(seen + 1 - oldest);
+    const events: BusEvent[] = [];
+    for (let n = seen + 1; n <= this.counter; n += 1)
+      events.push(this.recent[(n - 1) % this.capacity] as BusEvent);
+    return events;
   }
 
   get listenerCount(): number {
