@@ -29,7 +29,7 @@ import { DEFAULT_AGENT_CONFIG } from '../agents/config.js';
 import { EventBus } from '../events/event-bus.js';
 import { createSessionService } from '../sessions/service.js';
 import { CONTENT_SECURITY_POLICY, redactUrl } from './security-headers.js';
-import { SessionCache } from './session-cache.js';
+import { ResponseCache, type ListPageText } from './response-cache.js';
 
 export type { ServerConfig } from './context.js';
 
@@ -45,8 +45,26 @@ export interface AppDeps {
 }
 
 /** The API's own description, generated from the same zod schemas that validate requests. */
-/** Enough for the full form of a few thousand typical sessions (about 20 KB each). */
-const DEFAULT_SESSION_CACHE_BYTES = 64 * 1024 * 1024;
+/**
+ * 64 MiB for full sessions (a few thousand of about 20 KB) and 16 MiB for list pages
+ * (hundreds of pages of 50, or a few whole lists of 10,000).
+ */
+const DEFAULT_CACHE_BYTES = 80 * 1024 * 1024;
+
+function createCaches(store: Store, bytes: number): AppContext['caches'] {
+  return {
+    sessions: new ResponseCache<Buffer>(store, {
+      maxBytes: Math.floor(bytes * 0.8),
+      drop: 'that session',
+      sizeOf: (body) => body.length,
+    }),
+    lists: new ResponseCache<ListPageText>(store, {
+      maxBytes: Math.floor(bytes * 0.2),
+      drop: 'all',
+      sizeOf: (page) => page.sessions.length,
+    }),
+  };
+}
 
 const OPENAPI_INFO = {
   title: 'Session Desk API',
@@ -112,7 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     events,
     sessions,
     agents,
-    sessionCache: new SessionCache(deps.store, deps.config.sessionCacheBytes ?? DEFAULT_SESSION_CACHE_BYTES),
+    caches: createCaches(deps.store, deps.config.cacheBytes ?? DEFAULT_CACHE_BYTES),
     store: deps.store,
     repos,
     accounts: createAccounts(deps.store, repos, deps.clock),
@@ -157,7 +175,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await agents.close();
   });
   app.addHook('onClose', async () => {
-    ctx.sessionCache.close();
+    ctx.caches.sessions.close();
+    ctx.caches.lists.close();
   });
 
   await app.register(fastifyCookie);

@@ -8,7 +8,7 @@ import type { Repositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
 import type { Authenticator, Principal } from './auth/authenticate.js';
 import type { FailureLimiter } from './auth/rate-limit.js';
-import type { SessionCache } from './session-cache.js';
+import type { ListPageText, ResponseCache } from './response-cache.js';
 
 export interface ServerConfig {
   /** Extra `host:port` values to accept in the Host header, besides loopback. */
@@ -17,8 +17,8 @@ export interface ServerConfig {
   adminToken?: string;
   /** The built dashboard (index.html and assets); unset or missing, a placeholder page. */
   rendererDir?: string;
-  /** Bytes of full-session responses kept for repeated reads; 64 MiB when unset, 0 for none. */
-  sessionCacheBytes?: number;
+  /** Bytes of answers kept for repeated reads (sessions and list pages); 80 MiB when unset, 0 for none. */
+  cacheBytes?: number;
 }
 
 /** What every route plugin receives: the app's dependencies, built once in buildApp. */
@@ -33,7 +33,8 @@ export interface AppContext {
   events: EventBus;
   sessions: SessionService;
   agents: AgentHost;
-  sessionCache: SessionCache;
+  /** Full sessions as response bytes, and list pages (without their stats) as JSON text. */
+  caches: { sessions: ResponseCache<Buffer>; lists: ResponseCache<ListPageText> };
   signInLimits: { perAccount: FailureLimiter; perClient: FailureLimiter };
 }
 

@@ -39,7 +39,7 @@ export interface TestServerOptions {
   agentCommand?: string[];
   log?: { level: string; stream?: NodeJS.WritableStream };
   store?: Partial<StoreOptions>;
-  sessionCacheBytes?: number;
+  cacheBytes?: number;
 }
 
 /** A real server on an ephemeral loopback port, over a fresh data directory. */
@@ -54,7 +54,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       allowedHosts: [],
       ...(options.adminToken ? { adminToken: options.adminToken } : {}),
       ...(options.rendererDir ? { rendererDir: options.rendererDir } : {}),
-      ...(options.sessionCacheBytes === undefined ? {} : { sessionCacheBytes: options.sessionCacheBytes }),
+      ...(options.cacheBytes === undefined ? {} : { cacheBytes: options.cacheBytes }),
     },
     ...(options.log ? { log: options.log } : {}),
     agents: {

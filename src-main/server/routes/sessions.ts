@@ -14,6 +14,8 @@ import {
   SessionResponseSchema,
   UpdateSessionBodySchema,
   FollowUpBodySchema,
+  type SessionSummary,
+  type Stats,
 } from '../../../src-shared/sessions.js';
 import { makeTitle } from '../../../src-shared/text.js';
 import { newId } from '../../accounts/secrets.js';
@@ -47,7 +49,7 @@ function sendJsonText(reply: FastifyReply, json: string | Buffer): FastifyReply 
 }
 
 export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const { repos, agents, auth, clock, sessionCache } = ctx;
+  const { repos, agents, auth, clock, caches } = ctx;
   const api = app.withTypeProvider<ZodTypeProvider>();
   const { either, userOnly } = authHooks(auth);
 
@@ -103,13 +105,13 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
 
   /** The full form as response bytes: from the cache, or read, encoded and cached. */
   function fullSessionBytes(sessionId: string): { workspaceId: string; body: Buffer } | null {
-    const cached = sessionCache.get(sessionId);
-    if (cached) return cached;
+    const cached = caches.sessions.get(sessionId);
+    if (cached) return { workspaceId: cached.workspaceId, body: cached.value };
     const row = repos.sessions.find(sessionId);
     if (!row) return null;
     const json = fullSessionJson(row, repos.sessions.messageBodies(row.id), repos.sessions.tasks(row.id));
     const body = Buffer.from(json);
-    sessionCache.set(row.id, row.workspaceId, body);
+    caches.sessions.set(row.id, row.workspaceId, body);
     return { workspaceId: row.workspaceId, body };
   }
 
@@ -128,20 +130,33 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const { organizationId, limit, cursor, ...filters } = request.query;
+      const { organizationId, limit, cursor, status, repository, authorId, q } = request.query;
       const workspaceId = workspaceFor(principal, organizationId);
-      const after = cursor === undefined ? undefined : decodeCursor(cursor);
-      const page = { ...(limit === undefined ? {} : { limit: limit + 1 }), ...(after ? { after } : {}) };
-      const rows = repos.sessions.list(workspaceId, filters, page);
-      const more = limit !== undefined && rows.length > limit;
-      if (more) rows.length = limit;
-      const body: z.infer<typeof ListSessionsResponseSchema> = {
-        sessions: rows.map((row) => toSummary(row, 'both')),
-        stats: repos.sessions.stats(workspaceId, clock.now()),
-      };
-      if (more) body.nextCursor = encodeCursor(rows[rows.length - 1] as SessionRow);
+      const key = JSON.stringify([workspaceId, limit, cursor, status, repository, authorId, q]);
+      let page = caches.lists.get(key)?.value;
+      if (!page) {
+        const after = cursor === undefined ? undefined : decodeCursor(cursor);
+        const rows = repos.sessions.list(
+          workspaceId,
+          { status, repository, authorId, q },
+          { ...(limit === undefined ? {} : { limit: limit + 1 }), ...(after ? { after } : {}) },
+        );
+        const more = limit !== undefined && rows.length > limit;
+        if (more) rows.length = limit;
+        const sessions: SessionSummary[] = rows.map((row) => toSummary(row, 'both'));
+        page = { sessions: JSON.stringify(sessions) };
+        if (more) page.nextCursor = encodeCursor(rows[rows.length - 1] as SessionRow);
+        caches.lists.set(key, workspaceId, page);
+      }
+      // The stats move with the clock, so they are never cached.
+      const stats: Stats = repos.sessions.stats(workspaceId, clock.now());
+      const cursorJson =
+        page.nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(page.nextCursor)}`;
       // Built from typed rows; skipping re-validation keeps a 10,000-session list fast.
-      return sendJsonText(reply, JSON.stringify(body));
+      return sendJsonText(
+        reply,
+        `{"sessions":${page.sessions},"stats":${JSON.stringify(stats)}${cursorJson}}`,
+      );
     },
   );
 

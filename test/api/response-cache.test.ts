@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { FullSessionResponseSchema } from '../../src-shared/index.js';
+import { FullSessionResponseSchema, ListSessionsResponseSchema } from '../../src-shared/index.js';
 import { newId } from '../../src-main/accounts/secrets.js';
 import { realFiles, type FileLayer } from '../../src-main/store/file-layer.js';
 import {
@@ -7,6 +7,7 @@ import {
   createSession,
   seedWorkspace,
   startTestServer,
+  steppableClock,
   withKey,
   type TestServer,
 } from '../helpers/server.js';
@@ -89,7 +90,7 @@ describe('reading a session again after it changed', () => {
     // The same bytes as a server without any cache reads from the database.
     const cached = await (await withKey(server, owner.apiKey, 'GET', `/api/sessions/${id}`)).text();
     await server.stop();
-    const uncached = await startTestServer({ dataDir: server.dataDir, sessionCacheBytes: 0 });
+    const uncached = await startTestServer({ dataDir: server.dataDir, cacheBytes: 0 });
     servers.push(uncached);
     expect(await (await withKey(uncached, owner.apiKey, 'GET', `/api/sessions/${id}`)).text()).toBe(cached);
   });
@@ -159,5 +160,80 @@ describe('reading a session again after it changed', () => {
     );
     expect((await patch).status).toBe(503);
     expect((await readSession(server, owner.apiKey, id)).title).toBe(before.title);
+  });
+});
+
+describe('reading a list again after sessions changed', () => {
+  it('shows renames, new sessions and status changes at once, and stats that move with the clock', async () => {
+    const clock = steppableClock('2026-03-02T10:00:00.000Z');
+    const server = await startTestServer({ clock });
+    servers.push(server);
+    const owner = await seedWorkspace(server);
+    const insert = (title: string) => {
+      const id = newId('session');
+      return server.store
+        .write(() =>
+          server.repos.sessions.insert({
+            id,
+            workspaceId: owner.organizationId,
+            authorId: owner.user.userId,
+            title,
+            model: 'claude-opus-4-6',
+            createdAt: clock.now().toISOString(),
+            baseBranch: 'main',
+            initialMessage: title,
+          }),
+        )
+        .then(() => id);
+    };
+    const list = async (query = '') => {
+      const response = await withKey(server, owner.apiKey, 'GET', `/api/sessions${query}`);
+      expect(response.status).toBe(200);
+      return ListSessionsResponseSchema.parse(await response.json());
+    };
+    const titles = (page: { sessions: { title: string }[] }) => page.sessions.map((s) => s.title);
+
+    for (const title of ['one', 'two', 'three']) {
+      await insert(title);
+      clock.advance(1000);
+    }
+    const first = await list('?limit=2');
+    expect(titles(first)).toEqual(['three', 'two']);
+    expect(await list('?limit=2')).toEqual(first);
+    expect(first.stats.authorsPastWeek).toBe(1);
+
+    const two = first.sessions[1]!.id;
+    await withKey(server, owner.apiKey, 'PATCH', `/api/sessions/${two}`, { title: 'two, renamed' });
+    expect(titles(await list('?limit=2'))).toEqual(['three', 'two, renamed']);
+
+    await insert('four');
+    expect(titles(await list('?limit=2'))).toEqual(['four', 'three']);
+    // The cursor handed out before still continues after where that page ended.
+    expect(titles(await list(`?limit=2&cursor=${first.nextCursor!}`))).toEqual(['one']);
+
+    expect(titles(await list('?status=completed'))).toEqual([]);
+    await withKey(server, owner.apiKey, 'PATCH', `/api/sessions/${two}`, { status: 'completed' });
+    expect(titles(await list('?status=completed'))).toEqual(['two, renamed']);
+
+    // Eight days on, nothing was written: the page is the same, the week's stats are not.
+    const before = await list('?limit=2');
+    clock.advance(8 * 24 * 60 * 60 * 1000);
+    const after = await list('?limit=2');
+    expect(after.sessions).toEqual(before.sessions);
+    expect(after.stats.authorsPastWeek).toBe(0);
+
+    // The same bytes as a server without any cache.
+    const urls = ['', '?limit=2', `?limit=2&cursor=${first.nextCursor!}`, '?status=completed', '?q=renamed'];
+    const cached = await Promise.all(
+      urls.map(async (url) => (await withKey(server, owner.apiKey, 'GET', `/api/sessions${url}`)).text()),
+    );
+    await server.stop();
+    const uncached = await startTestServer({ dataDir: server.dataDir, clock, cacheBytes: 0 });
+    servers.push(uncached);
+    for (const [i, url] of urls.entries()) {
+      expect(await (await withKey(uncached, owner.apiKey, 'GET', `/api/sessions${url}`)).text()).toBe(
+        cached[i],
+      );
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger, systemClock } from '../../src-main/clock.js';
-import { SessionCache } from '../../src-main/server/session-cache.js';
+import { ResponseCache } from '../../src-main/server/response-cache.js';
 import { Store } from '../../src-main/store/store.js';
 import { tempDir } from '../helpers/server.js';
 
@@ -21,46 +21,57 @@ async function openStore(): Promise<Store> {
 }
 
 const bytes = (n: number) => Buffer.alloc(n, 'x');
+const bySession = (store: Store, maxBytes: number) =>
+  new ResponseCache<Buffer>(store, { maxBytes, drop: 'that session', sizeOf: (b) => b.length });
 
-describe('SessionCache', () => {
+describe('ResponseCache', () => {
   it('stays within its budget, dropping the least recently read first', async () => {
-    const cache = new SessionCache(await openStore(), 1000);
+    const cache = bySession(await openStore(), 1000);
     cache.set('a', 'w', bytes(200));
     cache.set('b', 'w', bytes(200));
     cache.set('c', 'w', bytes(200));
     cache.set('d', 'w', bytes(200));
-    expect(cache.get('a')?.body.length).toBe(200); // a is now the most recent
+    expect(cache.get('a')?.value.length).toBe(200); // a is now the most recent
     cache.set('e', 'w', bytes(250)); // 1,050 bytes: b goes
-    expect(cache.size()).toEqual({ sessions: 4, bytes: 850 });
+    expect(cache.size()).toEqual({ entries: 4, bytes: 850 });
     expect(cache.get('b')).toBeUndefined();
     expect(['a', 'c', 'd', 'e'].every((id) => cache.get(id) !== undefined)).toBe(true);
     cache.set('a', 'w', bytes(50)); // replacing an entry counts only the new bytes
-    expect(cache.size()).toEqual({ sessions: 4, bytes: 700 });
+    expect(cache.size()).toEqual({ entries: 4, bytes: 700 });
   });
 
   it('refuses one entry over a quarter of the budget, and holds nothing with a budget of 0', async () => {
     const store = await openStore();
-    const cache = new SessionCache(store, 1000);
+    const cache = bySession(store, 1000);
     cache.set('big', 'w', bytes(251));
     expect(cache.get('big')).toBeUndefined();
-    const none = new SessionCache(store, 0);
+    const none = bySession(store, 0);
     none.set('a', 'w', bytes(1));
-    expect(none.size()).toEqual({ sessions: 0, bytes: 0 });
+    expect(none.size()).toEqual({ entries: 0, bytes: 0 });
   });
 
   it('drops a session a write says is changing, and stops listening when closed', async () => {
     const store = await openStore();
-    const cache = new SessionCache(store, 1000);
+    const cache = bySession(store, 1000);
     cache.set('a', 'w', bytes(10));
     cache.set('b', 'w', bytes(10));
     await store.write((db) => db.changed('a'));
     expect(cache.get('a')).toBeUndefined();
     expect(cache.get('b')).toBeDefined();
     cache.close();
-    expect(cache.size()).toEqual({ sessions: 0, bytes: 0 });
+    expect(cache.size()).toEqual({ entries: 0, bytes: 0 });
     cache.set('b', 'w', bytes(10));
     await store.write((db) => db.changed('b'));
     expect(cache.get('b')).toBeDefined();
+  });
+
+  it("with drop: 'all', any session's change (a list can gain or lose any) drops everything", async () => {
+    const store = await openStore();
+    const lists = new ResponseCache<string>(store, { maxBytes: 1000, drop: 'all', sizeOf: (t) => t.length });
+    lists.set('page 1', 'w', '[1]');
+    lists.set('page 2', 'w', '[2]');
+    await store.write((db) => db.changed('some session'));
+    expect(lists.size()).toEqual({ entries: 0, bytes: 0 });
   });
 
   it('cannot be told of a change outside a write', async () => {

@@ -1,0 +1,90 @@
+import type { Store } from '../store/store.js';
+
+/** A page of the list as JSON text: the `sessions` array, and the cursor after it if more follow. */
+export interface ListPageText {
+  sessions: string;
+  nextCursor?: string;
+}
+
+interface Entry<V> {
+  workspaceId: string;
+  value: V;
+  bytes: number;
+}
+
+/**
+ * Answers built from sessions, kept for repeated reads: reading sessions from sql.js and
+ * encoding them costs several times more than sending them, and scripts and the dashboard
+ * read the same ones again and again.
+ *
+ * Entries are dropped as soon as a write says a session is changing (`db.changed`): only
+ * that session's entry (`drop: 'that session'`, keyed by session id) or every entry
+ * (`drop: 'all'`, for lists, which any session can enter or leave). A reload from disk
+ * drops everything. So a hit is always what a read of the database would answer. Least
+ * recently used entries go first once `maxBytes` is reached.
+ */
+export class ResponseCache<V> {
+  private readonly entries = new Map<string, Entry<V>>();
+  private bytes = 0;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    store: Store,
+    private readonly options: {
+      maxBytes: number;
+      drop: 'that session' | 'all';
+      sizeOf: (value: V) => number;
+    },
+  ) {
+    this.unsubscribe = store.onChange((sessionId) => {
+      if (sessionId === null || options.drop === 'all') this.clear();
+      else this.delete(sessionId);
+    });
+  }
+
+  get(key: string): { workspaceId: string; value: V } | undefined {
+    const entry = this.entries.get(key);
+    if (entry) {
+      // Map keeps insertion order: moving a hit to the end keeps the oldest first in line.
+      this.entries.delete(key);
+      this.entries.set(key, entry);
+    }
+    return entry;
+  }
+
+  set(key: string, workspaceId: string, value: V): void {
+    this.delete(key);
+    const bytes = this.options.sizeOf(value);
+    // One huge answer must not push out everything else.
+    if (bytes > this.options.maxBytes / 4) return;
+    this.entries.set(key, { workspaceId, value, bytes });
+    this.bytes += bytes;
+    for (const [oldest, entry] of this.entries) {
+      if (this.bytes <= this.options.maxBytes) break;
+      this.entries.delete(oldest);
+      this.bytes -= entry.bytes;
+    }
+  }
+
+  delete(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.bytes -= entry.bytes;
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.bytes = 0;
+  }
+
+  /** How much is held, for tests and the benchmark. */
+  size(): { entries: number; bytes: number } {
+    return { entries: this.entries.size, bytes: this.bytes };
+  }
+
+  close(): void {
+    this.unsubscribe();
+    this.clear();
+  }
+}
