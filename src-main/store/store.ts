@@ -310,17 +310,19 @@ export class Store {
         if (!this.journalClosed) {
           this.journalClosed = true;
           await this.journal.close().catch(() => undefined);
+        }
+        // Until a reload has worked, memory may hold a write the disk refused: a reload that
+        // failed (the disk refusing reads too) is tried again before anything else.
+        if (!this.pendingJournal) {
           const state = await loadState(this.files, this.options.dataDir, this.options.logger);
           this.sqldb.replace(state.database);
           this.generation = state.generation;
           this.olderJournalBytes = state.olderJournalBytes;
           this.pendingJournal = state.journal;
         }
-        if (this.pendingJournal) {
-          this.journal = await this.openJournal(this.pendingJournal);
-          this.pendingJournal = null;
-          this.journalClosed = false;
-        }
+        this.journal = await this.openJournal(this.pendingJournal);
+        this.pendingJournal = null;
+        this.journalClosed = false;
         this.unavailable = null;
         this.options.logger.info('Reloaded the database from disk; writes are accepted again.');
       } catch (err) {

@@ -314,6 +314,51 @@ describe('the store on disk', () => {
   });
 });
 
+describe('a reload from disk that fails too', () => {
+  it('is tried again at the next write, so memory never keeps a write the disk refused', async () => {
+    const dir = newDir();
+    let failWrites = false;
+    let failReads = false;
+    const eio = () => Object.assign(new Error('i/o error'), { code: 'EIO' });
+    const faulty: FileLayer = {
+      ...realFiles,
+      async datasync(handle) {
+        if (failWrites) throw eio();
+        return realFiles.datasync(handle);
+      },
+      async readdir(path) {
+        if (failReads) throw eio();
+        return realFiles.readdir(path);
+      },
+    };
+    let store = await openStore(dir, { files: faulty });
+    await store.write((db) => addNote(db, 1));
+    failWrites = true;
+    failReads = true;
+    // The journal write fails, and so does the reload from disk that follows it.
+    await expect(store.write((db) => addNote(db, 2))).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect.poll(() => store.status().recovering).toBe(false);
+    failWrites = false;
+    failReads = false;
+    // The disk works again: the next write reloads first, so note 2 is gone and note 3 is kept.
+    await expect
+      .poll(async () =>
+        store
+          .write((db) => addNote(db, 3))
+          .then(
+            () => true,
+            () => false,
+          ),
+      )
+      .toBe(true);
+    expect(noteIds(store)).toEqual([1, 3]);
+    await store.write((db) => addNote(db, 4));
+    await closeStore(store, { snapshot: false });
+    store = await openStore(dir);
+    expect(noteIds(store)).toEqual([1, 3, 4]);
+  });
+});
+
 describe('torn journal header', () => {
   it('a journal cut inside its header is restarted, and the snapshot before it is kept', async () => {
     const dir = newDir();
