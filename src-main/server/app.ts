@@ -44,10 +44,10 @@ export interface AppDeps {
   agents?: AgentConfig;
 }
 
-/** The API's own description, generated from the same zod schemas that validate requests. */
 /**
  * 64 MiB for full sessions (a few thousand of about 20 KB) and 16 MiB for list pages
- * (hundreds of pages of 50, or a few whole lists of 10,000).
+ * (hundreds of pages of 50). No single answer may take over a quarter of its cache, so a
+ * whole list of thousands of sessions (several MB) is always read afresh.
  */
 const DEFAULT_CACHE_BYTES = 80 * 1024 * 1024;
 
@@ -61,11 +61,12 @@ function createCaches(store: Store, bytes: number): AppContext['caches'] {
     lists: new ResponseCache<ListPageText>(store, {
       maxBytes: Math.floor(bytes * 0.2),
       drop: 'all',
-      sizeOf: (page) => page.sessions.length,
+      sizeOf: (page) => page.sessions.length + (page.nextCursor?.length ?? 0),
     }),
   };
 }
 
+/** The API's own description, generated from the same zod schemas that validate requests. */
 const OPENAPI_INFO = {
   title: 'Session Desk API',
   description:

@@ -6,6 +6,9 @@ export interface ListPageText {
   nextCursor?: string;
 }
 
+/** What an entry costs besides its answer and key: the Map slot and the entry's objects. */
+export const ENTRY_OVERHEAD_BYTES = 200;
+
 interface Entry<V> {
   workspaceId: string;
   value: V;
@@ -54,7 +57,9 @@ export class ResponseCache<V> {
 
   set(key: string, workspaceId: string, value: V): void {
     this.delete(key);
-    const bytes = this.options.sizeOf(value);
+    // The key and the entry's own objects count too: an empty list page is a few bytes of
+    // answer, but its key (a search text) and bookkeeping are not free.
+    const bytes = this.options.sizeOf(value) + key.length * 2 + ENTRY_OVERHEAD_BYTES;
     // One huge answer must not push out everything else.
     if (bytes > this.options.maxBytes / 4) return;
     this.entries.set(key, { workspaceId, value, bytes });

@@ -110,7 +110,10 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
     const row = repos.sessions.find(sessionId);
     if (!row) return null;
     const json = fullSessionJson(row, repos.sessions.messageBodies(row.id), repos.sessions.tasks(row.id));
-    const body = Buffer.from(json);
+    // Not Buffer.from: a small one would be a slice of an 8 KiB pool, all of which the
+    // cache would keep alive.
+    const body = Buffer.allocUnsafeSlow(Buffer.byteLength(json));
+    body.write(json);
     caches.sessions.set(row.id, row.workspaceId, body);
     return { workspaceId: row.workspaceId, body };
   }
