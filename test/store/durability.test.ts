@@ -46,6 +46,17 @@ function addNote(db: Db, id: number) {
 function noteIds(store: Store): number[] {
   return store.db.all('SELECT id FROM notes ORDER BY id').map((r) => r[0] as number);
 }
+/** Waits until writing a note succeeds again: a store heals at the first write after the disk does. */
+async function writesAgain(store: Store, id: number) {
+  const tryWrite = () =>
+    store
+      .write((db) => addNote(db, id))
+      .then(
+        () => true,
+        () => false,
+      );
+  await expect.poll(tryWrite).toBe(true);
+}
 const files = (dir: string) => readdirSync(dir).sort();
 const journalOf = (dir: string) =>
   join(
@@ -297,16 +308,7 @@ describe('the store on disk', () => {
     await expect.poll(() => noteIds(store)).toEqual([1]);
     await expect(store.write((db) => addNote(db, 3))).rejects.toBeInstanceOf(Error);
     failing = false;
-    await expect
-      .poll(async () =>
-        store
-          .write((db) => addNote(db, 4))
-          .then(
-            () => true,
-            () => false,
-          ),
-      )
-      .toBe(true);
+    await writesAgain(store, 4);
     expect(noteIds(store)).toEqual([1, 4]);
     await closeStore(store, { snapshot: false });
     store = await openStore(dir);
@@ -341,16 +343,7 @@ describe('a reload from disk that fails too', () => {
     failWrites = false;
     failReads = false;
     // The disk works again: the next write reloads first, so note 2 is gone and note 3 is kept.
-    await expect
-      .poll(async () =>
-        store
-          .write((db) => addNote(db, 3))
-          .then(
-            () => true,
-            () => false,
-          ),
-      )
-      .toBe(true);
+    await writesAgain(store, 3);
     expect(noteIds(store)).toEqual([1, 3]);
     await store.write((db) => addNote(db, 4));
     await closeStore(store, { snapshot: false });
