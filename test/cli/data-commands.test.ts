@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import initSqlJs from 'sql.js';
@@ -10,26 +10,12 @@ import { ExportHeaderSchema, ExportSessionSchema } from '../../src-main/data/for
 import { createRepositories } from '../../src-main/store/repositories.js';
 import { Store } from '../../src-main/store/store.js';
 import { ListSessionsResponseSchema } from '../../src-shared/sessions.js';
-import { CLI, ROOT, type CliResult } from '../helpers/cli.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
 import { KEY_PATTERN, cliIn, ok, useSandbox } from '../helpers/cli-extra.js';
 import { FULL_TASKS, FULL_TRANSCRIPT, seedDataDir } from '../helpers/seed.js';
 import { PASSWORD } from '../helpers/server.js';
 
 const sandbox = useSandbox();
-
-/** Runs the real command with `input` on its stdin. */
-function runWithInput(args: string[], input: string): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
 
 /** A data directory with a user (by that email) owning one empty workspace. */
 async function ownerWithWorkspace(dataDir: string, email: string): Promise<string> {
@@ -160,7 +146,7 @@ describe('sessiondesk import', () => {
     const [seed, org] = await Promise.all([seedDataDir(source, email), ownerWithWorkspace(target, email)]);
     const ndjson = await exportInProcess(source, seed.organizationId);
     const cli = cliIn(target);
-    const first = await runWithInput(['import', '--workspace', org, '--data-dir', target], ndjson);
+    const first = await runCli(['import', '--workspace', org, '--data-dir', target], {}, ndjson);
     expect(first).toMatchObject({ code: 0, stderr: '' });
     expect(first.stdout).toMatch(/^imported 1 session \(5 messages\), skipped 0\ninto org_/u);
     expect(comparable(await exportInProcess(target, org))).toEqual(comparable(ndjson));

@@ -11,14 +11,16 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the real `sessiondesk` command as a child process. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+/** Runs the real `sessiondesk` command as a child process, with `input` on its stdin if given. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, input?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       cwd: ROOT,
       env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
+    // Without input, stdin is at its end at once, as from /dev/null.
+    child.stdin.end(input ?? '');
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
