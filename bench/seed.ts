@@ -9,6 +9,7 @@ import { MessageSchema, type Message } from '../src-shared/sessions.js';
 import { makePreview, makeTitle } from '../src-shared/text.js';
 import { messageText } from '../src-main/store/sessions.js';
 import { seededRandom } from '../src-main/seeded-random.js';
+import { readAllMessages } from '../src-main/sessions/transcript-reads.js';
 
 /**
  * Builds a realistic workspace through the product's own store, repositories and account
@@ -209,13 +210,15 @@ function makeConversation(
 }
 
 /** Stored titles and previews must be what the real segmenter makes. */
-function checkPreviews(repos: ReturnType<typeof createRepositories>, ids: string[]): void {
+async function checkPreviews(
+  source: { store: Store; repos: ReturnType<typeof createRepositories> },
+  ids: string[],
+): Promise<void> {
   for (const id of ids) {
-    const row = repos.sessions.find(id);
+    const row = source.repos.sessions.find(id);
     if (!row) throw new Error(`seeded session ${id} is missing`);
-    const texts = repos.sessions
-      .messageBodies(id)
-      .map((body) => messageText(JSON.parse(body) as Message))
+    const texts = ((await readAllMessages(source, id)) as Message[])
+      .map((message) => messageText(message))
       .filter((text): text is string => text !== null);
     const expected = {
       title: makeTitle(texts[0]),
@@ -350,8 +353,8 @@ export async function seedWorkspace(options: SeedOptions): Promise<SeededWorkspa
         );
       }
     }
-    checkPreviews(
-      repos,
+    await checkPreviews(
+      { store, repos },
       sessionIds.filter((_, i) => i % Math.ceil(sessionIds.length / 50) === 0),
     );
     // A snapshot started in the background during seeding is returned as is by snapshot()

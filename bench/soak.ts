@@ -19,6 +19,7 @@ import { LOCK_FILE } from '../src-main/store/lock.js';
 import { createRepositories } from '../src-main/store/repositories.js';
 import type { Db } from '../src-main/store/sqljs.js';
 import { Store } from '../src-main/store/store.js';
+import { readAllMessages } from '../src-main/sessions/transcript-reads.js';
 import { format, resolveConfig } from 'prettier';
 import { randomGenerator } from './seed.js';
 
@@ -265,13 +266,13 @@ function count(db: Db, sql: string, params: (string | number)[] = []): number {
  * The database-level rules on a store opened in this process: integrity, nothing half
  * applied, counters that agree with the rows, and every acknowledged write.
  */
-function checkDatabase(
+async function checkDatabase(
   store: Store,
   ledger: Tracked[],
   where: string,
   result: SoakResult,
   expect: { ballastWritten: boolean; ballastId: string; organizationId: string; noActive: boolean },
-): string[] {
+): Promise<string[]> {
   const db = store.db;
   const problems: string[] = [];
   const integrity = db.all('PRAGMA integrity_check').map((r) => String(r[0]));
@@ -282,35 +283,42 @@ function checkDatabase(
     if (n !== 0) problems.push(`${where}: ${n} ${what}`);
   };
   rule(
-    'message(s) without their session',
-    'SELECT count(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id)',
+    'transcript mark(s) without their session',
+    'SELECT count(*) FROM transcript_marks m WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id)',
+  );
+  rule(
+    'prompt author(s) beyond their session',
+    `SELECT count(*) FROM prompts p WHERE NOT EXISTS (
+       SELECT 1 FROM sessions s WHERE s.id = p.session_id AND p.seq <= s.message_count)`,
   );
   rule(
     'task(s) without their session',
     'SELECT count(*) FROM tasks t WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = t.session_id)',
   );
   rule(
-    'session(s) whose message_count is not their stored messages (1..n)',
-    `SELECT count(*) FROM (
-       SELECT s.id FROM sessions s LEFT JOIN messages m ON m.session_id = s.id GROUP BY s.id
-       HAVING s.message_count != count(m.seq)
-          OR (count(m.seq) > 0 AND (min(m.seq) != 1 OR max(m.seq) != count(m.seq))))`,
-  );
-  rule(
     'session(s) of the soak without a first prompt',
     'SELECT count(*) FROM sessions WHERE workspace_id = ? AND first_message IS NULL',
     [expect.organizationId],
   );
-  const firsts = db.all(
-    `SELECT s.id, s.first_message, m.type, m.body FROM sessions s
-     LEFT JOIN messages m ON m.session_id = s.id AND m.seq = 1 WHERE s.first_message IS NOT NULL`,
-  );
-  for (const [id, first, type, body] of firsts) {
-    const content =
-      typeof body === 'string'
-        ? (JSON.parse(body) as { message?: { content?: unknown } }).message?.content
-        : null;
-    if (type !== 'user' || content !== first) {
+  // Every transcript is read back whole, frame by frame (lengths, checksums), up to the
+  // length its session counts: the file holds every committed message, and nothing else.
+  const repos = createRepositories(db);
+  const messagesOf = new Map<string, Array<{ type: string; message?: { content?: unknown } }>>();
+  for (const [id, first, count] of db.all('SELECT id, first_message, message_count FROM sessions')) {
+    let messages: Array<{ type: string; message?: { content?: unknown } }>;
+    try {
+      messages = (await readAllMessages({ store, repos }, String(id))) as typeof messages;
+    } catch (err) {
+      problems.push(`${where}: session ${String(id)}'s transcript cannot be read: ${String(err)}`);
+      continue;
+    }
+    messagesOf.set(String(id), messages);
+    if (messages.length !== Number(count)) {
+      problems.push(
+        `${where}: session ${String(id)} counts ${String(count)} messages, its transcript has ${messages.length}`,
+      );
+    }
+    if (first !== null && (messages[0]?.type !== 'user' || messages[0].message?.content !== first)) {
       problems.push(`${where}: session ${String(id)} exists but its first message is not its prompt`);
     }
   }
@@ -339,24 +347,24 @@ function checkDatabase(
   }
   for (const t of ledger) {
     const row = db.first('SELECT title FROM sessions WHERE id = ?', [t.id]);
-    const users = db
-      .all("SELECT body FROM messages WHERE session_id = ? AND type = 'user' ORDER BY seq", [t.id])
-      .map((r) => String((JSON.parse(String(r[0])) as { message: { content: string } }).message.content));
+    const users = (messagesOf.get(t.id) ?? [])
+      .filter((m) => m.type === 'user')
+      .map((m) => String(m.message?.content));
     problems.push(...verifySession(t, row ? { title: String(row[0]), users } : null, where, result));
   }
-  result.sessions = count(db, 'SELECT count(*) FROM sessions WHERE workspace_id = ?', [
-    expect.organizationId,
-  ]);
-  result.agentMessages = count(
-    db,
-    "SELECT count(*) FROM messages WHERE type != 'user' AND workspace_id = ?",
-    [expect.organizationId],
+  const soakSessions = db
+    .all('SELECT id FROM sessions WHERE workspace_id = ?', [expect.organizationId])
+    .map((r) => String(r[0]));
+  result.sessions = soakSessions.length;
+  result.agentMessages = soakSessions.reduce(
+    (n, id) => n + (messagesOf.get(id) ?? []).filter((m) => m.type !== 'user').length,
+    0,
   );
   return problems;
 }
 
 /** Opens a copy of the data directory (the live one stays the server's) and checks it. */
-async function checkCopy(dataDir: string, check: (store: Store) => string[]): Promise<string[]> {
+async function checkCopy(dataDir: string, check: (store: Store) => Promise<string[]>): Promise<string[]> {
   const copy = mkdtempSync(join(tmpdir(), 'sessiondesk-soak-check-'));
   try {
     cpSync(dataDir, copy, {
@@ -365,7 +373,7 @@ async function checkCopy(dataDir: string, check: (store: Store) => string[]): Pr
     });
     const store = await Store.open({ dataDir: copy, clock: systemClock, logger: silentLogger });
     try {
-      return check(store);
+      return await check(store);
     } finally {
       await store.close({ snapshot: false });
     }
@@ -778,7 +786,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
       try {
         violations.push(
-          ...checkDatabase(store, ledger, 'after the final clean stop', result, expectations(true)),
+          ...(await checkDatabase(store, ledger, 'after the final clean stop', result, expectations(true))),
         );
         const names = readdirSync(dataDir);
         if (newest(generations(names, SNAPSHOT_FILE)) !== newest(generations(names, JOURNAL_FILE))) {

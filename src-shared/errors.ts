@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'unsupported_media_type',
   'rate_limited',
   'internal',
+  'data_damaged',
   'unavailable',
 ] as const;
 

@@ -196,6 +196,35 @@ export type ListSessionsQuery = z.infer<typeof ListSessionsQuerySchema>;
 
 export const SessionParamsSchema = z.object({ sessionId: z.string().max(100) });
 
+/** Messages per page at most, and the page size without `limit`. */
+export const MESSAGES_PAGE_MAX = 1000;
+export const MESSAGES_PAGE_DEFAULT = 100;
+
+export const MessagesPageQuerySchema = OrgQuerySchema.extend({
+  after: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe('How many messages to skip from the start (default 0): pass `nextAfter` to continue.'),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MESSAGES_PAGE_MAX)
+    .optional()
+    .describe(
+      `At most this many messages (default ${MESSAGES_PAGE_DEFAULT}); a page also stops after about 4 MiB.`,
+    ),
+});
+
+export const MessagesPageResponseSchema = z.object({
+  messages: z.array(MessageSchema),
+  total: z.number().int().describe('Messages in the session now.'),
+  nextAfter: z.number().int().optional().describe('Present when more messages follow: pass it as `after`.'),
+});
+export type MessagesPageResponse = z.infer<typeof MessagesPageResponseSchema>;
+
 export const FollowUpBodySchema = z.strictObject({
   content: z.string().max(MESSAGE_MAX_CHARS).refine(nonBlank, 'must not be blank'),
 });

@@ -1,6 +1,5 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import { crc32 } from 'node:zlib';
 import type { Logger } from '../clock.js';
 import { systemClock } from '../clock.js';
 import { exportChunks } from '../data/export.js';
@@ -8,7 +7,8 @@ import { ImportReportSchema, type ExportFormat, type ImportReport } from '../dat
 import { importSessions } from '../data/import.js';
 import { readLines } from '../data/lines.js';
 import { notFound } from '../errors.js';
-import { BACKUP_CRC_HEADER, ADMIN_TOKEN_HEADER, NDJSON } from '../server/routes/admin.js';
+import { ADMIN_TOKEN_HEADER, NDJSON } from '../server/routes/admin.js';
+import { backupChunks } from '../data/backup.js';
 import { createRepositories } from '../store/repositories.js';
 import { CliError, describeAdminError, reachDataDir, unreachable } from './admin-target.js';
 import type { OutputSink } from './output.js';
@@ -22,8 +22,11 @@ export interface DataTarget {
   readonly via: 'server' | 'directory';
   exportWorkspace(organizationId: string, format: ExportFormat, out: OutputSink): Promise<void>;
   importSessions(organizationId: string, input: Readable): Promise<ImportReport>;
-  /** The whole database as one SQLite file, consistent at one instant. */
-  backup(): Promise<Uint8Array>;
+  /**
+   * The backup archive (see data/backup.ts), consistent at one instant, as it is made; the
+   * caller checks it as it reads (a cut-off stream lacks the archive's end).
+   */
+  backup(): AsyncIterable<Buffer>;
   close(): Promise<void>;
 }
 
@@ -37,16 +40,16 @@ export async function openDataTarget(dataDir: string, logger: Logger): Promise<D
     async exportWorkspace(organizationId, format, out) {
       if (!repos.workspaces.findById(organizationId)) throw notFound(`Workspace ${organizationId} not found`);
       const chunks = exportChunks(
-        { db: store.db, repos },
+        { store, db: store.db, repos },
         organizationId,
         format,
         systemClock.now().toISOString(),
       );
-      for (const chunk of chunks) await out.write(chunk);
+      for await (const chunk of chunks) await out.write(chunk);
     },
     importSessions: (organizationId, input) =>
       importSessions(readLines(input as AsyncIterable<Buffer>), organizationId, { store, repos }),
-    backup: () => store.exportDatabase(),
+    backup: () => backupChunks(store),
     close: () => store.close({ snapshot: false }),
   };
 }
@@ -116,18 +119,14 @@ function serverTarget(baseUrl: string, adminToken: string): DataTarget {
         throw new CliError(`The server's import report is unreadable: ${text.slice(0, 200)}`);
       return report.data;
     },
-    async backup() {
+    async *backup() {
       const response = await send('GET', '/api/admin/backup');
-      const chunks: Buffer[] = [];
       try {
-        for await (const chunk of response) chunks.push(chunk as Buffer);
+        for await (const chunk of response) yield chunk as Buffer;
       } catch {
         throw cutShort();
       }
-      const bytes = Buffer.concat(chunks);
-      const expected = Number(response.headers[BACKUP_CRC_HEADER]);
-      if (!response.complete || crc32(bytes) !== expected) throw cutShort();
-      return bytes;
+      if (!response.complete) throw cutShort();
     },
     close: async () => undefined,
   };

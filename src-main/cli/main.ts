@@ -1,6 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { z } from 'zod';
@@ -16,12 +15,13 @@ import { AppError } from '../errors.js';
 import { PROJECT_ROOT, resolveDataDir } from '../paths.js';
 import { DataDamagedError, StoreUnavailableError } from '../store/store.js';
 import { DataDirLockedError } from '../store/lock.js';
-import { realFiles, writeFileAtomically } from '../store/file-layer.js';
-import { describeCounts, inspectDatabaseBytes, isSound } from '../data/database.js';
+import { describeCounts } from '../data/database.js';
 import { formatBytes, formatDoctorReport, runDoctor } from '../data/doctor.js';
 import { EXPORT_FORMATS, type ExportFormat } from '../data/format.js';
 import { formatImportReport, ImportInputError } from '../data/import.js';
 import { restoreBackup, RestoreRefusedError } from '../data/restore.js';
+import { BackupCheckError, checkBackupStream, type CheckedBackup } from '../data/backup.js';
+import { TarError } from '../data/tar.js';
 import { openDataTarget, type DataTarget } from './data-target.js';
 import { fileSink, stdoutSink } from './output.js';
 import { PortInUseError, startServer } from '../server/start.js';
@@ -316,23 +316,32 @@ async function backupCommand(args: string[]): Promise<void> {
   if (v.help) return print(USAGE.backup);
   required('backup', v, 'output');
   const output = resolve(String(v.output));
-  const bytes = await withDataTarget(v['data-dir'], (target) => target.backup());
-  // The copy is checked before it is written: a backup that would not restore is no backup.
-  const facts = await inspectDatabaseBytes(bytes);
-  if (!isSound(facts)) {
-    throw new CliError(
-      `The copy fails SQLite's checks (${facts.integrity.slice(0, 3).join('; ')}); nothing was written. ` +
-        'Run "sessiondesk doctor".',
-    );
-  }
+  const sink = await fileSink(output);
+  let checked: CheckedBackup;
   try {
-    await writeFileAtomically(realFiles, output, bytes);
+    checked = await withDataTarget(v['data-dir'], async (target) => {
+      // Checked as it is written: the file appears under its name only if it would restore.
+      const written = async function* () {
+        for await (const chunk of target.backup()) {
+          await sink.write(chunk);
+          yield chunk;
+        }
+      };
+      return checkBackupStream(written());
+    });
+    await sink.commit();
   } catch (err) {
-    throw new CliError(`Cannot write ${output}: ${(err as Error).message}`);
+    await sink.abort();
+    if (err instanceof BackupCheckError || err instanceof TarError) {
+      throw new CliError(
+        `The copy is not a usable backup (${err.message}); nothing was written. Run "sessiondesk doctor".`,
+      );
+    }
+    throw err;
   }
   print(
-    `Backed up ${describeCounts(facts.counts)} to ${output} (${formatBytes(bytes.length)}, schema version ` +
-      `${facts.schemaVersion}, integrity_check ok).`,
+    `Backed up ${describeCounts(checked.facts.counts)} to ${output} (${formatBytes(sink.bytes)}: the database ` +
+      `and ${checked.transcripts} transcripts; schema version ${checked.facts.schemaVersion}, integrity_check ok).`,
   );
 }
 
@@ -343,7 +352,7 @@ async function restoreCommand(args: string[]): Promise<void> {
   const input = resolve(String(v.input));
   readableFile(input);
   const dataDir = resolveDataDir(v['data-dir'] as string | undefined);
-  const facts = await restoreBackup(await readFile(input), dataDir, {
+  const facts = await restoreBackup(input, dataDir, {
     clock: systemClock,
     logger: stderrLogger,
   });

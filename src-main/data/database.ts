@@ -35,7 +35,10 @@ export function databaseFacts(db: Db): DatabaseFacts {
       users: count('users'),
       workspaces: count('workspaces'),
       sessions: count('sessions'),
-      messages: count('messages'),
+      // Bodies live in transcript files now (or, before migration 5, in a messages table).
+      messages: tables.has('messages')
+        ? count('messages')
+        : Number(db.first('SELECT coalesce(sum(message_count), 0) FROM sessions')?.[0] ?? 0),
     },
   };
 }

@@ -1,7 +1,10 @@
 import { toSummary } from '../server/serialize.js';
 import type { Repositories } from '../store/repositories.js';
-import { optStr, str } from '../store/row.js';
+import { optStr } from '../store/row.js';
 import type { Db } from '../store/sqljs.js';
+import type { Store } from '../store/store.js';
+import { TRANSCRIPT_MAGIC } from '../store/transcript-format.js';
+import { settledRow } from '../sessions/transcript-reads.js';
 import type { ListPosition } from '../store/sessions.js';
 import { EXPORT_TYPE, EXPORT_VERSION, type ExportFormat, type ExportHeader } from './format.js';
 
@@ -9,24 +12,27 @@ import { EXPORT_TYPE, EXPORT_VERSION, type ExportFormat, type ExportHeader } fro
 const PAGE = 100;
 
 export interface ExportSource {
+  store: Store;
   db: Db;
   repos: Repositories;
 }
 
 /**
- * One session in the export form, as JSON text. Everything is read in one synchronous step,
- * so a session is exported as it was at one instant even while a server keeps writing.
- * Message bodies are spliced in as stored (they were validated when written).
+ * One session in the export form, as pieces of JSON text. Its row, tasks and prompt
+ * authors are read at one instant (once its transcript holds every committed byte), and
+ * its messages are then copied from the transcript up to the length counted at that
+ * instant, so a session is exported as it was even while a server keeps writing. Message
+ * bodies are copied as stored (they were validated when written), never held whole.
  */
-export function exportSessionJson(
+export async function* exportSession(
   source: ExportSource,
   sessionId: string,
   emails: Map<string, string>,
-): string | null {
+): AsyncGenerator<string | Buffer> {
   const { db, repos } = source;
-  const row = repos.sessions.find(sessionId);
+  const row = await settledRow(source, sessionId);
   const input = repos.sessions.agentInput(sessionId);
-  if (!row || !input) return null;
+  if (!row || !input) return;
   const emailOf = (userId: string): string => {
     let email = emails.get(userId);
     if (email === undefined) {
@@ -37,15 +43,7 @@ export function exportSessionJson(
   };
   const { messageCount: _count, ...summary } = toSummary(row, 'none');
   const prMergedAt = optStr(db.first('SELECT pr_merged_at FROM sessions WHERE id = ?', [sessionId])?.[0]);
-  const messageMeta = db
-    .all('SELECT created_at, author_id FROM messages WHERE session_id = ? ORDER BY seq', [sessionId])
-    .map((r) => {
-      const authorId = optStr(r[1]);
-      return {
-        createdAt: str(r[0]),
-        ...(authorId === undefined ? {} : { authorEmail: emailOf(authorId) }),
-      };
-    });
+  const authors = repos.sessions.promptAuthors(sessionId);
   const head = JSON.stringify({
     type: 'session',
     ...summary,
@@ -54,9 +52,28 @@ export function exportSessionJson(
     baseBranch: input.baseBranch,
     ...(prMergedAt === undefined ? {} : { prMergedAt }),
     tasks: repos.sessions.tasks(sessionId),
-    messageMeta,
   });
-  return `${head.slice(0, -1)},"messages":[${repos.sessions.messageBodies(sessionId).join(',')}]}`;
+  yield `${head.slice(0, -1)},"messages":[`;
+  const meta: string[] = [];
+  for await (const piece of source.store.transcripts.readPayloads(
+    row.id,
+    TRANSCRIPT_MAGIC.length,
+    row.transcriptBytes,
+  )) {
+    if (piece.first) {
+      if (piece.index > 0) yield ',';
+      const authorId = authors.get(piece.index + 1);
+      meta.push(
+        JSON.stringify({
+          createdAt: new Date(piece.createdAtMs).toISOString(),
+          ...(authorId === undefined ? {} : { authorEmail: emailOf(authorId) }),
+        }),
+      );
+    }
+    yield piece.bytes;
+  }
+  // After the messages, whose times come from their transcript frames as they are read.
+  yield `],"messageMeta":[${meta.join(',')}]}`;
 }
 
 /**
@@ -67,12 +84,12 @@ export function exportSessionJson(
  * session seen, so none is missed or repeated while a server keeps writing; the header's
  * `sessionCount` is the number when the export started.
  */
-export function* exportChunks(
+export async function* exportChunks(
   source: ExportSource,
   organizationId: string,
   format: ExportFormat,
   exportedAt: string,
-): Generator<string, void, undefined> {
+): AsyncGenerator<string | Buffer, void, undefined> {
   const workspace = source.repos.workspaces.findById(organizationId);
   if (!workspace) throw new Error(`Workspace ${organizationId} not found`);
   const sessionCount = Number(
@@ -94,10 +111,9 @@ export function* exportChunks(
   let first = true;
   while (page.length > 0) {
     for (const row of page) {
-      const json = exportSessionJson(source, row.id, emails);
-      if (json === null) continue;
-      if (format === 'ndjson') yield `${json}\n`;
-      else yield `${first ? '\n' : ',\n'}${json}`;
+      if (format === 'json') yield first ? '\n' : ',\n';
+      yield* exportSession(source, row.id, emails);
+      if (format === 'ndjson') yield '\n';
       first = false;
     }
     const last = page.at(-1) as { createdAt: string; id: string };

@@ -1,20 +1,29 @@
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { open, readFile, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Clock, Logger } from '../clock.js';
 import { acquireLock } from '../store/lock.js';
 import { installSnapshot, Store } from '../store/store.js';
+import { realFiles } from '../store/file-layer.js';
+import { transcriptPath, TRANSCRIPTS_DIR } from '../store/transcripts.js';
+import { BackupCheckError, checkBackupStream } from './backup.js';
 import { databaseFacts, inspectDatabaseBytes, isSound, type DatabaseFacts } from './database.js';
+import { TarError } from './tar.js';
 
 /** The backup cannot be restored there, or is not one: nothing was written. */
 export class RestoreRefusedError extends Error {}
 
 /**
- * Checks a backup (an SQLite file made by `sessiondesk backup`) and makes it the database
- * of a new data directory: its first snapshot, with the checksum file the store expects.
- * Refuses a directory that holds anything, so it can never overwrite data. Then opens the
- * directory as a server would (migrating a backup from an older version) to prove it works.
+ * Checks a backup (made by `sessiondesk backup`: a tar archive of the database and the
+ * transcripts, or, from versions before transcripts lived in files, a bare SQLite file) and
+ * makes it the data of a new data directory: the database as its first snapshot, with the
+ * checksum file the store expects, and the transcripts beside it. Refuses a directory that
+ * holds anything, so it can never overwrite data, and leaves nothing behind when the backup
+ * proves unusable. Then opens the directory as a server would (migrating a backup from an
+ * older version) to prove it works.
  */
 export async function restoreBackup(
-  bytes: Uint8Array,
+  inputPath: string,
   dataDir: string,
   deps: { clock: Clock; logger: Logger },
 ): Promise<DatabaseFacts> {
@@ -29,6 +38,86 @@ export async function restoreBackup(
       );
     }
   }
+  const created = !existsSync(dataDir);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const release = acquireLock(dataDir);
+  try {
+    const database = (await isSqliteFile(inputPath))
+      ? await readFile(inputPath)
+      : await unpackArchive(inputPath, dataDir);
+    await checkDatabase(database);
+    await installSnapshot(dataDir, database, deps.clock.now().toISOString());
+  } catch (err) {
+    release();
+    // Nothing of a refused backup stays: the directory is as it was (empty, or absent).
+    for (const name of readdirSync(dataDir)) rmSync(join(dataDir, name), { recursive: true, force: true });
+    if (created) rmSync(dataDir, { recursive: true, force: true });
+    if (err instanceof BackupCheckError || err instanceof TarError) {
+      throw new RestoreRefusedError(`The input is not a usable backup: ${err.message}`);
+    }
+    throw err;
+  }
+  release();
+  const store = await Store.open({ dataDir, clock: deps.clock, logger: deps.logger });
+  try {
+    return databaseFacts(store.db);
+  } finally {
+    await store.close({ snapshot: false });
+  }
+}
+
+async function isSqliteFile(path: string): Promise<boolean> {
+  const handle = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(16);
+    const { bytesRead } = await handle.read(head, 0, 16, 0);
+    return bytesRead === 16 && head.toString('latin1') === 'SQLite format 3\0';
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Writes the archive's transcripts into the data directory; returns its database. */
+async function unpackArchive(inputPath: string, dataDir: string): Promise<Buffer> {
+  const dir = join(dataDir, TRANSCRIPTS_DIR);
+  await realFiles.mkdir(dir);
+  let current: FileHandle | null = null;
+  const finish = async () => {
+    if (!current) return;
+    const handle = current;
+    current = null;
+    try {
+      await realFiles.datasync(handle);
+    } finally {
+      await handle.close();
+    }
+  };
+  try {
+    const checked = await checkBackupStream(
+      createReadStream(inputPath) as AsyncIterable<Buffer>,
+      (sessionId) => {
+        let position = 0;
+        let opened: Promise<void> | null = null;
+        return async (piece) => {
+          // Entries come one after another: the previous file is complete when this one starts.
+          opened ??= finish().then(async () => {
+            current = await realFiles.open(transcriptPath(dataDir, sessionId), 'wx');
+          });
+          await opened;
+          await realFiles.write(current as unknown as FileHandle, piece, position);
+          position += piece.length;
+        };
+      },
+    );
+    await finish();
+    await realFiles.syncDirOf(join(dir, 'x'));
+    return checked.database;
+  } finally {
+    await (current as FileHandle | null)?.close().catch(() => undefined);
+  }
+}
+
+async function checkDatabase(bytes: Uint8Array): Promise<void> {
   let facts: DatabaseFacts;
   try {
     facts = await inspectDatabaseBytes(bytes);
@@ -48,19 +137,5 @@ export async function restoreBackup(
       `The backup is at schema version ${facts.schemaVersion}, newer than this app knows ` +
         `(${facts.knownVersion}). Update Session Desk to restore it.`,
     );
-  }
-
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const release = acquireLock(dataDir);
-  try {
-    await installSnapshot(dataDir, bytes, deps.clock.now().toISOString());
-  } finally {
-    release();
-  }
-  const store = await Store.open({ dataDir, clock: deps.clock, logger: deps.logger });
-  try {
-    return databaseFacts(store.db);
-  } finally {
-    await store.close({ snapshot: false });
   }
 }

@@ -4,6 +4,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import type { ErrorCode, ErrorResponse } from '../../src-shared/errors.js';
 import { AppError, type ErrorDetail } from '../errors.js';
+import { DataDamagedError } from '../store/errors.js';
+import { MessageTooLargeError } from '../store/sessions.js';
 import { StoreUnavailableError } from '../store/store.js';
 
 function send(
@@ -60,6 +62,20 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
       return send(reply, err.statusCode, 'bad_request', 'The request could not be processed');
+    }
+    if (err instanceof MessageTooLargeError) {
+      return send(reply, 413, 'payload_too_large', err.message);
+    }
+    if (err instanceof DataDamagedError) {
+      // The file is named in the server's log only; the caller learns what to do.
+      request.log.error({ err }, 'data damaged');
+      return send(
+        reply,
+        500,
+        'data_damaged',
+        'This session’s stored data is damaged; run `sessiondesk doctor` on the data directory',
+        { requestId: request.id },
+      );
     }
     if (err instanceof StoreUnavailableError) {
       request.log.error({ err }, 'store unavailable');

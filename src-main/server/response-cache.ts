@@ -28,6 +28,8 @@ interface Entry<V> {
  */
 export class ResponseCache<V> {
   private readonly entries = new Map<string, Entry<V>>();
+  /** Reads under way (see `begin`), by key; a change to the key makes them stale. */
+  private readonly reads = new Map<string, Set<{ stale: boolean }>>();
   private bytes = 0;
   private readonly unsubscribe: () => void;
 
@@ -40,9 +42,36 @@ export class ResponseCache<V> {
     },
   ) {
     this.unsubscribe = store.onChange((sessionId) => {
-      if (sessionId === null || options.drop === 'all') this.clear();
-      else this.delete(sessionId);
+      if (sessionId === null || options.drop === 'all') {
+        this.clear();
+        for (const readers of this.reads.values()) for (const r of readers) r.stale = true;
+      } else {
+        this.delete(sessionId);
+        for (const r of this.reads.get(sessionId) ?? []) r.stale = true;
+      }
     });
+  }
+
+  /**
+   * Starts a read that awaits (a transcript) before its answer is known: `keep` caches the
+   * answer only if no write changed the key meanwhile, and `done` ends the read either way.
+   */
+  begin(key: string): { keep(workspaceId: string, value: V): void; done(): void } {
+    const reader = { stale: false };
+    let readers = this.reads.get(key);
+    if (!readers) this.reads.set(key, (readers = new Set()));
+    readers.add(reader);
+    const done = () => {
+      readers.delete(reader);
+      if (readers.size === 0 && this.reads.get(key) === readers) this.reads.delete(key);
+    };
+    return {
+      keep: (workspaceId, value) => {
+        if (!reader.stale) this.set(key, workspaceId, value);
+        done();
+      },
+      done,
+    };
   }
 
   get(key: string): { workspaceId: string; value: V } | undefined {

@@ -52,11 +52,15 @@ export function toSummary(row: SessionRow, previews: PreviewForm): SessionSummar
 }
 
 /**
- * `{"session": <full form>}` as JSON text. Message bodies were validated when they were
- * stored and are kept as JSON text, so they are spliced in rather than parsed and
+ * `{"session": <full form>}` as the JSON text around its messages: `head`, then the
+ * messages separated by commas, then `tail`. Messages were validated when they were stored
+ * and are kept as JSON, so they are copied from their transcript rather than parsed and
  * re-serialized: that is most of the cost of this, the busiest read.
  */
-export function fullSessionJson(row: SessionRow, messageBodies: string[], tasks: Task[]): string {
+export function fullSessionFrame(row: SessionRow, tasks: Task[]): { head: string; tail: string } {
   const head = JSON.stringify(base(row));
-  return `{"session":${head.slice(0, -1)},"messages":[${messageBodies.join(',')}],"tasks":${JSON.stringify(tasks)}}}`;
+  return {
+    head: `{"session":${head.slice(0, -1)},"messages":[`,
+    tail: `],"tasks":${JSON.stringify(tasks)}}}`,
+  };
 }

@@ -13,7 +13,13 @@ export interface FileLayer {
   write(handle: FileHandle, data: Uint8Array, position: number): Promise<void>;
   datasync(handle: FileHandle): Promise<void>;
   truncate(handle: FileHandle, length: number): Promise<void>;
+  /** Reads into `buffer` from `position`; resolves with how many bytes were read (0 at the end). */
+  read(handle: FileHandle, buffer: Buffer, position: number): Promise<number>;
   readFile(path: string): Promise<Buffer>;
+  /** The size of a file in bytes. */
+  size(path: string): Promise<number>;
+  /** Creates a directory (and its parents) if missing, owner-only. */
+  mkdir(path: string): Promise<void>;
   rename(from: string, to: string): Promise<void>;
   unlink(path: string): Promise<void>;
   readdir(dir: string): Promise<string[]>;
@@ -32,7 +38,20 @@ export const realFiles: FileLayer = {
   },
   datasync: (handle) => handle.datasync(),
   truncate: (handle, length) => handle.truncate(length),
+  async read(handle, buffer, position) {
+    let filled = 0;
+    while (filled < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, position + filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return filled;
+  },
   readFile: (path) => fs.readFile(path),
+  size: async (path) => (await fs.stat(path)).size,
+  async mkdir(path) {
+    await fs.mkdir(path, { recursive: true, mode: 0o700 });
+  },
   rename: (from, to) => fs.rename(from, to),
   unlink: (path) => fs.unlink(path),
   readdir: (dir) => fs.readdir(dir),

@@ -1,6 +1,7 @@
 import { crc32 } from 'node:zlib';
 import type { FileHandle } from 'node:fs/promises';
 import type { FileLayer } from './file-layer.js';
+import type { StagedAppend } from './transcripts.js';
 
 /**
  * The write-ahead journal: a header, then records of `[u32 length][u32 crc32][payload]`
@@ -60,11 +61,17 @@ export function parseJournal(bytes: Buffer): ParsedJournal {
   return { records, intactLength: offset };
 }
 
+/** Makes a batch's transcript bytes durable; runs before the batch's records are written. */
+export type BeforeCommit = (staged: StagedAppend[]) => Promise<void>;
+
 interface Pending {
   frame: Buffer;
+  staged: StagedAppend[];
   resolve: () => void;
   reject: (err: unknown) => void;
 }
+
+const noTranscripts: BeforeCommit = () => Promise.resolve();
 
 export class Journal {
   private queue: Pending[] = [];
@@ -77,6 +84,7 @@ export class Journal {
     readonly path: string,
     private length: number,
     private readonly onFailure: (err: unknown) => void,
+    private readonly beforeCommit: BeforeCommit,
   ) {}
 
   /** Opens an existing journal to append after `intactLength`, cutting anything beyond it. */
@@ -85,12 +93,13 @@ export class Journal {
     path: string,
     intactLength: number,
     onFailure: (err: unknown) => void,
+    beforeCommit: BeforeCommit = noTranscripts,
   ): Promise<Journal> {
     const handle = await files.open(path, 'r+');
     try {
       const { size } = await handle.stat();
       if (size === intactLength && intactLength >= JOURNAL_MAGIC.length) {
-        return new Journal(files, handle, path, intactLength, onFailure);
+        return new Journal(files, handle, path, intactLength, onFailure, beforeCommit);
       }
       if (intactLength < JOURNAL_MAGIC.length) {
         await files.truncate(handle, 0);
@@ -104,11 +113,16 @@ export class Journal {
       await handle.close();
       throw err;
     }
-    return new Journal(files, handle, path, intactLength, onFailure);
+    return new Journal(files, handle, path, intactLength, onFailure, beforeCommit);
   }
 
   /** Creates a new, empty journal and makes its directory entry durable. */
-  static async create(files: FileLayer, path: string, onFailure: (err: unknown) => void): Promise<Journal> {
+  static async create(
+    files: FileLayer,
+    path: string,
+    onFailure: (err: unknown) => void,
+    beforeCommit: BeforeCommit = noTranscripts,
+  ): Promise<Journal> {
     const handle = await files.open(path, 'wx');
     try {
       await files.write(handle, JOURNAL_MAGIC, 0);
@@ -119,18 +133,21 @@ export class Journal {
       await files.unlink(path).catch(() => undefined);
       throw err;
     }
-    return new Journal(files, handle, path, JOURNAL_MAGIC.length, onFailure);
+    return new Journal(files, handle, path, JOURNAL_MAGIC.length, onFailure, beforeCommit);
   }
 
   get size(): number {
     return this.length;
   }
 
-  /** Resolves once the record is on disk. */
-  append(payload: Buffer): Promise<void> {
+  /**
+   * Resolves once the record is on disk, and the transcript bytes its write staged before
+   * it: a record never commits bytes that are not durable.
+   */
+  append(payload: Buffer, staged: StagedAppend[] = []): Promise<void> {
     if (this.closed) return Promise.reject(new Error('journal is closed'));
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ frame: frameRecord(payload), resolve, reject });
+      this.queue.push({ frame: frameRecord(payload), staged, resolve, reject });
       this.flushing ??= this.flushLoop().finally(() => {
         this.flushing = null;
       });
@@ -154,6 +171,8 @@ export class Journal {
       const frames = batch.map((p) => p.frame);
       const total = frames.reduce((n, f) => n + f.length, 0);
       try {
+        const staged = batch.flatMap((p) => p.staged);
+        if (staged.length > 0) await this.beforeCommit(staged);
         await this.writeFrames(frames, total);
         this.length += total;
         for (const p of batch) p.resolve();

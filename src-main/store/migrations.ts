@@ -1,3 +1,4 @@
+import { moveMessagesToTranscripts } from './move-messages.js';
 import type { Db } from './sqljs.js';
 
 /**
@@ -8,6 +9,14 @@ export interface Migration {
   version: number;
   name: string;
   sql: string[];
+  /** Data work done before the SQL, in writes of its own; it must be safe to repeat. */
+  prepare?: (step: MigrationStep) => Promise<void>;
+}
+
+export interface MigrationStep {
+  db: Db;
+  write<T>(fn: (db: Db) => T): Promise<T>;
+  progress(text: string): void;
 }
 
 export const MIGRATIONS: Migration[] = [
@@ -154,6 +163,35 @@ export const MIGRATIONS: Migration[] = [
       `DROP INDEX sessions_by_workspace_merged`,
       `CREATE INDEX sessions_merges ON sessions(workspace_id, pr_status, pr_merged_at)`,
     ],
+  },
+  {
+    version: 4,
+    name: 'transcripts in files: committed lengths, marks and prompt authors',
+    sql: [
+      // How many bytes of the session's transcript file are committed; reads stop there.
+      `ALTER TABLE sessions ADD COLUMN transcript_bytes INTEGER NOT NULL DEFAULT 0`,
+      // Where every 64th message starts in the transcript, so a page is found without
+      // reading the file from its start.
+      `CREATE TABLE transcript_marks (
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        seq INTEGER NOT NULL,
+        byte_offset INTEGER NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      ) WITHOUT ROWID`,
+      // Who wrote each person's message (prompts and follow-ups); agents' messages have none.
+      `CREATE TABLE prompts (
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        seq INTEGER NOT NULL,
+        author_id TEXT NOT NULL REFERENCES users(id),
+        PRIMARY KEY (session_id, seq)
+      ) WITHOUT ROWID`,
+    ],
+  },
+  {
+    version: 5,
+    name: 'message bodies moved out to transcript files',
+    prepare: moveMessagesToTranscripts,
+    sql: [`DROP TABLE messages`],
   },
 ];
 

@@ -3,6 +3,56 @@ import { STATS_WINDOW_MS } from '../../src-shared/constants.js';
 import { makePreview } from '../../src-shared/text.js';
 import type { Db, Params, Row } from './sqljs.js';
 import { num, optStr, str } from './row.js';
+import { encodeFrame, MAX_MESSAGE_BYTES, TRANSCRIPT_MAGIC } from './transcript-format.js';
+
+/** Every MARK_EVERY-th message's start in the transcript is recorded (transcript_marks). */
+export const MARK_EVERY = 64;
+
+/** A message whose JSON is larger than MAX_MESSAGE_BYTES. */
+export class MessageTooLargeError extends Error {
+  constructor(readonly bytes: number) {
+    super(
+      `The message is ${bytes} bytes as JSON; the largest a session stores is ${MAX_MESSAGE_BYTES} bytes (16 MiB).`,
+    );
+  }
+}
+
+/** Where a session's transcript stands: its messages and committed bytes. */
+export interface TranscriptExtent {
+  messageCount: number;
+  bytes: number;
+}
+
+/**
+ * Stages messages (their JSON payloads, in order) for a session's transcript inside a
+ * write, and records their marks; returns the transcript's new committed length. The
+ * caller updates the session's counts.
+ */
+export function stageMessages(
+  db: Db,
+  sessionId: string,
+  from: TranscriptExtent,
+  messages: Array<{ payload: Buffer; createdAtMs: number }>,
+): number {
+  const pieces: Buffer[] = from.bytes === 0 ? [TRANSCRIPT_MAGIC] : [];
+  let offset = from.bytes === 0 ? TRANSCRIPT_MAGIC.length : from.bytes;
+  messages.forEach(({ payload, createdAtMs }, i) => {
+    const seq = from.messageCount + i + 1;
+    if ((seq - 1) % MARK_EVERY === 0) {
+      db.run('INSERT INTO transcript_marks (session_id, seq, byte_offset) VALUES (?, ?, ?)', [
+        sessionId,
+        seq,
+        offset,
+      ]);
+    }
+    const frame = encodeFrame(payload, createdAtMs);
+    pieces.push(frame);
+    offset += frame.length;
+  });
+  const bytes = pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
+  db.stage({ sessionId, offset: from.bytes, bytes });
+  return offset;
+}
 
 /** A session as stored, with what the summary form needs; no messages. */
 export interface SessionRow {
@@ -22,6 +72,8 @@ export interface SessionRow {
   prUrl?: string;
   prStatus?: 'draft' | 'open' | 'merged' | 'closed';
   messageCount: number;
+  /** Committed bytes of the transcript file (0 while it has no messages). */
+  transcriptBytes: number;
   firstPreview?: string;
   lastPreview?: string;
 }
@@ -54,7 +106,7 @@ export interface ListPosition {
 
 const SUMMARY_COLUMNS = `s.id, s.workspace_id, s.title, s.status, s.created_at, s.updated_at, s.model,
   s.author_id, u.name, u.image_url, s.repository, s.branch, s.pr_number, s.pr_url, s.pr_status,
-  s.message_count, s.first_preview, s.last_preview`;
+  s.message_count, s.first_preview, s.last_preview, s.transcript_bytes`;
 const SUMMARY_FROM = 'sessions s JOIN users u ON u.id = s.author_id';
 /**
  * The same columns for one session. Measured in sql.js, the JOIN made finding one session
@@ -79,6 +131,7 @@ function toSessionRow(r: Row): SessionRow {
     authorId: str(r[7]),
     authorName: str(r[8]),
     messageCount: num(r[15]),
+    transcriptBytes: num(r[18]),
   };
   if (r[9] !== null) row.authorImageUrl = str(r[9]);
   if (r[10] !== null) row.repository = str(r[10]);
@@ -124,6 +177,11 @@ export function createSessionsRepository(db: Db) {
     );
   }
 
+  function extent(sessionId: string): TranscriptExtent {
+    const row = db.first('SELECT message_count, transcript_bytes FROM sessions WHERE id = ?', [sessionId]);
+    return { messageCount: num(row?.[0] ?? 0), bytes: num(row?.[1] ?? 0) };
+  }
+
   function appendMessage(
     sessionId: string,
     workspaceId: string,
@@ -131,22 +189,23 @@ export function createSessionsRepository(db: Db) {
     authorId: string | null,
     at: string,
   ): number {
+    const payload = Buffer.from(JSON.stringify(message), 'utf8');
+    if (payload.length > MAX_MESSAGE_BYTES) throw new MessageTooLargeError(payload.length);
     db.changed(sessionId);
-    const seqRow = db.first('SELECT message_count FROM sessions WHERE id = ?', [sessionId]);
-    const seq = num(seqRow?.[0]) + 1;
-    db.run(
-      `INSERT INTO messages (session_id, seq, workspace_id, type, author_id, body, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      [sessionId, seq, workspaceId, message.type, authorId, JSON.stringify(message), at],
-    );
-    if (authorId !== null) notePerson(workspaceId, authorId, { promptAt: at });
+    const from = extent(sessionId);
+    const seq = from.messageCount + 1;
+    const bytes = stageMessages(db, sessionId, from, [{ payload, createdAtMs: Date.parse(at) }]);
+    if (authorId !== null) {
+      db.run('INSERT INTO prompts (session_id, seq, author_id) VALUES (?, ?, ?)', [sessionId, seq, authorId]);
+      notePerson(workspaceId, authorId, { promptAt: at });
+    }
     const text = messageText(message);
     const preview = text === null ? null : makePreview(text);
     db.run(
-      `UPDATE sessions SET message_count = ?, updated_at = ?,
+      `UPDATE sessions SET message_count = ?, transcript_bytes = ?, updated_at = ?,
          first_preview = coalesce(first_preview, ?), last_preview = coalesce(?, last_preview)
        WHERE id = ?`,
-      [seq, at, preview, preview, sessionId],
+      [seq, bytes, at, preview, preview, sessionId],
     );
     return seq;
   }
@@ -266,11 +325,28 @@ export function createSessionsRepository(db: Db) {
       return row ? toSessionRow(row) : null;
     },
 
-    /** Message bodies as their stored JSON text, in conversation order. */
-    messageBodies(sessionId: string): string[] {
-      return db
-        .all('SELECT body FROM messages WHERE session_id = ? ORDER BY seq', [sessionId])
-        .map((r) => str(r[0]));
+    extent,
+
+    /**
+     * Where message `seq` (from 1) is found: the nearest mark at or before it, from which
+     * the transcript is read forward. Null when the session has no such message.
+     */
+    markAtOrBefore(sessionId: string, seq: number): { seq: number; offset: number } | null {
+      const row = db.first(
+        `SELECT seq, byte_offset FROM transcript_marks WHERE session_id = ? AND seq <= ?
+         ORDER BY seq DESC LIMIT 1`,
+        [sessionId, seq],
+      );
+      return row ? { seq: num(row[0]), offset: num(row[1]) } : null;
+    },
+
+    /** The author of each person's message, by its position (from 1). */
+    promptAuthors(sessionId: string): Map<number, string> {
+      return new Map(
+        db
+          .all('SELECT seq, author_id FROM prompts WHERE session_id = ?', [sessionId])
+          .map((r) => [num(r[0]), str(r[1])]),
+      );
     },
 
     tasks(sessionId: string): Task[] {

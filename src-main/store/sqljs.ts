@@ -1,4 +1,5 @@
 import initSqlJs, { type Database, type SqlJsStatic, type SqlValue, type Statement } from 'sql.js';
+import type { StagedAppend } from './transcripts.js';
 
 export type { SqlValue };
 export type Params = SqlValue[];
@@ -30,6 +31,11 @@ export interface Db {
    * caches of it must be dropped. Writers call it; `onChange` listeners hear it.
    */
   changed(key: string): void;
+  /**
+   * Inside a write: bytes to append to a session's transcript at `offset`. They are made
+   * durable before the write's journal record, so the write commits both or neither.
+   */
+  stage(append: StagedAppend): void;
 }
 
 /** Hears `changed` keys, and `null` when the whole database was swapped for another. */
@@ -49,6 +55,7 @@ export class SqlJsDb implements Db {
   private statements = new Map<string, Statement>();
   private depth = 0;
   private recording: RecordedStatement[] | null = null;
+  private staged: StagedAppend[] = [];
   private changeListeners = new Set<ChangeListener>();
 
   constructor(private database: Database) {
@@ -70,6 +77,11 @@ export class SqlJsDb implements Db {
   changed(key: string): void {
     if (this.recording === null) throw new WriteOutsideTransactionError();
     for (const listener of this.changeListeners) listener(key);
+  }
+
+  stage(append: StagedAppend): void {
+    if (this.recording === null) throw new WriteOutsideTransactionError();
+    this.staged.push(append);
   }
 
   /** Listens for `changed` keys and database swaps; returns the function that stops it. */
@@ -116,14 +128,16 @@ export class SqlJsDb implements Db {
    * Runs `fn` as one write and returns what it ran, for the journal. A throw rolls the
    * write back and nothing is returned to journal.
    */
-  recordWrite<T>(fn: () => T): { result: T; statements: RecordedStatement[] } {
+  recordWrite<T>(fn: () => T): { result: T; statements: RecordedStatement[]; staged: StagedAppend[] } {
     if (this.recording !== null) throw new Error('Store.write() calls cannot nest.');
     this.recording = [];
+    this.staged = [];
     try {
       const result = this.atomically(fn);
-      return { result, statements: this.recording };
+      return { result, statements: this.recording, staged: this.staged };
     } finally {
       this.recording = null;
+      this.staged = [];
     }
   }
 
@@ -205,11 +219,13 @@ export class SqlJsDb implements Db {
 
   private atomically<T>(fn: () => T): T {
     const mark = this.recording?.length ?? 0;
+    const stagedMark = this.staged.length;
     try {
       return this.atomicallyRaw(fn);
     } catch (err) {
-      // Statements of a rolled-back savepoint must not reach the journal.
+      // Statements and bytes of a rolled-back savepoint must not reach the disk.
       if (this.recording) this.recording.length = mark;
+      this.staged.length = stagedMark;
       throw err;
     }
   }

@@ -3,10 +3,12 @@ import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { Clock, Logger } from '../clock.js';
 import { realFiles, writeFileAtomically, type FileLayer } from './file-layer.js';
+import { DataDamagedError } from './errors.js';
 import { Journal, parseJournal } from './journal.js';
 import { acquireLock } from './lock.js';
 import { applyMigration, pendingMigrations } from './migrations.js';
 import { loadSqlJs, SqlJsDb, type ChangeListener, type Db, type RecordedStatement } from './sqljs.js';
+import { Transcripts, type StagedAppend } from './transcripts.js';
 
 export interface StoreOptions {
   dataDir: string;
@@ -15,6 +17,8 @@ export interface StoreOptions {
   files?: FileLayer;
   /** Take a snapshot (and start a new journal) once the journal grows past this. */
   snapshotAfterBytes?: number;
+  /** Progress of long work at open (moving an old database's messages out), for a person. */
+  onProgress?: (text: string) => void;
 }
 
 export interface SnapshotInfo {
@@ -32,7 +36,7 @@ export interface StoreStatus {
   recovering: boolean;
 }
 
-export class DataDamagedError extends Error {}
+export { DataDamagedError };
 export class StoreUnavailableError extends Error {}
 
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
@@ -87,6 +91,10 @@ export class Store {
   private closed = false;
   private readonly files: FileLayer;
   private readonly snapshotAfterBytes: number;
+  /** The transcript files, written through the journal's commits and read by the routes. */
+  readonly transcripts: Transcripts;
+  /** Per session, the last write in flight that staged transcript bytes for it. */
+  private readonly transcriptWrites = new Map<string, Promise<unknown>>();
 
   private constructor(
     private readonly sqldb: SqlJsDb,
@@ -95,6 +103,7 @@ export class Store {
   ) {
     this.files = options.files ?? realFiles;
     this.snapshotAfterBytes = options.snapshotAfterBytes ?? DEFAULT_SNAPSHOT_AFTER;
+    this.transcripts = new Transcripts(this.files, options.dataDir, options.logger);
   }
 
   static async open(options: StoreOptions): Promise<Store> {
@@ -107,7 +116,15 @@ export class Store {
       store.generation = state.generation;
       store.olderJournalBytes = state.olderJournalBytes;
       store.journal = await store.openJournal(state.journal);
-      await store.migrate();
+      try {
+        await store.migrate();
+        await store.transcripts.reconcile(committedTranscripts(store.sqldb));
+      } catch (err) {
+        await store.journal.close().catch(() => undefined);
+        await store.transcripts.closeAll();
+        store.sqldb.close();
+        throw err;
+      }
       return store;
     } catch (err) {
       release();
@@ -133,13 +150,24 @@ export class Store {
   }
 
   /**
-   * The whole database as one SQLite file (`export()`), for `sessiondesk backup`: it holds
-   * every write acknowledged so far. Writes run synchronously, so none is half-done here.
+   * What a backup holds, consistent at one instant: the database, and each transcript's
+   * committed length at that instant. Resolves once the writes in flight then have reached
+   * the disk, so every byte counted is in its file; a write that failed meanwhile makes the
+   * backup fail rather than hold what the disk refused.
    */
-  async exportDatabase(): Promise<Uint8Array> {
+  async backupParts(): Promise<{
+    database: Uint8Array;
+    transcripts: Array<{ sessionId: string; bytes: number }>;
+  }> {
     if (this.closed) throw new StoreUnavailableError('The store is closed.');
     if (this.recovering) await this.recovering;
-    return this.sqldb.export();
+    const database = this.sqldb.export();
+    const transcripts = committedTranscripts(this.sqldb);
+    await this.journal.drain();
+    if (this.unavailable || this.recovering) {
+      throw new StoreUnavailableError('A write failed while the backup was being taken; try again.');
+    }
+    return { database, transcripts };
   }
 
   status(): StoreStatus {
@@ -159,10 +187,12 @@ export class Store {
     if (this.closed) throw new StoreUnavailableError('The store is closed.');
     if (this.recovering) await this.recovering;
     if (this.unavailable) await this.recover();
-    const { result, statements } = this.sqldb.recordWrite(() => fn(this.sqldb));
+    const { result, statements, staged } = this.sqldb.recordWrite(() => fn(this.sqldb));
     if (statements.length === 0) return result;
+    const appended = this.journal.append(encodeRecord(statements), staged);
+    for (const { sessionId } of staged) this.trackTranscriptWrite(sessionId, appended);
     try {
-      await this.journal.append(encodeRecord(statements));
+      await appended;
     } catch (err) {
       // Memory still holds the refused write until it is reloaded from disk: wait for that,
       // so no read after the refusal can see it.
@@ -177,6 +207,31 @@ export class Store {
       });
     }
     return result;
+  }
+
+  /**
+   * Resolves when no write that appends to this session's transcript is in flight, so that
+   * every byte the database counts as committed is in the file. A read of a transcript
+   * takes the session's row after this (synchronously) and reads only up to its length.
+   */
+  async transcriptSettled(sessionId: string): Promise<void> {
+    for (let pending = this.transcriptWrites.get(sessionId); pending;) {
+      await pending.catch(() => undefined);
+      // A failed write is followed by a reload from disk: wait for it before reading.
+      if (this.recovering) await this.recovering.catch(() => undefined);
+      pending = this.transcriptWrites.get(sessionId);
+    }
+  }
+
+  private trackTranscriptWrite(sessionId: string, write: Promise<void>): void {
+    const tracked = write.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.transcriptWrites.set(sessionId, tracked);
+    void tracked.then(() => {
+      if (this.transcriptWrites.get(sessionId) === tracked) this.transcriptWrites.delete(sessionId);
+    });
   }
 
   /**
@@ -212,6 +267,7 @@ export class Store {
     }
     this.closed = true;
     await this.journal.close().catch(() => undefined);
+    await this.transcripts.closeAll();
     this.sqldb.close();
     this.releaseLock();
   }
@@ -224,12 +280,21 @@ export class Store {
   private openJournal(plan: LoadedState['journal']): Promise<Journal> {
     const onFailure = (err: unknown) => this.onJournalFailure(err);
     return plan.exists
-      ? Journal.openForAppend(this.files, plan.path, plan.intactLength, onFailure)
-      : Journal.create(this.files, plan.path, onFailure);
+      ? Journal.openForAppend(this.files, plan.path, plan.intactLength, onFailure, this.writeTranscripts)
+      : Journal.create(this.files, plan.path, onFailure, this.writeTranscripts);
   }
+
+  private readonly writeTranscripts = (staged: StagedAppend[]) => this.transcripts.writeBatch(staged);
 
   private async migrate(): Promise<void> {
     for (const migration of pendingMigrations(this.sqldb)) {
+      // Work a migration does before its SQL, in writes of its own: it must be safe to
+      // repeat, as a crash may cut it off anywhere.
+      await migration.prepare?.({
+        db: this.sqldb,
+        write: (fn) => this.write(fn),
+        progress: this.options.onProgress ?? ((text) => this.options.logger.info(text)),
+      });
       await this.write((db) => applyMigration(db, migration, this.options.clock.now().toISOString()));
       this.options.logger.info(`Applied migration ${migration.version}: ${migration.name}`);
     }
@@ -240,8 +305,11 @@ export class Store {
     const started = performance.now();
     const next = this.generation + 1;
     const dir = this.options.dataDir;
-    const newJournal = await Journal.create(this.files, join(dir, journalName(next)), (err) =>
-      this.onJournalFailure(err),
+    const newJournal = await Journal.create(
+      this.files,
+      join(dir, journalName(next)),
+      (err) => this.onJournalFailure(err),
+      this.writeTranscripts,
     );
     // From here to the swap nothing awaits, so no write lands between export and the new journal.
     const exportStarted = performance.now();
@@ -310,6 +378,8 @@ export class Store {
         if (!this.journalClosed) {
           this.journalClosed = true;
           await this.journal.close().catch(() => undefined);
+          // Their files may end in bytes no write committed: reopening cuts them back.
+          await this.transcripts.closeAll();
         }
         // Until a reload has worked, memory may hold a write the disk refused: a reload that
         // failed (the disk refusing reads too) is tried again before anything else.
@@ -334,6 +404,13 @@ export class Store {
     });
     return this.recovering;
   }
+}
+
+/** Every transcript the database counts bytes of, with that count. */
+function committedTranscripts(db: Db): Array<{ sessionId: string; bytes: number }> {
+  return db
+    .all('SELECT id, transcript_bytes FROM sessions WHERE transcript_bytes > 0')
+    .map((r) => ({ sessionId: String(r[0]), bytes: Number(r[1]) }));
 }
 
 function encodeRecord(statements: RecordedStatement[]): Buffer {

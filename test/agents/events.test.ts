@@ -8,6 +8,7 @@ import { Store } from '../../src-main/store/store.js';
 import { startServe } from '../helpers/cli.js';
 import { openEventStream } from '../helpers/events.js';
 import { seedDataDir } from '../helpers/seed.js';
+import { readAllMessages } from '../../src-main/sessions/transcript-reads.js';
 import {
   createSession,
   seedWorkspace,
@@ -202,10 +203,8 @@ describe('restart', () => {
         try {
           const row = restarted.repos.sessions.find(session.id)!;
           expect(row.status).toBe('failed');
-          const last = JSON.parse(restarted.repos.sessions.messageBodies(session.id).at(-1)!) as {
-            type: string;
-            result: string;
-          };
+          const messages = await readAllMessages(restarted, session.id);
+          const last = messages.at(-1) as { type: string; result: string };
           expect(last).toMatchObject({ type: 'result', subtype: 'error' });
           expect(last.result).toContain('stopped while the agent was running');
           // The seeded session, which no agent was running, is untouched.

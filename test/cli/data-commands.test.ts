@@ -1,5 +1,13 @@
-import { spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import initSqlJs from 'sql.js';
 import { describe, expect, it } from 'vitest';
@@ -33,8 +41,12 @@ async function ownerWithWorkspace(dataDir: string, email: string): Promise<strin
 async function exportInProcess(dataDir: string, organizationId: string): Promise<string> {
   const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
   try {
-    const source = { db: store.db, repos: createRepositories(store.db) };
-    return [...exportChunks(source, organizationId, 'ndjson', new Date().toISOString())].join('');
+    const source = { store, db: store.db, repos: createRepositories(store.db) };
+    const chunks: Buffer[] = [];
+    for await (const chunk of exportChunks(source, organizationId, 'ndjson', new Date().toISOString())) {
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    }
+    return Buffer.concat(chunks).toString('utf8');
   } finally {
     await store.close({ snapshot: false });
   }
@@ -232,16 +244,24 @@ describe('with a server running', () => {
     expect(body.sessions.map((s) => s.id)).toEqual([otherSeed.transcriptSessionId]);
     expect(body.sessions[0]).toMatchObject({ messageCount: 5, author: { name: 'Ada Lovelace' } });
 
-    const backup = join(sandbox.dataDir(), 'backup.db');
+    const backup = join(sandbox.dataDir(), 'backup.tar');
     const backedUp = await ok(cli('backup', '--output', backup));
     expect(backedUp).toMatch(
-      /^Backed up 2 workspaces, 1 user, 2 sessions, 10 messages to .*backup\.db \(.*, schema version \d+, integrity_check ok\)\.$/u,
+      /^Backed up 2 workspaces, 1 user, 2 sessions, 10 messages to .*backup\.tar \(.*: the database and 2 transcripts; schema version \d+, integrity_check ok\)\.$/u,
     );
     expect(serve.stderr()).toContain('/api/admin/backup');
     expect(existsSync(`${backup}.tmp`)).toBe(false);
-    // One SQLite file that sql.js opens and SQLite finds sound.
+    // A tar archive that the system's tar lists and unpacks: the database and each transcript.
+    const entries = execFileSync('tar', ['-tf', backup], { encoding: 'utf8' }).trim().split('\n');
+    expect(entries[0]).toBe('sessiondesk.db');
+    expect(entries.slice(1)).toHaveLength(2);
+    for (const name of entries.slice(1)) expect(name).toMatch(/^transcripts\/ses_[\w-]{22}\.transcript$/u);
+    const unpacked = join(sandbox.dataDir(), 'unpacked');
+    mkdirSync(unpacked);
+    execFileSync('tar', ['-xf', backup, '-C', unpacked]);
+    // Its database is one SQLite file that sql.js opens and SQLite finds sound.
     const SQL = await initSqlJs();
-    const copy = new SQL.Database(readFileSync(backup));
+    const copy = new SQL.Database(readFileSync(join(unpacked, 'sessiondesk.db')));
     expect(copy.exec('PRAGMA integrity_check')[0]?.values).toEqual([['ok']]);
     expect(copy.exec('SELECT count(*) FROM sessions')[0]?.values).toEqual([[2]]);
     copy.close();

@@ -4,7 +4,17 @@ import { realFiles, type FileLayer } from '../../src-main/store/file-layer.js';
 
 /** The FileLayer operations a fault can be injected into. */
 export type FileOp =
-  'open' | 'write' | 'datasync' | 'truncate' | 'rename' | 'unlink' | 'readFile' | 'syncDirOf';
+  | 'open'
+  | 'write'
+  | 'datasync'
+  | 'truncate'
+  | 'rename'
+  | 'unlink'
+  | 'read'
+  | 'readFile'
+  | 'size'
+  | 'mkdir'
+  | 'syncDirOf';
 export type Errno = 'ENOSPC' | 'EIO' | 'EPERM';
 export const ERRNOS: readonly Errno[] = ['ENOSPC', 'EIO', 'EPERM'];
 
@@ -177,6 +187,24 @@ export function faultyFiles(base: FileLayer = realFiles): FaultyFiles {
         const code = check('readFile', path);
         if (code) throw errnoError(code, 'readFile', path);
         return base.readFile(path);
+      }),
+    read: (handle, buffer, position) =>
+      tracked(async () => {
+        const code = check('read', pathOf(handle));
+        if (code) throw errnoError(code, 'read', pathOf(handle));
+        return base.read(handle, buffer, position);
+      }),
+    size: (path) =>
+      tracked(async () => {
+        const code = check('size', path);
+        if (code) throw errnoError(code, 'size', path);
+        return base.size(path);
+      }),
+    mkdir: (path) =>
+      tracked(async () => {
+        const code = check('mkdir', path);
+        if (code) throw errnoError(code, 'mkdir', path);
+        return base.mkdir(path);
       }),
     readdir: (dir) => tracked(() => base.readdir(dir)),
     syncDirOf: (path) =>

@@ -6,6 +6,7 @@ import { createRepositories } from '../../src-main/store/repositories.js';
 import { Store } from '../../src-main/store/store.js';
 import { startServe } from '../helpers/cli.js';
 import { PASSWORD, tempDir } from '../helpers/server.js';
+import { readAllMessages } from '../../src-main/sessions/transcript-reads.js';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -123,9 +124,9 @@ describe('SIGKILL during concurrent writes', () => {
             const allowed = [acked, inFlight].filter((t) => t !== null);
             expect(allowed).toContain(row!.title);
             // The prompt; and when a later start found its agent cut off, the result saying so.
-            const [prompt, ...rest] = repos.sessions
-              .messageBodies(id)
-              .map((b) => JSON.parse(b) as { type: string });
+            const [prompt, ...rest] = (await readAllMessages({ store, repos }, id)) as Array<{
+              type: string;
+            }>;
             expect(prompt?.type).toBe('user');
             expect(rest.every((m) => m.type === 'result')).toBe(true);
             checked += 1;

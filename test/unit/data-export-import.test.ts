@@ -4,6 +4,7 @@ import { createAccounts } from '../../src-main/accounts/accounts.js';
 import { newId } from '../../src-main/accounts/secrets.js';
 import { silentLogger, systemClock } from '../../src-main/clock.js';
 import { exportChunks } from '../../src-main/data/export.js';
+import { readAllMessages } from '../../src-main/sessions/transcript-reads.js';
 import {
   ExportHeaderSchema,
   ExportSessionSchema,
@@ -135,8 +136,15 @@ async function seedRich(db: Opened) {
   return { organizationId, ids };
 }
 
-function exportText(db: Opened, organizationId: string, format: ExportFormat = 'ndjson'): string {
-  return [...exportChunks({ db: db.store.db, repos: db.repos }, organizationId, format, at(60))].join('');
+async function exportText(
+  db: Opened,
+  organizationId: string,
+  format: ExportFormat = 'ndjson',
+): Promise<string> {
+  const chunks: Array<string | Buffer> = [];
+  const source = { store: db.store, db: db.store.db, repos: db.repos };
+  for await (const chunk of exportChunks(source, organizationId, format, at(60))) chunks.push(chunk);
+  return Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))).toString('utf8');
 }
 
 async function* linesOf(text: string): AsyncGenerator<string> {
@@ -162,7 +170,7 @@ describe('export', () => {
   it('writes a header line, then one line per session, newest first, each valid', async () => {
     const db = await open();
     const { organizationId, ids } = await seedRich(db);
-    const lines = exportText(db, organizationId).trimEnd().split('\n');
+    const lines = (await exportText(db, organizationId)).trimEnd().split('\n');
 
     const header = ExportHeaderSchema.parse(JSON.parse(lines[0] as string));
     expect(header).toEqual({
@@ -198,7 +206,7 @@ describe('export', () => {
       prMergedAt: at(12),
       tasks: FULL_TASKS,
     });
-    expect(full.messages).toEqual(db.repos.sessions.messageBodies(ids[0]).map((b) => JSON.parse(b)));
+    expect(full.messages).toEqual(await readAllMessages(db, ids[0]));
     expect(full.messageMeta?.[0]).toEqual({ createdAt: at(0), authorEmail: OWNER });
     expect(full.messageMeta?.[1]).toEqual({ createdAt: at(1) });
     expect(full.messageMeta?.at(-1)).toEqual({ createdAt: at(10), authorEmail: MEMBER });
@@ -213,14 +221,14 @@ describe('export', () => {
   it('writes JSON as one document holding the same sessions', async () => {
     const db = await open();
     const { organizationId } = await seedRich(db);
-    const document = JSON.parse(exportText(db, organizationId, 'json')) as Record<string, unknown>;
+    const document = JSON.parse(await exportText(db, organizationId, 'json')) as Record<string, unknown>;
     const { sessions, ...header } = document;
     expect(ExportHeaderSchema.parse(header).organizationId).toBe(organizationId);
-    expect(sessions).toEqual(sessionLines(exportText(db, organizationId)));
+    expect(sessions).toEqual(sessionLines(await exportText(db, organizationId)));
 
     const empty = await workspace(db, OWNER);
-    expect(JSON.parse(exportText(db, empty.organizationId, 'json'))).toMatchObject({ sessions: [] });
-    expect(exportText(db, empty.organizationId).trimEnd().split('\n')).toHaveLength(1);
+    expect(JSON.parse(await exportText(db, empty.organizationId, 'json'))).toMatchObject({ sessions: [] });
+    expect((await exportText(db, empty.organizationId)).trimEnd().split('\n')).toHaveLength(1);
   });
 });
 
@@ -228,13 +236,13 @@ describe('import', () => {
   it('rebuilds every session as it was, from NDJSON and from JSON', async () => {
     const source = await open();
     const { organizationId, ids } = await seedRich(source);
-    const ndjson = exportText(source, organizationId);
+    const ndjson = await exportText(source, organizationId);
 
     for (const format of ['ndjson', 'json'] as const) {
       const target = await open();
       const into = await workspace(target, OWNER, MEMBER);
       const report = await importSessions(
-        linesOf(exportText(source, organizationId, format)),
+        linesOf(await exportText(source, organizationId, format)),
         into.organizationId,
         target,
       );
@@ -249,7 +257,7 @@ describe('import', () => {
       });
       expect(report.reattributed).toBeUndefined();
 
-      expect(sessionLines(exportText(target, into.organizationId)).map(comparable)).toEqual(
+      expect(sessionLines(await exportText(target, into.organizationId)).map(comparable)).toEqual(
         sessionLines(ndjson).map(comparable),
       );
       for (const id of ids) {
@@ -272,7 +280,7 @@ describe('import', () => {
     const { organizationId } = await seedRich(source);
     const target = await open();
     const into = await workspace(target, OWNER, MEMBER);
-    const ndjson = exportText(source, organizationId);
+    const ndjson = await exportText(source, organizationId);
     await importSessions(linesOf(ndjson), into.organizationId, target);
     const journalBytes = target.store.status().journalBytes;
 
@@ -287,12 +295,9 @@ describe('import', () => {
   it('skips what is invalid, says where and why, and imports the rest whole', async () => {
     const source = await open();
     const { organizationId, ids } = await seedRich(source);
-    const [header, newest, middle, oldest] = exportText(source, organizationId).trimEnd().split('\n') as [
-      string,
-      string,
-      string,
-      string,
-    ];
+    const [header, newest, middle, oldest] = (await exportText(source, organizationId))
+      .trimEnd()
+      .split('\n') as [string, string, string, string];
     const edit = (line: string, change: (s: Record<string, unknown>) => void) => {
       const session = JSON.parse(line) as Record<string, unknown>;
       change(session);
@@ -366,7 +371,7 @@ describe('import', () => {
     const { organizationId } = await seedRich(source);
     const target = await open();
     const into = await workspace(target, OWNER, MEMBER);
-    const pretty = JSON.stringify(JSON.parse(exportText(source, organizationId, 'json')), null, 2);
+    const pretty = JSON.stringify(JSON.parse(await exportText(source, organizationId, 'json')), null, 2);
     const report = await importSessions(linesOf(pretty.replace(/\n/gu, '\r\n')), into.organizationId, target);
     expect(report).toMatchObject({ format: 'json', imported: 3, skippedCount: 0 });
   });
@@ -378,7 +383,7 @@ describe('import', () => {
     const into = await workspace(target, 'someone@else.test');
 
     const report = await importSessions(
-      linesOf(exportText(source, organizationId)),
+      linesOf(await exportText(source, organizationId)),
       into.organizationId,
       target,
     );
@@ -398,7 +403,7 @@ describe('import', () => {
     const db = await open();
     const { organizationId } = await seedRich(db);
     const other = await workspace(db, OWNER);
-    const lines = exportText(db, organizationId).trimEnd().split('\n');
+    const lines = (await exportText(db, organizationId)).trimEnd().split('\n');
 
     const report = await importSessions(linesOf(lines.slice(0, -1).join('\n')), other.organizationId, db);
     expect(report).toMatchObject({ imported: 0, skippedCount: 2, truncated: { announced: 3, found: 2 } });

@@ -1,6 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { crc32 } from 'node:zlib';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
@@ -12,6 +11,7 @@ import {
   RevokeKeyBodySchema,
 } from '../../../src-shared/accounts.js';
 import { hashSecret } from '../../accounts/secrets.js';
+import { backupChunks } from '../../data/backup.js';
 import { exportChunks } from '../../data/export.js';
 import { ExportQuerySchema, ImportQuerySchema, ImportReportSchema } from '../../data/format.js';
 import { ImportInputError, importSessions } from '../../data/import.js';
@@ -22,7 +22,6 @@ import { toSummary } from '../serialize.js';
 
 export const ADMIN_TOKEN_HEADER = 'x-sessiondesk-admin-token';
 /** The CRC-32 of a backup's bytes, so the CLI can tell a complete copy from a cut one. */
-export const BACKUP_CRC_HEADER = 'x-sessiondesk-crc32';
 export const NDJSON = 'application/x-ndjson';
 
 /**
@@ -93,7 +92,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
       if (!repos.workspaces.findById(organizationId)) throw notFound(`Workspace ${organizationId} not found`);
       // Pulled session by session as the socket drains: never the whole export in memory.
       const chunks = exportChunks(
-        { db: store.db, repos },
+        { store, db: store.db, repos },
         organizationId,
         format,
         ctx.clock.now().toISOString(),
@@ -103,13 +102,16 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
         .send(Readable.from(chunks));
     },
   );
+  // A tar stream, checked by the CLI as it arrives (its end marker proves it whole).
   api.get('/api/admin/backup', { onRequest, schema }, async (_request, reply) => {
-    const exported = await store.exportDatabase();
-    const bytes = Buffer.from(exported.buffer, exported.byteOffset, exported.byteLength);
-    return reply
-      .type('application/octet-stream')
-      .header(BACKUP_CRC_HEADER, String(crc32(bytes)))
-      .send(bytes);
+    const chunks = backupChunks(store);
+    // The first piece is awaited here, so a backup that cannot start is an error answer.
+    const first = await chunks.next();
+    const all = async function* () {
+      if (!first.done) yield first.value;
+      yield* chunks;
+    };
+    return reply.type('application/x-tar').send(Readable.from(all()));
   });
   // The export arrives as a stream and is read line by line, so its size has no limit here;
   // the parser is registered in this route's own scope only.

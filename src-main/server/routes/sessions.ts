@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -14,6 +15,9 @@ import {
   SessionResponseSchema,
   UpdateSessionBodySchema,
   FollowUpBodySchema,
+  MESSAGES_PAGE_DEFAULT,
+  MessagesPageQuerySchema,
+  MessagesPageResponseSchema,
   type SessionSummary,
   type Stats,
 } from '../../../src-shared/sessions.js';
@@ -23,7 +27,8 @@ import { AppError, badRequest, forbidden, notFound } from '../../errors.js';
 import type { SessionRow } from '../../store/sessions.js';
 import { principalOf, userOf, type AppContext } from '../context.js';
 import { authHooks, type Principal } from '../auth/authenticate.js';
-import { fullSessionJson, toSummary } from '../serialize.js';
+import { messagesJson, readMessagePage, settledRow } from '../../sessions/transcript-reads.js';
+import { fullSessionFrame, toSummary } from '../serialize.js';
 import { errorResponses } from './error-responses.js';
 
 const CursorSchema = z.tuple([z.string(), z.string()]);
@@ -42,6 +47,14 @@ function decodeCursor(cursor: string): { createdAt: string; id: string } {
     ]);
   }
 }
+
+/**
+ * Sessions whose transcript is at most this many bytes are answered from one buffer (and
+ * cached); larger ones are streamed from their file as they are read.
+ */
+const BUFFERED_TRANSCRIPT_MAX = 4 * 1024 * 1024;
+/** A page of messages stops once it holds about this many bytes. */
+const MESSAGES_PAGE_BYTES = 4 * 1024 * 1024;
 
 /** Sends JSON text that was built to match the route's response schema. */
 function sendJsonText(reply: FastifyReply, json: string | Buffer): FastifyReply {
@@ -103,19 +116,39 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
   const accessibleSession = (principal: Principal, sessionId: string, organizationId: string | undefined) =>
     accessible(principal, sessionId, organizationId, (id) => repos.sessions.find(id));
 
-  /** The full form as response bytes: from the cache, or read, encoded and cached. */
-  function fullSessionBytes(sessionId: string): { workspaceId: string; body: Buffer } | null {
-    const cached = caches.sessions.get(sessionId);
-    if (cached) return { workspaceId: cached.workspaceId, body: cached.value };
-    const row = repos.sessions.find(sessionId);
-    if (!row) return null;
-    const json = fullSessionJson(row, repos.sessions.messageBodies(row.id), repos.sessions.tasks(row.id));
-    // Not Buffer.from: a small one would be a slice of an 8 KiB pool, all of which the
-    // cache would keep alive.
-    const body = Buffer.allocUnsafeSlow(Buffer.byteLength(json));
-    body.write(json);
-    caches.sessions.set(row.id, row.workspaceId, body);
-    return { workspaceId: row.workspaceId, body };
+  /**
+   * The full form: from the cache; or read from the transcript into one buffer (cached)
+   * when small; or streamed from it. The row is taken once the transcript holds every byte
+   * it counts, and the transcript is read only up to that length.
+   */
+  async function sendFullSession(reply: FastifyReply, sessionId: string): Promise<FastifyReply> {
+    const read = caches.sessions.begin(sessionId);
+    try {
+      const row = await settledRow(ctx, sessionId);
+      if (!row) throw notFound('Session not found');
+      const { head, tail } = fullSessionFrame(row, repos.sessions.tasks(sessionId));
+      if (row.transcriptBytes > BUFFERED_TRANSCRIPT_MAX) {
+        read.done();
+        const parts = async function* () {
+          yield Buffer.from(head);
+          yield* messagesJson(ctx, row);
+          yield Buffer.from(tail);
+        };
+        return reply.type('application/json; charset=utf-8').send(Readable.from(parts()));
+      }
+      const pieces: Buffer[] = [Buffer.from(head)];
+      for await (const piece of messagesJson(ctx, row)) pieces.push(piece);
+      pieces.push(Buffer.from(tail));
+      // Not Buffer.concat's pooled result: a small one would be a slice of an 8 KiB pool,
+      // all of which the cache would keep alive.
+      const body = Buffer.allocUnsafeSlow(pieces.reduce((n, p) => n + p.length, 0));
+      let at = 0;
+      for (const piece of pieces) at += piece.copy(body, at);
+      read.keep(row.workspaceId, body);
+      return sendJsonText(reply, body);
+    } finally {
+      read.done();
+    }
   }
 
   api.get(
@@ -179,8 +212,46 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       const principal = principalOf(request);
       const { sessionId } = request.params;
-      const found = accessible(principal, sessionId, request.query.organizationId, fullSessionBytes);
-      return sendJsonText(reply, found.body);
+      const cached = isId('session', sessionId) ? caches.sessions.get(sessionId) : undefined;
+      if (cached) {
+        accessible(principal, sessionId, request.query.organizationId, () => cached);
+        return sendJsonText(reply, cached.value);
+      }
+      accessibleSession(principal, sessionId, request.query.organizationId);
+      return sendFullSession(reply, sessionId);
+    },
+  );
+
+  api.get(
+    '/api/sessions/:sessionId/messages',
+    {
+      ...either,
+      schema: {
+        summary: "A page of a session's messages",
+        description:
+          'Messages in conversation order, after the first `after`, at most `limit` of them (and about 4 MiB, but always at least one): for reading a long transcript piece by piece. `total` is the number of messages now; `nextAfter` is present while more follow.',
+        tags: ['sessions'],
+        params: SessionParamsSchema,
+        querystring: MessagesPageQuerySchema,
+        response: { 200: MessagesPageResponseSchema, ...errorResponses(400, 401, 403, 404, 429, 500) },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const { sessionId } = request.params;
+      const { organizationId, after = 0, limit = MESSAGES_PAGE_DEFAULT } = request.query;
+      accessibleSession(principal, sessionId, organizationId);
+      const row = await settledRow(ctx, sessionId);
+      if (!row) throw notFound('Session not found');
+      const page = await readMessagePage(ctx, row, after, limit, MESSAGES_PAGE_BYTES);
+      const pieces: Buffer[] = [Buffer.from('{"messages":[')];
+      page.messages.forEach((message, i) => {
+        if (i > 0) pieces.push(Buffer.from(','));
+        pieces.push(message);
+      });
+      const more = page.next < row.messageCount ? `,"nextAfter":${page.next}` : '';
+      pieces.push(Buffer.from(`],"total":${row.messageCount}${more}}`));
+      return sendJsonText(reply, Buffer.concat(pieces));
     },
   );
 

@@ -1,0 +1,88 @@
+import type { Repositories } from '../store/repositories.js';
+import type { SessionRow } from '../store/sessions.js';
+import type { Store } from '../store/store.js';
+import { TRANSCRIPT_MAGIC } from '../store/transcript-format.js';
+
+export interface TranscriptSource {
+  store: Store;
+  repos: Repositories;
+}
+
+const COMMA = Buffer.from(',');
+
+/**
+ * A session's row as committed, once every byte it counts is in its transcript file. Taken
+ * synchronously after the wait, so the row and the bytes read up to its length agree even
+ * while an agent keeps appending.
+ */
+export async function settledRow(source: TranscriptSource, sessionId: string): Promise<SessionRow | null> {
+  await source.store.transcriptSettled(sessionId);
+  return source.repos.sessions.find(sessionId);
+}
+
+/**
+ * Every message of a session as JSON, separated by commas (what goes between the brackets of
+ * `messages`), read from the transcript up to `row.transcriptBytes` in pieces: nothing is
+ * parsed, and a huge message is never held whole.
+ */
+export async function* messagesJson(source: TranscriptSource, row: SessionRow): AsyncGenerator<Buffer> {
+  for await (const piece of source.store.transcripts.readPayloads(
+    row.id,
+    TRANSCRIPT_MAGIC.length,
+    row.transcriptBytes,
+  )) {
+    if (piece.first && piece.index > 0) yield COMMA;
+    yield piece.bytes;
+  }
+}
+
+export interface MessagePage {
+  /** Each message's JSON, whole. */
+  messages: Buffer[];
+  createdAtMs: number[];
+  /** Messages skipped plus those returned: where the next page starts. */
+  next: number;
+}
+
+/**
+ * Messages after the first `after`, at most `limit` of them and about `maxBytes` (a page
+ * always holds at least one message, so one that is larger still comes through whole).
+ * The read starts at the nearest mark and skips forward, never at the file's start.
+ */
+export async function readMessagePage(
+  source: TranscriptSource,
+  row: SessionRow,
+  after: number,
+  limit: number,
+  maxBytes: number,
+): Promise<MessagePage> {
+  const page: MessagePage = { messages: [], createdAtMs: [], next: after };
+  if (after >= row.messageCount || limit <= 0) return page;
+  const mark = source.repos.sessions.markAtOrBefore(row.id, after + 1);
+  if (!mark) throw new Error(`session ${row.id} has no mark before message ${after + 1}`);
+  let bytes = 0;
+  let pieces: Buffer[] = [];
+  const reading = source.store.transcripts.readPayloads(row.id, mark.offset, row.transcriptBytes);
+  for await (const piece of reading) {
+    // Frames before the page are read only as far as their headers matter: skipped.
+    if (mark.seq + piece.index <= after) continue;
+    if (piece.first) pieces = [];
+    pieces.push(piece.bytes);
+    if (!piece.end) continue;
+    const message = pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
+    page.messages.push(message);
+    page.createdAtMs.push(piece.createdAtMs);
+    page.next += 1;
+    bytes += message.length;
+    if (page.messages.length >= limit || bytes >= maxBytes) break;
+  }
+  return page;
+}
+
+/** Every message of a session, parsed: for checks and tools, never for serving. */
+export async function readAllMessages(source: TranscriptSource, sessionId: string): Promise<unknown[]> {
+  const row = await settledRow(source, sessionId);
+  if (!row) return [];
+  const page = await readMessagePage(source, row, 0, row.messageCount, Infinity);
+  return page.messages.map((m) => JSON.parse(m.toString('utf8')) as unknown);
+}

@@ -1,0 +1,140 @@
+import { crc32 } from 'node:zlib';
+
+/**
+ * A session's transcript on disk: a header, then one frame per message, appended in
+ * conversation order and never rewritten:
+ *
+ *   [u32 payload length][u32 crc32 of payload][f64 created-at, ms since epoch][payload]["\n"]
+ *
+ * (little-endian). The payload is the message's JSON exactly as the API sends it, so a read
+ * copies bytes into the response without parsing them; the newline keeps the file readable
+ * with `strings` or `grep`. The database holds how many bytes of the file are committed.
+ */
+export const TRANSCRIPT_MAGIC = Buffer.from('SDTRNS01', 'ascii');
+export const FRAME_HEADER_BYTES = 16;
+/** The header and the newline around every payload. */
+export const FRAME_OVERHEAD_BYTES = FRAME_HEADER_BYTES + 1;
+/** The largest message stored, as JSON bytes; larger ones are refused when they arrive. */
+export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+export function encodeFrame(payload: Buffer, createdAtMs: number): Buffer {
+  const frame = Buffer.allocUnsafe(FRAME_OVERHEAD_BYTES + payload.length);
+  frame.writeUInt32LE(payload.length, 0);
+  frame.writeUInt32LE(crc32(payload), 4);
+  frame.writeDoubleLE(createdAtMs, 8);
+  payload.copy(frame, FRAME_HEADER_BYTES);
+  frame[frame.length - 1] = 0x0a;
+  return frame;
+}
+
+export interface FrameHeader {
+  length: number;
+  crc: number;
+  createdAtMs: number;
+}
+
+export function readFrameHeader(bytes: Buffer, at = 0): FrameHeader {
+  return {
+    length: bytes.readUInt32LE(at),
+    crc: bytes.readUInt32LE(at + 4),
+    createdAtMs: bytes.readDoubleLE(at + 8),
+  };
+}
+
+export class TranscriptDamage extends Error {
+  constructor(
+    readonly offset: number,
+    reason: string,
+  ) {
+    super(`${reason} at byte ${offset}`);
+  }
+}
+
+/** Pieces of one frame's payload, in order; `end` marks its last piece. */
+export interface PayloadPiece {
+  bytes: Buffer;
+  /** The frame this piece belongs to, counted from 0 within the read. */
+  index: number;
+  first: boolean;
+  end: boolean;
+  createdAtMs: number;
+}
+
+/**
+ * Splits a stream of transcript bytes, starting at a frame boundary, into payload pieces,
+ * checking every frame's length, checksum and newline. Payloads are passed on in the
+ * pieces they arrive in, so a 16 MiB message is never held whole.
+ */
+export class FrameReader {
+  private header = Buffer.alloc(FRAME_HEADER_BYTES);
+  private headerFilled = 0;
+  private remaining = -1;
+  private current: FrameHeader | null = null;
+  private crc = 0;
+  private index = -1;
+  private first = false;
+  /** Bytes consumed so far: where the next byte is in the file, less the start offset. */
+  consumed = 0;
+
+  constructor(private readonly startOffset: number) {}
+
+  /** Whether the stream ended between two frames. */
+  get atBoundary(): boolean {
+    return this.current === null && this.headerFilled === 0;
+  }
+
+  *push(chunk: Buffer): Generator<PayloadPiece> {
+    let at = 0;
+    while (at < chunk.length) {
+      if (this.current === null) {
+        const take = Math.min(FRAME_HEADER_BYTES - this.headerFilled, chunk.length - at);
+        chunk.copy(this.header, this.headerFilled, at, at + take);
+        this.headerFilled += take;
+        at += take;
+        this.consumed += take;
+        if (this.headerFilled < FRAME_HEADER_BYTES) return;
+        this.current = readFrameHeader(this.header);
+        if (this.current.length > MAX_MESSAGE_BYTES) {
+          throw new TranscriptDamage(this.position - FRAME_HEADER_BYTES, 'impossible frame length');
+        }
+        this.remaining = this.current.length;
+        this.crc = 0;
+        this.index += 1;
+        this.first = true;
+        if (this.remaining === 0) throw new TranscriptDamage(this.position, 'empty frame');
+        continue;
+      }
+      if (this.remaining > 0) {
+        const take = Math.min(this.remaining, chunk.length - at);
+        const bytes = chunk.subarray(at, at + take);
+        this.crc = crc32(bytes, this.crc);
+        this.remaining -= take;
+        at += take;
+        this.consumed += take;
+        if (this.remaining === 0 && this.crc !== this.current.crc) {
+          throw new TranscriptDamage(this.position - this.current.length, 'checksum mismatch');
+        }
+        const piece: PayloadPiece = {
+          bytes,
+          index: this.index,
+          first: this.first,
+          end: this.remaining === 0,
+          createdAtMs: this.current.createdAtMs,
+        };
+        this.first = false;
+        yield piece;
+        continue;
+      }
+      // The newline after the payload.
+      if (chunk[at] !== 0x0a) throw new TranscriptDamage(this.position, 'missing frame end');
+      at += 1;
+      this.consumed += 1;
+      this.current = null;
+      this.headerFilled = 0;
+    }
+  }
+
+  private get position(): number {
+    return this.startOffset + this.consumed;
+  }
+}
