@@ -6,23 +6,32 @@ export interface BusEvent {
   workspaceId: string;
   sessionId: string | null;
   event: SessionEvent;
+  /** The event as JSON, made once for every stream that sends it. */
+  data: string;
 }
 
 type Listener = (event: BusEvent) => void;
 
 /**
- * Live changes to sessions, in the order they became durable. The last `capacity` events
- * are kept so a client that reconnects with Last-Event-ID can catch up; one that fell
- * further behind (or last connected to an earlier run of the server) gets a reset.
+ * Live changes to sessions, in the order they became durable. The last `capacity` events,
+ * and no more than `maxBytes` of them (an agent's message can be megabytes), are kept so a
+ * client that reconnects with Last-Event-ID can catch up; one that fell further behind (or
+ * last connected to an earlier run of the server) gets a reset.
  */
 export class EventBus {
   private readonly epoch = Date.now().toString(36);
   /** A ring: event number n (from 1) is at (n - 1) % capacity, so publishing never shifts it. */
-  private readonly recent: BusEvent[] = [];
+  private readonly recent: Array<BusEvent | undefined> = [];
   private readonly listeners = new Set<Listener>();
   private counter = 0;
+  /** The number of the oldest event still kept, and the bytes of those kept. */
+  private oldest = 1;
+  private bytes = 0;
 
-  constructor(private readonly capacity = 10_000) {}
+  constructor(
+    private readonly capacity = 10_000,
+    private readonly maxBytes = 16 * 1024 * 1024,
+  ) {}
 
   publish(workspaceId: string, event: SessionEvent): void {
     this.counter += 1;
@@ -31,9 +40,26 @@ export class EventBus {
       workspaceId,
       sessionId: 'sessionId' in event ? event.sessionId : null,
       event,
+      data: JSON.stringify(event),
     };
-    this.recent[(this.counter - 1) % this.capacity] = entry;
+    const slot = (this.counter - 1) % this.capacity;
+    if (this.counter - this.oldest >= this.capacity) this.forgetOldest();
+    this.recent[slot] = entry;
+    this.bytes += entry.data.length;
+    while (this.bytes > this.maxBytes && this.oldest < this.counter) this.forgetOldest();
     for (const listener of this.listeners) listener(entry);
+  }
+
+  private forgetOldest(): void {
+    const slot = (this.oldest - 1) % this.capacity;
+    this.bytes -= (this.recent[slot] as BusEvent).data.length;
+    this.recent[slot] = undefined;
+    this.oldest += 1;
+  }
+
+  /** How much is kept, for tests and the benchmark. */
+  kept(): { events: number; bytes: number } {
+    return { events: this.counter - this.oldest + 1, bytes: this.bytes };
   }
 
   subscribe(listener: Listener): () => void {
@@ -49,8 +75,7 @@ export class EventBus {
     const match = /^([0-9a-z]+)-(\d{1,15})$/.exec(lastEventId);
     const seen = Number(match?.[2]);
     if (match?.[1] !== this.epoch || seen > this.counter) return null;
-    const oldest = this.counter - this.recent.length + 1;
-    if (seen + 1 < oldest) return null;
+    if (seen + 1 < this.oldest) return null;
     const events: BusEvent[] = [];
     for (let n = seen + 1; n <= this.counter; n += 1)
       events.push(this.recent[(n - 1) % this.capacity] as BusEvent);

@@ -35,4 +35,32 @@ describe('EventBus', () => {
     expect(bus.since('nonsense')).toBeNull();
     expect(bus.since(`${epoch}--1`)).toBeNull();
   });
+
+  it('keeps no more bytes than its budget: big messages push old events out', () => {
+    const bus = new EventBus(1000, 10_000);
+    const heard: BusEvent[] = [];
+    bus.subscribe((event) => heard.push(event));
+    const big = (n: number) => ({
+      type: 'message.added' as const,
+      sessionId: 's',
+      index: n,
+      message: {
+        type: 'assistant' as const,
+        message: { content: [{ type: 'text' as const, text: 'x'.repeat(3_000) }] },
+      },
+    });
+    for (let n = 0; n < 10; n += 1) {
+      bus.publish('w', big(n));
+      expect(bus.kept().bytes).toBeLessThanOrEqual(10_000);
+    }
+    // Three of about 3 KB fit: the seventh event's successors are replayed, the first's are not.
+    expect(bus.kept().events).toBe(3);
+    expect(bus.since(heard[6]!.id)?.map((e) => (e.event as { index: number }).index)).toEqual([7, 8, 9]);
+    expect(bus.since(heard[0]!.id)).toBeNull();
+    // One event larger than the whole budget is still delivered, and kept alone.
+    bus.publish('w', { ...big(10), message: { type: 'user', message: { content: 'y'.repeat(20_000) } } });
+    expect(heard).toHaveLength(11);
+    expect(bus.kept().events).toBe(1);
+    expect(bus.since(heard[9]!.id)?.map((e) => e.id)).toEqual([heard[10]!.id]);
+  });
 });

@@ -80,7 +80,7 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
       if (raw.writableLength > MAX_BUFFERED_BYTES) end();
     };
     const send = (entry: BusEvent) =>
-      write(`id: ${entry.id}\nevent: ${entry.event.type}\ndata: ${JSON.stringify(entry.event)}\n\n`);
+      write(`id: ${entry.id}\nevent: ${entry.event.type}\ndata: ${entry.data}\n\n`);
     const end = () => {
       if (ended) return;
       ended = true;
