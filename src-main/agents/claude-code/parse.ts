@@ -37,9 +37,30 @@ function str(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-/** This run's usage. `usage` counts this run only; `total_cost_usd` and `modelUsage` count the
- * whole resumed conversation, so the cost comes from `model_usage_since_last_result`. */
+/**
+ * This run's usage. `model_usage_since_last_result` counts this run with its sub-agents, per
+ * model; `usage` leaves sub-agents out, and `total_cost_usd` and `modelUsage` count the whole
+ * resumed conversation, so they serve only when the first is missing (older versions).
+ */
 function usageOf(line: Line): AgentUsage {
+  const sinceLast = line.model_usage_since_last_result;
+  if (typeof sinceLast === 'object' && sinceLast !== null) {
+    const total: Required<AgentUsage> = {
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      costUsd: 0,
+    };
+    for (const model of Object.values(sinceLast as Record<string, Record<string, unknown>>)) {
+      total.inputTokens += num(model.inputTokens);
+      total.outputTokens += num(model.outputTokens);
+      total.cacheReadTokens += num(model.cacheReadInputTokens);
+      total.cacheWriteTokens += num(model.cacheCreationInputTokens);
+      total.costUsd += num(model.costUSD);
+    }
+    return total;
+  }
   const usage = (line.usage ?? {}) as Record<string, unknown>;
   const result: AgentUsage = {
     inputTokens: num(usage.input_tokens),
@@ -47,15 +68,7 @@ function usageOf(line: Line): AgentUsage {
     cacheReadTokens: num(usage.cache_read_input_tokens),
     cacheWriteTokens: num(usage.cache_creation_input_tokens),
   };
-  const sinceLast = line.model_usage_since_last_result;
-  if (typeof sinceLast === 'object' && sinceLast !== null) {
-    result.costUsd = Object.values(sinceLast).reduce<number>(
-      (sum, model) => sum + num((model as { costUSD?: unknown }).costUSD),
-      0,
-    );
-  } else if (typeof line.total_cost_usd === 'number') {
-    result.costUsd = line.total_cost_usd;
-  }
+  if (typeof line.total_cost_usd === 'number') result.costUsd = line.total_cost_usd;
   return result;
 }
 
