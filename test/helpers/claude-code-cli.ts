@@ -43,7 +43,8 @@ export async function runClaudeCodeScenario(
     for (const run of scenario.runs) {
       const resumeId = run.resume ? fieldOf(runs[0]!.stdout, 'system', 'session_id') : undefined;
       const command = claudeCodeCommand({ prompt: run.prompt, model, resumeId });
-      runs.push(await runProgram(bin, [...command.args, ...(run.extraArgs ?? [])], command.stdin, repo, env));
+      const args = [...command.args, ...(run.extraArgs ?? [])];
+      runs.push(await runProgram(bin, args, command.stdin, repo, { ...env, ...run.env }));
     }
     return { runs, repo, cleanup: () => rmSync(root, { recursive: true, force: true }) };
   } finally {

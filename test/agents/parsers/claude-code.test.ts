@@ -65,6 +65,7 @@ describe.each(recordedVersions(KIND))('Claude Code %s recordings', (version) => 
 
   it('has every scenario recorded', () => {
     expect(recordedScenarios(KIND, version).sort()).toEqual([
+      'api-retry',
       'edit-and-commit',
       'error-api',
       'error-max-turns',
@@ -72,6 +73,7 @@ describe.each(recordedVersions(KIND))('Claude Code %s recordings', (version) => 
       'resume',
       'sub-agent',
       'task-tracking',
+      'todo-write',
     ]);
   });
 
@@ -147,6 +149,27 @@ describe.each(recordedVersions(KIND))('Claude Code %s recordings', (version) => 
     expect(events!.at(-2)).toEqual(result(true, 'Notes written; tests are running.', 6));
   });
 
+  it('turns a TodoWrite list into tasks, and closes the one under way at the end', () => {
+    const [events] = run('todo-write');
+    expect(events!.filter((e) => e.kind === 'tasks')).toEqual([
+      {
+        kind: 'tasks',
+        tasks: [
+          { id: 'task-1', title: 'Write the notes', status: 'in_progress' },
+          { id: 'task-2', title: 'Run the tests', status: 'pending' },
+        ],
+      },
+      {
+        kind: 'tasks',
+        tasks: [
+          { id: 'task-1', title: 'Write the notes', status: 'pending' },
+          { id: 'task-2', title: 'Run the tests', status: 'pending' },
+        ],
+      },
+    ]);
+    expect(events!.at(-2)).toEqual(result(true, 'Writing the notes now.', 2));
+  });
+
   it('keeps a sub-agent’s messages, marked with the call that started it', () => {
     const child = 'toolu_1_0_0';
     expect(run('sub-agent')).toEqual([
@@ -190,6 +213,27 @@ describe.each(recordedVersions(KIND))('Claude Code %s recordings', (version) => 
         usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0 },
       },
       result(false, message, 1, 'prompt_too_long'),
+    ]);
+  });
+
+  it('shows each API retry as an error notice as it happens, then the failure', () => {
+    const [events] = run('api-retry');
+    const retries = fixtureRecords(KIND, version, 'api-retry', (r) => r.subtype === 'api_retry');
+    expect(retries).toHaveLength(2);
+    const message = expect.stringContaining('529 the scripted server is overloaded') as string;
+    expect(events).toEqual([
+      { kind: 'conversation', id: sessionId('api-retry') },
+      ...retries.map((r) => ({
+        kind: 'notice',
+        level: 'error',
+        text: `API error 529 (overloaded); retry ${String(r.attempt)} of 2 in ${Math.round((r.retry_delay_ms as number) / 100) / 10} s`,
+      })),
+      text(message),
+      {
+        kind: 'usage',
+        usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0 },
+      },
+      result(false, message, 1, 'api_error'),
     ]);
   });
 
