@@ -43,6 +43,7 @@ describe.each(recordedVersions(KIND))('Codex %s recordings', (version) => {
     expect(recordedScenarios(KIND, version).sort()).toEqual([
       'edit-and-commit',
       'error-retry',
+      'mcp-tool-call',
       'plain-answer',
       'resume',
       'todo-list',
@@ -150,6 +151,32 @@ describe.each(recordedVersions(KIND))('Codex %s recordings', (version) => {
       say('Notes written; tests are running.'),
     ]);
     expect(events!.at(-1)).toEqual(success('Notes written; tests are running.', 2));
+  });
+
+  it('MCP tool calls become tool calls named after server and tool, a failed one an error', () => {
+    const use = (id: string, input: unknown): AgentEvent => ({
+      kind: 'assistant',
+      content: [{ type: 'tool_use', id, name: 'mcp:notes/lookup', input }],
+    });
+    const outcome = (id: string, text: string, isError: boolean): AgentEvent => ({
+      kind: 'assistant',
+      content: [
+        { type: 'tool_result', tool_use_id: id, content: [{ type: 'text', text }], is_error: isError },
+      ],
+    });
+    expect(run('mcp-tool-call')).toEqual([
+      [
+        { kind: 'conversation', id: threadId('mcp-tool-call') },
+        use('item_0', { topic: 'releases' }),
+        outcome('item_0', 'Note on releases: ship on Fridays.', false),
+        use('item_1', { topic: 'nothing', fail: true }),
+        outcome('item_1', 'No such topic.', true),
+        say('Releases ship on Fridays.'),
+        // Four requests: 650 + 700 + 750 + 800 in (0 + 650 + 700 + 750 cached), 15 + 20 + 20 + 8 out.
+        usage(800, 63, 2100),
+        success('Releases ship on Fridays.', 3),
+      ],
+    ]);
   });
 
   it('shows each retry as an error notice and ends with the failure', () => {
