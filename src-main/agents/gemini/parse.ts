@@ -58,6 +58,8 @@ export function createGeminiParser(): AgentParser {
   let tasks: Task[] = [];
   let speech = '';
   let lastSpeech = '';
+  /** A warning that ended the run early (a loop detected, say) explains a result with no text. */
+  let lastWarning = '';
   let turns = 0;
   let speaking = false;
 
@@ -116,7 +118,8 @@ export function createGeminiParser(): AgentParser {
     events.push({ kind: 'usage', usage: usageOf(stats) });
     const duration = num(stats.duration_ms);
     if (line.status === 'success') {
-      events.push({ kind: 'result', result: resultMessage(true, lastSpeech || 'Done.', duration, turns) });
+      const text = lastSpeech || lastWarning || 'Done.';
+      events.push({ kind: 'result', result: resultMessage(true, text, duration, turns) });
       return events;
     }
     const error = (line.error ?? {}) as { type?: unknown; message?: unknown };
@@ -155,6 +158,7 @@ export function createGeminiParser(): AgentParser {
         case 'error': {
           const message = typeof line.message === 'string' ? line.message : text.trim();
           const warning = line.severity === 'warning';
+          if (warning) lastWarning = message;
           return [
             ...flush(),
             {

@@ -37,6 +37,7 @@ describe.each(recordedVersions(KIND))('Gemini CLI %s recordings', (version) => {
     expect(recordedScenarios(KIND, version).sort()).toEqual([
       'edit-and-commit',
       'error-api',
+      'loop-detected',
       'plain-answer',
       'resume',
       'write-todos',
@@ -122,6 +123,36 @@ describe.each(recordedVersions(KIND))('Gemini CLI %s recordings', (version) => {
       ],
     ]);
     expect(events!.at(-2)).toEqual(success('Notes written; tests are running.', 3));
+  });
+
+  it('shows the loop-detection warning live and ends with it as the result text', () => {
+    const ids = toolIds('loop-detected');
+    expect(ids).toHaveLength(4);
+    expect(run('loop-detected')).toEqual([
+      [
+        { kind: 'conversation', id: sessionId('loop-detected') },
+        ...ids.flatMap((id): AgentEvent[] => [
+          {
+            kind: 'assistant',
+            content: [
+              {
+                type: 'tool_use',
+                id,
+                name: 'run_shell_command',
+                input: { command: 'ls', description: 'List files' },
+              },
+            ],
+          },
+          {
+            kind: 'assistant',
+            content: [{ type: 'tool_result', tool_use_id: id, content: 'README.md', is_error: false }],
+          },
+        ]),
+        { kind: 'notice', level: 'info', text: 'Warning: Loop detected, stopping execution' },
+        usage(1600, 40),
+        success('Loop detected, stopping execution', 4),
+      ],
+    ]);
   });
 
   it('an API error ends with an error result that keeps the error type', () => {
