@@ -301,6 +301,47 @@ describe('Codex parser', () => {
     ]);
   });
 
+  it('a collab call (a Codex sub-agent) is a tool call whose result is the agents’ last state', () => {
+    const parser = createCodexParser();
+    const call = {
+      id: 'item_3',
+      type: 'collab_tool_call',
+      tool: 'spawn_agent',
+      sender_thread_id: 'main',
+      receiver_thread_ids: ['child'],
+      prompt: 'Check the tests',
+    };
+    expect(parser.line(item('item.started', { ...call, agents_states: {}, status: 'in_progress' }))).toEqual([
+      {
+        kind: 'assistant',
+        content: [
+          {
+            type: 'tool_use',
+            id: 'item_3',
+            name: 'agent:spawn_agent',
+            input: { prompt: 'Check the tests', receivers: ['child'] },
+          },
+        ],
+      },
+    ]);
+    const states = { child: { status: 'completed', message: 'All green' } };
+    expect(
+      parser.line(item('item.completed', { ...call, agents_states: states, status: 'completed' })),
+    ).toEqual([
+      {
+        kind: 'assistant',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 'item_3',
+            content: 'child: completed — All green',
+            is_error: false,
+          },
+        ],
+      },
+    ]);
+  });
+
   it('keeps a message cut off by the end of the run', () => {
     const parser = createCodexParser();
     parser.line(item('item.updated', { id: 'item_1', type: 'agent_message', text: 'Half a sent' }));
