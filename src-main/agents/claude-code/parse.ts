@@ -118,22 +118,51 @@ export function createClaudeCodeParser(): AgentParser {
     return [{ kind: 'conversation', id }];
   }
 
-  function blocksOf(line: Line, keep: (block: ContentBlock) => boolean): ContentBlock[] {
+  /** Server-side tool calls (web search, web fetch) in the shapes of ordinary ones. */
+  function normalised(block: unknown): unknown {
+    const b = block as { type?: unknown; tool_use_id?: unknown; content?: unknown } | null;
+    if (b?.type === 'server_tool_use') return { ...b, type: 'tool_use' };
+    if (typeof b?.type === 'string' && b.type.endsWith('_tool_result') && typeof b.tool_use_id === 'string')
+      return {
+        ...b,
+        type: 'tool_result',
+        content: Array.isArray(b.content) ? b.content : JSON.stringify(b.content),
+      };
+    return block;
+  }
+
+  /** A line's content blocks that `keep` accepts; blocks of unknown types come back as notices. */
+  function blocksOf(line: Line, keep: (block: ContentBlock) => boolean): [ContentBlock[], AgentEvent[]] {
     const raw = (line.message as { content?: unknown } | undefined)?.content;
-    if (!Array.isArray(raw)) return [];
-    return raw.flatMap((block: unknown) => {
-      const parsed = ContentBlockSchema.safeParse(block);
-      return parsed.success && keep(parsed.data) ? [parsed.data] : [];
-    });
+    if (!Array.isArray(raw)) return [[], []];
+    const blocks: ContentBlock[] = [];
+    const notices: AgentEvent[] = [];
+    for (const block of raw) {
+      const parsed = ContentBlockSchema.safeParse(normalised(block));
+      if (parsed.success) {
+        if (keep(parsed.data)) blocks.push(parsed.data);
+        continue;
+      }
+      const type = (block as { type?: unknown } | null)?.type;
+      // Redacted thinking is encrypted: there is nothing to show.
+      if (type !== 'redacted_thinking' && line.type === 'assistant')
+        notices.push({
+          kind: 'notice',
+          level: 'info',
+          text: noticeText(`Unshown content: ${JSON.stringify(block)}`),
+        });
+    }
+    return [blocks, notices];
   }
 
   function contentEvents(line: Line): AgentEvent[] {
     const parent = str(line.parent_tool_use_id);
     // A person's (or a sub-agent's prompt) text is not the agent's; only tool results are.
-    const content = blocksOf(line, (b) => line.type === 'assistant' || b.type === 'tool_result');
-    if (content.length === 0) return [];
+    const [content, notices] = blocksOf(line, (b) => line.type === 'assistant' || b.type === 'tool_result');
+    if (content.length === 0) return notices;
     const events: AgentEvent[] = [
       parent ? { kind: 'assistant', content, parentToolUseId: parent } : { kind: 'assistant', content },
+      ...notices,
     ];
     for (const block of content) {
       let changed = null;

@@ -354,6 +354,40 @@ describe('Claude Code parser', () => {
     expect(parser.line('   ')).toEqual([]);
   });
 
+  it('shows server-side web searches as tool calls, and other unknown blocks as notices', () => {
+    const parser = createClaudeCodeParser();
+    const line = JSON.stringify({
+      type: 'assistant',
+      message: {
+        content: [
+          { type: 'server_tool_use', id: 'srv_1', name: 'web_search', input: { query: 'vitest' } },
+          {
+            type: 'web_search_tool_result',
+            tool_use_id: 'srv_1',
+            content: [{ type: 'web_search_result', url: 'u' }],
+          },
+          { type: 'redacted_thinking', data: 'xyz' },
+          { type: 'image', source: { type: 'base64', data: 'AAAA' } },
+        ],
+      },
+    });
+    expect(parser.line(line)).toEqual([
+      {
+        kind: 'assistant',
+        content: [
+          { type: 'tool_use', id: 'srv_1', name: 'web_search', input: { query: 'vitest' } },
+          { type: 'tool_result', tool_use_id: 'srv_1', content: [{ type: 'web_search_result', url: 'u' }] },
+        ],
+      },
+      {
+        kind: 'notice',
+        level: 'info',
+        text: 'Unshown content: {"type":"image","source":{"type":"base64","data":"AAAA"}}',
+      },
+    ]);
+    expect(parser.end()).toEqual([]);
+  });
+
   it('never takes a person’s text from a user line as the agent’s', () => {
     const parser = createClaudeCodeParser();
     const line = JSON.stringify({ type: 'user', message: { content: [{ type: 'text', text: 'do it' }] } });
