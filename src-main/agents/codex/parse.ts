@@ -56,7 +56,9 @@ function minus(total: AgentUsage, before: AgentUsage | undefined): AgentUsage {
  * reasoning are taken once completed (an update only repeats them so far), tool items become a
  * tool_use when they start and its tool_result when they complete, and the to-do list becomes
  * the session's tasks. `error` lines (retries included) become notices; `turn.completed` ends
- * the run with success, `turn.failed` with an error.
+ * the run with success, `turn.failed` with an error. Codex reports no duration, so the result's
+ * `duration_ms` is 0 for the caller to fill in; `num_turns` counts stretches of work between
+ * tool results, one per model response.
  */
 export function createCodexParser(options: CodexParserOptions = {}): AgentParser {
   const open = new OpenToolCalls();
