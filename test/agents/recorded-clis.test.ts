@@ -1,0 +1,79 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AgentCommand, AgentCommandInput } from '../../src-main/agents/agent-command.js';
+import type { AgentEvent, AgentParser } from '../../src-main/agents/agent-events.js';
+import { claudeCodeCommand } from '../../src-main/agents/claude-code/command.js';
+import { createClaudeCodeParser } from '../../src-main/agents/claude-code/parse.js';
+import { codexCommand } from '../../src-main/agents/codex/command.js';
+import { createCodexParser } from '../../src-main/agents/codex/parse.js';
+import { geminiCommand } from '../../src-main/agents/gemini/command.js';
+import { createGeminiParser } from '../../src-main/agents/gemini/parse.js';
+import { runProgram } from '../helpers/agent-cli.js';
+import { installRecordedClis, PROGRAMS } from '../helpers/recorded-clis.js';
+
+const KINDS: [keyof typeof PROGRAMS, (input: AgentCommandInput) => AgentCommand, () => AgentParser][] = [
+  ['claude-code', claudeCodeCommand, createClaudeCodeParser],
+  ['codex', codexCommand, () => createCodexParser()],
+  ['gemini', geminiCommand, createGeminiParser],
+];
+
+describe.each(KINDS)('the recorded %s on PATH', (kind, command, createParser) => {
+  let dir = '';
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  async function invoke(input: AgentCommandInput) {
+    const { args, stdin } = command(input);
+    const env = { PATH: `${dir}:${process.env.PATH ?? ''}`, RECORDED_CLI_LOG: join(dir, 'calls.jsonl') };
+    const run = await runProgram(PROGRAMS[kind], args, stdin, dir, env);
+    const parser = createParser();
+    const events: AgentEvent[] = [...run.stdout.split('\n').flatMap((l) => parser.line(l)), ...parser.end()];
+    return { ...run, events };
+  }
+
+  it('plays a run and its resumed follow-up, which must carry the conversation id', async () => {
+    dir = installRecordedClis(mkdtempSync(join(tmpdir(), 'recorded-clis-')));
+    const first = await invoke({ prompt: 'Remember the colour. scenario:resume', model: 'claude-opus-4-6' });
+    expect(first.code, first.stderr).toBe(0);
+    const conversation = first.events.find((e) => e.kind === 'conversation') as { id: string };
+    expect(first.events.at(-1)).toMatchObject({
+      kind: 'result',
+      result: { result: 'Remembered: the colour is teal.' },
+    });
+
+    const second = await invoke({ prompt: 'Which colour? scenario:resume', resumeId: conversation.id });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.events.at(-1)).toMatchObject({
+      kind: 'result',
+      result: { result: 'You told me the colour is teal.' },
+    });
+
+    const calls = readFileSync(join(dir, 'calls.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { args: string[]; stdin: string });
+    expect(calls.map((c) => c.stdin)).toEqual([
+      'Remember the colour. scenario:resume',
+      'Which colour? scenario:resume',
+    ]);
+    expect(calls[0]!.args.join(' ')).not.toContain(conversation.id);
+    expect(calls[1]!.args.join(' ')).toContain(conversation.id);
+  });
+
+  it('fails a resume of a conversation it never had, as the CLI does', async () => {
+    dir = installRecordedClis(mkdtempSync(join(tmpdir(), 'recorded-clis-')));
+    const run = await invoke({ prompt: 'scenario:resume', resumeId: '00000000-0000-0000-0000-000000000000' });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('No conversation found');
+    expect(run.events).toEqual([]);
+  });
+
+  it('exits 1 when the recorded run ended in an error', async () => {
+    dir = installRecordedClis(mkdtempSync(join(tmpdir(), 'recorded-clis-')));
+    const scenario = kind === 'codex' ? 'error-retry' : 'error-api';
+    const run = await invoke({ prompt: `scenario:${scenario}` });
+    expect(run.code).toBe(1);
+    expect(run.events.at(-1)).toMatchObject({ kind: 'result', result: { subtype: 'error', is_error: true } });
+  });
+});

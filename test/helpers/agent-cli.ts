@@ -1,0 +1,78 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+
+/** Where `scripts/install-agent-clis.sh` puts the CLIs unless told otherwise. */
+export const DEFAULT_CLI_PREFIX = '/tmp/agent-clis';
+
+/** A CLI program: the given env variable, else `name` on PATH, else the install prefix. */
+export function findAgentCli(name: string, envVariable: string): string | null {
+  const fromEnv = process.env[envVariable];
+  if (fromEnv) return existsSync(fromEnv) ? fromEnv : null;
+  const dirs = (process.env.PATH ?? '').split(delimiter).filter(Boolean);
+  dirs.push(join(process.env.AGENT_CLIS_PREFIX ?? DEFAULT_CLI_PREFIX, 'node_modules', '.bin'));
+  for (const dir of dirs) {
+    const candidate = join(dir, name);
+    if (existsSync(candidate)) return candidate;
+  }
+  return null;
+}
+
+export interface ProgramRun {
+  args: string[];
+  stdout: string;
+  stderr: string;
+  code: number | null;
+}
+
+export function runProgram(
+  bin: string,
+  args: string[],
+  stdin: string | undefined,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 120_000,
+): Promise<ProgramRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ args, stdout, stderr, code });
+    });
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+/** A temp folder holding `repo` (a git repository with one commit on main) and `home`. */
+export function makeRunRoot(prefix: string): { root: string; repo: string; home: string } {
+  const root = mkdtempSync(join(tmpdir(), prefix));
+  const repo = join(root, 'repo');
+  const home = join(root, 'home');
+  mkdirSync(repo);
+  mkdirSync(home);
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, stdio: 'pipe' });
+  git('init', '-q', '-b', 'main');
+  git('config', 'user.email', 'agent@example.test');
+  git('config', 'user.name', 'Agent');
+  writeFileSync(join(repo, 'README.md'), '# Demo\n');
+  git('add', 'README.md');
+  git('commit', '-q', '-m', 'Initial commit');
+  return { root, repo, home };
+}
+
+/** The first value of `field` on a line of `type` in JSONL output. */
+export function fieldOf(stdout: string, type: string, field: string): string {
+  for (const line of stdout.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const record = JSON.parse(line) as Record<string, unknown>;
+    if (record.type === type && typeof record[field] === 'string') return record[field];
+  }
+  throw new Error(`no ${type}.${field} in the output:\n${stdout.slice(0, 2000)}`);
+}
