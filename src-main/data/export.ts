@@ -30,9 +30,21 @@ export async function* exportSession(
   emails: Map<string, string>,
 ): AsyncGenerator<string | Buffer> {
   const { db, repos } = source;
-  const row = await settledRow(source, sessionId);
-  const input = repos.sessions.agentInput(sessionId);
-  if (!row || !input) return;
+  // Everything but the messages is read at the instant the row is, with its length.
+  const settled = await settledRow(source, sessionId, () => {
+    const input = repos.sessions.agentInput(sessionId);
+    if (!input) return null;
+    const prMergedAt = optStr(db.first('SELECT pr_merged_at FROM sessions WHERE id = ?', [sessionId])?.[0]);
+    return {
+      input,
+      prMergedAt,
+      tasks: repos.sessions.tasks(sessionId),
+      authors: repos.sessions.promptAuthors(sessionId),
+    };
+  });
+  if (!settled?.also) return;
+  const { row } = settled;
+  const { input, prMergedAt, tasks, authors } = settled.also;
   const emailOf = (userId: string): string => {
     let email = emails.get(userId);
     if (email === undefined) {
@@ -42,8 +54,6 @@ export async function* exportSession(
     return email;
   };
   const { messageCount: _count, ...summary } = toSummary(row, 'none');
-  const prMergedAt = optStr(db.first('SELECT pr_merged_at FROM sessions WHERE id = ?', [sessionId])?.[0]);
-  const authors = repos.sessions.promptAuthors(sessionId);
   const head = JSON.stringify({
     type: 'session',
     ...summary,
@@ -51,7 +61,7 @@ export async function* exportSession(
     ...(input.repoUrl === undefined ? {} : { repoUrl: input.repoUrl }),
     baseBranch: input.baseBranch,
     ...(prMergedAt === undefined ? {} : { prMergedAt }),
-    tasks: repos.sessions.tasks(sessionId),
+    tasks,
   });
   yield `${head.slice(0, -1)},"messages":[`;
   const meta: string[] = [];

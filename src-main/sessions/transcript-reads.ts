@@ -11,13 +11,26 @@ export interface TranscriptSource {
 const COMMA = Buffer.from(',');
 
 /**
- * A session's row as committed, once every byte it counts is in its transcript file. Taken
- * synchronously after the wait, so the row and the bytes read up to its length agree even
- * while an agent keeps appending.
+ * A session's row (and whatever else `also` reads with it, at the same instant) once every
+ * byte it counts is in its transcript file, so the row and the bytes read up to its length
+ * agree even while an agent keeps appending.
  */
-export async function settledRow(source: TranscriptSource, sessionId: string): Promise<SessionRow | null> {
-  await source.store.transcriptSettled(sessionId);
-  return source.repos.sessions.find(sessionId);
+export function settledRow(source: TranscriptSource, sessionId: string): Promise<SessionRow | null>;
+export function settledRow<T>(
+  source: TranscriptSource,
+  sessionId: string,
+  also: (row: SessionRow) => T,
+): Promise<{ row: SessionRow; also: T } | null>;
+export function settledRow<T>(
+  source: TranscriptSource,
+  sessionId: string,
+  also?: (row: SessionRow) => T,
+): Promise<SessionRow | { row: SessionRow; also: T } | null> {
+  return source.store.whenTranscriptSettled(sessionId, () => {
+    const row = source.repos.sessions.find(sessionId);
+    if (!row || !also) return row;
+    return { row, also: also(row) };
+  });
 }
 
 /**

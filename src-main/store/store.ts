@@ -210,16 +210,19 @@ export class Store {
   }
 
   /**
-   * Resolves when no write that appends to this session's transcript is in flight, so that
-   * every byte the database counts as committed is in the file. A read of a transcript
-   * takes the session's row after this (synchronously) and reads only up to its length.
+   * Runs `read` at an instant when no write that appends to this session's transcript is in
+   * flight, so that every byte the database then counts as committed is in the file. `read`
+   * takes what it needs of the database synchronously (the session's row, with its length);
+   * the transcript is then read only up to that length, which later writes never touch.
    */
-  async transcriptSettled(sessionId: string): Promise<void> {
-    for (let pending = this.transcriptWrites.get(sessionId); pending;) {
-      await pending.catch(() => undefined);
+  async whenTranscriptSettled<T>(sessionId: string, read: () => T): Promise<T> {
+    for (;;) {
+      const pending = this.transcriptWrites.get(sessionId);
+      // Checked and read in one synchronous step: no write can start in between.
+      if (!pending && !this.recovering) return read();
+      await pending;
       // A failed write is followed by a reload from disk: wait for it before reading.
-      if (this.recovering) await this.recovering.catch(() => undefined);
-      pending = this.transcriptWrites.get(sessionId);
+      await this.recovering?.catch(() => undefined);
     }
   }
 

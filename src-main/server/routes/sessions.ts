@@ -124,9 +124,10 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
   async function sendFullSession(reply: FastifyReply, sessionId: string): Promise<FastifyReply> {
     const read = caches.sessions.begin(sessionId);
     try {
-      const row = await settledRow(ctx, sessionId);
-      if (!row) throw notFound('Session not found');
-      const { head, tail } = fullSessionFrame(row, repos.sessions.tasks(sessionId));
+      const settled = await settledRow(ctx, sessionId, () => repos.sessions.tasks(sessionId));
+      if (!settled) throw notFound('Session not found');
+      const { row } = settled;
+      const { head, tail } = fullSessionFrame(row, settled.also);
       if (row.transcriptBytes > BUFFERED_TRANSCRIPT_MAX) {
         read.done();
         const parts = async function* () {
