@@ -17,7 +17,7 @@ export interface StoreOptions {
   files?: FileLayer;
   /** Take a snapshot (and start a new journal) once the journal grows past this. */
   snapshotAfterBytes?: number;
-  /** Progress of long work at open (moving an old database's messages out), for a person. */
+  /** Progress of long work at open (moving an old database's messages out); stderr by default. */
   onProgress?: (text: string) => void;
 }
 
@@ -296,7 +296,7 @@ export class Store {
       await migration.prepare?.({
         db: this.sqldb,
         write: (fn) => this.write(fn),
-        progress: this.options.onProgress ?? ((text) => this.options.logger.info(text)),
+        progress: this.options.onProgress ?? ((text) => process.stderr.write(`${text}\n`)),
       });
       await this.write((db) => applyMigration(db, migration, this.options.clock.now().toISOString()));
       this.options.logger.info(`Applied migration ${migration.version}: ${migration.name}`);
