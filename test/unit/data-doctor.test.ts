@@ -16,6 +16,7 @@ import { silentLogger, systemClock } from '../../src-main/clock.js';
 import { formatDoctorReport, runDoctor, type DoctorReport } from '../../src-main/data/doctor.js';
 import { createRepositories } from '../../src-main/store/repositories.js';
 import { Store } from '../../src-main/store/store.js';
+import { transcriptPath } from '../../src-main/store/transcripts.js';
 import { tempDir } from '../helpers/server.js';
 
 const cleanups: Array<() => void> = [];
@@ -147,6 +148,53 @@ describe('doctor', () => {
       expect.stringMatching(/^journal-000000000002\.log\.cut-\d+$/u),
     ]);
     expect(after.notes.join('\n')).toMatch(/kept aside by an earlier recovery/u);
+  });
+
+  it('checks every transcript against the database: short, damaged, and longer than committed', async () => {
+    const dataDir = await twoGenerations();
+    const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
+    const repos = createRepositories(store.db);
+    const [user] = store.db.all('SELECT id FROM users LIMIT 1').map((r) => String(r[0]));
+    const workspaceId = repos.workspaces.listForUser(user!)[0]!.organizationId;
+    const ids = [newId('session'), newId('session'), newId('session')];
+    for (const id of ids) {
+      await store.write(() => {
+        repos.sessions.insert({
+          id,
+          workspaceId,
+          authorId: user!,
+          title: 'Read the code',
+          model: 'claude-opus-4-6',
+          createdAt: new Date().toISOString(),
+          baseBranch: 'main',
+          initialMessage: 'Read the code',
+        });
+        repos.sessions.appendMessage(
+          id,
+          workspaceId,
+          { type: 'assistant', message: { content: [{ type: 'text', text: 'Reading src/index.ts' }] } },
+          null,
+          new Date().toISOString(),
+        );
+      });
+    }
+    await store.close({ snapshot: false });
+    expect((await doctor(dataDir)).problems).toEqual([]);
+
+    const [short, damaged, longer] = ids.map((id) => transcriptPath(dataDir, id)) as [string, string, string];
+    writeFileSync(short, readFileSync(short).subarray(0, 30));
+    flipByte(damaged, statSync(damaged).size - 5);
+    appendFileSync(longer, Buffer.from('never committed'));
+    const report = await doctor(dataDir);
+    expect(report.problems.map((p) => p.subject).sort()).toEqual([short, damaged].sort());
+    expect(report.problems.find((p) => p.subject === short)?.problem).toMatch(
+      /has 30 bytes; the database counts \d+/u,
+    );
+    expect(report.problems.find((p) => p.subject === damaged)?.problem).toMatch(
+      /is damaged: checksum mismatch/u,
+    );
+    expect(report.notes.join('\n')).toMatch(/1 transcript ends in bytes of a write that never committed/u);
+    expect(formatDoctorReport(report)).toContain(short);
   });
 
   it('names a damaged snapshot and says the data is rebuilt from the one before', async () => {
