@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { makePreview, makeTitle } from '../../src-shared/text.js';
 import { parseRepoUrl } from '../../src-shared/repo-url.js';
@@ -101,5 +102,47 @@ describe('parseRepoUrl', () => {
     '',
   ])('refuses %s', (url) => {
     expect(parseRepoUrl(url)).toBeNull();
+  });
+});
+
+describe('makePreview of long messages', () => {
+  /** The rule as written, on the whole text: what the fast paths must agree with. */
+  function reference(text: string): string {
+    const collapsed = text.replace(/\s+/gu, ' ').trim();
+    const chars = [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(collapsed)].map(
+      (s) => s.segment,
+    );
+    if (chars.length <= 120) return collapsed;
+    if (chars[120] === ' ') return `${chars.slice(0, 120).join('')}...`;
+    const head = chars.slice(0, 120);
+    const lastSpace = head.lastIndexOf(' ');
+    return `${(lastSpace > 0 ? head.slice(0, lastSpace) : head).join('').trimEnd()}...`;
+  }
+
+  it('agrees with the rule applied to the whole text, for text of any size and script', () => {
+    const pieces = [
+      'word',
+      ' ',
+      '  \n\t ',
+      'é',
+      'e\u0301',
+      '👩‍👩‍👧',
+      '漢字',
+      'x'.repeat(50),
+      ' '.repeat(3000),
+      '\r\n',
+    ];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 400 }), fc.nat(5000), (parts, pad) => {
+        const text = ' '.repeat(pad % 7 === 0 ? pad : 0) + parts.join('');
+        expect(makePreview(text)).toBe(reference(text));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('reads only the start of a message of megabytes', () => {
+    const text = `${'Reading the file. '.repeat(10)}${'data '.repeat(2_000_000)}`;
+    expect(makePreview(text)).toBe(reference(text.slice(0, 2000)));
   });
 });
