@@ -176,6 +176,10 @@ export class Journal {
         await this.writeFrames(frames, total);
         this.length += total;
         for (const p of batch) p.resolve();
+        // Writers that were in this round usually write again at once (an agent's next
+        // message): let them queue before the next round starts, or it would carry only
+        // the first of them and the rest would wait a whole round more.
+        if (batch.length > 1) await new Promise((resolve) => setImmediate(resolve));
       } catch (err) {
         // Everything queued behind a failed batch was executed on top of it: fail it all.
         const failed = [...batch, ...this.queue.splice(0)];
