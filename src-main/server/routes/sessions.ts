@@ -23,7 +23,8 @@ import { AppError, badRequest, forbidden, notFound } from '../../errors.js';
 import type { SessionRow } from '../../store/sessions.js';
 import { principalOf, userOf, type AppContext } from '../context.js';
 import { authHooks, type Principal } from '../auth/authenticate.js';
-import { fullSessionJson, toSummary } from '../serialize.js';
+import { toSummary } from '../../sessions/summary.js';
+import { fullSessionJson } from '../serialize.js';
 import { errorResponses } from './error-responses.js';
 
 const CursorSchema = z.tuple([z.string(), z.string()]);
