@@ -73,6 +73,8 @@ export class Store {
   private journal!: Journal;
   private generation = 0;
   private snapshotRunning: Promise<SnapshotInfo> | null = null;
+  /** Set while memory is exported: new writes wait, so the export holds only durable ones. */
+  private writesPaused: Promise<void> | null = null;
   private recovering: Promise<void> | null = null;
   private unavailable: Error | null = null;
   /** Set while recovering from a journal failure: the journal is closed and must be reopened. */
@@ -139,7 +141,7 @@ export class Store {
   async exportDatabase(): Promise<Uint8Array> {
     if (this.closed) throw new StoreUnavailableError('The store is closed.');
     if (this.recovering) await this.recovering;
-    return this.sqldb.export();
+    return this.whileDurable(() => this.sqldb.export());
   }
 
   status(): StoreStatus {
@@ -157,6 +159,7 @@ export class Store {
    */
   async write<T>(fn: (db: Db) => T): Promise<T> {
     if (this.closed) throw new StoreUnavailableError('The store is closed.');
+    while (this.writesPaused) await this.writesPaused;
     if (this.recovering) await this.recovering;
     if (this.unavailable) await this.recover();
     const { result, statements } = this.sqldb.recordWrite(() => fn(this.sqldb));
@@ -243,16 +246,27 @@ export class Store {
     const newJournal = await Journal.create(this.files, join(dir, journalName(next)), (err) =>
       this.onJournalFailure(err),
     );
-    // From here to the swap nothing awaits, so no write lands between export and the new journal.
-    const exportStarted = performance.now();
-    const bytes = this.sqldb.export();
-    const exportMs = performance.now() - exportStarted;
-    const previous = this.journal;
-    this.journal = newJournal;
-    this.generation = next;
-    // Forgotten even if writing this snapshot fails below, so a failing disk does not get a
-    // snapshot attempt per write; the next open counts the journals left over again.
-    this.olderJournalBytes = 0;
+    let swapped: { bytes: Uint8Array; exportMs: number; previous: Journal };
+    try {
+      // Export and swap with writes held: no write lands between them.
+      swapped = await this.whileDurable(() => {
+        const exportStarted = performance.now();
+        const exported = this.sqldb.export();
+        const exportMs = performance.now() - exportStarted;
+        const previous = this.journal;
+        this.journal = newJournal;
+        this.generation = next;
+        // Forgotten even if writing this snapshot fails below, so a failing disk does not get a
+        // snapshot attempt per write; the next open counts the journals left over again.
+        this.olderJournalBytes = 0;
+        return { bytes: exported, exportMs, previous };
+      });
+    } catch (err) {
+      await newJournal.close().catch(() => undefined);
+      await this.files.unlink(newJournal.path).catch(() => undefined);
+      throw err;
+    }
+    const { bytes, exportMs, previous } = swapped;
     await previous.close();
 
     const meta: SnapshotMeta = {
@@ -269,6 +283,30 @@ export class Store {
     await writeFileAtomically(this.files, join(dir, snapshotName(next)), bytes);
     await this.removeOldGenerations(next);
     return { generation: next, bytes: bytes.length, exportMs, totalMs: performance.now() - started };
+  }
+
+  /**
+   * Runs `fn` while memory holds exactly what is on disk: new writes wait, and the writes
+   * already applied are waited for until their journal records are durable. If one of them
+   * was refused, memory still holds it until it is reloaded from disk: `fn` does not run, so
+   * a snapshot or backup never keeps a write that was answered with an error.
+   */
+  private async whileDurable<T>(fn: () => T): Promise<T> {
+    while (this.writesPaused) await this.writesPaused;
+    let resume!: () => void;
+    this.writesPaused = new Promise<void>((resolve) => (resume = resolve));
+    try {
+      await this.journal.drain();
+      if (this.unavailable || this.recovering) {
+        throw new StoreUnavailableError(
+          'A write failed to reach the disk; memory is reloaded from it first.',
+        );
+      }
+      return fn();
+    } finally {
+      this.writesPaused = null;
+      resume();
+    }
   }
 
   /** Keeps the newest snapshot and the one before it, with the journals they need. */
@@ -307,6 +345,9 @@ export class Store {
   private recover(): Promise<void> {
     this.recovering ??= (async () => {
       try {
+        // A snapshot under way is left to finish (or to give up, if it would have held the
+        // failed write) before its files are read or its temp file taken for a leftover.
+        await this.snapshotRunning?.catch(() => undefined);
         if (!this.journalClosed) {
           this.journalClosed = true;
           await this.journal.close().catch(() => undefined);
