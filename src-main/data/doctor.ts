@@ -338,7 +338,7 @@ async function inspectOnce(dataDir: string): Promise<{ report: DoctorReport; uns
     );
   }
   if (!live) {
-    const leftovers = names.filter((n) => n.endsWith('.tmp'));
+    const leftovers = names.filter(storeLayout.isTempFile);
     if (leftovers.length > 0) {
       notes.push(`${leftovers.join(', ')}: left by an interrupted write; the next start removes them.`);
     }

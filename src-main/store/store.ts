@@ -43,6 +43,12 @@ const snapshotName = (g: number) => `snapshot-${pad(g)}.db`;
 const snapshotMetaName = (g: number) => `snapshot-${pad(g)}.json`;
 const journalName = (g: number) => `journal-${pad(g)}.log`;
 const FILE_PATTERN = /^(snapshot|journal)-(\d{12})\.(db|json|log)$/u;
+/**
+ * Temp files of `writeFileAtomically` calls made by the store: a snapshot, its checksum
+ * file, and the copy of a journal that was cut. Other programs keep files in the data
+ * directory too (server.json.tmp, the desktop app's window-state.json.tmp): never theirs.
+ */
+const TEMP_FILE_PATTERN = /^(snapshot-\d{12}\.(db|json)|journal-\d{12}\.log\.cut-\d+)\.tmp$/u;
 
 interface SnapshotMeta {
   generation: number;
@@ -442,7 +448,7 @@ async function verifySnapshot(
  */
 async function loadState(files: FileLayer, dir: string, logger: Logger): Promise<LoadedState> {
   const names = await files.readdir(dir);
-  for (const name of names.filter((n) => n.endsWith('.tmp'))) {
+  for (const name of names.filter((n) => TEMP_FILE_PATTERN.test(n))) {
     // A crash during a snapshot leaves its temp file; the journals still hold those writes.
     await files.unlink(join(dir, name)).catch(() => undefined);
     logger.warn(`Removed the unfinished file ${join(dir, name)} left by an interrupted snapshot.`);
@@ -559,6 +565,8 @@ export const storeLayout = {
   journalName,
   /** Generations found among the names of a data directory's files. */
   scan,
+  /** Whether a file is a temp file the store made, which the next open removes. */
+  isTempFile: (name: string) => TEMP_FILE_PATTERN.test(name),
   verifySnapshot: (dir: string, generation: number, files: FileLayer = realFiles) =>
     verifySnapshot(files, dir, generation),
 };

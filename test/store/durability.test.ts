@@ -214,6 +214,25 @@ describe('the store on disk', () => {
     expect(files(dir).some((f) => f.endsWith('.tmp'))).toBe(false);
   });
 
+  it("removes only the store's own temp files, never other programs' ones", async () => {
+    const dir = newDir();
+    let store = await openStore(dir);
+    await store.write((db) => addNote(db, 1));
+    await closeStore(store, { snapshot: false });
+    const others = ['server.json.tmp', 'window-state.json.tmp', 'notes.tmp', 'snapshot-latest.db.tmp'];
+    for (const name of others) writeFileSync(join(dir, name), 'not the store');
+    const own = [
+      'snapshot-000000000002.db.tmp',
+      'snapshot-000000000002.json.tmp',
+      'journal-000000000001.log.cut-1700000000000.tmp',
+    ];
+    for (const name of own) writeFileSync(join(dir, name), 'half written');
+    store = await openStore(dir);
+    expect(noteIds(store)).toEqual([1]);
+    expect(files(dir).filter((f) => f.endsWith('.tmp'))).toEqual([...others].sort());
+    for (const name of others) expect(readFileSync(join(dir, name), 'utf8')).toBe('not the store');
+  });
+
   it('one process per data directory; a stale lock is taken over', async () => {
     const dir = newDir();
     const store = await openStore(dir);
