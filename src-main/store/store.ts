@@ -15,6 +15,12 @@ export interface StoreOptions {
   files?: FileLayer;
   /** Take a snapshot (and start a new journal) once the journal grows past this. */
   snapshotAfterBytes?: number;
+  /**
+   * Open a journal damaged before its end by cutting it there (a copy is kept) and setting
+   * the journals after it aside, losing the writes after the damage: `sessiondesk doctor
+   * --repair`. Without it such damage is a DataDamagedError and no file is changed.
+   */
+  cutDamagedJournals?: boolean;
 }
 
 export interface SnapshotInfo {
@@ -110,7 +116,9 @@ export class Store {
     const release = acquireLock(options.dataDir);
     try {
       const files = options.files ?? realFiles;
-      const state = await loadState(files, options.dataDir, options.logger);
+      const state = await loadState(files, options.dataDir, options.logger, {
+        cutDamagedJournals: options.cutDamagedJournals ?? false,
+      });
       const store = new Store(new SqlJsDb(state.database), options, release);
       store.generation = state.generation;
       store.olderJournalBytes = state.olderJournalBytes;
@@ -446,7 +454,12 @@ async function verifySnapshot(
  * Loads the newest intact snapshot and replays the journals after it. Damage is kept aside
  * and reported; a state that cannot be rebuilt is an error, never an empty database.
  */
-async function loadState(files: FileLayer, dir: string, logger: Logger): Promise<LoadedState> {
+async function loadState(
+  files: FileLayer,
+  dir: string,
+  logger: Logger,
+  options: { cutDamagedJournals: boolean } = { cutDamagedJournals: false },
+): Promise<LoadedState> {
   const names = await files.readdir(dir);
   for (const name of names.filter((n) => TEMP_FILE_PATTERN.test(n))) {
     // A crash during a snapshot leaves its temp file; the journals still hold those writes.
@@ -511,24 +524,48 @@ async function loadState(files: FileLayer, dir: string, logger: Logger): Promise
       );
     }
     const path = join(dir, journalName(generation));
-    const parsed = parseJournal(await files.readFile(path));
+    const bytes = await files.readFile(path);
+    const parsed = parseJournal(bytes);
     let intact = parsed.intactLength;
     let damage = parsed.damage;
     const replayed = db.replayAll(parsed.records);
     if (replayed.error !== undefined) {
       const offset = 8 + parsed.records.slice(0, replayed.applied).reduce((n, r) => n + 8 + r.length, 0);
       intact = offset;
-      damage = { offset, reason: `a record could not be replayed (${describe(replayed.error)})`, bytes: 0 };
+      damage = {
+        offset,
+        reason: `a record could not be replayed (${describe(replayed.error)})`,
+        bytes: bytes.length - offset,
+        torn: false,
+      };
     }
     if (i > 0) olderJournalBytes += activeIntact;
     active = generation;
     activeIntact = intact;
     if (damage) {
       const isLast = i === journals.length - 1;
+      // Only an append a crash cut off may be cut without asking: anything else may be
+      // followed by acknowledged writes, here or in the journals after this one.
+      if (!(isLast && damage.torn) && !options.cutDamagedJournals) {
+        db.detach().close();
+        const after = isLast
+          ? `the ${damage.bytes} bytes from there on`
+          : `the journals after it (${journals
+              .slice(i + 1)
+              .map(journalName)
+              .join(', ')})`;
+        throw new DataDamagedError(
+          `${path}: ${damage.reason} at byte ${damage.offset}. The writes in ${after} cannot be replayed, ` +
+            'so the data directory was not opened and the journals were left as they are. Run ' +
+            '"sessiondesk doctor" to ' +
+            'see what is affected, then restore a backup, or run "sessiondesk doctor --repair" to keep ' +
+            'only what comes before the damage.',
+        );
+      }
       const aside = `${path}.cut-${Date.now()}`;
-      await writeFileAtomically(files, aside, await files.readFile(path));
+      await writeFileAtomically(files, aside, bytes);
       const summary =
-        `${path}: ${damage.reason} at byte ${damage.offset}; the ${parsed.records.length} records ` +
+        `${path}: ${damage.reason} at byte ${damage.offset}; the ${replayed.applied} records ` +
         `before it were recovered, and a copy of the whole file was kept as ${aside}.`;
       if (isLast) {
         // The usual case: a crash in the middle of an append that was never acknowledged.
