@@ -9,8 +9,8 @@ import type { FileLayer } from './file-layer.js';
  */
 export const JOURNAL_MAGIC = Buffer.from('SDJRNL01', 'ascii');
 const FRAME_HEADER = 8;
-/** A length above this can only be damage: no single write is this large. */
-const MAX_RECORD_BYTES = 256 * 1024 * 1024;
+/** A length above this can only be damage: writes larger than this are refused (sqljs.ts). */
+export const MAX_RECORD_BYTES = 256 * 1024 * 1024;
 
 export function frameRecord(payload: Buffer): Buffer {
   const frame = Buffer.allocUnsafe(FRAME_HEADER + payload.length);

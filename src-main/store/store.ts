@@ -6,7 +6,7 @@ import { realFiles, writeFileAtomically, type FileLayer } from './file-layer.js'
 import { Journal, parseJournal } from './journal.js';
 import { acquireLock } from './lock.js';
 import { applyMigration, pendingMigrations } from './migrations.js';
-import { loadSqlJs, SqlJsDb, type ChangeListener, type Db, type RecordedStatement } from './sqljs.js';
+import { loadSqlJs, SqlJsDb, type ChangeListener, type Db } from './sqljs.js';
 
 export interface StoreOptions {
   dataDir: string;
@@ -176,10 +176,10 @@ export class Store {
     while (this.writesPaused) await this.writesPaused;
     if (this.recovering) await this.recovering;
     if (this.unavailable) await this.recover();
-    const { result, statements } = this.sqldb.recordWrite(() => fn(this.sqldb));
-    if (statements.length === 0) return result;
+    const { result, record } = this.sqldb.recordWrite(() => fn(this.sqldb));
+    if (record === null) return result;
     try {
-      await this.journal.append(encodeRecord(statements));
+      await this.journal.append(record);
     } catch (err) {
       // Memory still holds the refused write until it is reloaded from disk: wait for that,
       // so no read after the refusal can see it.
@@ -389,10 +389,6 @@ export class Store {
     });
     return this.recovering;
   }
-}
-
-function encodeRecord(statements: RecordedStatement[]): Buffer {
-  return Buffer.from(JSON.stringify(statements), 'utf8');
 }
 
 function describe(err: unknown): string {
