@@ -371,7 +371,8 @@ async function inspectOnce(dataDir: string): Promise<{ report: DoctorReport; uns
       problem:
         lock.pid === null
           ? 'is unreadable: it was left by a process that crashed while taking it'
-          : `names process ${lock.pid}, which is not running: it was left by a process that crashed`,
+          : `names process ${lock.pid}, which is not running (or that pid now belongs to another ` +
+            'process): it was left by a process that crashed',
       fix: `Nothing to do by hand: the next server or command takes it over. You may also delete ${join(dataDir, LOCK_FILE)}.`,
     });
   }
