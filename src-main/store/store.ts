@@ -18,7 +18,7 @@ export interface StoreOptions {
   /**
    * Open a journal damaged before its end by cutting it there (a copy is kept) and setting
    * the journals after it aside, losing the writes after the damage: `sessiondesk doctor
-   * --repair`. Without it such damage is a DataDamagedError and no file is changed.
+   * --repair`. Without it such damage is a DataDamagedError and the journals are left as they are.
    */
   cutDamagedJournals?: boolean;
 }
@@ -553,9 +553,8 @@ async function loadState(
         throw new DataDamagedError(
           `${path}: ${damage.reason} at byte ${damage.offset}. The writes in ${after} cannot be replayed, ` +
             'so the data directory was not opened and the journals were left as they are. Run ' +
-            '"sessiondesk doctor" to ' +
-            'see what is affected, then restore a backup, or run "sessiondesk doctor --repair" to keep ' +
-            'only what comes before the damage.',
+            '"sessiondesk doctor" to see what is affected, then restore a backup, or run ' +
+            '"sessiondesk doctor --repair" to keep only what comes before the damage.',
         );
       }
       const aside = `${path}.cut-${Date.now()}`;
