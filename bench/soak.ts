@@ -202,6 +202,75 @@ export function generations(names: string[], pattern: RegExp): number[] {
 
 export const newest = (list: number[]) => (list.length === 0 ? -1 : Math.max(...list));
 
+/** Temp files in a data directory, by name, with their inode (a file made later is another). */
+export function tempFiles(dataDir: string): Map<string, number> {
+  const found = new Map<string, number>();
+  for (const name of readdirSync(dataDir).filter((n) => n.endsWith('.tmp'))) {
+    try {
+      found.set(name, statSync(join(dataDir, name)).ino);
+    } catch {
+      // Renamed or removed since the listing: not there any more.
+    }
+  }
+  return found;
+}
+
+/**
+ * Temp files that were there when the server was killed and are still there, the same
+ * files, after its restart: what recovery should have removed. A restarted server may begin
+ * a snapshot of its own at once, whose temp file is new and not a leftover.
+ */
+export function leftoverTempFiles(atKill: Map<string, number>, now: Map<string, number>): string[] {
+  return [...now].filter(([name, ino]) => atKill.get(name) === ino).map(([name]) => name);
+}
+
+/** A data directory as a server is restarted on it: what a snapshot it begins is told from. */
+export interface AtRestart {
+  /** Temp files left by the kill before it. */
+  temps: Map<string, number>;
+  journal: number;
+  snapshot: number;
+}
+
+export function atRestart(dataDir: string, tempsAtKill: Map<string, number>): AtRestart {
+  const names = readdirSync(dataDir);
+  return {
+    temps: tempsAtKill,
+    journal: newest(generations(names, JOURNAL_FILE)),
+    snapshot: newest(generations(names, SNAPSHOT_FILE)),
+  };
+}
+
+/**
+ * Whether a restarted server is in the middle of a snapshot: a temp file that was not there
+ * at the restart; a journal generation begun since then whose snapshot is not written yet;
+ * or a snapshot written since then whose removal of older generations (all but the one
+ * before it, and the journals from that one on) is not done.
+ */
+export function snapshotUnderWay(dataDir: string, restart: AtRestart): boolean {
+  const names = readdirSync(dataDir);
+  const snapshots = generations(names, SNAPSHOT_FILE).sort((a, b) => a - b);
+  const journals = generations(names, JOURNAL_FILE);
+  const journal = newest(journals);
+  const snapshot = newest(snapshots);
+  if (journal > restart.journal && snapshot < journal) return true;
+  const previous = snapshots.at(-2);
+  if (snapshot > restart.snapshot && previous !== undefined) {
+    if ((snapshots[0] as number) < previous || journals.some((g) => g < previous)) return true;
+  }
+  const temps = tempFiles(dataDir);
+  return leftoverTempFiles(restart.temps, temps).length < temps.size;
+}
+
+/** Waits until no snapshot is being written, so a copy of the directory is a state at rest. */
+async function snapshotsSettled(dataDir: string, restart: AtRestart): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (snapshotUnderWay(dataDir, restart)) {
+    if (Date.now() > deadline) throw new Error('a snapshot of the restarted server did not finish in 120 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 export function median(values: number[]): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
@@ -369,7 +438,9 @@ async function checkCopy(dataDir: string, check: (store: Store) => Promise<strin
   try {
     cpSync(dataDir, copy, {
       recursive: true,
-      filter: (source) => !source.endsWith(LOCK_FILE) && !source.includes('.cut-'),
+      // Temp files are no part of the state (opening removes them).
+      filter: (source) =>
+        !source.endsWith(LOCK_FILE) && !source.includes('.cut-') && !source.endsWith('.tmp'),
     });
     const store = await Store.open({ dataDir: copy, clock: systemClock, logger: silentLogger });
     try {
@@ -440,17 +511,20 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     /** Sessions written in the round just killed: their state is checked after the restart. */
     let touched = new Set<Tracked>();
     let lastRoundMidSnapshot = false;
+    /** Temp files present when the server was last killed (none before the first start). */
+    let tempsAtKill = new Map<string, number>();
 
     for (let round = 1; round <= options.rounds + 1 && violations.length === 0; round += 1) {
       const final = round === options.rounds + 1;
       // ---- Restart and recovery.
       const roundStarted = performance.now();
+      const restart = atRestart(dataDir, tempsAtKill);
       server = await startServe(dataDir, env);
       const live: Server = server;
       recoveries.push(live.startMs);
       if (live.startMs >= Math.max(...recoveries)) result.recoveryMs.slowestRound = round;
       const names = readdirSync(dataDir);
-      const leftovers = names.filter((n) => n.endsWith('.tmp'));
+      const leftovers = leftoverTempFiles(tempsAtKill, tempFiles(dataDir));
       if (leftovers.length > 0)
         violations.push(`round ${round}: after recovery, ${leftovers.join(', ')} remain`);
       const damaged = names.filter((n) => n.includes('.damaged-'));
@@ -501,7 +575,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         (options.checkEvery > 0 && round % options.checkEvery === 0) ||
         lastRoundMidSnapshot;
       if (deep) {
-        // The server is idle (no requests yet, no agent running), so the files are at rest.
+        // No agent runs and no request is made meanwhile, so once a snapshot the restarted
+        // server may have begun is written, the files are at rest.
+        await snapshotsSettled(dataDir, restart);
         violations.push(
           ...(await checkCopy(dataDir, (store) =>
             checkDatabase(store, ledger, `round ${round} (copy after recovery)`, result, expectations()),
@@ -755,6 +831,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
 
       // ---- What the kill interrupted.
       const after = readdirSync(dataDir);
+      tempsAtKill = tempFiles(dataDir);
       const journalAtKill = newest(generations(after, JOURNAL_FILE));
       const snapshotAtKill = newest(generations(after, SNAPSHOT_FILE));
       const during = journalAtKill > journalAtStart && snapshotAtKill < journalAtKill;

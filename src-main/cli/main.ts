@@ -16,7 +16,7 @@ import { PROJECT_ROOT, resolveDataDir } from '../paths.js';
 import { DataDamagedError, StoreUnavailableError } from '../store/store.js';
 import { DataDirLockedError } from '../store/lock.js';
 import { describeCounts } from '../data/database.js';
-import { formatBytes, formatDoctorReport, runDoctor } from '../data/doctor.js';
+import { formatBytes, formatDoctorReport, repairDataDir, runDoctor } from '../data/doctor.js';
 import { EXPORT_FORMATS, type ExportFormat } from '../data/format.js';
 import { formatImportReport, ImportInputError } from '../data/import.js';
 import { restoreBackup, RestoreRefusedError } from '../data/restore.js';
@@ -361,12 +361,15 @@ async function restoreCommand(args: string[]): Promise<void> {
 }
 
 async function doctorCommand(args: string[]): Promise<number> {
-  const v = parse('doctor', args, { json: { type: 'boolean' } });
+  const v = parse('doctor', args, { json: { type: 'boolean' }, repair: { type: 'boolean' } });
   if (v.help) {
     print(USAGE.doctor);
     return 0;
   }
-  const report = await runDoctor(resolveDataDir(v['data-dir'] as string | undefined));
+  const dataDir = resolveDataDir(v['data-dir'] as string | undefined);
+  // Only a directory that exists is repaired: opening one creates it.
+  if (v.repair && existsSync(dataDir)) await repairDataDir(dataDir, stderrLogger);
+  const report = await runDoctor(dataDir);
   print(v.json ? JSON.stringify(report, null, 2) : formatDoctorReport(report));
   return report.problems.length > 0 ? 1 : 0;
 }

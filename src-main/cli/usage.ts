@@ -14,7 +14,7 @@ Commands:
   import              Import an export into a workspace (idempotent)
   backup              Copy the whole database to one SQLite file
   restore             Make a backup the database of a new data directory
-  doctor              Check a data directory without changing it
+  doctor              Check a data directory without changing it (--repair: cut damage)
 
 Every command takes --data-dir DIR (else SESSIONDESK_DATA_DIR, else the app's data folder).
 Run "sessiondesk <command> --help" for a command's options.`,
@@ -77,12 +77,15 @@ Makes a backup (from "sessiondesk backup") the database of the data directory DI
 SESSIONDESK_DATA_DIR, else the app's data folder), which must be new or empty: restore never
 overwrites data. Checks the backup first, then opens DIR as a
 server would. Start it with "sessiondesk serve --data-dir DIR".`,
-  doctor: `Usage: sessiondesk doctor [--json] [--data-dir DIR]
+  doctor: `Usage: sessiondesk doctor [--json] [--repair] [--data-dir DIR]
 
 Checks a data directory without changing anything (it takes no lock, so it works beside a
 running server): the database rebuilt in memory (PRAGMA integrity_check, schema version),
 snapshots and their checksums, journals (records, torn tail, damage), files kept aside by a
 recovery, the lock, and server.json. Says what to do about each problem.
+--repair   first open the directory as a start does, but cut a journal damaged before its
+           end (a start refuses it): what comes before the damage is kept, the writes after
+           it are lost; copies are kept as *.cut-* and *.damaged-*. Stop the server first.
 Exit code 0 when healthy, 1 when it found a problem.`,
 } as const;
 

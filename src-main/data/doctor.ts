@@ -5,8 +5,8 @@ import { ADMIN_TOKEN_FILE, SERVER_FILE, type ServerInfo } from '../server-file.j
 import { parseJournal, type ParsedJournal } from '../store/journal.js';
 import { LOCK_FILE, lockHolder, readLockPid } from '../store/lock.js';
 import { loadSqlJs, SqlJsDb } from '../store/sqljs.js';
-import { storeLayout } from '../store/store.js';
-import { silentLogger } from '../clock.js';
+import { Store, storeLayout } from '../store/store.js';
+import { silentLogger, systemClock, type Logger } from '../clock.js';
 import { realFiles } from '../store/file-layer.js';
 import { TRANSCRIPT_MAGIC } from '../store/transcript-format.js';
 import { transcriptPath, Transcripts } from '../store/transcripts.js';
@@ -54,6 +54,17 @@ export interface DoctorReport {
     { state: 'none' } | { state: 'running'; info: ServerInfo } | { state: 'stale'; info: ServerInfo | null };
   problems: Finding[];
   notes: string[];
+}
+
+/**
+ * `sessiondesk doctor --repair`: opens the directory as a start does, except that a journal
+ * damaged before its end is cut there (with a copy kept) and the journals after it are set
+ * aside, so the writes after the damage are lost. It takes the lock: the server must be
+ * stopped.
+ */
+export async function repairDataDir(dataDir: string, logger: Logger): Promise<void> {
+  const store = await Store.open({ dataDir, clock: systemClock, logger, cutDamagedJournals: true });
+  await store.close();
 }
 
 const KEPT_ASIDE = /\.(damaged|cut)-\d+$/u;
@@ -251,6 +262,7 @@ async function inspectOnce(dataDir: string): Promise<{ report: DoctorReport; uns
           offset,
           reason: `a record cannot be replayed (${errorText(result.error)})`,
           bytes: size - offset,
+          torn: false,
         };
         intactRecords = result.applied;
       }
@@ -260,7 +272,7 @@ async function inspectOnce(dataDir: string): Promise<{ report: DoctorReport; uns
       if (isLast) {
         newestJournalDamaged = true;
         problems.push(
-          /torn/u.test(damage.reason)
+          damage.torn
             ? {
                 subject: name,
                 problem:
@@ -274,11 +286,12 @@ async function inspectOnce(dataDir: string): Promise<{ report: DoctorReport; uns
                 subject: name,
                 problem:
                   `is damaged at byte ${damage.offset} (${damage.reason}): the ${intactRecords} records before ` +
-                  `it are intact, the ${damage.bytes} bytes from there on are lost at the next start`,
+                  `it are intact, but the ${damage.bytes} bytes from there on may hold acknowledged writes, so ` +
+                  'the next start refuses to open the directory',
                 fix:
-                  'If the writes after that point matter, restore a backup (sessiondesk restore). Otherwise ' +
-                  'start Session Desk once: it keeps what is intact, with a copy of the whole file as ' +
-                  `${name}.cut-….`,
+                  'If the writes after that point matter, restore a backup into a new directory (sessiondesk ' +
+                  'restore). Otherwise stop the server and run "sessiondesk doctor --repair": it keeps what is ' +
+                  `intact and loses the rest, with a copy of the whole file as ${name}.cut-….`,
               },
         );
       } else {
@@ -287,11 +300,11 @@ async function inspectOnce(dataDir: string): Promise<{ report: DoctorReport; uns
           subject: name,
           problem:
             `is damaged at byte ${damage.offset} (${damage.reason}), and the journals after it ` +
-            `(${later.join(', ')}) cannot be replayed on top of it: every write after that point is lost ` +
-            'at the next start',
+            `(${later.join(', ')}) cannot be replayed on top of it: the next start refuses to open the directory`,
           fix:
-            'If those writes matter, restore a backup (sessiondesk restore). Otherwise start Session Desk ' +
-            'once: it keeps what is intact and sets the rest aside (*.cut-*, *.damaged-*).',
+            'If the writes after that point matter, restore a backup into a new directory (sessiondesk ' +
+            'restore). Otherwise stop the server and run "sessiondesk doctor --repair": it keeps what is ' +
+            'intact and sets the rest aside (*.cut-*, *.damaged-*).',
         });
         break;
       }
@@ -345,7 +358,7 @@ async function inspectOnce(dataDir: string): Promise<{ report: DoctorReport; uns
     );
   }
   if (!live) {
-    const leftovers = names.filter((n) => n.endsWith('.tmp'));
+    const leftovers = names.filter(storeLayout.isTempFile);
     if (leftovers.length > 0) {
       notes.push(`${leftovers.join(', ')}: left by an interrupted write; the next start removes them.`);
     }
@@ -364,7 +377,8 @@ async function inspectOnce(dataDir: string): Promise<{ report: DoctorReport; uns
       problem:
         lock.pid === null
           ? 'is unreadable: it was left by a process that crashed while taking it'
-          : `names process ${lock.pid}, which is not running: it was left by a process that crashed`,
+          : `names process ${lock.pid}, which is not running (or that pid now belongs to another ` +
+            'process): it was left by a process that crashed',
       fix: `Nothing to do by hand: the next server or command takes it over. You may also delete ${join(dataDir, LOCK_FILE)}.`,
     });
   }

@@ -1,4 +1,4 @@
-import { toSummary } from '../server/serialize.js';
+import { toSummary } from '../sessions/summary.js';
 import type { Repositories } from '../store/repositories.js';
 import { optStr } from '../store/row.js';
 import type { Db } from '../store/sqljs.js';

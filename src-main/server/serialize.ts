@@ -1,55 +1,6 @@
-import type { Author, Metadata, SessionSummary, Task } from '../../src-shared/sessions.js';
+import type { Task } from '../../src-shared/sessions.js';
+import { sessionFields } from '../sessions/summary.js';
 import type { SessionRow } from '../store/sessions.js';
-
-export type PreviewForm = 'both' | 'first' | 'none';
-
-function author(row: SessionRow): Author {
-  const value: Author = { id: row.authorId, name: row.authorName };
-  if (row.authorImageUrl !== undefined) value.imageUrl = row.authorImageUrl;
-  return value;
-}
-
-/** Metadata members appear only when they apply. */
-function metadata(row: SessionRow): Metadata {
-  const value: Metadata = {};
-  if (row.repository !== undefined) value.repository = row.repository;
-  if (row.branch !== undefined) value.branch = row.branch;
-  if (row.prNumber !== undefined) value.prNumber = row.prNumber;
-  if (row.prUrl !== undefined) value.prUrl = row.prUrl;
-  if (row.prStatus !== undefined) value.prStatus = row.prStatus;
-  return value;
-}
-
-/**
- * The summary form. List carries both previews, create only the first, update neither
- * (as the spec's examples do); a session without messages has no previews at all.
- */
-/** The fields every form shares, in the specification's order. */
-function base(row: SessionRow) {
-  return {
-    id: row.id,
-    title: row.title,
-    status: row.status,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
-    model: row.model,
-    author: author(row),
-    metadata: metadata(row),
-  };
-}
-
-export function toSummary(row: SessionRow, previews: PreviewForm): SessionSummary {
-  // Added to the object base() made rather than spread into a new one: the spread made
-  // listing 10,000 sessions about 40% slower (measured over HTTP, 128 against 190 ms).
-  const summary: SessionSummary = Object.assign(base(row), { messageCount: row.messageCount });
-  if (previews !== 'none' && row.firstPreview !== undefined) {
-    summary.firstMessagePreview = row.firstPreview;
-  }
-  if (previews === 'both' && row.lastPreview !== undefined) {
-    summary.lastMessagePreview = row.lastPreview;
-  }
-  return summary;
-}
 
 /**
  * `{"session": <full form>}` as the JSON text around its messages: `head`, then the
@@ -58,7 +9,7 @@ export function toSummary(row: SessionRow, previews: PreviewForm): SessionSummar
  * re-serialized: that is most of the cost of this, the busiest read.
  */
 export function fullSessionFrame(row: SessionRow, tasks: Task[]): { head: string; tail: string } {
-  const head = JSON.stringify(base(row));
+  const head = JSON.stringify(sessionFields(row));
   return {
     head: `{"session":${head.slice(0, -1)},"messages":[`,
     tail: `],"tasks":${JSON.stringify(tasks)}}}`,

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { createServer, type Server } from 'node:net';
 import type { Clock, Logger } from '../clock.js';
 import { announceServer, newAdminToken, withdrawServer } from '../server-file.js';
 import { Store } from '../store/store.js';
@@ -55,9 +56,43 @@ async function listen(app: FastifyInstance, host: string, port: number): Promise
   return address.port;
 }
 
+/**
+ * Binds `host:port` and holds it while the store opens, so that a port in use fails before
+ * the data directory is created or migrated. Null for port 0 (any free port will do).
+ */
+async function reservePort(host: string, port: number): Promise<Server | null> {
+  if (port === 0) return null;
+  const server = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen({ host, port, exclusive: true }, resolve);
+    });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new PortInUseError(host, port);
+    throw err;
+  }
+  return server;
+}
+
+const release = (server: Server | null) =>
+  new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+
 /** Opens the store, builds the app and listens: what `sessiondesk serve` and the desktop app share. */
 export async function startServer(options: StartOptions): Promise<RunningServer> {
-  const store = await Store.open({ dataDir: options.dataDir, clock: options.clock, logger: options.logger });
+  let reserved: Server | null = null;
+  try {
+    reserved = await reservePort(options.host, options.port);
+  } catch (err) {
+    if (!(err instanceof PortInUseError) || !options.fallbackToFreePort) throw err;
+  }
+  let store: Store;
+  try {
+    store = await Store.open({ dataDir: options.dataDir, clock: options.clock, logger: options.logger });
+  } catch (err) {
+    await release(reserved);
+    throw err;
+  }
   if (options.demo) {
     try {
       const repos = createRepositories(store.db);
@@ -68,6 +103,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         clock: options.clock,
       });
     } catch (err) {
+      await release(reserved);
       await store.close();
       throw err;
     }
@@ -89,6 +125,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   let app: FastifyInstance | undefined;
   try {
     app = await build();
+    // Handed over to the server just before it listens.
+    await release(reserved);
     let port: number;
     try {
       port = await listen(app, options.host, options.port);
@@ -121,6 +159,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       },
     };
   } catch (err) {
+    await release(reserved);
     await app?.close().catch(() => undefined);
     await store.close().catch(() => undefined);
     throw err;

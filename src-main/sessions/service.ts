@@ -7,7 +7,7 @@ import type {
 } from '../../src-shared/sessions.js';
 import type { Clock } from '../clock.js';
 import type { EventBus } from '../events/event-bus.js';
-import { toSummary } from '../server/serialize.js';
+import { toSummary } from './summary.js';
 import type { Repositories } from '../store/repositories.js';
 import type { NewSession, SessionRow } from '../store/sessions.js';
 import type { Store } from '../store/store.js';

@@ -10,8 +10,8 @@ import type { StagedAppend } from './transcripts.js';
  */
 export const JOURNAL_MAGIC = Buffer.from('SDJRNL01', 'ascii');
 const FRAME_HEADER = 8;
-/** A length above this can only be damage: no single write is this large. */
-const MAX_RECORD_BYTES = 256 * 1024 * 1024;
+/** A length above this can only be damage: writes larger than this are refused (sqljs.ts). */
+export const MAX_RECORD_BYTES = 256 * 1024 * 1024;
 
 export function frameRecord(payload: Buffer): Buffer {
   const frame = Buffer.allocUnsafe(FRAME_HEADER + payload.length);
@@ -26,7 +26,30 @@ export interface ParsedJournal {
   /** Bytes from the start of the file up to the end of the last intact record. */
   intactLength: number;
   /** Set when bytes follow the last intact record: a torn tail or damage. */
-  damage?: { offset: number; reason: string; bytes: number };
+  damage?: JournalDamage;
+}
+
+export interface JournalDamage {
+  offset: number;
+  reason: string;
+  bytes: number;
+  /**
+   * Whether it can be an append a crash cut off: no intact record follows the damage.
+   * When one does, the damage is not at the end, and what follows may be acknowledged writes.
+   */
+  torn: boolean;
+}
+
+/** Whether a checksum-valid record starts anywhere in `bytes` from `from` on. */
+function intactRecordFrom(bytes: Buffer, from: number): boolean {
+  for (let start = from; start + FRAME_HEADER < bytes.length; start += 1) {
+    const length = bytes.readUInt32LE(start);
+    // Most offsets fall inside JSON text, whose bytes read as a length far too large.
+    if (length === 0 || length > MAX_RECORD_BYTES || start + FRAME_HEADER + length > bytes.length) continue;
+    const payload = bytes.subarray(start + FRAME_HEADER, start + FRAME_HEADER + length);
+    if (crc32(payload) === bytes.readUInt32LE(start + 4)) return true;
+  }
+  return false;
 }
 
 /** Reads records up to the first one that is incomplete or fails its checksum. */
@@ -37,7 +60,12 @@ export function parseJournal(bytes: Buffer): ParsedJournal {
     return {
       records: [],
       intactLength: 0,
-      damage: { offset: 0, reason: torn ? 'torn header' : 'not a journal file', bytes: bytes.length },
+      damage: {
+        offset: 0,
+        reason: torn ? 'torn header' : 'not a journal file',
+        bytes: bytes.length,
+        torn: !intactRecordFrom(bytes, 1),
+      },
     };
   }
   const records: Buffer[] = [];
@@ -47,11 +75,13 @@ export function parseJournal(bytes: Buffer): ParsedJournal {
     const fail = (reason: string): ParsedJournal => ({
       records,
       intactLength: offset,
-      damage: { offset, reason, bytes: remaining },
+      damage: { offset, reason, bytes: remaining, torn: !intactRecordFrom(bytes, offset + 1) },
     });
     if (remaining < FRAME_HEADER) return fail('torn record header');
     const length = bytes.readUInt32LE(offset);
     if (length > MAX_RECORD_BYTES) return fail('impossible record length');
+    // No write is empty: zeros are space the file system allocated but never wrote.
+    if (length === 0) return fail('empty record');
     if (remaining < FRAME_HEADER + length) return fail('torn record');
     const payload = bytes.subarray(offset + FRAME_HEADER, offset + FRAME_HEADER + length);
     if (crc32(payload) !== bytes.readUInt32LE(offset + 4)) return fail('checksum mismatch');

@@ -1,10 +1,14 @@
 import initSqlJs, { type Database, type SqlJsStatic, type SqlValue, type Statement } from 'sql.js';
 import type { StagedAppend } from './transcripts.js';
+import { MAX_RECORD_BYTES } from './journal.js';
 
 export type { SqlValue };
 export type Params = SqlValue[];
 export type Row = SqlValue[];
-/** One write as it is journaled: the statements it ran, with their parameters, in order. */
+/**
+ * One write as it is journaled: the statements it ran, with their parameters, in order, as
+ * a JSON array of `[sql, params]`.
+ */
 export type RecordedStatement = [sql: string, params: Params];
 
 let sqlJs: Promise<SqlJsStatic> | undefined;
@@ -48,13 +52,54 @@ export class WriteOutsideTransactionError extends Error {
 }
 
 /**
+ * A write that could not be journaled as it ran: a parameter that JSON does not carry back
+ * unchanged, or a record larger than the journal's reader accepts. It is rolled back.
+ */
+export class UnjournalableWriteError extends Error {}
+
+/** Values that come back from JSON as they went in (and are bound the same way by sql.js). */
+function survivesJson(value: unknown): boolean {
+  return (
+    value === null ||
+    typeof value === 'string' ||
+    typeof value === 'boolean' ||
+    (typeof value === 'number' && Number.isFinite(value))
+  );
+}
+
+function describeValue(value: unknown): string {
+  if (value instanceof Uint8Array) return `a ${value.constructor.name} (binary values are not journaled)`;
+  if (typeof value === 'bigint') return `the bigint ${value}n`;
+  return String(value);
+}
+
+/**
+ * One statement as the journal holds it: `[sql, params]` as JSON text. Checked before the
+ * statement runs, so a write the journal could not replay as it ran is never applied.
+ */
+function encodeStatement(sql: string, params: Params): string {
+  params.forEach((value, index) => {
+    if (!survivesJson(value)) {
+      throw new UnjournalableWriteError(
+        `Parameter ${index + 1} of "${sql.slice(0, 200)}" is ${describeValue(value)}, which the journal ` +
+          'cannot store as it is: use null, a string, or a finite number.',
+      );
+    }
+  });
+  return JSON.stringify([sql, params]);
+}
+
+/**
  * Wraps one sql.js database. It caches prepared statements by SQL text and records the
  * statements of the current write, so the store can journal exactly what ran.
  */
 export class SqlJsDb implements Db {
   private statements = new Map<string, Statement>();
   private depth = 0;
-  private recording: RecordedStatement[] | null = null;
+  /** The statements of the current write, each encoded as the journal holds it. */
+  private recording: string[] | null = null;
+  /** Bytes of the journal record the current write makes so far. */
+  private recordingBytes = 0;
   private staged: StagedAppend[] = [];
   private changeListeners = new Set<ChangeListener>();
 
@@ -114,8 +159,18 @@ export class SqlJsDb implements Db {
 
   run(sql: string, params: Params = []): number {
     if (this.recording === null) throw new WriteOutsideTransactionError();
+    const encoded = encodeStatement(sql, params);
+    // The brackets and commas of the array, then the statement's UTF-8 bytes.
+    const bytes = this.recordingBytes + 2 + Buffer.byteLength(encoded, 'utf8');
+    if (bytes > MAX_RECORD_BYTES) {
+      throw new UnjournalableWriteError(
+        `This write would make a journal record of more than ${MAX_RECORD_BYTES / 1024 / 1024} MiB, ` +
+          'the most the journal reads back: write it in smaller parts.',
+      );
+    }
     this.exec(sql, params);
-    this.recording.push([sql, params]);
+    this.recording.push(encoded);
+    this.recordingBytes = bytes - 1;
     return this.database.getRowsModified();
   }
 
@@ -125,16 +180,22 @@ export class SqlJsDb implements Db {
   }
 
   /**
-   * Runs `fn` as one write and returns what it ran, for the journal. A throw rolls the
-   * write back and nothing is returned to journal.
+   * Runs `fn` as one write and returns what it ran as a journal record (null when it ran
+   * nothing). A throw rolls the write back and nothing is returned to journal.
    */
-  recordWrite<T>(fn: () => T): { result: T; statements: RecordedStatement[]; staged: StagedAppend[] } {
+  recordWrite<T>(fn: () => T): { result: T; record: Buffer | null; staged: StagedAppend[] } {
     if (this.recording !== null) throw new Error('Store.write() calls cannot nest.');
     this.recording = [];
+    this.recordingBytes = 0;
     this.staged = [];
     try {
       const result = this.atomically(fn);
-      return { result, statements: this.recording, staged: this.staged };
+      const statements = this.recording;
+      return {
+        result,
+        record: statements.length === 0 ? null : Buffer.from(`[${statements.join(',')}]`, 'utf8'),
+        staged: this.staged,
+      };
     } finally {
       this.recording = null;
       this.staged = [];
@@ -219,12 +280,16 @@ export class SqlJsDb implements Db {
 
   private atomically<T>(fn: () => T): T {
     const mark = this.recording?.length ?? 0;
+    const markBytes = this.recordingBytes;
     const stagedMark = this.staged.length;
     try {
       return this.atomicallyRaw(fn);
     } catch (err) {
       // Statements and bytes of a rolled-back savepoint must not reach the disk.
-      if (this.recording) this.recording.length = mark;
+      if (this.recording) {
+        this.recording.length = mark;
+        this.recordingBytes = markBytes;
+      }
       this.staged.length = stagedMark;
       throw err;
     }

@@ -7,7 +7,7 @@ import { DataDamagedError } from './errors.js';
 import { Journal, parseJournal } from './journal.js';
 import { acquireLock } from './lock.js';
 import { applyMigration, pendingMigrations } from './migrations.js';
-import { loadSqlJs, SqlJsDb, type ChangeListener, type Db, type RecordedStatement } from './sqljs.js';
+import { loadSqlJs, SqlJsDb, type ChangeListener, type Db } from './sqljs.js';
 import { Transcripts, type StagedAppend } from './transcripts.js';
 
 export interface StoreOptions {
@@ -19,6 +19,12 @@ export interface StoreOptions {
   snapshotAfterBytes?: number;
   /** Progress of long work at open (moving an old database's messages out); stderr by default. */
   onProgress?: (text: string) => void;
+  /**
+   * Open a journal damaged before its end by cutting it there (a copy is kept) and setting
+   * the journals after it aside, losing the writes after the damage: `sessiondesk doctor
+   * --repair`. Without it such damage is a DataDamagedError and the journals are left as they are.
+   */
+  cutDamagedJournals?: boolean;
 }
 
 export interface SnapshotInfo {
@@ -47,6 +53,12 @@ const snapshotName = (g: number) => `snapshot-${pad(g)}.db`;
 const snapshotMetaName = (g: number) => `snapshot-${pad(g)}.json`;
 const journalName = (g: number) => `journal-${pad(g)}.log`;
 const FILE_PATTERN = /^(snapshot|journal)-(\d{12})\.(db|json|log)$/u;
+/**
+ * Temp files of `writeFileAtomically` calls made by the store: a snapshot, its checksum
+ * file, and the copy of a journal that was cut. Other programs keep files in the data
+ * directory too (server.json.tmp, the desktop app's window-state.json.tmp): never theirs.
+ */
+const TEMP_FILE_PATTERN = /^(snapshot-\d{12}\.(db|json)|journal-\d{12}\.log\.cut-\d+)\.tmp$/u;
 
 interface SnapshotMeta {
   generation: number;
@@ -77,6 +89,8 @@ export class Store {
   private journal!: Journal;
   private generation = 0;
   private snapshotRunning: Promise<SnapshotInfo> | null = null;
+  /** Set while memory is exported: new writes wait, so the export holds only durable ones. */
+  private writesPaused: Promise<void> | null = null;
   private recovering: Promise<void> | null = null;
   private unavailable: Error | null = null;
   /** Set while recovering from a journal failure: the journal is closed and must be reopened. */
@@ -111,7 +125,9 @@ export class Store {
     const release = acquireLock(options.dataDir);
     try {
       const files = options.files ?? realFiles;
-      const state = await loadState(files, options.dataDir, options.logger);
+      const state = await loadState(files, options.dataDir, options.logger, {
+        cutDamagedJournals: options.cutDamagedJournals ?? false,
+      });
       const store = new Store(new SqlJsDb(state.database), options, release);
       store.generation = state.generation;
       store.olderJournalBytes = state.olderJournalBytes;
@@ -151,9 +167,8 @@ export class Store {
 
   /**
    * What a backup holds, consistent at one instant: the database, and each transcript's
-   * committed length at that instant. Resolves once the writes in flight then have reached
-   * the disk, so every byte counted is in its file; a write that failed meanwhile makes the
-   * backup fail rather than hold what the disk refused.
+   * committed length at that instant, taken with writes held once every write in flight has
+   * reached the disk, so it holds only durable writes and every byte counted is in its file.
    */
   async backupParts(): Promise<{
     database: Uint8Array;
@@ -161,13 +176,10 @@ export class Store {
   }> {
     if (this.closed) throw new StoreUnavailableError('The store is closed.');
     if (this.recovering) await this.recovering;
-    const database = this.sqldb.export();
-    const transcripts = committedTranscripts(this.sqldb);
-    await this.journal.drain();
-    if (this.unavailable || this.recovering) {
-      throw new StoreUnavailableError('A write failed while the backup was being taken; try again.');
-    }
-    return { database, transcripts };
+    return this.whileDurable(() => ({
+      database: this.sqldb.export(),
+      transcripts: committedTranscripts(this.sqldb),
+    }));
   }
 
   status(): StoreStatus {
@@ -185,11 +197,12 @@ export class Store {
    */
   async write<T>(fn: (db: Db) => T): Promise<T> {
     if (this.closed) throw new StoreUnavailableError('The store is closed.');
+    while (this.writesPaused) await this.writesPaused;
     if (this.recovering) await this.recovering;
     if (this.unavailable) await this.recover();
-    const { result, statements, staged } = this.sqldb.recordWrite(() => fn(this.sqldb));
-    if (statements.length === 0) return result;
-    const appended = this.journal.append(encodeRecord(statements), staged);
+    const { result, record, staged } = this.sqldb.recordWrite(() => fn(this.sqldb));
+    if (record === null) return result;
+    const appended = this.journal.append(record, staged);
     for (const { sessionId } of staged) this.trackTranscriptWrite(sessionId, appended);
     try {
       await appended;
@@ -314,16 +327,27 @@ export class Store {
       (err) => this.onJournalFailure(err),
       this.writeTranscripts,
     );
-    // From here to the swap nothing awaits, so no write lands between export and the new journal.
-    const exportStarted = performance.now();
-    const bytes = this.sqldb.export();
-    const exportMs = performance.now() - exportStarted;
-    const previous = this.journal;
-    this.journal = newJournal;
-    this.generation = next;
-    // Forgotten even if writing this snapshot fails below, so a failing disk does not get a
-    // snapshot attempt per write; the next open counts the journals left over again.
-    this.olderJournalBytes = 0;
+    let swapped: { bytes: Uint8Array; exportMs: number; previous: Journal };
+    try {
+      // Export and swap with writes held: no write lands between them.
+      swapped = await this.whileDurable(() => {
+        const exportStarted = performance.now();
+        const exported = this.sqldb.export();
+        const exportMs = performance.now() - exportStarted;
+        const previous = this.journal;
+        this.journal = newJournal;
+        this.generation = next;
+        // Forgotten even if writing this snapshot fails below, so a failing disk does not get a
+        // snapshot attempt per write; the next open counts the journals left over again.
+        this.olderJournalBytes = 0;
+        return { bytes: exported, exportMs, previous };
+      });
+    } catch (err) {
+      await newJournal.close().catch(() => undefined);
+      await this.files.unlink(newJournal.path).catch(() => undefined);
+      throw err;
+    }
+    const { bytes, exportMs, previous } = swapped;
     await previous.close();
 
     const meta: SnapshotMeta = {
@@ -340,6 +364,30 @@ export class Store {
     await writeFileAtomically(this.files, join(dir, snapshotName(next)), bytes);
     await this.removeOldGenerations(next);
     return { generation: next, bytes: bytes.length, exportMs, totalMs: performance.now() - started };
+  }
+
+  /**
+   * Runs `fn` while memory holds exactly what is on disk: new writes wait, and the writes
+   * already applied are waited for until their journal records are durable. If one of them
+   * was refused, memory still holds it until it is reloaded from disk: `fn` does not run, so
+   * a snapshot or backup never keeps a write that was answered with an error.
+   */
+  private async whileDurable<T>(fn: () => T): Promise<T> {
+    while (this.writesPaused) await this.writesPaused;
+    let resume!: () => void;
+    this.writesPaused = new Promise<void>((resolve) => (resume = resolve));
+    try {
+      await this.journal.drain();
+      if (this.unavailable || this.recovering) {
+        throw new StoreUnavailableError(
+          'A write failed to reach the disk; memory is reloaded from it first.',
+        );
+      }
+      return fn();
+    } finally {
+      this.writesPaused = null;
+      resume();
+    }
   }
 
   /** Keeps the newest snapshot and the one before it, with the journals they need. */
@@ -378,6 +426,9 @@ export class Store {
   private recover(): Promise<void> {
     this.recovering ??= (async () => {
       try {
+        // A snapshot under way is left to finish (or to give up, if it would have held the
+        // failed write) before its files are read or its temp file taken for a leftover.
+        await this.snapshotRunning?.catch(() => undefined);
         if (!this.journalClosed) {
           this.journalClosed = true;
           await this.journal.close().catch(() => undefined);
@@ -414,10 +465,6 @@ function committedTranscripts(db: Db): Array<{ sessionId: string; bytes: number 
   return db
     .all('SELECT id, transcript_bytes FROM sessions WHERE transcript_bytes > 0')
     .map((r) => ({ sessionId: String(r[0]), bytes: Number(r[1]) }));
-}
-
-function encodeRecord(statements: RecordedStatement[]): Buffer {
-  return Buffer.from(JSON.stringify(statements), 'utf8');
 }
 
 function describe(err: unknown): string {
@@ -479,9 +526,14 @@ async function verifySnapshot(
  * Loads the newest intact snapshot and replays the journals after it. Damage is kept aside
  * and reported; a state that cannot be rebuilt is an error, never an empty database.
  */
-async function loadState(files: FileLayer, dir: string, logger: Logger): Promise<LoadedState> {
+async function loadState(
+  files: FileLayer,
+  dir: string,
+  logger: Logger,
+  options: { cutDamagedJournals: boolean } = { cutDamagedJournals: false },
+): Promise<LoadedState> {
   const names = await files.readdir(dir);
-  for (const name of names.filter((n) => n.endsWith('.tmp'))) {
+  for (const name of names.filter((n) => TEMP_FILE_PATTERN.test(n))) {
     // A crash during a snapshot leaves its temp file; the journals still hold those writes.
     await files.unlink(join(dir, name)).catch(() => undefined);
     logger.warn(`Removed the unfinished file ${join(dir, name)} left by an interrupted snapshot.`);
@@ -544,24 +596,47 @@ async function loadState(files: FileLayer, dir: string, logger: Logger): Promise
       );
     }
     const path = join(dir, journalName(generation));
-    const parsed = parseJournal(await files.readFile(path));
+    const bytes = await files.readFile(path);
+    const parsed = parseJournal(bytes);
     let intact = parsed.intactLength;
     let damage = parsed.damage;
     const replayed = db.replayAll(parsed.records);
     if (replayed.error !== undefined) {
       const offset = 8 + parsed.records.slice(0, replayed.applied).reduce((n, r) => n + 8 + r.length, 0);
       intact = offset;
-      damage = { offset, reason: `a record could not be replayed (${describe(replayed.error)})`, bytes: 0 };
+      damage = {
+        offset,
+        reason: `a record could not be replayed (${describe(replayed.error)})`,
+        bytes: bytes.length - offset,
+        torn: false,
+      };
     }
     if (i > 0) olderJournalBytes += activeIntact;
     active = generation;
     activeIntact = intact;
     if (damage) {
       const isLast = i === journals.length - 1;
+      // Only an append a crash cut off may be cut without asking: anything else may be
+      // followed by acknowledged writes, here or in the journals after this one.
+      if (!(isLast && damage.torn) && !options.cutDamagedJournals) {
+        db.detach().close();
+        const after = isLast
+          ? `the ${damage.bytes} bytes from there on`
+          : `the journals after it (${journals
+              .slice(i + 1)
+              .map(journalName)
+              .join(', ')})`;
+        throw new DataDamagedError(
+          `${path}: ${damage.reason} at byte ${damage.offset}. The writes in ${after} cannot be replayed, ` +
+            'so the data directory was not opened and the journals were left as they are. Run ' +
+            '"sessiondesk doctor" to see what is affected, then restore a backup, or run ' +
+            '"sessiondesk doctor --repair" to keep only what comes before the damage.',
+        );
+      }
       const aside = `${path}.cut-${Date.now()}`;
-      await writeFileAtomically(files, aside, await files.readFile(path));
+      await writeFileAtomically(files, aside, bytes);
       const summary =
-        `${path}: ${damage.reason} at byte ${damage.offset}; the ${parsed.records.length} records ` +
+        `${path}: ${damage.reason} at byte ${damage.offset}; the ${replayed.applied} records ` +
         `before it were recovered, and a copy of the whole file was kept as ${aside}.`;
       if (isLast) {
         // The usual case: a crash in the middle of an append that was never acknowledged.
@@ -598,6 +673,8 @@ export const storeLayout = {
   journalName,
   /** Generations found among the names of a data directory's files. */
   scan,
+  /** Whether a file is a temp file the store made, which the next open removes. */
+  isTempFile: (name: string) => TEMP_FILE_PATTERN.test(name),
   verifySnapshot: (dir: string, generation: number, files: FileLayer = realFiles) =>
     verifySnapshot(files, dir, generation),
 };

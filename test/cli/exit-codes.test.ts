@@ -143,6 +143,20 @@ describe('runtime failures exit 1 with a message on stderr', () => {
     expect(existsSync(join(dataDir, 'sessiondesk.lock'))).toBe(false);
   }, 90_000);
 
+  it('serve on a port in use with a new data directory: one line, and no directory is made', async () => {
+    const dataDir = join(sandbox.dataDir(), 'not-yet');
+    const blocker = await occupyPort();
+    sandbox.defer(blocker.close);
+
+    const result = await runCli(['serve', '--port', String(blocker.port), '--data-dir', dataDir]);
+    expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 1, stdout: '' });
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(String(blocker.port));
+    expect(lines[0]).toMatch(/in use/u);
+    expect(existsSync(dataDir)).toBe(false);
+  }, 90_000);
+
   it('a second serve on the same data directory names the first one’s pid and leaves it running', async () => {
     const dataDir = sandbox.dataDir();
     const first = await sandbox.serve(dataDir);

@@ -35,6 +35,8 @@ export interface FaultRule {
   times?: number;
   /** A failing write first writes half its bytes, as a disk that fills up mid-write does. */
   partial?: boolean;
+  /** A failing call first waits for this, as a disk that stalls before it errs does. */
+  until?: Promise<unknown>;
 }
 
 export interface FileCall {
@@ -102,6 +104,14 @@ export function faultyFiles(base: FileLayer = realFiles): FaultyFiles {
     return rule.code;
   }
 
+  /** Fails a call that `check` refused, once the rule's `until` (if any) has settled. */
+  async function refuse(code: Errno, op: FileOp, path: string): Promise<never> {
+    // Read before the first await: the rule may be replaced while the call waits.
+    const until = rule?.until;
+    await until?.catch(() => undefined);
+    throw errnoError(code, op, path);
+  }
+
   async function tracked<T>(work: () => Promise<T>): Promise<T> {
     inFlight += 1;
     try {
@@ -141,7 +151,7 @@ export function faultyFiles(base: FileLayer = realFiles): FaultyFiles {
     open: (path, flags) =>
       tracked(async () => {
         const code = check('open', path, flags);
-        if (code) throw errnoError(code, 'open', path);
+        if (code) return refuse(code, 'open', path);
         const handle = await base.open(path, flags);
         handlePaths.set(handle, path);
         return handle;
@@ -154,38 +164,38 @@ export function faultyFiles(base: FileLayer = realFiles): FaultyFiles {
           if (rule?.partial && data.length > 1) {
             await base.write(handle, data.subarray(0, Math.floor(data.length / 2)), position);
           }
-          throw errnoError(code, 'write', path);
+          return refuse(code, 'write', path);
         }
         return base.write(handle, data, position);
       }),
     datasync: (handle) =>
       tracked(async () => {
         const code = check('datasync', pathOf(handle));
-        if (code) throw errnoError(code, 'datasync', pathOf(handle));
+        if (code) return refuse(code, 'datasync', pathOf(handle));
         return base.datasync(handle);
       }),
     truncate: (handle, length) =>
       tracked(async () => {
         const code = check('truncate', pathOf(handle));
-        if (code) throw errnoError(code, 'truncate', pathOf(handle));
+        if (code) return refuse(code, 'truncate', pathOf(handle));
         return base.truncate(handle, length);
       }),
     rename: (from, to) =>
       tracked(async () => {
         const code = check('rename', from);
-        if (code) throw errnoError(code, 'rename', from);
+        if (code) return refuse(code, 'rename', from);
         return base.rename(from, to);
       }),
     unlink: (path) =>
       tracked(async () => {
         const code = check('unlink', path);
-        if (code) throw errnoError(code, 'unlink', path);
+        if (code) return refuse(code, 'unlink', path);
         return base.unlink(path);
       }),
     readFile: (path) =>
       tracked(async () => {
         const code = check('readFile', path);
-        if (code) throw errnoError(code, 'readFile', path);
+        if (code) return refuse(code, 'readFile', path);
         return base.readFile(path);
       }),
     read: (handle, buffer, position) =>
@@ -210,7 +220,7 @@ export function faultyFiles(base: FileLayer = realFiles): FaultyFiles {
     syncDirOf: (path) =>
       tracked(async () => {
         const code = check('syncDirOf', path);
-        if (code) throw errnoError(code, 'syncDirOf', path);
+        if (code) return refuse(code, 'syncDirOf', path);
         return base.syncDirOf(path);
       }),
   };

@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger, systemClock } from '../../src-main/clock.js';
 import { DataDirLockedError, LOCK_FILE } from '../../src-main/store/lock.js';
 import type { Db } from '../../src-main/store/sqljs.js';
+import { frameRecord } from '../../src-main/store/journal.js';
 import { DataDamagedError, Store } from '../../src-main/store/store.js';
+import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/server.js';
 import { recordingLogger } from '../helpers/store.js';
 
@@ -56,11 +58,23 @@ interface Opened {
   problems: string[];
 }
 
-/** Opens the directory, reads what it holds, and closes it again without a snapshot. */
-async function openAndRead(dir: string, after?: (store: Store) => Promise<void>): Promise<Opened> {
+/**
+ * Opens the directory, reads what it holds, and closes it again without a snapshot; with
+ * `repair`, as `sessiondesk doctor --repair` opens it.
+ */
+async function openAndRead(
+  dir: string,
+  after?: (store: Store) => Promise<void>,
+  options: { repair?: boolean } = {},
+): Promise<Opened> {
   const logger = recordingLogger();
   opened += 1;
-  const store = await Store.open({ dataDir: dir, clock: systemClock, logger });
+  const store = await Store.open({
+    dataDir: dir,
+    clock: systemClock,
+    logger,
+    cutDamagedJournals: options.repair ?? false,
+  });
   try {
     const hasNotes = store.db.first("SELECT name FROM sqlite_master WHERE name = 'notes'") !== null;
     const result = {
@@ -212,12 +226,29 @@ describe('a flipped byte in a journal', () => {
     bounds = recordBounds(bytes);
   });
 
+  /**
+   * Damage in the last record may be an append a crash cut off: it is cut, with a warning.
+   * Damage with intact records after it stops the open and changes nothing; repairing
+   * (doctor --repair) then keeps exactly the records before it. Returns what was logged.
+   */
   async function flipAndOpen(offset: number, mask: number, keptRecords: number) {
     const dir = copyOf(template);
     const damaged = Buffer.from(bytes);
     damaged.writeUInt8(damaged.readUInt8(offset) ^ mask, offset);
     writeFileSync(join(dir, journal(1)), damaged);
-    const first = await openTwice(dir);
+    const inLastRecord = offset >= bounds.at(-1)!.start;
+    let refusal = '';
+    if (!inLastRecord) {
+      const { error } = await openError(dir);
+      expect(error).toBeInstanceOf(DataDamagedError);
+      expect(error.message).toContain(join(dir, journal(1)));
+      expect(error.message).toContain('sessiondesk doctor --repair');
+      expect(readFileSync(join(dir, journal(1)))).toEqual(damaged);
+      expect(listing(dir).filter((f) => f.includes('.cut-'))).toEqual([]);
+      refusal = error.message;
+    }
+    const first = inLastRecord ? await openTwice(dir) : await openAndRead(dir, undefined, { repair: true });
+    if (!inLastRecord) expect(await openTwice(dir)).toMatchObject({ ids: first.ids, problems: [] });
     expect(first.ids).toEqual([1, ...Array.from({ length: keptRecords }, (_, i) => i + 2)]);
     const cuts = listing(dir).filter((f) => f.startsWith(`${journal(1)}.cut-`));
     expect(cuts).toHaveLength(1);
@@ -227,10 +258,11 @@ describe('a flipped byte in a journal', () => {
     expect(message).toContain(join(dir, journal(1)));
     expect(message).toContain(cuts[0]);
     expect(message).toContain(`the ${keptRecords} records before it were recovered`);
-    return message;
+    if (inLastRecord) expect(message).toMatch(/^warn /u);
+    return `${refusal}\n${message}`;
   }
 
-  it('in a record’s length, checksum or payload keeps exactly the records before that record', async () => {
+  it('in a record’s length, checksum or payload keeps exactly the records before that record (repairing, unless it is the last)', async () => {
     let checked = 0;
     for (const [k, { start, end }] of bounds.entries()) {
       const positions = [
@@ -253,14 +285,14 @@ describe('a flipped byte in a journal', () => {
     expect(checked).toBe(bounds.length * 15);
   });
 
-  it('in its header keeps nothing of that journal, but the snapshot before it', async () => {
+  it('in its header stops the open; repairing keeps nothing of that journal, but the snapshot before it', async () => {
     for (let offset = 0; offset < 8; offset += 1) {
       const message = await flipAndOpen(offset, 0x01, 0);
       expect(message).toContain('not a journal file at byte 0');
     }
   });
 
-  it('in an earlier journal keeps what is before it, and sets the later journals aside', async () => {
+  it('in an earlier journal stops the open; repairing keeps what is before it, and sets the later journals aside', async () => {
     // Snapshot 1 (note 1), journal 1 (notes 2, 3), snapshot 2 (damaged), journal 2 (note 4).
     const dir = await build(async (store, note) => {
       await note(1);
@@ -277,9 +309,14 @@ describe('a flipped byte in a journal', () => {
     original.writeUInt8(original.readUInt8(second.start + 10) ^ 0x01, second.start + 10);
     writeFileSync(path, original);
 
-    const first = await openTwice(dir);
+    const refused = await openError(dir);
+    expect(refused.error).toBeInstanceOf(DataDamagedError);
+    expect(refused.error.message).toContain(`${join(dir, journal(1))}: checksum mismatch`);
+    expect(refused.error.message).toContain(journal(2));
+    expect(listing(dir).filter((f) => f.includes('.cut-'))).toEqual([]);
+    const first = await openAndRead(dir, undefined, { repair: true });
     expect(first.ids).toEqual([1, 2]);
-    const text = first.problems.join('\n');
+    const text = [...refused.lines, ...first.problems].join('\n');
     expect(text).toMatch(new RegExp(`error .*${snapshot(2)}: is damaged`, 'u'));
     expect(text).toMatch(new RegExp(`error .*${journal(1)}: checksum mismatch .*cannot be replayed`, 'u'));
     expect(text).toMatch(new RegExp(`error .*${journal(2)}: follows a damaged journal`, 'u'));
@@ -295,6 +332,62 @@ describe('a flipped byte in a journal', () => {
       await store.write((db) => addNote(db, 6));
     });
     expect((await openTwice(dir)).ids).toEqual([1, 2, 5, 6]);
+  });
+});
+
+describe('a journal record that is intact but cannot be replayed', () => {
+  /** Snapshot 1 (note 1), journal 1 (notes 2 to 5), with note 3's record replaced. */
+  async function withUnreplayableRecord(): Promise<{ dir: string; damaged: Buffer }> {
+    const dir = await build(async (store, note) => {
+      await note(1);
+      await store.snapshot();
+      for (let id = 2; id <= 5; id += 1) await note(id);
+    });
+    const path = join(dir, journal(1));
+    const bytes = readFileSync(path);
+    const [, second] = recordBounds(bytes);
+    // A checksum-valid record whose statement fails: a table that does not exist.
+    const payload = Buffer.from(JSON.stringify([['INSERT INTO no_such_table (id) VALUES (?)', [3]]]));
+    const damaged = Buffer.concat([
+      bytes.subarray(0, second!.start),
+      frameRecord(payload),
+      bytes.subarray(second!.end),
+    ]);
+    writeFileSync(path, damaged);
+    return { dir, damaged };
+  }
+
+  it('stops the open with a DataDamagedError pointing to doctor, and changes no file', async () => {
+    const { dir, damaged } = await withUnreplayableRecord();
+    const before = listing(dir);
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const { error } = await openError(dir);
+      expect(error).toBeInstanceOf(DataDamagedError);
+      expect(error.message).toContain(join(dir, journal(1)));
+      expect(error.message).toContain('no_such_table');
+      expect(error.message).toContain('sessiondesk doctor');
+      // The acknowledged records after it (notes 4 and 5) are still there to be saved.
+      expect(readFileSync(join(dir, journal(1)))).toEqual(damaged);
+      expect(listing(dir)).toEqual(before);
+    }
+  });
+
+  it('doctor reports it; doctor --repair keeps what is before it and the copy of the file', async () => {
+    const { dir, damaged } = await withUnreplayableRecord();
+    const report = await runCli(['doctor', '--data-dir', dir]);
+    expect(report.code).toBe(1);
+    expect(report.stdout).toContain(journal(1));
+    expect(report.stdout).toContain('no_such_table');
+    expect(report.stdout).toContain('doctor --repair');
+
+    const repaired = await runCli(['doctor', '--repair', '--data-dir', dir]);
+    expect(repaired.stderr).toContain(journal(1));
+    expect(repaired.code).toBe(0);
+    const cuts = listing(dir).filter((f) => f.startsWith(`${journal(1)}.cut-`));
+    expect(cuts).toHaveLength(1);
+    expect(readFileSync(join(dir, cuts[0]!))).toEqual(damaged);
+    const after = await openTwice(dir);
+    expect(after.ids).toEqual([1, 2]);
   });
 });
 

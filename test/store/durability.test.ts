@@ -7,7 +7,7 @@ import { realFiles, type FileLayer } from '../../src-main/store/file-layer.js';
 import { DataDirLockedError, LOCK_FILE } from '../../src-main/store/lock.js';
 import { DatabaseTooNewError } from '../../src-main/store/migrations.js';
 import { DataDamagedError, Store, StoreUnavailableError } from '../../src-main/store/store.js';
-import type { Db } from '../../src-main/store/sqljs.js';
+import { UnjournalableWriteError, type Db } from '../../src-main/store/sqljs.js';
 import { tempDir } from '../helpers/server.js';
 import { recordingLogger } from '../helpers/store.js';
 
@@ -110,6 +110,67 @@ describe('the store on disk', () => {
     expect(noteIds(store)).toEqual([1]);
   });
 
+  it.each([
+    ['a Uint8Array', new Uint8Array([1, 2, 3])],
+    ['NaN', NaN],
+    ['Infinity', Infinity],
+    ['-Infinity', -Infinity],
+    ['undefined', undefined],
+    ['a bigint', 10n],
+  ])('refuses %s as a parameter: it would not replay as written; nothing is applied', async (_, value) => {
+    const dir = newDir();
+    let store = await openStore(dir);
+    const create = 'CREATE TABLE IF NOT EXISTS vals (id INTEGER PRIMARY KEY, v)';
+    await store.write((db) => {
+      db.run(create);
+      db.run('INSERT INTO vals (id, v) VALUES (?, ?)', [1, 'one']);
+    });
+    const size = store.status().journalBytes;
+    const rows = () => store.db.all('SELECT id, v FROM vals ORDER BY id');
+    const error = await store
+      .write((db) => {
+        db.run('INSERT INTO vals (id, v) VALUES (?, ?)', [2, 'two']);
+        db.run('INSERT INTO vals (id, v) VALUES (?, ?)', [3, value as never]);
+      })
+      .catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(UnjournalableWriteError);
+    expect((error as Error).message).toContain('INSERT INTO vals');
+    expect((error as Error).message).toMatch(/^Parameter 2 of/u);
+    expect(rows()).toEqual([[1, 'one']]);
+    expect(store.status().journalBytes).toBe(size);
+    // The store goes on: the next write is journaled and survives a restart.
+    await store.write((db) => db.run('INSERT INTO vals (id, v) VALUES (?, ?)', [4, 'four']));
+    await closeStore(store, { snapshot: false });
+    store = await openStore(dir);
+    expect(rows()).toEqual([
+      [1, 'one'],
+      [4, 'four'],
+    ]);
+  });
+
+  it('refuses a write whose journal record would pass the 256 MiB a reader accepts; nothing is applied', async () => {
+    const dir = newDir();
+    let store = await openStore(dir);
+    await store.write((db) => addNote(db, 1));
+    const size = store.status().journalBytes;
+    const big = 'x'.repeat(128 * 1024 * 1024);
+    const error = await store
+      .write((db) => {
+        addNote(db, 2);
+        db.run('INSERT INTO notes (id, body) VALUES (?, ?)', [3, big]);
+        db.run('INSERT INTO notes (id, body) VALUES (?, ?)', [4, big]);
+      })
+      .catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(UnjournalableWriteError);
+    expect((error as Error).message).toMatch(/256 MiB/u);
+    expect(noteIds(store)).toEqual([1]);
+    expect(store.status().journalBytes).toBe(size);
+    await store.write((db) => addNote(db, 5));
+    await closeStore(store, { snapshot: false });
+    store = await openStore(dir);
+    expect(noteIds(store)).toEqual([1, 5]);
+  });
+
   it('refuses writes that bypass store.write()', async () => {
     const store = await openStore(newDir());
     expect(() => store.db.run('CREATE TABLE t (a)')).toThrow(/outside Store.write/);
@@ -143,7 +204,7 @@ describe('the store on disk', () => {
     }
   });
 
-  it('a flipped byte in the last record drops that record only; earlier damage keeps what is before it', async () => {
+  it('a flipped byte in the last record drops that record only', async () => {
     const dir = newDir();
     let store = await openStore(dir);
     for (let i = 1; i <= 4; i += 1) await store.write((db) => addNote(db, i));
@@ -212,6 +273,25 @@ describe('the store on disk', () => {
     store = await openStore(dir);
     expect(noteIds(store)).toEqual([1]);
     expect(files(dir).some((f) => f.endsWith('.tmp'))).toBe(false);
+  });
+
+  it("removes only the store's own temp files, never other programs' ones", async () => {
+    const dir = newDir();
+    let store = await openStore(dir);
+    await store.write((db) => addNote(db, 1));
+    await closeStore(store, { snapshot: false });
+    const others = ['server.json.tmp', 'window-state.json.tmp', 'notes.tmp', 'snapshot-latest.db.tmp'];
+    for (const name of others) writeFileSync(join(dir, name), 'not the store');
+    const own = [
+      'snapshot-000000000002.db.tmp',
+      'snapshot-000000000002.json.tmp',
+      'journal-000000000001.log.cut-1700000000000.tmp',
+    ];
+    for (const name of own) writeFileSync(join(dir, name), 'half written');
+    store = await openStore(dir);
+    expect(noteIds(store)).toEqual([1]);
+    expect(files(dir).filter((f) => f.endsWith('.tmp'))).toEqual([...others].sort());
+    for (const name of others) expect(readFileSync(join(dir, name), 'utf8')).toBe('not the store');
   });
 
   it('one process per data directory; a stale lock is taken over', async () => {

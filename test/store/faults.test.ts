@@ -5,6 +5,7 @@ import { ErrorResponseSchema } from '../../src-shared/index.js';
 import { silentLogger, systemClock, type Logger } from '../../src-main/clock.js';
 import { LOCK_FILE } from '../../src-main/store/lock.js';
 import type { Db } from '../../src-main/store/sqljs.js';
+import { realFiles } from '../../src-main/store/file-layer.js';
 import { Store, StoreUnavailableError } from '../../src-main/store/store.js';
 import { ERRNOS, faultyFiles, type FaultRule, type FaultyFiles } from '../helpers/faulty-files.js';
 import {
@@ -298,6 +299,52 @@ describe('a failing snapshot', () => {
       await expect.poll(() => listing(dir).filter((f) => SNAPSHOT_DB.test(f)).length).toBeGreaterThan(0);
       await files.idle();
       expect(listing(dir).filter((f) => SNAPSHOT_DB.test(f))).not.toEqual(before);
+      await closeStore(store, { snapshot: false });
+      await reopenAndCheck(dir, notes.acked);
+    },
+  );
+});
+
+describe('a snapshot racing a failing write', () => {
+  it.each(ERRNOS)(
+    'a write refused (%s) while a snapshot runs is in neither memory nor the snapshot',
+    async (code) => {
+      scenarios += 1;
+      const dir = newDir();
+      // Tells when the snapshot's new journal is in place: the next step of the snapshot
+      // (unless it waits for the journal) is exporting memory.
+      let newJournalReady!: () => void;
+      const journalReady = new Promise<void>((resolve) => (newJournalReady = resolve));
+      const files = faultyFiles({
+        ...realFiles,
+        async syncDirOf(path) {
+          await realFiles.syncDirOf(path);
+          if (/journal-000000000002\.log$/u.test(path)) newJournalReady();
+        },
+      });
+      injectedBy.push(files);
+      const store = await openStore(dir, { files });
+      const notes = notebook(store);
+      for (let i = 0; i < 3; i += 1) await notes.addOk();
+      await store.snapshot();
+      await notes.addOk();
+      expect(store.status().generation).toBe(1);
+
+      // The fsync of the next write's record stalls until the snapshot has begun, then fails.
+      const stall = journalReady.then(() => new Promise((resolve) => setImmediate(resolve)));
+      files.fail({ op: 'datasync', path: /journal-000000000001\.log$/u, code, until: stall });
+      const refused = notes.add();
+      const snapshot = store.snapshot().catch((err: unknown) => err);
+      expect(await refused).toBeInstanceOf(StoreUnavailableError);
+      await snapshot;
+      expect(noteIds(store)).toEqual(notes.acked);
+      await files.idle();
+      expect(listing(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+      await expectIntactOnDisk(dir, notes.acked);
+
+      files.clear();
+      await notes.addOk();
+      await store.snapshot();
       await closeStore(store, { snapshot: false });
       await reopenAndCheck(dir, notes.acked);
     },

@@ -18,7 +18,7 @@ import { ImportInputError, importSessions } from '../../data/import.js';
 import { readLines } from '../../data/lines.js';
 import { AppError, notFound, unauthorized } from '../../errors.js';
 import type { AppContext } from '../context.js';
-import { toSummary } from '../serialize.js';
+import { toSummary } from '../../sessions/summary.js';
 
 export const ADMIN_TOKEN_HEADER = 'x-sessiondesk-admin-token';
 /** The CRC-32 of a backup's bytes, so the CLI can tell a complete copy from a cut one. */

@@ -28,7 +28,8 @@ import type { SessionRow } from '../../store/sessions.js';
 import { principalOf, userOf, type AppContext } from '../context.js';
 import { authHooks, type Principal } from '../auth/authenticate.js';
 import { messagesJson, readMessagePage, settledRow } from '../../sessions/transcript-reads.js';
-import { fullSessionFrame, toSummary } from '../serialize.js';
+import { toSummary } from '../../sessions/summary.js';
+import { fullSessionFrame } from '../serialize.js';
 import { errorResponses } from './error-responses.js';
 
 const CursorSchema = z.tuple([z.string(), z.string()]);
