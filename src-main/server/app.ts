@@ -13,6 +13,7 @@ import { createAccounts } from '../accounts/accounts.js';
 import type { Clock, Logger } from '../clock.js';
 import { createRepositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
+import { createAccess } from './access.js';
 import { createAuthenticator } from './auth/authenticate.js';
 import { createHostGuard, originGuard } from './auth/localhost-guard.js';
 import { FailureLimiter } from './auth/rate-limit.js';
@@ -134,6 +135,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     caches: createCaches(deps.store, deps.config.cacheBytes ?? DEFAULT_CACHE_BYTES),
     store: deps.store,
     repos,
+    access: createAccess(repos),
     accounts: createAccounts(deps.store, repos, deps.clock),
     clock: deps.clock,
     logger,

@@ -6,6 +6,7 @@ import type { SessionService } from '../sessions/service.js';
 import type { Clock, Logger } from '../clock.js';
 import type { Repositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
+import type { Access } from './access.js';
 import type { Authenticator, Principal } from './auth/authenticate.js';
 import type { FailureLimiter } from './auth/rate-limit.js';
 import type { ListPageText, ResponseCache } from './response-cache.js';
@@ -30,6 +31,8 @@ export interface AppContext {
   logger: Logger;
   config: ServerConfig;
   auth: Authenticator;
+  /** Who may see which workspace and session: the one place every route asks. */
+  access: Access;
   events: EventBus;
   sessions: SessionService;
   agents: AgentHost;

@@ -1,11 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { isId } from '../../../src-shared/ids.js';
 import { OrgQuerySchema, SessionParamsSchema } from '../../../src-shared/sessions.js';
-import { forbidden, notFound } from '../../errors.js';
 import type { BusEvent } from '../../events/event-bus.js';
-import { authHooks, type Principal } from '../auth/authenticate.js';
+import { authHooks } from '../auth/authenticate.js';
 import { principalOf, type AppContext } from '../context.js';
 import { errorResponses } from './error-responses.js';
 
@@ -37,19 +35,6 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.addHook('preClose', async () => {
     for (const end of [...open]) end();
   });
-
-  function workspaceOf(principal: Principal, organizationId: string | undefined): string {
-    if (principal.kind === 'apiKey') {
-      if (organizationId !== undefined && organizationId !== principal.workspaceId)
-        throw forbidden('This API key belongs to another workspace');
-      return principal.workspaceId;
-    }
-    const memberships = ctx.repos.workspaces.listForUser(principal.userId);
-    const chosen = organizationId ?? (memberships.length === 1 ? memberships[0]?.organizationId : undefined);
-    if (chosen === undefined) throw forbidden('Pass organizationId: you belong to several workspaces');
-    if (!memberships.some((m) => m.organizationId === chosen)) throw forbidden();
-    return chosen;
-  }
 
   function stream(
     request: FastifyRequest,
@@ -123,11 +108,14 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
         description: streamDescription,
         tags: ['events'],
         querystring: EventsQuerySchema,
-        response: { 200: z.string().describe('text/event-stream'), ...errorResponses(401, 403, 429, 500) },
+        response: {
+          200: z.string().describe('text/event-stream'),
+          ...errorResponses(400, 401, 403, 429, 500),
+        },
       },
     },
     async (request, reply) => {
-      const workspaceId = workspaceOf(principalOf(request), request.query.organizationId);
+      const workspaceId = ctx.access.workspaceFor(principalOf(request), request.query.organizationId);
       return stream(
         request,
         reply,
@@ -155,16 +143,12 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const row = isId('session', request.params.sessionId)
-        ? ctx.repos.sessions.find(request.params.sessionId)
-        : null;
-      if (!row) throw notFound('Session not found');
-      const allowed =
-        principal.kind === 'apiKey'
-          ? row.workspaceId === principal.workspaceId &&
-            (request.query.organizationId ?? row.workspaceId) === row.workspaceId
-          : ctx.repos.workspaces.role(row.workspaceId, principal.userId) !== null;
-      if (!allowed) throw forbidden('This session belongs to a workspace you do not have access to');
+      const row = ctx.access.session(
+        principal,
+        request.params.sessionId,
+        request.query.organizationId,
+        (id) => ctx.repos.sessions.find(id),
+      );
       return stream(
         request,
         reply,
