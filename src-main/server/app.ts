@@ -25,6 +25,7 @@ import { rendererRoutes } from './routes/renderer.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { workspaceRoutes } from './routes/workspaces.js';
 import { eventRoutes } from './routes/events.js';
+import { demoRoutes } from './routes/demo.js';
 import { AgentHost, type AgentConfig } from '../agents/host.js';
 import { DEFAULT_AGENT_CONFIG } from '../agents/config.js';
 import { EventBus } from '../events/event-bus.js';
@@ -170,6 +171,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   // Sessions an agent was working on when the server last stopped are closed off first.
   app.addHook('onReady', async () => {
+    agents.moveLegacySandboxes();
     const interrupted = await agents.recoverInterrupted();
     if (interrupted > 0) logger.warn(`Marked ${interrupted} interrupted session(s) as failed.`);
   });
@@ -204,6 +206,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   authRoutes(api, ctx);
   workspaceRoutes(api, ctx);
   eventRoutes(api, ctx);
+  demoRoutes(api, ctx);
   if (deps.config.adminToken) adminRoutes(api, ctx, deps.config.adminToken);
   api.get('/api/openapi.json', { schema: { hide: true } }, () => app.swagger());
   const dashboardPage = await rendererRoutes(app, deps.config.rendererDir);

@@ -6,6 +6,7 @@ import type { AgentConfig } from '../agents/host.js';
 import { buildApp } from './app.js';
 import { createAccounts } from '../accounts/accounts.js';
 import { seedDemo } from '../demo/seed.js';
+import { retireDemoPublishedPassword } from '../demo/sign-in.js';
 import { createRepositories } from '../store/repositories.js';
 
 export class PortInUseError extends Error {
@@ -58,19 +59,24 @@ async function listen(app: FastifyInstance, host: string, port: number): Promise
 /** Opens the store, builds the app and listens: what `sessiondesk serve` and the desktop app share. */
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const store = await Store.open({ dataDir: options.dataDir, clock: options.clock, logger: options.logger });
-  if (options.demo) {
-    try {
-      const repos = createRepositories(store.db);
+  try {
+    const repos = createRepositories(store.db);
+    if (await retireDemoPublishedPassword(store, repos)) {
+      options.logger.warn(
+        'The demo accounts had the published password; they have random ones now (serve --demo prints the sign-in).',
+      );
+    }
+    if (options.demo) {
       await seedDemo({
         store,
         repos,
         accounts: createAccounts(store, repos, options.clock),
         clock: options.clock,
       });
-    } catch (err) {
-      await store.close();
-      throw err;
     }
+  } catch (err) {
+    await store.close();
+    throw err;
   }
   const adminToken = newAdminToken();
   const build = () =>

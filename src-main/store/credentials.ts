@@ -48,6 +48,10 @@ export function createAuthSessionsRepository(db: Db) {
     delete(tokenHash: string): void {
       db.run('DELETE FROM auth_sessions WHERE token_hash = ?', [tokenHash]);
     },
+    /** Ends every sign-in of a user (a password they signed in with is no longer theirs). */
+    deleteForUser(userId: string): void {
+      db.run('DELETE FROM auth_sessions WHERE user_id = ?', [userId]);
+    },
     deleteExpired(now: string): void {
       db.run('DELETE FROM auth_sessions WHERE expires_at <= ?', [now]);
     },
