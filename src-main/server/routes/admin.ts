@@ -3,6 +3,8 @@ import { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ADMIN_PROOF_PATH, adminProof, CHALLENGE_PATTERN } from '../../admin-proof.js';
 import {
   AddMemberBodySchema,
   CreateKeyBodySchema,
@@ -40,6 +42,15 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
   };
   const schema = { hide: true } as const;
   const { accounts, repos, store, events } = ctx;
+
+  // Unauthenticated by design: the CLI asks it before it sends anything secret.
+  api.get(
+    ADMIN_PROOF_PATH,
+    { schema: { ...schema, querystring: z.object({ challenge: z.string().regex(CHALLENGE_PATTERN) }) } },
+    async (request) => ({
+      proof: adminProof(adminToken, request.query.challenge, request.socket.localPort ?? 0),
+    }),
+  );
 
   api.post(
     '/api/admin/users',
