@@ -15,6 +15,7 @@ import { createRepositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
 import { createAccess } from './access.js';
 import { createAuthenticator } from './auth/authenticate.js';
+import { CredentialChanges } from './auth/credential-changes.js';
 import { createHostGuard, originGuard } from './auth/localhost-guard.js';
 import { FailureLimiter } from './auth/rate-limit.js';
 import type { AppContext, ServerConfig } from './context.js';
@@ -137,6 +138,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     store: deps.store,
     repos,
     access: createAccess(repos),
+    credentialChanges: new CredentialChanges(),
     accounts: createAccounts(deps.store, repos, deps.clock),
     clock: deps.clock,
     logger,

@@ -7,6 +7,7 @@ import type { Clock, Logger } from '../clock.js';
 import type { Repositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
 import type { Access } from './access.js';
+import type { CredentialChanges } from './auth/credential-changes.js';
 import type { Authenticator, Principal } from './auth/authenticate.js';
 import type { FailureLimiter } from './auth/rate-limit.js';
 import type { ListPageText, ResponseCache } from './response-cache.js';
@@ -20,6 +21,8 @@ export interface ServerConfig {
   rendererDir?: string;
   /** Bytes of answers kept for repeated reads (sessions and list pages); 80 MiB when unset, 0 for none. */
   cacheBytes?: number;
+  /** How long an event stream may stay open before the client must reconnect; 1 hour when unset. */
+  eventStreamMaxMs?: number;
 }
 
 /** What every route plugin receives: the app's dependencies, built once in buildApp. */
@@ -33,6 +36,8 @@ export interface AppContext {
   auth: Authenticator;
   /** Who may see which workspace and session: the one place every route asks. */
   access: Access;
+  /** Routes that end a credential say so here; open streams check theirs again. */
+  credentialChanges: CredentialChanges;
   events: EventBus;
   sessions: SessionService;
   agents: AgentHost;

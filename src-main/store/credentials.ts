@@ -91,6 +91,9 @@ export function createApiKeysRepository(db: Db) {
       const row = db.first(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = ?`, [keyHash]);
       return row ? toKey(row) : null;
     },
+    isActive(id: string): boolean {
+      return db.first('SELECT 1 FROM api_keys WHERE id = ? AND revoked_at IS NULL', [id]) !== null;
+    },
     /** Keys that are not revoked, newest first. */
     list(workspaceId: string): ApiKeyRecord[] {
       return db

@@ -45,6 +45,7 @@ export interface TestServerOptions {
   log?: { level: string; stream?: NodeJS.WritableStream };
   store?: Partial<StoreOptions>;
   cacheBytes?: number;
+  eventStreamMaxMs?: number;
 }
 
 /** A real server on an ephemeral loopback port, over a fresh data directory. */
@@ -61,6 +62,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.adminToken ? { adminToken: options.adminToken } : {}),
       ...(options.rendererDir ? { rendererDir: options.rendererDir } : {}),
       ...(options.cacheBytes === undefined ? {} : { cacheBytes: options.cacheBytes }),
+      ...(options.eventStreamMaxMs === undefined ? {} : { eventStreamMaxMs: options.eventStreamMaxMs }),
     },
     ...(options.log ? { log: options.log } : {}),
     agents: {

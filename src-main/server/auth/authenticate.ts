@@ -78,6 +78,8 @@ export interface Authenticator {
   userOnly(request: FastifyRequest): Extract<Principal, { kind: 'user' }>;
   /** The cookie's sign-in, or null; never throws for a missing one. */
   optionalUser(request: FastifyRequest): Extract<Principal, { kind: 'user' }> | null;
+  /** Whether a principal let in earlier is still good: key not revoked, sign-in not ended. */
+  stillValid(principal: Principal): boolean;
 }
 
 export function createAuthenticator(deps: {
@@ -163,6 +165,16 @@ export function createAuthenticator(deps: {
     },
     optionalUser(request) {
       return checkCookie(request);
+    },
+    stillValid(principal) {
+      if (principal.kind === 'apiKey') return repos.apiKeys.isActive(principal.keyId);
+      const session = repos.authSessions.find(principal.tokenHash);
+      const now = clock.now().getTime();
+      return (
+        session !== null &&
+        Date.parse(session.expiresAt) > now &&
+        Date.parse(session.lastSeenAt) + SESSION_IDLE_MS > now
+      );
     },
   };
 }

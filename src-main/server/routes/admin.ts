@@ -90,6 +90,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     { onRequest, schema: { ...schema, body: RevokeKeyBodySchema } },
     async (request, reply) => {
       await accounts.revokeKey(request.body);
+      ctx.credentialChanges.notify();
       return reply.code(204).send();
     },
   );

@@ -73,6 +73,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
         const tokenHash = hashSecret(token);
         if (repos.authSessions.find(tokenHash)) {
           await store.write(() => repos.authSessions.delete(tokenHash));
+          ctx.credentialChanges.notify();
         }
       }
       reply.clearCookie(SESSION_COOKIE, COOKIE_OPTIONS);

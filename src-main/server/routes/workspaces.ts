@@ -197,6 +197,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       requireRole(userOf(request).userId, request.params.organizationId, 'owner');
       await accounts.removeMember(request.params);
+      ctx.credentialChanges.notify();
       return reply.code(204).send(null);
     },
   );
@@ -261,6 +262,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         organizationId: request.params.organizationId,
         keyId: request.params.keyId,
       });
+      ctx.credentialChanges.notify();
       return reply.code(204).send(null);
     },
   );
