@@ -16,6 +16,8 @@ import type { Store } from '../store/store.js';
 import { createAccess } from './access.js';
 import { createAuthenticator } from './auth/authenticate.js';
 import { CredentialChanges } from './auth/credential-changes.js';
+import { refuseDuplicateSessionCookies } from './auth/cookie-tossing.js';
+import { bodyTimeout } from './body-timeout.js';
 import { createHostGuard, originGuard } from './auth/localhost-guard.js';
 import { FailureLimiter } from './auth/rate-limit.js';
 import type { AppContext, ServerConfig } from './context.js';
@@ -53,6 +55,9 @@ export interface AppDeps {
  * whole list of thousands of sessions (several MB) is always read afresh.
  */
 const DEFAULT_CACHE_BYTES = 80 * 1024 * 1024;
+/** Connections open at once (event streams included); beyond it, new ones are closed. */
+const DEFAULT_MAX_CONNECTIONS = 1024;
+const DEFAULT_BODY_TIMEOUT_MS = 30_000;
 
 function createCaches(store: Store, bytes: number): AppContext['caches'] {
   return {
@@ -89,12 +94,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: () => randomUUID(),
     return503OnClosing: true,
     forceCloseConnections: true,
+    // Node's own limit on receiving a whole request (answered 408); a body that trickles in
+    // is cut sooner by the body time-out below. Headers must arrive within 20 s.
+    requestTimeout: 10 * 60_000,
+    http: { requireHostHeader: false, headersTimeout: 20_000 },
     routerOptions: { maxParamLength: 200 },
     // Fastify's own answers to a malformed URL or request repeat it, and in another shape.
     frameworkErrors: sendFrameworkError,
     clientErrorHandler: answerClientError,
     // Node would answer a request without Host with a bare 400; the Host guard refuses it (403).
-    http: { requireHostHeader: false },
     logger: deps.log
       ? {
           level: deps.log.level,
@@ -110,6 +118,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         }
       : false,
   });
+  app.server.maxConnections = deps.config.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // Cross-site "simple" requests can carry text/plain; with no parser they are refused (415).
@@ -152,13 +161,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }),
     signInLimits: {
       perAccount: new FailureLimiter(5, 15 * 60_000, deps.clock),
-      perClient: new FailureLimiter(30, 15 * 60_000, deps.clock),
     },
   };
 
   app.decorateRequest('principal', null);
   app.addHook('onRequest', createHostGuard(deps.config.allowedHosts));
   app.addHook('onRequest', originGuard);
+  app.addHook('onRequest', refuseDuplicateSessionCookies);
+  app.addHook('onRequest', bodyTimeout(deps.config.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS));
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-content-type-options', 'nosniff');
     const type = String(reply.getHeader('content-type') ?? '');

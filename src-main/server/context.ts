@@ -21,6 +21,10 @@ export interface ServerConfig {
   rendererDir?: string;
   /** Bytes of answers kept for repeated reads (sessions and list pages); 80 MiB when unset, 0 for none. */
   cacheBytes?: number;
+  /** How long a request body may take to arrive (408 after); 30 s when unset. */
+  bodyTimeoutMs?: number;
+  /** Connections open at once; 1024 when unset. */
+  maxConnections?: number;
   /** How long an event stream may stay open before the client must reconnect; 1 hour when unset. */
   eventStreamMaxMs?: number;
 }
@@ -43,7 +47,7 @@ export interface AppContext {
   agents: AgentHost;
   /** Full sessions as response bytes, and list pages (without their stats) as JSON text. */
   caches: { sessions: ResponseCache<Buffer>; lists: ResponseCache<ListPageText> };
-  signInLimits: { perAccount: FailureLimiter; perClient: FailureLimiter };
+  signInLimits: { perAccount: FailureLimiter };
 }
 
 declare module 'fastify' {

@@ -46,6 +46,8 @@ export interface TestServerOptions {
   store?: Partial<StoreOptions>;
   cacheBytes?: number;
   eventStreamMaxMs?: number;
+  bodyTimeoutMs?: number;
+  maxConnections?: number;
 }
 
 /** A real server on an ephemeral loopback port, over a fresh data directory. */
@@ -63,6 +65,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.rendererDir ? { rendererDir: options.rendererDir } : {}),
       ...(options.cacheBytes === undefined ? {} : { cacheBytes: options.cacheBytes }),
       ...(options.eventStreamMaxMs === undefined ? {} : { eventStreamMaxMs: options.eventStreamMaxMs }),
+      ...(options.bodyTimeoutMs === undefined ? {} : { bodyTimeoutMs: options.bodyTimeoutMs }),
+      ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
     },
     ...(options.log ? { log: options.log } : {}),
     agents: {
