@@ -17,6 +17,7 @@ import { createRepositories } from '../store/repositories.js';
 import { Store } from '../store/store.js';
 import { ADMIN_PROOF_PATH, isValidProof, newChallenge } from '../admin-proof.js';
 import { readServerInfo } from '../server-file.js';
+import { secureDataDir } from '../data-dir-permissions.js';
 import { ADMIN_TOKEN_HEADER } from '../server/routes/admin.js';
 
 /** The account operations the CLI runs, on the data directory or through its running server. */
@@ -70,6 +71,7 @@ export async function reachDataDir(dataDir: string, logger: Logger): Promise<Dat
       continue;
     }
     try {
+      secureDataDir(dataDir, logger);
       return { kind: 'store', store: await Store.open({ dataDir, clock: systemClock, logger }) };
     } catch (err) {
       // Someone took the lock between our look and our open: look again.

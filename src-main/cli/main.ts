@@ -32,6 +32,7 @@ import { CliError, openAdminTarget, type AdminTarget } from './admin-target.js';
 import { USAGE, UsageError, type CommandName } from './usage.js';
 import { agentCommandList, agentCommandRemove, agentCommandSet } from './agent-commands.js';
 import { NamedCommandsError } from '../agents/named-commands.js';
+import { DataDirPermissionError } from '../data-dir-permissions.js';
 import { checkSandboxRoot, defaultSandboxRoot, SandboxRootError } from '../agents/sandbox-root.js';
 
 const stderrLogger: Logger = {
@@ -423,6 +424,7 @@ export async function main(argv: string[]): Promise<number> {
       err instanceof ImportInputError ||
       err instanceof RestoreRefusedError ||
       err instanceof NamedCommandsError ||
+      err instanceof DataDirPermissionError ||
       err instanceof SandboxRootError
     ) {
       process.stderr.write(`sessiondesk: ${err.message}\n`);

@@ -7,6 +7,7 @@ import { buildApp } from './app.js';
 import { createAccounts } from '../accounts/accounts.js';
 import { seedDemo } from '../demo/seed.js';
 import { retireDemoPublishedPassword } from '../demo/sign-in.js';
+import { secureDataDir } from '../data-dir-permissions.js';
 import { createRepositories } from '../store/repositories.js';
 
 export class PortInUseError extends Error {
@@ -58,6 +59,7 @@ async function listen(app: FastifyInstance, host: string, port: number): Promise
 
 /** Opens the store, builds the app and listens: what `sessiondesk serve` and the desktop app share. */
 export async function startServer(options: StartOptions): Promise<RunningServer> {
+  secureDataDir(options.dataDir, options.logger);
   const store = await Store.open({ dataDir: options.dataDir, clock: options.clock, logger: options.logger });
   try {
     const repos = createRepositories(store.db);
