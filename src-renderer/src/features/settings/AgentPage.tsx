@@ -77,9 +77,14 @@ function AgentForm({
                 <code>npx sessiondesk agent-command set NAME -- program args…</code>.
               </p>
             ) : (
-              <label className="stack">
-                <span>Command</span>
-                <select value={commandName} onChange={(e) => setCommandName(e.target.value)}>
+              <div className="stack">
+                <label htmlFor="agent-command-name">Command</label>
+                <select
+                  id="agent-command-name"
+                  value={commandName}
+                  onChange={(e) => setCommandName(e.target.value)}
+                  aria-describedby="agent-command-hint"
+                >
                   {commands.map((c) => (
                     <option key={c.name} value={c.name}>
                       {c.name}
@@ -90,11 +95,11 @@ function AgentForm({
                 {error?.fieldError('body.commandName') && (
                   <span className="form-error">{error.fieldError('body.commandName')}</span>
                 )}
-                <span className="muted small">
+                <span id="agent-command-hint" className="muted small">
                   Defined by the administrator (only they choose which programs run). It runs in the
                   session&apos;s sandbox, without a shell.
                 </span>
-              </label>
+              </div>
             )}
             <TextField
               label="Time limit (seconds)"
