@@ -104,6 +104,8 @@ export const SetupBodySchema = z.strictObject({
   workspaceName: Name,
 });
 export const SetupResponseSchema = z.object({ user: UserSchema, workspace: WorkspaceSchema });
+/** The demo owner's sign-in, shown on the sign-in page of a demo data directory only. */
+export const DemoSignInSchema = z.object({ email: z.string(), password: z.string() });
 
 export const NewWorkspaceBodySchema = z.strictObject({ name: Name });
 /** Adds an existing user by email, or creates one when a name and password come along. */
@@ -118,15 +120,29 @@ export const MemberParamsSchema = WorkspaceParamsSchema.extend({ userId: z.strin
 export const KeyParamsSchema = WorkspaceParamsSchema.extend({ keyId: z.string().max(100) });
 
 export const AGENT_KINDS = ['demo', 'command'] as const;
-/** Which agent runs a workspace's sessions. `command` runs a local CLI without a shell. */
+/** The name of a command the administrator defined (`sessiondesk agent-command set NAME`). */
+export const AGENT_COMMAND_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,39}$/u;
+/**
+ * Which agent runs a workspace's sessions. `command` runs a local CLI without a shell: one
+ * the administrator defined, by `commandName`. A `command` array is only ever shown (the
+ * environment's default); sending one is refused, as choosing a program is the
+ * administrator's privilege.
+ */
 export const AgentSettingsSchema = z.strictObject({
   agent: z.enum(AGENT_KINDS),
+  commandName: z
+    .string()
+    .regex(AGENT_COMMAND_NAME_PATTERN, 'must be the name of a command the administrator defined')
+    .optional()
+    .describe('A command the administrator defined with `sessiondesk agent-command set NAME -- …`.'),
   command: z
     .array(z.string().min(1).max(1000))
     .min(1)
     .max(50)
     .optional()
-    .describe('Program and arguments; {prompt}, {model} and {sessionId} are replaced, each as one argument.'),
+    .describe(
+      'Program and arguments; {prompt}, {model} and {sessionId} are replaced, each as one argument. Read only: defined by the administrator.',
+    ),
   timeoutMs: z
     .number()
     .int()
@@ -135,7 +151,10 @@ export const AgentSettingsSchema = z.strictObject({
     .optional(),
 });
 export type AgentSettings = z.infer<typeof AgentSettingsSchema>;
+export const NamedAgentCommandSchema = z.object({ name: z.string(), command: z.array(z.string()) });
 export const AgentSettingsResponseSchema = z.object({
   settings: AgentSettingsSchema,
   source: z.enum(['workspace', 'environment', 'default']),
+  /** The commands the administrator defined, to choose from. */
+  commands: z.array(NamedAgentCommandSchema),
 });

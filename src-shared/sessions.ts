@@ -142,6 +142,12 @@ export const FullSessionResponseSchema = z.object({ session: SessionFullSchema }
 
 const nonBlank = (s: string) => s.trim() !== '';
 
+/**
+ * A model name as agent CLIs take it (`claude-opus-4-6`, `gpt-5.1-codex`, `models/gemini-2.5-pro`,
+ * `us.anthropic.claude…:0`): it reaches a command line, so it can never start an option.
+ */
+export const MODEL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,199}$/u;
+
 export const CreateSessionBodySchema = z.strictObject({
   organizationId: z.string().min(1).describe('Workspace in which to create the session.'),
   initialMessage: z
@@ -160,7 +166,15 @@ export const CreateSessionBodySchema = z.strictObject({
     .regex(BRANCH_PATTERN, 'must be a valid branch name')
     .optional()
     .describe('Default `main`. Used only with `repoUrl`.'),
-  model: z.string().min(1).max(200).optional().describe('Default `claude-opus-4-6`.'),
+  model: z
+    .string()
+    .max(200)
+    .regex(
+      MODEL_PATTERN,
+      'must be a model name: letters, digits and . _ : / @ -, starting with a letter or digit',
+    )
+    .optional()
+    .describe('Default `claude-opus-4-6`.'),
 });
 export type CreateSessionBody = z.infer<typeof CreateSessionBodySchema>;
 

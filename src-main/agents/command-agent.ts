@@ -12,25 +12,53 @@ import {
 import { prepareSandbox } from './sandbox.js';
 
 export interface CommandAgentOptions {
-  /** Program and arguments; `{prompt}`, `{model}` and `{sessionId}` are replaced, each inside one argument. */
+  /**
+   * Program and arguments; `{prompt}`, `{model}` and `{sessionId}` are replaced, each inside
+   * one argument. Without `{prompt}`, the prompt goes to the program's stdin.
+   */
   command: string[];
   timeoutMs: number;
+  /** The allow-listed environment the program runs with (never the server's own). */
+  environment: NodeJS.ProcessEnv;
 }
 
 export const DEFAULT_AGENT_TIMEOUT_MS = 30 * 60 * 1000;
 const STDERR_KEPT = 4000;
 
-/** Fills the placeholders of a command template. Never a shell: each element stays one argument. */
+/** A substituted value would reach the program as an option: the run is refused. */
+export class UnsafeArgumentError extends Error {}
+
+/**
+ * Fills the placeholders of a command template. Never a shell: each element stays one
+ * argument. A value must never turn an argument into an option (a prompt such as
+ * `--dangerously-skip-permissions` read as a flag): an argument that would start with `-`
+ * only because of what was put into it is refused, unless it comes after a `--` in the
+ * template, where programs take arguments as plain text.
+ */
 export function expandCommand(
   template: string[],
   values: { prompt: string; model: string; sessionId: string },
 ): string[] {
-  return template.map((arg) =>
-    arg
+  let afterDoubleDash = false;
+  return template.map((arg, index) => {
+    const expanded = arg
       .replaceAll('{prompt}', values.prompt)
       .replaceAll('{model}', values.model)
-      .replaceAll('{sessionId}', values.sessionId),
-  );
+      .replaceAll('{sessionId}', values.sessionId);
+    if (index > 0 && !afterDoubleDash && expanded.startsWith('-') && !arg.startsWith('-')) {
+      throw new UnsafeArgumentError(
+        `The prompt (or model) starts with "-", so the agent command would read it as an option; it was not run. ` +
+          'Reword the prompt, or ask the administrator to pass the prompt on stdin (leave {prompt} out of the command) or after "--".',
+      );
+    }
+    if (arg === '--') afterDoubleDash = true;
+    return expanded;
+  });
+}
+
+/** Whether the template takes the prompt as an argument; if not, it is sent on stdin. */
+export function takesPromptArgument(template: string[]): boolean {
+  return template.some((arg) => arg.includes('{prompt}'));
 }
 
 /**
@@ -40,20 +68,31 @@ export function expandCommand(
 export function createCommandAgent(options: CommandAgentOptions): AgentRunner {
   async function run(ctx: RunContext, prompt: string): Promise<RunOutcome> {
     const started = Date.now();
-    const [program, ...args] = expandCommand(options.command, {
-      prompt,
-      model: ctx.session.model,
-      sessionId: ctx.session.id,
-    });
+    let expanded: string[];
+    try {
+      expanded = expandCommand(options.command, {
+        prompt,
+        model: ctx.session.model,
+        sessionId: ctx.session.id,
+      });
+    } catch (err) {
+      if (err instanceof UnsafeArgumentError) return { result: resultMessage(false, err.message, 0, 0) };
+      throw err;
+    }
+    const [program, ...args] = expanded;
     if (!program) throw new Error('the agent command is empty');
     if (ctx.signal.aborted) throw new RunAborted();
+    const promptOnStdin = !takesPromptArgument(options.command);
 
     const child = spawn(program, args, {
       cwd: ctx.sandboxDir,
-      env: { ...process.env, SESSIONDESK_SESSION_ID: ctx.session.id },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...options.environment, SESSIONDESK_SESSION_ID: ctx.session.id },
+      stdio: ['pipe', 'pipe', 'pipe'],
       detached: process.platform !== 'win32',
     });
+    // A program that exits without reading its input must not fail the run with EPIPE.
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(promptOnStdin ? prompt : '');
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => {
       stderr = (stderr + d.toString()).slice(-STDERR_KEPT);
@@ -161,6 +200,7 @@ export function createCommandAgent(options: CommandAgentOptions): AgentRunner {
         baseBranch: ctx.session.baseBranch,
         branch,
         signal: ctx.signal,
+        env: options.environment,
       });
       if (ctx.session.repoUrl) await ctx.sink.branch(branch);
       return run(ctx, prompt ?? ctx.session.title);
@@ -171,6 +211,7 @@ export function createCommandAgent(options: CommandAgentOptions): AgentRunner {
         repoUrl: ctx.session.repoUrl,
         baseBranch: ctx.session.baseBranch,
         branch: branchName(ctx.session.title, ctx.session.id),
+        env: options.environment,
       });
       return run(ctx, text);
     },

@@ -1,3 +1,5 @@
+import { resolve } from 'node:path';
+import { extraAgentEnvNames } from './environment.js';
 import type { AgentConfig } from './host.js';
 
 /** The demo agent at a pace a person can follow. */
@@ -7,6 +9,8 @@ export const DEFAULT_AGENT_CONFIG: AgentConfig = { demoPaceMs: 700 };
  * SESSIONDESK_AGENT_COMMAND: the agent CLI for workspaces that have not chosen one, as a JSON
  * array (`["claude","-p","{prompt}","--output-format","stream-json","--verbose"]`) or words
  * separated by spaces. SESSIONDESK_DEMO_PACE_MS: the demo agent's pause between steps.
+ * SESSIONDESK_SANDBOX_DIR: where sandboxes live. SESSIONDESK_AGENT_ENV: more variables
+ * agents may see.
  */
 export function agentConfigFromEnv(env: NodeJS.ProcessEnv): AgentConfig {
   const config: AgentConfig = { demoPaceMs: DEFAULT_AGENT_CONFIG.demoPaceMs };
@@ -17,6 +21,9 @@ export function agentConfigFromEnv(env: NodeJS.ProcessEnv): AgentConfig {
       throw new Error(`SESSIONDESK_DEMO_PACE_MS must be a number of milliseconds, not "${pace}"`);
     config.demoPaceMs = ms;
   }
+  if (env.SESSIONDESK_SANDBOX_DIR) config.sandboxRoot = resolve(env.SESSIONDESK_SANDBOX_DIR);
+  const extra = extraAgentEnvNames(env.SESSIONDESK_AGENT_ENV);
+  if (extra.length > 0) config.agentEnvNames = extra;
   const command = env.SESSIONDESK_AGENT_COMMAND?.trim();
   if (command) {
     let parsed: unknown;

@@ -5,7 +5,10 @@ import type { SessionService } from '../sessions/service.js';
 import type { Repositories } from '../store/repositories.js';
 import { createCommandAgent, DEFAULT_AGENT_TIMEOUT_MS } from './command-agent.js';
 import { createDemoAgent } from './demo-agent.js';
+import { agentEnvironment } from './environment.js';
+import { NamedCommandsError, readNamedCommands } from './named-commands.js';
 import { sandboxPath, SandboxError } from './sandbox.js';
+import { checkSandboxRoot, defaultSandboxRoot, moveLegacySandboxes } from './sandbox-root.js';
 import {
   resultMessage,
   RunAborted,
@@ -21,7 +24,14 @@ export interface AgentConfig {
   demoSeed?: number;
   /** From SESSIONDESK_AGENT_COMMAND: the command agent for workspaces without their own setting. */
   defaultCommand?: string[];
+  /** Where sessions' sandboxes live (--sandbox-dir); by default beside the data directory. */
+  sandboxRoot?: string;
+  /** From SESSIONDESK_AGENT_ENV: more variables agents may see, beyond the allow-list. */
+  agentEnvNames?: string[];
 }
+
+/** The workspace's agent cannot run as set (the session fails with this message). */
+export class AgentSetupError extends Error {}
 
 export interface StopReason {
   text: string;
@@ -58,28 +68,75 @@ export class AgentHost {
     },
   ) {}
 
-  /** The agent a workspace uses: its own setting, else the environment's command, else the demo. */
+  /** The folder holding every session's sandbox: outside the data directory, checked. */
+  get sandboxRoot(): string {
+    return checkSandboxRoot(
+      this.deps.config.sandboxRoot ?? defaultSandboxRoot(this.deps.dataDir),
+      this.deps.dataDir,
+    );
+  }
+
+  /** Moves sandboxes an earlier version kept inside the data directory out of it. */
+  moveLegacySandboxes(): void {
+    moveLegacySandboxes(this.deps.dataDir, this.sandboxRoot, this.deps.logger);
+  }
+
+  private agentEnvironment(): NodeJS.ProcessEnv {
+    return agentEnvironment(process.env, this.deps.config.agentEnvNames ?? []);
+  }
+
+  /** The commands the administrator defined, by name (read afresh: the CLI may change them). */
+  namedCommands(): Record<string, string[]> {
+    return readNamedCommands(this.deps.dataDir);
+  }
+
+  /**
+   * The agent a workspace uses: its own setting, else the environment's command, else the
+   * demo; with the commands the administrator defined, to choose from.
+   */
   settingsFor(workspaceId: string): {
     settings: AgentSettings;
     source: 'workspace' | 'environment' | 'default';
+    commands: { name: string; command: string[] }[];
   } {
+    const commands = Object.entries(this.namedCommands()).map(([name, command]) => ({ name, command }));
     const own = this.deps.repos.workspaces.settings(workspaceId);
-    if (own) return { settings: own, source: 'workspace' };
+    if (own) return { settings: own, source: 'workspace', commands };
     if (this.deps.config.defaultCommand) {
       return {
         settings: { agent: 'command', command: this.deps.config.defaultCommand },
         source: 'environment',
+        commands,
       };
     }
-    return { settings: { agent: 'demo' }, source: 'default' };
+    return { settings: { agent: 'demo' }, source: 'default', commands };
   }
 
+  /** Throws AgentSetupError, saying why, when the workspace's agent cannot run. */
   private runnerFor(workspaceId: string): AgentRunner {
-    const { settings } = this.settingsFor(workspaceId);
-    if (settings.agent === 'command' && settings.command) {
+    const own = this.deps.repos.workspaces.settings(workspaceId);
+    const timeoutMs = own?.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS;
+    if (own?.agent === 'command') {
+      if (own.commandName === undefined) {
+        throw new AgentSetupError(
+          "This workspace's agent is a program the workspace chose itself. Only the administrator " +
+            'defines agent commands (sessiondesk agent-command set NAME -- program args…); choose one ' +
+            'of theirs in Settings, then Agent.',
+        );
+      }
+      const command = this.namedCommands()[own.commandName];
+      if (!command) {
+        throw new AgentSetupError(
+          `The agent command "${own.commandName}" is no longer defined; ask the administrator, or choose another in Settings, then Agent.`,
+        );
+      }
+      return createCommandAgent({ command, timeoutMs, environment: this.agentEnvironment() });
+    }
+    if (!own && this.deps.config.defaultCommand) {
       return createCommandAgent({
-        command: settings.command,
-        timeoutMs: settings.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS,
+        command: this.deps.config.defaultCommand,
+        timeoutMs,
+        environment: this.agentEnvironment(),
       });
     }
     return createDemoAgent({
@@ -171,7 +228,7 @@ export class AgentHost {
     const { service } = this.deps;
     const ctx: RunContext = {
       session,
-      sandboxDir: sandboxPath(this.deps.dataDir, sessionId),
+      sandboxDir: sandboxPath(this.sandboxRoot, sessionId),
       signal: controller.signal,
       sink: {
         assistant: (message) => service.appendMessage(sessionId, message, null).then(() => undefined),
@@ -181,11 +238,11 @@ export class AgentHost {
       },
     };
     const entry: Running = { controller, done: Promise.resolve() };
-    const runner = this.runnerFor(session.workspaceId);
     entry.done = (async () => {
       const started = Date.now();
       try {
         await service.setAgentRunning(sessionId, true);
+        const runner = this.runnerFor(session.workspaceId);
         const { result } = await work(
           runner,
           ctx,
@@ -198,7 +255,7 @@ export class AgentHost {
         const reason = entry.stopReason;
         const text = stopped
           ? (reason?.text ?? 'Stopped.')
-          : err instanceof SandboxError
+          : err instanceof SandboxError || err instanceof AgentSetupError || err instanceof NamedCommandsError
             ? err.message
             : `The agent failed: ${err instanceof Error ? err.message : String(err)}`;
         if (!stopped) this.deps.logger.warn(`Agent run for ${sessionId} failed: ${text}`);

@@ -32,9 +32,9 @@ export function runProgram(
   });
 }
 
-/** Where a session's sandbox lives: one folder per session under the data directory. */
-export function sandboxPath(dataDir: string, sessionId: string): string {
-  return join(dataDir, 'sandboxes', sessionId);
+/** Where a session's sandbox lives: one folder per session under the sandboxes root. */
+export function sandboxPath(sandboxRoot: string, sessionId: string): string {
+  return join(sandboxRoot, sessionId);
 }
 
 const lastLines = (text: string, n = 5) => text.trim().split('\n').slice(-n).join('\n');
@@ -51,8 +51,10 @@ export async function prepareSandbox(options: {
   baseBranch: string;
   branch: string;
   signal?: AbortSignal;
+  /** The agent's allow-listed environment: git runs with it too. */
+  env: NodeJS.ProcessEnv;
 }): Promise<void> {
-  await mkdir(options.dir, { recursive: true });
+  await mkdir(options.dir, { recursive: true, mode: 0o700 });
   if (!options.repoUrl) return;
   if ((await readdir(options.dir)).length > 0) return; // Resumed: the clone is already there.
   let clone: ProcessResult;
@@ -71,7 +73,7 @@ export async function prepareSandbox(options: {
       ],
       {
         cwd: join(options.dir, '..'),
-        env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
+        env: { ...options.env, GIT_TERMINAL_PROMPT: '0' },
         ...(options.signal ? { signal: options.signal } : {}),
       },
     );
@@ -92,6 +94,7 @@ export async function prepareSandbox(options: {
   }
   const checkout = await runProgram('git', ['checkout', '--quiet', '-b', options.branch], {
     cwd: options.dir,
+    env: options.env,
   });
   if (checkout.code !== 0)
     throw new SandboxError(`Creating the branch ${options.branch} failed.\n\n${lastLines(checkout.stderr)}`);

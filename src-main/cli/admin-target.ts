@@ -15,7 +15,9 @@ import { systemClock, type Logger } from '../clock.js';
 import { DataDirLockedError, lockHolder } from '../store/lock.js';
 import { createRepositories } from '../store/repositories.js';
 import { Store } from '../store/store.js';
+import { ADMIN_PROOF_PATH, isValidProof, newChallenge } from '../admin-proof.js';
 import { readServerInfo } from '../server-file.js';
+import { secureDataDir } from '../data-dir-permissions.js';
 import { ADMIN_TOKEN_HEADER } from '../server/routes/admin.js';
 
 /** The account operations the CLI runs, on the data directory or through its running server. */
@@ -55,6 +57,7 @@ export async function reachDataDir(dataDir: string, logger: Logger): Promise<Dat
     if (holder !== null) {
       const server = readServerInfo(dataDir);
       if (server && server.info.pid === holder) {
+        await requireServerProof(dataDir, server.info.url, server.adminToken);
         return { kind: 'server', url: server.info.url, adminToken: server.adminToken };
       }
       // Another command (or a server still starting) has it: they finish quickly, so wait.
@@ -68,12 +71,45 @@ export async function reachDataDir(dataDir: string, logger: Logger): Promise<Dat
       continue;
     }
     try {
+      secureDataDir(dataDir, logger);
       return { kind: 'store', store: await Store.open({ dataDir, clock: systemClock, logger }) };
     } catch (err) {
       // Someone took the lock between our look and our open: look again.
       if (err instanceof DataDirLockedError && Date.now() <= deadline) continue;
       throw err;
     }
+  }
+}
+
+const PROOF_TIMEOUT_MS = 10_000;
+
+/**
+ * Checks that what listens at `url` is the server holding the data directory: it must
+ * answer a fresh challenge with an HMAC keyed by the admin token. Only the challenge is
+ * sent; on any failure nothing secret ever is.
+ */
+export async function requireServerProof(dataDir: string, url: string, adminToken: string): Promise<void> {
+  const challenge = newChallenge();
+  let port: number;
+  let proof: unknown;
+  try {
+    const target = new URL(`${ADMIN_PROOF_PATH}?challenge=${challenge}`, url);
+    port = Number(target.port);
+    const response = await fetch(target, {
+      signal: AbortSignal.timeout(PROOF_TIMEOUT_MS),
+      redirect: 'error',
+    });
+    proof = response.ok ? ((await response.json()) as { proof?: unknown }).proof : undefined;
+  } catch {
+    proof = undefined;
+    port = 0;
+  }
+  if (!isValidProof(adminToken, challenge, port, proof)) {
+    throw new CliError(
+      `The program listening at ${url} (from ${dataDir}/server.json) did not prove it is the Session Desk ` +
+        'server holding this data directory, so nothing was sent to it. If the server is gone, stop the ' +
+        'process that holds the data directory lock; then try again.',
+    );
   }
 }
 

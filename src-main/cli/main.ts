@@ -26,9 +26,14 @@ import { openDataTarget, type DataTarget } from './data-target.js';
 import { fileSink, stdoutSink } from './output.js';
 import { PortInUseError, startServer } from '../server/start.js';
 import { DEMO } from '../demo/seed.js';
+import { readDemoSignIn } from '../demo/sign-in.js';
 import { agentConfigFromEnv } from '../agents/config.js';
 import { CliError, openAdminTarget, type AdminTarget } from './admin-target.js';
 import { USAGE, UsageError, type CommandName } from './usage.js';
+import { agentCommandList, agentCommandRemove, agentCommandSet } from './agent-commands.js';
+import { NamedCommandsError } from '../agents/named-commands.js';
+import { DataDirPermissionError } from '../data-dir-permissions.js';
+import { checkSandboxRoot, defaultSandboxRoot, SandboxRootError } from '../agents/sandbox-root.js';
 
 const stderrLogger: Logger = {
   info: (msg) => process.stderr.write(`sessiondesk: ${msg}\n`),
@@ -92,6 +97,7 @@ async function serve(args: string[]): Promise<void> {
     host: { type: 'string', default: '127.0.0.1' },
     port: { type: 'string', default: String(DEFAULT_PORT) },
     'log-level': { type: 'string', default: 'info' },
+    'sandbox-dir': { type: 'string' },
     demo: { type: 'boolean' },
   });
   if (v.help) return print(USAGE.serve);
@@ -111,7 +117,10 @@ async function serve(args: string[]): Promise<void> {
   let agents;
   try {
     agents = agentConfigFromEnv(process.env);
+    if (typeof v['sandbox-dir'] === 'string') agents.sandboxRoot = resolve(v['sandbox-dir']);
+    checkSandboxRoot(agents.sandboxRoot ?? defaultSandboxRoot(dataDir), dataDir);
   } catch (err) {
+    if (err instanceof SandboxRootError) throw new UsageError(err.message, 'serve');
     throw new CliError(err instanceof Error ? err.message : String(err));
   }
 
@@ -131,7 +140,8 @@ async function serve(args: string[]): Promise<void> {
   print(`Data directory: ${dataDir}`);
   if (v.demo) {
     print(`Demo workspace (sample data): organizationId ${DEMO.organizationId}`);
-    print(`Demo sign-in: ${DEMO.email} / ${DEMO.password}`);
+    const signIn = readDemoSignIn(dataDir);
+    if (signIn) print(`Demo sign-in: ${signIn.email} / ${signIn.password}`);
   }
   let stopping = false;
   const stop = (signal: string) => {
@@ -382,6 +392,9 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void | number>> = {
   'key create': keyCreate,
   'key list': keyList,
   'key revoke': keyRevoke,
+  'agent-command set': agentCommandSet,
+  'agent-command list': agentCommandList,
+  'agent-command remove': agentCommandRemove,
   export: exportCommand,
   import: importCommand,
   backup: backupCommand,
@@ -421,7 +434,10 @@ export async function main(argv: string[]): Promise<number> {
       err instanceof PortInUseError ||
       err instanceof StoreUnavailableError ||
       err instanceof ImportInputError ||
-      err instanceof RestoreRefusedError
+      err instanceof RestoreRefusedError ||
+      err instanceof NamedCommandsError ||
+      err instanceof DataDirPermissionError ||
+      err instanceof SandboxRootError
     ) {
       process.stderr.write(`sessiondesk: ${err.message}\n`);
       return 1;

@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { constants } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import { realFiles } from '../store/file-layer.js';
 import { CliError } from './admin-target.js';
@@ -37,6 +38,25 @@ export function stdoutSink(stream: NodeJS.WriteStream = process.stdout): OutputS
 
 const FILE_BUFFER = 256 * 1024;
 
+/** Created, never reused: not through a symlink, not with the mode of a file already there. */
+const CREATE_PRIVATE =
+  constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
+
+/**
+ * Opens a new file readable only by this user. A leftover `FILE.tmp` (or a symlink planted
+ * under that name) is removed first, never written through.
+ */
+async function openFresh(tmp: string) {
+  try {
+    return await open(tmp, CREATE_PRIVATE, 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  // unlink removes a symlink itself, not what it points to.
+  await unlink(tmp);
+  return open(tmp, CREATE_PRIVATE, 0o600);
+}
+
 /**
  * A file written as `FILE.tmp`, fsync'd and renamed to FILE at the end, so FILE is either the
  * whole output or (on failure) left as it was. Readable only by this user: it holds the data.
@@ -45,7 +65,7 @@ export async function fileSink(path: string): Promise<OutputSink> {
   const tmp = `${path}.tmp`;
   let handle;
   try {
-    handle = await open(tmp, 'w', 0o600);
+    handle = await openFresh(tmp);
   } catch (err) {
     throw new CliError(`Cannot write ${path}: ${(err as Error).message}`);
   }

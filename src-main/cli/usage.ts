@@ -10,6 +10,9 @@ Commands:
   key create          Create an API key for a workspace (prints the key)
   key list            List a workspace's API keys
   key revoke          Revoke an API key
+  agent-command set   Define an agent command workspaces may choose (administrator)
+  agent-command list  List the agent commands
+  agent-command remove  Remove an agent command
   export              Export a workspace's sessions (NDJSON or JSON)
   import              Import an export into a workspace (idempotent)
   backup              Copy the whole database to one SQLite file
@@ -18,15 +21,20 @@ Commands:
 
 Every command takes --data-dir DIR (else SESSIONDESK_DATA_DIR, else the app's data folder).
 Run "sessiondesk <command> --help" for a command's options.`,
-  serve: `Usage: sessiondesk serve [--host 127.0.0.1] [--port 4319] [--data-dir DIR] [--demo] [--log-level LEVEL]
+  serve: `Usage: sessiondesk serve [--host 127.0.0.1] [--port 4319] [--data-dir DIR] [--sandbox-dir DIR] [--demo] [--log-level LEVEL]
 
 Runs the Session Management API and the dashboard. Prints the URL it listens on and
 writes it to DIR/server.json. Only loopback hosts are allowed. A port in use is an error.
   --demo        create the demo workspace (sample data, once) and print its sign-in
+                (a random password, made with the demo)
+  --sandbox-dir where agents work, one folder per session (else SESSIONDESK_SANDBOX_DIR, else
+                DIR-sandboxes beside the data directory; never inside it)
   --log-level   info (default: one JSON line per request, on stderr), warn, error or silent
 
 Environment: SESSIONDESK_AGENT_COMMAND (the agent CLI for workspaces without their own
-setting), SESSIONDESK_DEMO_PACE_MS (the demo agent's pause between steps, default 700).`,
+setting), SESSIONDESK_AGENT_ENV (more variables agents may see, beyond the allow-list),
+SESSIONDESK_SANDBOX_DIR, SESSIONDESK_DEMO_PACE_MS (the demo agent's pause between steps,
+default 700).`,
   'user create': `Usage: sessiondesk user create --email E --name N --password P [--image-url U] [--data-dir DIR]
 
 Creates a local user who can sign in to the dashboard. Prints the user id.
@@ -47,6 +55,20 @@ Lists the workspace's active API keys: id, prefix, label, created and last used.
   'key revoke': `Usage: sessiondesk key revoke --workspace ORG --id KEY_ID [--data-dir DIR]
 
 Revokes an API key; requests using it are refused from then on.`,
+  'agent-command set': `Usage: sessiondesk agent-command set NAME [--data-dir DIR] -- PROGRAM [ARG…]
+
+Defines (or changes) the agent command NAME: the program and its arguments, run without a
+shell in a session's sandbox. {prompt}, {model} and {sessionId} are replaced inside single
+arguments; leave {prompt} out to send the prompt on the program's stdin (recommended), or put
+it after "--". Workspace owners choose among these commands in the dashboard; nobody can
+send a program over HTTP. A running server uses the change from its next run.`,
+  'agent-command list': `Usage: sessiondesk agent-command list [--json] [--data-dir DIR]
+
+Lists the agent commands the administrator defined.`,
+  'agent-command remove': `Usage: sessiondesk agent-command remove NAME [--data-dir DIR]
+
+Removes the agent command NAME. Workspaces that chose it fail their next run, saying so,
+until an owner chooses another agent.`,
   export: `Usage: sessiondesk export --workspace ORG [--format ndjson|json] [--output FILE] [--data-dir DIR]
 
 Writes every session of the workspace ORG, with its messages, tasks and metadata, session by

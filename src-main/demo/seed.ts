@@ -6,13 +6,16 @@ import { branchName } from '../agents/types.js';
 import type { Clock } from '../clock.js';
 import type { Repositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
+import { newDemoPassword, setDemoPassword } from './sign-in.js';
 
-/** The demo's fixed ids and sign-in, printed by `serve --demo` and given in the README. */
+/**
+ * The demo's fixed ids and sign-in email. Its password is random, made when the demo is
+ * created (an account with a published password would let any local program in).
+ */
 export const DEMO = {
   organizationId: 'org_demo-workspace-0000001',
   workspaceName: 'Demo workspace (sample data)',
   email: 'demo@sessiondesk.local',
-  password: 'sessiondesk-demo',
 } as const;
 
 const PEOPLE = [
@@ -96,9 +99,11 @@ export async function seedDemo(deps: {
 
   for (const person of PEOPLE) {
     if (!repos.users.findByEmail(person.email)) {
-      await accounts.createUser({ email: person.email, name: person.name, password: DEMO.password });
+      // Only the demo owner's password is ever shown; the others' are never known to anyone.
+      await accounts.createUser({ email: person.email, name: person.name, password: newDemoPassword() });
     }
   }
+  await setDemoPassword(store, repos);
   const userIds = PEOPLE.map((p) => repos.users.findByEmail(p.email)?.id ?? '');
   const now = clock.now().getTime();
 

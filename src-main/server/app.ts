@@ -13,7 +13,11 @@ import { createAccounts } from '../accounts/accounts.js';
 import type { Clock, Logger } from '../clock.js';
 import { createRepositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
+import { createAccess } from './access.js';
 import { createAuthenticator } from './auth/authenticate.js';
+import { CredentialChanges } from './auth/credential-changes.js';
+import { refuseDuplicateSessionCookies } from './auth/cookie-tossing.js';
+import { bodyTimeout } from './body-timeout.js';
 import { createHostGuard, originGuard } from './auth/localhost-guard.js';
 import { FailureLimiter } from './auth/rate-limit.js';
 import type { AppContext, ServerConfig } from './context.js';
@@ -24,6 +28,7 @@ import { rendererRoutes } from './routes/renderer.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { workspaceRoutes } from './routes/workspaces.js';
 import { eventRoutes } from './routes/events.js';
+import { demoRoutes } from './routes/demo.js';
 import { AgentHost, type AgentConfig } from '../agents/host.js';
 import { DEFAULT_AGENT_CONFIG } from '../agents/config.js';
 import { EventBus } from '../events/event-bus.js';
@@ -50,6 +55,9 @@ export interface AppDeps {
  * whole list of thousands of sessions (several MB) is always read afresh.
  */
 const DEFAULT_CACHE_BYTES = 80 * 1024 * 1024;
+/** Connections open at once (event streams included); beyond it, new ones are closed. */
+const DEFAULT_MAX_CONNECTIONS = 1024;
+const DEFAULT_BODY_TIMEOUT_MS = 30_000;
 
 function createCaches(store: Store, bytes: number): AppContext['caches'] {
   return {
@@ -86,12 +94,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: () => randomUUID(),
     return503OnClosing: true,
     forceCloseConnections: true,
+    // Node's own limit on receiving a whole request (answered 408); a body that trickles in
+    // is cut sooner by the body time-out below. Headers must arrive within 20 s.
+    requestTimeout: 10 * 60_000,
+    http: { requireHostHeader: false, headersTimeout: 20_000 },
     routerOptions: { maxParamLength: 200 },
     // Fastify's own answers to a malformed URL or request repeat it, and in another shape.
     frameworkErrors: sendFrameworkError,
     clientErrorHandler: answerClientError,
     // Node would answer a request without Host with a bare 400; the Host guard refuses it (403).
-    http: { requireHostHeader: false },
     logger: deps.log
       ? {
           level: deps.log.level,
@@ -107,6 +118,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         }
       : false,
   });
+  app.server.maxConnections = deps.config.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // Cross-site "simple" requests can carry text/plain; with no parser they are refused (415).
@@ -134,6 +146,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     caches: createCaches(deps.store, deps.config.cacheBytes ?? DEFAULT_CACHE_BYTES),
     store: deps.store,
     repos,
+    access: createAccess(repos),
+    credentialChanges: new CredentialChanges(),
     accounts: createAccounts(deps.store, repos, deps.clock),
     clock: deps.clock,
     logger,
@@ -147,13 +161,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }),
     signInLimits: {
       perAccount: new FailureLimiter(5, 15 * 60_000, deps.clock),
-      perClient: new FailureLimiter(30, 15 * 60_000, deps.clock),
     },
   };
 
   app.decorateRequest('principal', null);
   app.addHook('onRequest', createHostGuard(deps.config.allowedHosts));
   app.addHook('onRequest', originGuard);
+  app.addHook('onRequest', refuseDuplicateSessionCookies);
+  app.addHook('onRequest', bodyTimeout(deps.config.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS));
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-content-type-options', 'nosniff');
     const type = String(reply.getHeader('content-type') ?? '');
@@ -168,6 +183,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   // Sessions an agent was working on when the server last stopped are closed off first.
   app.addHook('onReady', async () => {
+    agents.moveLegacySandboxes();
     const interrupted = await agents.recoverInterrupted();
     if (interrupted > 0) logger.warn(`Marked ${interrupted} interrupted session(s) as failed.`);
   });
@@ -202,6 +218,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   authRoutes(api, ctx);
   workspaceRoutes(api, ctx);
   eventRoutes(api, ctx);
+  demoRoutes(api, ctx);
   if (deps.config.adminToken) adminRoutes(api, ctx, deps.config.adminToken);
   api.get('/api/openapi.json', { schema: { hide: true } }, () => app.swagger());
   const dashboardPage = await rendererRoutes(app, deps.config.rendererDir);

@@ -6,6 +6,8 @@ import type { SessionService } from '../sessions/service.js';
 import type { Clock, Logger } from '../clock.js';
 import type { Repositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
+import type { Access } from './access.js';
+import type { CredentialChanges } from './auth/credential-changes.js';
 import type { Authenticator, Principal } from './auth/authenticate.js';
 import type { FailureLimiter } from './auth/rate-limit.js';
 import type { ListPageText, ResponseCache } from './response-cache.js';
@@ -19,6 +21,12 @@ export interface ServerConfig {
   rendererDir?: string;
   /** Bytes of answers kept for repeated reads (sessions and list pages); 80 MiB when unset, 0 for none. */
   cacheBytes?: number;
+  /** How long a request body may take to arrive (408 after); 30 s when unset. */
+  bodyTimeoutMs?: number;
+  /** Connections open at once; 1024 when unset. */
+  maxConnections?: number;
+  /** How long an event stream may stay open before the client must reconnect; 1 hour when unset. */
+  eventStreamMaxMs?: number;
 }
 
 /** What every route plugin receives: the app's dependencies, built once in buildApp. */
@@ -30,12 +38,16 @@ export interface AppContext {
   logger: Logger;
   config: ServerConfig;
   auth: Authenticator;
+  /** Who may see which workspace and session: the one place every route asks. */
+  access: Access;
+  /** Routes that end a credential say so here; open streams check theirs again. */
+  credentialChanges: CredentialChanges;
   events: EventBus;
   sessions: SessionService;
   agents: AgentHost;
   /** Full sessions as response bytes, and list pages (without their stats) as JSON text. */
   caches: { sessions: ResponseCache<Buffer>; lists: ResponseCache<ListPageText> };
-  signInLimits: { perAccount: FailureLimiter; perClient: FailureLimiter };
+  signInLimits: { perAccount: FailureLimiter };
 }
 
 declare module 'fastify' {

@@ -7,6 +7,8 @@ import type { AgentConfig } from '../agents/host.js';
 import { buildApp } from './app.js';
 import { createAccounts } from '../accounts/accounts.js';
 import { seedDemo } from '../demo/seed.js';
+import { retireDemoPublishedPassword } from '../demo/sign-in.js';
+import { secureDataDir } from '../data-dir-permissions.js';
 import { createRepositories } from '../store/repositories.js';
 
 export class PortInUseError extends Error {
@@ -88,25 +90,31 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   }
   let store: Store;
   try {
+    secureDataDir(options.dataDir, options.logger);
     store = await Store.open({ dataDir: options.dataDir, clock: options.clock, logger: options.logger });
   } catch (err) {
     await release(reserved);
     throw err;
   }
-  if (options.demo) {
-    try {
-      const repos = createRepositories(store.db);
+  try {
+    const repos = createRepositories(store.db);
+    if (await retireDemoPublishedPassword(store, repos)) {
+      options.logger.warn(
+        'The demo accounts had the published password; they have random ones now (serve --demo prints the sign-in).',
+      );
+    }
+    if (options.demo) {
       await seedDemo({
         store,
         repos,
         accounts: createAccounts(store, repos, options.clock),
         clock: options.clock,
       });
-    } catch (err) {
-      await release(reserved);
-      await store.close();
-      throw err;
     }
+  } catch (err) {
+    await release(reserved);
+    await store.close();
+    throw err;
   }
   const adminToken = newAdminToken();
   const build = () =>

@@ -48,6 +48,10 @@ export function createAuthSessionsRepository(db: Db) {
     delete(tokenHash: string): void {
       db.run('DELETE FROM auth_sessions WHERE token_hash = ?', [tokenHash]);
     },
+    /** Ends every sign-in of a user (a password they signed in with is no longer theirs). */
+    deleteForUser(userId: string): void {
+      db.run('DELETE FROM auth_sessions WHERE user_id = ?', [userId]);
+    },
     deleteExpired(now: string): void {
       db.run('DELETE FROM auth_sessions WHERE expires_at <= ?', [now]);
     },
@@ -86,6 +90,9 @@ export function createApiKeysRepository(db: Db) {
     findByHash(keyHash: string): ApiKeyRecord | null {
       const row = db.first(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = ?`, [keyHash]);
       return row ? toKey(row) : null;
+    },
+    isActive(id: string): boolean {
+      return db.first('SELECT 1 FROM api_keys WHERE id = ? AND revoked_at IS NULL', [id]) !== null;
     },
     /** Keys that are not revoked, newest first. */
     list(workspaceId: string): ApiKeyRecord[] {

@@ -47,6 +47,9 @@ export function createUsersRepository(db: Db) {
       const row = db.first(`SELECT ${COLUMNS} FROM users WHERE email = ?`, [email.toLowerCase()]);
       return row ? toUser(row) : null;
     },
+    setPasswordHash(id: string, passwordHash: string): void {
+      db.run('UPDATE users SET password_hash = ? WHERE id = ?', [passwordHash, id]);
+    },
     count(): number {
       return Number(db.first('SELECT count(*) FROM users')?.[0] ?? 0);
     },

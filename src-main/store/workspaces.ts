@@ -26,6 +26,9 @@ export interface MemberRecord {
 
 export interface WorkspaceSettingsRecord {
   agent: 'demo' | 'command';
+  /** A command the administrator defined, by name. */
+  commandName?: string;
+  /** A program a workspace chose itself (stored before that became the administrator's choice). */
   command?: string[];
   timeoutMs?: number;
 }
@@ -40,7 +43,12 @@ export function createWorkspacesRepository(db: Db) {
       if (!row) return null;
       const settings: WorkspaceSettingsRecord = { agent: str(row[0]) as WorkspaceSettingsRecord['agent'] };
       const command = optStr(row[1]);
-      if (command !== undefined) settings.command = JSON.parse(command) as string[];
+      if (command !== undefined) {
+        // The column holds a program (an array) or, since commands are named, {"name": …}.
+        const parsed = JSON.parse(command) as string[] | { name: string };
+        if (Array.isArray(parsed)) settings.command = parsed;
+        else settings.commandName = parsed.name;
+      }
       if (typeof row[2] === 'number') settings.timeoutMs = row[2];
       return settings;
     },
@@ -52,7 +60,11 @@ export function createWorkspacesRepository(db: Db) {
         [
           workspaceId,
           settings.agent,
-          settings.command ? JSON.stringify(settings.command) : null,
+          settings.commandName !== undefined
+            ? JSON.stringify({ name: settings.commandName })
+            : settings.command
+              ? JSON.stringify(settings.command)
+              : null,
           settings.timeoutMs ?? null,
         ],
       );

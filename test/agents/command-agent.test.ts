@@ -3,10 +3,12 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FullSessionResponseSchema, type SessionFull } from '../../src-shared/index.js';
+import { writeNamedCommands } from '../../src-main/agents/named-commands.js';
 import { sandboxPath } from '../../src-main/agents/sandbox.js';
 import { mapStreamLine } from '../../src-main/agents/stream-json.js';
 import { ROOT } from '../helpers/cli.js';
 import {
+  asUser,
   createSession,
   seedWorkspace,
   startTestServer,
@@ -87,7 +89,7 @@ describe('the command agent, against a local repository through insteadOf', () =
     });
 
     // The sandbox is a real clone, on the recorded branch, with the agent's commit.
-    const sandbox = sandboxPath(server.dataDir, created.id);
+    const sandbox = sandboxPath(server.sandboxRoot, created.id);
     expect(session.metadata.branch).toMatch(/^agent\/document-the-widgets/);
     expect(git(sandbox, 'rev-parse', '--abbrev-ref', 'HEAD')).toBe(session.metadata.branch);
     expect(git(sandbox, 'log', '--format=%s', '-2').split('\n')).toEqual([
@@ -146,7 +148,7 @@ describe('the command agent, against a local repository through insteadOf', () =
         timeout: 20_000,
       })
       .toBe(2);
-    const sandbox = sandboxPath(server.dataDir, created.id);
+    const sandbox = sandboxPath(server.sandboxRoot, created.id);
     expect(git(sandbox, 'log', '--format=%s', '-3').split('\n')).toEqual([
       'Agent: Second change',
       'Agent: First change',
@@ -205,13 +207,19 @@ describe('the command agent time limit', () => {
   beforeAll(async () => {
     server = await startTestServer();
     owner = await seedWorkspace(server);
-    await server.store.write(() =>
-      server.repos.workspaces.putSettings(owner.organizationId, {
+    await writeNamedCommands(server.dataDir, { fake: [process.execPath, FAKE_AGENT, '{prompt}', '{model}'] });
+    const chosen = await asUser(
+      server,
+      owner.user.cookie,
+      'PUT',
+      `/api/workspaces/${owner.organizationId}/agent`,
+      {
         agent: 'command',
-        command: [process.execPath, FAKE_AGENT, '{prompt}', '{model}'],
+        commandName: 'fake',
         timeoutMs: 1500,
-      }),
+      },
     );
+    expect(chosen.status).toBe(200);
   });
   afterAll(async () => server.dispose());
 

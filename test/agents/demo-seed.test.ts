@@ -15,6 +15,7 @@ import {
   type TestServer,
 } from '../helpers/server.js';
 import { rm } from 'node:fs/promises';
+import { writeNamedCommands } from '../../src-main/agents/named-commands.js';
 
 describe('the demo workspace', () => {
   it(
@@ -25,11 +26,25 @@ describe('the demo workspace', () => {
       try {
         const server = await startServe(dataDir, ['--demo', '--log-level', 'warn']);
         await expect.poll(() => server.stdout()).toContain(`organizationId ${DEMO.organizationId}`);
-        expect(server.stdout()).toContain(`${DEMO.email} / ${DEMO.password}`);
+        const password = /Demo sign-in: demo@sessiondesk\.local \/ (\S+)/u.exec(server.stdout())?.[1];
+        // Random, made with the demo: never the password earlier versions published.
+        expect(password).toMatch(/^[\w-]{16,}$/u);
+        expect(password).not.toBe('sessiondesk-demo');
+        // The sign-in page of a demo data directory shows it.
+        expect(await (await fetch(`${server.url}/api/demo/sign-in`)).json()).toEqual({
+          email: DEMO.email,
+          password,
+        });
+        const published = await fetch(`${server.url}/api/auth/sign-in`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: DEMO.email, password: 'sessiondesk-demo' }),
+        });
+        expect(published.status).toBe(401);
         const signed = await fetch(`${server.url}/api/auth/sign-in`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ email: DEMO.email, password: DEMO.password }),
+          body: JSON.stringify({ email: DEMO.email, password }),
         });
         const cookie = (signed.headers.get('set-cookie') ?? '').split(';')[0]!;
         const list = ListSessionsResponseSchema.parse(
@@ -109,25 +124,27 @@ describe('agent settings', () => {
     const initial = AgentSettingsResponseSchema.parse(
       await (await asUser(server, owner.user.cookie, 'GET', path)).json(),
     );
-    expect(initial).toEqual({ settings: { agent: 'demo' }, source: 'default' });
+    expect(initial).toEqual({ settings: { agent: 'demo' }, source: 'default', commands: [] });
     expect((await asUser(server, owner.user.cookie, 'PUT', path, { agent: 'command' })).status).toBe(400);
+    await writeNamedCommands(server.dataDir, { 'my-agent': ['my-agent', '-p'] });
     expect(
       (
         await asUser(server, owner.user.cookie, 'PUT', path, {
           agent: 'command',
-          command: ['my-agent', '{prompt}'],
+          commandName: 'my-agent',
           timeoutMs: 10,
         })
       ).status,
     ).toBe(400);
     const set = await asUser(server, owner.user.cookie, 'PUT', path, {
       agent: 'command',
-      command: ['my-agent', '-p', '{prompt}'],
+      commandName: 'my-agent',
       timeoutMs: 60_000,
     });
     expect(AgentSettingsResponseSchema.parse(await set.json())).toEqual({
-      settings: { agent: 'command', command: ['my-agent', '-p', '{prompt}'], timeoutMs: 60_000 },
+      settings: { agent: 'command', commandName: 'my-agent', timeoutMs: 60_000 },
       source: 'workspace',
+      commands: [{ name: 'my-agent', command: ['my-agent', '-p'] }],
     });
     const member = await seedWorkspace(server, 'member');
     await server.accounts.addMember({ organizationId: owner.organizationId, email: member.user.email });

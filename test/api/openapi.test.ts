@@ -28,6 +28,7 @@ describe('GET /api/openapi.json', () => {
       '/api/auth/me',
       '/api/auth/sign-in',
       '/api/auth/sign-out',
+      '/api/demo/sign-in',
       '/api/events',
       '/api/sessions',
       '/api/sessions/{sessionId}',

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createAccounts, type Accounts } from '../../src-main/accounts/accounts.js';
 import { silentLogger, steppableClock, systemClock, type Clock } from '../../src-main/clock.js';
+import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
 import { buildApp } from '../../src-main/server/app.js';
 import { createRepositories, type Repositories } from '../../src-main/store/repositories.js';
 import { Store, type StoreOptions } from '../../src-main/store/store.js';
@@ -16,6 +17,8 @@ export interface TestServer {
   url: string;
   origin: string;
   dataDir: string;
+  /** Where the agents' sandboxes are: beside the data directory, never inside. */
+  sandboxRoot: string;
   store: Store;
   repos: Repositories;
   accounts: Accounts;
@@ -37,14 +40,20 @@ export interface TestServerOptions {
    */
   agentPaceMs?: number;
   agentCommand?: string[];
+  /** Variables agents may see beyond the allow-list (SESSIONDESK_AGENT_ENV). */
+  agentEnvNames?: string[];
   log?: { level: string; stream?: NodeJS.WritableStream };
   store?: Partial<StoreOptions>;
   cacheBytes?: number;
+  eventStreamMaxMs?: number;
+  bodyTimeoutMs?: number;
+  maxConnections?: number;
 }
 
 /** A real server on an ephemeral loopback port, over a fresh data directory. */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDir();
+  const sandboxRoot = defaultSandboxRoot(dataDir);
   const clock = options.clock ?? systemClock;
   const store = await Store.open({ dataDir, clock, logger: silentLogger, ...options.store });
   const app = await buildApp({
@@ -55,11 +64,15 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.adminToken ? { adminToken: options.adminToken } : {}),
       ...(options.rendererDir ? { rendererDir: options.rendererDir } : {}),
       ...(options.cacheBytes === undefined ? {} : { cacheBytes: options.cacheBytes }),
+      ...(options.eventStreamMaxMs === undefined ? {} : { eventStreamMaxMs: options.eventStreamMaxMs }),
+      ...(options.bodyTimeoutMs === undefined ? {} : { bodyTimeoutMs: options.bodyTimeoutMs }),
+      ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
     },
     ...(options.log ? { log: options.log } : {}),
     agents: {
       demoPaceMs: options.agentPaceMs ?? 3_600_000,
       ...(options.agentCommand ? { defaultCommand: options.agentCommand } : {}),
+      ...(options.agentEnvNames ? { agentEnvNames: options.agentEnvNames } : {}),
     },
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -78,6 +91,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     url,
     origin: url,
     dataDir,
+    sandboxRoot,
     store,
     repos,
     accounts: createAccounts(store, repos, clock),
@@ -86,6 +100,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     async dispose() {
       await stop();
       rmSync(dataDir, { recursive: true, force: true });
+      rmSync(sandboxRoot, { recursive: true, force: true });
     },
   };
 }

@@ -6,7 +6,7 @@ import type { Clock, Logger } from '../../clock.js';
 import { AppError, unauthorized } from '../../errors.js';
 import type { Repositories } from '../../store/repositories.js';
 import type { Store } from '../../store/store.js';
-import type { FailureLimiter } from './rate-limit.js';
+import { clientKey, isCrossSite, type FailureLimiter } from './rate-limit.js';
 import { requireSameOrigin } from './localhost-guard.js';
 
 export type Principal =
@@ -50,6 +50,23 @@ export function presentedApiKey(request: FastifyRequest): string | null {
   return found[0] as string;
 }
 
+/**
+ * How many `__session` cookies the request carries. A page on another port of this host can
+ * set one of its own (cookies do not isolate ports), with a longer path so that it is sent
+ * first: the server must not pick one of two.
+ */
+export function sessionCookieCount(request: FastifyRequest): number {
+  let count = 0;
+  const raw = request.raw.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]?.toLowerCase() !== 'cookie') continue;
+    for (const pair of (raw[i + 1] ?? '').split(';')) {
+      if (pair.split('=')[0]?.trim() === SESSION_COOKIE) count += 1;
+    }
+  }
+  return count;
+}
+
 export function sessionToken(request: FastifyRequest): string | null {
   const token = request.cookies[SESSION_COOKIE];
   return token === undefined || token === '' ? null : token;
@@ -78,6 +95,8 @@ export interface Authenticator {
   userOnly(request: FastifyRequest): Extract<Principal, { kind: 'user' }>;
   /** The cookie's sign-in, or null; never throws for a missing one. */
   optionalUser(request: FastifyRequest): Extract<Principal, { kind: 'user' }> | null;
+  /** Whether a principal let in earlier is still good: key not revoked, sign-in not ended. */
+  stillValid(principal: Principal): boolean;
 }
 
 export function createAuthenticator(deps: {
@@ -97,16 +116,17 @@ export function createAuthenticator(deps: {
   }
 
   function checkKey(request: FastifyRequest, key: string): Principal {
-    const client = request.ip;
-    const wait = badKeyLimiter.retryAfter(client);
-    if (wait > 0) {
-      throw new AppError(429, 'rate_limited', 'Too many invalid API keys; try again later', undefined, {
-        'retry-after': String(wait),
-      });
-    }
     const record = API_KEY_PATTERN.test(key) ? repos.apiKeys.findByHash(hashSecret(key)) : null;
+    // A valid key is never refused for others' bad keys: only bad keys are limited.
     if (!record || record.revokedAt) {
-      badKeyLimiter.fail(client);
+      const client = clientKey(request.ip);
+      const wait = badKeyLimiter.retryAfter(client);
+      if (wait > 0) {
+        throw new AppError(429, 'rate_limited', 'Too many invalid API keys; try again later', undefined, {
+          'retry-after': String(wait),
+        });
+      }
+      if (!isCrossSite(request.headers)) badKeyLimiter.fail(client);
       throw unauthorized('Invalid API key');
     }
     const now = clock.now();
@@ -163,6 +183,16 @@ export function createAuthenticator(deps: {
     },
     optionalUser(request) {
       return checkCookie(request);
+    },
+    stillValid(principal) {
+      if (principal.kind === 'apiKey') return repos.apiKeys.isActive(principal.keyId);
+      const session = repos.authSessions.find(principal.tokenHash);
+      const now = clock.now().getTime();
+      return (
+        session !== null &&
+        Date.parse(session.expiresAt) > now &&
+        Date.parse(session.lastSeenAt) + SESSION_IDLE_MS > now
+      );
     },
   };
 }

@@ -21,22 +21,45 @@ export function allowedHosts(port: number, extra: readonly string[]): Set<string
   ]);
 }
 
+/** The loopback address a request arrived on, when it is not 127.0.0.1 (`serve --host 127.0.0.2`). */
+function otherLoopback(address: string | undefined): string | null {
+  const v4 = address?.startsWith('::ffff:') ? address.slice(7) : address;
+  return v4 !== undefined && v4.startsWith('127.') && v4 !== '127.0.0.1' ? v4 : null;
+}
+
 export function createHostGuard(extraHosts: readonly string[]) {
-  const cache = new Map<number, Set<string>>();
+  const cache = new Map<string, Set<string>>();
   return async function hostGuard(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const host = request.headers.host?.toLowerCase();
     const port = request.socket.localPort ?? 0;
-    let allowed = cache.get(port);
+    const address = otherLoopback(request.socket.localAddress);
+    const cacheKey = `${address ?? ''}:${port}`;
+    let allowed = cache.get(cacheKey);
     if (!allowed) {
-      allowed = allowedHosts(port, extraHosts);
-      cache.set(port, allowed);
+      // A server listening on another loopback address also answers to that address.
+      allowed = allowedHosts(port, address ? [...extraHosts, `${address}:${port}`] : extraHosts);
+      cache.set(cacheKey, allowed);
     }
     // Node keeps the first of several Host lines; more than one is ambiguous (RFC 9112, 3.2).
     const hostLines = request.raw.rawHeaders.filter((v, i) => i % 2 === 0 && v.toLowerCase() === 'host');
-    if (!host || !allowed.has(host) || hostLines.length > 1) {
+    if (!host || !allowed.has(host) || hostLines.length > 1 || !allowedTarget(request.raw.url, allowed)) {
       throw new AppError(403, 'forbidden_host', 'This server only answers requests addressed to localhost');
     }
   };
+}
+
+/**
+ * An absolute-form request target (`GET http://evil/api/sessions`) names its own host, which
+ * a proxy-unaware server would otherwise ignore: it must be one of ours too.
+ */
+function allowedTarget(target: string | undefined, allowed: Set<string>): boolean {
+  if (target === undefined || target.startsWith('/') || target === '*') return true;
+  try {
+    const url = new URL(target);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && allowed.has(url.host.toLowerCase());
+  } catch {
+    return false;
+  }
 }
 
 /** The server's own origin, as a browser on this host would send it. */

@@ -42,3 +42,22 @@ export class FailureLimiter {
     for (const [key, window] of this.windows) if (window.resetAt <= now) this.windows.delete(key);
   }
 }
+
+/**
+ * The client a limit is kept for. Every loopback address (127.0.0.0/8, ::1) is one client:
+ * they are all this machine, so another 127.x source address must not escape a limit.
+ */
+export function clientKey(ip: string): string {
+  const v4 = ip.startsWith('::ffff:') ? ip.slice(7) : ip;
+  return v4.startsWith('127.') || ip === '::1' ? 'loopback' : ip;
+}
+
+/**
+ * Whether a browser marked the request as sent by another site (a page on another port of
+ * localhost included). Such requests never count towards a limit: otherwise any web page
+ * could lock out the scripts and people on this machine.
+ */
+export function isCrossSite(headers: Record<string, string | string[] | undefined>): boolean {
+  const site = headers['sec-fetch-site'];
+  return site === 'cross-site' || site === 'same-site';
+}

@@ -2,6 +2,8 @@ import { timingSafeEqual } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ADMIN_PROOF_PATH, adminProof, CHALLENGE_PATTERN } from '../../admin-proof.js';
 import {
   AddMemberBodySchema,
   CreateKeyBodySchema,
@@ -39,6 +41,15 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
   };
   const schema = { hide: true } as const;
   const { accounts, repos, store, events } = ctx;
+
+  // Unauthenticated by design: the CLI asks it before it sends anything secret.
+  api.get(
+    ADMIN_PROOF_PATH,
+    { schema: { ...schema, querystring: z.object({ challenge: z.string().regex(CHALLENGE_PATTERN) }) } },
+    async (request) => ({
+      proof: adminProof(adminToken, request.query.challenge, request.socket.localPort ?? 0),
+    }),
+  );
 
   api.post(
     '/api/admin/users',
@@ -78,6 +89,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     { onRequest, schema: { ...schema, body: RevokeKeyBodySchema } },
     async (request, reply) => {
       await accounts.revokeKey(request.body);
+      ctx.credentialChanges.notify();
       return reply.code(204).send();
     },
   );

@@ -27,7 +27,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: 'Sign in',
         description:
-          'Checks the email and password and sets the `__session` cookie (HttpOnly, SameSite=Strict). Failed attempts are limited per account and per client.',
+          'Checks the email and password and sets the `__session` cookie (HttpOnly, SameSite=Strict). Failed attempts are limited per account.',
         tags: ['auth'],
         body: SignInBodySchema,
         response: { 200: SignInResponseSchema, ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) },
@@ -35,11 +35,9 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       const email = request.body.email.trim().toLowerCase();
-      const client = request.ip;
-      const wait = Math.max(
-        signInLimits.perAccount.retryAfter(email),
-        signInLimits.perClient.retryAfter(client),
-      );
+      // Keyed by account only: every client is this machine, so a limit per client would let
+      // one program lock every account out.
+      const wait = signInLimits.perAccount.retryAfter(email);
       if (wait > 0) throw rateLimited(wait);
 
       const user = repos.users.findByEmail(email);
@@ -47,7 +45,6 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
       const ok = await verifyPassword(request.body.password, user?.passwordHash ?? null);
       if (!ok || !user) {
         signInLimits.perAccount.fail(email);
-        signInLimits.perClient.fail(client);
         throw unauthorized('Wrong email or password');
       }
       signInLimits.perAccount.reset(email);
@@ -73,6 +70,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
         const tokenHash = hashSecret(token);
         if (repos.authSessions.find(tokenHash)) {
           await store.write(() => repos.authSessions.delete(tokenHash));
+          ctx.credentialChanges.notify();
         }
       }
       reply.clearCookie(SESSION_COOKIE, COOKIE_OPTIONS);

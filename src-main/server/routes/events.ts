@@ -1,10 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { isId } from '../../../src-shared/ids.js';
 import { OrgQuerySchema, SessionParamsSchema } from '../../../src-shared/sessions.js';
-import { forbidden, notFound } from '../../errors.js';
 import type { BusEvent } from '../../events/event-bus.js';
+import { AppError } from '../../errors.js';
 import { authHooks, type Principal } from '../auth/authenticate.js';
 import { principalOf, type AppContext } from '../context.js';
 import { errorResponses } from './error-responses.js';
@@ -12,7 +11,11 @@ import { errorResponses } from './error-responses.js';
 /** A client that has this much unsent is too slow: it is disconnected and can resume. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 const HEARTBEAT_MS = 15_000;
-const MAX_STREAMS = 200;
+/** Streams open at once: in all, per workspace, and per key or sign-in, so none can take every slot. */
+export const STREAM_LIMITS = { total: 1000, perWorkspace: 50, perPrincipal: 20 } as const;
+/** A stream's credential is checked again this often (besides at once when one is ended). */
+const RECHECK_MS = 5_000;
+const DEFAULT_MAX_LIFETIME_MS = 60 * 60 * 1000;
 
 const EventsQuerySchema = OrgQuerySchema.extend({
   lastEventId: z
@@ -32,34 +35,57 @@ const streamDescription =
 export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
   const { either } = authHooks(ctx.auth);
-  const open = new Set<() => void>();
+  const maxLifetimeMs = ctx.config.eventStreamMaxMs ?? DEFAULT_MAX_LIFETIME_MS;
+  interface OpenStream {
+    principalKey: string;
+    workspaceId: string;
+    /** Ends the stream when its credential or access is gone. */
+    recheck(): void;
+    end(): void;
+  }
+  const open = new Set<OpenStream>();
+  const recheckAll = () => {
+    for (const entry of [...open]) entry.recheck();
+  };
+  const unsubscribeChanges = ctx.credentialChanges.subscribe(recheckAll);
+  const recheckTimer = setInterval(recheckAll, RECHECK_MS);
+  recheckTimer.unref();
 
   app.addHook('preClose', async () => {
-    for (const end of [...open]) end();
+    unsubscribeChanges();
+    clearInterval(recheckTimer);
+    for (const entry of [...open]) entry.end();
   });
 
-  function workspaceOf(principal: Principal, organizationId: string | undefined): string {
-    if (principal.kind === 'apiKey') {
-      if (organizationId !== undefined && organizationId !== principal.workspaceId)
-        throw forbidden('This API key belongs to another workspace');
-      return principal.workspaceId;
+  const keyOf = (principal: Principal) =>
+    principal.kind === 'apiKey' ? `key:${principal.keyId}` : `user:${principal.userId}`;
+
+  function refuseIfFull(principal: Principal, workspaceId: string): void {
+    const count = (test: (entry: OpenStream) => boolean) => [...open].filter(test).length;
+    const full = (message: string) =>
+      new AppError(429, 'rate_limited', message, undefined, { 'retry-after': '30' });
+    if (open.size >= STREAM_LIMITS.total) {
+      throw new AppError(503, 'unavailable', 'Too many open event streams');
     }
-    const memberships = ctx.repos.workspaces.listForUser(principal.userId);
-    const chosen = organizationId ?? (memberships.length === 1 ? memberships[0]?.organizationId : undefined);
-    if (chosen === undefined) throw forbidden('Pass organizationId: you belong to several workspaces');
-    if (!memberships.some((m) => m.organizationId === chosen)) throw forbidden();
-    return chosen;
+    if (count((e) => e.principalKey === keyOf(principal)) >= STREAM_LIMITS.perPrincipal) {
+      throw full(
+        `This ${principal.kind === 'apiKey' ? 'API key' : 'sign-in'} has too many open event streams`,
+      );
+    }
+    if (count((e) => e.workspaceId === workspaceId) >= STREAM_LIMITS.perWorkspace) {
+      throw full('This workspace has too many open event streams');
+    }
   }
 
   function stream(
     request: FastifyRequest,
     reply: FastifyReply,
+    workspaceId: string,
     matches: (e: BusEvent) => boolean,
     lastEventId: string | undefined,
   ) {
-    if (open.size >= MAX_STREAMS) {
-      return reply.code(503).send({ error: { code: 'unavailable', message: 'Too many open event streams' } });
-    }
+    const principal = principalOf(request);
+    refuseIfFull(principal, workspaceId);
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, {
@@ -74,6 +100,9 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
       return reply;
     }
     let ended = false;
+    // Set up below; `end` may run first (a client too slow for what it missed).
+    let unsubscribe = () => {};
+    const timers: { heartbeat?: NodeJS.Timeout; lifetime?: NodeJS.Timeout } = {};
     const write = (text: string) => {
       if (ended) return;
       raw.write(text);
@@ -85,9 +114,19 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
       if (ended) return;
       ended = true;
       unsubscribe();
-      clearInterval(heartbeat);
-      open.delete(end);
+      clearInterval(timers.heartbeat);
+      clearTimeout(timers.lifetime);
+      open.delete(entry);
       raw.end();
+    };
+    const stillGood = () => ctx.auth.stillValid(principal) && ctx.access.stillAllowed(principal, workspaceId);
+    const entry: OpenStream = {
+      principalKey: keyOf(principal),
+      workspaceId,
+      end,
+      recheck: () => {
+        if (!stillGood()) end();
+      },
     };
     write('retry: 2000\n\n');
     if (lastEventId) {
@@ -100,11 +139,17 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
         for (const entry of missed) if (matches(entry)) send(entry);
       }
     }
-    const unsubscribe = ctx.events.subscribe((entry) => {
-      if (matches(entry)) send(entry);
+    if (ended) return reply;
+    unsubscribe = ctx.events.subscribe((event) => {
+      if (!matches(event)) return;
+      // Nothing more goes to a credential that has been ended, even between two checks.
+      if (stillGood()) send(event);
+      else end();
     });
-    const heartbeat = setInterval(() => write(': keep-alive\n\n'), HEARTBEAT_MS);
-    open.add(end);
+    timers.heartbeat = setInterval(() => write(': keep-alive\n\n'), HEARTBEAT_MS);
+    // Even a good credential reconnects now and then (with Last-Event-ID, losing nothing).
+    timers.lifetime = setTimeout(end, maxLifetimeMs);
+    open.add(entry);
     request.raw.on('close', end);
     return reply;
   }
@@ -123,14 +168,18 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
         description: streamDescription,
         tags: ['events'],
         querystring: EventsQuerySchema,
-        response: { 200: z.string().describe('text/event-stream'), ...errorResponses(401, 403, 429, 500) },
+        response: {
+          200: z.string().describe('text/event-stream'),
+          ...errorResponses(400, 401, 403, 429, 500),
+        },
       },
     },
     async (request, reply) => {
-      const workspaceId = workspaceOf(principalOf(request), request.query.organizationId);
+      const workspaceId = ctx.access.workspaceFor(principalOf(request), request.query.organizationId);
       return stream(
         request,
         reply,
+        workspaceId,
         (e) => e.workspaceId === workspaceId,
         lastId(request, request.query.lastEventId),
       );
@@ -149,25 +198,22 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
         querystring: EventsQuerySchema,
         response: {
           200: z.string().describe('text/event-stream'),
-          ...errorResponses(401, 403, 404, 429, 500),
+          ...errorResponses(400, 401, 403, 404, 429, 500, 503),
         },
       },
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const row = isId('session', request.params.sessionId)
-        ? ctx.repos.sessions.find(request.params.sessionId)
-        : null;
-      if (!row) throw notFound('Session not found');
-      const allowed =
-        principal.kind === 'apiKey'
-          ? row.workspaceId === principal.workspaceId &&
-            (request.query.organizationId ?? row.workspaceId) === row.workspaceId
-          : ctx.repos.workspaces.role(row.workspaceId, principal.userId) !== null;
-      if (!allowed) throw forbidden('This session belongs to a workspace you do not have access to');
+      const row = ctx.access.session(
+        principal,
+        request.params.sessionId,
+        request.query.organizationId,
+        (id) => ctx.repos.sessions.find(id),
+      );
       return stream(
         request,
         reply,
+        row.workspaceId,
         (e) => e.sessionId === row.id,
         lastId(request, request.query.lastEventId),
       );

@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { DEFAULT_BASE_BRANCH, DEFAULT_MODEL } from '../../../src-shared/constants.js';
-import { isId } from '../../../src-shared/ids.js';
 import { parseRepoUrl } from '../../../src-shared/repo-url.js';
 import {
   CreateSessionBodySchema,
@@ -23,7 +22,7 @@ import {
 } from '../../../src-shared/sessions.js';
 import { makeTitle } from '../../../src-shared/text.js';
 import { newId } from '../../accounts/secrets.js';
-import { AppError, badRequest, forbidden, notFound } from '../../errors.js';
+import { badRequest, notFound } from '../../errors.js';
 import type { SessionRow } from '../../store/sessions.js';
 import { principalOf, userOf, type AppContext } from '../context.js';
 import { authHooks, type Principal } from '../auth/authenticate.js';
@@ -68,50 +67,17 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
   const { either, userOnly } = authHooks(auth);
 
   /** The workspace a request acts in, after the authorization rules of the spec. */
-  function workspaceFor(principal: Principal, organizationId: string | undefined): string {
-    if (principal.kind === 'apiKey') {
-      if (organizationId !== undefined && organizationId !== principal.workspaceId) {
-        throw forbidden('This API key belongs to another workspace');
-      }
-      return principal.workspaceId;
-    }
-    if (organizationId !== undefined) {
-      if (!repos.workspaces.role(organizationId, principal.userId)) throw forbidden();
-      return organizationId;
-    }
-    const workspaces = repos.workspaces.listForUser(principal.userId);
-    if (workspaces.length === 1) return (workspaces[0] as { organizationId: string }).organizationId;
-    throw new AppError(
-      400,
-      'organization_required',
-      workspaces.length === 0
-        ? 'You are not a member of any workspace yet'
-        : 'You belong to several workspaces: pass organizationId',
-      [{ path: 'query.organizationId', message: 'is required' }],
-    );
-  }
+  const workspaceFor = (principal: Principal, organizationId: string | undefined): string =>
+    ctx.access.workspaceFor(principal, organizationId);
 
-  /**
-   * Finds a session the caller may see: 404 when there is none, 403 when it is elsewhere.
-   * `lookup` reads what is needed of it (its row, or a cached response) and its workspace.
-   */
+  /** Finds a session the caller may see: 404 when there is none, 403 when it is elsewhere. */
   function accessible<T extends { workspaceId: string }>(
     principal: Principal,
     sessionId: string,
     organizationId: string | undefined,
     lookup: (sessionId: string) => T | null | undefined,
   ): T {
-    if (principal.kind === 'apiKey') workspaceFor(principal, organizationId);
-    else if (organizationId !== undefined) workspaceFor(principal, organizationId);
-    const found = isId('session', sessionId) ? lookup(sessionId) : null;
-    if (!found) throw notFound('Session not found');
-    const allowed =
-      principal.kind === 'apiKey'
-        ? found.workspaceId === principal.workspaceId
-        : (organizationId === undefined || organizationId === found.workspaceId) &&
-          repos.workspaces.role(found.workspaceId, principal.userId) !== null;
-    if (!allowed) throw forbidden('This session belongs to a workspace you do not have access to');
-    return found;
+    return ctx.access.session(principal, sessionId, organizationId, lookup);
   }
 
   const accessibleSession = (principal: Principal, sessionId: string, organizationId: string | undefined) =>
@@ -214,7 +180,8 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       const principal = principalOf(request);
       const { sessionId } = request.params;
-      const cached = isId('session', sessionId) ? caches.sessions.get(sessionId) : undefined;
+      // Only well-formed ids of existing sessions are ever cached; access is checked either way.
+      const cached = caches.sessions.get(sessionId);
       if (cached) {
         accessible(principal, sessionId, request.query.organizationId, () => cached);
         return sendJsonText(reply, cached.value);

@@ -197,6 +197,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       requireRole(userOf(request).userId, request.params.organizationId, 'owner');
       await accounts.removeMember(request.params);
+      ctx.credentialChanges.notify();
       return reply.code(204).send(null);
     },
   );
@@ -261,6 +262,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         organizationId: request.params.organizationId,
         keyId: request.params.keyId,
       });
+      ctx.credentialChanges.notify();
       return reply.code(204).send(null);
     },
   );
@@ -291,7 +293,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: "Set the workspace's agent",
         description:
-          'Owners only. `demo`, or `command` with the program and its arguments (no shell; {prompt}, {model} and {sessionId} are filled in). Applies to runs started afterwards.',
+          "Owners only. `demo`, or `command` with the `commandName` of a command the administrator defined (`sessiondesk agent-command set`). Sending a program (`command`) is refused with 403: choosing which programs run is the administrator's privilege. Applies to runs started afterwards.",
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
         body: AgentSettingsSchema,
@@ -301,16 +303,34 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request) => {
       const { organizationId } = request.params;
       requireRole(userOf(request).userId, organizationId, 'owner');
-      const { agent, command, timeoutMs } = request.body;
-      if (agent === 'command' && !command) {
-        throw badRequest('The command agent needs a command', [
-          { path: 'body.command', message: 'is required for agent "command"' },
+      const { agent, command, commandName, timeoutMs } = request.body;
+      if (command !== undefined) {
+        throw forbidden(
+          'Only the administrator of this installation chooses which programs run: they define agent ' +
+            'commands with "sessiondesk agent-command set NAME -- program args…", and owners choose one ' +
+            'by commandName.',
+        );
+      }
+      if (agent === 'command') {
+        if (commandName === undefined) {
+          throw badRequest('The command agent needs one of the commands the administrator defined', [
+            { path: 'body.commandName', message: 'is required for agent "command"' },
+          ]);
+        }
+        if (!(commandName in ctx.agents.namedCommands())) {
+          throw badRequest(`There is no agent command named "${commandName}"`, [
+            { path: 'body.commandName', message: 'is not one of the commands the administrator defined' },
+          ]);
+        }
+      } else if (commandName !== undefined) {
+        throw badRequest('commandName goes with agent "command"', [
+          { path: 'body.commandName', message: 'is only for agent "command"' },
         ]);
       }
       await ctx.store.write(() =>
         repos.workspaces.putSettings(organizationId, {
           agent,
-          ...(agent === 'command' && command ? { command } : {}),
+          ...(agent === 'command' && commandName !== undefined ? { commandName } : {}),
           ...(timeoutMs === undefined ? {} : { timeoutMs }),
         }),
       );

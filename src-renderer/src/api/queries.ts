@@ -4,6 +4,7 @@ import {
   AgentSettingsResponseSchema,
   type AgentSettings,
   CreatedKeyResponseSchema,
+  DemoSignInSchema,
   KeysResponseSchema,
   MeResponseSchema,
   MemberResponseSchema,
@@ -41,6 +42,15 @@ export const keys = {
 
 export function useSetupStatus() {
   return useQuery({ queryKey: keys.setup, queryFn: () => api.get('/api/setup', SetupStatusSchema) });
+}
+
+/** The demo owner's sign-in, on a demo data directory only (elsewhere the server answers 404). */
+export function useDemoSignIn() {
+  return useQuery({
+    queryKey: ['demo-sign-in'],
+    queryFn: () => api.get('/api/demo/sign-in', DemoSignInSchema),
+    retry: false,
+  });
 }
 
 export function useMe() {

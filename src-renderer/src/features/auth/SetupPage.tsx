@@ -71,7 +71,8 @@ export function SetupPage() {
           {demo.isPending ? 'Preparing the demo…' : 'Explore the demo workspace'}
         </button>
         <p className="muted small">
-          Sample sessions, people and an offline demo agent; sign in later as demo@sessiondesk.local.
+          Sample sessions, people and an offline demo agent; sign in later as demo@sessiondesk.local with the
+          password shown on the sign-in page.
         </p>
         {demo.error && (
           <p className="form-error" role="alert">

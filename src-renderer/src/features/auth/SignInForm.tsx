@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { ApiError } from '../../api/client';
-import { useSignIn } from '../../api/queries';
+import { useDemoSignIn, useSignIn } from '../../api/queries';
 import { TextField } from '../../components/Field';
 
 /** Email and password; used on the sign-in page and over a page whose sign-in expired. */
@@ -55,11 +55,24 @@ export function SignInForm({
   );
 }
 
+/** On a demo data directory only: the demo owner's random password, made with the demo. */
+function DemoSignInNote() {
+  const demo = useDemoSignIn();
+  if (!demo.data) return null;
+  return (
+    <p className="muted small" role="note">
+      Demo workspace: sign in as <code>{demo.data.email}</code> with the password{' '}
+      <code>{demo.data.password}</code>.
+    </p>
+  );
+}
+
 export function SignInPage() {
   return (
     <main className="auth-page">
       <div className="auth-card">
         <h1>Sign in to Session Desk</h1>
+        <DemoSignInNote />
         <SignInForm />
         <p className="muted small">
           Accounts are local to this machine. Create one with <code>npx sessiondesk user create</code>.

@@ -12,33 +12,35 @@ const SOURCE_NOTE: Record<'workspace' | 'environment' | 'default', string> = {
   default: 'The default: the built-in demo agent, offline.',
 };
 
-function AgentForm({ org, initial, canEdit }: { org: string; initial: AgentSettings; canEdit: boolean }) {
+type NamedCommand = { name: string; command: string[] };
+
+function AgentForm({
+  org,
+  initial,
+  commands,
+  canEdit,
+}: {
+  org: string;
+  initial: AgentSettings;
+  commands: NamedCommand[];
+  canEdit: boolean;
+}) {
   const save = useSaveAgentSettings(org);
   const [agent, setAgent] = useState(initial.agent);
-  const [command, setCommand] = useState(initial.command ? JSON.stringify(initial.command) : '');
+  const [commandName, setCommandName] = useState(initial.commandName ?? commands[0]?.name ?? '');
   const [timeout, setTimeoutSeconds] = useState(initial.timeoutMs ? String(initial.timeoutMs / 1000) : '');
-  const [parseError, setParseError] = useState<string | null>(null);
   const error = save.error instanceof ApiError ? save.error : null;
+  const chosen = commands.find((c) => c.name === commandName);
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    setParseError(null);
     if (agent === 'demo') {
       save.mutate({ agent: 'demo' });
       return;
     }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(command);
-    } catch {
-      setParseError(
-        'Write the command as a JSON array, e.g. ["claude", "-p", "{prompt}", "--output-format", "stream-json", "--verbose"]',
-      );
-      return;
-    }
     save.mutate({
       agent: 'command',
-      command: parsed as string[],
+      commandName,
       ...(timeout.trim() ? { timeoutMs: Math.round(Number(timeout) * 1000) } : {}),
     });
   }
@@ -65,18 +67,40 @@ function AgentForm({ org, initial, canEdit }: { org: string; initial: AgentSetti
             checked={agent === 'command'}
             onChange={() => setAgent('command')}
           />{' '}
-          A local agent command
+          A local agent command the administrator defined
         </label>
         {agent === 'command' && (
           <>
-            <TextField
-              label="Command"
-              value={command}
-              onChange={(e) => setCommand(e.target.value)}
-              placeholder='["claude", "-p", "{prompt}", "--model", "{model}", "--output-format", "stream-json", "--verbose"]'
-              error={parseError ?? error?.fieldError('body.command')}
-              hint="A JSON array: the program and its arguments. It runs in the session's clone, without a shell; {prompt}, {model} and {sessionId} are filled in."
-            />
+            {commands.length === 0 ? (
+              <p className="muted small">
+                No agent commands are defined yet. The administrator of this installation defines them with{' '}
+                <code>npx sessiondesk agent-command set NAME -- program args…</code>.
+              </p>
+            ) : (
+              <div className="stack">
+                <label htmlFor="agent-command-name">Command</label>
+                <select
+                  id="agent-command-name"
+                  value={commandName}
+                  onChange={(e) => setCommandName(e.target.value)}
+                  aria-describedby="agent-command-hint"
+                >
+                  {commands.map((c) => (
+                    <option key={c.name} value={c.name}>
+                      {c.name}
+                    </option>
+                  ))}
+                </select>
+                {chosen && <code className="small">{chosen.command.join(' ')}</code>}
+                {error?.fieldError('body.commandName') && (
+                  <span className="form-error">{error.fieldError('body.commandName')}</span>
+                )}
+                <span id="agent-command-hint" className="muted small">
+                  Defined by the administrator (only they choose which programs run). It runs in the
+                  session&apos;s sandbox, without a shell.
+                </span>
+              </div>
+            )}
             <TextField
               label="Time limit (seconds)"
               inputMode="numeric"
@@ -100,7 +124,11 @@ function AgentForm({ org, initial, canEdit }: { org: string; initial: AgentSetti
       )}
       {canEdit ? (
         <div className="form-actions">
-          <button type="submit" className="button button-primary" disabled={save.isPending}>
+          <button
+            type="submit"
+            className="button button-primary"
+            disabled={save.isPending || (agent === 'command' && !chosen)}
+          >
             Save
           </button>
         </div>
@@ -131,6 +159,7 @@ export function AgentPage() {
             key={JSON.stringify(query.data)}
             org={workspace.organizationId}
             initial={query.data.settings}
+            commands={query.data.commands}
             canEdit={workspace.role === 'owner'}
           />
         </>

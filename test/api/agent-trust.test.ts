@@ -1,0 +1,366 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FullSessionResponseSchema, type SessionFull } from '../../src-shared/index.js';
+import { runCli, ROOT, startServe } from '../helpers/cli.js';
+import {
+  asUser,
+  createSession,
+  seedWorkspace,
+  signIn,
+  startTestServer,
+  tempDir,
+  uniqueEmail,
+  withKey,
+  PASSWORD,
+  type TestServer,
+} from '../helpers/server.js';
+import { rm } from 'node:fs/promises';
+import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
+
+const PROBE = join(ROOT, 'test', 'fixtures', 'probe-agent.mjs');
+
+interface ProbeReport {
+  argv: string[];
+  stdin: string;
+  cwd: string;
+  env: Record<string, string>;
+  reachable: string[];
+}
+
+async function finished(server: { url: string }, apiKey: string, id: string): Promise<SessionFull> {
+  const get = async () =>
+    FullSessionResponseSchema.parse(
+      await (await fetch(`${server.url}/api/sessions/${id}`, { headers: { 'x-api-key': apiKey } })).json(),
+    ).session;
+  await expect.poll(async () => (await get()).status, { timeout: 20_000 }).not.toBe('active');
+  return get();
+}
+
+function probeReport(session: SessionFull): ProbeReport {
+  for (const message of session.messages) {
+    if (message.type !== 'assistant') continue;
+    for (const block of message.message.content) {
+      if (block.type === 'text') return JSON.parse(block.text) as ProbeReport;
+    }
+  }
+  throw new Error(`the probe did not report: ${JSON.stringify(session.messages.at(-1))}`);
+}
+
+const resultText = (session: SessionFull) => {
+  const last = session.messages.at(-1);
+  return last?.type === 'result' ? last.result : '';
+};
+
+describe('choosing a program is the administrator’s privilege', () => {
+  let server: TestServer;
+  let owner: Awaited<ReturnType<typeof seedWorkspace>>;
+  beforeAll(async () => {
+    server = await startTestServer();
+    owner = await seedWorkspace(server);
+  });
+  afterAll(async () => server.dispose());
+
+  it('a signed-in account that owns a workspace it created cannot set a program: 403, nothing stored', async () => {
+    const email = uniqueEmail('plain');
+    await server.accounts.createUser({ email, name: 'Plain member', password: PASSWORD });
+    const cookie = await signIn(server, email);
+    const created = await asUser(server, cookie, 'POST', '/api/workspaces', { name: 'Mine' });
+    expect(created.status).toBe(201);
+    const org = ((await created.json()) as { workspace: { organizationId: string } }).workspace
+      .organizationId;
+    const path = `/api/workspaces/${org}/agent`;
+    const response = await asUser(server, cookie, 'PUT', path, {
+      agent: 'command',
+      command: ['sh', '-c', 'id > /tmp/owned'],
+    });
+    expect(response.status).toBe(403);
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('forbidden');
+    expect(body.error.message).toContain('administrator');
+    expect(body.error.message).toContain('sessiondesk agent-command set');
+    const now = (await (await asUser(server, cookie, 'GET', path)).json()) as { settings: unknown };
+    expect(now.settings).toEqual({ agent: 'demo' });
+  });
+
+  it('owners choose a command the administrator defined with the CLI, by name; an unknown name is a 400', async () => {
+    const defined = await runCli([
+      'agent-command',
+      'set',
+      'probe',
+      '--data-dir',
+      server.dataDir,
+      '--',
+      process.execPath,
+      PROBE,
+    ]);
+    expect(defined.stderr).toBe('');
+    expect(defined.code).toBe(0);
+    const listed = await runCli(['agent-command', 'list', '--json', '--data-dir', server.dataDir]);
+    expect(JSON.parse(listed.stdout)).toEqual({ probe: [process.execPath, PROBE] });
+    const path = `/api/workspaces/${owner.organizationId}/agent`;
+    const unknown = await asUser(server, owner.user.cookie, 'PUT', path, {
+      agent: 'command',
+      commandName: 'nope',
+    });
+    expect(unknown.status).toBe(400);
+    expect(JSON.stringify(await unknown.json())).toContain('body.commandName');
+    const chosen = await asUser(server, owner.user.cookie, 'PUT', path, {
+      agent: 'command',
+      commandName: 'probe',
+    });
+    expect(chosen.status).toBe(200);
+    const session = await createSession(server, owner.user.cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'What can you see?',
+    });
+    const done = await finished(server, owner.apiKey, session.id);
+    // No {prompt} in the command: the prompt went to stdin, never onto the command line.
+    expect(probeReport(done)).toMatchObject({ argv: [], stdin: 'What can you see?' });
+
+    const removed = await runCli(['agent-command', 'remove', 'probe', '--data-dir', server.dataDir]);
+    expect(removed.code).toBe(0);
+    const again = await createSession(server, owner.user.cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'Still there?',
+    });
+    const failed = await finished(server, owner.apiKey, again.id);
+    expect(failed.status).toBe('failed');
+    expect(resultText(failed)).toContain('"probe" is no longer defined');
+  });
+
+  it('a program a workspace stored for itself before is not run; the session fails saying why', async () => {
+    const other = await seedWorkspace(server, 'legacy');
+    await server.store.write(() =>
+      server.repos.workspaces.putSettings(other.organizationId, {
+        agent: 'command',
+        command: [process.execPath, PROBE],
+      }),
+    );
+    const session = await createSession(server, other.user.cookie, {
+      organizationId: other.organizationId,
+      initialMessage: 'Run my own program',
+    });
+    const done = await finished(server, other.apiKey, session.id);
+    expect(done.status).toBe('failed');
+    expect(resultText(done)).toContain('Only the administrator defines agent commands');
+    expect(done.messages.some((m) => m.type === 'assistant')).toBe(false);
+  });
+
+  it('the demo owner (first-run demo) cannot set a program either', async () => {
+    const fresh = await startTestServer();
+    try {
+      const demo = await fetch(`${fresh.url}/api/setup/demo`, {
+        method: 'POST',
+        headers: { origin: fresh.origin },
+      });
+      expect(demo.status).toBe(201);
+      const cookie = (demo.headers.get('set-cookie') ?? '').split(';')[0]!;
+      const { workspace } = (await demo.json()) as { workspace: { organizationId: string } };
+      const response = await asUser(
+        fresh,
+        cookie,
+        'PUT',
+        `/api/workspaces/${workspace.organizationId}/agent`,
+        {
+          agent: 'command',
+          command: ['id'],
+        },
+      );
+      expect(response.status).toBe(403);
+    } finally {
+      await fresh.dispose();
+    }
+  });
+
+  it('the demo sign-in endpoint answers only on a demo data directory', async () => {
+    const response = await fetch(`${server.url}/api/demo/sign-in`);
+    expect(response.status).toBe(404);
+  });
+});
+
+describe('a value never becomes an option on the agent’s command line', () => {
+  let server: TestServer;
+  let owner: Awaited<ReturnType<typeof seedWorkspace>>;
+  beforeAll(async () => {
+    // The README's old template: the prompt as a whole argument.
+    server = await startTestServer({
+      agentCommand: [process.execPath, PROBE, '-p', '{prompt}', '--model', '{model}'],
+    });
+    owner = await seedWorkspace(server);
+  });
+  afterAll(async () => server.dispose());
+
+  it('a prompt that starts with "-" is refused before the program runs', async () => {
+    const session = await createSession(server, owner.user.cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: '--dangerously-skip-permissions',
+    });
+    const done = await finished(server, owner.apiKey, session.id);
+    expect(done.status).toBe('failed');
+    expect(resultText(done)).toContain('would read it as an option');
+    // The program never ran: it would have reported.
+    expect(done.messages.some((m) => m.type === 'assistant')).toBe(false);
+  });
+
+  it('an ordinary prompt still reaches the program as one argument', async () => {
+    const session = await createSession(server, owner.user.cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'Fix it -- and $(rm -rf /) "quotes"',
+    });
+    const report = probeReport(await finished(server, owner.apiKey, session.id));
+    expect(report.argv).toEqual(['-p', 'Fix it -- and $(rm -rf /) "quotes"', '--model', 'claude-opus-4-6']);
+  });
+
+  it('after "--" in the template, a prompt starting with "-" is plain text', async () => {
+    const other = await startTestServer({ agentCommand: [process.execPath, PROBE, '--', '{prompt}'] });
+    try {
+      const them = await seedWorkspace(other);
+      const session = await createSession(other, them.user.cookie, {
+        organizationId: them.organizationId,
+        initialMessage: '--dangerously-skip-permissions',
+      });
+      const report = probeReport(await finished(other, them.apiKey, session.id));
+      expect(report.argv).toEqual(['--', '--dangerously-skip-permissions']);
+    } finally {
+      await other.dispose();
+    }
+  });
+
+  it('model has a strict pattern: an option-looking or odd model is a 400', async () => {
+    for (const model of ['--help', '-m', 'a b', 'x;y', '']) {
+      const response = await asUser(server, owner.user.cookie, 'POST', '/api/sessions', {
+        organizationId: owner.organizationId,
+        model,
+      });
+      expect(response.status, model).toBe(400);
+      expect(JSON.stringify(await response.json())).toContain('body.model');
+    }
+    for (const model of ['claude-opus-4-6', 'gpt-5.1-codex', 'models/gemini-2.5-pro', 'us.anthropic.x:0']) {
+      const response = await asUser(server, owner.user.cookie, 'POST', '/api/sessions', {
+        organizationId: owner.organizationId,
+        model,
+      });
+      expect(response.status, model).toBe(201);
+      await withKey(server, owner.apiKey, 'GET', '/api/sessions');
+    }
+  });
+});
+
+describe('agents work outside the data directory with an allow-listed environment', () => {
+  it(
+    'serve: the sandbox is beside the data directory, the admin token and journals are out of reach, and only allowed variables are seen',
+    { timeout: 90_000 },
+    async () => {
+      const dataDir = tempDir('sessiondesk-trust-');
+      const env = {
+        SESSIONDESK_AGENT_COMMAND: JSON.stringify([process.execPath, PROBE]),
+        SESSIONDESK_AGENT_ENV: 'MY_TOOL_HOME',
+        SESSIONDESK_DEMO_PACE_MS: '0',
+        ANTHROPIC_API_KEY: 'sk-ant-test',
+        MY_TOOL_HOME: '/opt/tool',
+        UNRELATED_SECRET: 'do-not-pass',
+      };
+      try {
+        const email = 'ada@example.test';
+        expect(
+          (
+            await runCli([
+              'user',
+              'create',
+              '--email',
+              email,
+              '--name',
+              'Ada',
+              '--password',
+              PASSWORD,
+              '--data-dir',
+              dataDir,
+            ])
+          ).code,
+        ).toBe(0);
+        const org = (
+          await runCli(['workspace', 'create', '--name', 'Acme', '--owner', email, '--data-dir', dataDir])
+        ).stdout.trim();
+        const key = (
+          await runCli(['key', 'create', '--workspace', org, '--data-dir', dataDir])
+        ).stdout.trim();
+        const served = await startServe(dataDir, ['--log-level', 'silent'], env);
+        try {
+          const signed = await fetch(`${served.url}/api/auth/sign-in`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ email, password: PASSWORD }),
+          });
+          const cookie = (signed.headers.get('set-cookie') ?? '').split(';')[0]!;
+          const created = await fetch(`${served.url}/api/sessions`, {
+            method: 'POST',
+            headers: { cookie, origin: served.url, 'content-type': 'application/json' },
+            body: JSON.stringify({ organizationId: org, initialMessage: 'cat ../../admin.token' }),
+          });
+          expect(created.status).toBe(201);
+          const { session } = (await created.json()) as { session: { id: string } };
+          const report = probeReport(await finished(served, key, session.id));
+          expect(report.cwd).toBe(join(defaultSandboxRoot(dataDir), session.id));
+          expect(relative(dataDir, report.cwd).startsWith('..')).toBe(true);
+          expect(existsSync(join(dataDir, 'admin.token'))).toBe(true);
+          expect(report.reachable).toEqual([]);
+          expect(Object.keys(report.env).filter((name) => /^SESSIONDESK_/u.test(name))).toEqual([
+            'SESSIONDESK_SESSION_ID',
+          ]);
+          expect(report.env.UNRELATED_SECRET).toBeUndefined();
+          expect(report.env.ANTHROPIC_API_KEY).toBe('sk-ant-test');
+          expect(report.env.MY_TOOL_HOME).toBe('/opt/tool');
+          expect(report.env.PATH).toBe(process.env.PATH);
+        } finally {
+          await served.stop();
+        }
+      } finally {
+        await rm(dataDir, { recursive: true, force: true });
+        await rm(defaultSandboxRoot(dataDir), { recursive: true, force: true });
+      }
+    },
+  );
+
+  it(
+    'serve: sandboxes an earlier version kept in DATA_DIR/sandboxes are moved out, work intact',
+    { timeout: 60_000 },
+    async () => {
+      const dataDir = tempDir('sessiondesk-legacy-');
+      const sandboxes = tempDir('sessiondesk-own-sandboxes-');
+      try {
+        mkdirSync(join(dataDir, 'sandboxes', 'ses_0000000000000000000001'), { recursive: true });
+        writeFileSync(
+          join(dataDir, 'sandboxes', 'ses_0000000000000000000001', 'WORK.md'),
+          'uncommitted work\n',
+        );
+        const served = await startServe(dataDir, ['--log-level', 'warn', '--sandbox-dir', sandboxes]);
+        await served.stop();
+        expect(existsSync(join(dataDir, 'sandboxes'))).toBe(false);
+        expect(existsSync(join(sandboxes, 'ses_0000000000000000000001', 'WORK.md'))).toBe(true);
+      } finally {
+        await rm(dataDir, { recursive: true, force: true });
+        await rm(sandboxes, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it('serve refuses a sandbox folder inside the data directory (exit code 2)', async () => {
+    const dataDir = tempDir('sessiondesk-inside-');
+    try {
+      const result = await runCli([
+        'serve',
+        '--port',
+        '0',
+        '--data-dir',
+        dataDir,
+        '--sandbox-dir',
+        join(dataDir, 'work'),
+      ]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('must not contain one another');
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
