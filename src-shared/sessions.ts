@@ -74,6 +74,10 @@ export const ResultMessageSchema = z.looseObject({
   result: z.string(),
   duration_ms: z.number(),
   num_turns: z.number(),
+  stopped: z
+    .literal(true)
+    .optional()
+    .describe('Present on the result of a run that someone stopped (`POST /api/sessions/{id}/stop`).'),
 });
 export const MessageSchema = z.discriminatedUnion('type', [
   UserMessageSchema,
@@ -188,13 +192,19 @@ export const ListSessionsQuerySchema = OrgQuerySchema.extend({
   limit: z.coerce.number().int().min(1).max(LIST_LIMIT_MAX).optional(),
   cursor: QueryString.optional(),
   status: SessionStatusSchema.optional(),
-  repository: QueryString.optional().describe('`<owner>/<repo>`.'),
+  repository: QueryString.optional().describe(
+    'Case-insensitive: `<owner>/<repo>`, an `<owner>` (all of its repositories), or a repository URL.',
+  ),
   authorId: QueryString.optional(),
   q: z.string().max(200).optional().describe('Matches the title and the first message.'),
 });
 export type ListSessionsQuery = z.infer<typeof ListSessionsQuerySchema>;
 
 export const SessionParamsSchema = z.object({ sessionId: z.string().max(100) });
+
+export const RepositoriesResponseSchema = z.object({
+  repositories: z.array(z.string()).describe("Distinct `<owner>/<repo>` of the workspace's sessions."),
+});
 
 export const FollowUpBodySchema = z.strictObject({
   content: z.string().max(MESSAGE_MAX_CHARS).refine(nonBlank, 'must not be blank'),

@@ -1,5 +1,6 @@
 import type { ApiKeySummary, CreatedApiKey, User, Workspace } from '../../src-shared/accounts.js';
 import type { Clock } from '../clock.js';
+import { ownAccountCount } from '../demo/seed.js';
 import { AppError, conflict, notFound } from '../errors.js';
 import type { Repositories } from '../store/repositories.js';
 import type { ApiKeyRecord, MemberRecord } from '../store/index.js';
@@ -58,10 +59,13 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
       return visible;
     },
 
-    /** First run only: the owner account and a first workspace, together or not at all. */
+    /**
+     * First run only (no account yet, or only the demo's): the owner account and a first
+     * workspace, together or not at all.
+     */
     async setUp(input: { email: string; name: string; password: string; workspaceName: string }) {
       const closed = () => conflict('Session Desk is already set up; sign in instead');
-      if (repos.users.count() > 0) throw closed();
+      if (ownAccountCount(repos) > 0) throw closed();
       const passwordHash = await hashPassword(input.password);
       const user = {
         id: newId('user'),
@@ -76,7 +80,7 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
         role: 'owner',
       };
       await store.write(() => {
-        if (repos.users.count() > 0) throw closed();
+        if (ownAccountCount(repos) > 0) throw closed();
         repos.users.insert(user);
         repos.workspaces.insert({
           id: workspace.organizationId,
