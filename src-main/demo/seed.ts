@@ -109,7 +109,12 @@ function failedRun(messages: AssistantMessage[]): AssistantMessage[] {
       ),
     },
   };
-  return [...messages.slice(0, testRun + 1), failedOutput];
+  // The todo list the agent wrote just before the test run had every task done: not so.
+  const beforeTests = messages.slice(0, testRun);
+  const isTodo = (m: AssistantMessage) =>
+    m.message.content.some((b) => b.type === 'tool_use' && b.name === 'TodoWrite');
+  if (beforeTests.length >= 2 && isTodo(beforeTests.at(-2)!)) beforeTests.splice(-2, 2);
+  return [...beforeTests, messages[testRun]!, failedOutput];
 }
 
 function demoSessionId(n: number): string {
@@ -151,7 +156,7 @@ export async function seedDemo(deps: {
   for (let n = 0; n < 40; n += 1) {
     const [prompt, repo] = PROMPTS[n % PROMPTS.length] as [string, string | null];
     const status: SessionStatus =
-      /crash|fail|break/iu.test(prompt) || n % 9 === 4 ? 'failed' : n % 10 === 0 ? 'active' : 'completed';
+      /crash|fail|break/iu.test(prompt) || n % 9 === 4 ? 'failed' : n % 13 === 1 ? 'active' : 'completed';
     // A session still being worked on was started minutes ago, not weeks.
     const createdAt =
       status === 'active'

@@ -2,7 +2,13 @@ import { useState, type FormEvent } from 'react';
 import type { AgentSettings } from '../../../../src-shared/accounts';
 import { ApiError } from '../../api/client';
 import { useAgentSettings, useSaveAgentSettings } from '../../api/queries';
-import { TextField } from '../../components/Field';
+import { TextArea, TextField } from '../../components/Field';
+
+const COMMAND_EXAMPLE = JSON.stringify(
+  ['claude', '-p', '{prompt}', '--model', '{model}', '--output-format', 'stream-json', '--verbose'],
+  null,
+  2,
+);
 import { ErrorState, Loading } from '../../components/States';
 import { useWorkspace } from '../../lib/workspace';
 
@@ -15,7 +21,7 @@ const SOURCE_NOTE: Record<'workspace' | 'environment' | 'default', string> = {
 function AgentForm({ org, initial, canEdit }: { org: string; initial: AgentSettings; canEdit: boolean }) {
   const save = useSaveAgentSettings(org);
   const [agent, setAgent] = useState(initial.agent);
-  const [command, setCommand] = useState(initial.command ? JSON.stringify(initial.command) : '');
+  const [command, setCommand] = useState(initial.command ? JSON.stringify(initial.command, null, 2) : '');
   const [timeout, setTimeoutSeconds] = useState(initial.timeoutMs ? String(initial.timeoutMs / 1000) : '');
   const [parseError, setParseError] = useState<string | null>(null);
   const error = save.error instanceof ApiError ? save.error : null;
@@ -69,11 +75,14 @@ function AgentForm({ org, initial, canEdit }: { org: string; initial: AgentSetti
         </label>
         {agent === 'command' && (
           <>
-            <TextField
+            <TextArea
               label="Command"
+              className="code-input"
+              rows={8}
+              spellCheck={false}
               value={command}
               onChange={(e) => setCommand(e.target.value)}
-              placeholder='["claude", "-p", "{prompt}", "--model", "{model}", "--output-format", "stream-json", "--verbose"]'
+              placeholder={COMMAND_EXAMPLE}
               error={parseError ?? error?.fieldError('body.command')}
               hint="A JSON array: the program and its arguments. It runs in the session's clone, without a shell; {prompt}, {model} and {sessionId} are filled in."
             />
