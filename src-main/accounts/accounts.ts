@@ -38,6 +38,19 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
     return user;
   }
 
+  /** Removes a member; the last owner stays, so a workspace is never left without one. */
+  async function removeMember(input: { organizationId: string; userId: string }): Promise<void> {
+    requireWorkspace(input.organizationId);
+    await store.write(() => {
+      const role = repos.workspaces.role(input.organizationId, input.userId);
+      if (role === null) throw notFound('That user is not a member of this workspace');
+      if (role === 'owner' && repos.workspaces.ownerCount(input.organizationId) === 1) {
+        throw conflict('The last owner of a workspace cannot be removed');
+      }
+      repos.workspaces.removeMember(input.organizationId, input.userId);
+    });
+  }
+
   return {
     async createUser(input: {
       email: string;
@@ -115,17 +128,13 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
       return member;
     },
 
-    /** Removes a member; the last owner stays, so a workspace is never left without one. */
-    async removeMember(input: { organizationId: string; userId: string }): Promise<void> {
+    removeMember,
+
+    /** `sessiondesk member remove`: by email, with the same last-owner rule. */
+    async removeMemberByEmail(input: { organizationId: string; email: string }): Promise<void> {
       requireWorkspace(input.organizationId);
-      await store.write(() => {
-        const role = repos.workspaces.role(input.organizationId, input.userId);
-        if (role === null) throw notFound('That user is not a member of this workspace');
-        if (role === 'owner' && repos.workspaces.ownerCount(input.organizationId) === 1) {
-          throw conflict('The last owner of a workspace cannot be removed');
-        }
-        repos.workspaces.removeMember(input.organizationId, input.userId);
-      });
+      const user = requireUserByEmail(input.email);
+      await removeMember({ organizationId: input.organizationId, userId: user.id });
     },
 
     listMembers(organizationId: string): MemberRecord[] {
