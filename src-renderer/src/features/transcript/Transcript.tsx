@@ -61,6 +61,13 @@ function ToolStep({ item }: { item: Extract<TranscriptItem, { kind: 'tool' }> })
   );
 }
 
+function resultFacts(item: { durationMs: number; turns: number }): string[] {
+  return [
+    ...(item.durationMs >= 50 ? [`${(item.durationMs / 1000).toFixed(1)} s`] : []),
+    ...(item.turns > 0 ? [`${item.turns} ${item.turns === 1 ? 'turn' : 'turns'}`] : []),
+  ];
+}
+
 function Item({ item }: { item: TranscriptItem }) {
   switch (item.kind) {
     case 'user':
@@ -124,10 +131,13 @@ function Item({ item }: { item: TranscriptItem }) {
       return (
         <div className={`result result-${item.outcome}`} role="status">
           <strong>{RESULT_LABEL[item.outcome]}</strong>
-          <span className="muted small">
-            {' '}
-            · {(item.durationMs / 1000).toFixed(1)} s · {item.turns} {item.turns === 1 ? 'turn' : 'turns'}
-          </span>
+          {/* A result written without a run (a stop, an import) has no duration or turns to tell. */}
+          {resultFacts(item).map((fact) => (
+            <span key={fact} className="muted small">
+              {' '}
+              · {fact}
+            </span>
+          ))}
           <Markdown text={item.text} />
         </div>
       );
