@@ -86,4 +86,12 @@ test('the agent command is a multi-line field', async ({ page, seeded }) => {
   await expect(page.getByText('Saved. New sessions and follow-ups use it.')).toBeVisible();
   await page.reload();
   await expect(page.getByLabel('Command', { exact: true })).toHaveValue('[\n  "my-agent",\n  "{prompt}"\n]');
+
+  // A local command takes any model name: the form offers a list and free entry.
+  await page.getByRole('link', { name: 'New session', exact: true }).first().click();
+  const model = page.getByLabel('Model');
+  await expect(model).toHaveJSProperty('tagName', 'INPUT');
+  await expect(model).toHaveAttribute('list', 'model-options');
+  await model.fill('my-local-model');
+  await expect(model).toHaveValue('my-local-model');
 });
