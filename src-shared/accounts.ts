@@ -96,7 +96,10 @@ export const WorkspaceResponseSchema = z.object({ workspace: WorkspaceSchema });
 export const WorkspacesResponseSchema = z.object({ workspaces: z.array(WorkspaceSchema) });
 
 /** First run: whether the owner account still has to be created. */
-export const SetupStatusSchema = z.object({ needed: z.boolean() });
+export const SetupStatusSchema = z.object({
+  needed: z.boolean().describe("No account exists yet but the demo's: the owner account can be created."),
+  demo: z.boolean().optional().describe('The demo workspace exists.'),
+});
 export const SetupBodySchema = z.strictObject({
   email: EmailSchema,
   name: Name,

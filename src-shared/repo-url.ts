@@ -26,3 +26,19 @@ export function parseRepoUrl(input: string): ParsedRepoUrl | null {
 /** A conservative subset of git's ref-name rules. */
 export const BRANCH_PATTERN =
   /^(?!-)(?!.*\.\.)(?!.*\/\/)(?!.*\/$)(?!.*\.lock$)(?!.*@\{)[A-Za-z0-9._/-]{1,200}$/u;
+
+/**
+ * What a repository filter asks for, lower-cased: a whole `owner/repo` or every repository of
+ * an `owner`. Accepts either, or a repository's URL (`https://github.com/Acme/Web.git`).
+ */
+export function repositoryFilter(input: string): { owner: string } | { repository: string } {
+  const text = input.trim();
+  const parsed = parseRepoUrl(text);
+  if (parsed) return { repository: parsed.repository.toLowerCase() };
+  const path = text
+    .replace(/^[a-z]+:\/\/[^/]+\//iu, '')
+    .replace(/^\/+|\/+$/gu, '')
+    .replace(/\.git$/iu, '')
+    .toLowerCase();
+  return path.includes('/') ? { repository: path } : { owner: path };
+}

@@ -74,6 +74,10 @@ export const ResultMessageSchema = z.looseObject({
   result: z.string(),
   duration_ms: z.number(),
   num_turns: z.number(),
+  stopped: z
+    .literal(true)
+    .optional()
+    .describe('Present on the result of a run that someone stopped (`POST /api/sessions/{id}/stop`).'),
 });
 export const MessageSchema = z.discriminatedUnion('type', [
   UserMessageSchema,
@@ -202,7 +206,9 @@ export const ListSessionsQuerySchema = OrgQuerySchema.extend({
   limit: z.coerce.number().int().min(1).max(LIST_LIMIT_MAX).optional(),
   cursor: QueryString.optional(),
   status: SessionStatusSchema.optional(),
-  repository: QueryString.optional().describe('`<owner>/<repo>`.'),
+  repository: QueryString.optional().describe(
+    'Case-insensitive: `<owner>/<repo>`, an `<owner>` (all of its repositories), or a repository URL.',
+  ),
   authorId: QueryString.optional(),
   q: z.string().max(200).optional().describe('Matches the title and the first message.'),
 });
@@ -238,6 +244,10 @@ export const MessagesPageResponseSchema = z.object({
   nextAfter: z.number().int().optional().describe('Present when more messages follow: pass it as `after`.'),
 });
 export type MessagesPageResponse = z.infer<typeof MessagesPageResponseSchema>;
+
+export const RepositoriesResponseSchema = z.object({
+  repositories: z.array(z.string()).describe("Distinct `<owner>/<repo>` of the workspace's sessions."),
+});
 
 export const FollowUpBodySchema = z.strictObject({
   content: z.string().max(MESSAGE_MAX_CHARS).refine(nonBlank, 'must not be blank'),

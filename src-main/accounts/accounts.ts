@@ -1,5 +1,6 @@
 import type { ApiKeySummary, CreatedApiKey, User, Workspace } from '../../src-shared/accounts.js';
 import type { Clock } from '../clock.js';
+import { ownAccountCount } from '../demo/seed.js';
 import { AppError, conflict, notFound } from '../errors.js';
 import type { Repositories } from '../store/repositories.js';
 import type { ApiKeyRecord, MemberRecord } from '../store/index.js';
@@ -37,6 +38,19 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
     return user;
   }
 
+  /** Removes a member; the last owner stays, so a workspace is never left without one. */
+  async function removeMember(input: { organizationId: string; userId: string }): Promise<void> {
+    requireWorkspace(input.organizationId);
+    await store.write(() => {
+      const role = repos.workspaces.role(input.organizationId, input.userId);
+      if (role === null) throw notFound('That user is not a member of this workspace');
+      if (role === 'owner' && repos.workspaces.ownerCount(input.organizationId) === 1) {
+        throw conflict('The last owner of a workspace cannot be removed');
+      }
+      repos.workspaces.removeMember(input.organizationId, input.userId);
+    });
+  }
+
   return {
     async createUser(input: {
       email: string;
@@ -58,10 +72,13 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
       return visible;
     },
 
-    /** First run only: the owner account and a first workspace, together or not at all. */
+    /**
+     * First run only (no account yet, or only the demo's): the owner account and a first
+     * workspace, together or not at all.
+     */
     async setUp(input: { email: string; name: string; password: string; workspaceName: string }) {
       const closed = () => conflict('Session Desk is already set up; sign in instead');
-      if (repos.users.count() > 0) throw closed();
+      if (ownAccountCount(repos) > 0) throw closed();
       const passwordHash = await hashPassword(input.password);
       const user = {
         id: newId('user'),
@@ -76,7 +93,7 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
         role: 'owner',
       };
       await store.write(() => {
-        if (repos.users.count() > 0) throw closed();
+        if (ownAccountCount(repos) > 0) throw closed();
         repos.users.insert(user);
         repos.workspaces.insert({
           id: workspace.organizationId,
@@ -111,17 +128,13 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
       return member;
     },
 
-    /** Removes a member; the last owner stays, so a workspace is never left without one. */
-    async removeMember(input: { organizationId: string; userId: string }): Promise<void> {
+    removeMember,
+
+    /** `sessiondesk member remove`: by email, with the same last-owner rule. */
+    async removeMemberByEmail(input: { organizationId: string; email: string }): Promise<void> {
       requireWorkspace(input.organizationId);
-      await store.write(() => {
-        const role = repos.workspaces.role(input.organizationId, input.userId);
-        if (role === null) throw notFound('That user is not a member of this workspace');
-        if (role === 'owner' && repos.workspaces.ownerCount(input.organizationId) === 1) {
-          throw conflict('The last owner of a workspace cannot be removed');
-        }
-        repos.workspaces.removeMember(input.organizationId, input.userId);
-      });
+      const user = requireUserByEmail(input.email);
+      await removeMember({ organizationId: input.organizationId, userId: user.id });
     },
 
     listMembers(organizationId: string): MemberRecord[] {

@@ -11,6 +11,13 @@ import {
 } from '../../src-shared/accounts.js';
 import { ErrorResponseSchema } from '../../src-shared/errors.js';
 import { createAccounts } from '../accounts/accounts.js';
+import {
+  createDirectory,
+  UserListingSchema,
+  WorkspaceListingSchema,
+  type UserListing,
+  type WorkspaceListing,
+} from '../accounts/directory.js';
 import { systemClock, type Logger } from '../clock.js';
 import { DataDirLockedError, lockHolder } from '../store/lock.js';
 import { createRepositories } from '../store/repositories.js';
@@ -33,6 +40,9 @@ export interface AdminTarget {
   createKey(input: { organizationId: string; label?: string | undefined }): Promise<CreatedApiKey>;
   listKeys(organizationId: string): Promise<ApiKeySummary[]>;
   revokeKey(input: { organizationId: string; keyId: string }): Promise<void>;
+  removeMember(input: { organizationId: string; email: string }): Promise<void>;
+  listUsers(): Promise<UserListing[]>;
+  listWorkspaces(): Promise<WorkspaceListing[]>;
   close(): Promise<void>;
 }
 
@@ -125,6 +135,9 @@ export async function openAdminTarget(dataDir: string, logger: Logger): Promise<
     createKey: (input) => accounts.createKey(input),
     listKeys: async (organizationId) => accounts.listKeys(organizationId),
     revokeKey: (input) => accounts.revokeKey(input),
+    removeMember: (input) => accounts.removeMemberByEmail(input),
+    listUsers: async () => createDirectory(store.db).users(),
+    listWorkspaces: async () => createDirectory(store.db).workspaces(),
     close: () => store.close({ snapshot: false }),
   };
 }
@@ -193,6 +206,14 @@ function remoteTarget(baseUrl: string, adminToken: string): AdminTarget {
     revokeKey: async (input) => {
       await call('POST', '/api/admin/keys/revoke', z.null(), input);
     },
+    removeMember: async (input) => {
+      await call('POST', '/api/admin/members/remove', z.null(), input);
+    },
+    listUsers: async () =>
+      (await call('GET', '/api/admin/users', z.object({ users: z.array(UserListingSchema) }))).users,
+    listWorkspaces: async () =>
+      (await call('GET', '/api/admin/workspaces', z.object({ workspaces: z.array(WorkspaceListingSchema) })))
+        .workspaces,
     close: async () => undefined,
   };
 }

@@ -25,11 +25,12 @@ import { TarError } from '../data/tar.js';
 import { openDataTarget, type DataTarget } from './data-target.js';
 import { fileSink, stdoutSink } from './output.js';
 import { PortInUseError, startServer } from '../server/start.js';
-import { DEMO } from '../demo/seed.js';
+import { DEMO, ownAccountCount } from '../demo/seed.js';
 import { readDemoSignIn } from '../demo/sign-in.js';
 import { agentConfigFromEnv } from '../agents/config.js';
 import { CliError, openAdminTarget, type AdminTarget } from './admin-target.js';
-import { USAGE, UsageError, type CommandName } from './usage.js';
+import { GROUPS, USAGE, UsageError, type CommandName } from './usage.js';
+import { createRepositories } from '../store/repositories.js';
 import { agentCommandList, agentCommandRemove, agentCommandSet } from './agent-commands.js';
 import { NamedCommandsError } from '../agents/named-commands.js';
 import { DataDirPermissionError } from '../data-dir-permissions.js';
@@ -96,7 +97,7 @@ async function serve(args: string[]): Promise<void> {
   const v = parse('serve', args, {
     host: { type: 'string', default: '127.0.0.1' },
     port: { type: 'string', default: String(DEFAULT_PORT) },
-    'log-level': { type: 'string', default: 'info' },
+    'log-level': { type: 'string', default: 'warn' },
     'sandbox-dir': { type: 'string' },
     demo: { type: 'boolean' },
   });
@@ -107,9 +108,11 @@ async function serve(args: string[]): Promise<void> {
       `--host must be a loopback address (127.0.0.1, ::1 or localhost), not ${host}`,
       'serve',
     );
-  const port = Number(v.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new UsageError(`--port must be 0 to 65535`, 'serve');
+  const portText = String(v.port).trim();
+  if (!/^\d+$/u.test(portText))
+    throw new UsageError(`--port must be a number, not "${String(v.port)}"`, 'serve');
+  const port = Number(portText);
+  if (port > 65535) throw new UsageError(`--port must be 0 to 65535, not ${port}`, 'serve');
   const level = String(v['log-level']);
   if (!['info', 'warn', 'error', 'silent'].includes(level))
     throw new UsageError(`unknown --log-level ${level}`, 'serve');
@@ -124,6 +127,8 @@ async function serve(args: string[]): Promise<void> {
     throw new CliError(err instanceof Error ? err.message : String(err));
   }
 
+  // Start-up notes (migrations applied and the like) are info: shown only when asked for.
+  const logger: Logger = level === 'info' ? stderrLogger : { ...stderrLogger, info: () => undefined };
   const server = await startServer({
     agents,
     demo: v.demo === true,
@@ -132,17 +137,35 @@ async function serve(args: string[]): Promise<void> {
     port,
     rendererDir: join(PROJECT_ROOT, 'out', 'renderer'),
     clock: systemClock,
-    logger: stderrLogger,
+    logger,
     log: { level, stream: process.stderr },
     version: version(),
   });
   print(`Session Desk is running at ${server.url}`);
   print(`Data directory: ${dataDir}`);
+  const repos = createRepositories(server.store.db);
   if (v.demo) {
     print(`Demo workspace (sample data): organizationId ${DEMO.organizationId}`);
     const signIn = readDemoSignIn(dataDir);
     if (signIn) print(`Demo sign-in: ${signIn.email} / ${signIn.password}`);
   }
+  if (ownAccountCount(repos) === 0) {
+    print(
+      v.demo
+        ? 'To use your own account instead, open the URL and choose "Create your own owner account".'
+        : 'No account yet: open the URL to create the owner account and a first workspace.',
+    );
+  } else {
+    print('Sign in at the URL with your account (add one with "sessiondesk user create").');
+  }
+  const logged = { info: 'every request', warn: 'warnings and errors', error: 'errors', silent: 'nothing' }[
+    level as 'info' | 'warn' | 'error' | 'silent'
+  ];
+  print(
+    level === 'info'
+      ? 'Logging every request to stderr. Stop with Ctrl+C.'
+      : `Logging ${logged} (every request: --log-level info). Stop with Ctrl+C.`,
+  );
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -202,6 +225,67 @@ async function memberAdd(args: string[]): Promise<void> {
   });
 }
 
+async function memberRemove(args: string[]): Promise<void> {
+  const v = parse('member remove', args, { workspace: { type: 'string' }, email: { type: 'string' } });
+  if (v.help) return print(USAGE['member remove']);
+  required('member remove', v, 'workspace', 'email');
+  const input = validate('member remove', AddMemberBodySchema, {
+    organizationId: v.workspace,
+    email: v.email,
+  });
+  await withTarget(v['data-dir'], async (target) => {
+    await target.removeMember(input);
+    print(`${input.email.toLowerCase()} is no longer a member of ${input.organizationId}`);
+  });
+}
+
+/** Rows as aligned columns, the header first. */
+function printTable(rows: string[][]): void {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  for (const row of rows)
+    print(
+      row
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    );
+}
+
+async function userList(args: string[]): Promise<void> {
+  const v = parse('user list', args, { json: { type: 'boolean' } });
+  if (v.help) return print(USAGE['user list']);
+  await withTarget(v['data-dir'], async (target) => {
+    const users = await target.listUsers();
+    if (v.json) return print(JSON.stringify(users, null, 2));
+    if (users.length === 0) return print('No users yet.');
+    printTable([
+      ['ID', 'EMAIL', 'NAME', 'WORKSPACES', 'CREATED'],
+      ...users.map((u) => [u.id, u.email, u.name, String(u.workspaces), u.createdAt]),
+    ]);
+  });
+}
+
+async function workspaceList(args: string[]): Promise<void> {
+  const v = parse('workspace list', args, { json: { type: 'boolean' } });
+  if (v.help) return print(USAGE['workspace list']);
+  await withTarget(v['data-dir'], async (target) => {
+    const workspaces = await target.listWorkspaces();
+    if (v.json) return print(JSON.stringify(workspaces, null, 2));
+    if (workspaces.length === 0) return print('No workspaces yet.');
+    printTable([
+      ['ORGANIZATIONID', 'NAME', 'OWNERS', 'MEMBERS', 'SESSIONS', 'CREATED'],
+      ...workspaces.map((w) => [
+        w.organizationId,
+        w.name,
+        w.owners.join(', ') || '-',
+        String(w.members),
+        String(w.sessions),
+        w.createdAt,
+      ]),
+    ]);
+  });
+}
+
 async function keyCreate(args: string[]): Promise<void> {
   const v = parse('key create', args, { workspace: { type: 'string' }, name: { type: 'string' } });
   if (v.help) return print(USAGE['key create']);
@@ -221,18 +305,10 @@ async function keyList(args: string[]): Promise<void> {
     const keys = await target.listKeys(String(v.workspace));
     if (v.json) return print(JSON.stringify(keys, null, 2));
     if (keys.length === 0) return print('No active API keys.');
-    const rows = [
+    printTable([
       ['ID', 'PREFIX', 'LABEL', 'CREATED', 'LAST USED'],
       ...keys.map((k) => [k.id, `${k.prefix}…`, k.label || '-', k.createdAt, k.lastUsedAt ?? 'never']),
-    ];
-    const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-    for (const row of rows)
-      print(
-        row
-          .map((cell, i) => cell.padEnd(widths[i]!))
-          .join('  ')
-          .trimEnd(),
-      );
+    ]);
   });
 }
 
@@ -387,8 +463,11 @@ async function doctorCommand(args: string[]): Promise<number> {
 const COMMANDS: Record<string, (args: string[]) => Promise<void | number>> = {
   serve,
   'user create': userCreate,
+  'user list': userList,
   'workspace create': workspaceCreate,
+  'workspace list': workspaceList,
   'member add': memberAdd,
+  'member remove': memberRemove,
   'key create': keyCreate,
   'key list': keyList,
   'key revoke': keyRevoke,
@@ -410,6 +489,20 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (first === '--help' || first === '-h' || first === 'help') {
     print(USAGE.main);
+    return 0;
+  }
+  if (first === '--version' || first === '-V' || first === 'version') {
+    print(version());
+    return 0;
+  }
+  // `sessiondesk key` or `sessiondesk key --help`: the group's commands.
+  if (first in GROUPS && (second === undefined || second === '--help' || second === '-h')) {
+    const text = GROUPS[first as keyof typeof GROUPS];
+    if (second === undefined) {
+      process.stderr.write(`sessiondesk: "${first}" needs a command\n\n${text}\n`);
+      return 2;
+    }
+    print(text);
     return 0;
   }
   const two = `${first} ${second ?? ''}`;

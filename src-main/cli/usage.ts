@@ -5,8 +5,11 @@ export const USAGE = {
 Commands:
   serve               Run the API and dashboard on 127.0.0.1
   user create         Create a local user
+  user list           List the users
   workspace create    Create a workspace owned by a user
+  workspace list      List the workspaces, their owners and sizes
   member add          Add a user to a workspace
+  member remove       Remove a user from a workspace
   key create          Create an API key for a workspace (prints the key)
   key list            List a workspace's API keys
   key revoke          Revoke an API key
@@ -20,7 +23,7 @@ Commands:
   doctor              Check a data directory without changing it (--repair: cut damage)
 
 Every command takes --data-dir DIR (else SESSIONDESK_DATA_DIR, else the app's data folder).
-Run "sessiondesk <command> --help" for a command's options.`,
+Run "sessiondesk <command> --help" for a command's options, "sessiondesk --version" for the version.`,
   serve: `Usage: sessiondesk serve [--host 127.0.0.1] [--port 4319] [--data-dir DIR] [--sandbox-dir DIR] [--demo] [--log-level LEVEL]
 
 Runs the Session Management API and the dashboard. Prints the URL it listens on and
@@ -29,7 +32,9 @@ writes it to DIR/server.json. Only loopback hosts are allowed. A port in use is 
                 (a random password, made with the demo)
   --sandbox-dir where agents work, one folder per session (else SESSIONDESK_SANDBOX_DIR, else
                 DIR-sandboxes beside the data directory; never inside it)
-  --log-level   info (default: one JSON line per request, on stderr), warn, error or silent
+  --log-level   warn (default: warnings and errors), info (also one JSON line per request,
+                on stderr), error or silent
+  --port        a number, 0 for any free port
 
 Environment: SESSIONDESK_AGENT_COMMAND (the agent CLI for workspaces without their own
 setting), SESSIONDESK_AGENT_ENV (more variables agents may see, beyond the allow-list),
@@ -42,9 +47,19 @@ The password needs at least 8 characters.`,
   'workspace create': `Usage: sessiondesk workspace create --name N --owner EMAIL [--data-dir DIR]
 
 Creates a workspace owned by the user with that email. Prints the organizationId.`,
+  'user list': `Usage: sessiondesk user list [--json] [--data-dir DIR]
+
+Lists every user: id, email, name, how many workspaces they are in, created.`,
+  'workspace list': `Usage: sessiondesk workspace list [--json] [--data-dir DIR]
+
+Lists every workspace: organizationId, name, owners, members, sessions, created.`,
   'member add': `Usage: sessiondesk member add --workspace ORG --email E [--data-dir DIR]
 
 Adds the user with that email to the workspace ORG (an organizationId).`,
+  'member remove': `Usage: sessiondesk member remove --workspace ORG --email E [--data-dir DIR]
+
+Removes the user with that email from the workspace ORG. Their sessions stay. The last
+owner of a workspace cannot be removed.`,
   'key create': `Usage: sessiondesk key create --workspace ORG [--name LABEL] [--data-dir DIR]
 
 Creates an API key for the workspace ORG and prints the key, and nothing else.
@@ -121,3 +136,32 @@ export class UsageError extends Error {
     super(message);
   }
 }
+
+/** What `sessiondesk <group> --help` prints: the group's commands. */
+export const GROUPS = {
+  user: `Usage: sessiondesk user <command>
+
+  user create    Create a local user
+  user list      List the users
+
+Run "sessiondesk user <command> --help" for its options.`,
+  workspace: `Usage: sessiondesk workspace <command>
+
+  workspace create    Create a workspace owned by a user
+  workspace list      List the workspaces
+
+Run "sessiondesk workspace <command> --help" for its options.`,
+  member: `Usage: sessiondesk member <command>
+
+  member add       Add a user to a workspace
+  member remove    Remove a user from a workspace
+
+Run "sessiondesk member <command> --help" for its options.`,
+  key: `Usage: sessiondesk key <command>
+
+  key create    Create an API key for a workspace (prints the key)
+  key list      List a workspace's API keys
+  key revoke    Revoke an API key
+
+Run "sessiondesk key <command> --help" for its options.`,
+} as const;

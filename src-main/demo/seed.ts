@@ -25,6 +25,15 @@ const PEOPLE = [
   { email: 'margaret@sessiondesk.local', name: 'Margaret Hamilton' },
 ];
 
+/**
+ * How many accounts exist besides the demo's people. While there are none, first-run setup
+ * stays open: exploring the demo must not take away the chance to create one's own account.
+ */
+export function ownAccountCount(repos: Repositories): number {
+  const demoAccounts = PEOPLE.filter((person) => repos.users.findByEmail(person.email) !== null).length;
+  return repos.users.count() - demoAccounts;
+}
+
 const PROMPTS: [prompt: string, repo: string | null][] = [
   ['Fix the flaky login test. It fails on CI about once a day.', 'acme/web'],
   ['Add retries with backoff to the upload client.', 'acme/uploads'],
@@ -79,6 +88,38 @@ async function transcriptFor(prompt: string, sessionId: string, repoUrl: string 
   return { messages, tasks, result };
 }
 
+/**
+ * A successful run turned into one that failed at its last test run: the transcript up to
+ * that `npm test`, whose output now reports failures, and nothing after it.
+ */
+function failedRun(messages: AssistantMessage[]): AssistantMessage[] {
+  const testRun = messages.findLastIndex((m) =>
+    m.message.content.some((b) => b.type === 'tool_use' && b.name === 'Bash'),
+  );
+  if (testRun < 0 || testRun + 1 >= messages.length) return messages;
+  const failedOutput: AssistantMessage = {
+    type: 'assistant',
+    message: {
+      content: messages[testRun + 1]!.message.content.map((block) =>
+        block.type === 'tool_result'
+          ? {
+              ...block,
+              content:
+                'FAIL test/client.test.ts\n  ✕ keeps the old behaviour (41 ms)\nTests: 1 failed, 37 passed',
+              is_error: true,
+            }
+          : block,
+      ),
+    },
+  };
+  // The todo list the agent wrote just before the test run had every task done: not so.
+  const beforeTests = messages.slice(0, testRun);
+  const isTodo = (m: AssistantMessage) =>
+    m.message.content.some((b) => b.type === 'tool_use' && b.name === 'TodoWrite');
+  if (beforeTests.length >= 2 && isTodo(beforeTests.at(-2)!)) beforeTests.splice(-2, 2);
+  return [...beforeTests, messages[testRun]!, failedOutput];
+}
+
 function demoSessionId(n: number): string {
   return `ses_demo-session-${String(n).padStart(5, '0')}`.padEnd(26, '0');
 }
@@ -119,9 +160,13 @@ export async function seedDemo(deps: {
   }[] = [];
   for (let n = 0; n < 40; n += 1) {
     const [prompt, repo] = PROMPTS[n % PROMPTS.length] as [string, string | null];
-    const createdAt = now - Math.round(((n * 37) % 21) * DAY + ((n * 13) % 24) * 3_600_000 + 600_000);
     const status: SessionStatus =
-      /crash|fail|break/iu.test(prompt) || n % 9 === 4 ? 'failed' : n % 5 === 0 ? 'active' : 'completed';
+      /crash|fail|break/iu.test(prompt) || n % 9 === 4 ? 'failed' : n % 13 === 1 ? 'active' : 'completed';
+    // A session still being worked on was started minutes ago, not weeks.
+    const createdAt =
+      status === 'active'
+        ? now - (4 + n) * 60_000
+        : now - Math.round(((n * 37) % 21) * DAY + ((n * 13) % 24) * 3_600_000 + 600_000);
     const prCycle: (PrStatus | null)[] = ['merged', 'open', 'draft', 'closed', 'merged', null];
     const pr =
       repo && status === 'completed'
@@ -177,8 +222,14 @@ export async function seedDemo(deps: {
         initialMessage: plan.prompt,
         ...(repoUrl && plan.repo ? { repoUrl, repository: plan.repo } : {}),
       });
-      // An active session is mid-run: part of its transcript, tasks still moving.
-      const shown = plan.status === 'active' ? messages.slice(0, Math.ceil(messages.length / 2)) : messages;
+      // An active session is mid-run: part of its transcript, tasks still moving. A failed one
+      // ends where its tests failed, never on the agent saying they pass.
+      const shown =
+        plan.status === 'active'
+          ? messages.slice(0, Math.ceil(messages.length / 2))
+          : plan.status === 'failed' && !result.is_error
+            ? failedRun(messages)
+            : messages;
       shown.forEach((m: Message, i) =>
         repos.sessions.appendMessage(id, DEMO.organizationId, m, null, at((i + 1) * 20_000)),
       );
@@ -202,7 +253,11 @@ export async function seedDemo(deps: {
               ...t,
               status: i === 0 ? 'completed' : i === 1 ? 'in_progress' : 'pending',
             }))
-          : tasks,
+          : plan.status === 'failed' && !result.is_error
+            ? tasks.map((t: Task, i: number): Task =>
+                i === tasks.length - 1 ? { ...t, status: 'in_progress' } : t,
+              )
+            : tasks,
       );
       if (repoUrl) repos.sessions.setBranch(id, branchName(title, id), at(10_000));
       if (plan.pr && plan.repo) {

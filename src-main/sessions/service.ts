@@ -33,6 +33,8 @@ export function createSessionService(deps: {
 }) {
   const { store, repos, clock, events } = deps;
   const now = () => clock.now().toISOString();
+  /** Sessions being stopped on request, with the text of the result the stop will write. */
+  const stopping = new Map<string, string>();
 
   function summary(id: string): SessionRow {
     const row = repos.sessions.find(id);
@@ -140,6 +142,16 @@ export function createSessionService(deps: {
     },
 
     /**
+     * Until `release` is called, the result of this session's run whose text is `text` is a
+     * stop's, and `finish` marks it `stopped: true`. The agent host writes that result; this
+     * is how it learns the run was stopped on request rather than ended for another reason.
+     */
+    expectStop(id: string, text: string): { release: () => void } {
+      stopping.set(id, text);
+      return { release: () => stopping.get(id) === text && stopping.delete(id) };
+    },
+
+    /**
      * Ends a run: the result message, the status it leads to, and the agent marked idle,
      * unless another run takes over at once (a follow-up), which keeps the mark.
      */
@@ -149,6 +161,7 @@ export function createSessionService(deps: {
       status: SessionStatus | null,
       options: { keepRunning?: boolean } = {},
     ): Promise<SessionRow> {
+      if (stopping.get(id) === result.result) result = { ...result, stopped: true };
       const { row, seq } = await store.write(() => {
         const current = summary(id);
         const seq = repos.sessions.appendMessage(id, current.workspaceId, result, null, now());

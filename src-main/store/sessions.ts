@@ -1,5 +1,6 @@
 import type { Message, SessionStatus, Task } from '../../src-shared/index.js';
 import { STATS_WINDOW_MS } from '../../src-shared/constants.js';
+import { repositoryFilter } from '../../src-shared/repo-url.js';
 import { makePreview } from '../../src-shared/text.js';
 import type { Db, Params, Row } from './sqljs.js';
 import { num, optStr, str } from './row.js';
@@ -371,8 +372,14 @@ export function createSessionsRepository(db: Db) {
         params.push(filters.status);
       }
       if (filters.repository) {
-        where.push('s.repository = ?');
-        params.push(filters.repository);
+        const wanted = repositoryFilter(filters.repository);
+        if ('owner' in wanted) {
+          where.push('instr(lower(s.repository), ?) = 1');
+          params.push(`${wanted.owner}/`);
+        } else {
+          where.push('lower(s.repository) = ?');
+          params.push(wanted.repository);
+        }
       }
       if (filters.authorId) {
         where.push('s.author_id = ?');
@@ -427,6 +434,17 @@ export function createSessionsRepository(db: Db) {
           [workspaceId],
         ),
       };
+    },
+
+    /** The distinct repositories of a workspace's sessions, in alphabetical order. */
+    repositories(workspaceId: string): string[] {
+      return db
+        .all(
+          `SELECT DISTINCT repository FROM sessions WHERE workspace_id = ? AND repository IS NOT NULL
+           ORDER BY lower(repository), repository`,
+          [workspaceId],
+        )
+        .map((r) => str(r[0]));
     },
   };
 }

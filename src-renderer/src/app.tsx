@@ -1,6 +1,6 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
-import { Route, Routes } from 'react-router';
+import { Link, Route, Routes } from 'react-router';
 import { ApiError, onUnauthorized } from './api/client';
 import { keys, useMe, useSetupStatus } from './api/queries';
 import { EmptyState, ErrorState, Loading } from './components/States';
@@ -58,7 +58,14 @@ function Routed() {
         <Route path="/settings/api" element={<ApiPage />} />
         <Route
           path="*"
-          element={<EmptyState title="Nothing here">The page you asked for does not exist.</EmptyState>}
+          element={
+            <EmptyState title="Nothing here">
+              <p>The page you asked for does not exist.</p>
+              <Link to="/" className="button button-primary">
+                Back to sessions
+              </Link>
+            </EmptyState>
+          }
         />
       </Routes>
     </Shell>
@@ -80,8 +87,9 @@ export function App() {
   );
 
   if (setup.isPending || me.isPending) return <Loading label="Starting" />;
-  if (setup.data?.needed) return <SetupPage />;
   if (!me.data) {
+    // Until someone creates their own account (the demo's do not count), setup stays offered.
+    if (setup.data?.needed) return <SetupPage demoExists={setup.data.demo === true} />;
     if (me.error instanceof ApiError && me.error.status === 401) return <SignInPage />;
     return <ErrorState error={me.error ?? setup.error} onRetry={() => void me.refetch()} />;
   }

@@ -1,13 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AgentSettingsResponseSchema,
+  FullSessionResponseSchema,
   ListSessionsResponseSchema,
   SetupResponseSchema,
+  SetupStatusSchema,
 } from '../../src-shared/index.js';
 import { DEMO } from '../../src-main/demo/seed.js';
 import { runCli, startServe } from '../helpers/cli.js';
 import {
   asUser,
+  PASSWORD,
   seedWorkspace,
   signIn,
   startTestServer,
@@ -69,6 +72,31 @@ describe('the demo workspace', () => {
           session: { tasks: unknown[] };
         };
         expect(one.session.tasks.length).toBeGreaterThan(0);
+
+        // Every session tells one story: failed ones never end on passing tests with every task
+        // done, and active ones were started minutes ago.
+        for (const summary of list.sessions) {
+          const full = FullSessionResponseSchema.parse(
+            await (await fetch(`${server.url}/api/sessions/${summary.id}`, { headers: { cookie } })).json(),
+          ).session;
+          const texts = full.messages.flatMap((m) =>
+            m.type === 'assistant'
+              ? m.message.content.flatMap((b) => (b.type === 'text' ? [b.text] : []))
+              : m.type === 'result'
+                ? [m.result]
+                : [],
+          );
+          if (full.status === 'failed') {
+            expect(texts.join(' ')).not.toContain('The tests pass');
+            expect(full.tasks.every((t) => t.status === 'completed')).toBe(false);
+            expect(full.messages.at(-1)).toMatchObject({ type: 'result', is_error: true });
+          }
+          if (full.status === 'active') {
+            expect(Date.now() - Date.parse(full.createdAt)).toBeLessThan(60 * 60_000);
+            expect(full.messages.at(-1)?.type).not.toBe('result');
+          }
+        }
+        expect(list.stats.humansPromptingNow).toBeLessThan(4);
         await server.stop();
 
         // Idempotent: a second start adds nothing.
@@ -90,20 +118,35 @@ describe('the demo workspace', () => {
     },
   );
 
-  it('the first-run demo button seeds it and signs in, only before anyone has set up', async () => {
+  it('the first-run demo button seeds it and signs in, and setup stays open until an own account exists', async () => {
     const server = await startTestServer();
     try {
-      const response = await fetch(`${server.url}/api/setup/demo`, {
-        method: 'POST',
-        headers: { origin: server.origin },
-      });
+      const demo = () =>
+        fetch(`${server.url}/api/setup/demo`, { method: 'POST', headers: { origin: server.origin } });
+      const status = async () =>
+        SetupStatusSchema.parse(await (await fetch(`${server.url}/api/setup`)).json());
+      const response = await demo();
       expect(response.status).toBe(201);
       const body = SetupResponseSchema.parse(await response.json());
       expect(body.workspace.organizationId).toBe(DEMO.organizationId);
       const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0]!;
       expect((await asUser(server, cookie, 'GET', '/api/sessions')).status).toBe(200);
-      const second = await fetch(`${server.url}/api/setup/demo`, { method: 'POST' });
-      expect(second.status).toBe(409);
+      // Only the demo's accounts exist: the demo can be opened again, and setup is still open.
+      expect(await status()).toEqual({ needed: true, demo: true });
+      expect((await demo()).status).toBe(201);
+      const setup = await fetch(`${server.url}/api/setup`, {
+        method: 'POST',
+        headers: { origin: server.origin, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          email: 'own@example.test',
+          name: 'Own',
+          password: PASSWORD,
+          workspaceName: 'Mine',
+        }),
+      });
+      expect(setup.status).toBe(201);
+      expect(await status()).toEqual({ needed: false, demo: true });
+      expect((await demo()).status).toBe(409);
     } finally {
       await server.dispose();
     }

@@ -34,6 +34,7 @@ describe('GET /api/openapi.json', () => {
       '/api/sessions/{sessionId}',
       '/api/sessions/{sessionId}/events',
       '/api/sessions/{sessionId}/messages',
+      '/api/sessions/{sessionId}/stop',
       '/api/setup',
       '/api/setup/demo',
       '/api/workspaces',
@@ -42,6 +43,7 @@ describe('GET /api/openapi.json', () => {
       '/api/workspaces/{organizationId}/keys/{keyId}',
       '/api/workspaces/{organizationId}/members',
       '/api/workspaces/{organizationId}/members/{userId}',
+      '/api/workspaces/{organizationId}/repositories',
     ]);
     const sessions = doc.paths['/api/sessions']!;
     expect(Object.keys(sessions.get!.responses)).toEqual(

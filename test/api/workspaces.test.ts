@@ -34,7 +34,7 @@ describe('first-run setup', () => {
   afterAll(async () => server.dispose());
 
   it('is offered while no user exists, creates the owner and a workspace, signs in, then closes', async () => {
-    expect(await (await fetch(`${server.url}/api/setup`)).json()).toEqual({ needed: true });
+    expect(await (await fetch(`${server.url}/api/setup`)).json()).toEqual({ needed: true, demo: false });
     const bad = await fetch(`${server.url}/api/setup`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -64,7 +64,7 @@ describe('first-run setup', () => {
     const me = await asUser(server, cookie, 'GET', '/api/auth/me');
     expect(me.status).toBe(200);
 
-    expect(await (await fetch(`${server.url}/api/setup`)).json()).toEqual({ needed: false });
+    expect(await (await fetch(`${server.url}/api/setup`)).json()).toEqual({ needed: false, demo: false });
     const again = await fetch(`${server.url}/api/setup`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

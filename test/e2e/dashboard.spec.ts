@@ -64,7 +64,13 @@ test('create a session, see it in the list, rename it and change its status', as
   await page.getByLabel('Title').fill('Retry uploads');
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByRole('heading', { name: 'Retry uploads', level: 1 })).toBeVisible();
-  await page.getByLabel('Status').selectOption('failed');
+  await page.getByRole('button', { name: 'Stop', exact: true }).click();
+  await page
+    .getByRole('dialog', { name: 'Stop this session?' })
+    .getByRole('button', { name: 'Stop the agent' })
+    .click();
+  await expect(page.locator('.session-head .badge')).toHaveText('Completed');
+  await page.getByLabel('Mark as').selectOption('failed');
   await expect(page.locator('.session-head .badge')).toHaveText('Failed');
 
   await page.getByRole('link', { name: 'Sessions' }).first().click();
@@ -104,12 +110,12 @@ test('read a transcript with every kind of message', async ({ page, seeded }, te
   const bash = transcript.locator('details.tool', { hasText: 'Bash' });
   await expect(bash.locator('.tool-state')).toHaveText('error');
   await expect(transcript.getByRole('status')).toContainText('Finished');
-  // Tasks in their three states, and the metadata.
+  // Tasks, and the metadata. The run is over, so what it left open is not done.
   const tasks = page.getByRole('list', { name: 'Tasks' });
   await expect(tasks.getByRole('listitem')).toHaveCount(3);
   await expect(tasks).toContainText('(Done)');
-  await expect(tasks).toContainText('(In progress)');
-  await expect(tasks).toContainText('(Pending)');
+  await expect(tasks.getByText('(Not done)')).toHaveCount(2);
+  await expect(tasks).not.toContainText('(In progress)');
   await expect(page.getByRole('link', { name: '#42 Open' })).toHaveAttribute(
     'href',
     'https://github.com/acme/web/pull/42',

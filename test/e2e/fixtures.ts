@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { test as base, expect, type Page } from '@playwright/test';
 import { startServe, type ServeProcess } from '../helpers/cli.js';
-import { seedDataDir, type Seeded } from '../helpers/seed.js';
+import { seedDataDir, seedManySessions, type Seeded } from '../helpers/seed.js';
 import { tempDir } from '../helpers/server.js';
 
 interface Fixtures {
@@ -11,6 +11,8 @@ interface Fixtures {
   seeded: { server: ServeProcess & { dataDir: string }; data: Seeded };
   /** Seeded, with the demo agent taking a step every 150 ms, to watch it work. */
   live: { server: ServeProcess & { dataDir: string }; data: Seeded };
+  /** Seeded with 60 more sessions (seedManySessions): two pages, filters and search. */
+  crowded: { server: ServeProcess & { dataDir: string }; data: Seeded };
 }
 
 /** The demo agent's pace: slow enough by default that sessions stay as a test leaves them. */
@@ -32,6 +34,14 @@ export const test = base.extend<Fixtures>({
   seeded: async ({}, use) => {
     const dataDir = tempDir('sessiondesk-e2e-');
     const data = await seedDataDir(dataDir);
+    const server = await serveIn(dataDir);
+    await use({ server, data });
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  },
+  crowded: async ({}, use) => {
+    const dataDir = tempDir('sessiondesk-e2e-');
+    const data = await seedManySessions(dataDir, 60);
     const server = await serveIn(dataDir);
     await use({ server, data });
     await server.stop();

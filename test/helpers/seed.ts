@@ -79,6 +79,8 @@ export interface Seeded {
   organizationId: string;
   secondOrganizationId: string;
   transcriptSessionId: string;
+  /** seedManySessions only: an active session with an open tool call. */
+  activeSessionId?: string;
 }
 
 /** A data directory with a user in two workspaces and a session carrying FULL_TRANSCRIPT. */
@@ -130,6 +132,76 @@ export async function seedDataDir(dataDir: string, email = 'ada@example.test'): 
       secondOrganizationId: second.organizationId,
       transcriptSessionId: id,
     };
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * A data directory like seedDataDir's, plus `count` more sessions in the first workspace:
+ * every third failed, the rest completed; two about a flaky test; repositories acme/web and
+ * acme/api by turns. Created a second apart, newest last, so the order is known.
+ */
+export async function seedManySessions(dataDir: string, count: number): Promise<Seeded> {
+  const seeded = await seedDataDir(dataDir);
+  const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
+  try {
+    const repos = createRepositories(store.db);
+    const user = repos.users.findByEmail(seeded.email)!;
+    const start = Date.now() - (count + 10) * 1000;
+    await store.write(() => {
+      for (let n = 0; n < count; n += 1) {
+        const id = newId('session');
+        const at = new Date(start + n * 1000).toISOString();
+        const repository = n % 2 === 0 ? 'acme/web' : 'acme/api';
+        const prompt =
+          n === 7 || n === 30 ? `Quarantine flaky test number ${n}` : `Routine change number ${n}`;
+        repos.sessions.insert({
+          id,
+          workspaceId: seeded.organizationId,
+          authorId: user.id,
+          title: prompt,
+          model: 'claude-opus-4-6',
+          createdAt: at,
+          baseBranch: 'main',
+          repoUrl: `https://github.com/${repository}`,
+          repository,
+          initialMessage: prompt,
+        });
+        repos.sessions.update(id, { status: n % 3 === 0 ? 'failed' : 'completed' }, at);
+      }
+      // The newest: left active mid-run (no agent is running it), a tool call without its
+      // result and tasks still open.
+      const id = newId('session');
+      const at = new Date().toISOString();
+      repos.sessions.insert({
+        id,
+        workspaceId: seeded.organizationId,
+        authorId: user.id,
+        title: 'Migrate the build to the new runner',
+        model: 'claude-opus-4-6',
+        createdAt: at,
+        baseBranch: 'main',
+        initialMessage: 'Migrate the build to the new runner',
+      });
+      const run: Message = {
+        type: 'assistant',
+        message: {
+          content: [
+            { type: 'text', text: 'Starting with the **build script**.' },
+            { type: 'tool_use', id: 'tu_build', name: 'Bash', input: { command: 'npm run build' } },
+          ],
+        },
+      };
+      repos.sessions.appendMessage(id, seeded.organizationId, run, null, at);
+      repos.sessions.replaceTasks(id, [
+        { id: 'task-1', title: 'Read the build script', status: 'completed' },
+        { id: 'task-2', title: 'Switch the runner', status: 'in_progress' },
+        { id: 'task-3', title: 'Check the build', status: 'pending' },
+      ]);
+      seeded.activeSessionId = id;
+    });
+    return seeded;
   } finally {
     await store.close();
   }

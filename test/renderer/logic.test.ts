@@ -5,7 +5,9 @@ import {
   toolResultText,
   toolSummary,
 } from '../../src-renderer/src/features/transcript/transcript';
+import { readListView, writeListView } from '../../src-renderer/src/features/sessions/list-params';
 import { fold, initials, relativeTime } from '../../src-renderer/src/lib/format';
+import { displayTitle, plainText } from '../../src-renderer/src/lib/plain-text';
 
 describe('buildTranscript', () => {
   const messages: Message[] = [
@@ -55,7 +57,7 @@ describe('buildTranscript', () => {
     const [read, bash] = items.filter((i) => i.kind === 'tool');
     expect(read?.kind === 'tool' && read.result?.tool_use_id).toBe('a');
     expect(bash?.kind === 'tool' && bash.result?.is_error).toBe(true);
-    expect(items.at(-1)).toMatchObject({ kind: 'result', success: true, text: 'Fixed.', turns: 3 });
+    expect(items.at(-1)).toMatchObject({ kind: 'result', outcome: 'success', text: 'Fixed.', turns: 3 });
   });
 
   it('shows a tool use still waiting for its result', () => {
@@ -76,7 +78,77 @@ describe('buildTranscript', () => {
         num_turns: 0,
       },
     ]);
-    expect(item).toMatchObject({ kind: 'result', success: false });
+    expect(item).toMatchObject({ kind: 'result', outcome: 'error' });
+  });
+
+  it('marks a stopped run as stopped, neither finished nor failed', () => {
+    const [item] = buildTranscript([
+      {
+        type: 'result',
+        subtype: 'success',
+        is_error: false,
+        result: 'Stopped by Ada.',
+        duration_ms: 1,
+        num_turns: 0,
+        stopped: true,
+      },
+    ]);
+    expect(item).toMatchObject({ kind: 'result', outcome: 'stopped' });
+  });
+
+  it('shows a tool call without a result as ended once its run is over', () => {
+    const open = messages.slice(0, 2);
+    const states = (items: ReturnType<typeof buildTranscript>) =>
+      items.flatMap((i) => (i.kind === 'tool' ? [i.state] : []));
+    expect(states(buildTranscript(open, true))).toEqual(['running', 'running']);
+    expect(states(buildTranscript(open, false))).toEqual(['ended', 'ended']);
+    const stopped: Message = {
+      type: 'result',
+      subtype: 'success',
+      is_error: false,
+      result: 'Stopped.',
+      duration_ms: 1,
+      num_turns: 0,
+    };
+    // A later result ends the run, even while the session is active again (a follow-up).
+    expect(states(buildTranscript([...open, stopped], true))).toEqual(['ended', 'ended']);
+    expect(states(buildTranscript(messages, true))).toEqual(['done', 'error']);
+  });
+
+  it('shows todo-list calls as one folded task update per run of updates', () => {
+    const todo = (id: string, statuses: string[]): Message => ({
+      type: 'assistant',
+      message: {
+        content: [
+          {
+            type: 'tool_use',
+            id,
+            name: 'TodoWrite',
+            input: { todos: statuses.map((status, i) => ({ content: `Task ${i + 1}`, status })) },
+          },
+        ],
+      },
+    });
+    const result = (id: string): Message => ({
+      type: 'assistant',
+      message: { content: [{ type: 'tool_result', tool_use_id: id, content: 'Todos updated' }] },
+    });
+    const items = buildTranscript([
+      todo('t1', ['pending', 'pending']),
+      result('t1'),
+      todo('t2', ['in_progress', 'pending']),
+      result('t2'),
+      messages[1]!,
+      todo('t3', ['completed', 'in_progress']),
+    ]);
+    expect(items.map((i) => i.kind)).toEqual(['todo', 'thinking', 'text', 'tool', 'tool', 'todo']);
+    expect(items[0]).toMatchObject({
+      kind: 'todo',
+      todos: [
+        { title: 'Task 1', status: 'in_progress' },
+        { title: 'Task 2', status: 'pending' },
+      ],
+    });
   });
 
   it('summarizes tool input and result content', () => {
@@ -121,5 +193,50 @@ describe('format', () => {
     expect(folded.folded).toBe(true);
     expect(folded.short.split('\n')).toHaveLength(20);
     expect(fold('x'.repeat(5000)).short).toHaveLength(2000);
+  });
+});
+
+describe('plainText and displayTitle', () => {
+  it.each([
+    [
+      "I'll work on **Find why the export is slow** step by step.",
+      "I'll work on Find why the export is slow step by step.",
+    ],
+    ['Run `npm test` and read [the guide](https://example.com).', 'Run npm test and read the guide.'],
+    ['## Summary\n- one\n- two', 'Summary one two'],
+    ['snake_case_name stays, 2 * 3 * 4 too', 'snake_case_name stays, 2 * 3 * 4 too'],
+  ])('plainText(%j) is %j', (markdown, text) => {
+    expect(plainText(markdown)).toBe(text);
+  });
+
+  it('adds an ellipsis only to a title cut from a longer sentence', () => {
+    const prompt =
+      'Investigate why the nightly export job takes four hours on the largest workspace and make it fast again';
+    const cut = 'Investigate why the nightly export job takes four hours on the largest workspace';
+    expect(displayTitle(cut, prompt)).toBe(`${cut}…`);
+    expect(displayTitle('Fix the flaky login test', 'Fix the flaky login test. It fails.')).toBe(
+      'Fix the flaky login test',
+    );
+    const whole = 'Investigate why the nightly export job takes four hours on the largest workspaces';
+    expect(displayTitle(whole, `${whole}. Then make it fast.`)).toBe(whole);
+    expect(
+      displayTitle('Renamed by hand to something much longer than sixty characters in all', prompt),
+    ).toBe('Renamed by hand to something much longer than sixty characters in all');
+  });
+});
+
+describe('the list view in the address', () => {
+  it('round-trips filters, search and cursor, and ignores what it does not know', () => {
+    const view = readListView(
+      new URLSearchParams('status=failed&author=usr_1&repository=acme%2Fweb&q=flaky&cursor=abc&x=1'),
+    );
+    expect(view).toEqual({
+      filters: { status: 'failed', authorId: 'usr_1', repository: 'acme/web', q: 'flaky' },
+      cursor: 'abc',
+    });
+    expect(writeListView(view).toString()).toBe(
+      'status=failed&author=usr_1&repository=acme%2Fweb&q=flaky&cursor=abc',
+    );
+    expect(readListView(new URLSearchParams('status=bogus')).filters.status).toBeUndefined();
   });
 });

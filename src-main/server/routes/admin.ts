@@ -12,6 +12,7 @@ import {
   ListKeysQuerySchema,
   RevokeKeyBodySchema,
 } from '../../../src-shared/accounts.js';
+import { createDirectory } from '../../accounts/directory.js';
 import { hashSecret } from '../../accounts/secrets.js';
 import { backupChunks } from '../../data/backup.js';
 import { exportChunks } from '../../data/export.js';
@@ -70,6 +71,20 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
       member: await accounts.addMember(request.body),
     }),
   );
+  api.post(
+    '/api/admin/members/remove',
+    { onRequest, schema: { ...schema, body: AddMemberBodySchema } },
+    async (request, reply) => {
+      await accounts.removeMemberByEmail(request.body);
+      return reply.code(204).send(null);
+    },
+  );
+  api.get('/api/admin/users', { onRequest, schema }, async () => ({
+    users: createDirectory(store.db).users(),
+  }));
+  api.get('/api/admin/workspaces', { onRequest, schema }, async () => ({
+    workspaces: createDirectory(store.db).workspaces(),
+  }));
   api.post(
     '/api/admin/keys',
     { onRequest, schema: { ...schema, body: CreateKeyBodySchema } },

@@ -17,10 +17,13 @@ import {
   MESSAGES_PAGE_DEFAULT,
   MessagesPageQuerySchema,
   MessagesPageResponseSchema,
+  RepositoriesResponseSchema,
   type SessionSummary,
   type Stats,
 } from '../../../src-shared/sessions.js';
 import { makeTitle } from '../../../src-shared/text.js';
+import { WorkspaceParamsSchema } from '../../../src-shared/accounts.js';
+import { stopSession } from '../../sessions/stop.js';
 import { newId } from '../../accounts/secrets.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { SessionRow } from '../../store/sessions.js';
@@ -326,6 +329,58 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
       });
       await agents.followUp(row.id, request.body.content);
       return reply.code(201).send({ session: toSummary(updated, 'both') });
+    },
+  );
+
+  api.post(
+    '/api/sessions/:sessionId/stop',
+    {
+      ...either,
+      schema: {
+        summary: 'Stop a session',
+        description:
+          'Stops the agent working on an active session (key or cookie, like update). The session becomes `completed` with a result message marked `stopped: true` saying who stopped it. A session that is not active: 409. Answers with the summary form.',
+        tags: ['sessions'],
+        params: SessionParamsSchema,
+        querystring: OrgQuerySchema,
+        response: {
+          200: SessionResponseSchema,
+          ...errorResponses(401, 403, 404, 409, 429, 500, 503),
+        },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const row = accessibleSession(principal, request.params.sessionId, request.query.organizationId);
+      const stoppedBy =
+        principal.kind === 'user'
+          ? (repos.users.findById(principal.userId)?.name ?? 'a member')
+          : 'a script (API key)';
+      const stopped = await stopSession(
+        { service: ctx.sessions, agents, find: (id) => repos.sessions.find(id) },
+        row,
+        stoppedBy,
+      );
+      return { session: toSummary(stopped, 'both') };
+    },
+  );
+
+  api.get(
+    '/api/workspaces/:organizationId/repositories',
+    {
+      ...either,
+      schema: {
+        summary: "The workspace's repositories",
+        description:
+          'The distinct `<owner>/<repo>` of the sessions of a workspace, for the repository filter. Key or cookie.',
+        tags: ['sessions'],
+        params: WorkspaceParamsSchema,
+        response: { 200: RepositoriesResponseSchema, ...errorResponses(401, 403, 429, 500) },
+      },
+    },
+    async (request) => {
+      const workspaceId = workspaceFor(principalOf(request), request.params.organizationId);
+      return { repositories: repos.sessions.repositories(workspaceId) };
     },
   );
 }

@@ -21,7 +21,7 @@ import {
   WorkspacesResponseSchema,
 } from '../../../src-shared/accounts.js';
 import { badRequest, conflict, forbidden } from '../../errors.js';
-import { DEMO, seedDemo } from '../../demo/seed.js';
+import { DEMO, ownAccountCount, seedDemo } from '../../demo/seed.js';
 import { authHooks } from '../auth/authenticate.js';
 import { userOf, type AppContext } from '../context.js';
 import { startSignIn } from './auth.js';
@@ -53,7 +53,10 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         response: { 200: SetupStatusSchema },
       },
     },
-    async () => ({ needed: repos.users.count() === 0 }),
+    async () => ({
+      needed: ownAccountCount(repos) === 0,
+      demo: repos.workspaces.findById(DEMO.organizationId) !== null,
+    }),
   );
 
   api.post(
@@ -62,7 +65,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: 'First-run setup',
         description:
-          'Creates the owner account and a first workspace, and signs the owner in. Only while no user exists (409 afterwards).',
+          "Creates the owner account and a first workspace, and signs the owner in. Only while no account exists but the demo's (409 afterwards).",
         tags: ['dashboard'],
         body: SetupBodySchema,
         response: { 201: SetupResponseSchema, ...errorResponses(400, 403, 409, 413, 415, 500, 503) },
@@ -81,13 +84,13 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: 'First-run demo',
         description:
-          'Instead of setup: creates the demo workspace (sample data) and signs in as its owner. Only while no user exists (409 afterwards).',
+          "Instead of setup: creates the demo workspace (sample data) once and signs in as its owner. Only while no account exists but the demo's (409 afterwards).",
         tags: ['dashboard'],
         response: { 201: SetupResponseSchema, ...errorResponses(403, 409, 500, 503) },
       },
     },
     async (_request, reply) => {
-      if (repos.users.count() > 0) throw conflict('Session Desk is already set up; sign in instead');
+      if (ownAccountCount(repos) > 0) throw conflict('Session Desk is already set up; sign in instead');
       await seedDemo({ store: ctx.store, repos, accounts, clock: ctx.clock });
       const owner = repos.users.findByEmail(DEMO.email);
       const workspace = repos.workspaces

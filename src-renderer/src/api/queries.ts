@@ -17,6 +17,7 @@ import {
 import {
   FullSessionResponseSchema,
   ListSessionsResponseSchema,
+  RepositoriesResponseSchema,
   SessionResponseSchema,
   type CreateSessionBody,
   type SessionStatus,
@@ -38,6 +39,7 @@ export const keys = {
   session: (id: string) => ['session', id] as const,
   keys: (org: string) => ['keys', org] as const,
   members: (org: string) => ['members', org] as const,
+  repositories: (org: string) => ['repositories', org] as const,
 };
 
 export function useSetupStatus() {
@@ -255,5 +257,29 @@ export function useCreateWorkspace() {
   return useMutation({
     mutationFn: (name: string) => api.post('/api/workspaces', WorkspaceResponseSchema, { name }),
     onSuccess: () => client.invalidateQueries({ queryKey: keys.me }),
+  });
+}
+
+/** The distinct repositories of the workspace's sessions, for the repository filter. */
+export function useRepositories(org: string) {
+  return useQuery({
+    queryKey: keys.repositories(org),
+    queryFn: () => api.get(`${orgPath(org)}/repositories`, RepositoriesResponseSchema),
+    staleTime: 60_000,
+  });
+}
+
+export function useStopSession(org: string, id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: () =>
+      api.post(
+        `/api/sessions/${encodeURIComponent(id)}/stop?organizationId=${encodeURIComponent(org)}`,
+        SessionResponseSchema,
+      ),
+    onSettled: async () => {
+      await client.invalidateQueries({ queryKey: keys.session(id) });
+      await client.invalidateQueries({ queryKey: keys.sessions(org) });
+    },
   });
 }

@@ -1,7 +1,7 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { NavLink, useNavigate } from 'react-router';
 import { LiveContext, useLiveEvents } from '../api/live';
-import { useCreateWorkspace, useSignOut } from '../api/queries';
+import { useCreateWorkspace, useSetupStatus, useSignOut } from '../api/queries';
 import { useWorkspace } from '../lib/workspace';
 import { Avatar } from './Avatar';
 
@@ -84,6 +84,7 @@ export function Shell({ children }: { children: ReactNode }) {
   const { me, workspace } = useWorkspace();
   const live = useLiveEvents(workspace.organizationId);
   const signOut = useSignOut();
+  const setup = useSetupStatus();
   const link = ({ isActive }: { isActive: boolean }) => (isActive ? 'nav-link active' : 'nav-link');
   return (
     <div className="shell">
@@ -121,6 +122,11 @@ export function Shell({ children }: { children: ReactNode }) {
             </NavLink>
           </li>
         </ul>
+        {setup.data?.needed && (
+          <p className="muted small demo-note">
+            You are exploring the demo. Sign out to create your own account.
+          </p>
+        )}
         <p className="muted small live-state" role="status">
           <span className={live ? 'dot dot-live' : 'dot'} aria-hidden="true" />{' '}
           {live ? 'Live' : 'Reconnecting…'}
@@ -128,8 +134,12 @@ export function Shell({ children }: { children: ReactNode }) {
         <div className="me">
           <Avatar name={me.user.name} imageUrl={me.user.imageUrl} size={28} />
           <div className="me-text">
-            <div className="me-name">{me.user.name}</div>
-            <div className="muted small">{me.user.email}</div>
+            <div className="me-name" title={me.user.name}>
+              {me.user.name}
+            </div>
+            <div className="muted small me-email" title={me.user.email}>
+              {me.user.email}
+            </div>
           </div>
           <button type="button" className="button button-small" onClick={() => signOut.mutate()}>
             Sign out

@@ -2,9 +2,20 @@ import { useState, type FormEvent } from 'react';
 import { ApiError } from '../../api/client';
 import { useDemoSetup, useSetup } from '../../api/queries';
 import { TextField } from '../../components/Field';
+import { SignInPage } from './SignInForm';
 
-/** First run: the owner account and a first workspace. */
-export function SetupPage() {
+/**
+ * First run: the owner account and a first workspace, or the demo. Stays offered while the
+ * demo's are the only accounts; once the demo exists, signing in to it comes first (its
+ * sign-in is what `serve --demo` prints), with setup a click away.
+ */
+export function SetupPage({ demoExists }: { demoExists: boolean }) {
+  const [signingIn, setSigningIn] = useState(demoExists);
+  if (signingIn) return <SignInPage onCreateAccount={() => setSigningIn(false)} />;
+  return <SetupForm demoExists={demoExists} onSignIn={() => setSigningIn(true)} />;
+}
+
+function SetupForm({ demoExists, onSignIn }: { demoExists: boolean; onSignIn: () => void }) {
   const setup = useSetup();
   const demo = useDemoSetup();
   const [form, setForm] = useState({ name: '', email: '', password: '', workspaceName: '' });
@@ -68,12 +79,21 @@ export function SetupPage() {
           or
         </div>
         <button type="button" className="button" onClick={() => demo.mutate()} disabled={demo.isPending}>
-          {demo.isPending ? 'Preparing the demo…' : 'Explore the demo workspace'}
+          {demo.isPending
+            ? 'Preparing the demo…'
+            : demoExists
+              ? 'Back to the demo workspace'
+              : 'Explore the demo workspace'}
         </button>
         <p className="muted small">
-          Sample sessions, people and an offline demo agent; sign in later as demo@sessiondesk.local with the
-          password shown on the sign-in page.
+          Sample sessions, people and an offline demo agent; sign in as demo@sessiondesk.local with the
+          password shown on the sign-in page. You can still create your own account here afterwards.
         </p>
+        {demoExists && (
+          <button type="button" className="link-button" onClick={onSignIn}>
+            Sign in with an existing account
+          </button>
+        )}
         {demo.error && (
           <p className="form-error" role="alert">
             {demo.error.message}

@@ -67,7 +67,7 @@ function DemoSignInNote() {
   );
 }
 
-export function SignInPage() {
+export function SignInPage({ onCreateAccount }: { onCreateAccount?: () => void }) {
   return (
     <main className="auth-page">
       <div className="auth-card">
@@ -77,6 +77,11 @@ export function SignInPage() {
         <p className="muted small">
           Accounts are local to this machine. Create one with <code>npx sessiondesk user create</code>.
         </p>
+        {onCreateAccount && (
+          <button type="button" className="link-button" onClick={onCreateAccount}>
+            Create your own owner account
+          </button>
+        )}
       </div>
     </main>
   );

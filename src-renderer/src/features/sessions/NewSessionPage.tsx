@@ -1,33 +1,97 @@
 import { useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
-import { DEFAULT_BASE_BRANCH, DEFAULT_MODEL } from '../../../../src-shared/constants';
+import { modelsFor } from '../../../../src-shared/agent-models';
+import { DEFAULT_BASE_BRANCH } from '../../../../src-shared/constants';
 import { ApiError } from '../../api/client';
-import { useCreateSession } from '../../api/queries';
+import { useAgentSettings, useCreateSession } from '../../api/queries';
 import { TextArea, TextField } from '../../components/Field';
 import { useWorkspace } from '../../lib/workspace';
 
+/** The models the workspace's agent takes: a list, and free entry where the agent allows it. */
+function ModelField({
+  kind,
+  value,
+  onChange,
+  error,
+}: {
+  kind: string;
+  value: string;
+  onChange: (model: string) => void;
+  error: string | undefined;
+}) {
+  const { models, freeEntry } = modelsFor(kind);
+  if (freeEntry) {
+    return (
+      <>
+        <TextField
+          label="Model"
+          list="model-options"
+          value={value}
+          onChange={(e) => onChange(e.target.value)}
+          error={error}
+          hint="Passed to the agent as it is."
+        />
+        <datalist id="model-options">
+          {models.map((m) => (
+            <option key={m} value={m} />
+          ))}
+        </datalist>
+      </>
+    );
+  }
+  return (
+    <div className="field">
+      <label htmlFor="model-select">Model</label>
+      <select
+        id="model-select"
+        value={value}
+        onChange={(e) => onChange(e.target.value)}
+        aria-invalid={error ? true : undefined}
+      >
+        {models.map((m) => (
+          <option key={m} value={m}>
+            {m}
+          </option>
+        ))}
+      </select>
+      {error && (
+        <p className="field-error" role="alert">
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}
+
 export function NewSessionPage() {
   const { workspace } = useWorkspace();
+  const agent = useAgentSettings(workspace.organizationId);
+  const kind = agent.data?.settings.agent ?? 'demo';
   const create = useCreateSession();
   const navigate = useNavigate();
-  const [form, setForm] = useState({
-    initialMessage: '',
-    repoUrl: '',
-    baseBranch: DEFAULT_BASE_BRANCH,
-    model: DEFAULT_MODEL,
-  });
+  const [form, setForm] = useState({ initialMessage: '', repoUrl: '', baseBranch: DEFAULT_BASE_BRANCH });
+  // Until the person picks one, the model is the agent's default (known once its setting is).
+  const [model, setModel] = useState<string | null>(null);
+  const chosenModel = model ?? modelsFor(kind).defaultModel;
+  const [promptMissing, setPromptMissing] = useState(false);
   const error = create.error instanceof ApiError ? create.error : null;
   const set = (field: keyof typeof form) => (e: { target: { value: string } }) =>
     setForm({ ...form, [field]: e.target.value });
 
   function submit(event: FormEvent) {
     event.preventDefault();
+    // The API refuses a blank prompt too; saying so here keeps the person on the form.
+    if (form.initialMessage.trim() === '') {
+      setPromptMissing(true);
+      (event.currentTarget as HTMLFormElement).querySelector('textarea')?.focus();
+      return;
+    }
     create.mutate(
       {
         organizationId: workspace.organizationId,
-        ...(form.initialMessage.trim() ? { initialMessage: form.initialMessage } : {}),
+        initialMessage: form.initialMessage,
         ...(form.repoUrl.trim() ? { repoUrl: form.repoUrl.trim(), baseBranch: form.baseBranch.trim() } : {}),
-        ...(form.model.trim() ? { model: form.model.trim() } : {}),
+        ...(chosenModel.trim() ? { model: chosenModel.trim() } : {}),
       },
       { onSuccess: ({ session }) => void navigate(`/sessions/${session.id}`) },
     );
@@ -47,8 +111,16 @@ export function NewSessionPage() {
           rows={6}
           placeholder="What should the agent do?"
           value={form.initialMessage}
-          onChange={set('initialMessage')}
-          error={error?.fieldError('body.initialMessage')}
+          onChange={(e) => {
+            setForm({ ...form, initialMessage: e.target.value });
+            if (e.target.value.trim() !== '') setPromptMissing(false);
+          }}
+          error={
+            promptMissing
+              ? 'Write a prompt: the agent needs something to work on.'
+              : error?.fieldError('body.initialMessage')
+          }
+          required
           autoFocus
         />
         <TextField
@@ -66,10 +138,10 @@ export function NewSessionPage() {
             onChange={set('baseBranch')}
             error={error?.fieldError('body.baseBranch')}
           />
-          <TextField
-            label="Model"
-            value={form.model}
-            onChange={set('model')}
+          <ModelField
+            kind={kind}
+            value={chosenModel}
+            onChange={setModel}
             error={error?.fieldError('body.model')}
           />
         </div>

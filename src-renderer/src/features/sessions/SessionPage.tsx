@@ -4,21 +4,26 @@ import { SESSION_STATUSES } from '../../../../src-shared/constants';
 import type { SessionStatus, Task } from '../../../../src-shared/sessions';
 import { ApiError } from '../../api/client';
 import { useLive } from '../../api/live';
-import { useFollowUp, useSession, useUpdateSession } from '../../api/queries';
+import { useFollowUp, useSession, useStopSession, useUpdateSession } from '../../api/queries';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { Avatar } from '../../components/Avatar';
 import { PrBadge, StatusBadge } from '../../components/Badges';
 import { RelativeTime } from '../../components/RelativeTime';
-import { ErrorState, Loading } from '../../components/States';
+import { EmptyState, ErrorState, Loading } from '../../components/States';
+import { useNow } from '../../lib/use-now';
+import { displayTitle } from '../../lib/plain-text';
 import { useWorkspace } from '../../lib/workspace';
 import { Transcript } from '../transcript/Transcript';
 
 function TitleEditor({
   title,
+  shownTitle,
   onSave,
   error,
   saving,
 }: {
   title: string;
+  shownTitle: string;
   onSave: (t: string) => void;
   error?: string | undefined;
   saving: boolean;
@@ -28,7 +33,7 @@ function TitleEditor({
   if (!editing) {
     return (
       <div className="title-row">
-        <h1>{title}</h1>
+        <h1>{shownTitle}</h1>
         <button
           type="button"
           className="button button-small"
@@ -75,35 +80,88 @@ function TitleEditor({
   );
 }
 
-const TASK_MARK: Record<Task['status'], string> = { pending: '○', in_progress: '◐', completed: '●' };
-const TASK_LABEL: Record<Task['status'], string> = {
+type TaskShown = Task['status'] | 'not_done';
+const TASK_MARK: Record<TaskShown, string> = {
+  pending: '○',
+  in_progress: '◐',
+  completed: '●',
+  not_done: '✕',
+};
+const TASK_LABEL: Record<TaskShown, string> = {
   pending: 'Pending',
   in_progress: 'In progress',
   completed: 'Done',
+  not_done: 'Not done',
 };
 
-function Tasks({ tasks }: { tasks: Task[] }) {
+/**
+ * The agent's checklist. Once its run is over, tasks it left pending or in progress are
+ * shown as not done: nobody is working on them any more.
+ */
+function Tasks({ tasks, runOver }: { tasks: Task[]; runOver: boolean }) {
   if (tasks.length === 0) return <p className="muted small">The agent has not planned any tasks.</p>;
   const done = tasks.filter((t) => t.status === 'completed').length;
+  const left = tasks.length - done;
   return (
     <>
       <p className="muted small">
         {done} of {tasks.length} done
+        {runOver && left > 0 ? ` · ${left} not done` : ''}
       </p>
       <ul className="tasks" aria-label="Tasks">
-        {tasks.map((task) => (
-          <li key={task.id} className={`task task-${task.status}`}>
-            <span aria-hidden="true" className="task-mark">
-              {TASK_MARK[task.status]}
-            </span>
-            <span>{task.title}</span>
-            <span className="visually-hidden"> ({TASK_LABEL[task.status]})</span>
-          </li>
-        ))}
+        {tasks.map((task) => {
+          const status = runOver && task.status !== 'completed' ? 'not_done' : task.status;
+          return (
+            <li key={task.id} className={`task task-${status}`}>
+              <span aria-hidden="true" className="task-mark">
+                {TASK_MARK[status]}
+              </span>
+              <span>{task.title}</span>
+              <span className="visually-hidden"> ({TASK_LABEL[status]})</span>
+            </li>
+          );
+        })}
       </ul>
     </>
   );
 }
+
+/** Stops the agent after asking: the run's work so far stays, but it cannot be resumed as is. */
+function StopButton({ organizationId, sessionId }: { organizationId: string; sessionId: string }) {
+  const stop = useStopSession(organizationId, sessionId);
+  const [asking, setAsking] = useState(false);
+  return (
+    <>
+      <button
+        type="button"
+        className="button button-small button-danger"
+        disabled={stop.isPending}
+        onClick={() => setAsking(true)}
+      >
+        {stop.isPending ? 'Stopping…' : 'Stop'}
+      </button>
+      {stop.error && (
+        <span className="field-error" role="alert">
+          {stop.error.message}
+        </span>
+      )}
+      <ConfirmDialog
+        open={asking}
+        title="Stop this session?"
+        body="The agent stops where it is and the session is marked completed. What it did so far stays; a follow-up starts it again."
+        confirmLabel="Stop the agent"
+        onCancel={() => setAsking(false)}
+        onConfirm={() => {
+          setAsking(false);
+          stop.mutate();
+        }}
+      />
+    </>
+  );
+}
+
+/** An agent silent for this long is probably not working any more; the note says so. */
+const QUIET_AFTER_MS = 30 * 60 * 1000;
 
 /** The box under the transcript: a follow-up prompt, sent with the button or Ctrl/⌘+Enter. */
 function FollowUp({ organizationId, sessionId }: { organizationId: string; sessionId: string }) {
@@ -152,13 +210,35 @@ export function SessionPage() {
   const { sessionId = '' } = useParams();
   const { workspace } = useWorkspace();
   const query = useSession(sessionId, useLive());
+  const now = useNow();
   const update = useUpdateSession(workspace.organizationId, sessionId);
   const updateError = update.error instanceof ApiError ? update.error : null;
 
   if (query.isPending) return <Loading label="Loading session" />;
-  if (!query.data) return <ErrorState error={query.error} onRetry={() => void query.refetch()} />;
+  if (!query.data) {
+    const status = query.error instanceof ApiError ? query.error.status : 0;
+    if (status === 404 || status === 403) {
+      return (
+        <EmptyState title={status === 404 ? 'Session not found' : 'Not in this workspace'}>
+          <p>
+            {status === 404
+              ? 'There is no session at this address: it may have been mistyped, or its data folder is another one.'
+              : 'This session belongs to a workspace you are not a member of.'}
+          </p>
+          <Link to="/" className="button button-primary">
+            Back to sessions
+          </Link>
+        </EmptyState>
+      );
+    }
+    return <ErrorState error={query.error} onRetry={() => void query.refetch()} />;
+  }
   const session = query.data.session;
   const { metadata } = session;
+  const active = session.status === 'active';
+  const runOver = !active || session.messages.at(-1)?.type === 'result';
+  const firstPrompt = session.messages[0]?.type === 'user' ? session.messages[0].message.content : undefined;
+  const quiet = now.getTime() - Date.parse(session.updatedAt) > QUIET_AFTER_MS;
 
   return (
     <div className="page session-page">
@@ -168,28 +248,35 @@ export function SessionPage() {
       <TitleEditor
         key={session.title}
         title={session.title}
+        shownTitle={displayTitle(session.title, firstPrompt)}
         saving={update.isPending}
         error={updateError?.fieldError('body.title') ?? updateError?.message}
         onSave={(title) => update.mutate({ title })}
       />
       <div className="session-head">
         <StatusBadge status={session.status} />
-        <label htmlFor="status-select" className="muted">
-          Status
-        </label>
-        <select
-          id="status-select"
-          value={session.status}
-          disabled={update.isPending}
-          onChange={(e) => update.mutate({ status: e.target.value as SessionStatus })}
-        >
-          {SESSION_STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s[0]?.toUpperCase()}
-              {s.slice(1)}
-            </option>
-          ))}
-        </select>
+        {active ? (
+          <StopButton organizationId={workspace.organizationId} sessionId={session.id} />
+        ) : (
+          <>
+            <label htmlFor="status-select" className="muted">
+              Mark as
+            </label>
+            <select
+              id="status-select"
+              value={session.status}
+              disabled={update.isPending}
+              onChange={(e) => update.mutate({ status: e.target.value as SessionStatus })}
+            >
+              {SESSION_STATUSES.filter((s) => s !== 'active').map((s) => (
+                <option key={s} value={s}>
+                  {s[0]?.toUpperCase()}
+                  {s.slice(1)}
+                </option>
+              ))}
+            </select>
+          </>
+        )}
         <span className="session-author">
           <Avatar name={session.author.name} imageUrl={session.author.imageUrl} size={20} />
           {session.author.name}
@@ -200,12 +287,18 @@ export function SessionPage() {
       </div>
       <div className="session-columns">
         <section className="session-transcript" aria-label="Conversation">
-          <Transcript messages={session.messages} />
-          {session.status === 'active' && session.messages.at(-1)?.type !== 'result' && (
-            <p className="working muted" role="status">
-              <span className="spinner" aria-hidden="true" /> The agent is working…
-            </p>
-          )}
+          <Transcript messages={session.messages} active={active} />
+          {!runOver &&
+            (quiet ? (
+              <p className="working muted" role="status">
+                Nothing new from the agent since <RelativeTime iso={session.updatedAt} />. Stop it, or send a
+                follow-up.
+              </p>
+            ) : (
+              <p className="working muted" role="status">
+                <span className="spinner" aria-hidden="true" /> The agent is working…
+              </p>
+            ))}
           <FollowUp organizationId={workspace.organizationId} sessionId={session.id} />
         </section>
         <aside className="session-side">
@@ -248,7 +341,7 @@ export function SessionPage() {
           </section>
           <section aria-labelledby="tasks-heading">
             <h2 id="tasks-heading">Tasks</h2>
-            <Tasks tasks={session.tasks} />
+            <Tasks tasks={session.tasks} runOver={runOver} />
           </section>
         </aside>
       </div>

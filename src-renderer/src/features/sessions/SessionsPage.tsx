@@ -1,15 +1,24 @@
-import { useCallback, useMemo, useRef, useState } from 'react';
-import { Link, useNavigate } from 'react-router';
+import { useCallback, useRef, useState, type FormEvent } from 'react';
+import { Link, useLocation, useNavigate, useSearchParams } from 'react-router';
 import { SESSION_STATUSES } from '../../../../src-shared/constants';
 import type { SessionSummary } from '../../../../src-shared/sessions';
 import { useLive } from '../../api/live';
-import { useMembers, useSessionsPage, type SessionFilters } from '../../api/queries';
+import {
+  PAGE_SIZE,
+  useMembers,
+  useRepositories,
+  useSessionsPage,
+  type SessionFilters,
+} from '../../api/queries';
 import { Avatar } from '../../components/Avatar';
 import { PrBadge, StatusBadge } from '../../components/Badges';
 import { RelativeTime } from '../../components/RelativeTime';
 import { EmptyState, ErrorState, Loading } from '../../components/States';
+import { displayTitle, plainText } from '../../lib/plain-text';
+import { useDebouncedEffect } from '../../lib/use-debounced';
 import { useShortcut } from '../../lib/use-shortcut';
 import { useWorkspace } from '../../lib/workspace';
+import { readListView, writeListView } from './list-params';
 import { StatsCards } from './StatsCards';
 
 function SessionRow({ session }: { session: SessionSummary }) {
@@ -19,13 +28,15 @@ function SessionRow({ session }: { session: SessionSummary }) {
       <Link to={`/sessions/${session.id}`} className="session-row">
         <div className="session-main">
           <div className="session-title-line">
-            <span className="session-title">{session.title}</span>
+            <span className="session-title">{displayTitle(session.title, session.firstMessagePreview)}</span>
             <StatusBadge status={session.status} />
             {metadata.prNumber !== undefined && (
               <PrBadge number={metadata.prNumber} status={metadata.prStatus} />
             )}
           </div>
-          {session.lastMessagePreview && <p className="session-preview">{session.lastMessagePreview}</p>}
+          {session.lastMessagePreview && (
+            <p className="session-preview">{plainText(session.lastMessagePreview)}</p>
+          )}
         </div>
         <div className="session-meta">
           <span className="session-author">
@@ -50,15 +61,25 @@ function SessionRow({ session }: { session: SessionSummary }) {
   );
 }
 
+/** Typing waits this long before the list is asked again. */
+const TYPING_DELAY_MS = 300;
+
+/** Pages seen before this one, newest last: kept in the history entry, so Back and reload keep them. */
+interface PagerState {
+  previous?: (string | null)[];
+}
+
 export function SessionsPage() {
   const { workspace } = useWorkspace();
   const org = workspace.organizationId;
-  const [filters, setFilters] = useState<SessionFilters>({});
-  const [search, setSearch] = useState('');
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const cursor = cursors[cursors.length - 1];
+  const [params, setParams] = useSearchParams();
+  const location = useLocation();
+  const view = readListView(params);
+  const { filters, cursor } = view;
+  const previous = (location.state as PagerState | null)?.previous ?? [];
   const page = useSessionsPage(org, filters, cursor, useLive());
   const members = useMembers(org);
+  const repositories = useRepositories(org);
   const searchRef = useRef<HTMLInputElement>(null);
   const navigate = useNavigate();
   useShortcut(
@@ -70,20 +91,57 @@ export function SessionsPage() {
     useCallback(() => void navigate('/new'), [navigate]),
   );
 
-  const setFilter = (change: SessionFilters) => {
-    setFilters((current) => ({ ...current, ...change }));
-    setCursors([undefined]);
+  // The two text boxes follow the address when it changes under them (Back, a link) and
+  // change it while the person types.
+  const [search, setSearch] = useState(filters.q ?? '');
+  const [repository, setRepository] = useState(filters.repository ?? '');
+  const [shown, setShown] = useState({ q: filters.q ?? '', repository: filters.repository ?? '' });
+  if (shown.q !== (filters.q ?? '') || shown.repository !== (filters.repository ?? '')) {
+    setShown({ q: filters.q ?? '', repository: filters.repository ?? '' });
+    if (search.trim() !== (filters.q ?? '')) setSearch(filters.q ?? '');
+    if (repository.trim() !== (filters.repository ?? '')) setRepository(filters.repository ?? '');
+  }
+
+  const setFilters = (change: SessionFilters, options: { replace?: boolean } = {}) => {
+    const next = writeListView({ filters: { ...filters, ...change }, cursor: undefined });
+    if (next.toString() === writeListView({ filters, cursor }).toString()) return;
+    setParams(next, { replace: options.replace ?? false });
   };
-  const repositories = useMemo(
-    () =>
-      [
-        ...new Set(
-          (page.data?.sessions ?? []).flatMap((s) => (s.metadata.repository ? [s.metadata.repository] : [])),
-        ),
-      ].sort(),
-    [page.data],
-  );
+  const typed = { q: search.trim() || undefined, repository: repository.trim() || undefined };
+  useDebouncedEffect(typed.q, TYPING_DELAY_MS, (q) => {
+    if (q !== filters.q) setFilters({ q }, { replace: true });
+  });
+  useDebouncedEffect(typed.repository, TYPING_DELAY_MS, (value) => {
+    if (value !== filters.repository) setFilters({ repository: value }, { replace: true });
+  });
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    setFilters(typed);
+  }
+  function clearFilters() {
+    setSearch('');
+    setRepository('');
+    setParams(new URLSearchParams());
+  }
+  function goOlder(nextCursor: string) {
+    setParams(writeListView({ filters, cursor: nextCursor }), {
+      state: { previous: [...previous, cursor ?? null] } satisfies PagerState,
+    });
+  }
+  function goNewer() {
+    const before = previous.at(-1);
+    setParams(writeListView({ filters, cursor: before ?? undefined }), {
+      state: { previous: previous.slice(0, -1) } satisfies PagerState,
+    });
+  }
+
   const filtered = Object.values(filters).some(Boolean);
+  // The page number is known when the pages before it were walked here (or came back with
+  // the history entry); a shared link to a later page only knows it is not the first.
+  const pageNumber = cursor === undefined ? 1 : previous.length > 0 ? previous.length + 1 : null;
+  const count = page.data?.sessions.length ?? 0;
+  const first = pageNumber === null ? null : (pageNumber - 1) * PAGE_SIZE + 1;
 
   return (
     <div className="page">
@@ -94,14 +152,7 @@ export function SessionsPage() {
         </Link>
       </header>
       <StatsCards stats={page.data?.stats} />
-      <form
-        className="filters"
-        role="search"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setFilter({ q: search.trim() || undefined });
-        }}
-      >
+      <form className="filters" role="search" onSubmit={submit}>
         <label className="visually-hidden" htmlFor="search">
           Search titles and prompts
         </label>
@@ -109,12 +160,11 @@ export function SessionsPage() {
           id="search"
           ref={searchRef}
           type="search"
-          placeholder="Search titles and prompts  ( / )"
+          className="filter-search"
+          placeholder="Search  ( / )"
+          title="Search titles and first prompts"
           value={search}
-          onChange={(e) => {
-            setSearch(e.target.value);
-            if (e.target.value === '') setFilter({ q: undefined });
-          }}
+          onChange={(e) => setSearch(e.target.value)}
         />
         <label className="visually-hidden" htmlFor="filter-status">
           Status
@@ -122,7 +172,7 @@ export function SessionsPage() {
         <select
           id="filter-status"
           value={filters.status ?? ''}
-          onChange={(e) => setFilter({ status: (e.target.value || undefined) as SessionFilters['status'] })}
+          onChange={(e) => setFilters({ status: (e.target.value || undefined) as SessionFilters['status'] })}
         >
           <option value="">All statuses</option>
           {SESSION_STATUSES.map((s) => (
@@ -138,7 +188,7 @@ export function SessionsPage() {
         <select
           id="filter-author"
           value={filters.authorId ?? ''}
-          onChange={(e) => setFilter({ authorId: e.target.value || undefined })}
+          onChange={(e) => setFilters({ authorId: e.target.value || undefined })}
         >
           <option value="">All authors</option>
           {(members.data?.members ?? []).map((m) => (
@@ -153,21 +203,21 @@ export function SessionsPage() {
         <input
           id="filter-repo"
           list="repositories"
-          placeholder="owner/repo"
-          defaultValue={filters.repository ?? ''}
-          onBlur={(e) => setFilter({ repository: e.target.value.trim() || undefined })}
-          onKeyDown={(e) => {
-            if (e.key === 'Enter') {
-              e.preventDefault();
-              setFilter({ repository: e.currentTarget.value.trim() || undefined });
-            }
-          }}
+          className="filter-repo"
+          placeholder="Repository"
+          title="A repository (owner/repo), an owner, or a repository URL"
+          autoComplete="off"
+          value={repository}
+          onChange={(e) => setRepository(e.target.value)}
         />
         <datalist id="repositories">
-          {repositories.map((r) => (
+          {(repositories.data?.repositories ?? []).map((r) => (
             <option key={r} value={r} />
           ))}
         </datalist>
+        <button type="submit" className="visually-hidden" tabIndex={-1}>
+          Search
+        </button>
       </form>
 
       {page.isPending ? (
@@ -177,7 +227,16 @@ export function SessionsPage() {
       ) : page.data && page.data.sessions.length === 0 ? (
         filtered ? (
           <EmptyState title="No sessions match">
-            <p>Change the filters or clear the search to see more.</p>
+            <p>Nothing matches these filters{filters.q ? ` and the search “${filters.q}”` : ''}.</p>
+            <button type="button" className="button" onClick={clearFilters}>
+              Clear filters
+            </button>
+          </EmptyState>
+        ) : cursor ? (
+          <EmptyState title="No more sessions">
+            <Link to="/" className="button">
+              Back to the newest
+            </Link>
           </EmptyState>
         ) : (
           <EmptyState title="No sessions yet">
@@ -196,22 +255,23 @@ export function SessionsPage() {
               <SessionRow key={s.id} session={s} />
             ))}
           </ul>
-          {(cursors.length > 1 || page.data?.nextCursor) && (
+          {(cursor !== undefined || page.data?.nextCursor) && (
             <nav className="pager" aria-label="Pages">
-              <button
-                type="button"
-                className="button"
-                disabled={cursors.length === 1}
-                onClick={() => setCursors(cursors.slice(0, -1))}
-              >
+              <button type="button" className="button" disabled={cursor === undefined} onClick={goNewer}>
                 Newer
               </button>
-              <span className="muted small">Page {cursors.length}</span>
+              <span className="muted small" aria-live="polite">
+                {first === null
+                  ? `${count} older sessions`
+                  : `Page ${pageNumber} · ${first}–${first + count - 1}${
+                      page.data?.nextCursor ? '' : ` of ${first + count - 1}`
+                    }`}
+              </span>
               <button
                 type="button"
                 className="button"
                 disabled={!page.data?.nextCursor}
-                onClick={() => page.data?.nextCursor && setCursors([...cursors, page.data.nextCursor])}
+                onClick={() => page.data?.nextCursor && goOlder(page.data.nextCursor)}
               >
                 Older
               </button>

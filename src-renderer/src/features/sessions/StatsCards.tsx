@@ -4,7 +4,7 @@ const CARDS: { key: keyof Stats; label: string; hint: string }[] = [
   {
     key: 'mergesPastWeek',
     label: 'Merged this week',
-    hint: 'Pull requests from sessions merged in the last 7 days',
+    hint: 'Pull requests from sessions, merged in the last 7 days',
   },
   {
     key: 'authorsPastWeek',
@@ -16,16 +16,17 @@ const CARDS: { key: keyof Stats; label: string; hint: string }[] = [
     label: 'Active people',
     hint: 'People who started a session or sent a prompt in the last 7 days',
   },
-  { key: 'humansPromptingNow', label: 'Prompting now', hint: 'People with a session running right now' },
+  { key: 'humansPromptingNow', label: 'Prompting now', hint: 'People with a session active right now' },
 ];
 
 export function StatsCards({ stats }: { stats: Stats | undefined }) {
   return (
     <section className="stats" aria-label="Workspace stats">
       {CARDS.map((card) => (
-        <div key={card.key} className="stat" title={card.hint}>
+        <div key={card.key} className="stat">
           <div className="stat-value">{stats ? stats[card.key] : '–'}</div>
           <div className="stat-label">{card.label}</div>
+          <div className="stat-hint">{card.hint}</div>
         </div>
       ))}
     </section>

@@ -155,8 +155,9 @@ export function AgentPage() {
       ) : (
         <>
           <p className="small">{SOURCE_NOTE[query.data.source]}</p>
+          {/* Keyed by workspace only: a save must not remount the form and lose its "Saved" note. */}
           <AgentForm
-            key={JSON.stringify(query.data)}
+            key={workspace.organizationId}
             org={workspace.organizationId}
             initial={query.data.settings}
             commands={query.data.commands}

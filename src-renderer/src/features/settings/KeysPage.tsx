@@ -43,11 +43,17 @@ export function KeysPage() {
   const create = useCreateKey(org);
   const revoke = useRevokeKey(org);
   const [label, setLabel] = useState('');
+  const [labelMissing, setLabelMissing] = useState(false);
   const [created, setCreated] = useState<CreatedApiKey | null>(null);
   const [revoking, setRevoking] = useState<ApiKeySummary | null>(null);
 
   function submit(event: FormEvent) {
     event.preventDefault();
+    // A label is what tells keys apart in the list and in the revoke dialog.
+    if (label.trim() === '') {
+      setLabelMissing(true);
+      return;
+    }
     create.mutate(label.trim(), {
       onSuccess: ({ key }) => {
         setCreated(key);
@@ -66,12 +72,17 @@ export function KeysPage() {
         key cannot create sessions, keys or members.
       </p>
       {created && <NewKeyNotice created={created} onDismiss={() => setCreated(null)} />}
-      <form className="inline-form" onSubmit={submit}>
+      <form className="inline-form" onSubmit={submit} noValidate>
         <TextField
           label="Label"
           placeholder="e.g. release script"
           value={label}
-          onChange={(e) => setLabel(e.target.value)}
+          required
+          onChange={(e) => {
+            setLabel(e.target.value);
+            if (e.target.value.trim() !== '') setLabelMissing(false);
+          }}
+          error={labelMissing ? 'Give the key a label, e.g. what script uses it.' : undefined}
         />
         <button type="submit" className="button button-primary" disabled={create.isPending}>
           Create key

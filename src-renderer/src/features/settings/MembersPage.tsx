@@ -104,7 +104,16 @@ export function MembersPage() {
           )}
           {error && error.details.length === 0 && (
             <p className="form-error" role="alert">
-              {error.message}
+              {error.status === 404 && !newUser ? (
+                <>
+                  No account has this email yet.{' '}
+                  <button type="button" className="link-button" onClick={() => setNewUser(true)}>
+                    Create a local account for this person
+                  </button>
+                </>
+              ) : (
+                error.message
+              )}
             </p>
           )}
           <div className="form-actions">

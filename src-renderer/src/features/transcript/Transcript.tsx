@@ -2,7 +2,16 @@ import { useState } from 'react';
 import type { Message } from '../../../../src-shared/sessions';
 import { fold } from '../../lib/format';
 import { Markdown } from './Markdown';
-import { buildTranscript, toolResultText, toolSummary, type TranscriptItem } from './transcript';
+import {
+  buildTranscript,
+  toolResultText,
+  toolSummary,
+  type ToolState,
+  type TranscriptItem,
+} from './transcript';
+
+const TASK_MARK = { pending: '○', in_progress: '◐', completed: '●' } as const;
+const RESULT_LABEL = { success: 'Finished', error: 'Failed', stopped: 'Stopped' } as const;
 
 function Folded({ text, label }: { text: string; label: string }) {
   const [all, setAll] = useState(false);
@@ -21,15 +30,22 @@ function Folded({ text, label }: { text: string; label: string }) {
   );
 }
 
+const TOOL_STATE_LABEL: Record<ToolState, string> = {
+  running: 'running…',
+  done: 'done',
+  error: 'error',
+  ended: 'ended without a result',
+};
+
 function ToolStep({ item }: { item: Extract<TranscriptItem, { kind: 'tool' }> }) {
   const summary = toolSummary(item.use);
-  const failed = item.result?.is_error === true;
+  const failed = item.state === 'error';
   return (
-    <details className={`tool ${failed ? 'tool-failed' : ''}`}>
+    <details className={`tool tool-${item.state}`}>
       <summary>
         <span className="tool-name">{item.use.name}</span>
         {summary && <code className="tool-summary">{summary}</code>}
-        <span className="tool-state">{item.result === null ? 'running…' : failed ? 'error' : 'done'}</span>
+        <span className="tool-state">{TOOL_STATE_LABEL[item.state]}</span>
       </summary>
       <div className="tool-body">
         <div className="eyebrow">Input</div>
@@ -43,6 +59,13 @@ function ToolStep({ item }: { item: Extract<TranscriptItem, { kind: 'tool' }> })
       </div>
     </details>
   );
+}
+
+function resultFacts(item: { durationMs: number; turns: number }): string[] {
+  return [
+    ...(item.durationMs >= 50 ? [`${(item.durationMs / 1000).toFixed(1)} s`] : []),
+    ...(item.turns > 0 ? [`${item.turns} ${item.turns === 1 ? 'turn' : 'turns'}`] : []),
+  ];
 }
 
 function Item({ item }: { item: TranscriptItem }) {
@@ -80,22 +103,49 @@ function Item({ item }: { item: TranscriptItem }) {
           </div>
         </details>
       );
+    case 'todo': {
+      const done = item.todos.filter((t) => t.status === 'completed').length;
+      const current = item.todos.find((t) => t.status === 'in_progress');
+      return (
+        <details className="tool todo-update">
+          <summary>
+            <span className="tool-name">Tasks updated</span>
+            <span className="tool-summary">
+              {done} of {item.todos.length} done{current ? ` · now: ${current.title}` : ''}
+            </span>
+          </summary>
+          <ul className="tasks tool-body" aria-label="Task update">
+            {item.todos.map((todo, i) => (
+              <li key={i} className={`task task-${todo.status}`}>
+                <span aria-hidden="true" className="task-mark">
+                  {TASK_MARK[todo.status]}
+                </span>
+                <span>{todo.title}</span>
+              </li>
+            ))}
+          </ul>
+        </details>
+      );
+    }
     case 'result':
       return (
-        <div className={`result ${item.success ? 'result-success' : 'result-error'}`} role="status">
-          <strong>{item.success ? 'Finished' : 'Failed'}</strong>
-          <span className="muted small">
-            {' '}
-            · {(item.durationMs / 1000).toFixed(1)} s · {item.turns} {item.turns === 1 ? 'turn' : 'turns'}
-          </span>
+        <div className={`result result-${item.outcome}`} role="status">
+          <strong>{RESULT_LABEL[item.outcome]}</strong>
+          {/* A result written without a run (a stop, an import) has no duration or turns to tell. */}
+          {resultFacts(item).map((fact) => (
+            <span key={fact} className="muted small">
+              {' '}
+              · {fact}
+            </span>
+          ))}
           <Markdown text={item.text} />
         </div>
       );
   }
 }
 
-export function Transcript({ messages }: { messages: Message[] }) {
-  const items = buildTranscript(messages);
+export function Transcript({ messages, active }: { messages: Message[]; active: boolean }) {
+  const items = buildTranscript(messages, active);
   if (items.length === 0) return <p className="muted">No messages yet.</p>;
   return (
     <ol className="transcript" aria-label="Transcript">

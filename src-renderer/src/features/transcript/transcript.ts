@@ -4,14 +4,49 @@ type Block = Extract<Message, { type: 'assistant' }>['message']['content'][numbe
 type ToolUse = Extract<Block, { type: 'tool_use' }>;
 type ToolResult = Extract<Block, { type: 'tool_result' }>;
 
+/** A tool call's state: a call without a result is running, or ended once its run has. */
+export type ToolState = 'running' | 'done' | 'error' | 'ended';
+
+/** One entry of a todo list as an agent's `TodoWrite` call sends it. */
+export interface TodoEntry {
+  title: string;
+  status: 'pending' | 'in_progress' | 'completed';
+}
+
 /** What the transcript shows, in conversation order. */
 export type TranscriptItem =
   | { kind: 'user'; key: string; text: string }
   | { kind: 'text'; key: string; text: string }
   | { kind: 'thinking'; key: string; text: string }
-  | { kind: 'tool'; key: string; use: ToolUse; result: ToolResult | null }
+  | { kind: 'tool'; key: string; use: ToolUse; result: ToolResult | null; state: ToolState }
+  | { kind: 'todo'; key: string; todos: TodoEntry[] }
   | { kind: 'orphan-result'; key: string; result: ToolResult }
-  | { kind: 'result'; key: string; success: boolean; text: string; durationMs: number; turns: number };
+  | {
+      kind: 'result';
+      key: string;
+      outcome: 'success' | 'error' | 'stopped';
+      text: string;
+      durationMs: number;
+      turns: number;
+    };
+
+const TODO_TOOLS = new Set(['TodoWrite', 'todo_write', 'update_plan']);
+
+/** The todo list a task-update call carries, or null when it is some other tool call. */
+export function todosOf(use: ToolUse): TodoEntry[] | null {
+  if (!TODO_TOOLS.has(use.name) || typeof use.input !== 'object' || use.input === null) return null;
+  const input = use.input as { todos?: unknown; plan?: unknown };
+  const list = Array.isArray(input.todos) ? input.todos : Array.isArray(input.plan) ? input.plan : null;
+  if (!list) return null;
+  return list.flatMap((raw: unknown): TodoEntry[] => {
+    if (typeof raw !== 'object' || raw === null) return [];
+    const entry = raw as { content?: unknown; step?: unknown; status?: unknown };
+    const title = typeof entry.content === 'string' ? entry.content : entry.step;
+    if (typeof title !== 'string') return [];
+    const status = entry.status === 'completed' || entry.status === 'in_progress' ? entry.status : 'pending';
+    return [{ title, status }];
+  });
+}
 
 /** A tool result's content as text: a string, or the text parts of a content array. */
 export function toolResultText(result: ToolResult): string {
@@ -27,15 +62,20 @@ export function toolResultText(result: ToolResult): string {
 
 /**
  * Flattens messages into transcript items, pairing each tool use with its result (which
- * arrives in a later block or message) so they show as one collapsible step.
+ * arrives in a later block or message) so they show as one collapsible step. A tool call
+ * without a result has ended when a result message follows it or the session is no longer
+ * active: its run is over, so it is not "running" any more.
  */
-export function buildTranscript(messages: Message[]): TranscriptItem[] {
+export function buildTranscript(messages: Message[], sessionActive = true): TranscriptItem[] {
+  const lastResultAt = messages.findLastIndex((m) => m.type === 'result');
   const results = new Map<string, ToolResult>();
   const useIds = new Set<string>();
+  const todoIds = new Set<string>();
   for (const message of messages) {
     if (message.type !== 'assistant') continue;
     for (const block of message.message.content) {
       if (block.type === 'tool_use') useIds.add(block.id);
+      if (block.type === 'tool_use' && todosOf(block)) todoIds.add(block.id);
       if (block.type === 'tool_result' && !results.has(block.tool_use_id))
         results.set(block.tool_use_id, block);
     }
@@ -50,7 +90,12 @@ export function buildTranscript(messages: Message[]): TranscriptItem[] {
       items.push({
         kind: 'result',
         key: `${m}`,
-        success: message.subtype === 'success' && !message.is_error,
+        outcome:
+          message.stopped === true
+            ? 'stopped'
+            : message.subtype === 'success' && !message.is_error
+              ? 'success'
+              : 'error',
         text: message.result,
         durationMs: message.duration_ms,
         turns: message.num_turns,
@@ -62,8 +107,20 @@ export function buildTranscript(messages: Message[]): TranscriptItem[] {
       if (block.type === 'text') items.push({ kind: 'text', key, text: block.text });
       else if (block.type === 'thinking') items.push({ kind: 'thinking', key, text: block.thinking });
       else if (block.type === 'tool_use') {
+        const todos = todosOf(block);
+        if (todos) {
+          // Updates in a row say one thing: where the list stands after the last of them.
+          if (items.at(-1)?.kind === 'todo') items.pop();
+          items.push({ kind: 'todo', key, todos });
+          return;
+        }
         const result = results.get(block.id) ?? null;
-        items.push({ kind: 'tool', key, use: block, result });
+        const ended = !sessionActive || lastResultAt > m;
+        const state: ToolState =
+          result === null ? (ended ? 'ended' : 'running') : result.is_error === true ? 'error' : 'done';
+        items.push({ kind: 'tool', key, use: block, result, state });
+      } else if (todoIds.has(block.tool_use_id)) {
+        // "Todos updated": the update itself is shown.
       } else if (!useIds.has(block.tool_use_id) || results.get(block.tool_use_id) !== block) {
         // Shown with its tool use, unless nothing asked for it (or it repeats).
         items.push({ kind: 'orphan-result', key, result: block });

@@ -1,0 +1,39 @@
+import type { ResultMessage } from '../../src-shared/sessions.js';
+import type { AgentHost } from '../agents/host.js';
+import { conflict } from '../errors.js';
+import type { SessionRow } from '../store/sessions.js';
+import type { SessionService } from './service.js';
+
+/**
+ * Stops a session on request: a running agent is stopped and its result says who stopped it,
+ * marked `stopped: true`; an active session with no agent running (one left active by an
+ * import or an older version) is closed the same way. The session ends `completed`: a stop
+ * is a decision, not a failure. Nothing active: 409, so a second click changes nothing.
+ */
+export async function stopSession(
+  deps: { service: SessionService; agents: AgentHost; find: (id: string) => SessionRow | null },
+  row: SessionRow,
+  stoppedBy: string,
+): Promise<SessionRow> {
+  const text = `Stopped by ${stoppedBy}.`;
+  if (deps.agents.isRunning(row.id)) {
+    const marker = deps.service.expectStop(row.id, text);
+    try {
+      await deps.agents.stop(row.id, { text, success: true, status: 'completed' });
+    } finally {
+      marker.release();
+    }
+    return deps.find(row.id) ?? row;
+  }
+  if (row.status !== 'active') throw conflict('Nothing is running in this session: it is already ended');
+  const result: ResultMessage = {
+    type: 'result',
+    subtype: 'success',
+    is_error: false,
+    result: text,
+    duration_ms: 0,
+    num_turns: 0,
+    stopped: true,
+  };
+  return deps.service.finish(row.id, result, 'completed');
+}

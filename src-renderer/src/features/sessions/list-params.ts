@@ -1,0 +1,40 @@
+import { SESSION_STATUSES } from '../../../../src-shared/constants';
+import type { SessionFilters } from '../../api/queries';
+
+/** What the list shows, as it is kept in the address: filters, search and page. */
+export interface ListView {
+  filters: SessionFilters;
+  cursor: string | undefined;
+}
+
+/** Names in the address; `author` reads better in a shared link than `authorId`. */
+const PARAM: Record<keyof SessionFilters, string> = {
+  status: 'status',
+  authorId: 'author',
+  repository: 'repository',
+  q: 'q',
+};
+
+export function readListView(params: URLSearchParams): ListView {
+  const get = (name: string) => params.get(name)?.trim() || undefined;
+  const status = get(PARAM.status);
+  return {
+    filters: {
+      status: SESSION_STATUSES.find((s) => s === status),
+      authorId: get(PARAM.authorId),
+      repository: get(PARAM.repository),
+      q: get(PARAM.q),
+    },
+    cursor: get('cursor'),
+  };
+}
+
+export function writeListView(view: ListView): URLSearchParams {
+  const params = new URLSearchParams();
+  for (const [key, name] of Object.entries(PARAM) as [keyof SessionFilters, string][]) {
+    const value = view.filters[key];
+    if (value) params.set(name, value);
+  }
+  if (view.cursor) params.set('cursor', view.cursor);
+  return params;
+}

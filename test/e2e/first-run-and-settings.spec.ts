@@ -1,0 +1,97 @@
+import { PASSWORD } from '../helpers/server.js';
+import { expect, signIn, test } from './fixtures.js';
+
+test('exploring the demo leaves creating an own account possible', async ({ page, server }) => {
+  await page.goto(server.url);
+  await page.getByRole('button', { name: 'Explore the demo workspace' }).click();
+  // Making the demo's accounts and 40 sessions takes a while on a busy machine.
+  await expect(page.getByRole('heading', { name: 'Sessions', level: 1 })).toBeVisible({ timeout: 60_000 });
+  await expect(
+    page.getByText('You are exploring the demo. Sign out to create your own account.'),
+  ).toBeVisible();
+  await page.getByRole('button', { name: 'Sign out' }).click();
+
+  // Signed out, the demo's sign-in comes first, and setup is one click away.
+  await expect(page.getByRole('heading', { name: 'Sign in to Session Desk' })).toBeVisible();
+  await page.getByRole('button', { name: 'Create your own owner account' }).click();
+  await expect(page.getByRole('heading', { name: 'Welcome to Session Desk' })).toBeVisible();
+  await page.getByLabel('Your name').fill('Grace Hopper');
+  await page.getByLabel('Email').fill('grace@example.test');
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByLabel('Workspace name').fill('Compilers');
+  await page.getByRole('button', { name: 'Create account and workspace' }).click();
+  await expect(page.getByRole('heading', { name: 'No sessions yet' })).toBeVisible();
+  await expect(page.getByText('You are exploring the demo')).toBeHidden();
+
+  // Now an own account exists: signed out, it is a plain sign-in screen.
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await expect(page.getByRole('heading', { name: 'Sign in to Session Desk' })).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Create your own owner account' })).toHaveCount(0);
+});
+
+test('the stats say what they count, on the page', async ({ page, seeded }) => {
+  await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
+  const stats = page.getByRole('region', { name: 'Workspace stats' });
+  await expect(stats).toContainText('Pull requests from sessions, merged in the last 7 days');
+  await expect(stats).toContainText('People with a session active right now');
+});
+
+test('a key needs a label; an unknown member email offers a local account', async ({ page, seeded }) => {
+  await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
+  await page.getByRole('link', { name: 'API keys' }).click();
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await expect(page.getByText('Give the key a label, e.g. what script uses it.')).toBeVisible();
+  await expect(page.getByRole('heading', { name: 'No API keys' })).toBeVisible();
+
+  await page.getByRole('link', { name: 'Members' }).click();
+  await page.getByLabel('Email').fill('nobody@example.test');
+  await page.getByRole('button', { name: 'Add member' }).click();
+  await expect(page.getByText('No account has this email yet.')).toBeVisible();
+  await page.getByRole('button', { name: 'Create a local account for this person' }).click();
+  await expect(page.getByLabel('Create a new local account for this person')).toBeChecked();
+  await page.getByLabel('Name').fill('No Body');
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Add member' }).click();
+  await expect(page.getByRole('list', { name: 'Members of Acme' })).toContainText('nobody@example.test');
+});
+
+test('the API page copies its examples, including stop, follow-up and live events', async ({
+  page,
+  context,
+  seeded,
+}) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: seeded.server.url });
+  await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
+  await page.getByRole('link', { name: 'API', exact: true }).click();
+  for (const title of ['Stop a session', 'Send a follow-up prompt', 'Follow live events of the workspace']) {
+    await expect(page.getByRole('heading', { name: title })).toBeVisible();
+  }
+  await page.getByRole('button', { name: 'Copy Follow live events of the workspace' }).click();
+  await expect(
+    page.getByRole('button', { name: 'Copied Follow live events of the workspace' }),
+  ).toBeVisible();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(
+    `curl -N -H "x-api-key: $SESSIONDESK_KEY" "${seeded.server.url}/api/events"`,
+  );
+});
+
+test('the agent command is a multi-line field', async ({ page, seeded }) => {
+  await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
+  await page.getByRole('link', { name: 'Agent', exact: true }).click();
+  await page.getByLabel('A local agent command').check();
+  const command = page.getByLabel('Command', { exact: true });
+  await expect(command).toHaveJSProperty('tagName', 'TEXTAREA');
+  await command.fill('[\n  "my-agent",\n  "{prompt}"\n]');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByText('Saved. New sessions and follow-ups use it.')).toBeVisible();
+  await page.reload();
+  await expect(page.getByLabel('Command', { exact: true })).toHaveValue('[\n  "my-agent",\n  "{prompt}"\n]');
+
+  // A local command takes any model name: the form offers a list and free entry.
+  await page.getByRole('link', { name: 'New session', exact: true }).first().click();
+  const model = page.getByLabel('Model');
+  await expect(model).toHaveJSProperty('tagName', 'INPUT');
+  await expect(model).toHaveAttribute('list', 'model-options');
+  await model.fill('my-local-model');
+  await expect(model).toHaveValue('my-local-model');
+});

@@ -1,0 +1,88 @@
+import { expect, signIn, test } from './fixtures.js';
+
+test('Stop asks first, then ends the run with a neutral Stopped result', async ({ page, crowded }) => {
+  await signIn(page, crowded.server.url, crowded.data.email, crowded.data.password);
+  await page.goto(`${crowded.server.url}/sessions/${crowded.data.activeSessionId}`);
+  const transcript = page.getByRole('list', { name: 'Transcript' });
+  const bash = transcript.locator('details.tool', { hasText: 'Bash' });
+  await expect(bash.locator('.tool-state')).toHaveText('running…');
+  await expect(page.locator('.session-head .badge')).toHaveText('Active');
+
+  await page.getByRole('button', { name: 'Stop', exact: true }).click();
+  const dialog = page.getByRole('dialog', { name: 'Stop this session?' });
+  await expect(dialog).toBeVisible();
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await expect(dialog).toBeHidden();
+  await expect(page.locator('.session-head .badge')).toHaveText('Active');
+
+  await page.getByRole('button', { name: 'Stop', exact: true }).click();
+  await dialog.getByRole('button', { name: 'Stop the agent' }).click();
+  const result = transcript.locator('.result');
+  await expect(result).toContainText('Stopped');
+  await expect(result).toContainText('Stopped by Ada Lovelace.');
+  await expect(result).toHaveClass(/result-stopped/);
+  await expect(result).not.toContainText('Finished');
+  await expect(page.locator('.session-head .badge')).toHaveText('Completed');
+  await expect(page.getByRole('button', { name: 'Stop', exact: true })).toBeHidden();
+  // What the run left open is shown as over.
+  await expect(bash.locator('.tool-state')).toHaveText('ended without a result');
+  await expect(transcript).not.toContainText('running…');
+  await expect(page.getByText('The agent is working…')).toBeHidden();
+  const tasks = page.getByRole('list', { name: 'Tasks' });
+  await expect(tasks).toContainText('(Done)');
+  await expect(tasks.getByText('(Not done)')).toHaveCount(2);
+  await expect(tasks).not.toContainText('(Pending)');
+  await expect(tasks).not.toContainText('(In progress)');
+});
+
+test('an empty prompt is refused by the form; the model is chosen from a list', async ({ page, seeded }) => {
+  await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
+  await page.getByRole('link', { name: 'New session', exact: true }).first().click();
+  const model = page.getByLabel('Model');
+  await expect(model).toHaveJSProperty('tagName', 'SELECT');
+  await expect(model).toHaveValue('claude-opus-4-6');
+  await expect(model.locator('option')).toContainText(['claude-sonnet-4-5']);
+  await page.getByLabel('Prompt').fill('   \n  ');
+  await page.getByRole('button', { name: 'Start session' }).click();
+  await expect(page.getByText('Write a prompt: the agent needs something to work on.')).toBeVisible();
+  await expect(page.getByLabel('Prompt')).toBeFocused();
+  await expect(page).toHaveURL(/\/new$/);
+  const list = await page.request.get(
+    `${seeded.server.url}/api/sessions?organizationId=${seeded.data.organizationId}`,
+  );
+  expect(((await list.json()) as { sessions: unknown[] }).sessions).toHaveLength(1);
+
+  await page.getByLabel('Prompt').fill('Document the retry settings');
+  await model.selectOption('claude-sonnet-4-5');
+  await page.getByRole('button', { name: 'Start session' }).click();
+  await expect(page.getByRole('heading', { name: 'Document the retry settings', level: 1 })).toBeVisible();
+  await expect(page.getByRole('definition').filter({ hasText: 'claude-sonnet-4-5' })).toBeVisible();
+});
+
+test('a session that does not exist links back to the sessions, with no retry', async ({ page, seeded }) => {
+  await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
+  await page.goto(`${seeded.server.url}/sessions/ses_doesnotexist0000000000`);
+  await expect(page.getByRole('heading', { name: 'Session not found' })).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Try again' })).toHaveCount(0);
+  await page.getByRole('link', { name: 'Back to sessions' }).click();
+  await expect(page.getByRole('heading', { name: 'Sessions', level: 1 })).toBeVisible();
+  await page.goto(`${seeded.server.url}/no/such/page`);
+  await page.getByRole('link', { name: 'Back to sessions' }).click();
+  await expect(page.getByRole('heading', { name: 'Sessions', level: 1 })).toBeVisible();
+});
+
+test('task updates are folded in the transcript, not raw TodoWrite rows', async ({ page, live }) => {
+  await signIn(page, live.server.url, live.data.email, live.data.password);
+  await page.getByRole('link', { name: 'New session', exact: true }).first().click();
+  await page.getByLabel('Prompt').fill('Tidy the config loader');
+  await page.getByRole('button', { name: 'Start session' }).click();
+  const transcript = page.getByRole('list', { name: 'Transcript' });
+  await expect(transcript.locator('.result')).toContainText('Finished', { timeout: 30_000 });
+  await expect(transcript.locator('.tool-name', { hasText: 'TodoWrite' })).toHaveCount(0);
+  const updates = transcript.locator('details.todo-update');
+  expect(await updates.count()).toBeGreaterThan(0);
+  await expect(updates.last()).toContainText('of');
+  await expect(updates.last().getByRole('list', { name: 'Task update' })).toBeHidden();
+  await updates.last().locator('summary').click();
+  await expect(updates.last().getByRole('list', { name: 'Task update' })).toBeVisible();
+});
