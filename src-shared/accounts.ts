@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AGENT_KINDS } from './constants.js';
 
 export const EmailSchema = z
   .string()
@@ -117,8 +118,11 @@ export const WorkspaceParamsSchema = z.object({ organizationId: z.string().max(1
 export const MemberParamsSchema = WorkspaceParamsSchema.extend({ userId: z.string().max(100) });
 export const KeyParamsSchema = WorkspaceParamsSchema.extend({ keyId: z.string().max(100) });
 
-export const AGENT_KINDS = ['demo', 'command'] as const;
-/** Which agent runs a workspace's sessions. `command` runs a local CLI without a shell. */
+export { AGENT_KINDS };
+/**
+ * Which agent runs a workspace's sessions. `command` runs a local CLI without a shell;
+ * `claude-code`, `codex` and `gemini` run that CLI with its own command line and parser.
+ */
 export const AgentSettingsSchema = z.strictObject({
   agent: z.enum(AGENT_KINDS),
   command: z
@@ -139,3 +143,18 @@ export const AgentSettingsResponseSchema = z.object({
   settings: AgentSettingsSchema,
   source: z.enum(['workspace', 'environment', 'default']),
 });
+
+/** An agent kind as this server sees it: for the CLI kinds, whether its program is installed. */
+export const AgentKindInfoSchema = z.object({
+  kind: z.enum(AGENT_KINDS),
+  name: z.string(),
+  simulated: z.boolean().describe('True for the demo agent: its runs are made up, not real work.'),
+  program: z.string().optional().describe('The program a CLI kind runs, as looked up on PATH.'),
+  envVar: z.string().optional().describe('The environment variable that names its program instead.'),
+  found: z.boolean().describe('Whether it can run here (always true for `demo` and `command`).'),
+  path: z.string().optional().describe('Where its program was found.'),
+  version: z.string().optional().describe('What `<program> --version` printed, when it could say.'),
+  problem: z.string().optional().describe('Why it cannot run, when it cannot.'),
+});
+export type AgentKindInfo = z.infer<typeof AgentKindInfoSchema>;
+export const AgentKindsResponseSchema = z.object({ agents: z.array(AgentKindInfoSchema) });

@@ -3,6 +3,9 @@ import type { SessionStatus } from '../../src-shared/sessions.js';
 import type { Logger } from '../clock.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Repositories } from '../store/repositories.js';
+import { createCliAgent } from './cli-agent.js';
+import { CLI_KIND_SPECS, isCliKind } from './cli-kinds.js';
+import { createCliRunStore } from './cli-run-store.js';
 import { createCommandAgent, DEFAULT_AGENT_TIMEOUT_MS } from './command-agent.js';
 import { createDemoAgent } from './demo-agent.js';
 import { sandboxPath, SandboxError } from './sandbox.js';
@@ -21,6 +24,8 @@ export interface AgentConfig {
   demoSeed?: number;
   /** From SESSIONDESK_AGENT_COMMAND: the command agent for workspaces without their own setting. */
   defaultCommand?: string[];
+  /** The environment agent CLIs are found in and run with; the server's own when unset. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface StopReason {
@@ -76,6 +81,14 @@ export class AgentHost {
 
   private runnerFor(workspaceId: string): AgentRunner {
     const { settings } = this.settingsFor(workspaceId);
+    if (isCliKind(settings.agent)) {
+      return createCliAgent({
+        spec: CLI_KIND_SPECS[settings.agent],
+        env: this.deps.config.env ?? process.env,
+        timeoutMs: settings.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS,
+        runs: createCliRunStore(settings.agent, this.deps.service, this.deps.repos),
+      });
+    }
     if (settings.agent === 'command' && settings.command) {
       return createCommandAgent({
         command: settings.command,
@@ -185,7 +198,7 @@ export class AgentHost {
     entry.done = (async () => {
       const started = Date.now();
       try {
-        await service.setAgentRunning(sessionId, true);
+        await service.setAgentRunning(sessionId, true, runner.kind);
         const { result } = await work(
           runner,
           ctx,

@@ -25,8 +25,8 @@ function metadata(row: SessionRow): Metadata {
  * (as the spec's examples do); a session without messages has no previews at all.
  */
 /** The fields every form shares, in the specification's order. */
-function base(row: SessionRow) {
-  return {
+function base(row: SessionRow): Omit<SessionSummary, 'messageCount'> {
+  const value: Omit<SessionSummary, 'messageCount'> = {
     id: row.id,
     title: row.title,
     status: row.status,
@@ -36,6 +36,10 @@ function base(row: SessionRow) {
     author: author(row),
     metadata: metadata(row),
   };
+  // Additive fields, after the specification's own and only when they apply.
+  if (row.agentKind !== undefined) value.agent = row.agentKind;
+  if (row.usage !== undefined) value.usage = row.usage;
+  return value;
 }
 
 export function toSummary(row: SessionRow, previews: PreviewForm): SessionSummary {

@@ -37,6 +37,8 @@ export interface TestServerOptions {
    */
   agentPaceMs?: number;
   agentCommand?: string[];
+  /** The environment agent CLIs are found in and run with (PATH with recorded CLIs, say). */
+  agentEnv?: NodeJS.ProcessEnv;
   log?: { level: string; stream?: NodeJS.WritableStream };
   store?: Partial<StoreOptions>;
   cacheBytes?: number;
@@ -60,6 +62,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     agents: {
       demoPaceMs: options.agentPaceMs ?? 3_600_000,
       ...(options.agentCommand ? { defaultCommand: options.agentCommand } : {}),
+      ...(options.agentEnv ? { env: options.agentEnv } : {}),
     },
   });
   await app.listen({ host: '127.0.0.1', port: 0 });

@@ -20,6 +20,8 @@ import {
   WorkspaceResponseSchema,
   WorkspacesResponseSchema,
 } from '../../../src-shared/accounts.js';
+import { isCliKind } from '../../agents/cli-kinds.js';
+import { locateProgram } from '../../agents/programs.js';
 import { badRequest, conflict, forbidden } from '../../errors.js';
 import { DEMO, seedDemo } from '../../demo/seed.js';
 import { authHooks } from '../auth/authenticate.js';
@@ -291,7 +293,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: "Set the workspace's agent",
         description:
-          'Owners only. `demo`, or `command` with the program and its arguments (no shell; {prompt}, {model} and {sessionId} are filled in). Applies to runs started afterwards.',
+          'Owners only. `demo`; `command` with the program and its arguments (no shell; {prompt}, {model} and {sessionId} are filled in); or `claude-code`, `codex` or `gemini`, whose program must be installed (400 otherwise). Applies to runs started afterwards.',
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
         body: AgentSettingsSchema,
@@ -306,6 +308,13 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         throw badRequest('The command agent needs a command', [
           { path: 'body.command', message: 'is required for agent "command"' },
         ]);
+      }
+      if (isCliKind(agent)) {
+        const located = locateProgram(agent, ctx.agentEnv);
+        if (!located.found)
+          throw badRequest(located.problem, [
+            { path: 'body.agent', message: 'is not installed on the server' },
+          ]);
       }
       await ctx.store.write(() =>
         repos.workspaces.putSettings(organizationId, {
