@@ -6,9 +6,10 @@ import { ApiError } from '../../api/client';
 import { useLive } from '../../api/live';
 import { useFollowUp, useSession, useUpdateSession } from '../../api/queries';
 import { Avatar } from '../../components/Avatar';
-import { PrBadge, StatusBadge } from '../../components/Badges';
+import { PrBadge, SimulatedBadge, StatusBadge } from '../../components/Badges';
 import { RelativeTime } from '../../components/RelativeTime';
 import { ErrorState, Loading } from '../../components/States';
+import { AGENT_NAMES, usageDetail, usageText } from '../../lib/usage';
 import { useWorkspace } from '../../lib/workspace';
 import { Transcript } from '../transcript/Transcript';
 
@@ -236,10 +237,22 @@ export function SessionPage() {
                   </dd>
                 </>
               )}
+              {session.agent !== undefined && (
+                <>
+                  <dt>Agent</dt>
+                  <dd>{session.agent === 'demo' ? <SimulatedBadge /> : AGENT_NAMES[session.agent]}</dd>
+                </>
+              )}
               <dt>Model</dt>
               <dd>
                 <code>{session.model}</code>
               </dd>
+              {session.usage !== undefined && (
+                <>
+                  <dt>Usage</dt>
+                  <dd title={usageDetail(session.usage)}>{usageText(session.usage)}</dd>
+                </>
+              )}
               <dt>Updated</dt>
               <dd>
                 <RelativeTime iso={session.updatedAt} />

@@ -5,7 +5,7 @@ import type { SessionSummary } from '../../../../src-shared/sessions';
 import { useLive } from '../../api/live';
 import { useMembers, useSessionsPage, type SessionFilters } from '../../api/queries';
 import { Avatar } from '../../components/Avatar';
-import { PrBadge, StatusBadge } from '../../components/Badges';
+import { PrBadge, SimulatedBadge, StatusBadge } from '../../components/Badges';
 import { RelativeTime } from '../../components/RelativeTime';
 import { EmptyState, ErrorState, Loading } from '../../components/States';
 import { useShortcut } from '../../lib/use-shortcut';
@@ -21,6 +21,7 @@ function SessionRow({ session }: { session: SessionSummary }) {
           <div className="session-title-line">
             <span className="session-title">{session.title}</span>
             <StatusBadge status={session.status} />
+            {session.agent === 'demo' && <SimulatedBadge />}
             {metadata.prNumber !== undefined && (
               <PrBadge number={metadata.prNumber} status={metadata.prStatus} />
             )}

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
-import type { AgentSettings } from '../../../../src-shared/accounts';
+import type { AgentKindInfo, AgentSettings } from '../../../../src-shared/accounts';
 import { ApiError } from '../../api/client';
-import { useAgentSettings, useSaveAgentSettings } from '../../api/queries';
+import { useAgentKinds, useAgentSettings, useSaveAgentSettings } from '../../api/queries';
 import { TextField } from '../../components/Field';
 import { ErrorState, Loading } from '../../components/States';
 import { useWorkspace } from '../../lib/workspace';
@@ -12,6 +12,34 @@ const SOURCE_NOTE: Record<'workspace' | 'environment' | 'default', string> = {
   default: 'The default: the built-in demo agent, offline.',
 };
 
+/** One agent CLI's choice: its name, and where it was found and its version, or why it cannot run. */
+function CliChoice({
+  info,
+  checked,
+  onChoose,
+}: {
+  info: AgentKindInfo;
+  checked: boolean;
+  onChoose: () => void;
+}) {
+  const detail = info.found
+    ? `${info.version ? `version ${info.version}, ` : ''}${info.path ?? ''}`
+    : (info.problem ?? 'Not installed');
+  return (
+    <label className="checkbox">
+      <input
+        type="radio"
+        name="agent"
+        value={info.kind}
+        checked={checked}
+        disabled={!info.found && !checked}
+        onChange={onChoose}
+      />{' '}
+      {info.name} <span className="muted small">({detail})</span>
+    </label>
+  );
+}
+
 function AgentForm({ org, initial, canEdit }: { org: string; initial: AgentSettings; canEdit: boolean }) {
   const save = useSaveAgentSettings(org);
   const [agent, setAgent] = useState(initial.agent);
@@ -19,12 +47,19 @@ function AgentForm({ org, initial, canEdit }: { org: string; initial: AgentSetti
   const [timeout, setTimeoutSeconds] = useState(initial.timeoutMs ? String(initial.timeoutMs / 1000) : '');
   const [parseError, setParseError] = useState<string | null>(null);
   const error = save.error instanceof ApiError ? save.error : null;
+  const kinds = useAgentKinds();
+  const cliKinds = kinds.data?.agents.filter((k) => k.kind !== 'demo' && k.kind !== 'command') ?? [];
+  const timeoutMs = timeout.trim() ? { timeoutMs: Math.round(Number(timeout) * 1000) } : {};
 
   function submit(event: FormEvent) {
     event.preventDefault();
     setParseError(null);
     if (agent === 'demo') {
       save.mutate({ agent: 'demo' });
+      return;
+    }
+    if (agent !== 'command') {
+      save.mutate({ agent, ...timeoutMs });
       return;
     }
     let parsed: unknown;
@@ -36,11 +71,7 @@ function AgentForm({ org, initial, canEdit }: { org: string; initial: AgentSetti
       );
       return;
     }
-    save.mutate({
-      agent: 'command',
-      command: parsed as string[],
-      ...(timeout.trim() ? { timeoutMs: Math.round(Number(timeout) * 1000) } : {}),
-    });
+    save.mutate({ agent: 'command', command: parsed as string[], ...timeoutMs });
   }
 
   return (
@@ -55,8 +86,16 @@ function AgentForm({ org, initial, canEdit }: { org: string; initial: AgentSetti
             checked={agent === 'demo'}
             onChange={() => setAgent('demo')}
           />{' '}
-          Demo agent (offline, built in)
+          Demo agent (simulated: offline, built in, does no real work)
         </label>
+        {cliKinds.map((info) => (
+          <CliChoice
+            key={info.kind}
+            info={info}
+            checked={agent === info.kind}
+            onChoose={() => setAgent(info.kind)}
+          />
+        ))}
         <label className="checkbox">
           <input
             type="radio"
@@ -77,6 +116,10 @@ function AgentForm({ org, initial, canEdit }: { org: string; initial: AgentSetti
               error={parseError ?? error?.fieldError('body.command')}
               hint="A JSON array: the program and its arguments. It runs in the session's clone, without a shell; {prompt}, {model} and {sessionId} are filled in."
             />
+          </>
+        )}
+        {agent !== 'demo' && (
+          <>
             <TextField
               label="Time limit (seconds)"
               inputMode="numeric"
