@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -270,6 +270,60 @@ describe('what a run records', () => {
     expect(used.length).toBeGreaterThan(0);
     expect(answered.sort()).toEqual(used.sort());
     expect(session.messages.at(-1)).toMatchObject({ type: 'result' });
+  });
+});
+
+describe('size caps', () => {
+  it('records a notice instead of a message over 16 MiB, and the run goes on', async () => {
+    // A Gemini CLI whose speech, joined from its deltas, is 17 MiB: more than a message may hold.
+    dir = mkdtempSync(join(tmpdir(), 'cli-agents-'));
+    const program = join(dir, 'big-gemini');
+    const delta = JSON.stringify({
+      type: 'message',
+      role: 'assistant',
+      content: 'y'.repeat(1 << 20),
+      delta: true,
+    });
+    writeFileSync(
+      program,
+      `#!${process.execPath}
+const out = (line) => process.stdout.write(line + '\\n');
+out(JSON.stringify({ type: 'init', session_id: 'big-1', model: 'gemini-2.5-pro' }));
+for (let i = 0; i < 17; i++) out(${JSON.stringify(delta)});
+out(JSON.stringify({ type: 'tool_use', tool_name: 'read_file', tool_id: 't1', parameters: {} }));
+out(JSON.stringify({ type: 'tool_result', tool_id: 't1', status: 'success', output: 'ok' }));
+out(JSON.stringify({ type: 'message', role: 'assistant', content: 'Done.' }));
+out(JSON.stringify({ type: 'result', status: 'success', stats: { input: 5, output_tokens: 2, cached: 0 } }));
+`,
+    );
+    chmodSync(program, 0o755);
+    const s = await startTestServer({
+      agentEnv: { PATH: process.env.PATH ?? '', SESSIONDESK_GEMINI_BIN: program },
+    });
+    server = s;
+    const owner = await seedWorkspace(s);
+    const put = await asUser(s, owner.user.cookie, 'PUT', `/api/workspaces/${owner.organizationId}/agent`, {
+      agent: 'gemini',
+    });
+    expect(put.status).toBe(200);
+    const created = await createSession(s, owner.user.cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'Talk a lot',
+    });
+    const session = await waitForResults(s, owner.user.cookie, created.id, 1, 60_000);
+    expect(session.status).toBe('completed');
+    expect(session.messages.slice(1, 3)).toEqual([
+      {
+        ...text('A message of 17.0 MiB was left out: a session keeps messages up to 16 MiB.'),
+        notice: 'error',
+      },
+      {
+        type: 'assistant',
+        message: { content: [{ type: 'tool_use', id: 't1', name: 'read_file', input: {} }] },
+      },
+    ]);
+    expect(session.messages.at(-2)).toEqual(text('Done.'));
+    expect(session.messages.at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: 'Done.' });
   });
 });
 
