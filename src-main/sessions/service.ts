@@ -138,16 +138,14 @@ export function createSessionService(deps: {
 
     /**
      * Marks whether an agent is working on the session (what a restart looks for); with a
-     * kind, records which agent that is (the session's `agent`).
+     * kind, records which agent that is (the session's `agent`). No event: the run's first
+     * message or its end publishes the session with it.
      */
     async setAgentRunning(id: string, running: boolean, kind?: AgentKind): Promise<void> {
-      const row = await store.write(() => {
+      await store.write(() => {
         repos.sessions.setAgentState(id, running ? 'running' : null);
-        if (kind === undefined) return null;
-        repos.sessions.setAgentKind(id, kind);
-        return summary(id);
+        if (kind !== undefined) repos.sessions.setAgentKind(id, kind);
       });
-      if (row) publishUpdated(row);
     },
 
     /** The agent CLI's conversation id, kept so that a follow-up can resume it. */
