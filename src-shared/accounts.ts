@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AGENT_KINDS } from './constants.js';
 
 export const EmailSchema = z
   .string()
@@ -122,14 +123,15 @@ export const WorkspaceParamsSchema = z.object({ organizationId: z.string().max(1
 export const MemberParamsSchema = WorkspaceParamsSchema.extend({ userId: z.string().max(100) });
 export const KeyParamsSchema = WorkspaceParamsSchema.extend({ keyId: z.string().max(100) });
 
-export const AGENT_KINDS = ['demo', 'command'] as const;
+export { AGENT_KINDS };
 /** The name of a command the administrator defined (`sessiondesk agent-command set NAME`). */
 export const AGENT_COMMAND_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,39}$/u;
 /**
  * Which agent runs a workspace's sessions. `command` runs a local CLI without a shell: one
  * the administrator defined, by `commandName`. A `command` array is only ever shown (the
  * environment's default); sending one is refused, as choosing a program is the
- * administrator's privilege.
+ * administrator's privilege. `claude-code`, `codex` and `gemini` run that CLI with its own
+ * command line and parser.
  */
 export const AgentSettingsSchema = z.strictObject({
   agent: z.enum(AGENT_KINDS),
@@ -161,3 +163,18 @@ export const AgentSettingsResponseSchema = z.object({
   /** The commands the administrator defined, to choose from. */
   commands: z.array(NamedAgentCommandSchema),
 });
+
+/** An agent kind as this server sees it: for the CLI kinds, whether its program is installed. */
+export const AgentKindInfoSchema = z.object({
+  kind: z.enum(AGENT_KINDS),
+  name: z.string(),
+  simulated: z.boolean().describe('True for the demo agent: its runs are made up, not real work.'),
+  program: z.string().optional().describe('The program a CLI kind runs, as looked up on PATH.'),
+  envVar: z.string().optional().describe('The environment variable that names its program instead.'),
+  found: z.boolean().describe('Whether it can run here (always true for `demo` and `command`).'),
+  path: z.string().optional().describe('Where its program was found.'),
+  version: z.string().optional().describe('What `<program> --version` printed, when it could say.'),
+  problem: z.string().optional().describe('Why it cannot run, when it cannot.'),
+});
+export type AgentKindInfo = z.infer<typeof AgentKindInfoSchema>;
+export const AgentKindsResponseSchema = z.object({ agents: z.array(AgentKindInfoSchema) });

@@ -23,3 +23,10 @@ export const STATS_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** Request bodies larger than this are refused with 413. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * Which agent runs a workspace's sessions: the built-in simulation (`demo`), a custom command
+ * (`command`), or one of the coding-agent CLIs Session Desk knows.
+ */
+export const AGENT_KINDS = ['demo', 'command', 'claude-code', 'codex', 'gemini'] as const;
+export type AgentKind = (typeof AGENT_KINDS)[number];

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  AGENT_KINDS,
   LIST_LIMIT_MAX,
   MESSAGE_MAX_CHARS,
   PR_STATUSES,
@@ -63,9 +64,27 @@ export const UserMessageSchema = z.looseObject({
   type: z.literal('user'),
   message: z.looseObject({ content: z.string() }),
 });
+/** Tokens and cost: of one run (on its result message) or summed over a session's runs. */
+export const UsageSchema = z.object({
+  inputTokens: z.number().int().describe('Input tokens not read from the prompt cache.'),
+  outputTokens: z.number().int(),
+  cacheReadTokens: z.number().int(),
+  cacheWriteTokens: z.number().int(),
+  costUsd: z.number().optional().describe('In US dollars; only when the agent CLI reports a cost.'),
+});
+export type Usage = z.infer<typeof UsageSchema>;
+
 export const AssistantMessageSchema = z.looseObject({
   type: z.literal('assistant'),
   message: z.looseObject({ content: z.array(ContentBlockSchema) }),
+  parent_tool_use_id: z
+    .string()
+    .optional()
+    .describe("Set on a sub-agent's message: the id of the tool call that started the sub-agent."),
+  notice: z
+    .enum(['error', 'info'])
+    .optional()
+    .describe('Set when the text is not the model speaking but something the agent CLI reported.'),
 });
 export const ResultMessageSchema = z.looseObject({
   type: z.literal('result'),
@@ -78,6 +97,11 @@ export const ResultMessageSchema = z.looseObject({
     .literal(true)
     .optional()
     .describe('Present on the result of a run that someone stopped (`POST /api/sessions/{id}/stop`).'),
+  error_subtype: z
+    .string()
+    .optional()
+    .describe("On an error: the agent CLI's own reason, e.g. `error_max_turns`."),
+  usage: UsageSchema.optional().describe("This run's tokens and cost, when the agent CLI reports them."),
 });
 export const MessageSchema = z.discriminatedUnion('type', [
   UserMessageSchema,
@@ -106,6 +130,11 @@ const SessionBaseSchema = z.object({
   model: z.string(),
   author: AuthorSchema,
   metadata: MetadataSchema,
+  agent: z
+    .enum(AGENT_KINDS)
+    .optional()
+    .describe('The agent kind of the latest run; `demo` is simulated. Absent before any run.'),
+  usage: UsageSchema.optional().describe("Summed over the session's runs, once one reported usage."),
 });
 
 /** Summary form: list, create and update. Create has no lastMessagePreview; update has no previews. */
@@ -128,6 +157,9 @@ export const StatsSchema = z.object({
   authorsPastWeek: z.number().int(),
   humansPastWeek: z.number().int(),
   humansPromptingNow: z.number().int(),
+  costPastWeek: z
+    .number()
+    .describe('US dollars reported by agent runs that ended in the last 7 days (0 without any).'),
 });
 export type Stats = z.infer<typeof StatsSchema>;
 

@@ -3,6 +3,9 @@ import type { SessionStatus } from '../../src-shared/sessions.js';
 import type { Logger } from '../clock.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Repositories } from '../store/repositories.js';
+import { createCliAgent } from './cli-agent.js';
+import { CLI_KIND_SPECS, isCliKind } from './cli-kinds.js';
+import { createCliRunStore } from './cli-run-store.js';
 import { createCommandAgent, DEFAULT_AGENT_TIMEOUT_MS } from './command-agent.js';
 import { createDemoAgent } from './demo-agent.js';
 import { agentEnvironment } from './environment.js';
@@ -28,6 +31,8 @@ export interface AgentConfig {
   sandboxRoot?: string;
   /** From SESSIONDESK_AGENT_ENV: more variables agents may see, beyond the allow-list. */
   agentEnvNames?: string[];
+  /** The environment agent CLIs are found in and run with; the server's own when unset. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** The workspace's agent cannot run as set (the session fails with this message). */
@@ -82,7 +87,7 @@ export class AgentHost {
   }
 
   private agentEnvironment(): NodeJS.ProcessEnv {
-    return agentEnvironment(process.env, this.deps.config.agentEnvNames ?? []);
+    return agentEnvironment(this.deps.config.env ?? process.env, this.deps.config.agentEnvNames ?? []);
   }
 
   /** The commands the administrator defined, by name (read afresh: the CLI may change them). */
@@ -116,6 +121,14 @@ export class AgentHost {
   private runnerFor(workspaceId: string): AgentRunner {
     const own = this.deps.repos.workspaces.settings(workspaceId);
     const timeoutMs = own?.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS;
+    if (own && isCliKind(own.agent)) {
+      return createCliAgent({
+        spec: CLI_KIND_SPECS[own.agent],
+        env: this.agentEnvironment(),
+        timeoutMs,
+        runs: createCliRunStore(own.agent, this.deps.service, this.deps.repos),
+      });
+    }
     if (own?.agent === 'command') {
       if (own.commandName === undefined) {
         throw new AgentSetupError(
@@ -241,8 +254,8 @@ export class AgentHost {
     entry.done = (async () => {
       const started = Date.now();
       try {
-        await service.setAgentRunning(sessionId, true);
         const runner = this.runnerFor(session.workspaceId);
+        await service.setAgentRunning(sessionId, true, runner.kind);
         const { result } = await work(
           runner,
           ctx,

@@ -1,3 +1,4 @@
+import type { AgentKind } from '../../src-shared/constants.js';
 import type { AssistantMessage, ResultMessage, Task } from '../../src-shared/sessions.js';
 import type { PullRequestUpdate } from '../sessions/service.js';
 
@@ -38,7 +39,7 @@ export interface RunOutcome {
  * resolve when the agent is done with that prompt. Stopping is the signal in the context.
  */
 export interface AgentRunner {
-  readonly kind: 'demo' | 'command';
+  readonly kind: AgentKind;
   start(ctx: RunContext, prompt: string | undefined): Promise<RunOutcome>;
   followUp(ctx: RunContext, text: string): Promise<RunOutcome>;
 }

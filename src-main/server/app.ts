@@ -26,6 +26,7 @@ import { adminRoutes } from './routes/admin.js';
 import { authRoutes } from './routes/auth.js';
 import { rendererRoutes } from './routes/renderer.js';
 import { sessionRoutes } from './routes/sessions.js';
+import { agentRoutes } from './routes/agents.js';
 import { workspaceRoutes } from './routes/workspaces.js';
 import { eventRoutes } from './routes/events.js';
 import { demoRoutes } from './routes/demo.js';
@@ -143,6 +144,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     events,
     sessions,
     agents,
+    agentEnv: deps.agents?.env ?? process.env,
     caches: createCaches(deps.store, deps.config.cacheBytes ?? DEFAULT_CACHE_BYTES),
     store: deps.store,
     repos,
@@ -217,6 +219,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   sessionRoutes(api, ctx);
   authRoutes(api, ctx);
   workspaceRoutes(api, ctx);
+  agentRoutes(api, ctx);
   eventRoutes(api, ctx);
   demoRoutes(api, ctx);
   if (deps.config.adminToken) adminRoutes(api, ctx, deps.config.adminToken);

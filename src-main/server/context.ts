@@ -45,6 +45,8 @@ export interface AppContext {
   events: EventBus;
   sessions: SessionService;
   agents: AgentHost;
+  /** The environment agent CLIs are looked up in and run with. */
+  agentEnv: NodeJS.ProcessEnv;
   /** Full sessions as response bytes, and list pages (without their stats) as JSON text. */
   caches: { sessions: ResponseCache<Buffer>; lists: ResponseCache<ListPageText> };
   signInLimits: { perAccount: FailureLimiter };

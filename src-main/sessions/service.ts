@@ -5,11 +5,13 @@ import type {
   SessionSummary,
   Task,
 } from '../../src-shared/sessions.js';
+import type { AgentKind } from '../../src-shared/constants.js';
+import { closeOpenTasks } from '../agents/agent-events.js';
 import type { Clock } from '../clock.js';
 import type { EventBus } from '../events/event-bus.js';
 import { toSummary } from './summary.js';
 import type { Repositories } from '../store/repositories.js';
-import type { NewSession, SessionRow } from '../store/sessions.js';
+import type { NewSession, RunRecord, SessionRow } from '../store/sessions.js';
 import type { Store } from '../store/store.js';
 
 export interface PullRequestUpdate {
@@ -136,9 +138,31 @@ export function createSessionService(deps: {
       );
     },
 
-    /** Marks whether an agent is working on the session (what a restart looks for). */
-    async setAgentRunning(id: string, running: boolean): Promise<void> {
-      await store.write(() => repos.sessions.setAgentState(id, running ? 'running' : null));
+    /**
+     * Marks whether an agent is working on the session (what a restart looks for); with a
+     * kind, records which agent that is (the session's `agent`). No event: the run's first
+     * message or its end publishes the session with it.
+     */
+    async setAgentRunning(id: string, running: boolean, kind?: AgentKind): Promise<void> {
+      await store.write(() => {
+        repos.sessions.setAgentState(id, running ? 'running' : null);
+        if (kind !== undefined) repos.sessions.setAgentKind(id, kind);
+      });
+    },
+
+    /** The agent CLI's conversation id, kept so that a follow-up can resume it. */
+    async setConversation(id: string, kind: AgentKind, conversationId: string): Promise<void> {
+      await store.write(() => repos.sessions.setConversation(id, kind, conversationId));
+    },
+
+    /** A run's usage: recorded, and added to the session's totals. */
+    async recordRun(id: string, run: Omit<RunRecord, 'endedAt'>): Promise<void> {
+      publishUpdated(
+        await store.write(() => {
+          repos.sessions.recordRun(id, summary(id).workspaceId, { ...run, endedAt: now() });
+          return summary(id);
+        }),
+      );
     },
 
     /**
@@ -162,12 +186,15 @@ export function createSessionService(deps: {
       options: { keepRunning?: boolean } = {},
     ): Promise<SessionRow> {
       if (stopping.get(id) === result.result) result = { ...result, stopped: true };
-      const { row, seq } = await store.write(() => {
+      const { row, seq, closedTasks } = await store.write(() => {
         const current = summary(id);
         const seq = repos.sessions.appendMessage(id, current.workspaceId, result, null, now());
         if (status) repos.sessions.update(id, { status }, now());
         if (!options.keepRunning) repos.sessions.setAgentState(id, null);
-        return { row: summary(id), seq };
+        // Nobody works on a task once its run is over, whatever the agent last said.
+        const closedTasks = closeOpenTasks(repos.sessions.tasks(id));
+        if (closedTasks) repos.sessions.replaceTasks(id, closedTasks);
+        return { row: summary(id), seq, closedTasks };
       });
       events.publish(row.workspaceId, {
         type: 'message.added',
@@ -175,6 +202,8 @@ export function createSessionService(deps: {
         index: seq - 1,
         message: result,
       });
+      if (closedTasks)
+        events.publish(row.workspaceId, { type: 'tasks.changed', sessionId: id, tasks: closedTasks });
       publishUpdated(row);
       return row;
     },

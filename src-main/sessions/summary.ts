@@ -21,8 +21,8 @@ function metadata(row: SessionRow): Metadata {
 }
 
 /** The fields every form of a session shares, in the specification's order. */
-export function sessionFields(row: SessionRow) {
-  return {
+export function sessionFields(row: SessionRow): Omit<SessionSummary, 'messageCount'> {
+  const value: Omit<SessionSummary, 'messageCount'> = {
     id: row.id,
     title: row.title,
     status: row.status,
@@ -32,6 +32,10 @@ export function sessionFields(row: SessionRow) {
     author: author(row),
     metadata: metadata(row),
   };
+  // Additive fields, after the specification's own and only when they apply.
+  if (row.agentKind !== undefined) value.agent = row.agentKind;
+  if (row.usage !== undefined) value.usage = row.usage;
+  return value;
 }
 
 /**

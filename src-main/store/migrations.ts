@@ -193,6 +193,50 @@ export const MIGRATIONS: Migration[] = [
     prepare: moveMessagesToTranscripts,
     sql: [`DROP TABLE messages`],
   },
+  {
+    version: 6,
+    name: 'agent CLI kinds, conversations to resume, and usage per run',
+    sql: [
+      // SQLite cannot change a CHECK: the table is rebuilt with the new kinds allowed.
+      `CREATE TABLE workspace_settings_new (
+        workspace_id TEXT PRIMARY KEY REFERENCES workspaces(id),
+        agent TEXT NOT NULL CHECK (agent IN ('demo', 'command', 'claude-code', 'codex', 'gemini')),
+        command TEXT,
+        timeout_ms INTEGER
+      )`,
+      `INSERT INTO workspace_settings_new (workspace_id, agent, command, timeout_ms)
+        SELECT workspace_id, agent, command, timeout_ms FROM workspace_settings`,
+      `DROP TABLE workspace_settings`,
+      `ALTER TABLE workspace_settings_new RENAME TO workspace_settings`,
+      // The kind of the session's latest run, and the CLI's own conversation id with the kind
+      // that printed it (a follow-up resumes it only with the same kind).
+      `ALTER TABLE sessions ADD COLUMN agent_kind TEXT`,
+      `ALTER TABLE sessions ADD COLUMN conversation_id TEXT`,
+      `ALTER TABLE sessions ADD COLUMN conversation_kind TEXT`,
+      // Usage summed over the session's runs; null until a run reports some.
+      `ALTER TABLE sessions ADD COLUMN usage_input INTEGER`,
+      `ALTER TABLE sessions ADD COLUMN usage_output INTEGER`,
+      `ALTER TABLE sessions ADD COLUMN usage_cache_read INTEGER`,
+      `ALTER TABLE sessions ADD COLUMN usage_cache_write INTEGER`,
+      `ALTER TABLE sessions ADD COLUMN usage_cost_usd REAL`,
+      // One row per run that reported usage: what costPastWeek sums, and what a resumed
+      // conversation's earlier runs used.
+      `CREATE TABLE agent_runs (
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        kind TEXT NOT NULL,
+        conversation_id TEXT,
+        ended_at TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        cache_read_tokens INTEGER NOT NULL,
+        cache_write_tokens INTEGER NOT NULL,
+        cost_usd REAL
+      )`,
+      `CREATE INDEX agent_runs_by_session ON agent_runs(session_id)`,
+      `CREATE INDEX agent_runs_cost ON agent_runs(workspace_id, ended_at, cost_usd)`,
+    ],
+  },
 ];
 
 export class DatabaseTooNewError extends Error {

@@ -1,4 +1,5 @@
-import type { Message, SessionStatus, Task } from '../../src-shared/index.js';
+import type { Message, SessionStatus, Task, Usage } from '../../src-shared/index.js';
+import type { AgentKind } from '../../src-shared/constants.js';
 import { STATS_WINDOW_MS } from '../../src-shared/constants.js';
 import { repositoryFilter } from '../../src-shared/repo-url.js';
 import { makePreview } from '../../src-shared/text.js';
@@ -77,6 +78,18 @@ export interface SessionRow {
   transcriptBytes: number;
   firstPreview?: string;
   lastPreview?: string;
+  /** The agent kind of the latest run. */
+  agentKind?: AgentKind;
+  /** Summed over the runs that reported usage. */
+  usage?: Usage;
+}
+
+/** One run's usage as recorded when it ends. */
+export interface RunRecord {
+  kind: AgentKind;
+  conversationId?: string | undefined;
+  usage: Usage;
+  endedAt: string;
 }
 
 export interface NewSession {
@@ -107,7 +120,8 @@ export interface ListPosition {
 
 const SUMMARY_COLUMNS = `s.id, s.workspace_id, s.title, s.status, s.created_at, s.updated_at, s.model,
   s.author_id, u.name, u.image_url, s.repository, s.branch, s.pr_number, s.pr_url, s.pr_status,
-  s.message_count, s.first_preview, s.last_preview, s.transcript_bytes`;
+  s.message_count, s.first_preview, s.last_preview, s.transcript_bytes, s.agent_kind, s.usage_input,
+  s.usage_output, s.usage_cache_read, s.usage_cache_write, s.usage_cost_usd`;
 const SUMMARY_FROM = 'sessions s JOIN users u ON u.id = s.author_id';
 /**
  * The same columns for one session. Measured in sql.js, the JOIN made finding one session
@@ -142,7 +156,23 @@ function toSessionRow(r: Row): SessionRow {
   if (r[14] !== null) row.prStatus = str(r[14]) as NonNullable<SessionRow['prStatus']>;
   if (r[16] !== null) row.firstPreview = str(r[16]);
   if (r[17] !== null) row.lastPreview = str(r[17]);
+  if (r[19] !== null) row.agentKind = str(r[19]) as AgentKind;
+  if (r[20] !== null) {
+    const usage: Usage = {
+      inputTokens: num(r[20]),
+      outputTokens: num(r[21]),
+      cacheReadTokens: num(r[22]),
+      cacheWriteTokens: num(r[23]),
+    };
+    if (r[24] !== null) usage.costUsd = roundDollars(num(r[24]));
+    row.usage = usage;
+  }
   return row;
+}
+
+/** Dollars to a millionth: sums of floating-point costs carry noise past that. */
+export function roundDollars(usd: number): number {
+  return Math.round(usd * 1e6) / 1e6;
 }
 
 /** The text a preview is made from; null when the message has none (tool use only). */
@@ -295,6 +325,86 @@ export function createSessionsRepository(db: Db) {
       db.run('UPDATE sessions SET agent_state = ? WHERE id = ?', [state, sessionId]);
     },
 
+    /** The kind of agent running (or that last ran) the session. */
+    setAgentKind(sessionId: string, kind: AgentKind): void {
+      db.changed(sessionId);
+      db.run('UPDATE sessions SET agent_kind = ? WHERE id = ?', [kind, sessionId]);
+    },
+
+    /** The agent CLI's own conversation id for the session, with the kind that printed it. */
+    conversation(sessionId: string): { kind: AgentKind; id: string } | null {
+      const row = db.first('SELECT conversation_kind, conversation_id FROM sessions WHERE id = ?', [
+        sessionId,
+      ]);
+      if (!row || row[0] === null || row[1] === null) return null;
+      return { kind: str(row[0]) as AgentKind, id: str(row[1]) };
+    },
+
+    setConversation(sessionId: string, kind: AgentKind, id: string): void {
+      db.changed(sessionId);
+      db.run('UPDATE sessions SET conversation_kind = ?, conversation_id = ? WHERE id = ?', [
+        kind,
+        id,
+        sessionId,
+      ]);
+    },
+
+    /** Records a run's usage and adds it to the session's totals. */
+    recordRun(sessionId: string, workspaceId: string, run: RunRecord): void {
+      db.changed(sessionId);
+      const { usage } = run;
+      db.run(
+        `INSERT INTO agent_runs (session_id, workspace_id, kind, conversation_id, ended_at, input_tokens,
+           output_tokens, cache_read_tokens, cache_write_tokens, cost_usd)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
+          sessionId,
+          workspaceId,
+          run.kind,
+          run.conversationId ?? null,
+          run.endedAt,
+          usage.inputTokens,
+          usage.outputTokens,
+          usage.cacheReadTokens,
+          usage.cacheWriteTokens,
+          usage.costUsd ?? null,
+        ],
+      );
+      // A cost stays absent until some run reports one.
+      db.run(
+        `UPDATE sessions SET usage_input = coalesce(usage_input, 0) + ?,
+           usage_output = coalesce(usage_output, 0) + ?, usage_cache_read = coalesce(usage_cache_read, 0) + ?,
+           usage_cache_write = coalesce(usage_cache_write, 0) + ?,
+           usage_cost_usd = CASE WHEN ? IS NULL THEN usage_cost_usd ELSE coalesce(usage_cost_usd, 0) + ? END
+         WHERE id = ?`,
+        [
+          usage.inputTokens,
+          usage.outputTokens,
+          usage.cacheReadTokens,
+          usage.cacheWriteTokens,
+          usage.costUsd ?? null,
+          usage.costUsd ?? null,
+          sessionId,
+        ],
+      );
+    },
+
+    /** The usage of a session's earlier runs in one conversation (what a resumed CLI counts again). */
+    conversationUsage(sessionId: string, conversationId: string): Omit<Usage, 'costUsd'> {
+      const row = db.first(
+        `SELECT coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),
+           coalesce(sum(cache_read_tokens), 0), coalesce(sum(cache_write_tokens), 0)
+         FROM agent_runs WHERE session_id = ? AND conversation_id = ?`,
+        [sessionId, conversationId],
+      );
+      return {
+        inputTokens: num(row?.[0] ?? 0),
+        outputTokens: num(row?.[1] ?? 0),
+        cacheReadTokens: num(row?.[2] ?? 0),
+        cacheWriteTokens: num(row?.[3] ?? 0),
+      };
+    },
+
     /** Sessions an agent was working on, e.g. when the app stopped. */
     runningIds(): string[] {
       return db.all("SELECT id FROM sessions WHERE agent_state = 'running'").map((r) => str(r[0]));
@@ -432,6 +542,13 @@ export function createSessionsRepository(db: Db) {
         humansPromptingNow: count(
           'SELECT count(*) FROM workspace_people WHERE workspace_id = ? AND active_sessions > 0',
           [workspaceId],
+        ),
+        costPastWeek: roundDollars(
+          count(
+            `SELECT coalesce(sum(cost_usd), 0) FROM agent_runs
+             WHERE workspace_id = ? AND ended_at >= ? AND ended_at <= ?`,
+            [workspaceId, since, until],
+          ),
         ),
       };
     },

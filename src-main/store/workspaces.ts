@@ -1,3 +1,4 @@
+import type { AgentKind } from '../../src-shared/constants.js';
 import type { Db } from './sqljs.js';
 import { optStr, str } from './row.js';
 
@@ -25,7 +26,7 @@ export interface MemberRecord {
 }
 
 export interface WorkspaceSettingsRecord {
-  agent: 'demo' | 'command';
+  agent: AgentKind;
   /** A command the administrator defined, by name. */
   commandName?: string;
   /** A program a workspace chose itself (stored before that became the administrator's choice). */

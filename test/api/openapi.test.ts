@@ -25,6 +25,7 @@ describe('GET /api/openapi.json', () => {
     const doc = (await response.json()) as OpenApiDocument;
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths).sort()).toEqual([
+      '/api/agents',
       '/api/auth/me',
       '/api/auth/sign-in',
       '/api/auth/sign-out',

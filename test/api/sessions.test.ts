@@ -416,6 +416,7 @@ describe('GET /api/sessions', () => {
       authorsPastWeek: 1,
       humansPastWeek: 1,
       humansPromptingNow: 1,
+      costPastWeek: 0,
     });
     expect(body).not.toHaveProperty('nextCursor');
   });

@@ -80,6 +80,7 @@ describe('stats at the 7-day boundaries', () => {
       authorsPastWeek: 2,
       humansPastWeek: 2,
       humansPromptingNow: 1,
+      costPastWeek: 0,
     });
 
     clock.advance(1);
@@ -88,6 +89,7 @@ describe('stats at the 7-day boundaries', () => {
       authorsPastWeek: 1,
       humansPastWeek: 1,
       humansPromptingNow: 1,
+      costPastWeek: 0,
     });
 
     clock.advance(1);
@@ -96,6 +98,7 @@ describe('stats at the 7-day boundaries', () => {
       authorsPastWeek: 0,
       humansPastWeek: 0,
       humansPromptingNow: 1,
+      costPastWeek: 0,
     });
   });
 

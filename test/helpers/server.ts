@@ -42,6 +42,8 @@ export interface TestServerOptions {
   agentCommand?: string[];
   /** Variables agents may see beyond the allow-list (SESSIONDESK_AGENT_ENV). */
   agentEnvNames?: string[];
+  /** The environment agent CLIs are found in and run with (PATH with recorded CLIs, say). */
+  agentEnv?: NodeJS.ProcessEnv;
   log?: { level: string; stream?: NodeJS.WritableStream };
   store?: Partial<StoreOptions>;
   cacheBytes?: number;
@@ -73,6 +75,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       demoPaceMs: options.agentPaceMs ?? 3_600_000,
       ...(options.agentCommand ? { defaultCommand: options.agentCommand } : {}),
       ...(options.agentEnvNames ? { agentEnvNames: options.agentEnvNames } : {}),
+      ...(options.agentEnv ? { env: options.agentEnv } : {}),
     },
   });
   await app.listen({ host: '127.0.0.1', port: 0 });

@@ -20,6 +20,8 @@ import {
   WorkspaceResponseSchema,
   WorkspacesResponseSchema,
 } from '../../../src-shared/accounts.js';
+import { isCliKind } from '../../agents/cli-kinds.js';
+import { locateProgram } from '../../agents/programs.js';
 import { badRequest, conflict, forbidden } from '../../errors.js';
 import { DEMO, ownAccountCount, seedDemo } from '../../demo/seed.js';
 import { authHooks } from '../auth/authenticate.js';
@@ -296,7 +298,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: "Set the workspace's agent",
         description:
-          "Owners only. `demo`, or `command` with the `commandName` of a command the administrator defined (`sessiondesk agent-command set`). Sending a program (`command`) is refused with 403: choosing which programs run is the administrator's privilege. Applies to runs started afterwards.",
+          "Owners only. `demo`; `command` with the `commandName` of a command the administrator defined (`sessiondesk agent-command set`); or `claude-code`, `codex` or `gemini`, whose program must be installed (400 otherwise). Sending a program (`command`) is refused with 403: choosing which programs run is the administrator's privilege. Applies to runs started afterwards.",
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
         body: AgentSettingsSchema,
@@ -329,6 +331,13 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         throw badRequest('commandName goes with agent "command"', [
           { path: 'body.commandName', message: 'is only for agent "command"' },
         ]);
+      }
+      if (isCliKind(agent)) {
+        const located = locateProgram(agent, ctx.agentEnv);
+        if (!located.found)
+          throw badRequest(located.problem, [
+            { path: 'body.agent', message: 'is not installed on the server' },
+          ]);
       }
       await ctx.store.write(() =>
         repos.workspaces.putSettings(organizationId, {

@@ -1,6 +1,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { z } from 'zod';
 import {
+  AgentKindsResponseSchema,
   AgentSettingsResponseSchema,
   type AgentSettings,
   CreatedKeyResponseSchema,
@@ -154,6 +155,14 @@ export function useAgentSettings(org: string) {
   return useQuery({
     queryKey: ['agent', org],
     queryFn: () => api.get(`/api/workspaces/${encodeURIComponent(org)}/agent`, AgentSettingsResponseSchema),
+  });
+}
+
+/** The agent kinds and whether each agent CLI is installed on the server. */
+export function useAgentKinds() {
+  return useQuery({
+    queryKey: ['agent-kinds'],
+    queryFn: () => api.get('/api/agents', AgentKindsResponseSchema),
   });
 }
 

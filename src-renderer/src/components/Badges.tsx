@@ -15,6 +15,15 @@ export function StatusBadge({ status }: { status: SessionStatus }) {
   );
 }
 
+/** A run by the demo agent: made up, not a real coding agent at work. */
+export function SimulatedBadge() {
+  return (
+    <span className="badge badge-simulated" title="Run by the demo agent: simulated work, not a real agent">
+      Simulated
+    </span>
+  );
+}
+
 const PR_LABEL: Record<PrStatus, string> = {
   draft: 'Draft',
   open: 'Open',

@@ -7,11 +7,12 @@ import { useLive } from '../../api/live';
 import { useFollowUp, useSession, useStopSession, useUpdateSession } from '../../api/queries';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { Avatar } from '../../components/Avatar';
-import { PrBadge, StatusBadge } from '../../components/Badges';
+import { PrBadge, SimulatedBadge, StatusBadge } from '../../components/Badges';
 import { RelativeTime } from '../../components/RelativeTime';
 import { EmptyState, ErrorState, Loading } from '../../components/States';
 import { useNow } from '../../lib/use-now';
 import { displayTitle } from '../../lib/plain-text';
+import { AGENT_NAMES, usageDetail, usageText } from '../../lib/usage';
 import { useWorkspace } from '../../lib/workspace';
 import { Transcript } from '../transcript/Transcript';
 
@@ -329,10 +330,22 @@ export function SessionPage() {
                   </dd>
                 </>
               )}
+              {session.agent !== undefined && (
+                <>
+                  <dt>Agent</dt>
+                  <dd>{session.agent === 'demo' ? <SimulatedBadge /> : AGENT_NAMES[session.agent]}</dd>
+                </>
+              )}
               <dt>Model</dt>
               <dd>
                 <code>{session.model}</code>
               </dd>
+              {session.usage !== undefined && (
+                <>
+                  <dt>Usage</dt>
+                  <dd title={usageDetail(session.usage)}>{usageText(session.usage)}</dd>
+                </>
+              )}
               <dt>Updated</dt>
               <dd>
                 <RelativeTime iso={session.updatedAt} />

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
-import type { AgentSettings } from '../../../../src-shared/accounts';
+import type { AgentKindInfo, AgentSettings } from '../../../../src-shared/accounts';
 import { ApiError } from '../../api/client';
-import { useAgentSettings, useSaveAgentSettings } from '../../api/queries';
+import { useAgentKinds, useAgentSettings, useSaveAgentSettings } from '../../api/queries';
 import { TextField } from '../../components/Field';
 import { ErrorState, Loading } from '../../components/States';
 import { useWorkspace } from '../../lib/workspace';
@@ -13,6 +13,34 @@ const SOURCE_NOTE: Record<'workspace' | 'environment' | 'default', string> = {
 };
 
 type NamedCommand = { name: string; command: string[] };
+
+/** One agent CLI's choice: its name, and where it was found and its version, or why it cannot run. */
+function CliChoice({
+  info,
+  checked,
+  onChoose,
+}: {
+  info: AgentKindInfo;
+  checked: boolean;
+  onChoose: () => void;
+}) {
+  const detail = info.found
+    ? `${info.version ? `version ${info.version}, ` : ''}${info.path ?? ''}`
+    : (info.problem ?? 'Not installed');
+  return (
+    <label className="checkbox">
+      <input
+        type="radio"
+        name="agent"
+        value={info.kind}
+        checked={checked}
+        disabled={!info.found && !checked}
+        onChange={onChoose}
+      />{' '}
+      {info.name} <span className="muted small">({detail})</span>
+    </label>
+  );
+}
 
 function AgentForm({
   org,
@@ -31,6 +59,9 @@ function AgentForm({
   const [timeout, setTimeoutSeconds] = useState(initial.timeoutMs ? String(initial.timeoutMs / 1000) : '');
   const error = save.error instanceof ApiError ? save.error : null;
   const chosen = commands.find((c) => c.name === commandName);
+  const kinds = useAgentKinds();
+  const cliKinds = kinds.data?.agents.filter((k) => k.kind !== 'demo' && k.kind !== 'command') ?? [];
+  const timeoutMs = timeout.trim() ? { timeoutMs: Math.round(Number(timeout) * 1000) } : {};
 
   function submit(event: FormEvent) {
     event.preventDefault();
@@ -38,11 +69,11 @@ function AgentForm({
       save.mutate({ agent: 'demo' });
       return;
     }
-    save.mutate({
-      agent: 'command',
-      commandName,
-      ...(timeout.trim() ? { timeoutMs: Math.round(Number(timeout) * 1000) } : {}),
-    });
+    if (agent !== 'command') {
+      save.mutate({ agent, ...timeoutMs });
+      return;
+    }
+    save.mutate({ agent: 'command', commandName, ...timeoutMs });
   }
 
   return (
@@ -57,8 +88,16 @@ function AgentForm({
             checked={agent === 'demo'}
             onChange={() => setAgent('demo')}
           />{' '}
-          Demo agent (offline, built in)
+          Demo agent (simulated: offline, built in, does no real work)
         </label>
+        {cliKinds.map((info) => (
+          <CliChoice
+            key={info.kind}
+            info={info}
+            checked={agent === info.kind}
+            onChoose={() => setAgent(info.kind)}
+          />
+        ))}
         <label className="checkbox">
           <input
             type="radio"
@@ -101,15 +140,17 @@ function AgentForm({
                 </span>
               </div>
             )}
-            <TextField
-              label="Time limit (seconds)"
-              inputMode="numeric"
-              value={timeout}
-              onChange={(e) => setTimeoutSeconds(e.target.value)}
-              error={error?.fieldError('body.timeoutMs')}
-              hint="Default 1800."
-            />
           </>
+        )}
+        {agent !== 'demo' && (
+          <TextField
+            label="Time limit (seconds)"
+            inputMode="numeric"
+            value={timeout}
+            onChange={(e) => setTimeoutSeconds(e.target.value)}
+            error={error?.fieldError('body.timeoutMs')}
+            hint="Default 1800."
+          />
         )}
       </fieldset>
       {error && error.details.length === 0 && (

@@ -1,0 +1,245 @@
+import { spawn } from 'node:child_process';
+import type { AssistantMessage, ResultMessage } from '../../src-shared/sessions.js';
+import { MessageTooLargeError, roundDollars } from '../store/sessions.js';
+import type { AgentEvent, AgentUsage } from './agent-events.js';
+import type { CliKindSpec } from './cli-kinds.js';
+import { LINE_MAX_BYTES, splitLines } from './line-splitter.js';
+import { locateProgram } from './programs.js';
+import { prepareSandbox } from './sandbox.js';
+import {
+  branchName,
+  resultMessage,
+  RunAborted,
+  type AgentRunner,
+  type RunContext,
+  type RunOutcome,
+} from './types.js';
+
+/** What a CLI run keeps beyond its transcript: the conversation to resume, and its usage. */
+export interface CliRunStore {
+  /** The session's conversation with this kind, if any, and what its earlier runs used. */
+  previous(sessionId: string): { conversationId?: string; usageBefore?: AgentUsage };
+  conversation(sessionId: string, id: string): Promise<void>;
+  finished(sessionId: string, run: { conversationId?: string | undefined; usage: AgentUsage }): Promise<void>;
+}
+
+export interface CliAgentOptions {
+  spec: CliKindSpec;
+  /** The environment the program is found in (PATH, its path variable) and runs with. */
+  env: NodeJS.ProcessEnv;
+  timeoutMs: number;
+  runs: CliRunStore;
+  /** Longest output line read; longer ones are skipped with a notice. */
+  lineMaxBytes?: number;
+}
+
+const STDERR_KEPT = 4000;
+/** Events waiting to be written before the program's output is paused. */
+const QUEUE_HIGH_WATER = 256;
+
+function notice(text: string, level: 'error' | 'info'): AssistantMessage {
+  return { type: 'assistant', message: { content: [{ type: 'text', text }] }, notice: level };
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** Ends the program and everything it started (its process group): agent CLIs start tools. */
+function killGroup(child: ReturnType<typeof spawn>): void {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      if (child.pid && process.platform !== 'win32') process.kill(-child.pid, name);
+      else child.kill(name);
+    } catch {
+      /* already gone */
+    }
+  };
+  signal('SIGTERM');
+  setTimeout(() => signal('SIGKILL'), 2000).unref();
+}
+
+/**
+ * Runs one of the agent CLIs Session Desk knows (Claude Code, Codex, Gemini CLI) in the
+ * session's sandbox with its own command line, reads its output line by line with its own
+ * parser, and records what it does as it does it. A follow-up resumes the CLI's conversation.
+ */
+export function createCliAgent(options: CliAgentOptions): AgentRunner {
+  const { spec, runs } = options;
+
+  async function run(ctx: RunContext, prompt: string): Promise<RunOutcome> {
+    const started = Date.now();
+    const sessionId = ctx.session.id;
+    const located = locateProgram(spec.kind, options.env);
+    if (!located.found) return { result: resultMessage(false, located.problem, 0, 0) };
+    if (ctx.signal.aborted) throw new RunAborted();
+
+    const previous = runs.previous(sessionId);
+    const { args, stdin } = spec.command({
+      prompt,
+      model: ctx.session.model,
+      resumeId: previous.conversationId,
+    });
+    const parser = spec.parser(previous.usageBefore ? { usageBefore: previous.usageBefore } : {});
+    const child = spawn(located.path, args, {
+      cwd: ctx.sandboxDir,
+      env: { ...options.env, SESSIONDESK_SESSION_ID: sessionId },
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: process.platform !== 'win32',
+    });
+    child.stdin.on('error', () => {
+      /* the program exited without reading its input: its exit says why */
+    });
+    child.stdin.end(stdin ?? '');
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-STDERR_KEPT);
+    });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(child);
+    }, options.timeoutMs);
+    const stop = () => killGroup(child);
+    ctx.signal.addEventListener('abort', stop, { once: true });
+
+    let conversationId = previous.conversationId;
+    let usage: AgentUsage | undefined;
+    let ending: { result: ResultMessage; errorSubtype?: string } | undefined;
+    let recording: Promise<void> = Promise.resolve();
+    let queued = 0;
+
+    async function append(message: AssistantMessage): Promise<void> {
+      try {
+        await ctx.sink.assistant(message);
+      } catch (err) {
+        if (!(err instanceof MessageTooLargeError)) throw err;
+        await ctx.sink.assistant(
+          notice(
+            `A message of ${mib(err.bytes)} was left out: a session keeps messages up to 16 MiB.`,
+            'error',
+          ),
+        );
+      }
+    }
+
+    async function record(event: AgentEvent): Promise<void> {
+      switch (event.kind) {
+        case 'assistant': {
+          const message: AssistantMessage = { type: 'assistant', message: { content: event.content } };
+          if (event.parentToolUseId !== undefined) message.parent_tool_use_id = event.parentToolUseId;
+          return append(message);
+        }
+        case 'notice':
+          return append(notice(event.text, event.level));
+        case 'tasks':
+          return ctx.sink.tasks(event.tasks);
+        case 'conversation':
+          conversationId = event.id;
+          return runs.conversation(sessionId, event.id);
+        case 'usage':
+          // Each report holds the run's totals so far.
+          usage = { ...event.usage };
+          if (usage.costUsd !== undefined) usage.costUsd = roundDollars(usage.costUsd);
+          return;
+        case 'result':
+          ending = event.errorSubtype === undefined ? { result: event.result } : event;
+          return;
+      }
+    }
+
+    function enqueue(events: AgentEvent[]): void {
+      for (const event of events) {
+        queued += 1;
+        if (queued > QUEUE_HIGH_WATER) child.stdout.pause();
+        // In order, one at a time: each is a durable write.
+        recording = recording.then(async () => {
+          await record(event);
+          queued -= 1;
+          if (queued <= QUEUE_HIGH_WATER / 2 && child.stdout.isPaused()) child.stdout.resume();
+        });
+      }
+    }
+
+    const lineMax = options.lineMaxBytes ?? LINE_MAX_BYTES;
+    const reading = splitLines(child.stdout, lineMax, {
+      line: (text) => enqueue(parser.line(text)),
+      oversize: (bytes) =>
+        enqueue([
+          {
+            kind: 'notice',
+            level: 'error',
+            text: `A line of output of ${mib(bytes)} was skipped: lines are read up to ${mib(lineMax)}.`,
+          },
+        ]),
+    }).catch(() => undefined);
+    const exit = await new Promise<{ code: number | null; error?: Error }>((resolve) => {
+      child.on('error', (error) => resolve({ code: null, error }));
+      child.on('close', (code) => resolve({ code }));
+    });
+    clearTimeout(timer);
+    ctx.signal.removeEventListener('abort', stop);
+    await reading;
+    // Tool calls and tasks left open are closed, however the run ended.
+    enqueue(parser.end());
+    await recording;
+    if (usage) await runs.finished(sessionId, { conversationId, usage });
+    if (ctx.signal.aborted) throw new RunAborted();
+
+    const elapsed = Date.now() - started;
+    const tail = stderr.trim();
+    const withTail = (text: string) => (tail ? `${text}\n\n${tail}` : text);
+    let result: ResultMessage;
+    if (exit.error) {
+      result = resultMessage(false, `${spec.name} could not start: ${exit.error.message}`, elapsed, 0);
+    } else if (timedOut) {
+      result = resultMessage(
+        false,
+        withTail(
+          `${spec.name} did not finish within ${Math.round(options.timeoutMs / 1000)} s and was stopped.`,
+        ),
+        elapsed,
+        0,
+      );
+      result.error_subtype = 'timeout';
+    } else if (ending) {
+      result = { ...ending.result };
+      if (ending.errorSubtype !== undefined) result.error_subtype = ending.errorSubtype;
+      // A CLI that reports no duration (Codex) gets the run's own.
+      if (result.duration_ms === 0) result.duration_ms = elapsed;
+    } else if (exit.code === 0) {
+      result = resultMessage(true, `${spec.name} finished without a result.`, elapsed, 0);
+    } else {
+      result = resultMessage(false, withTail(`${spec.name} exited with code ${exit.code}.`), elapsed, 0);
+    }
+    if (usage) result.usage = usage;
+    return { result };
+  }
+
+  async function sandbox(ctx: RunContext, signal?: AbortSignal): Promise<string> {
+    const branch = branchName(ctx.session.title, ctx.session.id);
+    await prepareSandbox({
+      dir: ctx.sandboxDir,
+      repoUrl: ctx.session.repoUrl,
+      baseBranch: ctx.session.baseBranch,
+      branch,
+      ...(signal ? { signal } : {}),
+      env: options.env,
+    });
+    return branch;
+  }
+
+  return {
+    kind: spec.kind,
+    async start(ctx, prompt) {
+      const branch = await sandbox(ctx, ctx.signal);
+      if (ctx.session.repoUrl) await ctx.sink.branch(branch);
+      return run(ctx, prompt ?? ctx.session.title);
+    },
+    async followUp(ctx, text) {
+      await sandbox(ctx);
+      return run(ctx, text);
+    },
+  };
+}

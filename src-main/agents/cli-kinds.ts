@@ -1,0 +1,55 @@
+import type { AgentCommand, AgentCommandInput } from './agent-command.js';
+import type { AgentParser, AgentUsage } from './agent-events.js';
+import { claudeCodeCommand } from './claude-code/command.js';
+import { createClaudeCodeParser } from './claude-code/parse.js';
+import { codexCommand } from './codex/command.js';
+import { createCodexParser } from './codex/parse.js';
+import { geminiCommand } from './gemini/command.js';
+import { createGeminiParser } from './gemini/parse.js';
+
+export type CliKind = 'claude-code' | 'codex' | 'gemini';
+export const CLI_KINDS: readonly CliKind[] = ['claude-code', 'codex', 'gemini'];
+
+/** What Session Desk knows about one agent CLI: how to find it, run it and read it. */
+export interface CliKindSpec {
+  kind: CliKind;
+  name: string;
+  /** The program looked up on PATH. */
+  program: string;
+  /** Names the program's path instead of PATH. */
+  envVar: string;
+  command(input: AgentCommandInput): AgentCommand;
+  /** `usageBefore`: the resumed conversation's earlier usage, for CLIs that report running totals. */
+  parser(options: { usageBefore?: AgentUsage }): AgentParser;
+}
+
+export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
+  'claude-code': {
+    kind: 'claude-code',
+    name: 'Claude Code',
+    program: 'claude',
+    envVar: 'SESSIONDESK_CLAUDE_BIN',
+    command: claudeCodeCommand,
+    parser: () => createClaudeCodeParser(),
+  },
+  codex: {
+    kind: 'codex',
+    name: 'Codex',
+    program: 'codex',
+    envVar: 'SESSIONDESK_CODEX_BIN',
+    command: codexCommand,
+    parser: (options) => createCodexParser(options),
+  },
+  gemini: {
+    kind: 'gemini',
+    name: 'Gemini CLI',
+    program: 'gemini',
+    envVar: 'SESSIONDESK_GEMINI_BIN',
+    command: geminiCommand,
+    parser: () => createGeminiParser(),
+  },
+};
+
+export function isCliKind(kind: string): kind is CliKind {
+  return (CLI_KINDS as readonly string[]).includes(kind);
+}

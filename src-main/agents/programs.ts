@@ -1,0 +1,89 @@
+import { spawn } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join } from 'node:path';
+import type { AgentKindInfo } from '../../src-shared/accounts.js';
+import { CLI_KIND_SPECS, CLI_KINDS, type CliKind } from './cli-kinds.js';
+
+/** Where a CLI kind's program is, or why it is not there. */
+export type Located = { found: true; path: string } | { found: false; problem: string };
+
+function isExecutableFile(path: string): boolean {
+  try {
+    if (!statSync(path).isFile()) return false;
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Finds a CLI kind's program: the path its environment variable names (which must exist), else
+ * the first executable of that name on PATH, as a shell would find it.
+ */
+export function locateProgram(kind: CliKind, env: NodeJS.ProcessEnv): Located {
+  const spec = CLI_KIND_SPECS[kind];
+  const configured = env[spec.envVar]?.trim();
+  if (configured) {
+    if (!isAbsolute(configured))
+      return { found: false, problem: `${spec.envVar} must be an absolute path, not "${configured}".` };
+    return isExecutableFile(configured)
+      ? { found: true, path: configured }
+      : { found: false, problem: `${spec.envVar} names ${configured}, which is not an executable file.` };
+  }
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, spec.program);
+    if (isExecutableFile(candidate)) return { found: true, path: candidate };
+  }
+  return {
+    found: false,
+    problem: `${spec.name} (\`${spec.program}\`) was not found on the server's PATH; install it or set ${spec.envVar} to its path.`,
+  };
+}
+
+const VERSION_TIMEOUT_MS = 10_000;
+const VERSION_PATTERN = /\d+\.\d+(?:\.\d+)?(?:[-+][\w.]+)?/u;
+
+/** The version a program prints for `--version` (a Node CLI can take a few seconds), or undefined. */
+export function programVersion(path: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    let output = '';
+    const child = spawn(path, ['--version'], {
+      env,
+      stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: VERSION_TIMEOUT_MS,
+    });
+    child.stdout.on('data', (d: Buffer) => {
+      if (output.length < 4096) output += d.toString();
+    });
+    child.on('error', () => resolve(undefined));
+    child.on('close', (code) => resolve(code === 0 ? VERSION_PATTERN.exec(output)?.[0] : undefined));
+  });
+}
+
+/** Every agent kind as this server sees it, for the Settings page. */
+export async function describeAgentKinds(env: NodeJS.ProcessEnv): Promise<AgentKindInfo[]> {
+  const cli = await Promise.all(
+    CLI_KINDS.map(async (kind): Promise<AgentKindInfo> => {
+      const spec = CLI_KIND_SPECS[kind];
+      const located = locateProgram(kind, env);
+      const info: AgentKindInfo = {
+        kind,
+        name: spec.name,
+        simulated: false,
+        program: spec.program,
+        envVar: spec.envVar,
+        found: located.found,
+      };
+      if (!located.found) return { ...info, problem: located.problem };
+      const version = await programVersion(located.path, env);
+      return { ...info, path: located.path, ...(version ? { version } : {}) };
+    }),
+  );
+  return [
+    { kind: 'demo', name: 'Demo agent (simulated)', simulated: true, found: true },
+    { kind: 'command', name: 'Custom command', simulated: false, found: true },
+    ...cli,
+  ];
+}

@@ -1,0 +1,29 @@
+import type { AgentKind } from '../../../src-shared/constants';
+import type { Usage } from '../../../src-shared/sessions';
+
+export const AGENT_NAMES: Record<AgentKind, string> = {
+  demo: 'Demo agent',
+  command: 'Custom command',
+  'claude-code': 'Claude Code',
+  codex: 'Codex',
+  gemini: 'Gemini CLI',
+};
+
+const tokens = new Intl.NumberFormat('en', { notation: 'compact', maximumFractionDigits: 1 });
+
+/** "12.3K in · 1.2K out" (input counts cached tokens too), and the cost when there is one. */
+export function usageText(usage: Usage): string {
+  const input = usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
+  const text = `${tokens.format(input)} in · ${tokens.format(usage.outputTokens)} out`;
+  return usage.costUsd === undefined ? text : `${text} · ${costText(usage.costUsd)}`;
+}
+
+/** Dollars with cents, or to a tenth of a cent below one cent. */
+export function costText(usd: number): string {
+  return usd > 0 && usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+}
+
+/** Cache reads and writes, for a tooltip. */
+export function usageDetail(usage: Usage): string {
+  return `Input ${usage.inputTokens}, cache read ${usage.cacheReadTokens}, cache write ${usage.cacheWriteTokens}, output ${usage.outputTokens} tokens, summed over the session's runs`;
+}

@@ -1,0 +1,49 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startServe } from '../helpers/cli.js';
+import { installRecordedClis } from '../helpers/recorded-clis.js';
+import { seedDataDir } from '../helpers/seed.js';
+import { tempDir } from '../helpers/server.js';
+import { expect, signIn, test } from './fixtures.js';
+
+test('a demo session is labelled simulated in the list and on its page', async ({ page, seeded }) => {
+  await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
+  await page.keyboard.press('n');
+  await page.getByLabel('Prompt').fill('Tidy the changelog');
+  await page.getByRole('button', { name: 'Start session' }).click();
+  await expect(page.getByRole('heading', { name: 'Tidy the changelog', level: 1 })).toBeVisible();
+  await expect(page.getByRole('definition').filter({ hasText: 'Simulated' })).toBeVisible();
+  await page.getByRole('link', { name: 'Sessions' }).first().click();
+  await expect(page.getByRole('link', { name: /Tidy the changelog/ })).toContainText('Simulated');
+});
+
+test('choose Claude Code in Settings, run a session and see its agent and cost', async ({ page }) => {
+  const bin = installRecordedClis(mkdtempSync(join(tmpdir(), 'e2e-clis-')));
+  const dataDir = tempDir('sessiondesk-e2e-');
+  const data = await seedDataDir(dataDir);
+  const server = await startServe(dataDir, ['--log-level', 'warn'], {
+    PATH: `${bin}:${process.env.PATH ?? ''}`,
+  });
+  try {
+    await signIn(page, server.url, data.email, data.password);
+    await page.goto(`${server.url}/settings/agent`);
+    const claude = page.getByLabel(/Claude Code/);
+    await expect(page.getByText(/Claude Code \(version 2\.1\.330,/)).toBeVisible();
+    await claude.check();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect(page.getByText('Set for this workspace.')).toBeVisible();
+
+    await page.getByRole('link', { name: 'New session' }).click();
+    await page.getByLabel('Prompt').fill('Remember the colour. scenario:resume');
+    await page.getByRole('button', { name: 'Start session' }).click();
+    await expect(page.getByText('Remembered: the colour is teal.').first()).toBeVisible();
+    await expect(page.getByRole('definition').filter({ hasText: 'Claude Code' })).toBeVisible();
+    await expect(page.getByRole('definition').filter({ hasText: '80 in · 9 out · $0.0004' })).toBeVisible();
+    await expect(page.getByText('Simulated')).toHaveCount(0);
+  } finally {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(bin, { recursive: true, force: true });
+  }
+});
