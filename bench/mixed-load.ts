@@ -9,7 +9,8 @@ import { createRepositories } from '../src-main/store/repositories.js';
 import { Store } from '../src-main/store/store.js';
 import { seedWorkspace } from './seed.js';
 import {
-  BALLAST_COMMAND,
+  ballastTitle,
+  insertBallastSession,
   DEFAULT_SNAPSHOT_AFTER_BYTES,
   generations,
   JOURNAL_FILE,
@@ -356,7 +357,7 @@ async function prepareExtra(dataDir: string, organizationId: string) {
     await accounts.createUser({ email: EMAIL, name: 'Load Tester', password: PASSWORD });
     await accounts.addMember({ organizationId, email: EMAIL });
     const ballast = await accounts.createWorkspace({ name: 'Load ballast', ownerEmail: EMAIL });
-    return { ballastId: ballast.organizationId };
+    return { ballastSessionId: await insertBallastSession(store, ballast.organizationId, EMAIL) };
   } finally {
     await store.close();
   }
@@ -397,7 +398,7 @@ async function main(): Promise<void> {
       spanDays: 90,
       progress,
     });
-    const { ballastId } = await prepareExtra(dataDir, seeded.organizationId);
+    const { ballastSessionId } = await prepareExtra(dataDir, seeded.organizationId);
     const databaseMB = r1(seeded.snapshot.bytes / MB);
 
     progress(`starting sessiondesk serve (database ${databaseMB} MB, demo agent pace ${options.paceMs} ms)`);
@@ -427,14 +428,15 @@ async function main(): Promise<void> {
 
     // The journal to just under the snapshot threshold, so the run's own writes start one.
     const target = options.snapshotAfterBytes - options.snapshotMarginBytes;
+    let renames = 0;
     const ballastPut = async () => {
-      const answer = await fetch(`${url}/api/workspaces/${ballastId}/agent`, {
-        method: 'PUT',
+      const answer = await fetch(`${url}/api/sessions/${ballastSessionId}`, {
+        method: 'PATCH',
         headers: { cookie, origin: url, 'content-type': 'application/json' },
-        body: JSON.stringify({ agent: 'command', command: BALLAST_COMMAND }),
+        body: JSON.stringify({ title: ballastTitle((renames += 1)) }),
       });
       await answer.arrayBuffer();
-      if (answer.status !== 200) throw new Error(`ballast PUT answered ${answer.status}`);
+      if (answer.status !== 200) throw new Error(`ballast rename answered ${answer.status}`);
     };
     const generationBefore = journalBytes(dataDir).generation;
     progress(

@@ -14,6 +14,7 @@ import { availableParallelism, cpus, loadavg, platform, release, tmpdir, totalme
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createAccounts } from '../src-main/accounts/accounts.js';
+import { newId } from '../src-main/accounts/secrets.js';
 import { silentLogger, systemClock } from '../src-main/clock.js';
 import { LOCK_FILE } from '../src-main/store/lock.js';
 import { createRepositories } from '../src-main/store/repositories.js';
@@ -44,7 +45,38 @@ const CLI = join(ROOT, 'bin', 'sessiondesk.js');
 const EMAIL = 'soak@bench.test';
 const PASSWORD = 'soak password, not secret';
 /** 50 arguments of 1,000 three-byte characters: about 150 KB per journal record. */
-export const BALLAST_COMMAND = Array.from({ length: 50 }, (_, i) => `${i % 10}${'€'.repeat(999)}`);
+/** Titles of the longest length an update takes, so each rename adds as much as one can. */
+export const ballastTitle = (n: number) => `Ballast ${n} ${'€'.repeat(190)}`.slice(0, 200);
+
+/**
+ * A session renamed over and over to grow the journal toward a snapshot (message bodies no
+ * longer pass through the journal: they go to transcripts).
+ */
+export async function insertBallastSession(
+  store: Store,
+  workspaceId: string,
+  email: string,
+): Promise<string> {
+  const repos = createRepositories(store.db);
+  const author = repos.users.findByEmail(email);
+  if (!author) throw new Error(`no user ${email}`);
+  const id = newId('session');
+  const at = new Date().toISOString();
+  await store.write(() => {
+    repos.sessions.insert({
+      id,
+      workspaceId,
+      authorId: author.id,
+      title: 'Ballast',
+      model: 'claude-opus-4-6',
+      createdAt: at,
+      baseBranch: 'main',
+    });
+    // Finished: no agent works on it, so no check takes it for one left active.
+    repos.sessions.update(id, { status: 'completed' }, at);
+  });
+  return id;
+}
 /** The store's default (src-main/store/store.ts); `serve` has no option for it. */
 export const DEFAULT_SNAPSHOT_AFTER_BYTES = 64 * 1024 * 1024;
 export const SNAPSHOT_FILE = /^snapshot-(\d{12})\.db$/u;
@@ -187,7 +219,8 @@ async function prepare(dataDir: string) {
     const main = await accounts.createWorkspace({ name: 'Soak', ownerEmail: EMAIL });
     const ballast = await accounts.createWorkspace({ name: 'Soak ballast', ownerEmail: EMAIL });
     const { key } = await accounts.createKey({ organizationId: main.organizationId, label: 'soak' });
-    return { organizationId: main.organizationId, ballastId: ballast.organizationId, key };
+    const ballastSessionId = await insertBallastSession(store, ballast.organizationId, EMAIL);
+    return { organizationId: main.organizationId, ballastId: ballast.organizationId, ballastSessionId, key };
   } finally {
     await store.close();
   }
@@ -340,7 +373,13 @@ async function checkDatabase(
   ledger: Tracked[],
   where: string,
   result: SoakResult,
-  expect: { ballastWritten: boolean; ballastId: string; organizationId: string; noActive: boolean },
+  expect: {
+    ballastWritten: boolean;
+    ballastId: string;
+    ballastTitles: Set<string>;
+    organizationId: string;
+    noActive: boolean;
+  },
 ): Promise<string[]> {
   const db = store.db;
   const problems: string[] = [];
@@ -408,11 +447,12 @@ async function checkDatabase(
          AND s.author_id = wp.user_id AND s.status = 'active')`,
   );
   if (expect.ballastWritten) {
-    rule(
-      'acknowledged agent setting(s) of the ballast workspace missing',
-      "SELECT 1 - count(*) FROM workspace_settings WHERE workspace_id = ? AND agent = 'command'",
-      [expect.ballastId],
+    const title = String(
+      db.first('SELECT title FROM sessions WHERE workspace_id = ?', [expect.ballastId])?.[0],
     );
+    if (!expect.ballastTitles.has(title)) {
+      problems.push(`${where}: the ballast session's title is not one the ballast wrote`);
+    }
   }
   for (const t of ledger) {
     const row = db.first('SELECT title FROM sessions WHERE id = ?', [t.id]);
@@ -498,6 +538,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   let server: Server | null = null;
   let cookie = '';
   let ballastWritten = false;
+  /** Every title the ballast sent: acknowledged or cut off, one of them is the one kept. */
+  const ballastTitles = new Set<string>();
 
   try {
     const setup = await prepare(dataDir);
@@ -505,6 +547,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const expectations = (noActive = false) => ({
       ballastWritten,
       ballastId: setup.ballastId,
+      ballastTitles,
       organizationId: setup.organizationId,
       noActive,
     });
@@ -751,11 +794,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       const ballast = async () => {
         while (!stopping) {
           try {
-            const answer = await request('PUT', `/api/workspaces/${setup.ballastId}/agent`, 'cookie', {
-              agent: 'command',
-              command: BALLAST_COMMAND,
+            const title = ballastTitle(result.acknowledged.ballastPuts + ballastTitles.size);
+            ballastTitles.add(title);
+            const answer = await request('PATCH', `/api/sessions/${setup.ballastSessionId}`, 'cookie', {
+              title,
             });
-            expectStatus('ballast PUT', answer.status, 200, answer.json);
+            expectStatus('ballast rename', answer.status, 200, answer.json);
             ballastWritten = true;
             result.acknowledged.ballastPuts += 1;
           } catch (err) {
@@ -795,7 +839,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         // (a random point in about the time one takes), the others just after it.
         for (let b = 0; b < 4; b += 1) loops.push(ballast());
         const journalPath = join(dataDir, `journal-${String(journalAtStart).padStart(12, '0')}.log`);
-        const nearly = snapshotAfterBytes - 4 * 1024 * 1024;
+        const nearly = snapshotAfterBytes - Math.min(4 * 1024 * 1024, snapshotAfterBytes / 4);
         const watchSize = setInterval(() => {
           let size: number;
           try {

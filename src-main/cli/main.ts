@@ -127,6 +127,17 @@ async function serve(args: string[]): Promise<void> {
     throw new CliError(err instanceof Error ? err.message : String(err));
   }
 
+  const snapshotAfter = process.env.SESSIONDESK_SNAPSHOT_AFTER_BYTES?.trim();
+  const snapshotAfterBytes = snapshotAfter ? Number(snapshotAfter) : undefined;
+  if (
+    snapshotAfterBytes !== undefined &&
+    !(Number.isInteger(snapshotAfterBytes) && snapshotAfterBytes >= 65536)
+  ) {
+    throw new CliError(
+      `SESSIONDESK_SNAPSHOT_AFTER_BYTES must be a whole number of bytes, at least 65536, not "${snapshotAfter}"`,
+    );
+  }
+
   // Start-up notes (migrations applied and the like) are info: shown only when asked for.
   const logger: Logger = level === 'info' ? stderrLogger : { ...stderrLogger, info: () => undefined };
   const server = await startServer({
@@ -140,6 +151,7 @@ async function serve(args: string[]): Promise<void> {
     logger,
     log: { level, stream: process.stderr },
     version: version(),
+    ...(snapshotAfterBytes === undefined ? {} : { snapshotAfterBytes }),
   });
   print(`Session Desk is running at ${server.url}`);
   print(`Data directory: ${dataDir}`);

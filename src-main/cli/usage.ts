@@ -39,7 +39,8 @@ writes it to DIR/server.json. Only loopback hosts are allowed. A port in use is 
 Environment: SESSIONDESK_AGENT_COMMAND (the agent CLI for workspaces without their own
 setting), SESSIONDESK_AGENT_ENV (more variables agents may see, beyond the allow-list),
 SESSIONDESK_SANDBOX_DIR, SESSIONDESK_DEMO_PACE_MS (the demo agent's pause between steps,
-default 700).`,
+default 700), SESSIONDESK_SNAPSHOT_AFTER_BYTES (snapshot once the journals pass this, default
+64 MiB).`,
   'user create': `Usage: sessiondesk user create --email E --name N --password P [--image-url U] [--data-dir DIR]
 
 Creates a local user who can sign in to the dashboard. Prints the user id.

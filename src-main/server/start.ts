@@ -36,6 +36,8 @@ export interface StartOptions {
   agents?: AgentConfig;
   /** Create the demo workspace (once) before listening. */
   demo?: boolean;
+  /** Snapshot once the journals a start would replay pass this (the store's default: 64 MiB). */
+  snapshotAfterBytes?: number;
 }
 
 export interface RunningServer {
@@ -91,7 +93,12 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   let store: Store;
   try {
     secureDataDir(options.dataDir, options.logger);
-    store = await Store.open({ dataDir: options.dataDir, clock: options.clock, logger: options.logger });
+    store = await Store.open({
+      dataDir: options.dataDir,
+      clock: options.clock,
+      logger: options.logger,
+      ...(options.snapshotAfterBytes === undefined ? {} : { snapshotAfterBytes: options.snapshotAfterBytes }),
+    });
   } catch (err) {
     await release(reserved);
     throw err;
