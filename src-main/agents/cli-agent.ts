@@ -25,8 +25,13 @@ export interface CliRunStore {
 
 export interface CliAgentOptions {
   spec: CliKindSpec;
-  /** The environment the program is found in (PATH, its path variable) and runs with. */
+  /** The environment the program runs with: the agents' allow-listed one. */
   env: NodeJS.ProcessEnv;
+  /**
+   * Where the program is looked up (PATH, and its SESSIONDESK_*_BIN variable): the server's
+   * own environment, which agents never see whole. `env` when unset.
+   */
+  lookupEnv?: NodeJS.ProcessEnv;
   timeoutMs: number;
   runs: CliRunStore;
   /** Longest output line read; longer ones are skipped with a notice. */
@@ -71,7 +76,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
   async function run(ctx: RunContext, prompt: string): Promise<RunOutcome> {
     const started = Date.now();
     const sessionId = ctx.session.id;
-    const located = locateProgram(spec.kind, options.env);
+    const located = locateProgram(spec.kind, options.lookupEnv ?? options.env);
     if (!located.found) return { result: resultMessage(false, located.problem, 0, 0) };
     if (ctx.signal.aborted) throw new RunAborted();
 

@@ -125,6 +125,7 @@ export class AgentHost {
       return createCliAgent({
         spec: CLI_KIND_SPECS[own.agent],
         env: this.agentEnvironment(),
+        lookupEnv: this.deps.config.env ?? process.env,
         timeoutMs,
         runs: createCliRunStore(own.agent, this.deps.service, this.deps.repos),
       });

@@ -25,8 +25,10 @@ afterEach(async () => {
 async function serverWith(kind: string, env: NodeJS.ProcessEnv = {}) {
   dir = installRecordedClis(mkdtempSync(join(tmpdir(), 'cli-agents-')));
   const log = join(dir, 'calls.jsonl');
+  // The player's own variables reach it only when named, as any beyond the allow-list.
   const s = await startTestServer({
     agentEnv: { PATH: `${dir}:${process.env.PATH ?? ''}`, RECORDED_CLI_LOG: log, ...env },
+    agentEnvNames: ['RECORDED_CLI_LOG', ...Object.keys(env)],
   });
   server = s;
   const owner = await seedWorkspace(s);
@@ -34,7 +36,7 @@ async function serverWith(kind: string, env: NodeJS.ProcessEnv = {}) {
     agent: kind,
   });
   expect(put.status, await put.clone().text()).toBe(200);
-  expect(await put.json()).toEqual({ settings: { agent: kind }, source: 'workspace' });
+  expect(await put.json()).toEqual({ settings: { agent: kind }, source: 'workspace', commands: [] });
   const calls = () =>
     readFileSync(log, 'utf8')
       .trim()
