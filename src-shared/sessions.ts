@@ -170,6 +170,11 @@ export const ListSessionsResponseSchema = z.object({
     .string()
     .optional()
     .describe('Present when `limit` was given and more sessions follow: pass it as `cursor`.'),
+  total: z
+    .number()
+    .int()
+    .optional()
+    .describe('Present when `limit` was given: how many sessions match the filters, on every page.'),
 });
 export type ListSessionsResponse = z.infer<typeof ListSessionsResponseSchema>;
 

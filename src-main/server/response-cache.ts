@@ -4,6 +4,8 @@ import type { Store } from '../store/store.js';
 export interface ListPageText {
   sessions: string;
   nextCursor?: string;
+  /** With a limit: how many sessions match the filters. */
+  total?: number;
 }
 
 /** What an entry costs besides its answer and key: the Map slot and the entry's objects. */

@@ -186,6 +186,36 @@ export function messageText(message: Message): string | null {
   return text.trim() === '' ? null : text;
 }
 
+/** The WHERE terms (and their parameters) of a workspace's sessions matching the filters. */
+function filterClause(workspaceId: string, filters: ListFilters): { where: string[]; params: Params } {
+  const where = ['s.workspace_id = ?'];
+  const params: Params = [workspaceId];
+  if (filters.status) {
+    where.push('s.status = ?');
+    params.push(filters.status);
+  }
+  if (filters.repository) {
+    const wanted = repositoryFilter(filters.repository);
+    if ('owner' in wanted) {
+      where.push('instr(lower(s.repository), ?) = 1');
+      params.push(`${wanted.owner}/`);
+    } else {
+      where.push('lower(s.repository) = ?');
+      params.push(wanted.repository);
+    }
+  }
+  if (filters.authorId) {
+    where.push('s.author_id = ?');
+    params.push(filters.authorId);
+  }
+  if (filters.q) {
+    where.push('(instr(lower(s.title), ?) > 0 OR instr(lower(s.first_message), ?) > 0)');
+    const q = filters.q.toLowerCase();
+    params.push(q, q);
+  }
+  return { where, params };
+}
+
 /**
  * Sessions, their messages and tasks. Every method that writes one calls `db.changed(id)`
  * first, which is how caches of a session's full form (GET one session) learn to drop it.
@@ -475,31 +505,7 @@ export function createSessionsRepository(db: Db) {
       filters: ListFilters,
       page: { limit?: number; after?: ListPosition },
     ): SessionRow[] {
-      const where = ['s.workspace_id = ?'];
-      const params: Params = [workspaceId];
-      if (filters.status) {
-        where.push('s.status = ?');
-        params.push(filters.status);
-      }
-      if (filters.repository) {
-        const wanted = repositoryFilter(filters.repository);
-        if ('owner' in wanted) {
-          where.push('instr(lower(s.repository), ?) = 1');
-          params.push(`${wanted.owner}/`);
-        } else {
-          where.push('lower(s.repository) = ?');
-          params.push(wanted.repository);
-        }
-      }
-      if (filters.authorId) {
-        where.push('s.author_id = ?');
-        params.push(filters.authorId);
-      }
-      if (filters.q) {
-        where.push('(instr(lower(s.title), ?) > 0 OR instr(lower(s.first_message), ?) > 0)');
-        const q = filters.q.toLowerCase();
-        params.push(q, q);
-      }
+      const { where, params } = filterClause(workspaceId, filters);
       if (page.after) {
         where.push('(s.created_at < ? OR (s.created_at = ? AND s.id < ?))');
         params.push(page.after.createdAt, page.after.createdAt, page.after.id);
@@ -511,6 +517,12 @@ export function createSessionsRepository(db: Db) {
         params.push(page.limit);
       }
       return db.all(sql, params).map(toSessionRow);
+    },
+
+    /** How many sessions of the workspace match the filters (the list's total). */
+    count(workspaceId: string, filters: ListFilters): number {
+      const { where, params } = filterClause(workspaceId, filters);
+      return num(db.first(`SELECT count(*) FROM sessions s WHERE ${where.join(' AND ')}`, params)?.[0] ?? 0);
     },
 
     /**

@@ -98,4 +98,24 @@ describe('paging with limit and cursor', () => {
     } while (cursor);
     expect(statusPages).toEqual((await page('status=completed')).sessions.map((s) => s.id));
   });
+
+  it('says how many sessions match on every page, with the filters, and only with a limit', async () => {
+    const all = (await page('')).sessions.length;
+    expect(all).toBeGreaterThanOrEqual(45);
+    const first = await page('limit=10');
+    expect(first.total).toBe(all);
+    const second = await page(`limit=10&cursor=${encodeURIComponent(first.nextCursor!)}`);
+    expect(second.total).toBe(all);
+    const matching = (await page('q=s1')).sessions.length;
+    expect(matching).toBeGreaterThanOrEqual(11); // s1, s10 … s19
+    expect((await page('limit=10&q=s1')).total).toBe(matching);
+    expect((await page('limit=10&status=failed')).total).toBe(0);
+    expect((await page('')).total).toBeUndefined();
+    // A new session counts at once (the cached page is dropped with the change).
+    await createSession(server, owner.user.cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'late',
+    });
+    expect((await page('limit=10')).total).toBe(all + 1);
+  });
 });

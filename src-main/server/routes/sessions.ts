@@ -153,12 +153,16 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
         const sessions: SessionSummary[] = rows.map((row) => toSummary(row, 'both'));
         page = { sessions: JSON.stringify(sessions) };
         if (more) page.nextCursor = encodeCursor(rows[rows.length - 1] as SessionRow);
+        // Counted with the page, and dropped with it by any change to a session.
+        if (limit !== undefined)
+          page.total = repos.sessions.count(workspaceId, { status, repository, authorId, q });
         caches.lists.set(key, workspaceId, page);
       }
       // The stats move with the clock, so they are never cached.
       const stats: Stats = repos.sessions.stats(workspaceId, clock.now());
       const cursorJson =
-        page.nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(page.nextCursor)}`;
+        (page.nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(page.nextCursor)}`) +
+        (page.total === undefined ? '' : `,"total":${page.total}`);
       // Built from typed rows; skipping re-validation keeps a 10,000-session list fast.
       return sendJsonText(
         reply,

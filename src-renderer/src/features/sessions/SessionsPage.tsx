@@ -265,7 +265,7 @@ export function SessionsPage() {
                 {first === null
                   ? `${count} older sessions`
                   : `Page ${pageNumber} · ${first}–${first + count - 1}${
-                      page.data?.nextCursor ? '' : ` of ${first + count - 1}`
+                      page.data?.total === undefined ? '' : ` of ${page.data.total}`
                     }`}
               </span>
               <button
