@@ -1,3 +1,4 @@
+import { writeNamedCommands } from '../../src-main/agents/named-commands.js';
 import { PASSWORD } from '../helpers/server.js';
 import { expect, signIn, test } from './fixtures.js';
 
@@ -75,17 +76,20 @@ test('the API page copies its examples, including stop, follow-up and live event
   );
 });
 
-test('the agent command is a multi-line field', async ({ page, seeded }) => {
+test('a command the administrator defined is chosen by name, and takes any model', async ({
+  page,
+  seeded,
+}) => {
+  await writeNamedCommands(seeded.server.dataDir, { 'my-agent': ['my-agent', '--json'] });
   await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
   await page.getByRole('link', { name: 'Agent', exact: true }).click();
-  await page.getByLabel('A local agent command').check();
-  const command = page.getByLabel('Command', { exact: true });
-  await expect(command).toHaveJSProperty('tagName', 'TEXTAREA');
-  await command.fill('[\n  "my-agent",\n  "{prompt}"\n]');
+  await page.getByLabel('A local agent command the administrator defined').check();
+  await expect(page.getByRole('combobox', { name: 'Command', exact: true })).toHaveValue('my-agent');
+  await expect(page.getByText('my-agent --json')).toBeVisible();
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByText('Saved. New sessions and follow-ups use it.')).toBeVisible();
   await page.reload();
-  await expect(page.getByLabel('Command', { exact: true })).toHaveValue('[\n  "my-agent",\n  "{prompt}"\n]');
+  await expect(page.getByRole('combobox', { name: 'Command', exact: true })).toHaveValue('my-agent');
 
   // A local command takes any model name: the form offers a list and free entry.
   await page.getByRole('link', { name: 'New session', exact: true }).first().click();
