@@ -29,6 +29,8 @@ describe('the demo workspace', () => {
       try {
         const server = await startServe(dataDir, ['--demo', '--log-level', 'warn']);
         await expect.poll(() => server.stdout()).toContain(`organizationId ${DEMO.organizationId}`);
+        // Printed on the next line, which may arrive in a later chunk.
+        await expect.poll(() => server.stdout()).toContain('Demo sign-in:');
         const password = /Demo sign-in: demo@sessiondesk\.local \/ (\S+)/u.exec(server.stdout())?.[1];
         // Random, made with the demo: never the password earlier versions published.
         expect(password).toMatch(/^[\w-]{16,}$/u);
