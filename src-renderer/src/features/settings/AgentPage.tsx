@@ -26,9 +26,9 @@ function CliChoice({
 }) {
   const detail = info.found
     ? `${info.version ? `version ${info.version}, ` : ''}${info.path ?? ''}`
-    : (info.problem ?? 'Not installed');
+    : (info.problem ?? 'Not installed').replaceAll('`', '');
   return (
-    <label className="checkbox">
+    <label className="checkbox cli-choice">
       <input
         type="radio"
         name="agent"
@@ -37,7 +37,7 @@ function CliChoice({
         disabled={!info.found && !checked}
         onChange={onChoose}
       />{' '}
-      {info.name} <span className="muted small">({detail})</span>
+      <span className="cli-choice-name">{info.name}</span> <span className="muted small">({detail})</span>
     </label>
   );
 }
