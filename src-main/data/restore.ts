@@ -81,11 +81,12 @@ async function isSqliteFile(path: string): Promise<boolean> {
 async function unpackArchive(inputPath: string, dataDir: string): Promise<Buffer> {
   const dir = join(dataDir, TRANSCRIPTS_DIR);
   await realFiles.mkdir(dir);
-  let current: FileHandle | null = null;
+  // Entries come one after another: a transcript is complete when the next one starts.
+  const open: { handle: FileHandle | null } = { handle: null };
   const finish = async () => {
-    if (!current) return;
-    const handle = current;
-    current = null;
+    const { handle } = open;
+    if (!handle) return;
+    open.handle = null;
     try {
       await realFiles.datasync(handle);
     } finally {
@@ -97,23 +98,23 @@ async function unpackArchive(inputPath: string, dataDir: string): Promise<Buffer
       createReadStream(inputPath) as AsyncIterable<Buffer>,
       (sessionId) => {
         let position = 0;
-        let opened: Promise<void> | null = null;
+        let opened: Promise<FileHandle> | null = null;
         return async (piece) => {
-          // Entries come one after another: the previous file is complete when this one starts.
           opened ??= finish().then(async () => {
-            current = await realFiles.open(transcriptPath(dataDir, sessionId), 'wx');
+            open.handle = await realFiles.open(transcriptPath(dataDir, sessionId), 'wx');
+            return open.handle;
           });
-          await opened;
-          await realFiles.write(current as unknown as FileHandle, piece, position);
+          await realFiles.write(await opened, piece, position);
           position += piece.length;
         };
       },
     );
     await finish();
-    await realFiles.syncDirOf(join(dir, 'x'));
+    // syncDirOf takes a path inside the directory it makes durable: here, every transcript's name.
+    await realFiles.syncDirOf(join(dir, 'any'));
     return checked.database;
   } finally {
-    await (current as FileHandle | null)?.close().catch(() => undefined);
+    await open.handle?.close().catch(() => undefined);
   }
 }
 
