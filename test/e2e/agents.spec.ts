@@ -41,6 +41,13 @@ test('choose Claude Code in Settings, run a session and see its agent and cost',
     await expect(page.getByRole('definition').filter({ hasText: 'Claude Code' })).toBeVisible();
     await expect(page.getByRole('definition').filter({ hasText: '80 in · 9 out · $0.0004' })).toBeVisible();
     await expect(page.getByText('Simulated')).toHaveCount(0);
+
+    // The list's cost card sums what the runs of the past week reported.
+    await page.getByRole('link', { name: 'Sessions' }).first().click();
+    const cost = page.getByRole('region', { name: 'Workspace stats' }).locator('.stat', {
+      hasText: 'Agent cost this week',
+    });
+    await expect(cost.locator('.stat-value')).toHaveText('$0.0004');
   } finally {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
