@@ -45,8 +45,39 @@ export function locateProgram(kind: CliKind, env: NodeJS.ProcessEnv): Located {
 const VERSION_TIMEOUT_MS = 10_000;
 const VERSION_PATTERN = /\d+\.\d+(?:\.\d+)?(?:[-+][\w.]+)?/u;
 
-/** The version a program prints for `--version` (a Node CLI can take a few seconds), or undefined. */
+/**
+ * Versions already asked, by path, with the file they came from: a Node CLI takes a second or
+ * more to print its version, and Settings asks for all three on every visit. An update of the
+ * program (another file, size or time) asks again.
+ */
+const versions = new Map<string, { stamp: string; version: Promise<string | undefined> }>();
+
+function fileStamp(path: string): string | undefined {
+  try {
+    const stat = statSync(path);
+    return `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The version a program prints for `--version`, asked once per version of the file. */
 export function programVersion(path: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const stamp = fileStamp(path);
+  if (stamp === undefined) return Promise.resolve(undefined);
+  const known = versions.get(path);
+  if (known?.stamp === stamp) return known.version;
+  const version = askVersion(path, env).then((found) => {
+    // A program that could not answer (busy machine, timeout) is asked again next time.
+    if (found === undefined && versions.get(path)?.version === version) versions.delete(path);
+    return found;
+  });
+  versions.set(path, { stamp, version });
+  return version;
+}
+
+/** Runs `program --version` (a Node CLI can take a few seconds) and reads the version, or undefined. */
+function askVersion(path: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
   return new Promise((resolve) => {
     let output = '';
     const child = spawn(path, ['--version'], {

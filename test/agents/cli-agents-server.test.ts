@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -358,6 +358,34 @@ describe('choosing an agent CLI', () => {
       "Claude Code (`claude`) was not found on the server's PATH",
     );
     expect((await put('codex')).status).toBe(200);
+  });
+
+  it('asks a program its version once, and again when the program changes', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cli-agents-'));
+    const program = join(dir, 'gemini');
+    const asked = join(dir, 'asked');
+    const install = (path: string, version: string) => {
+      writeFileSync(path, `#!/bin/sh\necho "$@" >> '${asked}'\necho '${version}'\n`);
+      chmodSync(path, 0o755);
+    };
+    install(program, '0.61.0');
+    const s = await startTestServer({ agentEnv: { PATH: `${dir}:/usr/bin:/bin` } });
+    server = s;
+    const owner = await seedWorkspace(s);
+    const gemini = async () => {
+      const list = await asUser(s, owner.user.cookie, 'GET', '/api/agents');
+      const { agents } = (await list.json()) as { agents: Array<Record<string, unknown>> };
+      return agents.find((a) => a.kind === 'gemini');
+    };
+    expect(await gemini()).toMatchObject({ found: true, version: '0.61.0' });
+    expect(await gemini()).toMatchObject({ found: true, version: '0.61.0' });
+    expect(readFileSync(asked, 'utf8')).toBe('--version\n');
+
+    // An update in place: a new file (rename over) with another version.
+    install(`${program}.new`, '0.62.1');
+    renameSync(`${program}.new`, program);
+    expect(await gemini()).toMatchObject({ found: true, version: '0.62.1' });
+    expect(readFileSync(asked, 'utf8')).toBe('--version\n--version\n');
   });
 
   it('labels a demo run as the demo agent', async () => {
