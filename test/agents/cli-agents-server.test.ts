@@ -78,6 +78,8 @@ const success = (result: string, turns: number, durationMs: number | unknown, ru
 const RESUMES = [
   {
     kind: 'claude-code',
+    // A session created without a model gets its kind's default.
+    model: 'claude-opus-4-6',
     conversation: '3d964378-3d76-467f-93b2-c115ecfccbdc',
     resumeArg: '--resume=3d964378-3d76-467f-93b2-c115ecfccbdc',
     durations: [252, 671] as unknown[],
@@ -86,6 +88,8 @@ const RESUMES = [
   },
   {
     kind: 'codex',
+    // A session created without a model gets its kind's default.
+    model: 'gpt-5.1-codex',
     conversation: '01a203e3-9043-71e0-834e-0d073940fa08',
     resumeArg: 'resume',
     // Codex reports no duration: the run's own is measured.
@@ -96,6 +100,8 @@ const RESUMES = [
   },
   {
     kind: 'gemini',
+    // A session created without a model gets its kind's default.
+    model: 'gemini-2.5-pro',
     conversation: 'fde42b8b-f495-48ff-8ac5-04127d4deb03',
     resumeArg: '--resume=fde42b8b-f495-48ff-8ac5-04127d4deb03',
     durations: [363, 309],
@@ -111,6 +117,7 @@ describe.each(RESUMES)('$kind through the real server, played back from its reco
     const first = await waitForResults(s, cookie, created.id);
     expect(first.status).toBe('completed');
     expect(first.agent).toBe(c.kind);
+    expect(first.model).toBe(c.model);
     expect(first.messages).toEqual([
       user('Remember the colour. scenario:resume'),
       text('Remembered: the colour is teal.'),

@@ -2,7 +2,8 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { DEFAULT_BASE_BRANCH, DEFAULT_MODEL } from '../../../src-shared/constants.js';
+import { modelsFor } from '../../../src-shared/agent-models.js';
+import { DEFAULT_BASE_BRANCH } from '../../../src-shared/constants.js';
 import { parseRepoUrl } from '../../../src-shared/repo-url.js';
 import {
   CreateSessionBodySchema,
@@ -293,7 +294,9 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
           workspaceId,
           authorId: principal.userId,
           title: makeTitle(body.initialMessage),
-          model: body.model ?? DEFAULT_MODEL,
+          // The specification's default (claude-opus-4-6) unless the workspace's agent runs
+          // other models: a Codex or Gemini CLI workspace gets that CLI's default.
+          model: body.model ?? modelsFor(agents.settingsFor(workspaceId).settings.agent).defaultModel,
           baseBranch: body.baseBranch ?? DEFAULT_BASE_BRANCH,
           ...(body.initialMessage === undefined ? {} : { initialMessage: body.initialMessage }),
           ...(repo ? { repoUrl: repo.url, repository: repo.repository } : {}),
