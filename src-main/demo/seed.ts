@@ -222,6 +222,8 @@ export async function seedDemo(deps: {
         initialMessage: plan.prompt,
         ...(repoUrl && plan.repo ? { repoUrl, repository: plan.repo } : {}),
       });
+      // Written by the simulated agent: labelled so, like a session the demo agent runs.
+      repos.sessions.setAgentKind(id, 'demo');
       // An active session is mid-run: part of its transcript, tasks still moving. A failed one
       // ends where its tests failed, never on the agent saying they pass.
       const shown =

@@ -72,6 +72,8 @@ describe('the demo workspace', () => {
           expect(value).toBeGreaterThan(0);
         }
         expect(list.sessions.every((s) => s.messageCount > 3)).toBe(true);
+        // The simulated agent wrote them all, and they say so.
+        expect(new Set(list.sessions.map((s) => s.agent))).toEqual(new Set(['demo']));
         const one = (await (
           await fetch(`${server.url}/api/sessions/${list.sessions[0]!.id}`, { headers: { cookie } })
         ).json()) as {
