@@ -97,15 +97,35 @@ export const WorkspaceResponseSchema = z.object({ workspace: WorkspaceSchema });
 export const WorkspacesResponseSchema = z.object({ workspaces: z.array(WorkspaceSchema) });
 
 /** First run: whether the owner account still has to be created. */
+/** The agents first-run setup offers for the first workspace. */
+export const SETUP_AGENTS = ['claude-code', 'codex', 'gemini', 'demo'] as const;
+export const SetupAgentSchema = z.object({
+  kind: z.enum(SETUP_AGENTS),
+  name: z.string(),
+  simulated: z.boolean().describe('True for the demo agent: its runs are made up, not real work.'),
+  found: z.boolean().describe('Whether its program is installed on this machine (always true for `demo`).'),
+  version: z.string().optional().describe('What `<program> --version` printed, when it could say.'),
+});
+export type SetupAgent = z.infer<typeof SetupAgentSchema>;
 export const SetupStatusSchema = z.object({
   needed: z.boolean().describe("No account exists yet but the demo's: the owner account can be created."),
   demo: z.boolean().optional().describe('The demo workspace exists.'),
+  agents: z
+    .array(SetupAgentSchema)
+    .optional()
+    .describe('While setup is needed: the agents the first workspace can use, and which are installed.'),
 });
 export const SetupBodySchema = z.strictObject({
   email: EmailSchema,
   name: Name,
   password: NewPasswordSchema,
   workspaceName: Name,
+  agent: z
+    .enum(SETUP_AGENTS)
+    .optional()
+    .describe(
+      "The first workspace's agent (an agent CLI must be installed). Without it the workspace has none chosen and runs the simulated demo agent, labelled so, until an owner chooses in Settings.",
+    ),
 });
 export const SetupResponseSchema = z.object({ user: UserSchema, workspace: WorkspaceSchema });
 /** The demo owner's sign-in, shown on the sign-in page of a demo data directory only. */

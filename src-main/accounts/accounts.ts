@@ -1,4 +1,10 @@
-import type { ApiKeySummary, CreatedApiKey, User, Workspace } from '../../src-shared/accounts.js';
+import type {
+  AgentSettings,
+  ApiKeySummary,
+  CreatedApiKey,
+  User,
+  Workspace,
+} from '../../src-shared/accounts.js';
 import type { Clock } from '../clock.js';
 import { ownAccountCount } from '../demo/seed.js';
 import { AppError, conflict, notFound } from '../errors.js';
@@ -76,7 +82,14 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
      * First run only (no account yet, or only the demo's): the owner account and a first
      * workspace, together or not at all.
      */
-    async setUp(input: { email: string; name: string; password: string; workspaceName: string }) {
+    async setUp(input: {
+      email: string;
+      name: string;
+      password: string;
+      workspaceName: string;
+      /** The first workspace's agent, when setup asked. */
+      agent?: AgentSettings['agent'] | undefined;
+    }) {
       const closed = () => conflict('Session Desk is already set up; sign in instead');
       if (ownAccountCount(repos) > 0) throw closed();
       const passwordHash = await hashPassword(input.password);
@@ -101,6 +114,8 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
           createdAt: user.createdAt,
         });
         repos.workspaces.addMember(workspace.organizationId, user.id, 'owner', user.createdAt);
+        if (input.agent !== undefined)
+          repos.workspaces.putSettings(workspace.organizationId, { agent: input.agent });
       });
       return { user: { id: user.id, email: user.email, name: user.name }, workspace };
     },

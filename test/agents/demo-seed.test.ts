@@ -140,7 +140,7 @@ describe('the demo workspace', () => {
       const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0]!;
       expect((await asUser(server, cookie, 'GET', '/api/sessions')).status).toBe(200);
       // Only the demo's accounts exist: the demo can be opened again, and setup is still open.
-      expect(await status()).toEqual({ needed: true, demo: true });
+      expect(await status()).toMatchObject({ needed: true, demo: true });
       expect((await demo()).status).toBe(201);
       const setup = await fetch(`${server.url}/api/setup`, {
         method: 'POST',

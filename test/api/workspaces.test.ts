@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CreatedKeyResponseSchema,
@@ -8,6 +11,7 @@ import {
   SetupResponseSchema,
   WorkspaceResponseSchema,
 } from '../../src-shared/index.js';
+import { installRecordedClis } from '../helpers/recorded-clis.js';
 import {
   asUser,
   PASSWORD,
@@ -34,7 +38,10 @@ describe('first-run setup', () => {
   afterAll(async () => server.dispose());
 
   it('is offered while no user exists, creates the owner and a workspace, signs in, then closes', async () => {
-    expect(await (await fetch(`${server.url}/api/setup`)).json()).toEqual({ needed: true, demo: false });
+    expect(await (await fetch(`${server.url}/api/setup`)).json()).toMatchObject({
+      needed: true,
+      demo: false,
+    });
     const bad = await fetch(`${server.url}/api/setup`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -77,6 +84,60 @@ describe('first-run setup', () => {
     });
     await expectError(again, 409, 'conflict');
     expect(server.repos.users.findByEmail('eve@example.test')).toBeNull();
+  });
+});
+
+describe('first-run setup with agent CLIs installed', () => {
+  let server: TestServer | undefined;
+  let bin = '';
+  afterAll(async () => {
+    await server?.dispose();
+    rmSync(bin, { recursive: true, force: true });
+  });
+
+  it('offers the agents it finds, checks the choice, and gives the first workspace the chosen one', async () => {
+    bin = installRecordedClis(mkdtempSync(join(tmpdir(), 'setup-clis-')));
+    const s = await startTestServer({
+      agentEnv: { PATH: '/nonexistent', SESSIONDESK_CODEX_BIN: join(bin, 'codex') },
+    });
+    server = s;
+    expect(await (await fetch(`${s.url}/api/setup`)).json()).toEqual({
+      needed: true,
+      demo: false,
+      agents: [
+        { kind: 'claude-code', name: 'Claude Code', simulated: false, found: false },
+        { kind: 'codex', name: 'Codex', simulated: false, found: true, version: '0.169.0' },
+        { kind: 'gemini', name: 'Gemini CLI', simulated: false, found: false },
+        { kind: 'demo', name: 'Demo agent (simulated)', simulated: true, found: true },
+      ],
+    });
+    const setUp = (agent: string) =>
+      fetch(`${s.url}/api/setup`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: s.origin },
+        body: JSON.stringify({
+          email: 'ada@example.test',
+          name: 'Ada',
+          password: PASSWORD,
+          workspaceName: 'Acme',
+          agent,
+        }),
+      });
+    // One not installed, and one setup does not offer (a command is the administrator's).
+    const missing = await setUp('gemini');
+    await expectError(missing, 400, 'validation_failed');
+    expect(s.repos.users.findByEmail('ada@example.test')).toBeNull();
+    await expectError(await setUp('command'), 400);
+    expect(s.repos.users.findByEmail('ada@example.test')).toBeNull();
+
+    const response = await setUp('codex');
+    expect(response.status).toBe(201);
+    const { workspace } = SetupResponseSchema.parse(await response.json());
+    const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const agent = await asUser(s, cookie, 'GET', `/api/workspaces/${workspace.organizationId}/agent`);
+    expect(await agent.json()).toEqual({ settings: { agent: 'codex' }, source: 'workspace', commands: [] });
+    // Setup is over: nothing more is said to callers who have not signed in.
+    expect(await (await fetch(`${s.url}/api/setup`)).json()).toEqual({ needed: false, demo: false });
   });
 });
 

@@ -1,5 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { writeNamedCommands } from '../../src-main/agents/named-commands.js';
-import { PASSWORD } from '../helpers/server.js';
+import { startServe } from '../helpers/cli.js';
+import { installRecordedClis } from '../helpers/recorded-clis.js';
+import { PASSWORD, tempDir } from '../helpers/server.js';
 import { expect, signIn, test } from './fixtures.js';
 
 test('exploring the demo leaves creating an own account possible', async ({ page, server }) => {
@@ -28,6 +33,42 @@ test('exploring the demo leaves creating an own account possible', async ({ page
   await page.getByRole('button', { name: 'Sign out' }).click();
   await expect(page.getByRole('heading', { name: 'Sign in to Session Desk' })).toBeVisible();
   await expect(page.getByRole('button', { name: 'Create your own owner account' })).toHaveCount(0);
+});
+
+test('first-run setup offers the agent CLIs installed here and gives the workspace the chosen one', async ({
+  page,
+}) => {
+  const bin = installRecordedClis(mkdtempSync(join(tmpdir(), 'e2e-setup-clis-')));
+  const dataDir = tempDir('sessiondesk-e2e-');
+  // Only Codex and Gemini CLI are installed for this server.
+  rmSync(join(bin, 'claude'));
+  const server = await startServe(dataDir, ['--log-level', 'warn'], { PATH: `${bin}:/usr/bin:/bin` });
+  try {
+    await page.goto(server.url);
+    await expect(page.getByRole('heading', { name: 'Welcome to Session Desk' })).toBeVisible();
+    const agents = page.getByRole('group', { name: 'Agent for this workspace' });
+    await expect(agents.getByLabel(/Claude Code/)).toBeDisabled();
+    await expect(agents.getByText('(not installed)')).toBeVisible();
+    // The first CLI found is offered first; the demo agent says what it is.
+    await expect(agents.getByLabel(/Codex/)).toBeChecked();
+    await expect(agents.getByText('(version 0.169.0)')).toBeVisible();
+    await expect(agents.getByText('(made-up runs; changes nothing)')).toBeVisible();
+    await agents.getByLabel(/Gemini CLI/).check();
+    await page.getByLabel('Your name').fill('Grace Hopper');
+    await page.getByLabel('Email').fill('grace@example.test');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByLabel('Workspace name').fill('Compilers');
+    await page.getByRole('button', { name: 'Create account and workspace' }).click();
+    await expect(page.getByRole('heading', { name: 'No sessions yet' })).toBeVisible();
+
+    await page.goto(`${server.url}/settings/agent`);
+    await expect(page.getByText('Set for this workspace.')).toBeVisible();
+    await expect(page.getByLabel(/Gemini CLI/)).toBeChecked();
+  } finally {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(bin, { recursive: true, force: true });
+  }
 });
 
 test('the stats say what they count, on the page', async ({ page, seeded }) => {

@@ -13,15 +13,17 @@ import {
   NewKeyBodySchema,
   NewMemberBodySchema,
   NewWorkspaceBodySchema,
+  SETUP_AGENTS,
   SetupBodySchema,
   SetupResponseSchema,
   SetupStatusSchema,
   WorkspaceParamsSchema,
   WorkspaceResponseSchema,
   WorkspacesResponseSchema,
+  type SetupAgent,
 } from '../../../src-shared/accounts.js';
-import { isCliKind } from '../../agents/cli-kinds.js';
-import { locateProgram } from '../../agents/programs.js';
+import { isCliKind, type CliKind } from '../../agents/cli-kinds.js';
+import { describeAgentKinds, locateProgram } from '../../agents/programs.js';
 import { badRequest, conflict, forbidden } from '../../errors.js';
 import { DEMO, ownAccountCount, seedDemo } from '../../demo/seed.js';
 import { authHooks } from '../auth/authenticate.js';
@@ -55,10 +57,12 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         response: { 200: SetupStatusSchema },
       },
     },
-    async () => ({
-      needed: ownAccountCount(repos) === 0,
-      demo: repos.workspaces.findById(DEMO.organizationId) !== null,
-    }),
+    async () => {
+      const needed = ownAccountCount(repos) === 0;
+      const demo = repos.workspaces.findById(DEMO.organizationId) !== null;
+      if (!needed) return { needed, demo };
+      return { needed, demo, agents: await setupAgents(ctx.agentEnv) };
+    },
   );
 
   api.post(
@@ -74,6 +78,8 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
+      const { agent } = request.body;
+      if (agent !== undefined && isCliKind(agent)) requireInstalled(agent, ctx.agentEnv);
       const result = await accounts.setUp(request.body);
       await startSignIn(ctx, reply, result.user.id);
       return reply.code(201).send(result);
@@ -332,13 +338,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
           { path: 'body.commandName', message: 'is only for agent "command"' },
         ]);
       }
-      if (isCliKind(agent)) {
-        const located = locateProgram(agent, ctx.agentEnv);
-        if (!located.found)
-          throw badRequest(located.problem, [
-            { path: 'body.agent', message: 'is not installed on the server' },
-          ]);
-      }
+      if (isCliKind(agent)) requireInstalled(agent, ctx.agentEnv);
       await ctx.store.write(() =>
         repos.workspaces.putSettings(organizationId, {
           agent,
@@ -349,4 +349,22 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       return ctx.agents.settingsFor(organizationId);
     },
   );
+}
+
+/** An agent CLI may be chosen only where its program is installed: 400 saying what is missing. */
+function requireInstalled(kind: CliKind, env: NodeJS.ProcessEnv): void {
+  const located = locateProgram(kind, env);
+  if (!located.found)
+    throw badRequest(located.problem, [{ path: 'body.agent', message: 'is not installed on the server' }]);
+}
+
+/** The agents setup offers, as Settings describes them, without where their programs are. */
+async function setupAgents(env: NodeJS.ProcessEnv): Promise<SetupAgent[]> {
+  const kinds = await describeAgentKinds(env);
+  return SETUP_AGENTS.flatMap((kind) => {
+    const info = kinds.find((k) => k.kind === kind);
+    if (!info) return [];
+    const { name, simulated, found, version } = info;
+    return [{ kind, name, simulated, found, ...(version === undefined ? {} : { version }) }];
+  });
 }

@@ -10,6 +10,7 @@ import {
   MeResponseSchema,
   MemberResponseSchema,
   MembersResponseSchema,
+  type SetupBodySchema,
   SetupResponseSchema,
   SetupStatusSchema,
   SignInResponseSchema,
@@ -85,8 +86,7 @@ export function useSignOut() {
 export function useSetup() {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: (body: { email: string; name: string; password: string; workspaceName: string }) =>
-      api.post('/api/setup', SetupResponseSchema, body),
+    mutationFn: (body: z.input<typeof SetupBodySchema>) => api.post('/api/setup', SetupResponseSchema, body),
     onSuccess: async () => {
       await client.invalidateQueries({ queryKey: keys.setup });
       await client.invalidateQueries({ queryKey: keys.me });

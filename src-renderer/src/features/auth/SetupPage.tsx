@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
+import type { SetupAgent } from '../../../../src-shared/accounts';
 import { ApiError } from '../../api/client';
-import { useDemoSetup, useSetup } from '../../api/queries';
+import { useDemoSetup, useSetup, useSetupStatus } from '../../api/queries';
 import { TextField } from '../../components/Field';
 import { SignInPage } from './SignInForm';
 
@@ -15,17 +16,79 @@ export function SetupPage({ demoExists }: { demoExists: boolean }) {
   return <SetupForm demoExists={demoExists} onSignIn={() => setSigningIn(true)} />;
 }
 
+/** The agent offered first: the first agent CLI installed here, else the simulated demo agent. */
+function preferredAgent(agents: SetupAgent[]): SetupAgent['kind'] {
+  return agents.find((a) => a.found && !a.simulated)?.kind ?? 'demo';
+}
+
+/** Which agent the first workspace uses: the CLIs found here, or the demo agent, said plainly. */
+function AgentChoice({
+  agents,
+  value,
+  onChange,
+  error,
+}: {
+  agents: SetupAgent[];
+  value: SetupAgent['kind'];
+  onChange: (kind: SetupAgent['kind']) => void;
+  error: string | undefined;
+}) {
+  const noneInstalled = !agents.some((a) => a.found && !a.simulated);
+  return (
+    <fieldset className="stack setup-agents">
+      <legend className="setup-agents-legend">Agent for this workspace</legend>
+      {agents.map((agent) => (
+        <label key={agent.kind} className="checkbox cli-choice">
+          <input
+            type="radio"
+            name="agent"
+            value={agent.kind}
+            checked={value === agent.kind}
+            disabled={!agent.found}
+            onChange={() => onChange(agent.kind)}
+          />{' '}
+          <span className="cli-choice-name">{agent.name}</span>{' '}
+          <span className="muted small">
+            (
+            {agent.simulated
+              ? 'made-up runs; changes nothing'
+              : agent.found
+                ? agent.version
+                  ? `version ${agent.version}`
+                  : 'installed'
+                : 'not installed'}
+            )
+          </span>
+        </label>
+      ))}
+      {error && (
+        <p className="field-error" role="alert">
+          {error}
+        </p>
+      )}
+      <span className="muted small">
+        {noneInstalled
+          ? 'No agent CLI was found on this machine. Install Claude Code, Codex or Gemini CLI, then choose it in Settings, Agent.'
+          : 'Agent CLIs edit, run commands and commit in each session’s own copy of the repository. You can change this later in Settings, Agent.'}
+      </span>
+    </fieldset>
+  );
+}
+
 function SetupForm({ demoExists, onSignIn }: { demoExists: boolean; onSignIn: () => void }) {
   const setup = useSetup();
   const demo = useDemoSetup();
+  const agents = useSetupStatus().data?.agents ?? [];
   const [form, setForm] = useState({ name: '', email: '', password: '', workspaceName: '' });
+  const [agent, setAgent] = useState<SetupAgent['kind'] | null>(null);
+  const chosenAgent = agent ?? (agents.length > 0 ? preferredAgent(agents) : null);
   const error = setup.error instanceof ApiError ? setup.error : null;
   const set = (field: keyof typeof form) => (e: { target: { value: string } }) =>
     setForm({ ...form, [field]: e.target.value });
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    setup.mutate(form);
+    setup.mutate(chosenAgent ? { ...form, agent: chosenAgent } : form);
   }
 
   return (
@@ -66,6 +129,14 @@ function SetupForm({ demoExists, onSignIn }: { demoExists: boolean; onSignIn: ()
             error={error?.fieldError('body.workspaceName')}
             hint="For example your team or project."
           />
+          {chosenAgent && (
+            <AgentChoice
+              agents={agents}
+              value={chosenAgent}
+              onChange={setAgent}
+              error={error?.fieldError('body.agent')}
+            />
+          )}
           {error && error.details.length === 0 && (
             <p className="form-error" role="alert">
               {error.message}

@@ -9,7 +9,8 @@ import { useWorkspace } from '../../lib/workspace';
 const SOURCE_NOTE: Record<'workspace' | 'environment' | 'default', string> = {
   workspace: 'Set for this workspace.',
   environment: 'From SESSIONDESK_AGENT_COMMAND, for workspaces without their own setting.',
-  default: 'The default: the built-in demo agent, offline.',
+  default:
+    'None chosen yet: sessions run the simulated demo agent, labelled Simulated. Choose a real agent below.',
 };
 
 type NamedCommand = { name: string; command: string[] };
