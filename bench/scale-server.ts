@@ -11,7 +11,7 @@ import type { Message } from '../src-shared/sessions.js';
  * longest event-loop stall and the memory of this process per phase, and runs the durable
  * append workload in-process (agents append in the server's process too).
  *
- * Usage (by bench/scale.ts): node bin/run-ts.js bench/scale-server.ts DATA_DIR
+ * Usage (by bench/scale.ts, which builds it into out/bench/): node out/bench/scale-server.mjs DATA_DIR
  */
 
 type Command =

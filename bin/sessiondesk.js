@@ -1,7 +1,45 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly (through tsx), so the command works right after
-// `npm install` and always runs the code in this checkout.
-import { register } from 'tsx/esm/api';
+// Runs the code in this checkout: the build of the command line (out/cli/sessiondesk.mjs,
+// made by `npm run build`, which `npm install` runs) while it is newer than every source file,
+// else the TypeScript sources themselves through tsx, so an edit takes effect at once.
+import { readdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-register();
-await import('../src-main/cli/main.ts');
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const built = join(root, 'out', 'cli', 'sessiondesk.mjs');
+
+/** The newest modification time of the files under `dir`, in milliseconds. */
+function newest(dir) {
+  let time = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    time = Math.max(time, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
+  }
+  return time;
+}
+
+function builtIsCurrent() {
+  let builtAt;
+  try {
+    builtAt = statSync(built).mtimeMs;
+  } catch {
+    return false;
+  }
+  const sources = Math.max(
+    newest(join(root, 'src-main')),
+    newest(join(root, 'src-shared')),
+    statSync(join(root, 'package.json')).mtimeMs,
+  );
+  return builtAt > sources;
+}
+
+if (process.env.SESSIONDESK_FROM_SOURCE !== '1' && builtIsCurrent()) {
+  // Stack traces point into the TypeScript sources, through the build's source map.
+  process.setSourceMapsEnabled(true);
+  await import(pathToFileURL(built).href);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../src-main/cli/main.ts');
+}

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const APP_NAME = 'Session Desk';
@@ -20,5 +21,15 @@ export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv 
   return defaultDataDir(env);
 }
 
-/** The repository root when running from source (the CLI runs from source). */
-export const PROJECT_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
+/**
+ * The checkout's root: the nearest folder above this module holding the package's
+ * package.json. The CLI runs from source (src-main/) or from its build (out/cli/).
+ */
+export const PROJECT_ROOT = findProjectRoot(fileURLToPath(new URL('.', import.meta.url)));
+
+function findProjectRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) throw new Error(`No package.json above ${from}`);
+  }
+}

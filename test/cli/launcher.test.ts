@@ -1,0 +1,71 @@
+import { execFile } from 'node:child_process';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../src-main/paths.js';
+
+const run = promisify(execFile);
+let dir = '';
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/**
+ * A checkout of its own around the real launcher (bin/sessiondesk.js): a command line in the
+ * sources and a build of it that say which of them ran.
+ */
+function checkout(): { root: string; write: (path: string, text: string, at: number) => void } {
+  dir = mkdtempSync(join(tmpdir(), 'launcher-'));
+  const write = (path: string, text: string, at: number) => {
+    const file = join(dir, path);
+    mkdirSync(join(file, '..'), { recursive: true });
+    writeFileSync(file, text);
+    utimesSync(file, at, at);
+  };
+  mkdirSync(join(dir, 'bin'));
+  copyFileSync(join(PROJECT_ROOT, 'bin', 'sessiondesk.js'), join(dir, 'bin', 'sessiondesk.js'));
+  symlinkSync(join(PROJECT_ROOT, 'node_modules'), join(dir, 'node_modules'));
+  write('package.json', '{ "type": "module" }', 1000);
+  write('src-shared/constants.ts', 'export const ran: string = "source";\n', 1000);
+  write(
+    'src-main/cli/main.ts',
+    'import { ran } from "../../src-shared/constants.ts";\nconsole.log(ran, process.argv.slice(2).join(" "));\n',
+    1000,
+  );
+  return { root: dir, write };
+}
+
+async function launch(root: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
+  const { stdout } = await run(process.execPath, [join(root, 'bin', 'sessiondesk.js'), 'serve', '--x'], {
+    env: { ...process.env, ...env },
+  });
+  return stdout.trim();
+}
+
+describe('the sessiondesk launcher', () => {
+  it('runs the build while it is newer than every source, and the sources otherwise', async () => {
+    const { root, write } = checkout();
+    // No build yet: the TypeScript sources run.
+    expect(await launch(root)).toBe('source serve --x');
+
+    write('out/cli/sessiondesk.mjs', 'console.log("build", process.argv.slice(2).join(" "));\n', 2000);
+    expect(await launch(root)).toBe('build serve --x');
+    // Asked for, the sources run anyway.
+    expect(await launch(root, { SESSIONDESK_FROM_SOURCE: '1' })).toBe('source serve --x');
+
+    // An edit anywhere in the sources after the build (here a nested shared file) wins.
+    write('src-shared/constants.ts', 'export const ran: string = "edited source";\n', 3000);
+    expect(await launch(root)).toBe('edited source serve --x');
+    write('src-shared/constants.ts', 'export const ran: string = "source";\n', 1000);
+    write('package.json', '{ "type": "module", "version": "2" }', 3000);
+    expect(await launch(root)).toBe('source serve --x');
+  });
+});
