@@ -64,9 +64,23 @@ describe.each(KINDS)('the recorded %s on PATH', (kind, command, createParser) =>
   it('fails a resume of a conversation it never had, as the CLI does', async () => {
     dir = installRecordedClis(mkdtempSync(join(tmpdir(), 'recorded-clis-')));
     const run = await invoke({ prompt: 'scenario:resume', resumeId: '00000000-0000-0000-0000-000000000000' });
-    expect(run.code).toBe(1);
-    expect(run.stderr).toContain('No conversation found');
-    expect(run.events).toEqual([]);
+    const id = '00000000-0000-0000-0000-000000000000';
+    // What each real CLI printed (refused-resume.json).
+    const refusal = {
+      'claude-code': { code: 1, stderr: `No conversation found with session ID: ${id}` },
+      codex: { code: 1, stderr: `no rollout found for thread id ${id}` },
+      gemini: { code: 42, stderr: 'Error resuming session: No previous sessions found for this project.' },
+    }[kind];
+    expect(run.code).toBe(refusal.code);
+    expect(run.stderr).toContain(refusal.stderr);
+    // Claude Code also prints its result line saying so; the others print nothing on stdout.
+    if (kind === 'claude-code') {
+      expect(run.events).toContainEqual(
+        expect.objectContaining({ kind: 'result', errorSubtype: 'error_during_execution' }),
+      );
+    } else {
+      expect(run.events).toEqual([]);
+    }
   });
 
   it('exits 1 when the recorded run ended in an error', async () => {
