@@ -32,12 +32,21 @@ export function createSessionChanges(deps: {
         message: 'This session has no repository, so there are no changes to show.',
       };
     }
-    return sandboxChanges({
+    const changes = await sandboxChanges({
       dir: sandboxPath(deps.sandboxRoot(), sessionId),
       baseBranch: input.baseBranch,
       env: deps.env,
       now: deps.clock.now(),
     });
+    // The demo agent plays out a run with a repository without ever making a sandbox.
+    if (
+      !changes.available &&
+      changes.reason === 'no_sandbox' &&
+      deps.repos.sessions.find(sessionId)?.agentKind === 'demo'
+    ) {
+      return { ...changes, message: 'The demo agent only simulates its work: it changed no files.' };
+    }
+    return changes;
   }
 
   return {
