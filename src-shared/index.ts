@@ -5,3 +5,4 @@ export * from './ids.js';
 export * from './repo-url.js';
 export * from './sessions.js';
 export * from './text.js';
+export * from './changes.js';

@@ -33,6 +33,7 @@ describe('GET /api/openapi.json', () => {
       '/api/events',
       '/api/sessions',
       '/api/sessions/{sessionId}',
+      '/api/sessions/{sessionId}/changes',
       '/api/sessions/{sessionId}/events',
       '/api/sessions/{sessionId}/messages',
       '/api/sessions/{sessionId}/stop',

@@ -25,6 +25,7 @@ import {
   type SessionStatus,
   type UpdateSessionBody,
 } from '../../../src-shared/sessions';
+import { SessionChangesResponseSchema } from '../../../src-shared/changes';
 import { api } from './client';
 
 /**
@@ -132,6 +133,19 @@ export function useSession(id: string, live: boolean) {
     queryFn: () => api.get(`/api/sessions/${encodeURIComponent(id)}`, FullSessionResponseSchema),
     refetchInterval: (query) =>
       live ? POLL_WHILE_LIVE_MS : query.state.data?.session.status === 'active' ? POLL_MS / 2 : POLL_MS * 3,
+  });
+}
+
+/** A session's changes from git; asked again whenever the session moves (`updatedAt`). */
+export function useSessionChanges(id: string, org: string, updatedAt: string) {
+  return useQuery({
+    queryKey: [...keys.session(id), 'changes', updatedAt],
+    queryFn: () =>
+      api.get(
+        `/api/sessions/${encodeURIComponent(id)}/changes?organizationId=${encodeURIComponent(org)}`,
+        SessionChangesResponseSchema,
+      ),
+    placeholderData: keepPreviousData,
   });
 }
 

@@ -15,6 +15,7 @@ import { displayTitle } from '../../lib/plain-text';
 import { AGENT_NAMES, usageDetail, usageText } from '../../lib/usage';
 import { useWorkspace } from '../../lib/workspace';
 import { Transcript } from '../transcript/Transcript';
+import { ChangesView } from '../changes/ChangesView';
 
 function TitleEditor({
   title,
@@ -286,6 +287,11 @@ export function SessionPage() {
           started <RelativeTime iso={session.createdAt} />
         </span>
       </div>
+      <ChangesView
+        sessionId={session.id}
+        organizationId={workspace.organizationId}
+        updatedAt={session.updatedAt}
+      />
       <div className="session-columns">
         <section className="session-transcript" aria-label="Conversation">
           <Transcript messages={session.messages} active={active} />

@@ -1,0 +1,61 @@
+import type { SessionChangesResponse } from '../../src-shared/changes.js';
+import { sandboxPath } from '../agents/sandbox.js';
+import type { Clock } from '../clock.js';
+import type { Repositories } from '../store/repositories.js';
+import { sandboxChanges } from './sandbox-changes.js';
+
+export interface SessionChanges {
+  /** A session's changes, computed afresh; null when there is no such session. */
+  of(sessionId: string): Promise<SessionChangesResponse | null>;
+}
+
+/**
+ * Computes changes on request, from the sandbox as it is now. Requests for a session that
+ * arrive while its comparison is running share that one run of git.
+ */
+export function createSessionChanges(deps: {
+  repos: Repositories;
+  clock: Clock;
+  /** The sandboxes folder (checked: outside the data directory). */
+  sandboxRoot: () => string;
+  env: NodeJS.ProcessEnv;
+}): SessionChanges {
+  const running = new Map<string, Promise<SessionChangesResponse | null>>();
+
+  async function compute(sessionId: string): Promise<SessionChangesResponse | null> {
+    const input = deps.repos.sessions.agentInput(sessionId);
+    if (!input) return null;
+    if (input.repoUrl === undefined) {
+      return {
+        available: false,
+        reason: 'no_repository',
+        message: 'This session has no repository, so there are no changes to show.',
+      };
+    }
+    const changes = await sandboxChanges({
+      dir: sandboxPath(deps.sandboxRoot(), sessionId),
+      baseBranch: input.baseBranch,
+      env: deps.env,
+      now: deps.clock.now(),
+    });
+    // The demo agent plays out a run with a repository without ever making a sandbox.
+    if (
+      !changes.available &&
+      changes.reason === 'no_sandbox' &&
+      deps.repos.sessions.find(sessionId)?.agentKind === 'demo'
+    ) {
+      return { ...changes, message: 'The demo agent only simulates its work: it changed no files.' };
+    }
+    return changes;
+  }
+
+  return {
+    of(sessionId) {
+      const already = running.get(sessionId);
+      if (already) return already;
+      const run = compute(sessionId).finally(() => running.delete(sessionId));
+      running.set(sessionId, run);
+      return run;
+    },
+  };
+}
