@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import type { AssistantMessage, ResultMessage } from '../../src-shared/sessions.js';
 import { MessageTooLargeError, roundDollars } from '../store/sessions.js';
 import type { AgentEvent, AgentUsage } from './agent-events.js';
 import type { CliKindSpec } from './cli-kinds.js';
 import { LINE_MAX_BYTES, splitLines } from './line-splitter.js';
+import { runProcess } from './process-run.js';
 import { locateProgram } from './programs.js';
 import { prepareSandbox } from './sandbox.js';
 import {
@@ -38,7 +38,6 @@ export interface CliAgentOptions {
   lineMaxBytes?: number;
 }
 
-const STDERR_KEPT = 4000;
 /** Events waiting to be written before the program's output is paused. */
 const QUEUE_HIGH_WATER = 256;
 
@@ -48,21 +47,6 @@ function notice(text: string, level: 'error' | 'info'): AssistantMessage {
 
 function mib(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-}
-
-/** Ends the program and everything it started (its process group): agent CLIs start tools. */
-function killGroup(child: ReturnType<typeof spawn>): void {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const signal = (name: NodeJS.Signals) => {
-    try {
-      if (child.pid && process.platform !== 'win32') process.kill(-child.pid, name);
-      else child.kill(name);
-    } catch {
-      /* already gone */
-    }
-  };
-  signal('SIGTERM');
-  setTimeout(() => signal('SIGKILL'), 2000).unref();
 }
 
 /**
@@ -87,27 +71,16 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
       resumeId: previous.conversationId,
     });
     const parser = spec.parser(previous.usageBefore ? { usageBefore: previous.usageBefore } : {});
-    const child = spawn(located.path, args, {
+    const child = runProcess({
+      program: located.path,
+      args,
       cwd: ctx.sandboxDir,
       env: { ...options.env, SESSIONDESK_SESSION_ID: sessionId },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: process.platform !== 'win32',
+      stdin: stdin ?? '',
+      timeoutMs: options.timeoutMs,
+      signal: ctx.signal,
+      onStart: ctx.processStarted,
     });
-    child.stdin.on('error', () => {
-      /* the program exited without reading its input: its exit says why */
-    });
-    child.stdin.end(stdin ?? '');
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => {
-      stderr = (stderr + d.toString()).slice(-STDERR_KEPT);
-    });
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup(child);
-    }, options.timeoutMs);
-    const stop = () => killGroup(child);
-    ctx.signal.addEventListener('abort', stop, { once: true });
 
     let conversationId = previous.conversationId;
     let usage: AgentUsage | undefined;
@@ -179,12 +152,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
           },
         ]),
     }).catch(() => undefined);
-    const exit = await new Promise<{ code: number | null; error?: Error }>((resolve) => {
-      child.on('error', (error) => resolve({ code: null, error }));
-      child.on('close', (code) => resolve({ code }));
-    });
-    clearTimeout(timer);
-    ctx.signal.removeEventListener('abort', stop);
+    const exit = await child.ended;
     await reading;
     // Tool calls and tasks left open are closed, however the run ended.
     enqueue(parser.end());
@@ -193,12 +161,12 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
     if (ctx.signal.aborted) throw new RunAborted();
 
     const elapsed = Date.now() - started;
-    const tail = stderr.trim();
+    const tail = exit.stderrTail;
     const withTail = (text: string) => (tail ? `${text}\n\n${tail}` : text);
     let result: ResultMessage;
     if (exit.error) {
       result = resultMessage(false, `${spec.name} could not start: ${exit.error.message}`, elapsed, 0);
-    } else if (timedOut) {
+    } else if (exit.timedOut) {
       result = resultMessage(
         false,
         withTail(
