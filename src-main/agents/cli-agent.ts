@@ -1,8 +1,9 @@
 import type { AssistantMessage, ResultMessage } from '../../src-shared/sessions.js';
-import { MessageTooLargeError, roundDollars } from '../store/sessions.js';
+import { roundDollars } from '../store/sessions.js';
 import type { AgentEvent, AgentUsage } from './agent-events.js';
 import type { CliKindSpec } from './cli-kinds.js';
 import { LINE_MAX_BYTES, splitLines } from './line-splitter.js';
+import { appendWithinCap, notice, oversizeLineText } from './output-caps.js';
 import { runProcess } from './process-run.js';
 import { locateProgram } from './programs.js';
 import { prepareSandbox } from './sandbox.js';
@@ -40,14 +41,6 @@ export interface CliAgentOptions {
 
 /** Events waiting to be written before the program's output is paused. */
 const QUEUE_HIGH_WATER = 256;
-
-function notice(text: string, level: 'error' | 'info'): AssistantMessage {
-  return { type: 'assistant', message: { content: [{ type: 'text', text }] }, notice: level };
-}
-
-function mib(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-}
 
 /**
  * Runs one of the agent CLIs Session Desk knows (Claude Code, Codex, Gemini CLI) in the
@@ -88,19 +81,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
     let recording: Promise<void> = Promise.resolve();
     let queued = 0;
 
-    async function append(message: AssistantMessage): Promise<void> {
-      try {
-        await ctx.sink.assistant(message);
-      } catch (err) {
-        if (!(err instanceof MessageTooLargeError)) throw err;
-        await ctx.sink.assistant(
-          notice(
-            `A message of ${mib(err.bytes)} was left out: a session keeps messages up to 16 MiB.`,
-            'error',
-          ),
-        );
-      }
-    }
+    const append = (message: AssistantMessage) => appendWithinCap(ctx.sink, message);
 
     async function record(event: AgentEvent): Promise<void> {
       switch (event.kind) {
@@ -148,7 +129,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
           {
             kind: 'notice',
             level: 'error',
-            text: `A line of output of ${mib(bytes)} was skipped: lines are read up to ${mib(lineMax)}.`,
+            text: oversizeLineText(bytes, lineMax),
           },
         ]),
     }).catch(() => undefined);

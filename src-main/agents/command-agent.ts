@@ -1,4 +1,3 @@
-import { createInterface } from 'node:readline';
 import { mapStreamLine } from './stream-json.js';
 import {
   branchName,
@@ -8,6 +7,8 @@ import {
   type RunContext,
   type RunOutcome,
 } from './types.js';
+import { LINE_MAX_BYTES, splitLines } from './line-splitter.js';
+import { appendWithinCap, notice, oversizeLineText } from './output-caps.js';
 import { runProcess } from './process-run.js';
 import { prepareSandbox } from './sandbox.js';
 
@@ -96,27 +97,34 @@ export function createCommandAgent(options: CommandAgentOptions): AgentRunner {
 
     let result: RunOutcome['result'] | null = null;
     let recording: Promise<void> = Promise.resolve();
-    const lines = createInterface({ input: child.stdout });
-    lines.on('line', (line) => {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(line);
-      } catch {
-        return; // Not stream-json (a banner, a warning): not part of the transcript.
-      }
-      for (const action of mapStreamLine(parsed)) {
-        // In order, one at a time: each is a durable write.
-        recording = recording.then(async () => {
-          if (action.kind === 'assistant')
-            await ctx.sink.assistant({ type: 'assistant', message: { content: action.content } });
-          else if (action.kind === 'tasks') await ctx.sink.tasks(action.tasks);
-          else if (action.kind === 'pull-request') await ctx.sink.pullRequest(action.pr);
-          else result = action.result;
-        });
-      }
-    });
+    const reading = splitLines(child.stdout, LINE_MAX_BYTES, {
+      line(line) {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(line);
+        } catch {
+          return; // Not stream-json (a banner, a warning): not part of the transcript.
+        }
+        for (const action of mapStreamLine(parsed)) {
+          // In order, one at a time: each is a durable write.
+          recording = recording.then(async () => {
+            if (action.kind === 'assistant')
+              await appendWithinCap(ctx.sink, { type: 'assistant', message: { content: action.content } });
+            else if (action.kind === 'tasks') await ctx.sink.tasks(action.tasks);
+            else if (action.kind === 'pull-request') await ctx.sink.pullRequest(action.pr);
+            else result = action.result;
+          });
+        }
+      },
+      oversize(bytes) {
+        recording = recording.then(() =>
+          ctx.sink.assistant(notice(oversizeLineText(bytes, LINE_MAX_BYTES), 'error')),
+        );
+      },
+    }).catch(() => undefined);
 
     const exit = await child.ended;
+    await reading;
     await recording;
     if (ctx.signal.aborted) throw new RunAborted();
 
