@@ -47,10 +47,21 @@ test('a session past the limit shows as Queued, and Stop takes it out of the que
     );
     await expect(page.locator('.session-head .badge-queued')).toHaveCount(0);
     await expect(page.locator('.session-head .badge').first()).toHaveText('Completed');
-    // The run that held the place goes on (stopping the server ends it).
+    // The run that held the place goes on.
     await page.goto(server.url);
     await expect(rowOf('Migrate the settings page').locator('.badge').first()).toHaveText('Active');
     await expect(rowOf('Update the changelog').locator('.badge').first()).toHaveText('Completed');
+
+    // Live, without a reload: a new session waits, and starts once the first run is stopped.
+    await create('Bump the dependencies');
+    await expect(rowOf('Bump the dependencies').locator('.badge-queued')).toHaveText('Queued');
+    const stop = await page.request.post(`${server.url}/api/sessions/${first}/stop`, {
+      headers: { origin: server.url },
+    });
+    expect(stop.status()).toBe(200);
+    await expect(rowOf('Migrate the settings page').locator('.badge').first()).toHaveText('Completed');
+    await expect(rowOf('Bump the dependencies').locator('.badge-queued')).toHaveCount(0);
+    await expect(rowOf('Bump the dependencies').locator('.badge').first()).toHaveText('Active');
   } finally {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
