@@ -39,7 +39,7 @@ export interface AgentConfig {
   maxRuns?: number;
 }
 
-export const DEFAULT_MAX_RUNS = 3;
+const DEFAULT_MAX_RUNS = 3;
 
 /** The workspace's agent cannot run as set (the session fails with this message). */
 export class AgentSetupError extends Error {}
@@ -173,10 +173,6 @@ export class AgentHost {
       paceMs: this.deps.config.demoPaceMs,
       ...(this.deps.config.demoSeed === undefined ? {} : { seed: this.deps.config.demoSeed }),
     });
-  }
-
-  isRunning(sessionId: string): boolean {
-    return this.running.has(sessionId);
   }
 
   /** Whether a run of the session is going or waiting for a place. */

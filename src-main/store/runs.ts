@@ -59,9 +59,8 @@ export function createRunsRepository(db: Db) {
       );
     },
 
-    forgetProcess(sessionId: string, pgid?: number): void {
-      if (pgid === undefined) db.run('DELETE FROM agent_processes WHERE session_id = ?', [sessionId]);
-      else db.run('DELETE FROM agent_processes WHERE session_id = ? AND pgid = ?', [sessionId, pgid]);
+    forgetProcess(sessionId: string): void {
+      db.run('DELETE FROM agent_processes WHERE session_id = ?', [sessionId]);
     },
 
     processes(): AgentProcess[] {
