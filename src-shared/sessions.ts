@@ -135,6 +135,12 @@ const SessionBaseSchema = z.object({
     .optional()
     .describe('The agent kind of the latest run; `demo` is simulated. Absent before any run.'),
   usage: UsageSchema.optional().describe("Summed over the session's runs, once one reported usage."),
+  agentState: z
+    .enum(['queued', 'running'])
+    .optional()
+    .describe(
+      '`running` while an agent works on the session; `queued` while its run waits for a place (the server runs a limited number at once, first come first served). Absent when no run is going or waiting.',
+    ),
 });
 
 /** Summary form: list, create and update. Create has no lastMessagePreview; update has no previews. */

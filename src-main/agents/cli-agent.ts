@@ -1,9 +1,10 @@
-import { spawn } from 'node:child_process';
 import type { AssistantMessage, ResultMessage } from '../../src-shared/sessions.js';
-import { MessageTooLargeError, roundDollars } from '../store/sessions.js';
+import { roundDollars } from '../store/sessions.js';
 import type { AgentEvent, AgentUsage } from './agent-events.js';
 import type { CliKindSpec } from './cli-kinds.js';
 import { LINE_MAX_BYTES, splitLines } from './line-splitter.js';
+import { appendWithinCap, notice, oversizeLineText } from './output-caps.js';
+import { runProcess } from './process-run.js';
 import { locateProgram } from './programs.js';
 import { prepareSandbox } from './sandbox.js';
 import {
@@ -38,32 +39,8 @@ export interface CliAgentOptions {
   lineMaxBytes?: number;
 }
 
-const STDERR_KEPT = 4000;
 /** Events waiting to be written before the program's output is paused. */
 const QUEUE_HIGH_WATER = 256;
-
-function notice(text: string, level: 'error' | 'info'): AssistantMessage {
-  return { type: 'assistant', message: { content: [{ type: 'text', text }] }, notice: level };
-}
-
-function mib(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-}
-
-/** Ends the program and everything it started (its process group): agent CLIs start tools. */
-function killGroup(child: ReturnType<typeof spawn>): void {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const signal = (name: NodeJS.Signals) => {
-    try {
-      if (child.pid && process.platform !== 'win32') process.kill(-child.pid, name);
-      else child.kill(name);
-    } catch {
-      /* already gone */
-    }
-  };
-  signal('SIGTERM');
-  setTimeout(() => signal('SIGKILL'), 2000).unref();
-}
 
 /**
  * Runs one of the agent CLIs Session Desk knows (Claude Code, Codex, Gemini CLI) in the
@@ -87,27 +64,16 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
       resumeId: previous.conversationId,
     });
     const parser = spec.parser(previous.usageBefore ? { usageBefore: previous.usageBefore } : {});
-    const child = spawn(located.path, args, {
+    const child = runProcess({
+      program: located.path,
+      args,
       cwd: ctx.sandboxDir,
       env: { ...options.env, SESSIONDESK_SESSION_ID: sessionId },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: process.platform !== 'win32',
+      stdin: stdin ?? '',
+      timeoutMs: options.timeoutMs,
+      signal: ctx.signal,
+      onStart: ctx.processStarted,
     });
-    child.stdin.on('error', () => {
-      /* the program exited without reading its input: its exit says why */
-    });
-    child.stdin.end(stdin ?? '');
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => {
-      stderr = (stderr + d.toString()).slice(-STDERR_KEPT);
-    });
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup(child);
-    }, options.timeoutMs);
-    const stop = () => killGroup(child);
-    ctx.signal.addEventListener('abort', stop, { once: true });
 
     let conversationId = previous.conversationId;
     let usage: AgentUsage | undefined;
@@ -115,19 +81,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
     let recording: Promise<void> = Promise.resolve();
     let queued = 0;
 
-    async function append(message: AssistantMessage): Promise<void> {
-      try {
-        await ctx.sink.assistant(message);
-      } catch (err) {
-        if (!(err instanceof MessageTooLargeError)) throw err;
-        await ctx.sink.assistant(
-          notice(
-            `A message of ${mib(err.bytes)} was left out: a session keeps messages up to 16 MiB.`,
-            'error',
-          ),
-        );
-      }
-    }
+    const append = (message: AssistantMessage) => appendWithinCap(ctx.sink, message);
 
     async function record(event: AgentEvent): Promise<void> {
       switch (event.kind) {
@@ -175,16 +129,11 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
           {
             kind: 'notice',
             level: 'error',
-            text: `A line of output of ${mib(bytes)} was skipped: lines are read up to ${mib(lineMax)}.`,
+            text: oversizeLineText(bytes, lineMax),
           },
         ]),
     }).catch(() => undefined);
-    const exit = await new Promise<{ code: number | null; error?: Error }>((resolve) => {
-      child.on('error', (error) => resolve({ code: null, error }));
-      child.on('close', (code) => resolve({ code }));
-    });
-    clearTimeout(timer);
-    ctx.signal.removeEventListener('abort', stop);
+    const exit = await child.ended;
     await reading;
     // Tool calls and tasks left open are closed, however the run ended.
     enqueue(parser.end());
@@ -193,12 +142,12 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
     if (ctx.signal.aborted) throw new RunAborted();
 
     const elapsed = Date.now() - started;
-    const tail = stderr.trim();
+    const tail = exit.stderrTail;
     const withTail = (text: string) => (tail ? `${text}\n\n${tail}` : text);
     let result: ResultMessage;
     if (exit.error) {
       result = resultMessage(false, `${spec.name} could not start: ${exit.error.message}`, elapsed, 0);
-    } else if (timedOut) {
+    } else if (exit.timedOut) {
       result = resultMessage(
         false,
         withTail(

@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { mapStreamLine } from './stream-json.js';
 import {
   branchName,
@@ -9,6 +7,9 @@ import {
   type RunContext,
   type RunOutcome,
 } from './types.js';
+import { LINE_MAX_BYTES, splitLines } from './line-splitter.js';
+import { appendWithinCap, notice, oversizeLineText } from './output-caps.js';
+import { runProcess } from './process-run.js';
 import { prepareSandbox } from './sandbox.js';
 
 export interface CommandAgentOptions {
@@ -23,7 +24,6 @@ export interface CommandAgentOptions {
 }
 
 export const DEFAULT_AGENT_TIMEOUT_MS = 30 * 60 * 1000;
-const STDERR_KEPT = 4000;
 
 /** A substituted value would reach the program as an option: the run is refused. */
 export class UnsafeArgumentError extends Error {}
@@ -84,78 +84,54 @@ export function createCommandAgent(options: CommandAgentOptions): AgentRunner {
     if (ctx.signal.aborted) throw new RunAborted();
     const promptOnStdin = !takesPromptArgument(options.command);
 
-    const child = spawn(program, args, {
+    const child = runProcess({
+      program,
+      args,
       cwd: ctx.sandboxDir,
       env: { ...options.environment, SESSIONDESK_SESSION_ID: ctx.session.id },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: process.platform !== 'win32',
+      stdin: promptOnStdin ? prompt : '',
+      timeoutMs: options.timeoutMs,
+      signal: ctx.signal,
+      onStart: ctx.processStarted,
     });
-    // A program that exits without reading its input must not fail the run with EPIPE.
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(promptOnStdin ? prompt : '');
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => {
-      stderr = (stderr + d.toString()).slice(-STDERR_KEPT);
-    });
-    const kill = () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      // The whole process group: agent CLIs start tools of their own.
-      try {
-        if (child.pid && process.platform !== 'win32') process.kill(-child.pid, 'SIGTERM');
-        else child.kill('SIGTERM');
-      } catch {
-        child.kill('SIGTERM');
-      }
-      setTimeout(() => {
-        try {
-          if (child.pid && process.platform !== 'win32') process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          /* already gone */
-        }
-      }, 2000).unref();
-    };
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      kill();
-    }, options.timeoutMs);
-    ctx.signal.addEventListener('abort', kill, { once: true });
 
     let result: RunOutcome['result'] | null = null;
     let recording: Promise<void> = Promise.resolve();
-    const lines = createInterface({ input: child.stdout });
-    lines.on('line', (line) => {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(line);
-      } catch {
-        return; // Not stream-json (a banner, a warning): not part of the transcript.
-      }
-      for (const action of mapStreamLine(parsed)) {
-        // In order, one at a time: each is a durable write.
-        recording = recording.then(async () => {
-          if (action.kind === 'assistant')
-            await ctx.sink.assistant({ type: 'assistant', message: { content: action.content } });
-          else if (action.kind === 'tasks') await ctx.sink.tasks(action.tasks);
-          else if (action.kind === 'pull-request') await ctx.sink.pullRequest(action.pr);
-          else result = action.result;
-        });
-      }
-    });
+    const reading = splitLines(child.stdout, LINE_MAX_BYTES, {
+      line(line) {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(line);
+        } catch {
+          return; // Not stream-json (a banner, a warning): not part of the transcript.
+        }
+        for (const action of mapStreamLine(parsed)) {
+          // In order, one at a time: each is a durable write.
+          recording = recording.then(async () => {
+            if (action.kind === 'assistant')
+              await appendWithinCap(ctx.sink, { type: 'assistant', message: { content: action.content } });
+            else if (action.kind === 'tasks') await ctx.sink.tasks(action.tasks);
+            else if (action.kind === 'pull-request') await ctx.sink.pullRequest(action.pr);
+            else result = action.result;
+          });
+        }
+      },
+      oversize(bytes) {
+        recording = recording.then(() =>
+          ctx.sink.assistant(notice(oversizeLineText(bytes, LINE_MAX_BYTES), 'error')),
+        );
+      },
+    }).catch(() => undefined);
 
-    const exit = await new Promise<{ code: number | null; error?: Error }>((resolve) => {
-      child.on('error', (error) => resolve({ code: null, error }));
-      child.on('close', (code) => resolve({ code }));
-    });
-    clearTimeout(timer);
-    ctx.signal.removeEventListener('abort', kill);
+    const exit = await child.ended;
+    await reading;
     await recording;
     if (ctx.signal.aborted) throw new RunAborted();
 
     const elapsed = Date.now() - started;
-    const tail = stderr.trim();
+    const tail = exit.stderrTail;
     if (exit.error) {
-      const missing = (exit.error as NodeJS.ErrnoException).code === 'ENOENT';
+      const missing = exit.error.code === 'ENOENT';
       return {
         result: resultMessage(
           false,
@@ -167,7 +143,7 @@ export function createCommandAgent(options: CommandAgentOptions): AgentRunner {
         ),
       };
     }
-    if (timedOut) {
+    if (exit.timedOut) {
       return {
         result: resultMessage(
           false,

@@ -10,7 +10,7 @@ export const DEFAULT_AGENT_CONFIG: AgentConfig = { demoPaceMs: 700 };
  * array (`["claude","-p","{prompt}","--output-format","stream-json","--verbose"]`) or words
  * separated by spaces. SESSIONDESK_DEMO_PACE_MS: the demo agent's pause between steps.
  * SESSIONDESK_SANDBOX_DIR: where sandboxes live. SESSIONDESK_AGENT_ENV: more variables
- * agents may see.
+ * agents may see. SESSIONDESK_MAX_RUNS: how many agent programs run at once.
  */
 export function agentConfigFromEnv(env: NodeJS.ProcessEnv): AgentConfig {
   const config: AgentConfig = { demoPaceMs: DEFAULT_AGENT_CONFIG.demoPaceMs };
@@ -21,6 +21,8 @@ export function agentConfigFromEnv(env: NodeJS.ProcessEnv): AgentConfig {
       throw new Error(`SESSIONDESK_DEMO_PACE_MS must be a number of milliseconds, not "${pace}"`);
     config.demoPaceMs = ms;
   }
+  const maxRuns = env.SESSIONDESK_MAX_RUNS?.trim();
+  if (maxRuns) config.maxRuns = parseMaxRuns(maxRuns, 'SESSIONDESK_MAX_RUNS');
   if (env.SESSIONDESK_SANDBOX_DIR) config.sandboxRoot = resolve(env.SESSIONDESK_SANDBOX_DIR);
   const extra = extraAgentEnvNames(env.SESSIONDESK_AGENT_ENV);
   if (extra.length > 0) config.agentEnvNames = extra;
@@ -48,4 +50,13 @@ export function agentConfigFromEnv(env: NodeJS.ProcessEnv): AgentConfig {
     config.defaultCommand = parsed as string[];
   }
   return config;
+}
+
+/** The most runs allowed at once: a whole number from 1 to 1000. */
+export function parseMaxRuns(text: string, source: string): number {
+  const value = Number(text.trim());
+  if (!/^\d+$/u.test(text.trim()) || value < 1 || value > 1000) {
+    throw new Error(`${source} must be a whole number from 1 to 1000, not "${text}"`);
+  }
+  return value;
 }

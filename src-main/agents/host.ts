@@ -3,6 +3,7 @@ import type { SessionStatus } from '../../src-shared/sessions.js';
 import type { Logger } from '../clock.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Repositories } from '../store/repositories.js';
+import type { QueuedRun } from '../store/runs.js';
 import { createCliAgent } from './cli-agent.js';
 import { CLI_KIND_SPECS, isCliKind } from './cli-kinds.js';
 import { createCliRunStore } from './cli-run-store.js';
@@ -10,6 +11,7 @@ import { createCommandAgent, DEFAULT_AGENT_TIMEOUT_MS } from './command-agent.js
 import { createDemoAgent } from './demo-agent.js';
 import { agentEnvironment } from './environment.js';
 import { NamedCommandsError, readNamedCommands } from './named-commands.js';
+import { endOrphans } from './orphans.js';
 import { sandboxPath, SandboxError } from './sandbox.js';
 import { checkSandboxRoot, defaultSandboxRoot, moveLegacySandboxes } from './sandbox-root.js';
 import {
@@ -33,7 +35,11 @@ export interface AgentConfig {
   agentEnvNames?: string[];
   /** The environment agent CLIs are found in and run with; the server's own when unset. */
   env?: NodeJS.ProcessEnv;
+  /** Runs of agents that run programs going on at once; more wait in a queue (default 3). */
+  maxRuns?: number;
 }
+
+const DEFAULT_MAX_RUNS = 3;
 
 /** The workspace's agent cannot run as set (the session fails with this message). */
 export class AgentSetupError extends Error {}
@@ -50,6 +56,8 @@ export interface StopReason {
 interface Running {
   controller: AbortController;
   done: Promise<void>;
+  /** Counts against the limit of runs at once. */
+  limited: boolean;
   /** Why it was stopped, when it was: becomes the result message. */
   stopReason?: StopReason;
 }
@@ -61,6 +69,10 @@ interface Running {
  */
 export class AgentHost {
   private readonly running = new Map<string, Running>();
+  /** Runs waiting for a place, first in line first (kept durably too, in run_queue). */
+  private readonly queue: WaitingRun[] = [];
+  /** The follow-up of each session being handled, so that the next waits for it. */
+  private readonly followUps = new Map<string, Promise<void>>();
   private closed = false;
 
   constructor(
@@ -72,6 +84,10 @@ export class AgentHost {
       logger: Logger;
     },
   ) {}
+
+  private get maxRuns(): number {
+    return this.deps.config.maxRuns ?? DEFAULT_MAX_RUNS;
+  }
 
   /** The folder holding every session's sandbox: outside the data directory, checked. */
   get sandboxRoot(): string {
@@ -159,26 +175,68 @@ export class AgentHost {
     });
   }
 
-  isRunning(sessionId: string): boolean {
-    return this.running.has(sessionId);
+  /** Whether a run of the session is going or waiting for a place. */
+  isActive(sessionId: string): boolean {
+    return this.running.has(sessionId) || this.queue.some((q) => q.sessionId === sessionId);
   }
 
-  /** Starts the agent on a new session's first prompt. */
-  start(sessionId: string): void {
-    this.launch(sessionId, (runner, ctx, input) => runner.start(ctx, input.firstMessage));
+  /** Starts the agent on a new session's first prompt, or queues it (resolves once recorded). */
+  start(sessionId: string): Promise<void> {
+    return this.launch({ sessionId, mode: 'start', prompts: [] });
   }
 
   /**
-   * Passes a follow-up to the session's agent. A run still going is stopped first (the
-   * prompt supersedes it); a finished session is resumed.
+   * Passes a follow-up to the session's agent, with `append` writing the person's message.
+   * A run still going is stopped first, and its result written, before the message (the
+   * prompt supersedes the run, which hands its place over); a queued run takes the prompt
+   * in order after the ones it holds and keeps its place; a finished session is resumed.
    */
-  async followUp(sessionId: string, text: string): Promise<void> {
-    await this.stop(sessionId, { text: 'Interrupted by a follow-up prompt.', success: true, handOver: true });
-    this.launch(sessionId, (runner, ctx) => runner.followUp(ctx, text));
+  followUp<T>(
+    sessionId: string,
+    text: string,
+    append: (queuedPrompt?: { mode: QueuedRun['mode']; prompt: string }) => Promise<T>,
+  ): Promise<T> {
+    // One follow-up of a session at a time, in the order they came.
+    const previous = this.followUps.get(sessionId) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      const waiting = this.queue.find((q) => q.sessionId === sessionId);
+      if (waiting) {
+        waiting.prompts.push(text);
+        return append({ mode: waiting.mode, prompt: joinPrompts(waiting.prompts) });
+      }
+      const handOver = this.running.get(sessionId)?.limited === true;
+      await this.stop(sessionId, {
+        text: 'Interrupted by a follow-up prompt.',
+        success: true,
+        handOver: true,
+      });
+      const appended = await append();
+      await this.launch({ sessionId, mode: 'follow-up', prompts: [text] }, { handOver });
+      return appended;
+    });
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.followUps.set(sessionId, settled);
+    void settled.then(() => {
+      if (this.followUps.get(sessionId) === settled) this.followUps.delete(sessionId);
+    });
+    return next;
   }
 
-  /** Stops a session's run, if any, and waits for it to wind down. */
+  /** Stops a session's run, if any, and waits for it to wind down; a queued one leaves the queue. */
   async stop(sessionId: string, reason: StopReason): Promise<void> {
+    const at = this.queue.findIndex((q) => q.sessionId === sessionId);
+    if (at >= 0) {
+      this.queue.splice(at, 1);
+      await this.deps.service.finish(
+        sessionId,
+        resultMessage(reason.success, reason.text, 0, 0),
+        reason.status ?? null,
+      );
+      return;
+    }
     const run = this.running.get(sessionId);
     if (!run) return;
     run.stopReason = reason;
@@ -186,9 +244,10 @@ export class AgentHost {
     await run.done;
   }
 
-  /** Stops every run, recording why, before the store closes. */
+  /** Stops every run, recording why, before the store closes; queued runs stay queued. */
   async close(): Promise<void> {
     this.closed = true;
+    this.queue.length = 0;
     await Promise.all(
       [...this.running.keys()].map((id) =>
         this.stop(id, {
@@ -201,31 +260,79 @@ export class AgentHost {
   }
 
   /**
-   * After a restart: sessions whose agent was cut off by the stop are marked failed, with a
-   * result message saying so. None is left active forever.
+   * After a restart: the process groups of runs a crash cut off, still running, are ended
+   * (only those verified to be theirs); then sessions whose agent was cut off are marked
+   * failed, with a result message saying so, and queued runs are queued again, in order.
+   * Returns how many sessions were marked.
    */
   async recoverInterrupted(): Promise<number> {
-    const ids = this.deps.repos.sessions.runningIds();
+    const { repos, service } = this.deps;
+    const ended = await endOrphans(repos.runs.processes(), this.deps.logger);
+    await service.forgetProcesses(repos.runs.processes().map((p) => p.sessionId));
+    const ids = repos.sessions.runningIds();
     for (const id of ids) {
-      await this.deps.service.finish(
-        id,
-        resultMessage(
-          false,
-          'Session Desk stopped while the agent was running; send a follow-up to resume.',
-          0,
-          0,
-        ),
-        'failed',
-      );
+      const text = ended.has(id)
+        ? 'Session Desk stopped unexpectedly while the agent was running; the agent, still running, was ended. Send a follow-up to resume.'
+        : 'Session Desk stopped while the agent was running; send a follow-up to resume.';
+      await service.finish(id, resultMessage(false, text, 0, 0), 'failed');
     }
+    for (const queued of repos.runs.queued()) {
+      if (repos.sessions.agentState(queued.sessionId) !== 'queued') continue;
+      this.queue.push({
+        sessionId: queued.sessionId,
+        mode: queued.mode,
+        prompts: queued.prompt === undefined ? [] : [queued.prompt],
+      });
+    }
+    this.pump();
     return ids.length;
   }
 
-  private launch(
-    sessionId: string,
-    work: (runner: AgentRunner, ctx: RunContext, input: { firstMessage?: string }) => Promise<RunOutcome>,
-  ): void {
+  /** Runs that count against the limit: those of agents that run programs (not the demo). */
+  private limitedRunning(): number {
+    let count = 0;
+    for (const run of this.running.values()) if (run.limited) count += 1;
+    return count;
+  }
+
+  /** Whether the workspace's agent runs a program (and so counts against the limit). */
+  private runsProgram(workspaceId: string): boolean {
+    try {
+      return this.runnerFor(workspaceId).kind !== 'demo';
+    } catch {
+      return false; // It fails at once, saying why: nothing to wait for.
+    }
+  }
+
+  /** Starts a run, or queues it when the limit is reached (or others wait already). */
+  private async launch(wanted: WaitingRun, options: { handOver?: boolean } = {}): Promise<void> {
     if (this.closed) return;
+    const row = this.deps.repos.sessions.find(wanted.sessionId);
+    if (!row) return;
+    const limited = this.runsProgram(row.workspaceId);
+    const full = this.queue.length > 0 || this.limitedRunning() >= this.maxRuns;
+    // A follow-up takes over the place of the run it interrupted.
+    if (limited && full && !options.handOver) {
+      this.queue.push(wanted);
+      await this.deps.service
+        .queueRun(queuedRunOf(wanted))
+        .catch((err: unknown) =>
+          this.deps.logger.error(`Could not record that ${wanted.sessionId} is queued: ${String(err)}`),
+        );
+      return;
+    }
+    this.run(wanted, limited);
+  }
+
+  /** Starts queued runs while there are places for them. */
+  private pump(): void {
+    while (!this.closed && this.queue.length > 0 && this.limitedRunning() < this.maxRuns) {
+      this.run(this.queue.shift() as WaitingRun, true);
+    }
+  }
+
+  private run(wanted: WaitingRun, limited: boolean): void {
+    const { sessionId } = wanted;
     const row = this.deps.repos.sessions.find(sessionId);
     const input = this.deps.repos.sessions.agentInput(sessionId);
     if (!row || !input) return;
@@ -240,6 +347,7 @@ export class AgentHost {
     };
     const controller = new AbortController();
     const { service } = this.deps;
+    let recordingProcess: Promise<void> = Promise.resolve();
     const ctx: RunContext = {
       session,
       sandboxDir: sandboxPath(this.sandboxRoot, sessionId),
@@ -250,21 +358,36 @@ export class AgentHost {
         branch: (name) => service.setBranch(sessionId, name),
         pullRequest: (pr) => service.updatePullRequest(sessionId, pr),
       },
+      processStarted: (pgid) => {
+        recordingProcess = service
+          .recordProcess(sessionId, pgid)
+          .catch((err: unknown) =>
+            this.deps.logger.warn(`Could not record the process of ${sessionId}: ${String(err)}`),
+          );
+      },
     };
-    const entry: Running = { controller, done: Promise.resolve() };
+    const { firstMessage } = input;
+    const work = (runner: AgentRunner): Promise<RunOutcome> =>
+      wanted.mode === 'start'
+        ? runner.start(
+            ctx,
+            wanted.prompts.length === 0
+              ? firstMessage
+              : joinPrompts(firstMessage === undefined ? wanted.prompts : [firstMessage, ...wanted.prompts]),
+          )
+        : runner.followUp(ctx, joinPrompts(wanted.prompts));
+    const entry: Running = { controller, done: Promise.resolve(), limited };
     entry.done = (async () => {
       const started = Date.now();
       try {
         const runner = this.runnerFor(session.workspaceId);
-        await service.setAgentRunning(sessionId, true, runner.kind);
-        const { result } = await work(
-          runner,
-          ctx,
-          input.firstMessage === undefined ? {} : { firstMessage: input.firstMessage },
-        );
+        await service.runStarts(sessionId, runner.kind);
+        const { result } = await work(runner);
+        await recordingProcess;
         if (controller.signal.aborted) throw new RunAborted();
-        await service.finish(sessionId, result, result.is_error ? 'failed' : 'completed');
+        await service.finish(sessionId, result, result.is_error ? 'failed' : 'completed', { outcome: true });
       } catch (err) {
+        await recordingProcess;
         const stopped = controller.signal.aborted;
         const reason = entry.stopReason;
         const text = stopped
@@ -280,15 +403,38 @@ export class AgentHost {
             sessionId,
             resultMessage(stopped ? (reason?.success ?? false) : false, text, Date.now() - started, 0),
             status,
-            { keepRunning: stopped && reason?.handOver === true },
+            { keepRunning: stopped && reason?.handOver === true, outcome: !stopped },
           )
           .catch((writeErr: unknown) =>
             this.deps.logger.error(`Could not record the end of ${sessionId}: ${String(writeErr)}`),
           );
       } finally {
         if (this.running.get(sessionId) === entry) this.running.delete(sessionId);
+        // A run handing its place over to a follow-up leaves it to that follow-up.
+        if (entry.stopReason?.handOver !== true) this.pump();
       }
     })();
     this.running.set(sessionId, entry);
   }
+}
+
+/** A run waiting for a place (or about to start): the prompts it will pass, in order. */
+interface WaitingRun {
+  sessionId: string;
+  mode: QueuedRun['mode'];
+  prompts: string[];
+}
+
+/** Prompts sent while a run waited reach the agent as one, in order, a blank line apart. */
+function joinPrompts(prompts: string[]): string {
+  return prompts.join('\n\n');
+}
+
+/** What is kept of a waiting run across restarts (a start's first message is the session's). */
+function queuedRunOf(run: WaitingRun): QueuedRun {
+  return {
+    sessionId: run.sessionId,
+    mode: run.mode,
+    ...(run.prompts.length > 0 ? { prompt: joinPrompts(run.prompts) } : {}),
+  };
 }

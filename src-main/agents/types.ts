@@ -27,6 +27,8 @@ export interface RunContext {
   sink: SessionSink;
   /** Aborted when the session is stopped (a PATCH to completed or failed, or shutdown). */
   signal: AbortSignal;
+  /** Told the process group of the program a run starts, so that a later start can end it. */
+  processStarted?: (pgid: number) => void;
 }
 
 /** How a run ended: the result message; `failed` decides the session's status. */

@@ -27,7 +27,7 @@ import { fileSink, stdoutSink } from './output.js';
 import { PortInUseError, startServer } from '../server/start.js';
 import { DEMO, ownAccountCount } from '../demo/seed.js';
 import { readDemoSignIn } from '../demo/sign-in.js';
-import { agentConfigFromEnv } from '../agents/config.js';
+import { agentConfigFromEnv, parseMaxRuns } from '../agents/config.js';
 import { CliError, openAdminTarget, type AdminTarget } from './admin-target.js';
 import { GROUPS, USAGE, UsageError, type CommandName } from './usage.js';
 import { createRepositories } from '../store/repositories.js';
@@ -99,6 +99,7 @@ async function serve(args: string[]): Promise<void> {
     port: { type: 'string', default: String(DEFAULT_PORT) },
     'log-level': { type: 'string', default: 'warn' },
     'sandbox-dir': { type: 'string' },
+    'max-runs': { type: 'string' },
     demo: { type: 'boolean' },
   });
   if (v.help) return print(USAGE.serve);
@@ -117,11 +118,20 @@ async function serve(args: string[]): Promise<void> {
   if (!['info', 'warn', 'error', 'silent'].includes(level))
     throw new UsageError(`unknown --log-level ${level}`, 'serve');
   const dataDir = resolveDataDir(v['data-dir'] as string | undefined);
+  let maxRuns: number | undefined;
+  if (typeof v['max-runs'] === 'string') {
+    try {
+      maxRuns = parseMaxRuns(v['max-runs'], '--max-runs');
+    } catch (err) {
+      throw new UsageError((err as Error).message, 'serve');
+    }
+  }
   let agents;
   try {
     agents = agentConfigFromEnv(process.env);
     if (typeof v['sandbox-dir'] === 'string') agents.sandboxRoot = resolve(v['sandbox-dir']);
     checkSandboxRoot(agents.sandboxRoot ?? defaultSandboxRoot(dataDir), dataDir);
+    if (maxRuns !== undefined) agents.maxRuns = maxRuns;
   } catch (err) {
     if (err instanceof SandboxRootError) throw new UsageError(err.message, 'serve');
     throw new CliError(err instanceof Error ? err.message : String(err));

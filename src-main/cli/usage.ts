@@ -24,7 +24,7 @@ Commands:
 
 Every command takes --data-dir DIR (else SESSIONDESK_DATA_DIR, else the app's data folder).
 Run "sessiondesk <command> --help" for a command's options, "sessiondesk --version" for the version.`,
-  serve: `Usage: sessiondesk serve [--host 127.0.0.1] [--port 4319] [--data-dir DIR] [--sandbox-dir DIR] [--demo] [--log-level LEVEL]
+  serve: `Usage: sessiondesk serve [--host 127.0.0.1] [--port 4319] [--data-dir DIR] [--sandbox-dir DIR] [--max-runs N] [--demo] [--log-level LEVEL]
 
 Runs the Session Management API and the dashboard. Prints the URL it listens on and
 writes it to DIR/server.json. Only loopback hosts are allowed. A port in use is an error.
@@ -35,10 +35,12 @@ writes it to DIR/server.json. Only loopback hosts are allowed. A port in use is 
   --log-level   warn (default: warnings and errors), info (also one JSON line per request,
                 on stderr), error or silent
   --port        a number, 0 for any free port
+  --max-runs    how many agent programs run at once (default 3, else SESSIONDESK_MAX_RUNS);
+                more sessions wait, queued, first come first served
 
 Environment: SESSIONDESK_AGENT_COMMAND (the agent CLI for workspaces without their own
 setting), SESSIONDESK_AGENT_ENV (more variables agents may see, beyond the allow-list),
-SESSIONDESK_SANDBOX_DIR, SESSIONDESK_DEMO_PACE_MS (the demo agent's pause between steps,
+SESSIONDESK_SANDBOX_DIR, SESSIONDESK_MAX_RUNS, SESSIONDESK_DEMO_PACE_MS (the demo agent's pause between steps,
 default 700), SESSIONDESK_SNAPSHOT_AFTER_BYTES (snapshot once the journals pass this, default
 64 MiB).`,
   'user create': `Usage: sessiondesk user create --email E --name N --password P [--image-url U] [--data-dir DIR]

@@ -13,6 +13,8 @@ import { toSummary } from './summary.js';
 import type { Repositories } from '../store/repositories.js';
 import type { NewSession, RunRecord, SessionRow } from '../store/sessions.js';
 import type { Store } from '../store/store.js';
+import type { QueuedRun } from '../store/runs.js';
+import { bootId, startTimeOf } from '../store/lock.js';
 
 export interface PullRequestUpdate {
   number: number;
@@ -37,6 +39,11 @@ export function createSessionService(deps: {
   const now = () => clock.now().toISOString();
   /** Sessions being stopped on request, with the text of the result the stop will write. */
   const stopping = new Map<string, string>();
+  /**
+   * Sessions given a final status (a PATCH) while their run was going: that status stands,
+   * whatever the run's own outcome turns out to be when it ends.
+   */
+  const statusSetDuringRun = new Set<string>();
 
   function summary(id: string): SessionRow {
     const row = repos.sessions.find(id);
@@ -84,6 +91,11 @@ export function createSessionService(deps: {
 
     async update(id: string, changes: { title?: string; status?: SessionStatus }): Promise<SessionRow> {
       const row = await store.write(() => {
+        // Decided inside the write: writes apply in the order they are made, so whichever of
+        // this and the run's end comes second sees the other.
+        if (changes.status !== undefined && changes.status !== 'active') {
+          if (repos.sessions.agentState(id) === 'running') statusSetDuringRun.add(id);
+        }
         repos.sessions.update(id, changes, now());
         return summary(id);
       });
@@ -96,14 +108,23 @@ export function createSessionService(deps: {
       id: string,
       message: Message,
       authorId: string | null,
-      extra: { status?: SessionStatus; agentStarts?: boolean } = {},
+      extra: {
+        status?: SessionStatus;
+        agentStarts?: boolean;
+        /** For a session whose run is queued: the prompt that run will now pass. */
+        queuedPrompt?: { mode: QueuedRun['mode']; prompt: string };
+      } = {},
     ) {
       const { row, seq } = await store.write(() => {
         const current = summary(id);
         const seq = repos.sessions.appendMessage(id, current.workspaceId, message, authorId, now());
         if (extra.status) repos.sessions.update(id, { status: extra.status }, now());
+        const queued = repos.sessions.agentState(id) === 'queued';
+        if (queued && extra.queuedPrompt) {
+          repos.runs.setQueuedPrompt(id, extra.queuedPrompt.mode, extra.queuedPrompt.prompt);
+        }
         // A prompt that an agent will answer marks the session as worked on in the same write.
-        if (extra.agentStarts) repos.sessions.setAgentState(id, 'running');
+        if (extra.agentStarts && !queued) repos.sessions.setAgentState(id, 'running');
         return { row: summary(id), seq };
       });
       events.publish(row.workspaceId, { type: 'message.added', sessionId: id, index: seq - 1, message });
@@ -139,14 +160,55 @@ export function createSessionService(deps: {
     },
 
     /**
-     * Marks whether an agent is working on the session (what a restart looks for); with a
-     * kind, records which agent that is (the session's `agent`). No event: the run's first
-     * message or its end publishes the session with it.
+     * A run starts: the session is marked as worked on by an agent of `kind` (the session's
+     * `agent`) and leaves the queue if it waited there. Only a move out of the queue is
+     * published; otherwise the run's first message or its end publishes the session.
      */
-    async setAgentRunning(id: string, running: boolean, kind?: AgentKind): Promise<void> {
+    async runStarts(id: string, kind: AgentKind): Promise<void> {
+      const { row, wasQueued } = await store.write(() => {
+        const wasQueued = repos.sessions.agentState(id) === 'queued';
+        repos.runs.dequeue(id);
+        repos.sessions.setAgentState(id, 'running');
+        repos.sessions.setAgentKind(id, kind);
+        return { row: summary(id), wasQueued };
+      });
+      if (wasQueued) publishUpdated(row);
+    },
+
+    /** A run waits for a place: the session shows as queued until it starts. */
+    async queueRun(run: QueuedRun): Promise<void> {
+      publishUpdated(
+        await store.write(() => {
+          repos.runs.dequeue(run.sessionId);
+          repos.runs.enqueue(run);
+          repos.sessions.setAgentState(run.sessionId, 'queued');
+          return summary(run.sessionId);
+        }),
+      );
+    },
+
+    /** Records the process group a run started, with what identifies its leader. */
+    async recordProcess(id: string, pgid: number): Promise<void> {
+      const startTime = startTimeOf(pgid);
+      const boot = bootId();
+      await store.write(() =>
+        repos.runs.recordProcess(
+          {
+            sessionId: id,
+            pgid,
+            ...(startTime === null ? {} : { startTime }),
+            ...(boot === null ? {} : { bootId: boot }),
+          },
+          now(),
+        ),
+      );
+    },
+
+    /** Forgets recorded process groups once they have been ended. */
+    async forgetProcesses(ids: string[]): Promise<void> {
+      if (ids.length === 0) return;
       await store.write(() => {
-        repos.sessions.setAgentState(id, running ? 'running' : null);
-        if (kind !== undefined) repos.sessions.setAgentKind(id, kind);
+        for (const id of ids) repos.runs.forgetProcess(id);
       });
     },
 
@@ -176,20 +238,26 @@ export function createSessionService(deps: {
     },
 
     /**
-     * Ends a run: the result message, the status it leads to, and the agent marked idle,
-     * unless another run takes over at once (a follow-up), which keeps the mark.
+     * Ends a run (or a queued one that never started): the result message, the status it
+     * leads to, and the agent marked idle, unless another run takes over at once (a
+     * follow-up), which keeps the mark. With `outcome`, the status is the run's own outcome,
+     * which yields to a status someone set while the run was going.
      */
     async finish(
       id: string,
       result: ResultMessage,
       status: SessionStatus | null,
-      options: { keepRunning?: boolean } = {},
+      options: { keepRunning?: boolean; outcome?: boolean } = {},
     ): Promise<SessionRow> {
       if (stopping.get(id) === result.result) result = { ...result, stopped: true };
       const { row, seq, closedTasks } = await store.write(() => {
         const current = summary(id);
         const seq = repos.sessions.appendMessage(id, current.workspaceId, result, null, now());
-        if (status) repos.sessions.update(id, { status }, now());
+        const overruled = options.outcome === true && statusSetDuringRun.has(id);
+        statusSetDuringRun.delete(id);
+        if (status && !overruled) repos.sessions.update(id, { status }, now());
+        repos.runs.dequeue(id);
+        repos.runs.forgetProcess(id);
         if (!options.keepRunning) repos.sessions.setAgentState(id, null);
         // Nobody works on a task once its run is over, whatever the agent last said.
         const closedTasks = closeOpenTasks(repos.sessions.tasks(id));

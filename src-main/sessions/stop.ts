@@ -5,8 +5,8 @@ import type { SessionRow } from '../store/sessions.js';
 import type { SessionService } from './service.js';
 
 /**
- * Stops a session on request: a running agent is stopped and its result says who stopped it,
- * marked `stopped: true`; an active session with no agent running (one left active by an
+ * Stops a session on request: a running agent is stopped (a queued run leaves the queue) and
+ * its result says who stopped it, marked `stopped: true`; an active session with no agent running (one left active by an
  * import or an older version) is closed the same way. The session ends `completed`: a stop
  * is a decision, not a failure. Nothing active: 409, so a second click changes nothing.
  */
@@ -16,7 +16,7 @@ export async function stopSession(
   stoppedBy: string,
 ): Promise<SessionRow> {
   const text = `Stopped by ${stoppedBy}.`;
-  if (deps.agents.isRunning(row.id)) {
+  if (deps.agents.isActive(row.id)) {
     const marker = deps.service.expectStop(row.id, text);
     try {
       await deps.agents.stop(row.id, { text, success: true, status: 'completed' });

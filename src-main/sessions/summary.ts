@@ -35,6 +35,7 @@ export function sessionFields(row: SessionRow): Omit<SessionSummary, 'messageCou
   // Additive fields, after the specification's own and only when they apply.
   if (row.agentKind !== undefined) value.agent = row.agentKind;
   if (row.usage !== undefined) value.usage = row.usage;
+  if (row.agentState !== undefined) value.agentState = row.agentState;
   return value;
 }
 

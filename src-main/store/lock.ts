@@ -51,12 +51,13 @@ function readText(path: string): string | null {
   }
 }
 
-function bootId(): string | null {
+/** Which boot this is (Linux); with a start time, it tells a process from a later one given its pid. */
+export function bootId(): string | null {
   return process.platform === 'linux' ? readText('/proc/sys/kernel/random/boot_id') : null;
 }
 
 /** The start time of process `pid`, or null where the system does not say (or it is gone). */
-function startTimeOf(pid: number): string | null {
+export function startTimeOf(pid: number): string | null {
   if (process.platform !== 'linux') return null;
   const stat = readText(`/proc/${pid}/stat`);
   if (stat === null) return null;

@@ -237,6 +237,28 @@ export const MIGRATIONS: Migration[] = [
       `CREATE INDEX agent_runs_cost ON agent_runs(workspace_id, ended_at, cost_usd)`,
     ],
   },
+  {
+    version: 7,
+    name: 'run queue and agent process groups',
+    sql: [
+      // sessions.agent_state may now also be 'queued': waiting here, first position first.
+      `CREATE TABLE run_queue (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+        position INTEGER NOT NULL,
+        mode TEXT NOT NULL CHECK (mode IN ('start', 'follow-up')),
+        prompt TEXT
+      )`,
+      // The process group of each run going on, with what identifies its leader, so that a
+      // start after a crash can end the groups that are still the runs' (and only those).
+      `CREATE TABLE agent_processes (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+        pgid INTEGER NOT NULL,
+        start_time TEXT,
+        boot_id TEXT,
+        started_at TEXT NOT NULL
+      )`,
+    ],
+  },
 ];
 
 export class DatabaseTooNewError extends Error {

@@ -1,4 +1,5 @@
 import { createApiKeysRepository, createAuthSessionsRepository } from './credentials.js';
+import { createRunsRepository } from './runs.js';
 import { createSessionsRepository } from './sessions.js';
 import type { Db } from './sqljs.js';
 import { createUsersRepository } from './users.js';
@@ -11,6 +12,7 @@ export function createRepositories(db: Db) {
     authSessions: createAuthSessionsRepository(db),
     apiKeys: createApiKeysRepository(db),
     sessions: createSessionsRepository(db),
+    runs: createRunsRepository(db),
   };
 }
 export type Repositories = ReturnType<typeof createRepositories>;

@@ -82,7 +82,11 @@ export interface SessionRow {
   agentKind?: AgentKind;
   /** Summed over the runs that reported usage. */
   usage?: Usage;
+  /** Whether an agent is working on the session now, or waiting for a place to. */
+  agentState?: AgentState;
 }
+
+export type AgentState = 'queued' | 'running';
 
 /** One run's usage as recorded when it ends. */
 export interface RunRecord {
@@ -121,7 +125,7 @@ export interface ListPosition {
 const SUMMARY_COLUMNS = `s.id, s.workspace_id, s.title, s.status, s.created_at, s.updated_at, s.model,
   s.author_id, u.name, u.image_url, s.repository, s.branch, s.pr_number, s.pr_url, s.pr_status,
   s.message_count, s.first_preview, s.last_preview, s.transcript_bytes, s.agent_kind, s.usage_input,
-  s.usage_output, s.usage_cache_read, s.usage_cache_write, s.usage_cost_usd`;
+  s.usage_output, s.usage_cache_read, s.usage_cache_write, s.usage_cost_usd, s.agent_state`;
 const SUMMARY_FROM = 'sessions s JOIN users u ON u.id = s.author_id';
 /**
  * The same columns for one session. Measured in sql.js, the JOIN made finding one session
@@ -167,6 +171,7 @@ function toSessionRow(r: Row): SessionRow {
     if (r[24] !== null) usage.costUsd = roundDollars(num(r[24]));
     row.usage = usage;
   }
+  if (r[25] !== null) row.agentState = str(r[25]) as AgentState;
   return row;
 }
 
@@ -350,7 +355,7 @@ export function createSessionsRepository(db: Db) {
       );
     },
 
-    setAgentState(sessionId: string, state: 'running' | null): void {
+    setAgentState(sessionId: string, state: AgentState | null): void {
       db.changed(sessionId);
       db.run('UPDATE sessions SET agent_state = ? WHERE id = ?', [state, sessionId]);
     },
@@ -433,6 +438,11 @@ export function createSessionsRepository(db: Db) {
         cacheReadTokens: num(row?.[2] ?? 0),
         cacheWriteTokens: num(row?.[3] ?? 0),
       };
+    },
+
+    agentState(sessionId: string): AgentState | null {
+      const row = db.first('SELECT agent_state FROM sessions WHERE id = ?', [sessionId]);
+      return row?.[0] ? (str(row[0]) as AgentState) : null;
     },
 
     /** Sessions an agent was working on, e.g. when the app stopped. */

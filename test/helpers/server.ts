@@ -50,6 +50,8 @@ export interface TestServerOptions {
   eventStreamMaxMs?: number;
   bodyTimeoutMs?: number;
   maxConnections?: number;
+  /** Agent programs running at once before runs queue (the server's default: 3). */
+  maxRuns?: number;
 }
 
 /** A real server on an ephemeral loopback port, over a fresh data directory. */
@@ -76,6 +78,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.agentCommand ? { defaultCommand: options.agentCommand } : {}),
       ...(options.agentEnvNames ? { agentEnvNames: options.agentEnvNames } : {}),
       ...(options.agentEnv ? { env: options.agentEnv } : {}),
+      ...(options.maxRuns === undefined ? {} : { maxRuns: options.maxRuns }),
     },
   });
   await app.listen({ host: '127.0.0.1', port: 0 });

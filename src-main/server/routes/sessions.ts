@@ -25,6 +25,7 @@ import {
 import { makeTitle } from '../../../src-shared/text.js';
 import { WorkspaceParamsSchema } from '../../../src-shared/accounts.js';
 import { stopSession } from '../../sessions/stop.js';
+import { sendFollowUp } from '../../sessions/follow-up.js';
 import { newId } from '../../accounts/secrets.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { SessionRow } from '../../store/sessions.js';
@@ -260,7 +261,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
       };
       if (Object.keys(changes).length === 0) return { session: toSummary(row, 'none') };
       const updated = await ctx.sessions.update(row.id, changes);
-      if (status !== undefined && status !== 'active' && agents.isRunning(row.id)) {
+      if (status !== undefined && status !== 'active' && agents.isActive(row.id)) {
         await agents.stop(row.id, {
           text: `Stopped: the session was marked ${status}.`,
           success: status === 'completed',
@@ -303,8 +304,11 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
         },
         { agentStarts: true },
       );
-      agents.start(created.id);
-      return reply.code(201).send({ session: toSummary(created, 'first') });
+      await agents.start(created.id);
+      // Queued when the limit of runs at once is reached.
+      return reply
+        .code(201)
+        .send({ session: toSummary(repos.sessions.find(created.id) ?? created, 'first') });
     },
   );
 
@@ -329,12 +333,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       const principal = userOf(request);
       const row = accessibleSession(principal, request.params.sessionId, request.query.organizationId);
-      const message = { type: 'user' as const, message: { content: request.body.content } };
-      const updated = await ctx.sessions.appendMessage(row.id, message, principal.userId, {
-        agentStarts: true,
-        status: 'active',
-      });
-      await agents.followUp(row.id, request.body.content);
+      const updated = await sendFollowUp(ctx, row.id, request.body.content, principal.userId);
       return reply.code(201).send({ session: toSummary(updated, 'both') });
     },
   );

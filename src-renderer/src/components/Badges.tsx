@@ -24,6 +24,18 @@ export function SimulatedBadge() {
   );
 }
 
+/** An active session whose run waits for a place: the server runs a limited number at once. */
+export function QueuedBadge() {
+  return (
+    <span
+      className="badge badge-queued"
+      title="Waiting for a place: the server runs a limited number of agents at once"
+    >
+      Queued
+    </span>
+  );
+}
+
 const PR_LABEL: Record<PrStatus, string> = {
   draft: 'Draft',
   open: 'Open',

@@ -7,7 +7,7 @@ import { useLive } from '../../api/live';
 import { useFollowUp, useSession, useStopSession, useUpdateSession } from '../../api/queries';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { Avatar } from '../../components/Avatar';
-import { PrBadge, SimulatedBadge, StatusBadge } from '../../components/Badges';
+import { PrBadge, QueuedBadge, SimulatedBadge, StatusBadge } from '../../components/Badges';
 import { RelativeTime } from '../../components/RelativeTime';
 import { EmptyState, ErrorState, Loading } from '../../components/States';
 import { useNow } from '../../lib/use-now';
@@ -257,6 +257,7 @@ export function SessionPage() {
       />
       <div className="session-head">
         <StatusBadge status={session.status} />
+        {session.agentState === 'queued' && <QueuedBadge />}
         {active ? (
           <StopButton organizationId={workspace.organizationId} sessionId={session.id} />
         ) : (

@@ -11,7 +11,7 @@ import {
   type SessionFilters,
 } from '../../api/queries';
 import { Avatar } from '../../components/Avatar';
-import { PrBadge, SimulatedBadge, StatusBadge } from '../../components/Badges';
+import { PrBadge, QueuedBadge, SimulatedBadge, StatusBadge } from '../../components/Badges';
 import { RelativeTime } from '../../components/RelativeTime';
 import { EmptyState, ErrorState, Loading } from '../../components/States';
 import { displayTitle, plainText } from '../../lib/plain-text';
@@ -30,6 +30,7 @@ function SessionRow({ session }: { session: SessionSummary }) {
           <div className="session-title-line">
             <span className="session-title">{displayTitle(session.title, session.firstMessagePreview)}</span>
             <StatusBadge status={session.status} />
+            {session.agentState === 'queued' && <QueuedBadge />}
             {session.agent === 'demo' && <SimulatedBadge />}
             {metadata.prNumber !== undefined && (
               <PrBadge number={metadata.prNumber} status={metadata.prStatus} />
