@@ -50,14 +50,15 @@ const QUEUE_HIGH_WATER = 256;
 export function createCliAgent(options: CliAgentOptions): AgentRunner {
   const { spec, runs } = options;
 
-  async function run(ctx: RunContext, prompt: string): Promise<RunOutcome> {
+  /** `resume`: continue the session's conversation with this CLI, if it has one. */
+  async function run(ctx: RunContext, prompt: string, resume = true): Promise<RunOutcome> {
     const started = Date.now();
     const sessionId = ctx.session.id;
     const located = locateProgram(spec.kind, options.lookupEnv ?? options.env);
     if (!located.found) return { result: resultMessage(false, located.problem, 0, 0) };
     if (ctx.signal.aborted) throw new RunAborted();
 
-    const previous = runs.previous(sessionId);
+    const previous = resume ? runs.previous(sessionId) : {};
     const { args, stdin } = spec.command({
       prompt,
       model: ctx.session.model,
@@ -135,6 +136,26 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
     }).catch(() => undefined);
     const exit = await child.ended;
     await reading;
+    const refusal = exit.stderrTail.split('\n').find((line) => spec.refusedResume.test(line));
+    if (
+      previous.conversationId !== undefined &&
+      refusal !== undefined &&
+      !ctx.signal.aborted &&
+      !exit.timedOut &&
+      exit.code !== 0
+    ) {
+      // The CLI no longer has the conversation: the prompt goes to a new one rather than
+      // failing the session, and the transcript says the earlier context is gone.
+      await recording;
+      await append(
+        notice(
+          `${spec.name} could not resume its earlier conversation (${refusal.trim()}). ` +
+            'This prompt starts a new conversation, without the earlier context.',
+          'info',
+        ),
+      );
+      return run(ctx, prompt, false);
+    }
     // Tool calls and tasks left open are closed, however the run ended.
     enqueue(parser.end());
     await recording;

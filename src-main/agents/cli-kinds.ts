@@ -21,6 +21,12 @@ export interface CliKindSpec {
   command(input: AgentCommandInput): AgentCommand;
   /** `usageBefore`: the resumed conversation's earlier usage, for CLIs that report running totals. */
   parser(options: { usageBefore?: AgentUsage }): AgentParser;
+  /**
+   * What the CLI prints on stderr when it does not have the conversation it was asked to resume
+   * (its files are gone: another home folder, a cleaned cache). Recorded in
+   * test/fixtures/agents/<kind>/<version>/refused-resume.json.
+   */
+  refusedResume: RegExp;
 }
 
 export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
@@ -31,6 +37,7 @@ export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
     envVar: 'SESSIONDESK_CLAUDE_BIN',
     command: claudeCodeCommand,
     parser: () => createClaudeCodeParser(),
+    refusedResume: /No conversation found with session ID/u,
   },
   codex: {
     kind: 'codex',
@@ -39,6 +46,7 @@ export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
     envVar: 'SESSIONDESK_CODEX_BIN',
     command: codexCommand,
     parser: (options) => createCodexParser(options),
+    refusedResume: /no rollout found for thread id/u,
   },
   gemini: {
     kind: 'gemini',
@@ -47,6 +55,7 @@ export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
     envVar: 'SESSIONDESK_GEMINI_BIN',
     command: geminiCommand,
     parser: () => createGeminiParser(),
+    refusedResume: /Error resuming session: (?:No previous sessions found|Invalid session identifier)/u,
   },
 };
 

@@ -148,6 +148,33 @@ describe.each(RESUMES)('$kind through the real server, played back from its reco
   });
 });
 
+describe.each(RESUMES)('$kind without its earlier conversation', (c) => {
+  it('starts a new conversation for the follow-up, and says the earlier context is gone', async () => {
+    const { s, cookie, calls, start } = await serverWith(c.kind);
+    const created = await start('Remember the colour. scenario:resume');
+    await waitForResults(s, cookie, created.id);
+    // The recording of the follow-up never had that conversation: the CLI refuses it, as
+    // the real one does when its files are gone.
+    await followUp(s, cookie, created.id, 'Say hello. scenario:plain-answer');
+    const session = await waitForResults(s, cookie, created.id, 2);
+    expect(session.status).toBe('completed');
+    const [notice, ...answer] = session.messages.slice(4);
+    expect(session.messages[3]).toEqual(user('Say hello. scenario:plain-answer'));
+    expect(notice).toMatchObject({ type: 'assistant', notice: 'info' });
+    expect(JSON.stringify(notice)).toContain('could not resume its earlier conversation');
+    expect(answer.at(-1)).toMatchObject({ type: 'result', subtype: 'success' });
+    expect(answer.some((m) => m.type === 'result' && m.is_error)).toBe(false);
+
+    // Refused with the id, then run again without any; the new conversation is kept.
+    const [, refused, fresh] = calls();
+    expect(refused!.args.join(' ')).toContain(c.conversation);
+    expect(fresh!.stdin).toBe('Say hello. scenario:plain-answer');
+    expect(fresh!.args.join(' ')).not.toContain(c.conversation);
+    expect(calls()).toHaveLength(3);
+    expect(s.repos.sessions.conversation(created.id)?.id).not.toBe(c.conversation);
+  });
+});
+
 describe('what a run records', () => {
   it('keeps Claude Code tasks, closing the one left in progress when the run ends', async () => {
     const { s, cookie, start } = await serverWith('claude-code');
