@@ -1,0 +1,112 @@
+import { rmSync } from 'node:fs';
+import { startServe, type ServeProcess } from '../helpers/cli.js';
+import {
+  BOUNDARY_OUTPUT,
+  BOUNDARY_PATTERN,
+  seedLongSession,
+  stepText,
+  type LongSession,
+} from '../helpers/long-session.js';
+import { seedDataDir, type Seeded } from '../helpers/seed.js';
+import { tempDir } from '../helpers/server.js';
+import { expect, signIn, test as base } from './fixtures.js';
+
+const MESSAGES = 5_000;
+/** The dashboard reads the last 100 messages first: this pair is split between two pages. */
+const PAIR_AT = MESSAGES - 100;
+
+const test = base.extend<{
+  long: { server: ServeProcess; data: Seeded; session: LongSession };
+}>({
+  long: async ({}, use) => {
+    const dataDir = tempDir('sessiondesk-e2e-');
+    const data = await seedDataDir(dataDir);
+    const session = await seedLongSession(dataDir, data, {
+      messages: MESSAGES,
+      resultChars: 3_000,
+      pairAt: PAIR_AT,
+    });
+    const server = await startServe(dataDir, ['--log-level', 'warn'], {
+      SESSIONDESK_DEMO_PACE_MS: '3600000',
+    });
+    await use({ server, data, session });
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  },
+});
+
+test('a long transcript opens at its end, keeps few rows in the page and reads earlier pages on the way up', async ({
+  page,
+  long,
+}) => {
+  expect(long.session.bytes).toBeGreaterThan(4_000_000);
+  await signIn(page, long.server.url, long.data.email, long.data.password);
+  const messageReads: string[] = [];
+  page.on('request', (request) => {
+    if (request.url().includes(`/api/sessions/${long.session.sessionId}`)) messageReads.push(request.url());
+  });
+  await page.goto(`${long.server.url}/sessions/${long.session.sessionId}`);
+
+  // The latest work is what shows first, in view.
+  const transcript = page.getByRole('list', { name: 'Transcript' });
+  const result = transcript.getByRole('status').filter({ hasText: 'Finished' });
+  await expect(result).toBeInViewport();
+  await expect(result).toContainText(`Reviewed ${MESSAGES - 1} steps`);
+  await expect(transcript.getByText(stepText(MESSAGES - 3))).toBeVisible();
+  // The whole session was never asked for: its summary and pages of messages only.
+  expect(
+    messageReads.some((url) => new URL(url).pathname === `/api/sessions/${long.session.sessionId}`),
+  ).toBe(false);
+  expect(messageReads.some((url) => url.includes('/summary'))).toBe(true);
+
+  const rows = page.locator('[data-transcript-row]');
+  const shown = await rows.count();
+  expect(shown).toBeGreaterThan(5);
+  expect(shown).toBeLessThan(150);
+
+  // The result of the call just before the first page read waits for its call: no lone output.
+  await expect(page.getByText(BOUNDARY_OUTPUT)).toHaveCount(0);
+  const earlier = page.locator('.transcript-earlier');
+  await expect(earlier).toContainText(`${PAIR_AT.toLocaleString('en-US')} earlier messages`);
+
+  // Scrolling to the top reads the page before, and the call and its result are one step again.
+  const scroller = page.locator('.virtual-scroller');
+  await scroller.evaluate((element) => element.scrollTo({ top: 0 }));
+  await expect(earlier).toContainText(`${(PAIR_AT - 100).toLocaleString('en-US')} earlier messages`);
+  const grep = transcript.locator('details.tool', { hasText: BOUNDARY_PATTERN });
+  await expect(grep).toHaveCount(1);
+  await expect(grep.locator('.tool-state')).toHaveText('done');
+  await grep.locator('summary').click();
+  await expect(grep.getByLabel('Grep output')).toHaveText(BOUNDARY_OUTPUT);
+  await expect(transcript.locator('details.tool', { hasText: 'Tool output' })).toHaveCount(0);
+  // Reading goes on where it was: the step that was on top is still in view.
+  await expect(grep).toBeInViewport();
+
+  // Further up, more pages; the page still holds a few rows only.
+  for (let n = 2; n <= 4; n += 1) {
+    await scroller.evaluate((element) => element.scrollTo({ top: 0 }));
+    await expect(earlier).toContainText(`${(PAIR_AT - 100 * n).toLocaleString('en-US')} earlier messages`);
+  }
+  // The first step of the page read before the last one is where the view was held.
+  await expect(transcript.getByText(stepText(PAIR_AT - 299))).toBeInViewport();
+  expect(await rows.count()).toBeLessThan(150);
+});
+
+test('a message added while the page is open appears at the end, in view', async ({ page, long }) => {
+  await signIn(page, long.server.url, long.data.email, long.data.password);
+  await page.goto(`${long.server.url}/sessions/${long.session.sessionId}`);
+  const transcript = page.getByRole('list', { name: 'Transcript' });
+  await expect(transcript.getByRole('status').filter({ hasText: 'Finished' })).toBeInViewport();
+  await expect(page.getByRole('status').filter({ hasText: 'Live' })).toBeVisible();
+
+  // Another tab (the same signed-in user) sends a follow-up: this page hears of it live.
+  const sent = await page.request.post(
+    `${long.server.url}/api/sessions/${long.session.sessionId}/messages?organizationId=${long.data.organizationId}`,
+    { data: { content: 'Now write the changelog entry' }, headers: { origin: long.server.url } },
+  );
+  expect(sent.status()).toBe(201);
+  const followUp = transcript.locator('.turn-user', { hasText: 'Now write the changelog entry' });
+  await expect(followUp).toBeInViewport();
+  await expect(page.locator('.session-head .badge')).toHaveText('Active');
+  expect(await page.locator('[data-transcript-row]').count()).toBeLessThan(150);
+});
