@@ -25,6 +25,8 @@ const test = base.extend<{
       messages: MESSAGES,
       resultChars: 3_000,
       pairAt: PAIR_AT,
+      // Over 4 MiB in the last page: the server cuts it, and the page reads on to the end.
+      hugeResults: { at: [MESSAGES - 49, MESSAGES - 45, MESSAGES - 41], chars: 1_500_000 },
     });
     const server = await startServe(dataDir, ['--log-level', 'warn'], {
       SESSIONDESK_DEMO_PACE_MS: '3600000',
@@ -39,7 +41,7 @@ test('a long transcript opens at its end, keeps few rows in the page and reads e
   page,
   long,
 }) => {
-  expect(long.session.bytes).toBeGreaterThan(4_000_000);
+  expect(long.session.bytes).toBeGreaterThan(8_000_000);
   await signIn(page, long.server.url, long.data.email, long.data.password);
   const messageReads: string[] = [];
   page.on('request', (request) => {
@@ -59,7 +61,7 @@ test('a long transcript opens at its end, keeps few rows in the page and reads e
   ).toBe(false);
   expect(messageReads.some((url) => url.includes('/summary'))).toBe(true);
 
-  const rows = page.locator('[data-transcript-row]');
+  const rows = page.locator('[data-row-key]');
   const shown = await rows.count();
   expect(shown).toBeGreaterThan(5);
   expect(shown).toBeLessThan(150);
@@ -90,6 +92,11 @@ test('a long transcript opens at its end, keeps few rows in the page and reads e
   // The first step of the page read before the last one is where the view was held.
   await expect(transcript.getByText(stepText(PAIR_AT - 299))).toBeInViewport();
   expect(await rows.count()).toBeLessThan(150);
+
+  // And back to the latest in one step.
+  await page.getByRole('button', { name: 'Latest ↓' }).click();
+  await expect(result).toBeInViewport();
+  await expect(page.getByRole('button', { name: 'Latest ↓' })).toBeHidden();
 });
 
 test('a message added while the page is open appears at the end, in view', async ({ page, long }) => {
@@ -108,5 +115,32 @@ test('a message added while the page is open appears at the end, in view', async
   const followUp = transcript.locator('.turn-user', { hasText: 'Now write the changelog entry' });
   await expect(followUp).toBeInViewport();
   await expect(page.locator('.session-head .badge')).toHaveText('Active');
-  expect(await page.locator('[data-transcript-row]').count()).toBeLessThan(150);
+  expect(await page.locator('[data-row-key]').count()).toBeLessThan(150);
+
+  // Scrolled up to read, the view stays where it is when another message arrives.
+  const scroller = page.locator('.virtual-scroller');
+  await scroller.evaluate((element) => element.scrollBy({ top: -1500 }));
+  const key = await scroller.evaluate((element) => {
+    const top = element.getBoundingClientRect().top;
+    const rows = [...element.querySelectorAll('[data-row-key]')];
+    return rows.find((row) => row.getBoundingClientRect().top >= top)?.getAttribute('data-row-key');
+  });
+  const reading = page.locator(`[data-row-key="${key}"]`);
+  await expect(reading).toBeInViewport();
+  const before = await reading.boundingBox();
+  const readNew = page.waitForResponse((response) =>
+    response.url().includes(`/messages?after=${MESSAGES + 1}&`),
+  );
+  const again = await page.request.post(
+    `${long.server.url}/api/sessions/${long.session.sessionId}/messages?organizationId=${long.data.organizationId}`,
+    { data: { content: 'And bump the version' }, headers: { origin: long.server.url } },
+  );
+  expect(again.status()).toBe(201);
+  await readNew;
+  const second = transcript.locator('.turn-user', { hasText: 'And bump the version' });
+  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+  expect((await reading.boundingBox())?.y).toBeCloseTo(before?.y ?? NaN, 0);
+  await expect(second).not.toBeInViewport();
+  await page.getByRole('button', { name: 'Latest ↓' }).click();
+  await expect(second).toBeInViewport();
 });

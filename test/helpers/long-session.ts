@@ -14,6 +14,8 @@ export interface LongSessionOptions {
    * where the dashboard's first page of a transcript begins, they are read apart.
    */
   pairAt: number;
+  /** Tool results far larger than the rest (whole generated files, logs): at these indices (3 mod 4). */
+  hugeResults?: { at: number[]; chars: number };
 }
 
 export interface LongSession {
@@ -74,7 +76,10 @@ function step(i: number, options: LongSessionOptions): Message {
             {
               type: 'tool_result',
               tool_use_id: `toolu_${i - 1}`,
-              content: fileContents(i, options.resultChars),
+              content: fileContents(
+                i,
+                options.hugeResults?.at.includes(i) ? options.hugeResults.chars : options.resultChars,
+              ),
             },
           ],
         },

@@ -40,30 +40,24 @@ interface VirtualListProps<T extends { key: string }> {
   label: string;
 }
 
+interface RowProps<T extends { key: string }> {
+  item: T;
+  renderItem: (item: T) => ReactNode;
+  sameItem: (a: T, b: T) => boolean;
+  observe: (element: HTMLLIElement | null) => (() => void) | undefined;
+}
+
+/** One row, rendered again only when its item shows something else. */
 const Row = memo(
-  function Row<T extends { key: string }>({
-    item,
-    renderItem,
-    observe,
-  }: {
-    item: T;
-    renderItem: (item: T) => ReactNode;
-    sameItem: (a: T, b: T) => boolean;
-    observe: (element: HTMLLIElement | null) => (() => void) | undefined;
-  }) {
+  function Row<T extends { key: string }>({ item, renderItem, observe }: RowProps<T>) {
     return (
-      <li data-row-key={item.key} data-transcript-row="" ref={observe}>
+      <li data-row-key={item.key} ref={observe}>
         {renderItem(item)}
       </li>
     );
   },
   (a, b) => a.renderItem === b.renderItem && a.observe === b.observe && a.sameItem(a.item, b.item),
-) as <T extends { key: string }>(props: {
-  item: T;
-  renderItem: (item: T) => ReactNode;
-  sameItem: (a: T, b: T) => boolean;
-  observe: (element: HTMLLIElement | null) => (() => void) | undefined;
-}) => ReactNode;
+) as <T extends { key: string }>(props: RowProps<T>) => ReactNode;
 
 /**
  * A scrolled list that keeps only the rows near the view in the page, for lists of any
@@ -191,28 +185,36 @@ export function VirtualList<T extends { key: string }>({
   }, [nearStart, onNearStart, items.length]);
 
   return (
-    <div
-      ref={scroller}
-      className="virtual-scroller"
-      tabIndex={0}
-      onScroll={holdFromScroll}
-      // A click can open a fold: the row clicked stays put rather than the end.
-      onClickCapture={() => {
-        if (hold.kind === 'end' && scroller.current && list.current)
-          setHold(firstVisible(scroller.current, list.current, items, offsets));
-      }}
-    >
-      {before}
-      <ol
-        ref={list}
-        className="transcript"
-        aria-label={label}
-        style={{ paddingTop: offsets[first] ?? 0, paddingBottom: total - (offsets[last] ?? total) }}
+    <div className="virtual-list">
+      <div
+        ref={scroller}
+        className="virtual-scroller"
+        tabIndex={0}
+        onScroll={holdFromScroll}
+        // A click can open a fold: the row clicked stays put rather than the end.
+        onClickCapture={() => {
+          const element = scroller.current;
+          if (hold.kind === 'end' && element && list.current && element.scrollHeight > element.clientHeight)
+            setHold(firstVisible(element, list.current, items, offsets));
+        }}
       >
-        {items.slice(first, last).map((item) => (
-          <Row key={item.key} item={item} renderItem={renderItem} sameItem={sameItem} observe={observe} />
-        ))}
-      </ol>
+        {before}
+        <ol
+          ref={list}
+          className="transcript"
+          aria-label={label}
+          style={{ paddingTop: offsets[first] ?? 0, paddingBottom: total - (offsets[last] ?? total) }}
+        >
+          {items.slice(first, last).map((item) => (
+            <Row key={item.key} item={item} renderItem={renderItem} sameItem={sameItem} observe={observe} />
+          ))}
+        </ol>
+      </div>
+      {hold.kind === 'row' && (
+        <button type="button" className="button button-small jump-to-end" onClick={() => setHold(END)}>
+          Latest ↓
+        </button>
+      )}
     </div>
   );
 }
