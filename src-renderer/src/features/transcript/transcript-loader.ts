@@ -87,7 +87,9 @@ export class TranscriptLoader {
           current.start === null
             ? { start: from, messages: run.messages }
             : { start: current.start, messages: [...current.messages, ...run.messages] };
-        this.update({ ...joined, total: Math.max(current.total, run.total), readingLater: false });
+        // A read that found nothing new takes the server's count, so it is not asked again.
+        const total = run.messages.length === 0 ? run.total : Math.max(current.total, run.total);
+        this.update({ ...joined, total, readingLater: false });
         this.readLater();
       },
       (error: unknown) => this.update({ readingLater: false, error: asError(error) }),
