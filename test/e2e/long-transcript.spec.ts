@@ -144,3 +144,44 @@ test('a message added while the page is open appears at the end, in view', async
   await page.getByRole('button', { name: 'Latest ↓' }).click();
   await expect(second).toBeInViewport();
 });
+
+test('find in transcript goes to a match among the messages read, however far from the view', async ({
+  page,
+  long,
+}) => {
+  await signIn(page, long.server.url, long.data.email, long.data.password);
+  await page.goto(`${long.server.url}/sessions/${long.session.sessionId}`);
+  const transcript = page.getByRole('list', { name: 'Transcript' });
+  await expect(transcript.getByRole('status').filter({ hasText: 'Finished' })).toBeInViewport();
+  // A page more, so the rows far from the view are no longer in the page.
+  await page.locator('.virtual-scroller').evaluate((element) => element.scrollTo({ top: 0 }));
+  await expect(page.locator('.transcript-earlier')).toContainText(
+    `${(PAIR_AT - 100).toLocaleString('en-US')} earlier`,
+  );
+  await page.getByRole('button', { name: 'Latest ↓' }).click();
+  const wanted = stepText(PAIR_AT - 99);
+  await expect(transcript.getByText(wanted)).toHaveCount(0);
+
+  const find = page.getByRole('searchbox', { name: 'Find in transcript' });
+  await find.fill(wanted);
+  const status = page.getByRole('search').getByRole('status');
+  await expect(status).toHaveText(
+    `1 match in the messages read (${(PAIR_AT - 100).toLocaleString('en-US')} earlier not read yet)`,
+  );
+  await find.press('Enter');
+  await expect(status).toContainText('1 of 1');
+  const row = page.locator('li.row-focused');
+  await expect(row).toHaveText(wanted);
+  await expect(row).toBeInViewport();
+
+  // Several matches: Enter walks them from the latest, Shift+Enter back.
+  await find.fill('src/module-49');
+  await expect(status).toContainText(/^\d+ matches/);
+  await find.press('Enter');
+  await expect(page.locator('li.row-focused')).toContainText('src/module-4998');
+  await find.press('Enter');
+  await expect(page.locator('li.row-focused')).toContainText('src/module-4902');
+  await find.press('Shift+Enter');
+  await expect(page.locator('li.row-focused')).toContainText('src/module-4998');
+  await expect(page.locator('li.row-focused')).toBeInViewport();
+});

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Message } from '../../src-shared/sessions';
 import {
   buildTranscript,
+  itemText,
   toolResultText,
   toolSummary,
 } from '../../src-renderer/src/features/transcript/transcript';
@@ -82,6 +83,15 @@ describe('buildTranscript', () => {
     const whole = buildTranscript(messages, true, 0);
     expect(whole.filter((i) => i.kind === 'orphan-result')).toHaveLength(1);
     expect(whole.filter((i) => i.kind === 'tool' && i.result !== null)).toHaveLength(2);
+  });
+
+  it('gives each item the words it shows, folded parts included, for find in transcript', () => {
+    const texts = buildTranscript(messages).map(itemText);
+    expect(texts[0]).toBe('Fix the test');
+    expect(texts[3]).toContain('Read');
+    expect(texts[3]).toContain('test/login.test.ts');
+    expect(texts[3]).toContain('line 1');
+    expect(texts.at(-1)).toBe('Fixed.');
   });
 
   it('marks an error result as not successful', () => {

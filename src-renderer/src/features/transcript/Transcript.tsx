@@ -10,6 +10,7 @@ import {
   type TranscriptItem,
 } from './transcript';
 import type { TranscriptPages } from './use-transcript-pages';
+import { TranscriptFind } from './TranscriptFind';
 import { VirtualList } from './VirtualList';
 
 const TASK_MARK = { pending: '○', in_progress: '◐', completed: '●' } as const;
@@ -198,6 +199,7 @@ function EarlierMessages({ pages }: { pages: TranscriptPages }) {
 export function Transcript({ pages, active }: { pages: TranscriptPages; active: boolean }) {
   const { messages, start } = pages;
   const items = useMemo(() => buildTranscript(messages, active, start ?? 0), [messages, active, start]);
+  const [focus, setFocus] = useState<{ key: string; request: number } | null>(null);
   if (start === null) {
     return pages.error ? (
       <ErrorState error={pages.error} onRetry={pages.retry} />
@@ -208,6 +210,11 @@ export function Transcript({ pages, active }: { pages: TranscriptPages; active: 
   if (items.length === 0 && start === 0) return <p className="muted">No messages yet.</p>;
   return (
     <>
+      <TranscriptFind
+        items={items}
+        earlier={start}
+        onFound={(key) => setFocus((now) => (key ? { key, request: (now?.request ?? 0) + 1 } : null))}
+      />
       <VirtualList
         items={items}
         renderItem={renderItem}
@@ -217,6 +224,7 @@ export function Transcript({ pages, active }: { pages: TranscriptPages; active: 
         onNearStart={pages.readEarlier}
         before={<EarlierMessages pages={pages} />}
         label="Transcript"
+        focus={focus}
       />
       {pages.error && (
         <p className="field-error" role="alert">

@@ -38,6 +38,8 @@ interface VirtualListProps<T extends { key: string }> {
   /** Shown above the rows, inside the scrolled area. */
   before?: ReactNode;
   label: string;
+  /** A row to bring into view and mark; a new request brings it again. */
+  focus?: { key: string; request: number } | null;
 }
 
 interface RowProps<T extends { key: string }> {
@@ -45,18 +47,23 @@ interface RowProps<T extends { key: string }> {
   renderItem: (item: T) => ReactNode;
   sameItem: (a: T, b: T) => boolean;
   observe: (element: HTMLLIElement | null) => (() => void) | undefined;
+  focused: boolean;
 }
 
 /** One row, rendered again only when its item shows something else. */
 const Row = memo(
-  function Row<T extends { key: string }>({ item, renderItem, observe }: RowProps<T>) {
+  function Row<T extends { key: string }>({ item, renderItem, observe, focused }: RowProps<T>) {
     return (
-      <li data-row-key={item.key} ref={observe}>
+      <li data-row-key={item.key} ref={observe} className={focused ? 'row-focused' : undefined}>
         {renderItem(item)}
       </li>
     );
   },
-  (a, b) => a.renderItem === b.renderItem && a.observe === b.observe && a.sameItem(a.item, b.item),
+  (a, b) =>
+    a.renderItem === b.renderItem &&
+    a.observe === b.observe &&
+    a.focused === b.focused &&
+    a.sameItem(a.item, b.item),
 ) as <T extends { key: string }>(props: RowProps<T>) => ReactNode;
 
 /**
@@ -76,12 +83,19 @@ export function VirtualList<T extends { key: string }>({
   onNearStart,
   before,
   label,
+  focus = null,
 }: VirtualListProps<T>) {
   const scroller = useRef<HTMLDivElement>(null);
   const list = useRef<HTMLOListElement>(null);
   const [heights, setHeights] = useState<ReadonlyMap<string, number>>(() => new Map());
   const [hold, setHold] = useState<Hold>({ kind: 'end' });
   const [view, setView] = useState({ top: 0, height: 800 });
+  // A new focus request holds its row a little below the top of the view.
+  const [focusSeen, setFocusSeen] = useState(focus);
+  if (focus !== focusSeen) {
+    setFocusSeen(focus);
+    if (focus) setHold({ kind: 'row', key: focus.key, delta: 48 });
+  }
 
   const offsets = useMemo(() => {
     const at = new Float64Array(items.length + 1);
@@ -206,7 +220,14 @@ export function VirtualList<T extends { key: string }>({
           style={{ paddingTop: offsets[first] ?? 0, paddingBottom: total - (offsets[last] ?? total) }}
         >
           {items.slice(first, last).map((item) => (
-            <Row key={item.key} item={item} renderItem={renderItem} sameItem={sameItem} observe={observe} />
+            <Row
+              key={item.key}
+              item={item}
+              renderItem={renderItem}
+              sameItem={sameItem}
+              observe={observe}
+              focused={focus?.key === item.key}
+            />
           ))}
         </ol>
       </div>

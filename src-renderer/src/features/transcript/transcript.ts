@@ -148,3 +148,25 @@ export function toolSummary(use: ToolUse): string {
   }
   return '';
 }
+
+/** The words an item shows (folded or not), for finding it in the transcript. */
+export function itemText(item: TranscriptItem): string {
+  switch (item.kind) {
+    case 'user':
+    case 'text':
+    case 'thinking':
+      return item.text;
+    case 'result':
+      return item.text;
+    case 'todo':
+      return item.todos.map((todo) => todo.title).join('\n');
+    case 'orphan-result':
+      return toolResultText(item.result);
+    case 'tool':
+      return [
+        item.use.name,
+        JSON.stringify(item.use.input),
+        item.result ? toolResultText(item.result) : '',
+      ].join('\n');
+  }
+}
