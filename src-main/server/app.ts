@@ -26,6 +26,7 @@ import { adminRoutes } from './routes/admin.js';
 import { authRoutes } from './routes/auth.js';
 import { rendererRoutes } from './routes/renderer.js';
 import { sessionRoutes } from './routes/sessions.js';
+import { sessionSummaryRoutes } from './routes/session-summary.js';
 import { agentRoutes } from './routes/agents.js';
 import { workspaceRoutes } from './routes/workspaces.js';
 import { eventRoutes } from './routes/events.js';
@@ -218,6 +219,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const api = app.withTypeProvider<ZodTypeProvider>();
   sessionRoutes(api, ctx);
+  sessionSummaryRoutes(api, ctx);
   authRoutes(api, ctx);
   workspaceRoutes(api, ctx);
   agentRoutes(api, ctx);

@@ -37,6 +37,7 @@ describe('GET /api/openapi.json', () => {
       '/api/sessions/{sessionId}/events',
       '/api/sessions/{sessionId}/messages',
       '/api/sessions/{sessionId}/stop',
+      '/api/sessions/{sessionId}/summary',
       '/api/setup',
       '/api/setup/demo',
       '/api/workspaces',

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Message } from '../../src-shared/sessions';
 import {
   buildTranscript,
+  itemText,
   toolResultText,
   toolSummary,
 } from '../../src-renderer/src/features/transcript/transcript';
@@ -65,6 +66,32 @@ describe('buildTranscript', () => {
     expect(items.filter((i) => i.kind === 'tool').every((i) => i.kind === 'tool' && i.result === null)).toBe(
       true,
     );
+  });
+
+  it('keys items by their place in the whole conversation when only a later part is read', () => {
+    const whole = buildTranscript(messages);
+    const later = buildTranscript(messages.slice(1), true, 1);
+    expect(later.map((i) => i.key)).toEqual(['1.0', '1.1', '1.2', '1.3', '3']);
+    expect(whole.map((i) => i.key)).toEqual(expect.arrayContaining(later.map((i) => i.key)));
+  });
+
+  it('holds back a result whose call is in messages not read yet, and pairs them once read', () => {
+    // Read from message 2: the results of calls a and b arrive before their calls are read.
+    const later = buildTranscript(messages.slice(2), true, 2);
+    expect(later.map((i) => i.kind)).toEqual(['result']);
+    // The unrelated result is only an orphan once nothing before it is unread.
+    const whole = buildTranscript(messages, true, 0);
+    expect(whole.filter((i) => i.kind === 'orphan-result')).toHaveLength(1);
+    expect(whole.filter((i) => i.kind === 'tool' && i.result !== null)).toHaveLength(2);
+  });
+
+  it('gives each item the words it shows, folded parts included, for find in transcript', () => {
+    const texts = buildTranscript(messages).map(itemText);
+    expect(texts[0]).toBe('Fix the test');
+    expect(texts[3]).toContain('Read');
+    expect(texts[3]).toContain('test/login.test.ts');
+    expect(texts[3]).toContain('line 1');
+    expect(texts.at(-1)).toBe('Fixed.');
   });
 
   it('marks an error result as not successful', () => {

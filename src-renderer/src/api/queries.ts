@@ -17,7 +17,6 @@ import {
   WorkspaceResponseSchema,
 } from '../../../src-shared/accounts';
 import {
-  FullSessionResponseSchema,
   ListSessionsResponseSchema,
   RepositoriesResponseSchema,
   SessionResponseSchema,
@@ -124,15 +123,6 @@ export function useSessionsPage(
       api.get(`/api/sessions?${sessionsQueryString(org, filters, cursor)}`, ListSessionsResponseSchema),
     placeholderData: keepPreviousData,
     refetchInterval: live ? POLL_WHILE_LIVE_MS : POLL_MS,
-  });
-}
-
-export function useSession(id: string, live: boolean) {
-  return useQuery({
-    queryKey: keys.session(id),
-    queryFn: () => api.get(`/api/sessions/${encodeURIComponent(id)}`, FullSessionResponseSchema),
-    refetchInterval: (query) =>
-      live ? POLL_WHILE_LIVE_MS : query.state.data?.session.status === 'active' ? POLL_MS / 2 : POLL_MS * 3,
   });
 }
 

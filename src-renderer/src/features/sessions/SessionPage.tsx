@@ -4,7 +4,8 @@ import { SESSION_STATUSES } from '../../../../src-shared/constants';
 import type { SessionStatus, Task } from '../../../../src-shared/sessions';
 import { ApiError } from '../../api/client';
 import { useLive } from '../../api/live';
-import { useFollowUp, useSession, useStopSession, useUpdateSession } from '../../api/queries';
+import { useFollowUp, useStopSession, useUpdateSession } from '../../api/queries';
+import { useSessionSummary } from '../../api/session-summary';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { Avatar } from '../../components/Avatar';
 import { PrBadge, QueuedBadge, SimulatedBadge, StatusBadge } from '../../components/Badges';
@@ -16,6 +17,7 @@ import { AGENT_NAMES, usageDetail, usageText } from '../../lib/usage';
 import { useWorkspace } from '../../lib/workspace';
 import { Transcript } from '../transcript/Transcript';
 import { ChangesView } from '../changes/ChangesView';
+import { useTranscriptPages } from '../transcript/use-transcript-pages';
 
 function TitleEditor({
   title,
@@ -211,7 +213,8 @@ function FollowUp({ organizationId, sessionId }: { organizationId: string; sessi
 export function SessionPage() {
   const { sessionId = '' } = useParams();
   const { workspace } = useWorkspace();
-  const query = useSession(sessionId, useLive());
+  const query = useSessionSummary(sessionId, useLive());
+  const pages = useTranscriptPages(sessionId, query.data?.session.messageCount);
   const now = useNow();
   const update = useUpdateSession(workspace.organizationId, sessionId);
   const updateError = update.error instanceof ApiError ? update.error : null;
@@ -238,8 +241,8 @@ export function SessionPage() {
   const session = query.data.session;
   const { metadata } = session;
   const active = session.status === 'active';
-  const runOver = !active || session.messages.at(-1)?.type === 'result';
-  const firstPrompt = session.messages[0]?.type === 'user' ? session.messages[0].message.content : undefined;
+  const runOver = !active || pages.messages.at(-1)?.type === 'result';
+  const firstPrompt = session.firstMessagePreview;
   const quiet = now.getTime() - Date.parse(session.updatedAt) > QUIET_AFTER_MS;
 
   return (
@@ -295,7 +298,7 @@ export function SessionPage() {
       />
       <div className="session-columns">
         <section className="session-transcript" aria-label="Conversation">
-          <Transcript messages={session.messages} active={active} />
+          <Transcript pages={pages} active={active} />
           {!runOver &&
             (quiet ? (
               <p className="working muted" role="status">

@@ -1,5 +1,5 @@
-import { useState } from 'react';
-import type { Message } from '../../../../src-shared/sessions';
+import { useMemo, useState } from 'react';
+import { ErrorState, Loading } from '../../components/States';
 import { fold } from '../../lib/format';
 import { Markdown } from './Markdown';
 import {
@@ -9,6 +9,9 @@ import {
   type ToolState,
   type TranscriptItem,
 } from './transcript';
+import type { TranscriptPages } from './use-transcript-pages';
+import { TranscriptFind } from './TranscriptFind';
+import { VirtualList } from './VirtualList';
 
 const TASK_MARK = { pending: '○', in_progress: '◐', completed: '●' } as const;
 const RESULT_LABEL = { success: 'Finished', error: 'Failed', stopped: 'Stopped' } as const;
@@ -144,16 +147,93 @@ function Item({ item }: { item: TranscriptItem }) {
   }
 }
 
-export function Transcript({ messages, active }: { messages: Message[]; active: boolean }) {
-  const items = buildTranscript(messages, active);
-  if (items.length === 0) return <p className="muted">No messages yet.</p>;
+/** Rows before they are measured: about a folded tool call or a short paragraph. */
+const ESTIMATED_ROW_PX = 56;
+/** Up to this many rows, all are in the page, so the browser's find in page sees the whole transcript. */
+const RENDER_ALL_UP_TO = 150;
+
+const renderItem = (item: TranscriptItem) => <Item item={item} />;
+
+/** Rows are rebuilt as messages arrive; one whose parts are the same need not render again. */
+function sameItem(a: TranscriptItem, b: TranscriptItem): boolean {
+  if (a === b) return true;
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  const fields = Object.keys(left);
   return (
-    <ol className="transcript" aria-label="Transcript">
-      {items.map((item) => (
-        <li key={item.key}>
-          <Item item={item} />
-        </li>
-      ))}
-    </ol>
+    fields.length === Object.keys(right).length &&
+    fields.every((field) =>
+      field === 'todos'
+        ? JSON.stringify(left[field]) === JSON.stringify(right[field])
+        : left[field] === right[field],
+    )
+  );
+}
+
+/** The line above the first message read: how many come before it, read as the view nears them. */
+function EarlierMessages({ pages }: { pages: TranscriptPages }) {
+  const earlier = pages.start ?? 0;
+  if (earlier === 0) return null;
+  return (
+    <p className="transcript-earlier muted small">
+      <span>
+        {earlier.toLocaleString()} earlier {earlier === 1 ? 'message' : 'messages'}
+      </span>
+      {pages.readingEarlier ? (
+        <span role="status">
+          <span className="spinner" aria-hidden="true" /> loading…
+        </span>
+      ) : (
+        <button type="button" className="link-button" onClick={pages.readEarlier}>
+          Load more
+        </button>
+      )}
+    </p>
+  );
+}
+
+/**
+ * The conversation, read in pages from its end (see useTranscriptPages) and shown in a
+ * scrolled list that keeps only the rows near the view in the page.
+ */
+export function Transcript({ pages, active }: { pages: TranscriptPages; active: boolean }) {
+  const { messages, start } = pages;
+  const items = useMemo(() => buildTranscript(messages, active, start ?? 0), [messages, active, start]);
+  const [focus, setFocus] = useState<{ key: string; request: number } | null>(null);
+  if (start === null) {
+    return pages.error ? (
+      <ErrorState error={pages.error} onRetry={pages.retry} />
+    ) : (
+      <Loading label="Loading the transcript" />
+    );
+  }
+  if (items.length === 0 && start === 0) return <p className="muted">No messages yet.</p>;
+  return (
+    <>
+      <TranscriptFind
+        items={items}
+        earlier={start}
+        onFound={(key) => setFocus((now) => (key ? { key, request: (now?.request ?? 0) + 1 } : null))}
+      />
+      <VirtualList
+        items={items}
+        renderItem={renderItem}
+        sameItem={sameItem}
+        estimateHeight={ESTIMATED_ROW_PX}
+        renderAllUpTo={RENDER_ALL_UP_TO}
+        onNearStart={pages.readEarlier}
+        before={<EarlierMessages pages={pages} />}
+        label="Transcript"
+        focus={focus}
+      />
+      {pages.error && (
+        <p className="field-error" role="alert">
+          Could not load more of the transcript: {pages.error.message}{' '}
+          <button type="button" className="link-button" onClick={pages.retry}>
+            Try again
+          </button>
+        </p>
+      )}
+    </>
   );
 }

@@ -65,8 +65,12 @@ export function toolResultText(result: ToolResult): string {
  * arrives in a later block or message) so they show as one collapsible step. A tool call
  * without a result has ended when a result message follows it or the session is no longer
  * active: its run is over, so it is not "running" any more.
+ *
+ * `firstIndex` is the position of `messages[0]` in the conversation when only its later part
+ * has been read: keys stay the same as earlier messages arrive, and a tool result whose call
+ * is not among the messages read waits for them instead of showing on its own.
  */
-export function buildTranscript(messages: Message[], sessionActive = true): TranscriptItem[] {
+export function buildTranscript(messages: Message[], sessionActive = true, firstIndex = 0): TranscriptItem[] {
   const lastResultAt = messages.findLastIndex((m) => m.type === 'result');
   const results = new Map<string, ToolResult>();
   const useIds = new Set<string>();
@@ -82,14 +86,15 @@ export function buildTranscript(messages: Message[], sessionActive = true): Tran
   }
   const items: TranscriptItem[] = [];
   messages.forEach((message, m) => {
+    const at = firstIndex + m;
     if (message.type === 'user') {
-      items.push({ kind: 'user', key: `${m}`, text: message.message.content });
+      items.push({ kind: 'user', key: `${at}`, text: message.message.content });
       return;
     }
     if (message.type === 'result') {
       items.push({
         kind: 'result',
-        key: `${m}`,
+        key: `${at}`,
         outcome:
           message.stopped === true
             ? 'stopped'
@@ -103,7 +108,7 @@ export function buildTranscript(messages: Message[], sessionActive = true): Tran
       return;
     }
     message.message.content.forEach((block, b) => {
-      const key = `${m}.${b}`;
+      const key = `${at}.${b}`;
       if (block.type === 'text') items.push({ kind: 'text', key, text: block.text });
       else if (block.type === 'thinking') items.push({ kind: 'thinking', key, text: block.thinking });
       else if (block.type === 'tool_use') {
@@ -121,6 +126,8 @@ export function buildTranscript(messages: Message[], sessionActive = true): Tran
         items.push({ kind: 'tool', key, use: block, result, state });
       } else if (todoIds.has(block.tool_use_id)) {
         // "Todos updated": the update itself is shown.
+      } else if (!useIds.has(block.tool_use_id) && firstIndex > 0) {
+        // Its call may be in the messages not read yet: it is shown with it once they are.
       } else if (!useIds.has(block.tool_use_id) || results.get(block.tool_use_id) !== block) {
         // Shown with its tool use, unless nothing asked for it (or it repeats).
         items.push({ kind: 'orphan-result', key, result: block });
@@ -140,4 +147,26 @@ export function toolSummary(use: ToolUse): string {
     }
   }
   return '';
+}
+
+/** The words an item shows (folded or not), for finding it in the transcript. */
+export function itemText(item: TranscriptItem): string {
+  switch (item.kind) {
+    case 'user':
+    case 'text':
+    case 'thinking':
+      return item.text;
+    case 'result':
+      return item.text;
+    case 'todo':
+      return item.todos.map((todo) => todo.title).join('\n');
+    case 'orphan-result':
+      return toolResultText(item.result);
+    case 'tool':
+      return [
+        item.use.name,
+        JSON.stringify(item.use.input),
+        item.result ? toolResultText(item.result) : '',
+      ].join('\n');
+  }
 }
