@@ -30,6 +30,7 @@ import { agentRoutes } from './routes/agents.js';
 import { workspaceRoutes } from './routes/workspaces.js';
 import { eventRoutes } from './routes/events.js';
 import { demoRoutes } from './routes/demo.js';
+import { pullRequestRoutes } from './routes/pull-requests.js';
 import { AgentHost, type AgentConfig } from '../agents/host.js';
 import { DEFAULT_AGENT_CONFIG } from '../agents/config.js';
 import { EventBus } from '../events/event-bus.js';
@@ -222,6 +223,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   agentRoutes(api, ctx);
   eventRoutes(api, ctx);
   demoRoutes(api, ctx);
+  pullRequestRoutes(api, ctx);
   if (deps.config.adminToken) adminRoutes(api, ctx, deps.config.adminToken);
   api.get('/api/openapi.json', { schema: { hide: true } }, () => app.swagger());
   const dashboardPage = await rendererRoutes(app, deps.config.rendererDir);

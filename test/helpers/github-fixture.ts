@@ -23,6 +23,8 @@ export interface GitHubFixture {
    * configuration of its own that sends https://github.com/ to the bare repositories.
    */
   env(options?: { withGh?: boolean }): NodeJS.ProcessEnv;
+  /** git as the server runs it: github.com is the bare repositories. */
+  git(cwd: string, ...args: string[]): string;
   /** Every argv the stand-in gh received, in order. */
   ghCalls(): string[][];
   /** The pull requests the stand-in holds, by "owner/repo". */
@@ -74,6 +76,12 @@ export function createGitHubFixture(repositories = ['acme/widgets']): GitHubFixt
   return {
     root,
     bare: (repository = 'acme/widgets') => join(remotes, `${repository}.git`),
+    git: (cwd, ...args) =>
+      execFileSync('git', args, {
+        cwd,
+        encoding: 'utf8',
+        env: { ...process.env, GIT_CONFIG_GLOBAL: gitConfig, GIT_CONFIG_NOSYSTEM: '1' },
+      }).trim(),
     env: ({ withGh = true } = {}) => ({
       PATH: withGh ? `${FAKE_GH_DIR}:${bin}` : bin,
       HOME: root,
