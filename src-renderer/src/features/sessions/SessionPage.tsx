@@ -15,6 +15,7 @@ import { displayTitle } from '../../lib/plain-text';
 import { AGENT_NAMES, usageDetail, usageText } from '../../lib/usage';
 import { useWorkspace } from '../../lib/workspace';
 import { Transcript } from '../transcript/Transcript';
+import { PullRequestPanel } from './PullRequestPanel';
 
 function TitleEditor({
   title,
@@ -352,6 +353,7 @@ export function SessionPage() {
               </dd>
             </dl>
           </section>
+          <PullRequestPanel session={session} organizationId={workspace.organizationId} />
           <section aria-labelledby="tasks-heading">
             <h2 id="tasks-heading">Tasks</h2>
             <Tasks tasks={session.tasks} runOver={runOver} />
