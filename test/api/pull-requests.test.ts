@@ -296,6 +296,27 @@ describe('opening and refreshing a pull request with gh', () => {
     }
   });
 
+  it('waits for the agent: 409 while it works, and its branch is pushable once it is stopped', async () => {
+    const created = await createSession(server, owner.user.cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'Keep going KEEPWORKING',
+      repoUrl: 'https://github.com/acme/widgets',
+    });
+    await expect
+      .poll(async () => JSON.stringify((await getSession(server, owner.user.cookie, created.id)).messages), {
+        timeout: 20_000,
+      })
+      .toContain('Committed');
+    let response = await open(created.id);
+    expect(response.status).toBe(409);
+    expect((await errorOf(response)).message).toContain('The agent is still working on this session');
+
+    const stop = await withKey(server, owner.apiKey, 'POST', `/api/sessions/${created.id}/stop`);
+    expect(stop.status).toBe(200);
+    response = await open(created.id);
+    expect(response.status).toBe(201);
+  });
+
   it('refresh without a pull request is a 409', async () => {
     const session = await sessionAfterRun('Nothing opened NOCHANGE');
     const response = await withKey(
