@@ -317,6 +317,21 @@ describe('opening and refreshing a pull request with gh', () => {
     expect(response.status).toBe(201);
   });
 
+  it("pushes only to the session's repository: an origin the agent redirected is refused", async () => {
+    const session = await sessionAfterRun('Redirect the origin');
+    git(session.sandbox, 'remote', 'set-url', 'origin', 'https://github.com/someone/elsewhere');
+    let response = await open(session.id);
+    expect(response.status).toBe(409);
+    expect((await errorOf(response)).message).toContain(
+      'origin no longer points to https://github.com/acme/widgets alone, so Session Desk will not push from it. Set it back with: git remote set-url origin https://github.com/acme/widgets',
+    );
+    git(session.sandbox, 'remote', 'set-url', 'origin', 'https://github.com/acme/widgets');
+    git(session.sandbox, 'remote', 'set-url', '--push', 'origin', 'https://github.com/someone/elsewhere');
+    response = await open(session.id);
+    expect(response.status).toBe(409);
+    expect(github.ghCalls().some((argv) => argv.includes(`--head=${session.metadata.branch}`))).toBe(false);
+  });
+
   it('refresh without a pull request is a 409', async () => {
     const session = await sessionAfterRun('Nothing opened NOCHANGE');
     const response = await withKey(
