@@ -1,10 +1,8 @@
 import type { AgentSettings } from '../../src-shared/accounts.js';
-import type { AssistantMessage, SessionStatus } from '../../src-shared/sessions.js';
+import type { SessionStatus } from '../../src-shared/sessions.js';
 import type { Logger } from '../clock.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Repositories } from '../store/repositories.js';
-import { pullRequestsReported } from '../pull-requests/urls.js';
-import { sandboxHead } from './branch-at-end.js';
 import { createCliAgent } from './cli-agent.js';
 import { CLI_KIND_SPECS, isCliKind } from './cli-kinds.js';
 import { createCliRunStore } from './cli-run-store.js';
@@ -12,6 +10,7 @@ import { createCommandAgent, DEFAULT_AGENT_TIMEOUT_MS } from './command-agent.js
 import { createDemoAgent } from './demo-agent.js';
 import { agentEnvironment } from './environment.js';
 import { NamedCommandsError, readNamedCommands } from './named-commands.js';
+import { recordBranchAtEnd, recordReportedPullRequest } from './repository-facts.js';
 import { sandboxPath, SandboxError } from './sandbox.js';
 import { checkSandboxRoot, defaultSandboxRoot, moveLegacySandboxes } from './sandbox-root.js';
 import {
@@ -224,52 +223,6 @@ export class AgentHost {
     return ids.length;
   }
 
-  /**
-   * A pull request the agent reports is recorded only when it belongs to the session's own
-   * repository; one it merely names again keeps the status a refresh gave it.
-   */
-  private async recordPullRequest(session: AgentSession, message: AssistantMessage): Promise<void> {
-    const { own, others } = pullRequestsReported(message, session.repoUrl);
-    for (const pr of others) {
-      this.deps.logger.info(
-        `Session ${session.id}: ignored ${pr.url}, which is not a pull request of ${session.repository ?? 'the session (it has no repository)'}.`,
-      );
-    }
-    if (!own || this.deps.repos.sessions.find(session.id)?.prUrl === own.url) return;
-    await this.deps.service.updatePullRequest(session.id, {
-      number: own.number,
-      url: own.url,
-      status: 'open',
-    });
-  }
-
-  /**
-   * The branch the agent ended on becomes the session's branch (it may have switched); on a
-   * detached HEAD the last known branch stays, and the transcript says so. Never fails a run.
-   */
-  private async recordBranchAtEnd(session: AgentSession, sandboxDir: string): Promise<void> {
-    if (!session.repoUrl) return;
-    try {
-      const head = await sandboxHead(sandboxDir, this.agentEnvironment());
-      if (!head) return;
-      const known = this.deps.repos.sessions.find(session.id)?.branch;
-      if ('branch' in head) {
-        if (head.branch !== known) await this.deps.service.setBranch(session.id, head.branch);
-        return;
-      }
-      const text =
-        `The agent left the repository at commit ${head.detachedAt}, on no branch; ` +
-        (known ? `the session's branch stays ${known}.` : 'the session has no branch.');
-      await this.deps.service.appendMessage(
-        session.id,
-        { type: 'assistant', message: { content: [{ type: 'text', text }] }, notice: 'info' },
-        null,
-      );
-    } catch (err) {
-      this.deps.logger.warn(`Could not read the branch of ${session.id}'s sandbox: ${String(err)}`);
-    }
-  }
-
   private launch(
     sessionId: string,
     work: (runner: AgentRunner, ctx: RunContext, input: { firstMessage?: string }) => Promise<RunOutcome>,
@@ -296,7 +249,7 @@ export class AgentHost {
       sink: {
         assistant: async (message) => {
           await service.appendMessage(sessionId, message, null);
-          await this.recordPullRequest(session, message);
+          await recordReportedPullRequest(this.deps, session, message);
         },
         tasks: (tasks) => service.replaceTasks(sessionId, tasks),
         branch: (name) => service.setBranch(sessionId, name),
@@ -314,7 +267,7 @@ export class AgentHost {
           input.firstMessage === undefined ? {} : { firstMessage: input.firstMessage },
         );
         if (controller.signal.aborted) throw new RunAborted();
-        await this.recordBranchAtEnd(session, ctx.sandboxDir);
+        await recordBranchAtEnd(this.deps, session, ctx.sandboxDir, this.agentEnvironment());
         await service.finish(sessionId, result, result.is_error ? 'failed' : 'completed');
       } catch (err) {
         const stopped = controller.signal.aborted;
@@ -327,7 +280,7 @@ export class AgentHost {
         if (!stopped) this.deps.logger.warn(`Agent run for ${sessionId} failed: ${text}`);
         // A stop by PATCH has already set the status; a failure sets it to failed.
         const status: SessionStatus | null = stopped ? (reason?.status ?? null) : 'failed';
-        await this.recordBranchAtEnd(session, ctx.sandboxDir);
+        await recordBranchAtEnd(this.deps, session, ctx.sandboxDir, this.agentEnvironment());
         await service
           .finish(
             sessionId,
