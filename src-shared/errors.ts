@@ -17,6 +17,9 @@ export const ERROR_CODES = [
   'internal',
   'data_damaged',
   'unavailable',
+  'gh_unavailable',
+  'push_failed',
+  'gh_failed',
 ] as const;
 
 export const ErrorCodeSchema = z.enum(ERROR_CODES);

@@ -111,7 +111,6 @@ export function createCommandAgent(options: CommandAgentOptions): AgentRunner {
             if (action.kind === 'assistant')
               await appendWithinCap(ctx.sink, { type: 'assistant', message: { content: action.content } });
             else if (action.kind === 'tasks') await ctx.sink.tasks(action.tasks);
-            else if (action.kind === 'pull-request') await ctx.sink.pullRequest(action.pr);
             else result = action.result;
           });
         }

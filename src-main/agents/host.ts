@@ -12,6 +12,7 @@ import { createDemoAgent } from './demo-agent.js';
 import { agentEnvironment } from './environment.js';
 import { NamedCommandsError, readNamedCommands } from './named-commands.js';
 import { endOrphans } from './orphans.js';
+import { recordBranchAtEnd, recordReportedPullRequest } from './repository-facts.js';
 import { sandboxPath, SandboxError } from './sandbox.js';
 import { checkSandboxRoot, defaultSandboxRoot, moveLegacySandboxes } from './sandbox-root.js';
 import {
@@ -102,7 +103,8 @@ export class AgentHost {
     moveLegacySandboxes(this.deps.dataDir, this.sandboxRoot, this.deps.logger);
   }
 
-  private agentEnvironment(): NodeJS.ProcessEnv {
+  /** The allow-listed environment agents run with (and git in their sandboxes). */
+  agentEnvironment(): NodeJS.ProcessEnv {
     return agentEnvironment(this.deps.config.env ?? process.env, this.deps.config.agentEnvNames ?? []);
   }
 
@@ -353,10 +355,12 @@ export class AgentHost {
       sandboxDir: sandboxPath(this.sandboxRoot, sessionId),
       signal: controller.signal,
       sink: {
-        assistant: (message) => service.appendMessage(sessionId, message, null).then(() => undefined),
+        assistant: async (message) => {
+          await service.appendMessage(sessionId, message, null);
+          await recordReportedPullRequest(this.deps, session, message);
+        },
         tasks: (tasks) => service.replaceTasks(sessionId, tasks),
         branch: (name) => service.setBranch(sessionId, name),
-        pullRequest: (pr) => service.updatePullRequest(sessionId, pr),
       },
       processStarted: (pgid) => {
         recordingProcess = service
@@ -385,6 +389,7 @@ export class AgentHost {
         const { result } = await work(runner);
         await recordingProcess;
         if (controller.signal.aborted) throw new RunAborted();
+        await recordBranchAtEnd(this.deps, session, ctx.sandboxDir, this.agentEnvironment());
         await service.finish(sessionId, result, result.is_error ? 'failed' : 'completed', { outcome: true });
       } catch (err) {
         await recordingProcess;
@@ -398,6 +403,7 @@ export class AgentHost {
         if (!stopped) this.deps.logger.warn(`Agent run for ${sessionId} failed: ${text}`);
         // A stop by PATCH has already set the status; a failure sets it to failed.
         const status: SessionStatus | null = stopped ? (reason?.status ?? null) : 'failed';
+        await recordBranchAtEnd(this.deps, session, ctx.sandboxDir, this.agentEnvironment());
         await service
           .finish(
             sessionId,

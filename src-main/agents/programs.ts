@@ -17,12 +17,18 @@ function isExecutableFile(path: string): boolean {
   }
 }
 
+/** A program Session Desk runs: its name on PATH, and the variable that may name its path. */
+export interface ProgramSpec {
+  name: string;
+  program: string;
+  envVar: string;
+}
+
 /**
- * Finds a CLI kind's program: the path its environment variable names (which must exist), else
- * the first executable of that name on PATH, as a shell would find it.
+ * Finds a program: the path its environment variable names (which must exist), else the
+ * first executable of that name on PATH, as a shell would find it.
  */
-export function locateProgram(kind: CliKind, env: NodeJS.ProcessEnv): Located {
-  const spec = CLI_KIND_SPECS[kind];
+export function locateExecutable(spec: ProgramSpec, env: NodeJS.ProcessEnv): Located {
   const configured = env[spec.envVar]?.trim();
   if (configured) {
     if (!isAbsolute(configured))
@@ -40,6 +46,11 @@ export function locateProgram(kind: CliKind, env: NodeJS.ProcessEnv): Located {
     found: false,
     problem: `${spec.name} (\`${spec.program}\`) was not found on the server's PATH; install it or set ${spec.envVar} to its path.`,
   };
+}
+
+/** Finds a CLI kind's program (see locateExecutable). */
+export function locateProgram(kind: CliKind, env: NodeJS.ProcessEnv): Located {
+  return locateExecutable(CLI_KIND_SPECS[kind], env);
 }
 
 const VERSION_TIMEOUT_MS = 10_000;

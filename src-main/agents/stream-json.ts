@@ -4,22 +4,12 @@ import {
   type ResultMessage,
   type Task,
 } from '../../src-shared/sessions.js';
-import type { PullRequestUpdate } from '../sessions/service.js';
 
 /** What one line of an agent CLI's stream-json output asks the session to record. */
 export type StreamAction =
   | { kind: 'assistant'; content: ContentBlock[] }
   | { kind: 'tasks'; tasks: Task[] }
-  | { kind: 'pull-request'; pr: PullRequestUpdate }
   | { kind: 'result'; result: ResultMessage };
-
-const PR_URL = /https:\/\/[A-Za-z0-9.-]+(?::\d+)?\/[\w.-]+\/[\w.-]+\/(?:pull|merge_requests)\/(\d+)/u;
-
-/** The first pull-request URL in a piece of text, if any. */
-export function findPullRequest(text: string): PullRequestUpdate | null {
-  const match = PR_URL.exec(text);
-  return match ? { number: Number(match[1]), url: match[0], status: 'open' } : null;
-}
 
 const TODO_STATUS = new Set(['pending', 'in_progress', 'completed']);
 
@@ -40,13 +30,6 @@ export function todosToTasks(input: unknown): Task[] | null {
     });
   });
   return tasks;
-}
-
-function textOf(block: ContentBlock): string {
-  if (block.type === 'text') return block.text;
-  if (block.type === 'tool_result')
-    return typeof block.content === 'string' ? block.content : JSON.stringify(block.content);
-  return '';
 }
 
 /**
@@ -91,8 +74,6 @@ export function mapStreamLine(line: unknown): StreamAction[] {
       const tasks = todosToTasks(block.input);
       if (tasks) actions.push({ kind: 'tasks', tasks });
     }
-    const pr = findPullRequest(textOf(block));
-    if (pr) actions.push({ kind: 'pull-request', pr });
   }
   return actions;
 }

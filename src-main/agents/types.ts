@@ -1,13 +1,11 @@
 import type { AgentKind } from '../../src-shared/constants.js';
 import type { AssistantMessage, ResultMessage, Task } from '../../src-shared/sessions.js';
-import type { PullRequestUpdate } from '../sessions/service.js';
 
 /** What a runner may do to its session: every call is a durable write and a live event. */
 export interface SessionSink {
   assistant(message: AssistantMessage): Promise<void>;
   tasks(tasks: Task[]): Promise<void>;
   branch(name: string): Promise<void>;
-  pullRequest(pr: PullRequestUpdate): Promise<void>;
 }
 
 export interface AgentSession {

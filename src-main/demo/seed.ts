@@ -80,7 +80,6 @@ async function transcriptFor(prompt: string, sessionId: string, repoUrl: string 
         assistant: async (m) => void messages.push(m),
         tasks: async (t) => void (tasks = t),
         branch: async () => undefined,
-        pullRequest: async () => undefined,
       },
     },
     prompt,

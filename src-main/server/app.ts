@@ -32,6 +32,7 @@ import { workspaceRoutes } from './routes/workspaces.js';
 import { eventRoutes } from './routes/events.js';
 import { demoRoutes } from './routes/demo.js';
 import { changesRoutes } from './routes/changes.js';
+import { pullRequestRoutes } from './routes/pull-requests.js';
 import { AgentHost, type AgentConfig } from '../agents/host.js';
 import { DEFAULT_AGENT_CONFIG } from '../agents/config.js';
 import { EventBus } from '../events/event-bus.js';
@@ -226,6 +227,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   eventRoutes(api, ctx);
   demoRoutes(api, ctx);
   changesRoutes(api, ctx);
+  pullRequestRoutes(api, ctx);
   if (deps.config.adminToken) adminRoutes(api, ctx, deps.config.adminToken);
   api.get('/api/openapi.json', { schema: { hide: true } }, () => app.swagger());
   const dashboardPage = await rendererRoutes(app, deps.config.rendererDir);

@@ -149,7 +149,7 @@ export function createSessionService(deps: {
       );
     },
 
-    /** The one path for pull-request facts: agents' output today, a code-host sync later. */
+    /** The one path for pull-request facts: what agents report, and what gh opens and reads. */
     async updatePullRequest(id: string, pr: PullRequestUpdate): Promise<void> {
       publishUpdated(
         await store.write(() => {

@@ -355,6 +355,11 @@ export function createSessionsRepository(db: Db) {
       );
     },
 
+    /** When the session's pull request was merged, while it is recorded as merged. */
+    pullRequestMergedAt(sessionId: string): string | undefined {
+      return optStr(db.first('SELECT pr_merged_at FROM sessions WHERE id = ?', [sessionId])?.[0] ?? null);
+    },
+
     setAgentState(sessionId: string, state: AgentState | null): void {
       db.changed(sessionId);
       db.run('UPDATE sessions SET agent_state = ? WHERE id = ?', [state, sessionId]);

@@ -36,6 +36,8 @@ describe('GET /api/openapi.json', () => {
       '/api/sessions/{sessionId}/changes',
       '/api/sessions/{sessionId}/events',
       '/api/sessions/{sessionId}/messages',
+      '/api/sessions/{sessionId}/pull-request',
+      '/api/sessions/{sessionId}/pull-request/refresh',
       '/api/sessions/{sessionId}/stop',
       '/api/sessions/{sessionId}/summary',
       '/api/setup',
@@ -60,6 +62,9 @@ describe('GET /api/openapi.json', () => {
     );
     expect(Object.keys(doc.paths['/api/sessions/{sessionId}']!.patch!.responses)).toEqual(
       expect.arrayContaining(['200', '400', '401', '403', '404', '500']),
+    );
+    expect(Object.keys(doc.paths['/api/sessions/{sessionId}/pull-request']!.post!.responses)).toEqual(
+      expect.arrayContaining(['200', '201', '409', '424', '502']),
     );
     const text = JSON.stringify(doc);
     // The schemas' own rules made it into the document.

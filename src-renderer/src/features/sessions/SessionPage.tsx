@@ -18,6 +18,7 @@ import { useWorkspace } from '../../lib/workspace';
 import { Transcript } from '../transcript/Transcript';
 import { ChangesView } from '../changes/ChangesView';
 import { useTranscriptPages } from '../transcript/use-transcript-pages';
+import { PullRequestPanel } from './PullRequestPanel';
 
 function TitleEditor({
   title,
@@ -362,6 +363,7 @@ export function SessionPage() {
               </dd>
             </dl>
           </section>
+          <PullRequestPanel session={session} organizationId={workspace.organizationId} />
           <section aria-labelledby="tasks-heading">
             <h2 id="tasks-heading">Tasks</h2>
             <Tasks tasks={session.tasks} runOver={runOver} />

@@ -1,0 +1,130 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { BRANCH_PATTERN } from '../../src-shared/repo-url.js';
+import { AppError, conflict } from '../errors.js';
+import { lastLines, runTool } from './run-tool.js';
+
+const GIT_TIMEOUT_MS = 30_000;
+/** A push carries the agent's commits over the network: it gets longer. */
+export const PUSH_TIMEOUT_MS = 120_000;
+
+/**
+ * git in a sandbox never runs hooks: the agent could have written them, and they would run
+ * with the push. (The agent runs as the user anyway; this keeps the push itself plain.)
+ */
+const NO_HOOKS = ['-c', 'core.hooksPath=/dev/null'];
+
+function git(dir: string, env: NodeJS.ProcessEnv, args: string[], timeoutMs = GIT_TIMEOUT_MS) {
+  return runTool('git', [...NO_HOOKS, ...args], {
+    cwd: dir,
+    env: { ...env, GIT_TERMINAL_PROMPT: '0' },
+    timeoutMs,
+  });
+}
+
+/**
+ * Checks that a session's sandbox can give a pull request: a clone of the session's repository
+ * (its `origin` not pointed elsewhere), the branch present, and commits on it beyond the base.
+ * Each refusal is a 409 saying what to do.
+ */
+export async function checkBranchToPush(options: {
+  dir: string;
+  env: NodeJS.ProcessEnv;
+  repoUrl: string;
+  branch: string;
+  baseBranch: string;
+}): Promise<void> {
+  const { dir, env, repoUrl, branch, baseBranch } = options;
+  if (!existsSync(join(dir, '.git'))) {
+    throw conflict(
+      "The session's sandbox holds no clone of the repository (the agent never cloned it here), so there is nothing to push.",
+    );
+  }
+  if (branch === baseBranch) {
+    throw conflict(
+      `The agent's work is on ${baseBranch}, the base branch itself; a pull request needs a branch of its own. Ask the agent to move its commits to a new branch.`,
+    );
+  }
+  if (!BRANCH_PATTERN.test(branch)) {
+    throw conflict(`The branch name "${branch}" is not one Session Desk pushes; rename the branch.`);
+  }
+  const origin = await git(dir, env, ['config', '--get-all', 'remote.origin.url']);
+  const pushUrl = await git(dir, env, ['config', '--get-all', 'remote.origin.pushurl']);
+  if (origin.stdout.trim() !== repoUrl || pushUrl.stdout.trim() !== '') {
+    throw conflict(
+      `The sandbox's origin no longer points to ${repoUrl} alone, so Session Desk will not push from it. Set it back with: git remote set-url origin ${repoUrl}`,
+    );
+  }
+  const local = await git(dir, env, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`]);
+  if (local.code !== 0) throw conflict(`The branch ${branch} no longer exists in the sandbox.`);
+  const base = `refs/remotes/origin/${baseBranch}`;
+  const ahead = await git(dir, env, ['rev-list', '--count', `${base}..refs/heads/${branch}`]);
+  if (ahead.code !== 0) {
+    throw conflict(
+      `Could not compare ${branch} with ${baseBranch} in the sandbox:\n\n${lastLines(ahead.stderr)}`,
+    );
+  }
+  if (Number(ahead.stdout.trim()) === 0) {
+    const status = await git(dir, env, ['status', '--porcelain']);
+    throw conflict(
+      status.stdout.trim() === ''
+        ? `No changes: ${branch} has no commits beyond ${baseBranch}, so there is nothing for a pull request.`
+        : `${branch} has no commits beyond ${baseBranch}; the agent's changes are not committed. Ask it to commit them, then open the pull request.`,
+    );
+  }
+}
+
+/** What git said when a push failed, with what to do about the usual causes. */
+function pushFailure(branch: string, repoUrl: string, stderr: string, timedOut: boolean): AppError {
+  const said = lastLines(stderr);
+  let hint = '';
+  if (timedOut) hint = `The push did not finish within ${PUSH_TIMEOUT_MS / 1000} s and was stopped.`;
+  else if (/rejected|non-fast-forward|fetch first/iu.test(stderr))
+    hint = `The remote refused the push: ${branch} there has commits the sandbox lacks. Ask the agent to pull and merge them, then try again.`;
+  else if (
+    /Authentication failed|could not read Username|Permission denied|\b403\b|terminal prompts disabled/iu.test(
+      stderr,
+    )
+  )
+    hint =
+      'git has no credentials for the repository: run `gh auth setup-git` (or set up another credential helper or SSH) as the user running Session Desk.';
+  return new AppError(
+    502,
+    'push_failed',
+    `Pushing ${branch} to ${repoUrl} failed.${hint ? ` ${hint}` : ''}${said ? `\n\n${said}` : ''}`,
+  );
+}
+
+/** `git push --set-upstream origin <branch>` from the sandbox: hooks off, no prompts, a time limit. */
+export async function pushBranch(options: {
+  dir: string;
+  env: NodeJS.ProcessEnv;
+  repoUrl: string;
+  branch: string;
+}): Promise<void> {
+  const { dir, env, branch, repoUrl } = options;
+  // The clone fetched the base branch alone: tracking this one too lets the push record where
+  // origin has it, so the branch's upstream resolves (git status, git pull) in the sandbox.
+  const tracking = `+refs/heads/${branch}:refs/remotes/origin/${branch}`;
+  const fetches = await git(dir, env, ['config', '--get-all', 'remote.origin.fetch']);
+  if (!fetches.stdout.split('\n').includes(tracking)) {
+    await git(dir, env, ['config', '--add', 'remote.origin.fetch', tracking]);
+  }
+  const push = await git(
+    dir,
+    env,
+    [
+      'push',
+      '--no-verify',
+      '--porcelain',
+      '--set-upstream',
+      'origin',
+      `refs/heads/${branch}:refs/heads/${branch}`,
+    ],
+    PUSH_TIMEOUT_MS,
+  );
+  if (push.startError) {
+    throw new AppError(502, 'push_failed', `git could not run: ${push.startError.message}`);
+  }
+  if (push.code !== 0) throw pushFailure(branch, repoUrl, `${push.stderr}\n${push.stdout}`, push.timedOut);
+}

@@ -1,0 +1,120 @@
+import { useEffect, useState } from 'react';
+import type { SessionSummary } from '../../../../src-shared/sessions';
+import { useOpenPullRequest, useRefreshPullRequest } from '../../api/pull-requests';
+import { RelativeTime } from '../../components/RelativeTime';
+
+/** A session's pull request is read from GitHub on opening its page, at most this often. */
+const AUTO_REFRESH_EVERY_MS = 60_000;
+const lastAutoRefresh = new Map<string, number>();
+
+/** Whether a pull request can still change on GitHub, so that its status is worth reading. */
+const mayChange = (status: string | undefined) => status === 'open' || status === 'draft';
+
+function ErrorNote({ error }: { error: Error | null }) {
+  if (!error) return null;
+  return (
+    <p className="field-error pull-request-error" role="alert">
+      {error.message}
+    </p>
+  );
+}
+
+/**
+ * The session's pull request: a button that pushes the agent's branch and opens one with the
+ * GitHub CLI, and once there is one, its status, refreshed from GitHub. Sessions of the demo
+ * agent are simulated and have none to open.
+ */
+export function PullRequestPanel({
+  session,
+  organizationId,
+}: {
+  session: SessionSummary;
+  organizationId: string;
+}) {
+  const { metadata } = session;
+  const open = useOpenPullRequest(organizationId, session.id);
+  const refresh = useRefreshPullRequest(organizationId, session.id);
+  const [draft, setDraft] = useState(false);
+  const realAgent = session.agent !== undefined && session.agent !== 'demo';
+  const onGitHub = metadata.prUrl?.startsWith('https://github.com/') === true;
+  const canRefresh = realAgent && onGitHub && metadata.prNumber !== undefined;
+  const refreshNow = refresh.mutate;
+
+  useEffect(() => {
+    if (!canRefresh || !mayChange(metadata.prStatus)) return;
+    const last = lastAutoRefresh.get(session.id) ?? 0;
+    if (Date.now() - last < AUTO_REFRESH_EVERY_MS) return;
+    lastAutoRefresh.set(session.id, Date.now());
+    refreshNow();
+  }, [canRefresh, metadata.prStatus, session.id, refreshNow]);
+
+  if (metadata.repository === undefined) return null;
+  const mergedAt = refresh.data?.pullRequest.mergedAt ?? open.data?.pullRequest.mergedAt;
+
+  return (
+    <section aria-labelledby="pull-request-heading" className="pull-request-panel">
+      <h2 id="pull-request-heading">Pull request</h2>
+      {metadata.prNumber !== undefined ? (
+        <div className="stack-tight">
+          <p className="pull-request-line">
+            {metadata.prUrl ? (
+              <a href={metadata.prUrl} target="_blank" rel="noreferrer noopener">
+                #{metadata.prNumber} on {onGitHub ? 'GitHub' : new URL(metadata.prUrl).host}
+              </a>
+            ) : (
+              <span>#{metadata.prNumber}</span>
+            )}
+            <span className="muted small">
+              {metadata.prStatus === 'merged' && mergedAt ? (
+                <>
+                  merged <RelativeTime iso={mergedAt} />
+                </>
+              ) : (
+                (metadata.prStatus ?? 'open')
+              )}
+            </span>
+          </p>
+          {canRefresh && (
+            <button
+              type="button"
+              className="button button-small"
+              disabled={refresh.isPending}
+              onClick={() => refresh.mutate()}
+            >
+              {refresh.isPending ? 'Checking GitHub…' : 'Refresh status'}
+            </button>
+          )}
+          <ErrorNote error={refresh.error} />
+        </div>
+      ) : !realAgent ? (
+        <p className="muted small">
+          {session.agent === 'demo'
+            ? 'Simulated by the demo agent: there is no branch to push.'
+            : 'No pull request recorded.'}
+        </p>
+      ) : (
+        <div className="stack-tight">
+          <p className="muted small">
+            Pushes <code>{metadata.branch ?? 'the branch'}</code> to {metadata.repository} and opens a pull
+            request with the GitHub CLI, as you.
+          </p>
+          <label className="checkbox small">
+            <input type="checkbox" checked={draft} onChange={(e) => setDraft(e.target.checked)} /> As a draft
+          </label>
+          <button
+            type="button"
+            className="button button-primary button-small"
+            disabled={open.isPending || session.status === 'active'}
+            onClick={() => open.mutate({ draft })}
+          >
+            {open.isPending ? 'Opening…' : 'Open pull request'}
+          </button>
+          {session.status === 'active' && !open.isPending && (
+            <p className="field-hint">Available once the agent has finished.</p>
+          )}
+          <ErrorNote error={open.error} />
+        </div>
+      )}
+    </section>
+  );
+}
