@@ -23,7 +23,7 @@ export class ImportInputError extends Error {}
 /** A JSON export is read whole; beyond this, NDJSON (read line by line) is the way. */
 const JSON_DOCUMENT_MAX_CHARS = 128 * 2 ** 20;
 /** Messages handed to the store in one write: bounded, so a huge session is written in parts. */
-const BATCH_BYTES = 8 * 2 ** 20;
+const BATCH_BYTES = 2 ** 20;
 const BATCH_MESSAGES = 4096;
 
 /** Who sent a message: a person by email, the session's author (version 1 without meta), or nobody. */

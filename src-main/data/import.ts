@@ -157,7 +157,7 @@ export async function importSessions(
     const from = existing?.messageCount ?? 0;
     if (session.small) {
       // One write, handed to the store without waiting: concurrent writes share their fsyncs.
-      const [messages = []] = await collect(session.batches(from));
+      const messages = (await collect(session.batches(from))).flat();
       const write = writePart({ from, messages, last: true })
         .then(done, (err: unknown) => failed(err, from))
         .finally(() => inFlight.delete(write));
