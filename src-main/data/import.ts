@@ -29,7 +29,8 @@ class AlreadyPresent extends Error {}
 
 /** A session's first write inserts it; every write appends messages; the last completes it. */
 interface Part {
-  from: number;
+  /** How many messages the session holds before this part; null when it is not there yet. */
+  after: number | null;
   messages: ImportedMessage[];
   last: boolean;
 }
@@ -123,8 +124,7 @@ export async function importSessions(
     const writePart = (part: Part) =>
       store.write((db) => {
         const row = repos.sessions.find(session.head.id);
-        const expected = part.from === 0 ? null : part.from;
-        if ((row?.messageCount ?? null) !== expected || (row && row.workspaceId !== organizationId)) {
+        if ((row?.messageCount ?? null) !== part.after || (row && row.workspaceId !== organizationId)) {
           throw new AlreadyPresent();
         }
         writeSessionPart(db, repos, organizationId, session, part, authorId, personFor);
@@ -154,11 +154,12 @@ export async function importSessions(
       }
     };
 
-    const from = existing?.messageCount ?? 0;
+    const after = existing?.messageCount ?? null;
+    const from = after ?? 0;
     if (session.small) {
       // One write, handed to the store without waiting: concurrent writes share their fsyncs.
       const messages = (await collect(session.batches(from))).flat();
-      const write = writePart({ from, messages, last: true })
+      const write = writePart({ after, messages, last: true })
         .then(done, (err: unknown) => failed(err, from))
         .finally(() => inFlight.delete(write));
       inFlight.add(write);
@@ -171,11 +172,15 @@ export async function importSessions(
       const batches = session.batches(from);
       let current = await batches.next();
       if (current.done) {
-        done(await writePart({ from, messages: [], last: true }));
+        done(await writePart({ after, messages: [], last: true }));
       }
       while (!current.done) {
         const following = await batches.next();
-        const part = { from: written, messages: current.value, last: following.done === true };
+        const part = {
+          after: written === from ? after : written,
+          messages: current.value,
+          last: following.done === true,
+        };
         const row = await writePart(part);
         written += part.messages.length;
         if (part.last) done(row);
@@ -238,7 +243,7 @@ function writeSessionPart(
   const { head } = session;
   const messages = part.messages;
   let skipFirst = false;
-  if (part.from === 0) {
+  if (part.after === null) {
     const repo = head.repoUrl === undefined ? null : parseRepoUrl(head.repoUrl);
     // The prompt a session was created with is its first message, sent by its author at its
     // creation; it is also what searches match as the first message.

@@ -196,6 +196,26 @@ describe('export version 2', () => {
     ]);
   });
 
+  it('completes a session imported when it had no messages yet', async () => {
+    const source = await open();
+    const { organizationId, ids } = await seedRich(source);
+    const lines = (await exportText(source, organizationId)).trimEnd().split('\n');
+    // ids[1] is lines 4 to 6: its session line, one message, its end; as it was before that message.
+    const empty = [
+      lines[0],
+      lines[3]!.replace('"messageCount":1', '"messageCount":0'),
+      `{"type":"session-end","id":"${ids[1]}","messageCount":0}`,
+    ].join('\n');
+    const target = await open();
+    const into = await workspace(target, OWNER, MEMBER);
+    await importSessions(linesOf(empty), into.organizationId, target);
+    expect(target.repos.sessions.find(ids[1])?.messageCount).toBe(0);
+
+    const report = await importSessions(linesOf(lines.join('\n')), into.organizationId, target);
+    expect(report).toMatchObject({ imported: 3, alreadyPresent: 0, skippedCount: 0 });
+    expect(await readAllMessages(target, ids[1])).toEqual(await readAllMessages(source, ids[1]));
+  });
+
   it('writes a big session in bounded batches, and completes one that holds fewer messages', async () => {
     const source = await open();
     const { organizationId } = await seedRich(source);
