@@ -1,8 +1,17 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ADMIN_TOKEN_FILE, SERVER_FILE, type ServerInfo } from '../server-file.js';
-import { parseJournal, type ParsedJournal } from '../store/journal.js';
+import type { JournalDamage } from '../store/journal.js';
+import { readJournal } from '../store/journal-reader.js';
+import {
+  journalName,
+  recoveryPlan,
+  scanNames,
+  snapshotName,
+  type RecoveryInput,
+  type SnapshotCheck,
+} from '../store/recovery-plan.js';
 import { LOCK_FILE, lockHolder, readLockPid } from '../store/lock.js';
 import { loadSqlJs, SqlJsDb } from '../store/sqljs.js';
 import { Store, storeLayout } from '../store/store.js';
@@ -43,7 +52,7 @@ export interface DoctorReport {
     generation: number;
     bytes: number;
     records: number;
-    damage?: ParsedJournal['damage'];
+    damage?: JournalDamage;
   }[];
   keptAside: { name: string; bytes: number }[];
   lock:
@@ -144,46 +153,71 @@ async function inspectOnce(dataDir: string): Promise<{ report: DoctorReport; uns
   const problems: Finding[] = [];
   const notes: string[] = [];
   const names = (await readdir(dataDir)).sort();
-  const found = storeLayout.scan(names);
+  const found = scanNames(names);
   const SQL = await loadSqlJs();
 
-  // Snapshots, newest first: the newest intact one is what the next start loads.
+  // Every snapshot, newest first, for the listing; the newest that opens is what a start loads.
   const snapshots: DoctorReport['snapshots'] = [];
-  let base: { generation: number; db: SqlJsDb } | null = null;
+  const checks = new Map<number, SnapshotCheck>();
+  let loaded: SqlJsDb | null = null;
   for (const generation of [...found.snapshots].reverse()) {
-    const name = storeLayout.snapshotName(generation);
+    const name = snapshotName(generation);
     const bytes = (await stat(join(dataDir, name))).size;
     const checked = await storeLayout.verifySnapshot(dataDir, generation);
-    let status = checked.ok ? 'ok' : checked.why;
-    if (checked.ok && base === null) {
+    let check: SnapshotCheck = checked.ok ? { ok: true } : { ok: false, why: checked.why };
+    if (checked.ok && loaded === null) {
       try {
         const database = new SQL.Database(checked.bytes);
         database.exec('SELECT count(*) FROM sqlite_master');
-        base = { generation, db: new SqlJsDb(database) };
+        loaded = new SqlJsDb(database);
       } catch (err) {
-        status = `it cannot be opened (${errorText(err)})`;
+        check = { ok: false, why: `it cannot be opened (${errorText(err)})` };
       }
     }
-    snapshots.push({ name, generation, bytes, status, loaded: base?.generation === generation });
-  }
-
-  const parsedJournals = new Map<number, ParsedJournal>();
-  const journals: DoctorReport['journals'] = [];
-  for (const generation of found.journals) {
-    const name = storeLayout.journalName(generation);
-    const bytes = await readFile(join(dataDir, name));
-    const parsed = parseJournal(bytes);
-    parsedJournals.set(generation, parsed);
-    journals.push({
+    checks.set(generation, check);
+    snapshots.push({
       name,
       generation,
-      bytes: bytes.length,
-      records: parsed.records.length,
-      ...(parsed.damage ? { damage: parsed.damage } : {}),
+      bytes,
+      status: check.ok ? 'ok' : check.why,
+      loaded: check.ok && loaded !== null && !snapshots.some((s) => s.loaded),
     });
   }
 
-  const baseGeneration = base?.generation ?? 0;
+  // The store's own plan, with the journals it asks for replayed here in memory.
+  const input: RecoveryInput = {
+    dataDir,
+    names,
+    snapshots: checks,
+    journals: new Map(),
+    cutDamagedJournals: false,
+  };
+  let plan = recoveryPlan(input);
+  const db = loaded ?? new SqlJsDb(new SQL.Database());
+  for (; plan.next !== null; plan = recoveryPlan(input)) {
+    const path = join(dataDir, journalName(plan.next.generation));
+    input.journals.set(
+      plan.next.generation,
+      await readJournal(realFiles, path, (records) => db.replayAll(records)),
+    );
+  }
+  // The other journals (older than the snapshot loaded, or after the damage) are only read.
+  const journals: DoctorReport['journals'] = [];
+  for (const generation of found.journals) {
+    const name = journalName(generation);
+    const scan =
+      input.journals.get(generation) ??
+      (await readJournal(realFiles, join(dataDir, name), (records) => ({ applied: records.length })));
+    journals.push({
+      name,
+      generation,
+      bytes: scan.size,
+      records: scan.records,
+      ...(scan.damage ? { damage: scan.damage } : {}),
+    });
+  }
+
+  const baseGeneration = plan.load ?? 0;
   for (const journal of journals) {
     if (journal.generation >= baseGeneration || !journal.damage) continue;
     problems.push({
@@ -202,9 +236,9 @@ async function inspectOnce(dataDir: string): Promise<{ report: DoctorReport; uns
       snapshot.generation < baseGeneration
         ? 'The data does not need it (a newer snapshot is intact), and it is removed after the next ' +
           'snapshot. Damage on disk can mean a failing disk: take a backup now (sessiondesk backup).'
-        : base
+        : plan.load !== null
           ? `Nothing is lost while the journals are intact: the next start sets it aside as ` +
-            `${snapshot.name}.damaged-… and rebuilds the data from ${storeLayout.snapshotName(base.generation)} ` +
+            `${snapshot.name}.damaged-… and rebuilds the data from ${snapshotName(plan.load)} ` +
             'and the journals after it. Take a backup afterwards (sessiondesk backup).'
           : chain[0] === 0
             ? `Nothing is lost while the journals are intact: the next start sets it aside as ` +
@@ -212,15 +246,10 @@ async function inspectOnce(dataDir: string): Promise<{ report: DoctorReport; uns
             : 'Restore a backup into a new directory (see the problem with the data directory).';
     problems.push({ subject: snapshot.name, problem: `is damaged: ${snapshot.status}`, fix });
   }
-  // As at start-up: a checksum file or a snapshot kept aside also means data was here.
-  const anyStoreFiles =
-    found.snapshots.length > 0 ||
-    found.journals.length > 0 ||
-    found.metas.size > 0 ||
-    names.some((name) => name.includes('.damaged-'));
   let database: DoctorReport['database'] = null;
   let newestJournalDamaged = false;
-  if (!base && anyStoreFiles && chain[0] !== 0) {
+  if (plan.damage.some((d) => d.kind === 'no-base')) {
+    db.close();
     problems.push({
       subject: dataDir,
       problem:
@@ -230,16 +259,13 @@ async function inspectOnce(dataDir: string): Promise<{ report: DoctorReport; uns
         'Restore a backup into a new directory (sessiondesk restore --input BACKUP --data-dir NEW_DIR) and ' +
         'keep this one as it is.',
     });
-  } else if (anyStoreFiles) {
-    const db = base?.db ?? new SqlJsDb(new SQL.Database());
-    const replayed: { generation: number; records: number }[] = [];
+  } else if (!plan.fresh) {
     let complete = true;
-    for (let i = 0; i < chain.length; i += 1) {
-      const generation = chain[i] as number;
-      if (generation !== baseGeneration + i) {
-        const missing = storeLayout.journalName(baseGeneration + i);
+    for (const damage of plan.damage) {
+      if (damage.kind === 'journal-missing') {
+        complete = false;
         problems.push({
-          subject: missing,
+          subject: journalName(damage.generation),
           problem:
             'is missing, so the writes in it and after it cannot be replayed: the next start refuses to ' +
             'open the directory',
@@ -247,74 +273,59 @@ async function inspectOnce(dataDir: string): Promise<{ report: DoctorReport; uns
             'Put the file back if it was moved. Otherwise restore a backup into a new directory ' +
             '(sessiondesk restore --input BACKUP --data-dir NEW_DIR).',
         });
-        complete = false;
-        break;
-      }
-      const name = storeLayout.journalName(generation);
-      const parsed = parsedJournals.get(generation) as ParsedJournal;
-      const result = db.replayAll(parsed.records);
-      let damage = parsed.damage;
-      let intactRecords = parsed.records.length;
-      if (result.error !== undefined) {
-        const offset = 8 + parsed.records.slice(0, result.applied).reduce((n, r) => n + 8 + r.length, 0);
-        const size = journals.find((j) => j.generation === generation)?.bytes ?? offset;
-        damage = {
-          offset,
-          reason: `a record cannot be replayed (${errorText(result.error)})`,
-          bytes: size - offset,
-          torn: false,
-        };
-        intactRecords = result.applied;
-      }
-      replayed.push({ generation, records: result.applied });
-      if (!damage) continue;
-      const isLast = i === chain.length - 1;
-      if (isLast) {
-        newestJournalDamaged = true;
-        problems.push(
-          damage.torn
-            ? {
-                subject: name,
-                problem:
-                  `ends with ${damage.bytes} bytes that are not a complete record (${damage.reason} at byte ` +
-                  `${damage.offset}): a crash cut off a write before it was acknowledged`,
-                fix:
-                  'Start Session Desk once (sessiondesk serve, or any command that opens the directory): it ' +
-                  `cuts the tail and keeps a copy of the whole file as ${name}.cut-…. No acknowledged write is lost.`,
-              }
-            : {
-                subject: name,
-                problem:
-                  `is damaged at byte ${damage.offset} (${damage.reason}): the ${intactRecords} records before ` +
-                  `it are intact, but the ${damage.bytes} bytes from there on may hold acknowledged writes, so ` +
-                  'the next start refuses to open the directory',
-                fix:
-                  'If the writes after that point matter, restore a backup into a new directory (sessiondesk ' +
-                  'restore). Otherwise stop the server and run "sessiondesk doctor --repair": it keeps what is ' +
-                  `intact and loses the rest, with a copy of the whole file as ${name}.cut-….`,
-              },
-        );
-      } else {
-        const later = chain.slice(i + 1).map((g) => storeLayout.journalName(g));
-        problems.push({
-          subject: name,
-          problem:
-            `is damaged at byte ${damage.offset} (${damage.reason}), and the journals after it ` +
-            `(${later.join(', ')}) cannot be replayed on top of it: the next start refuses to open the directory`,
-          fix:
-            'If the writes after that point matter, restore a backup into a new directory (sessiondesk ' +
-            'restore). Otherwise stop the server and run "sessiondesk doctor --repair": it keeps what is ' +
-            'intact and sets the rest aside (*.cut-*, *.damaged-*).',
-        });
-        break;
+      } else if (damage.kind === 'journal') {
+        const name = journalName(damage.generation);
+        const { offset, reason, bytes, torn } = damage.damage;
+        if (damage.newest) {
+          newestJournalDamaged = true;
+          problems.push(
+            torn
+              ? {
+                  subject: name,
+                  problem:
+                    `ends with ${bytes} bytes that are not a complete record (${reason} at byte ` +
+                    `${offset}): a crash cut off a write before it was acknowledged`,
+                  fix:
+                    'Start Session Desk once (sessiondesk serve, or any command that opens the directory): it ' +
+                    `cuts the tail and keeps a copy of the whole file as ${name}.cut-…. No acknowledged write is lost.`,
+                }
+              : {
+                  subject: name,
+                  problem:
+                    `is damaged at byte ${offset} (${reason}): the ${damage.records} records before ` +
+                    `it are intact, but the ${bytes} bytes from there on may hold acknowledged writes, so ` +
+                    'the next start refuses to open the directory',
+                  fix:
+                    'If the writes after that point matter, restore a backup into a new directory (sessiondesk ' +
+                    'restore). Otherwise stop the server and run "sessiondesk doctor --repair": it keeps what is ' +
+                    `intact and loses the rest, with a copy of the whole file as ${name}.cut-….`,
+                },
+          );
+        } else {
+          problems.push({
+            subject: name,
+            problem:
+              `is damaged at byte ${offset} (${reason}), and the journals after it ` +
+              `(${damage.later.map(journalName).join(', ')}) cannot be replayed on top of it: the next start ` +
+              'refuses to open the directory',
+            fix:
+              'If the writes after that point matter, restore a backup into a new directory (sessiondesk ' +
+              'restore). Otherwise stop the server and run "sessiondesk doctor --repair": it keeps what is ' +
+              'intact and sets the rest aside (*.cut-*, *.damaged-*).',
+          });
+        }
       }
     }
+    const replayed = plan.replay.map((generation) => ({
+      generation,
+      records: input.journals.get(generation)?.records ?? 0,
+    }));
     const facts = databaseFacts(db);
     const transcripts = await checkTranscripts(dataDir, db);
     problems.push(...transcripts.problems);
     notes.push(...transcripts.notes);
     db.close();
-    database = { facts, snapshot: base?.generation ?? null, journals: replayed, complete };
+    database = { facts, snapshot: plan.load, journals: replayed, complete };
     if (facts.integrity.length !== 1 || facts.integrity[0] !== 'ok') {
       problems.push({
         subject: 'the database',
@@ -343,7 +354,7 @@ async function inspectOnce(dataDir: string): Promise<{ report: DoctorReport; uns
       );
     }
   } else {
-    base?.db.close();
+    db.close();
     notes.push('There is no database here yet: the first start creates it.');
   }
 

@@ -6,6 +6,7 @@ import type { Store } from '../store/store.js';
 import { TRANSCRIPT_MAGIC } from '../store/transcript-format.js';
 import { settledRow } from '../sessions/transcript-reads.js';
 import type { ListPosition } from '../store/sessions.js';
+import { readRuns } from './agent-fields.js';
 import { EXPORT_TYPE, EXPORT_VERSION, type ExportFormat, type ExportHeader } from './format.js';
 
 /** Sessions read per query; each is serialized (and re-read) only when its turn comes. */
@@ -18,16 +19,19 @@ export interface ExportSource {
 }
 
 /**
- * One session in the export form, as pieces of JSON text. Its row, tasks and prompt
- * authors are read at one instant (once its transcript holds every committed byte), and
- * its messages are then copied from the transcript up to the length counted at that
- * instant, so a session is exported as it was even while a server keeps writing. Message
- * bodies are copied as stored (they were validated when written), never held whole.
+ * One session in the export form, as pieces of JSON text: in NDJSON (version 2) its
+ * `session` line, a `message` line per message and its `session-end` line; in JSON one
+ * whole object. Its row, tasks, runs and prompt authors are read at one instant (once its
+ * transcript holds every committed byte), and its messages are then copied from the
+ * transcript up to the length counted at that instant, so a session is exported as it was
+ * even while a server keeps writing. Message bodies are copied as stored (they were
+ * validated when written), never held whole.
  */
 export async function* exportSession(
   source: ExportSource,
   sessionId: string,
   emails: Map<string, string>,
+  format: ExportFormat = 'ndjson',
 ): AsyncGenerator<string | Buffer> {
   const { db, repos } = source;
   // Everything but the messages is read at the instant the row is, with its length.
@@ -40,11 +44,13 @@ export async function* exportSession(
       prMergedAt,
       tasks: repos.sessions.tasks(sessionId),
       authors: repos.sessions.promptAuthors(sessionId),
+      conversation: repos.sessions.conversation(sessionId),
+      runs: readRuns(db, sessionId),
     };
   });
   if (!settled?.also) return;
   const { row } = settled;
-  const { input, prMergedAt, tasks, authors } = settled.also;
+  const { input, prMergedAt, tasks, authors, conversation, runs } = settled.also;
   const emailOf = (userId: string): string => {
     let email = emails.get(userId);
     if (email === undefined) {
@@ -53,8 +59,8 @@ export async function* exportSession(
     }
     return email;
   };
-  const { messageCount: _count, ...summary } = toSummary(row, 'none');
-  const head = JSON.stringify({
+  const { messageCount, ...summary } = toSummary(row, 'none');
+  const head = {
     type: 'session',
     ...summary,
     author: { ...summary.author, email: emailOf(row.authorId) },
@@ -62,23 +68,43 @@ export async function* exportSession(
     baseBranch: input.baseBranch,
     ...(prMergedAt === undefined ? {} : { prMergedAt }),
     tasks,
-  });
-  yield `${head.slice(0, -1)},"messages":[`;
-  const meta: string[] = [];
-  for await (const piece of source.store.transcripts.readPayloads(
+    ...(conversation === null ? {} : { conversation }),
+    runs,
+  };
+  const messages = source.store.transcripts.readPayloads(
     row.id,
     TRANSCRIPT_MAGIC.length,
     row.transcriptBytes,
-  )) {
+  );
+  /** When the message was added, and by whom if a person sent it. */
+  const metaOf = (index: number, createdAtMs: number) => {
+    const authorId = authors.get(index + 1);
+    return {
+      createdAt: new Date(createdAtMs).toISOString(),
+      ...(authorId === undefined ? {} : { authorEmail: emailOf(authorId) }),
+    };
+  };
+
+  if (format === 'ndjson') {
+    yield `${JSON.stringify({ ...head, messageCount })}\n`;
+    for await (const piece of messages) {
+      if (piece.first) {
+        const line = JSON.stringify({ type: 'message', ...metaOf(piece.index, piece.createdAtMs) });
+        yield `${line.slice(0, -1)},"message":`;
+      }
+      yield piece.bytes;
+      if (piece.end) yield '}\n';
+    }
+    yield `${JSON.stringify({ type: 'session-end', id: row.id, messageCount })}\n`;
+    return;
+  }
+
+  yield `${JSON.stringify(head).slice(0, -1)},"messages":[`;
+  const meta: string[] = [];
+  for await (const piece of messages) {
     if (piece.first) {
       if (piece.index > 0) yield ',';
-      const authorId = authors.get(piece.index + 1);
-      meta.push(
-        JSON.stringify({
-          createdAt: new Date(piece.createdAtMs).toISOString(),
-          ...(authorId === undefined ? {} : { authorEmail: emailOf(authorId) }),
-        }),
-      );
+      meta.push(JSON.stringify(metaOf(piece.index, piece.createdAtMs)));
     }
     yield piece.bytes;
   }
@@ -119,16 +145,18 @@ export async function* exportChunks(
 
   const emails = new Map<string, string>();
   let first = true;
+  let exported = 0;
   while (page.length > 0) {
     for (const row of page) {
       if (format === 'json') yield first ? '\n' : ',\n';
-      yield* exportSession(source, row.id, emails);
-      if (format === 'ndjson') yield '\n';
+      yield* exportSession(source, row.id, emails, format);
       first = false;
+      exported += 1;
     }
     const last = page.at(-1) as { createdAt: string; id: string };
     const after: ListPosition = { createdAt: last.createdAt, id: last.id };
     page = source.repos.sessions.list(organizationId, {}, { limit: PAGE, after });
   }
   if (format === 'json') yield `${first ? '' : '\n'}]}\n`;
+  else yield `${JSON.stringify({ type: 'end', sessionCount: exported })}\n`;
 }

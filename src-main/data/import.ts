@@ -3,22 +3,14 @@ import { parseRepoUrl } from '../../src-shared/repo-url.js';
 import { notFound } from '../errors.js';
 import type { Repositories } from '../store/repositories.js';
 import type { SessionRow } from '../store/sessions.js';
+import type { Db } from '../store/sqljs.js';
 import { StoreUnavailableError, type Store } from '../store/store.js';
-import {
-  describeIssues,
-  EXPORT_TYPE,
-  EXPORT_VERSION,
-  ExportHeaderSchema,
-  ExportSessionSchema,
-  type ExportFormat,
-  type ExportHeader,
-  type ExportSession,
-  type ImportReport,
-} from './format.js';
-import { LineTooLong, MAX_LINE_BYTES } from './lines.js';
+import { writeAgentFields } from './agent-fields.js';
+import type { ImportReport } from './format.js';
+import { openInput, type ImportedMessage, type ImportedSession } from './import-input.js';
+import type { LineTooLong } from './lines.js';
 
-/** The input is not an export at all (or one this version cannot read): nothing was imported. */
-export class ImportInputError extends Error {}
+export { ImportInputError } from './import-input.js';
 
 export interface ImportTarget {
   store: Store;
@@ -29,155 +21,29 @@ export interface ImportTarget {
 
 /** Skipped entries listed in a report; the count covers them all. */
 const SKIPPED_LISTED = 100;
-/** A JSON export is read whole; beyond this, NDJSON (read line by line) is the way. */
-const JSON_DOCUMENT_MAX_CHARS = 128 * 2 ** 20;
 /** Writes handed to the store before waiting for the oldest: they share fsyncs (group commit). */
 const WRITES_IN_FLIGHT = 32;
 
-interface Entry {
-  /** Where it is in the input: `line 5` (NDJSON) or `session 3` (JSON). */
-  at: string;
-  order: number;
-  parse(): unknown;
-}
-
+/** The session is there already (written meanwhile): nothing of this write was applied. */
 class AlreadyPresent extends Error {}
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function parseHeader(value: unknown): ExportHeader {
-  if (isObject(value) && value.type === EXPORT_TYPE && value.version !== EXPORT_VERSION) {
-    throw new ImportInputError(
-      `The export is in format version ${JSON.stringify(value.version)}; this Session Desk reads version ` +
-        `${EXPORT_VERSION}. Update Session Desk to import it.`,
-    );
-  }
-  const header = ExportHeaderSchema.safeParse(value);
-  if (!header.success) {
-    throw new ImportInputError(
-      `The input is not a Session Desk export: its header is invalid (${describeIssues(header.error)}).`,
-    );
-  }
-  return header.data;
-}
-
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false; why: string } {
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown };
-  } catch (err) {
-    return { ok: false, why: err instanceof Error ? err.message : String(err) };
-  }
-}
-
-/**
- * Reads the input's format and header, and yields its sessions one by one. NDJSON is read
- * line by line; a JSON document is read whole (use NDJSON for very large workspaces).
- */
-async function openInput(
-  lines: AsyncIterable<string | LineTooLong>,
-): Promise<{ format: ExportFormat; header: ExportHeader; entries: AsyncGenerator<Entry> }> {
-  const iterator = lines[Symbol.asyncIterator]();
-  let lineNo = 0;
-  let firstLine: string | null = null;
-  for (;;) {
-    const next = await iterator.next();
-    if (next.done) break;
-    lineNo += 1;
-    if (next.value instanceof LineTooLong) throw tooLong(next.value);
-    const line = lineNo === 1 ? next.value.replace(/^\uFEFF/u, '') : next.value;
-    if (line.trim() !== '') {
-      firstLine = line;
-      break;
-    }
-  }
-  if (firstLine === null) throw new ImportInputError('The input is empty: not a Session Desk export.');
-
-  const first = parseJson(firstLine);
-  if (first.ok && isObject(first.value) && !('sessions' in first.value)) {
-    const header = parseHeader(first.value);
-    async function* ndjson(): AsyncGenerator<Entry> {
-      for (;;) {
-        const next = await iterator.next();
-        if (next.done) return;
-        lineNo += 1;
-        const text = next.value;
-        if (text instanceof LineTooLong) {
-          const why = `${text.bytes} bytes long, over the ${MAX_LINE_BYTES / 2 ** 20} MiB a session may take`;
-          yield {
-            at: `line ${lineNo}`,
-            order: lineNo,
-            parse: () => {
-              throw new Error(why);
-            },
-          };
-          continue;
-        }
-        if (text.trim() === '') continue;
-        yield { at: `line ${lineNo}`, order: lineNo, parse: () => parseJsonOrThrow(text) };
-      }
-    }
-    return { format: 'ndjson', header, entries: ndjson() };
-  }
-
-  // Not a header line: the whole input must be one JSON document, an object.
-  const notAnExport = (why: string) =>
-    new ImportInputError(
-      `The input is not a Session Desk export: neither NDJSON that starts with a header line nor a JSON ` +
-        `document (${why}).`,
-    );
-  if (!firstLine.trimStart().startsWith('{')) throw notAnExport('it does not start with "{"');
-  let text = firstLine;
-  for (;;) {
-    const next = await iterator.next();
-    if (next.done) break;
-    if (next.value instanceof LineTooLong) throw tooLong(next.value);
-    if (text.length + next.value.length + 1 > JSON_DOCUMENT_MAX_CHARS) {
-      throw new ImportInputError(
-        `The input is a JSON document over ${JSON_DOCUMENT_MAX_CHARS / 2 ** 20} MiB, too large to read ` +
-          'whole: export the workspace as NDJSON (the default), which is read line by line.',
-      );
-    }
-    text += `\n${next.value}`;
-  }
-  const whole = parseJson(text);
-  if (!whole.ok) throw notAnExport(whole.why);
-  if (!isObject(whole.value) || !Array.isArray(whole.value.sessions)) {
-    throw new ImportInputError('The input is not a Session Desk export: no header and no "sessions" array.');
-  }
-  const { sessions, ...rest } = whole.value;
-  const header = parseHeader(rest);
-  async function* json(): AsyncGenerator<Entry> {
-    let index = 0;
-    for (const value of sessions as unknown[]) {
-      index += 1;
-      yield { at: `session ${index}`, order: index, parse: () => value };
-    }
-  }
-  return { format: 'json', header, entries: json() };
-}
-
-function tooLong(line: LineTooLong): ImportInputError {
-  return new ImportInputError(
-    `The input is not a Session Desk export it can read: it has a line of ${line.bytes} bytes, over the ` +
-      `${MAX_LINE_BYTES / 2 ** 20} MiB limit.`,
-  );
-}
-
-function parseJsonOrThrow(text: string): unknown {
-  const parsed = parseJson(text);
-  if (!parsed.ok) throw new SyntaxError(`not JSON (${parsed.why})`);
-  return parsed.value;
+/** A session's first write inserts it; every write appends messages; the last completes it. */
+interface Part {
+  /** How many messages the session holds before this part; null when it is not there yet. */
+  after: number | null;
+  messages: ImportedMessage[];
+  last: boolean;
 }
 
 /**
  * Imports an export into a workspace. Idempotent: a session whose id the workspace holds is
- * left as it is. Each session is validated, then written as one store write, so it is
- * imported whole or not at all; invalid ones are skipped and reported with where they are
- * and why. Authors are matched by email; a person without an account here is replaced by
- * the workspace's owner, and the report says so. Sessions keep their ids, timestamps and
- * status. Throws `ImportInputError` when the input is not an export at all.
+ * left as it is. Each session is checked whole before anything of it is written; invalid
+ * ones are skipped and reported with where they are and why. A session is written in
+ * bounded batches (one write for most); a session the workspace holds with fewer messages
+ * than the export (an import cut off by a crash) is completed from where it stops. Authors
+ * are matched by email; a person without an account here is replaced by the workspace's
+ * owner, and the report says so. Sessions keep their ids, timestamps, status and agent
+ * fields. Throws `ImportInputError` when the input is not an export at all.
  */
 export async function importSessions(
   lines: AsyncIterable<string | LineTooLong>,
@@ -189,7 +55,8 @@ export async function importSessions(
   const owner = repos.workspaces.members(organizationId).find((m) => m.role === 'owner');
   if (!owner) throw new Error(`Workspace ${organizationId} has no owner`);
 
-  const { format, header, entries } = await openInput(lines);
+  const input = await openInput(lines);
+  const { format, header } = input;
   const report: ImportReport = {
     organizationId,
     format,
@@ -205,7 +72,6 @@ export async function importSessions(
     skipped: [],
   };
   const skipped: { order: number; at: string; reason: string }[] = [];
-  const skip = (entry: Entry, reason: string) => skipped.push({ order: entry.order, at: entry.at, reason });
   const reattributed = new Map<string, number>();
   const userIds = new Map<string, string | null>();
   const userIdFor = (email: string): string | null => {
@@ -218,80 +84,113 @@ export async function importSessions(
   const stop: { fatal: { at: string; err: unknown } | null } = { fatal: null };
   let found = 0;
 
-  for await (const entry of entries) {
-    if (stop.fatal) break;
+  for await (const entry of input.entries) {
+    if (entry.kind === 'skip') {
+      if (entry.isSession) found += 1;
+      skipped.push({ order: entry.order, at: entry.at, reason: entry.reason });
+      continue;
+    }
     found += 1;
-    let value: unknown;
-    try {
-      value = entry.parse();
-    } catch (err) {
-      skip(entry, err instanceof Error ? err.message : String(err));
-      continue;
+    const { session } = entry;
+    if (stop.fatal) {
+      await session.discard();
+      break;
     }
-    if (isObject(value) && value.type === EXPORT_TYPE) {
-      found -= 1;
-      skip(entry, 'a second export header: only one is allowed, at the start');
-      continue;
-    }
-    const parsed = ExportSessionSchema.safeParse(value);
-    if (!parsed.success) {
-      skip(entry, describeIssues(parsed.error));
-      continue;
-    }
-    const session = parsed.data;
-    const existing = repos.sessions.find(session.id);
-    if (existing) {
+    const skip = (reason: string) => skipped.push({ order: entry.order, at: entry.at, reason });
+    const existing = repos.sessions.find(session.head.id);
+    const otherWorkspace = `session ${session.head.id} already exists in another workspace`;
+    if (
+      existing &&
+      (existing.workspaceId !== organizationId || existing.messageCount >= session.messageCount)
+    ) {
       if (existing.workspaceId === organizationId) report.alreadyPresent += 1;
-      else skip(entry, `session ${session.id} already exists in another workspace`);
+      else skip(otherWorkspace);
+      await session.discard();
       continue;
     }
 
     // Whoever has no account here becomes the owner; counted once per session.
     const missing = new Set<string>();
-    const personFor = (email: string): string => {
-      const id = userIdFor(email);
+    const authorId =
+      userIdFor(session.head.author.email) ?? (missing.add(session.head.author.email), owner.userId);
+    const personFor = (message: ImportedMessage): string | null => {
+      if (message.sender === null) return null;
+      if (message.sender === 'session-author') return authorId;
+      const id = userIdFor(message.sender.email);
       if (id !== null) return id;
-      missing.add(email);
+      missing.add(message.sender.email);
       return owner.userId;
     };
-    const authorId = personFor(session.author.email);
-    const promptAuthors = session.messages.map((message, i) => {
-      if (message.type !== 'user') return null;
-      const meta = session.messageMeta?.[i];
-      if (!meta) return authorId;
-      return meta.authorEmail === undefined ? null : personFor(meta.authorEmail.toLowerCase());
-    });
-    // Message bodies are kept as they came (validated above), unknown extra fields included.
-    const bodies = (value as { messages: Message[] }).messages;
+    const writePart = (part: Part) =>
+      store.write((db) => {
+        const row = repos.sessions.find(session.head.id);
+        if ((row?.messageCount ?? null) !== part.after || (row && row.workspaceId !== organizationId)) {
+          throw new AlreadyPresent();
+        }
+        writeSessionPart(db, repos, organizationId, session, part, authorId, personFor);
+        return part.last ? repos.sessions.find(session.head.id) : null;
+      });
+    const done = (row: SessionRow | null) => {
+      report.imported += 1;
+      report.messages += session.messageCount - (existing?.messageCount ?? 0);
+      for (const email of missing) reattributed.set(email, (reattributed.get(email) ?? 0) + 1);
+      if (row) target.onImported?.(row);
+    };
+    const failed = (err: unknown, written: number) => {
+      if (err instanceof AlreadyPresent) {
+        const row = repos.sessions.find(session.head.id);
+        if (row?.workspaceId === organizationId) report.alreadyPresent += 1;
+        else skip(otherWorkspace);
+      } else if (err instanceof StoreUnavailableError) {
+        stop.fatal ??= { at: entry.at, err };
+      } else {
+        const why = err instanceof Error ? err.message : String(err);
+        skip(
+          written > 0
+            ? `could not be written after ${written} of its ${session.messageCount} messages (${why}); ` +
+                'import the file again to add the rest'
+            : `could not be written (${why})`,
+        );
+      }
+    };
 
-    const write = store
-      .write(() => {
-        if (repos.sessions.find(session.id)) throw new AlreadyPresent();
-        writeSession(repos, organizationId, session, bodies, authorId, promptAuthors);
-        return repos.sessions.find(session.id);
-      })
-      .then(
-        (row) => {
-          report.imported += 1;
-          report.messages += session.messages.length;
-          for (const email of missing) reattributed.set(email, (reattributed.get(email) ?? 0) + 1);
-          if (row) target.onImported?.(row);
-        },
-        (err: unknown) => {
-          if (err instanceof AlreadyPresent) {
-            const row = repos.sessions.find(session.id);
-            if (row?.workspaceId === organizationId) report.alreadyPresent += 1;
-            else skip(entry, `session ${session.id} already exists in another workspace`);
-          } else if (err instanceof StoreUnavailableError) {
-            stop.fatal ??= { at: entry.at, err };
-          } else {
-            skip(entry, `could not be written (${err instanceof Error ? err.message : String(err)})`);
-          }
-        },
-      )
-      .finally(() => inFlight.delete(write));
-    inFlight.add(write);
-    if (inFlight.size >= WRITES_IN_FLIGHT) await Promise.race(inFlight);
+    const after = existing?.messageCount ?? null;
+    const from = after ?? 0;
+    if (session.small) {
+      // One write, handed to the store without waiting: concurrent writes share their fsyncs.
+      const messages = (await collect(session.batches(from))).flat();
+      const write = writePart({ after, messages, last: true })
+        .then(done, (err: unknown) => failed(err, from))
+        .finally(() => inFlight.delete(write));
+      inFlight.add(write);
+      if (inFlight.size >= WRITES_IN_FLIGHT) await Promise.race(inFlight);
+      continue;
+    }
+    // A big session: its batches one after the other, each waiting for the one before.
+    let written = from;
+    try {
+      const batches = session.batches(from);
+      let current = await batches.next();
+      if (current.done) {
+        done(await writePart({ after, messages: [], last: true }));
+      }
+      while (!current.done) {
+        const following = await batches.next();
+        const part = {
+          after: written === from ? after : written,
+          messages: current.value,
+          last: following.done === true,
+        };
+        const row = await writePart(part);
+        written += part.messages.length;
+        if (part.last) done(row);
+        current = following;
+      }
+    } catch (err) {
+      failed(err, written);
+    } finally {
+      await session.discard();
+    }
   }
   await Promise.all(inFlight);
 
@@ -314,75 +213,91 @@ export async function importSessions(
       authors: [...reattributed].map(([email, sessions]) => ({ email, sessions })),
     };
   }
-  if (header.sessionCount !== undefined && found < header.sessionCount) {
-    report.truncated = { announced: header.sessionCount, found };
+  const announced = header.sessionCount;
+  if (announced !== undefined && (found < announced || input.ended() === false)) {
+    report.truncated = { announced, found };
   }
   return report;
 }
 
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
+}
+
 /**
- * Rebuilds one session with the repository's own writes, in the order the app makes
- * them, so counts, previews and the stats' bookkeeping come out as they would have.
+ * Writes one part of a session with the repository's own writes, in the order the app
+ * makes them, so counts, previews and the stats' bookkeeping come out as they would have.
  * Runs inside a store write.
  */
-function writeSession(
+function writeSessionPart(
+  db: Db,
   repos: Repositories,
   workspaceId: string,
-  session: ExportSession,
-  bodies: Message[],
+  session: ImportedSession,
+  part: Part,
   authorId: string,
-  promptAuthors: (string | null)[],
+  personFor: (message: ImportedMessage) => string | null,
 ): void {
-  const times = session.messages.map((_, i) => session.messageMeta?.[i]?.createdAt ?? session.createdAt);
-  const repo = session.repoUrl === undefined ? null : parseRepoUrl(session.repoUrl);
-  // The prompt a session was created with is its first message, sent by its author at its
-  // creation; it is also what searches match as the first message.
-  const first = bodies[0];
-  const initial =
-    first?.type === 'user' &&
-    times[0] === session.createdAt &&
-    promptAuthors[0] === authorId &&
-    JSON.stringify(first) === JSON.stringify({ type: 'user', message: { content: first.message.content } })
-      ? first.message.content
-      : undefined;
-  repos.sessions.insert({
-    id: session.id,
-    workspaceId,
-    authorId,
-    title: session.title,
-    model: session.model,
-    createdAt: session.createdAt,
-    baseBranch: session.baseBranch,
-    ...(repo ? { repoUrl: repo.url, repository: repo.repository } : {}),
-    ...(initial === undefined ? {} : { initialMessage: initial }),
-  });
-  bodies.forEach((message, i) => {
-    if (i === 0 && initial !== undefined) return;
-    repos.sessions.appendMessage(
-      session.id,
+  const { head } = session;
+  const messages = part.messages;
+  let skipFirst = false;
+  if (part.after === null) {
+    const repo = head.repoUrl === undefined ? null : parseRepoUrl(head.repoUrl);
+    // The prompt a session was created with is its first message, sent by its author at its
+    // creation; it is also what searches match as the first message.
+    const first = messages[0];
+    const initial =
+      first?.body.type === 'user' &&
+      first.createdAt === head.createdAt &&
+      personFor(first) === authorId &&
+      JSON.stringify(first.body) ===
+        JSON.stringify({ type: 'user', message: { content: first.body.message.content } })
+        ? first.body.message.content
+        : undefined;
+    repos.sessions.insert({
+      id: head.id,
       workspaceId,
-      message,
-      promptAuthors[i] ?? null,
-      times[i] as string,
+      authorId,
+      title: head.title,
+      model: head.model,
+      createdAt: head.createdAt,
+      baseBranch: head.baseBranch,
+      ...(repo ? { repoUrl: repo.url, repository: repo.repository } : {}),
+      ...(initial === undefined ? {} : { initialMessage: initial }),
+    });
+    skipFirst = initial !== undefined;
+  }
+  messages.forEach((message, i) => {
+    if (i === 0 && skipFirst) return;
+    repos.sessions.appendMessage(
+      head.id,
+      workspaceId,
+      message.body as Message,
+      personFor(message),
+      message.createdAt,
     );
   });
-  repos.sessions.replaceTasks(session.id, session.tasks);
-  const { branch, prNumber, prUrl, prStatus } = session.metadata;
-  if (branch !== undefined) repos.sessions.setBranch(session.id, branch, session.updatedAt);
+  if (!part.last) return;
+  repos.sessions.replaceTasks(head.id, head.tasks);
+  const { branch, prNumber, prUrl, prStatus } = head.metadata;
+  if (branch !== undefined) repos.sessions.setBranch(head.id, branch, head.updatedAt);
   if (prNumber !== undefined && prUrl !== undefined && prStatus !== undefined) {
     repos.sessions.updatePullRequest(
-      session.id,
+      head.id,
       {
         number: prNumber,
         url: prUrl,
         status: prStatus,
-        ...(session.prMergedAt === undefined ? {} : { mergedAt: session.prMergedAt }),
+        ...(head.prMergedAt === undefined ? {} : { mergedAt: head.prMergedAt }),
       },
-      session.updatedAt,
+      head.updatedAt,
     );
   }
+  writeAgentFields(db, head.id, workspaceId, head);
   // Last, so the session ends with its own status and updatedAt.
-  repos.sessions.update(session.id, { status: session.status }, session.updatedAt);
+  repos.sessions.update(head.id, { status: head.status }, head.updatedAt);
 }
 
 /** The report as the CLI prints it: a summary line, then what was skipped and why. */
@@ -414,9 +329,11 @@ export function formatImportReport(report: ImportReport): string {
     );
   }
   if (report.truncated) {
+    const { announced, found } = report.truncated;
     lines.push(
-      `warning: the export announced ${report.truncated.announced} sessions but holds ` +
-        `${report.truncated.found}: it may have been cut short.`,
+      found < announced
+        ? `warning: the export announced ${announced} sessions but holds ${found}: it may have been cut short.`
+        : 'warning: the export has no end line: it may have been cut short.',
     );
   }
   return lines.join('\n');

@@ -89,3 +89,37 @@ export async function writeFileAtomically(files: FileLayer, path: string, data: 
   }
   await files.syncDirOf(path);
 }
+
+/** Copies a file in chunks, so that the copy appears complete under `to` or not at all. */
+export async function copyFileAtomically(files: FileLayer, from: string, to: string): Promise<void> {
+  const tmp = `${to}.tmp`;
+  await files.unlink(tmp).catch(() => undefined);
+  const source = await files.open(from, 'r');
+  try {
+    const target = await files.open(tmp, 'wx');
+    try {
+      const chunk = Buffer.allocUnsafe(1024 * 1024);
+      for (let position = 0; ;) {
+        const read = await files.read(source, chunk, position);
+        if (read === 0) break;
+        await files.write(target, chunk.subarray(0, read), position);
+        position += read;
+      }
+      await files.datasync(target);
+    } catch (err) {
+      await target.close();
+      await files.unlink(tmp).catch(() => undefined);
+      throw err;
+    }
+    await target.close();
+  } finally {
+    await source.close();
+  }
+  try {
+    await files.rename(tmp, to);
+  } catch (err) {
+    await files.unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+  await files.syncDirOf(to);
+}

@@ -41,7 +41,7 @@ export interface JournalDamage {
 }
 
 /** Whether a checksum-valid record starts anywhere in `bytes` from `from` on. */
-function intactRecordFrom(bytes: Buffer, from: number): boolean {
+export function intactRecordFrom(bytes: Buffer, from: number): boolean {
   for (let start = from; start + FRAME_HEADER < bytes.length; start += 1) {
     const length = bytes.readUInt32LE(start);
     // Most offsets fall inside JSON text, whose bytes read as a length far too large.

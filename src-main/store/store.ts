@@ -2,9 +2,19 @@ import { crc32 } from 'node:zlib';
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { Clock, Logger } from '../clock.js';
-import { realFiles, writeFileAtomically, type FileLayer } from './file-layer.js';
+import { copyFileAtomically, realFiles, writeFileAtomically, type FileLayer } from './file-layer.js';
 import { DataDamagedError } from './errors.js';
-import { Journal, parseJournal } from './journal.js';
+import { Journal } from './journal.js';
+import { readJournal } from './journal-reader.js';
+import {
+  journalName,
+  recoveryPlan,
+  scanNames,
+  snapshotMetaName,
+  snapshotName,
+  type RecoveryInput,
+  type SnapshotCheck,
+} from './recovery-plan.js';
 import { acquireLock } from './lock.js';
 import { applyMigration, pendingMigrations } from './migrations.js';
 import { loadSqlJs, SqlJsDb, type ChangeListener, type Db } from './sqljs.js';
@@ -48,11 +58,6 @@ export class StoreUnavailableError extends Error {}
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 const DEFAULT_SNAPSHOT_AFTER = 64 * 1024 * 1024;
 
-const pad = (generation: number) => String(generation).padStart(12, '0');
-const snapshotName = (g: number) => `snapshot-${pad(g)}.db`;
-const snapshotMetaName = (g: number) => `snapshot-${pad(g)}.json`;
-const journalName = (g: number) => `journal-${pad(g)}.log`;
-const FILE_PATTERN = /^(snapshot|journal)-(\d{12})\.(db|json|log)$/u;
 /**
  * Temp files of `writeFileAtomically` calls made by the store: a snapshot, its checksum
  * file, and the copy of a journal that was cut. Other programs keep files in the data
@@ -392,7 +397,7 @@ export class Store {
 
   /** Keeps the newest snapshot and the one before it, with the journals they need. */
   private async removeOldGenerations(newest: number): Promise<void> {
-    const found = scan(await this.files.readdir(this.options.dataDir));
+    const found = scanNames(await this.files.readdir(this.options.dataDir));
     // Checksum files of snapshots that failed to be written have no snapshot to check.
     const doomed = [...found.metas]
       .filter((g) => g < newest && !found.snapshots.includes(g))
@@ -475,22 +480,6 @@ function describe(err: unknown): string {
   return String(err);
 }
 
-function scan(names: string[]): { snapshots: number[]; journals: number[]; metas: Set<number> } {
-  const snapshots: number[] = [];
-  const journals: number[] = [];
-  const metas = new Set<number>();
-  for (const name of names) {
-    const match = FILE_PATTERN.exec(name);
-    if (!match) continue;
-    const generation = Number(match[2]);
-    if (match[3] === 'db') snapshots.push(generation);
-    else if (match[3] === 'json') metas.add(generation);
-    else journals.push(generation);
-  }
-  const byNumber = (a: number, b: number) => a - b;
-  return { snapshots: snapshots.sort(byNumber), journals: journals.sort(byNumber), metas };
-}
-
 async function keepAside(files: FileLayer, path: string, logger: Logger, why: string): Promise<string> {
   const aside = `${path}.damaged-${Date.now()}`;
   await files.rename(path, aside);
@@ -523,8 +512,9 @@ async function verifySnapshot(
 }
 
 /**
- * Loads the newest intact snapshot and replays the journals after it. Damage is kept aside
- * and reported; a state that cannot be rebuilt is an error, never an empty database.
+ * Loads the newest intact snapshot and replays the journals after it, as the recovery plan
+ * says (recovery-plan.ts), reading each journal in chunks. Damage is kept aside and
+ * reported; a state that cannot be rebuilt is an error, never an empty database.
  */
 async function loadState(
   files: FileLayer,
@@ -538,129 +528,91 @@ async function loadState(
     await files.unlink(join(dir, name)).catch(() => undefined);
     logger.warn(`Removed the unfinished file ${join(dir, name)} left by an interrupted snapshot.`);
   }
-  const found = scan(names);
   const SQL = await loadSqlJs();
-
-  let base: { generation: number; database: SqlJsDb['raw'] } | null = null;
-  for (const generation of [...found.snapshots].reverse()) {
-    const checked = await verifySnapshot(files, dir, generation);
-    if (checked.ok) {
-      try {
-        const database = new SQL.Database(checked.bytes);
-        database.exec('SELECT count(*) FROM sqlite_master');
-        base = { generation, database };
-        break;
-      } catch (err) {
-        await keepAside(
-          files,
-          join(dir, snapshotName(generation)),
-          logger,
-          `cannot be opened (${describe(err)})`,
-        );
-        continue;
-      }
-    }
-    await keepAside(files, join(dir, snapshotName(generation)), logger, `is damaged: ${checked.why}`);
-  }
-
-  const journals = found.journals.filter((g) => g >= (base?.generation ?? 0));
-  if (!base) {
-    // A snapshot kept aside at an earlier start, or a checksum file, also means data was here:
-    // the next start must not take the directory for a new one.
-    const anyStoreFiles =
-      found.snapshots.length > 0 ||
-      found.journals.length > 0 ||
-      found.metas.size > 0 ||
-      names.some((name) => name.includes('.damaged-'));
-    if (anyStoreFiles && journals[0] !== 0) {
-      throw new DataDamagedError(
-        `No intact snapshot in ${dir}, and the journals do not reach back to the start, so the ` +
-          'data cannot be rebuilt. Damaged files were kept aside (*.damaged-*); restore a backup ' +
-          'of the data directory.',
-      );
-    }
-    base = { generation: 0, database: new SQL.Database() };
-  }
-
-  const db = new SqlJsDb(base.database);
-  let active = base.generation;
-  let activeIntact = 0;
-  let olderJournalBytes = 0;
-  for (let i = 0; i < journals.length; i += 1) {
-    const generation = journals[i] as number;
-    if (generation !== base.generation + i) {
-      db.detach().close();
-      throw new DataDamagedError(
-        `${join(dir, journalName(base.generation + i))} is missing, so later writes cannot be ` +
-          'replayed. Restore a backup of the data directory.',
-      );
-    }
-    const path = join(dir, journalName(generation));
-    const bytes = await files.readFile(path);
-    const parsed = parseJournal(bytes);
-    let intact = parsed.intactLength;
-    let damage = parsed.damage;
-    const replayed = db.replayAll(parsed.records);
-    if (replayed.error !== undefined) {
-      const offset = 8 + parsed.records.slice(0, replayed.applied).reduce((n, r) => n + 8 + r.length, 0);
-      intact = offset;
-      damage = {
-        offset,
-        reason: `a record could not be replayed (${describe(replayed.error)})`,
-        bytes: bytes.length - offset,
-        torn: false,
-      };
-    }
-    if (i > 0) olderJournalBytes += activeIntact;
-    active = generation;
-    activeIntact = intact;
-    if (damage) {
-      const isLast = i === journals.length - 1;
-      // Only an append a crash cut off may be cut without asking: anything else may be
-      // followed by acknowledged writes, here or in the journals after this one.
-      if (!(isLast && damage.torn) && !options.cutDamagedJournals) {
-        db.detach().close();
-        const after = isLast
-          ? `the ${damage.bytes} bytes from there on`
-          : `the journals after it (${journals
-              .slice(i + 1)
-              .map(journalName)
-              .join(', ')})`;
-        throw new DataDamagedError(
-          `${path}: ${damage.reason} at byte ${damage.offset}. The writes in ${after} cannot be replayed, ` +
-            'so the data directory was not opened and the journals were left as they are. Run ' +
-            '"sessiondesk doctor" to see what is affected, then restore a backup, or run ' +
-            '"sessiondesk doctor --repair" to keep only what comes before the damage.',
+  const input: RecoveryInput = {
+    dataDir: dir,
+    names,
+    snapshots: new Map(),
+    journals: new Map(),
+    cutDamagedJournals: options.cutDamagedJournals,
+  };
+  let loaded: SqlJsDb['raw'] | null = null;
+  let db: SqlJsDb | null = null;
+  try {
+    let plan = recoveryPlan(input);
+    for (; plan.next !== null; plan = recoveryPlan(input)) {
+      const { kind, generation } = plan.next;
+      if (kind === 'snapshot') {
+        input.snapshots.set(generation, await loadSnapshot(files, dir, generation, SQL, (d) => (loaded = d)));
+      } else {
+        const replayInto = (db ??= new SqlJsDb(loaded ?? new SQL.Database()));
+        const path = join(dir, journalName(generation));
+        input.journals.set(
+          generation,
+          await readJournal(files, path, (records) => replayInto.replayAll(records)),
         );
       }
+    }
+
+    for (const { generation, why } of plan.setAsideSnapshots) {
+      await keepAside(files, join(dir, snapshotName(generation)), logger, `is damaged: ${why}`);
+    }
+    if (plan.refuse !== null) throw new DataDamagedError(plan.refuse);
+    if (plan.cut) {
+      const path = join(dir, journalName(plan.cut.generation));
+      const scan = input.journals.get(plan.cut.generation);
       const aside = `${path}.cut-${Date.now()}`;
-      await writeFileAtomically(files, aside, bytes);
+      await copyFileAtomically(files, path, aside);
       const summary =
-        `${path}: ${damage.reason} at byte ${damage.offset}; the ${replayed.applied} records ` +
+        `${path}: ${scan?.damage?.reason} at byte ${scan?.damage?.offset}; the ${scan?.records} records ` +
         `before it were recovered, and a copy of the whole file was kept as ${aside}.`;
-      if (isLast) {
+      if (plan.setAsideJournals.length === 0) {
         // The usual case: a crash in the middle of an append that was never acknowledged.
         logger.warn(summary);
       } else {
         logger.error(`${summary} The journals after it cannot be replayed on top of it.`);
-        for (const later of journals.slice(i + 1)) {
+        for (const later of plan.setAsideJournals) {
           await keepAside(files, join(dir, journalName(later)), logger, 'follows a damaged journal');
         }
-        break;
       }
     }
+    const database = (db ?? new SqlJsDb(loaded ?? new SQL.Database())).detach();
+    db = null;
+    loaded = null;
+    return {
+      database,
+      generation: plan.append.generation,
+      olderJournalBytes: plan.olderJournalBytes,
+      journal: {
+        path: join(dir, journalName(plan.append.generation)),
+        intactLength: plan.append.intactLength,
+        exists: plan.append.exists,
+      },
+    };
+  } finally {
+    if (db) (db as SqlJsDb).detach().close();
+    else (loaded as SqlJsDb['raw'] | null)?.close();
   }
+}
 
-  return {
-    database: db.detach(),
-    generation: active,
-    olderJournalBytes,
-    journal: {
-      path: join(dir, journalName(active)),
-      intactLength: activeIntact,
-      exists: journals.length > 0,
-    },
-  };
+/** Checks a snapshot and, when it is intact, opens it (handing the database to `onLoaded`). */
+async function loadSnapshot(
+  files: FileLayer,
+  dir: string,
+  generation: number,
+  SQL: Awaited<ReturnType<typeof loadSqlJs>>,
+  onLoaded: (database: SqlJsDb['raw']) => void,
+): Promise<SnapshotCheck> {
+  const checked = await verifySnapshot(files, dir, generation);
+  if (!checked.ok) return checked;
+  try {
+    const database = new SQL.Database(checked.bytes);
+    database.exec('SELECT count(*) FROM sqlite_master');
+    onLoaded(database);
+    return { ok: true };
+  } catch (err) {
+    return { ok: false, why: `it cannot be opened (${describe(err)})` };
+  }
 }
 
 /**
@@ -672,7 +624,7 @@ export const storeLayout = {
   snapshotMetaName,
   journalName,
   /** Generations found among the names of a data directory's files. */
-  scan,
+  scan: scanNames,
   /** Whether a file is a temp file the store made, which the next open removes. */
   isTempFile: (name: string) => TEMP_FILE_PATTERN.test(name),
   verifySnapshot: (dir: string, generation: number, files: FileLayer = realFiles) =>
@@ -690,7 +642,7 @@ export async function installSnapshot(
   createdAt: string,
   files: FileLayer = realFiles,
 ): Promise<void> {
-  const found = scan(await files.readdir(dataDir));
+  const found = scanNames(await files.readdir(dataDir));
   if (found.snapshots.length > 0 || found.journals.length > 0) {
     throw new Error(`${dataDir} already holds a database; a snapshot is installed only into an empty one.`);
   }

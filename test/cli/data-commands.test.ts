@@ -19,6 +19,7 @@ import { createRepositories } from '../../src-main/store/repositories.js';
 import { Store } from '../../src-main/store/store.js';
 import { ListSessionsResponseSchema } from '../../src-shared/sessions.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
+import { sessionLines, toVersion1 } from '../helpers/export-import.js';
 import { KEY_PATTERN, cliIn, ok, useSandbox } from '../helpers/cli-extra.js';
 import { FULL_TASKS, FULL_TRANSCRIPT, seedDataDir } from '../helpers/seed.js';
 import { PASSWORD } from '../helpers/server.js';
@@ -53,10 +54,9 @@ async function exportInProcess(dataDir: string, organizationId: string): Promise
 }
 
 function parseExport(ndjson: string) {
-  const [first, ...rest] = ndjson.trimEnd().split('\n');
   return {
-    header: ExportHeaderSchema.parse(JSON.parse(first as string)),
-    sessions: rest.map((line) => ExportSessionSchema.parse(JSON.parse(line))),
+    header: ExportHeaderSchema.parse(JSON.parse(ndjson.slice(0, ndjson.indexOf('\n')))),
+    sessions: sessionLines(ndjson).map((session) => ExportSessionSchema.parse(session)),
   };
 }
 
@@ -101,7 +101,7 @@ describe('sessiondesk export', () => {
     const { header, sessions } = parseExport(ndjson);
     expect(header).toMatchObject({
       type: 'sessiondesk.export',
-      version: 1,
+      version: 2,
       organizationId: seed.organizationId,
       workspace: { name: 'Acme' },
       sessionCount: 1,
@@ -169,8 +169,8 @@ describe('sessiondesk import', () => {
     expect(again).toMatch(/^imported 0 sessions \(0 messages\), 1 already present, skipped 0\n/u);
     expect(again).toContain('1 session already here (same id) were left as they were.');
 
-    // Another export, with new ids, and two bad lines among its sessions.
-    const [header, line] = ndjson.split('\n') as [string, string];
+    // Another export (version 1, a whole session per line), with new ids, and two bad lines.
+    const [header, line] = toVersion1(ndjson).split('\n') as [string, string];
     const session = JSON.parse(line) as { id: string; messages: Array<{ type: string }> };
     const fresh = (id: string) => JSON.stringify({ ...session, id });
     const broken = { ...session, id: 'ses_broken-000000000000000' };

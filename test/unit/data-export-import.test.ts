@@ -1,191 +1,55 @@
-import { rmSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createAccounts } from '../../src-main/accounts/accounts.js';
-import { newId } from '../../src-main/accounts/secrets.js';
-import { silentLogger, systemClock } from '../../src-main/clock.js';
-import { exportChunks } from '../../src-main/data/export.js';
-import { readAllMessages } from '../../src-main/sessions/transcript-reads.js';
-import {
-  ExportHeaderSchema,
-  ExportSessionSchema,
-  type ExportFormat,
-  type ExportSession,
-} from '../../src-main/data/format.js';
+import { describe, expect, it } from 'vitest';
+import { ExportHeaderSchema, ExportSessionSchema, type ExportSession } from '../../src-main/data/format.js';
 import { formatImportReport, ImportInputError, importSessions } from '../../src-main/data/import.js';
-import { createRepositories, type Repositories } from '../../src-main/store/repositories.js';
-import { Store } from '../../src-main/store/store.js';
-import { SessionFullSchema, type Message } from '../../src-shared/sessions.js';
+import { readAllMessages } from '../../src-main/sessions/transcript-reads.js';
+import { SessionFullSchema } from '../../src-shared/sessions.js';
+import {
+  at,
+  comparable,
+  exportText,
+  linesOf,
+  MEMBER,
+  open,
+  OWNER,
+  seedRich,
+  sessionLines,
+  T0,
+  toVersion1,
+  workspace,
+} from '../helpers/export-import.js';
 import { FULL_TASKS, FULL_TRANSCRIPT } from '../helpers/seed.js';
-import { tempDir } from '../helpers/server.js';
-
-interface Opened {
-  store: Store;
-  repos: Repositories;
-  dataDir: string;
-}
-
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function open(): Promise<Opened> {
-  const dataDir = tempDir('sessiondesk-data-');
-  const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
-  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-  cleanups.push(() => store.close({ snapshot: false }));
-  return { store, repos: createRepositories(store.db), dataDir };
-}
-
-/** A user without a password worth hashing: these tests never sign in. */
-async function addUser(db: Opened, email: string, name: string): Promise<string> {
-  const id = newId('user');
-  await db.store.write(() =>
-    db.repos.users.insert({ id, email, name, passwordHash: 'unused', createdAt: new Date().toISOString() }),
-  );
-  return id;
-}
-
-/** A workspace owned by `ownerEmail` (created if need be), with `memberEmail` as a member. */
-async function workspace(db: Opened, ownerEmail: string, memberEmail?: string) {
-  const ownerId = db.repos.users.findByEmail(ownerEmail)?.id ?? (await addUser(db, ownerEmail, 'Owner'));
-  const accounts = createAccounts(db.store, db.repos, systemClock);
-  const { organizationId } = await accounts.createWorkspace({ name: 'Acme', ownerEmail });
-  let memberId: string | undefined;
-  if (memberEmail) {
-    memberId = db.repos.users.findByEmail(memberEmail)?.id ?? (await addUser(db, memberEmail, 'Member'));
-    await accounts.addMember({ organizationId, email: memberEmail });
-  }
-  return { organizationId, ownerId, memberId: memberId as string };
-}
-
-const OWNER = 'ada@example.test';
-const MEMBER = 'grace@example.test';
-const T0 = Date.parse('2030-01-06T10:00:00.000Z');
-const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString();
-
-/**
- * Three sessions that cover what an export must carry: a full transcript with tasks, a
- * branch, a merged pull request and a follow-up by another member; a session created
- * without a prompt whose first message has extra fields; and an empty failed one.
- */
-async function seedRich(db: Opened) {
-  const { organizationId, ownerId, memberId } = await workspace(db, OWNER, MEMBER);
-  const ids = [newId('session'), newId('session'), newId('session')] as const;
-  const { sessions } = db.repos;
-  await db.store.write(() => {
-    sessions.insert({
-      id: ids[0],
-      workspaceId: organizationId,
-      authorId: ownerId,
-      title: 'Fix the flaky login test',
-      model: 'claude-opus-4-6',
-      createdAt: at(0),
-      baseBranch: 'main',
-      repoUrl: 'https://github.com/acme/web',
-      repository: 'acme/web',
-      initialMessage: (FULL_TRANSCRIPT[0] as Extract<Message, { type: 'user' }>).message.content,
-    });
-    FULL_TRANSCRIPT.slice(1).forEach((m, i) =>
-      sessions.appendMessage(ids[0], organizationId, m, null, at(i + 1)),
-    );
-    sessions.appendMessage(
-      ids[0],
-      organizationId,
-      { type: 'user', message: { content: 'Also update the changelog' } },
-      memberId,
-      at(10),
-    );
-    sessions.replaceTasks(ids[0], FULL_TASKS);
-    sessions.setBranch(ids[0], 'agent/fix-flaky-login', at(11));
-    sessions.updatePullRequest(
-      ids[0],
-      { number: 42, url: 'https://github.com/acme/web/pull/42', status: 'merged', mergedAt: at(12) },
-      at(12),
-    );
-    sessions.update(ids[0], { status: 'completed' }, at(13));
-
-    sessions.insert({
-      id: ids[1],
-      workspaceId: organizationId,
-      authorId: memberId,
-      title: 'Untitled session',
-      model: 'claude-sonnet-4',
-      createdAt: at(20),
-      baseBranch: 'develop',
-    });
-    sessions.appendMessage(
-      ids[1],
-      organizationId,
-      { type: 'user', message: { content: 'Explain the cache', id: 'm1' }, uuid: 'u-1' } as Message,
-      memberId,
-      at(21),
-    );
-
-    sessions.insert({
-      id: ids[2],
-      workspaceId: organizationId,
-      authorId: ownerId,
-      title: 'Nothing happened',
-      model: 'claude-opus-4-6',
-      createdAt: at(30),
-      baseBranch: 'main',
-    });
-    sessions.update(ids[2], { status: 'failed' }, at(31));
-  });
-  return { organizationId, ids };
-}
-
-async function exportText(
-  db: Opened,
-  organizationId: string,
-  format: ExportFormat = 'ndjson',
-): Promise<string> {
-  const chunks: Array<string | Buffer> = [];
-  const source = { store: db.store, db: db.store.db, repos: db.repos };
-  for await (const chunk of exportChunks(source, organizationId, format, at(60))) chunks.push(chunk);
-  return Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))).toString('utf8');
-}
-
-async function* linesOf(text: string): AsyncGenerator<string> {
-  for (const line of text.split('\n')) yield line;
-}
-
-function sessionLines(ndjson: string): Record<string, unknown>[] {
-  return ndjson
-    .trimEnd()
-    .split('\n')
-    .slice(1)
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
-}
-
-/** What must survive a round trip: everything but the author's id, which is per data directory. */
-function comparable(session: Record<string, unknown>) {
-  const { author, ...rest } = session as { author: { id: string } } & Record<string, unknown>;
-  const { id: _id, ...authorRest } = author;
-  return { ...rest, author: authorRest };
-}
 
 describe('export', () => {
-  it('writes a header line, then one line per session, newest first, each valid', async () => {
+  it('writes a header, then per session its line, a line per message and an end, newest first', async () => {
     const db = await open();
     const { organizationId, ids } = await seedRich(db);
-    const lines = (await exportText(db, organizationId)).trimEnd().split('\n');
+    const text = await exportText(db, organizationId);
+    const lines = text.trimEnd().split('\n');
 
     const header = ExportHeaderSchema.parse(JSON.parse(lines[0] as string));
     expect(header).toEqual({
       type: 'sessiondesk.export',
-      version: 1,
+      version: 2,
       organizationId,
       workspace: { name: 'Acme' },
       exportedAt: at(60),
       sessionCount: 3,
     });
-    const sessions = lines.slice(1).map((line) => ExportSessionSchema.parse(JSON.parse(line)));
+    const types = lines.slice(1).map((line) => (JSON.parse(line) as { type: string }).type);
+    const messages = (n: number) => Array<string>(n).fill('message');
+    expect(types).toEqual([
+      ...['session', 'session-end'],
+      ...['session', 'message', 'session-end'],
+      ...['session', ...messages(FULL_TRANSCRIPT.length + 1), 'session-end'],
+      'end',
+    ]);
+    // A message line ends with the message, copied as stored.
+    expect(lines[4]).toMatch(/^\{"type":"message","createdAt":"[^"]+","authorEmail":"[^"]+","message":\{/u);
+    expect(JSON.parse(lines.at(-1) as string)).toEqual({ type: 'end', sessionCount: 3 });
+    const sessions = sessionLines(text).map((s) => ExportSessionSchema.parse(s));
     expect(sessions.map((s) => s.id)).toEqual([ids[2], ids[1], ids[0]]);
-    // Each line is also the API's full form (GET /api/sessions/{id}) with more fields.
-    for (const line of lines.slice(1))
-      expect(SessionFullSchema.safeParse(JSON.parse(line)).success).toBe(true);
+    // Each session is also the API's full form (GET /api/sessions/{id}) with more fields.
+    for (const session of sessionLines(text)) expect(SessionFullSchema.safeParse(session).success).toBe(true);
 
     const full = sessions[2] as ExportSession;
     expect(full).toMatchObject({
@@ -215,7 +79,13 @@ describe('export', () => {
       message: { content: 'Explain the cache', id: 'm1' },
       uuid: 'u-1',
     });
-    expect(sessions[0]).toMatchObject({ status: 'failed', messages: [], tasks: [], messageMeta: [] });
+    expect(sessions[0]).toMatchObject({
+      status: 'failed',
+      messages: [],
+      tasks: [],
+      messageMeta: [],
+      runs: [],
+    });
   });
 
   it('writes JSON as one document holding the same sessions', async () => {
@@ -228,7 +98,7 @@ describe('export', () => {
 
     const empty = await workspace(db, OWNER);
     expect(JSON.parse(await exportText(db, empty.organizationId, 'json'))).toMatchObject({ sessions: [] });
-    expect((await exportText(db, empty.organizationId)).trimEnd().split('\n')).toHaveLength(1);
+    expect((await exportText(db, empty.organizationId)).trimEnd().split('\n')).toHaveLength(2);
   });
 });
 
@@ -292,10 +162,10 @@ describe('import', () => {
     );
   });
 
-  it('skips what is invalid, says where and why, and imports the rest whole', async () => {
+  it('skips what is invalid in version 1, says where and why, and imports the rest whole', async () => {
     const source = await open();
     const { organizationId, ids } = await seedRich(source);
-    const [header, newest, middle, oldest] = (await exportText(source, organizationId))
+    const [header, newest, middle, oldest] = toVersion1(await exportText(source, organizationId))
       .trimEnd()
       .split('\n') as [string, string, string, string];
     const edit = (line: string, change: (s: Record<string, unknown>) => void) => {
@@ -351,7 +221,10 @@ describe('import', () => {
       ['\n\n', /empty/u],
       ['hello world', /not a Session Desk export: neither NDJSON/u],
       ['{"type":"session","id":"ses_x"}', /header is invalid/u],
-      [header.replace('"version":1', '"version":2'), /format version 2; this Session Desk reads version 1/u],
+      [
+        header.replace('"version":1', '"version":3'),
+        /format version 3; this Session Desk reads versions 1 and 2/u,
+      ],
       ['{"sessions": 3}', /no header and no "sessions" array/u],
       ['[1, 2, 3]', /does not start with "\{"/u],
       ['{"type": "sessiondesk.export",\n"sessions": [}', /neither NDJSON .* nor a JSON document \(/u],
@@ -405,11 +278,19 @@ describe('import', () => {
     const other = await workspace(db, OWNER);
     const lines = (await exportText(db, organizationId)).trimEnd().split('\n');
 
-    const report = await importSessions(linesOf(lines.slice(0, -1).join('\n')), other.organizationId, db);
-    expect(report).toMatchObject({ imported: 0, skippedCount: 2, truncated: { announced: 3, found: 2 } });
+    // Cut inside the last session: it has neither its session-end line nor the end line.
+    const report = await importSessions(linesOf(lines.slice(0, -3).join('\n')), other.organizationId, db);
+    expect(report).toMatchObject({ imported: 0, skippedCount: 3, truncated: { announced: 3, found: 3 } });
     expect(report.skipped[0]?.reason).toMatch(/already exists in another workspace/u);
-    expect(formatImportReport(report)).toContain(
-      'announced 3 sessions but holds 2: it may have been cut short',
+    expect(report.skipped[2]?.reason).toMatch(
+      /^the session's lines stop after 5 of its 6 messages, without its session-end line/u,
     );
+    expect(formatImportReport(report)).toContain('the export has no end line: it may have been cut short');
+
+    // Cut between sessions: the header announced more than there are.
+    const between = lines.slice(0, lines.lastIndexOf(lines.find((l) => l.includes('"session-end"'))!) + 1);
+    const cut = await importSessions(linesOf(between.join('\n')), other.organizationId, db);
+    expect(cut).toMatchObject({ skippedCount: 1, truncated: { announced: 3, found: 1 } });
+    expect(formatImportReport(cut)).toContain('announced 3 sessions but holds 1: it may have been cut short');
   });
 });
