@@ -1,6 +1,7 @@
 import type { AgentKind } from '../../src-shared/constants.js';
 import type { Usage } from '../../src-shared/sessions.js';
 import { num, optStr, str } from '../store/row.js';
+import { insertRun } from '../store/sessions.js';
 import type { Db } from '../store/sqljs.js';
 import type { ExportRun } from './format.js';
 
@@ -66,23 +67,5 @@ export function writeAgentFields(db: Db, sessionId: string, workspaceId: string,
   );
   // A session completed by a later import gets its runs once, not twice.
   db.run('DELETE FROM agent_runs WHERE session_id = ?', [sessionId]);
-  for (const run of fields.runs ?? []) {
-    db.run(
-      `INSERT INTO agent_runs (session_id, workspace_id, kind, conversation_id, ended_at, input_tokens,
-         output_tokens, cache_read_tokens, cache_write_tokens, cost_usd)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        sessionId,
-        workspaceId,
-        run.kind,
-        run.conversationId ?? null,
-        run.endedAt,
-        run.usage.inputTokens,
-        run.usage.outputTokens,
-        run.usage.cacheReadTokens,
-        run.usage.cacheWriteTokens,
-        run.usage.costUsd ?? null,
-      ],
-    );
-  }
+  for (const run of fields.runs ?? []) insertRun(db, sessionId, workspaceId, run);
 }

@@ -96,6 +96,28 @@ export interface RunRecord {
   endedAt: string;
 }
 
+/** Adds one run's row to `agent_runs` (what `costPastWeek` sums); inside a store write. */
+export function insertRun(db: Db, sessionId: string, workspaceId: string, run: RunRecord): void {
+  const { usage } = run;
+  db.run(
+    `INSERT INTO agent_runs (session_id, workspace_id, kind, conversation_id, ended_at, input_tokens,
+       output_tokens, cache_read_tokens, cache_write_tokens, cost_usd)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      sessionId,
+      workspaceId,
+      run.kind,
+      run.conversationId ?? null,
+      run.endedAt,
+      usage.inputTokens,
+      usage.outputTokens,
+      usage.cacheReadTokens,
+      usage.cacheWriteTokens,
+      usage.costUsd ?? null,
+    ],
+  );
+}
+
 export interface NewSession {
   id: string;
   workspaceId: string;
@@ -393,23 +415,7 @@ export function createSessionsRepository(db: Db) {
     recordRun(sessionId: string, workspaceId: string, run: RunRecord): void {
       db.changed(sessionId);
       const { usage } = run;
-      db.run(
-        `INSERT INTO agent_runs (session_id, workspace_id, kind, conversation_id, ended_at, input_tokens,
-           output_tokens, cache_read_tokens, cache_write_tokens, cost_usd)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [
-          sessionId,
-          workspaceId,
-          run.kind,
-          run.conversationId ?? null,
-          run.endedAt,
-          usage.inputTokens,
-          usage.outputTokens,
-          usage.cacheReadTokens,
-          usage.cacheWriteTokens,
-          usage.costUsd ?? null,
-        ],
-      );
+      insertRun(db, sessionId, workspaceId, run);
       // A cost stays absent until some run reports one.
       db.run(
         `UPDATE sessions SET usage_input = coalesce(usage_input, 0) + ?,
