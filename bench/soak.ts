@@ -33,8 +33,9 @@ import { randomGenerator } from './seed.js';
  * rounds the kill is aimed at a snapshot: `serve` has no setting for the snapshot threshold,
  * so a second workspace's agent setting (a large, replacing write) is rewritten until the
  * journal nears it, the writers join, and the kill lands at a random point inside the
- * snapshot (odd aimed rounds) or just after it (even ones). After each restart the
- * acknowledged writes are checked through the API, and no session may be left 'active';
+ * snapshot (odd aimed rounds, and the next rounds again while it lands after one) or just
+ * after it (even ones). After each restart the acknowledged writes are checked through the
+ * API, and no session may be left 'active';
  * every few rounds (and after every kill inside a snapshot, and at the end) a copy of the
  * data directory is opened with the product's Store for `PRAGMA integrity_check` and the
  * consistency rules. Exits non-zero on any violation. See bench/PROOF.md.
@@ -554,6 +555,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     /** Sessions written in the round just killed: their state is checked after the restart. */
     let touched = new Set<Tracked>();
     let lastRoundMidSnapshot = false;
+    /** Aimed rounds by the schedule: odd ones aim inside a snapshot, even ones just after. */
+    let aimedRounds = 0;
+    /** An aim inside a snapshot landed after it: the next round aims inside again. */
+    let insideOwed = false;
     /** Temp files present when the server was last killed (none before the first start). */
     let tempsAtKill = new Map<string, number>();
 
@@ -676,7 +681,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       touched = new Set();
 
       // ---- Writers, agents and (some rounds) ballast until the kill.
-      const aimed = options.snapshotEvery > 0 && round % options.snapshotEvery === 0;
+      // A kill aimed inside a snapshot can land after it (a small database's snapshot takes a
+      // few milliseconds): the next rounds aim inside again until one lands.
+      const aimed =
+        (options.snapshotEvery > 0 && round % options.snapshotEvery === 0) || (insideOwed && !final);
       if (aimed) result.snapshots.roundsAimedAtSnapshot += 1;
       const before = readdirSync(dataDir);
       const journalAtStart = newest(generations(before, JOURNAL_FILE));
@@ -818,7 +826,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         }
       };
       const [minKill, maxKill] = options.killAfterMs;
-      const aimedInside = aimed && result.snapshots.roundsAimedAtSnapshot % 2 === 1;
+      const aimedInside = aimed && (insideOwed || (aimedRounds += 1) % 2 === 1);
       await new Promise<void>((resolve) => {
         const timers: NodeJS.Timeout[] = [];
         const done = () => {
@@ -883,7 +891,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       result.snapshots.completed += generations(after, SNAPSHOT_FILE).filter(
         (g) => g > snapshotAtStart,
       ).length;
-      if (during || after.some((n) => n.endsWith('.tmp'))) result.snapshots.killedDuringSnapshot += 1;
+      const killedInside = during || after.some((n) => n.endsWith('.tmp'));
+      if (aimedInside) insideOwed = !killedInside;
+      if (killedInside) result.snapshots.killedDuringSnapshot += 1;
       else if (snapshotDoneAt !== null && killedAt - snapshotDoneAt < 250) {
         result.snapshots.killedJustAfterSnapshot += 1;
       }
