@@ -296,8 +296,11 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
           authorId: principal.userId,
           title: makeTitle(body.initialMessage),
           // The specification's default (claude-opus-4-6) unless the workspace's agent runs
-          // other models: a Codex or Gemini CLI workspace gets that CLI's default.
-          model: body.model ?? modelsFor(agents.settingsFor(workspaceId).settings.agent).defaultModel,
+          // other models: a Codex or Gemini CLI workspace gets that CLI's default. Read from the
+          // workspace's own setting (no file read per create); without one the agent is the
+          // demo or the environment's command, whose default is the specification's.
+          model:
+            body.model ?? modelsFor(repos.workspaces.settings(workspaceId)?.agent ?? 'demo').defaultModel,
           baseBranch: body.baseBranch ?? DEFAULT_BASE_BRANCH,
           ...(body.initialMessage === undefined ? {} : { initialMessage: body.initialMessage }),
           ...(repo ? { repoUrl: repo.url, repository: repo.repository } : {}),
