@@ -6,6 +6,15 @@ import { readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+// The search index needs node:sqlite (Node 22.13 and later); say so plainly on an older Node.
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 13)) {
+  process.stderr.write(
+    `Session Desk needs Node.js 22.13 or later (24 recommended); this is Node ${process.version}.\n`,
+  );
+  process.exit(1);
+}
+
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const built = join(root, 'out', 'cli', 'sessiondesk.mjs');
 

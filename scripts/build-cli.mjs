@@ -9,7 +9,7 @@ await build({
   bundle: true,
   platform: 'node',
   format: 'esm',
-  target: 'node20.19',
+  target: 'node22.13',
   packages: 'external',
   sourcemap: 'linked',
   logLevel: 'warning',

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import {
   copyFileSync,
   mkdirSync,
@@ -68,4 +68,39 @@ describe('the sessiondesk launcher', () => {
     write('package.json', '{ "type": "module", "version": "2" }', 3000);
     expect(await launch(root)).toBe('source serve --x');
   });
+});
+
+/** A Node older than the floor, where the machine has one (Debian's `/usr/bin/node` may be 20). */
+function olderNode(): string | null {
+  for (const candidate of ['/usr/bin/node', '/usr/local/bin/node']) {
+    try {
+      const version = execFileSync(candidate, ['-p', 'process.versions.node'], { encoding: 'utf8' });
+      const [major, minor] = version.trim().split('.').map(Number);
+      if (major < 22 || (major === 22 && minor < 13)) return candidate;
+    } catch {
+      // not there
+    }
+  }
+  return null;
+}
+
+const older = olderNode();
+
+describe('the launcher on a Node older than 22.13', () => {
+  it.skipIf(!older)(
+    older
+      ? `says which Node it needs and exits 1 (tried with ${older})`
+      : 'says which Node it needs (skipped: this machine has no Node older than 22.13 to try)',
+    async () => {
+      const { root } = checkout();
+      const failure = await run(older!, [join(root, 'bin', 'sessiondesk.js'), '--version']).then(
+        () => null,
+        (error: { code: number; stderr: string; stdout: string }) => error,
+      );
+      expect(failure).not.toBeNull();
+      expect(failure!.code).toBe(1);
+      expect(failure!.stderr).toMatch(/needs Node\.js 22\.13 or later.*this is Node v\d+/);
+      expect(failure!.stdout).toBe('');
+    },
+  );
 });
