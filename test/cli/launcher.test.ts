@@ -75,7 +75,7 @@ function olderNode(): string | null {
   for (const candidate of ['/usr/bin/node', '/usr/local/bin/node']) {
     try {
       const version = execFileSync(candidate, ['-p', 'process.versions.node'], { encoding: 'utf8' });
-      const [major, minor] = version.trim().split('.').map(Number);
+      const [major = 0, minor = 0] = version.trim().split('.').map(Number);
       if (major < 22 || (major === 22 && minor < 13)) return candidate;
     } catch {
       // not there
