@@ -569,6 +569,15 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   if (err.code !== 'EPIPE') throw err;
 });
 
+// Exit status 13 is Node's word for a promise nobody settled: never let it pass in silence.
+process.on('exit', (status) => {
+  if (status === 13) {
+    process.stderr.write(
+      'sessiondesk: internal error: the command stopped while waiting on work that never finished (exit 13)\n',
+    );
+  }
+});
+
 const code = await main(process.argv.slice(2));
 // `serve` keeps running until a signal; everything else ends here.
 if (code !== 0 || !['serve'].includes(process.argv[2] ?? '') || process.argv.includes('--help')) {

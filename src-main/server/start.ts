@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { createServer, type Server } from 'node:net';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import type { Clock, Logger } from '../clock.js';
 import { announceServer, newAdminToken, withdrawServer } from '../server-file.js';
 import { Store } from '../store/store.js';
@@ -63,10 +63,32 @@ async function listen(app: FastifyInstance, host: string, port: number): Promise
 /**
  * Binds `host:port` and holds it while the store opens, so that a port in use fails before
  * the data directory is created or migrated. Null for port 0 (any free port will do).
+ *
+ * A client may connect at any moment of that (a dashboard tab reconnecting, a script polling):
+ * the placeholder answers every request at once with 503 and Retry-After and closes, and a
+ * connection that sends nothing is cut after a second. Nothing a client does can hold the
+ * start: handing over closes whatever is still connected.
  */
-async function reservePort(host: string, port: number): Promise<Server | null> {
+async function reservePort(host: string, port: number): Promise<HttpServer | null> {
   if (port === 0) return null;
-  const server = createServer();
+  const server = createHttpServer((_request, response) => {
+    response.writeHead(503, {
+      'content-type': 'application/json; charset=utf-8',
+      'retry-after': '1',
+      'cache-control': 'no-store',
+      connection: 'close',
+      'x-content-type-options': 'nosniff',
+    });
+    response.end(
+      JSON.stringify({
+        error: { code: 'starting', message: 'Session Desk is starting; try again in a moment.' },
+      }),
+    );
+  });
+  server.keepAliveTimeout = 0;
+  server.headersTimeout = 1000;
+  server.requestTimeout = 1000;
+  server.on('connection', (socket) => socket.setTimeout(1000, () => socket.destroy()));
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -79,12 +101,17 @@ async function reservePort(host: string, port: number): Promise<Server | null> {
   return server;
 }
 
-const release = (server: Server | null) =>
-  new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+/** Stops the placeholder: no new connections, and the open ones are cut rather than waited for. */
+function release(server: HttpServer | null): Promise<void> {
+  if (!server) return Promise.resolve();
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeAllConnections();
+  return closed;
+}
 
 /** Opens the store, builds the app and listens: what `sessiondesk serve` and the desktop app share. */
 export async function startServer(options: StartOptions): Promise<RunningServer> {
-  let reserved: Server | null = null;
+  let reserved: HttpServer | null = null;
   try {
     reserved = await reservePort(options.host, options.port);
   } catch (err) {
