@@ -6,3 +6,4 @@ export * from './repo-url.js';
 export * from './sessions.js';
 export * from './text.js';
 export * from './changes.js';
+export * from './search.js';

@@ -36,6 +36,9 @@ import { pullRequestRoutes } from './routes/pull-requests.js';
 import { AgentHost, type AgentConfig } from '../agents/host.js';
 import { DEFAULT_AGENT_CONFIG } from '../agents/config.js';
 import { EventBus } from '../events/event-bus.js';
+import { SearchIndex } from '../search/search-index.js';
+import { createSearchService } from '../search/search-service.js';
+import { searchRoutes } from './routes/search.js';
 import { createSessionService } from '../sessions/service.js';
 import { CONTENT_SECURITY_POLICY, redactUrl } from './security-headers.js';
 import { ResponseCache, type ListPageText } from './response-cache.js';
@@ -143,8 +146,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     config: deps.agents ?? DEFAULT_AGENT_CONFIG,
     logger,
   });
+  const searchIndex = new SearchIndex({ store: deps.store, repos, logger });
   const ctx: AppContext = {
     events,
+    searchIndex,
+    search: createSearchService({ index: searchIndex, source: { store: deps.store, repos } }),
     sessions,
     agents,
     agentEnv: deps.agents?.env ?? process.env,
@@ -191,12 +197,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     agents.moveLegacySandboxes();
     const interrupted = await agents.recoverInterrupted();
     if (interrupted > 0) logger.warn(`Marked ${interrupted} interrupted session(s) as failed.`);
+    // Messages written while no server ran (imports, a rebuilt index) are indexed in the background.
+    searchIndex.sweep();
   });
   // Runs are stopped (and recorded) while the store is still open.
   app.addHook('preClose', async () => {
     await agents.close();
   });
   app.addHook('onClose', async () => {
+    await searchIndex.close();
     ctx.caches.sessions.close();
     ctx.caches.lists.close();
   });
@@ -228,6 +237,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   demoRoutes(api, ctx);
   changesRoutes(api, ctx);
   pullRequestRoutes(api, ctx);
+  searchRoutes(api, ctx);
   if (deps.config.adminToken) adminRoutes(api, ctx, deps.config.adminToken);
   api.get('/api/openapi.json', { schema: { hide: true } }, () => app.swagger());
   const dashboardPage = await rendererRoutes(app, deps.config.rendererDir);

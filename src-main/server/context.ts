@@ -3,6 +3,8 @@ import type { Accounts } from '../accounts/accounts.js';
 import type { AgentHost } from '../agents/host.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { SessionService } from '../sessions/service.js';
+import type { SearchIndex } from '../search/search-index.js';
+import type { SearchService } from '../search/search-service.js';
 import type { Clock, Logger } from '../clock.js';
 import type { Repositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
@@ -44,6 +46,9 @@ export interface AppContext {
   credentialChanges: CredentialChanges;
   events: EventBus;
   sessions: SessionService;
+  /** The full-text index of every transcript, and search over it. */
+  searchIndex: SearchIndex;
+  search: SearchService;
   agents: AgentHost;
   /** The environment agent CLIs are looked up in and run with. */
   agentEnv: NodeJS.ProcessEnv;

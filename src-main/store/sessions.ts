@@ -299,6 +299,12 @@ export function createSessionsRepository(db: Db) {
   }
 
   return {
+    /** Every session's id and message count: what the search index compares itself with. */
+    messageCounts(): Array<{ id: string; messageCount: number }> {
+      return db
+        .all('SELECT id, message_count FROM sessions')
+        .map((r) => ({ id: str(r[0]), messageCount: num(r[1]) }));
+    },
     insert(session: NewSession): void {
       db.changed(session.id);
       db.run(

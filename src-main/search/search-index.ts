@@ -1,0 +1,385 @@
+import { existsSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { repositoryFilter } from '../../src-shared/repo-url.js';
+import type { Logger } from '../clock.js';
+import type { Repositories } from '../store/repositories.js';
+import type { Store } from '../store/store.js';
+import { readMessagePage, settledRow, type TranscriptSource } from '../sessions/transcript-reads.js';
+import { chunks, MAX_CHUNKS, searchableText } from './message-text.js';
+import type { ParsedQuery } from './query.js';
+
+export const SEARCH_INDEX_FILE = 'search.db';
+/** Bumped when the index's layout changes: an index of another format is rebuilt. */
+const FORMAT = '1';
+
+/**
+ * Each indexed piece's rowid says where it comes from: the session's number in the index,
+ * the message's position and the piece of that message.
+ */
+const SESSION_STRIDE = 2 ** 32;
+const rowidOf = (sessionKey: number, messageIndex: number, chunk: number) =>
+  sessionKey * SESSION_STRIDE + messageIndex * MAX_CHUNKS + chunk;
+
+/** Work done in one turn of the event loop before it yields, in milliseconds. */
+const SLICE_MS = 12;
+/** Messages read from a transcript at once while catching up. */
+const READ_MESSAGES = 200;
+const READ_BYTES = 1024 * 1024;
+
+export interface SearchRow {
+  sessionId: string;
+  messageIndex: number;
+  chunk: number;
+}
+
+export interface SearchFilters {
+  workspaceId: string;
+  agent?: string | undefined;
+  repository?: string | undefined;
+}
+
+export interface IndexState {
+  file: string;
+  sessions: number;
+  /** Sessions whose messages are not all indexed yet. */
+  behind: number;
+  /** Set when the file found at open could not be used and was put aside. */
+  rebuiltFrom?: string;
+}
+
+interface SessionEntry {
+  key: number;
+  indexed: number;
+}
+
+/** A piece of the message being indexed, carried across turns of the event loop. */
+interface OpenMessage {
+  sessionId: string;
+  key: number;
+  messageIndex: number;
+  pieces: string[];
+  next: number;
+}
+
+/**
+ * The full-text index of every transcript, in `DATA_DIR/search.db` (SQLite FTS5 through
+ * node:sqlite). It keeps no copy of any text (a contentless table): snippets are cut from the
+ * transcripts themselves, so it can always be rebuilt from them, and is when it is missing,
+ * damaged or of another format. It follows the store in the background: a session named
+ * by `touch` (every live event does) is brought up to date in slices of about 12 ms.
+ */
+export class SearchIndex {
+  private readonly db: DatabaseSync;
+  private readonly sessions = new Map<string, SessionEntry>();
+  /** Sessions to bring up to date, each with the number of the latest touch. */
+  private readonly dirty = new Map<string, number>();
+  private touches = 0;
+  private readonly unsubscribe: () => void;
+  private open: OpenMessage | null = null;
+  private pumping: Promise<void> | null = null;
+  private closed = false;
+  private nextKey = 1;
+  private readonly source: TranscriptSource;
+  readonly rebuiltFrom: string | undefined;
+
+  constructor(
+    private readonly options: { store: Store; repos: Repositories; logger: Logger; now?: () => number },
+  ) {
+    this.source = { store: options.store, repos: options.repos };
+    const file = join(options.store.dataDir, SEARCH_INDEX_FILE);
+    const opened = openIndexFile(file, options.logger, options.now ?? Date.now);
+    this.db = opened.db;
+    this.rebuiltFrom = opened.rebuiltFrom;
+    for (const row of this.db.prepare('SELECT sk, id, indexed FROM sessions').all()) {
+      this.sessions.set(String(row.id), { key: Number(row.sk), indexed: Number(row.indexed) });
+      this.nextKey = Math.max(this.nextKey, Number(row.sk) + 1);
+    }
+    // Every write names the session it changes (null: the whole database was reloaded), the
+    // API's, the agents', imports' and the admin commands' alike.
+    this.unsubscribe = options.store.onChange((sessionId) => {
+      if (sessionId === null) this.sweep();
+      else this.touch(sessionId);
+    });
+  }
+
+  /** Marks every session whose messages are not all indexed; returns how many. */
+  sweep(): number {
+    let behind = 0;
+    for (const { id, messageCount } of this.options.repos.sessions.messageCounts()) {
+      const entry = this.sessions.get(id);
+      // An index ahead of the store (a data directory restored from an older backup): again.
+      if (entry && entry.indexed > messageCount) this.forget(id, entry);
+      if ((entry?.indexed ?? 0) < messageCount) {
+        this.touch(id);
+        behind += 1;
+      }
+    }
+    return behind;
+  }
+
+  /**
+   * Brings this session up to date soon: after the write that named it has run (a write
+   * names a session before it changes it), in the background.
+   */
+  touch(sessionId: string): void {
+    if (this.closed) return;
+    this.touches += 1;
+    this.dirty.set(sessionId, this.touches);
+    this.pumping ??= new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.pump())
+      .finally(() => {
+        this.pumping = null;
+        if (this.dirty.size > 0 && !this.closed) this.touch(this.dirty.keys().next().value as string);
+      });
+  }
+
+  /** Resolves once everything touched so far is indexed (for tests and tools). */
+  async idle(): Promise<void> {
+    while (this.pumping) await this.pumping;
+  }
+
+  state(): IndexState {
+    const file = join(this.options.store.dataDir, SEARCH_INDEX_FILE);
+    let behind = 0;
+    for (const { id, messageCount } of this.options.repos.sessions.messageCounts()) {
+      if ((this.sessions.get(id)?.indexed ?? 0) < messageCount) behind += 1;
+    }
+    return {
+      file,
+      sessions: this.sessions.size,
+      behind,
+      ...(this.rebuiltFrom ? { rebuiltFrom: this.rebuiltFrom } : {}),
+    };
+  }
+
+  /** Best matches first: the message pieces matching `query` in the workspace, a page of them. */
+  search(query: ParsedQuery, filters: SearchFilters, offset: number, limit: number): SearchRow[] {
+    const where = ['body MATCH ?', 's.workspace_id = ?'];
+    const params: Array<string | number> = [query.match, filters.workspaceId];
+    if (filters.agent) {
+      where.push('s.agent = ?');
+      params.push(filters.agent);
+    }
+    if (filters.repository) {
+      const wanted = repositoryFilter(filters.repository);
+      if ('owner' in wanted) {
+        where.push('substr(s.repository, 1, ?) = ?');
+        params.push(wanted.owner.length + 1, `${wanted.owner}/`);
+      } else {
+        where.push('s.repository = ?');
+        params.push(wanted.repository);
+      }
+    }
+    params.push(limit, offset);
+    const rows = this.db
+      .prepare(
+        `SELECT body.rowid AS rowid, s.id AS id FROM body
+         JOIN sessions s ON s.sk = body.rowid / ${SESSION_STRIDE}
+         WHERE ${where.join(' AND ')}
+         ORDER BY bm25(body), body.rowid LIMIT ? OFFSET ?`,
+      )
+      .all(...params);
+    return rows.map((row) => {
+      const within = Number(row.rowid) % SESSION_STRIDE;
+      return {
+        sessionId: String(row.id),
+        messageIndex: Math.floor(within / MAX_CHUNKS),
+        chunk: within % MAX_CHUNKS,
+      };
+    });
+  }
+
+  async close(): Promise<void> {
+    this.unsubscribe();
+    this.closed = true;
+    this.dirty.clear();
+    await this.idle();
+    this.db.close();
+  }
+
+  private async pump(): Promise<void> {
+    while (!this.closed && (this.open || this.dirty.size > 0)) {
+      try {
+        if (this.open) this.insertPieces();
+        else {
+          const [sessionId, touch] = this.dirty.entries().next().value as [string, number];
+          // Touched again meanwhile: it stays, to be read once more.
+          if ((await this.catchUp(sessionId)) && this.dirty.get(sessionId) === touch)
+            this.dirty.delete(sessionId);
+        }
+      } catch (err) {
+        // The index is never the only copy: a failure here costs search results, not data.
+        this.options.logger.error(`search index: ${err instanceof Error ? err.message : String(err)}`);
+        if (this.open) this.dirty.delete(this.open.sessionId);
+        this.open = null;
+        this.dirty.clear();
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /** Reads the next messages of a session and indexes them; true once it is up to date. */
+  private async catchUp(sessionId: string): Promise<boolean> {
+    const row = await settledRow(this.source, sessionId);
+    if (this.closed) return true;
+    if (!row) return true;
+    const entry = this.entryFor(sessionId, row.workspaceId, row.agentKind, row.repository);
+    if (entry.indexed >= row.messageCount) return true;
+    const page = await readMessagePage(this.source, row, entry.indexed, READ_MESSAGES, READ_BYTES);
+    if (this.closed) return true;
+    const began = performance.now();
+    this.db.exec('BEGIN');
+    try {
+      const insert = this.db.prepare('INSERT OR REPLACE INTO body (rowid, text) VALUES (?, ?)');
+      let done = 0;
+      for (const json of page.messages) {
+        const messageIndex = entry.indexed + done;
+        const pieces = chunks(searchableText(JSON.parse(json.toString('utf8')) as unknown));
+        if (pieces.length > 1) {
+          // A long message goes in piece by piece, over several turns.
+          this.open = { sessionId, key: entry.key, messageIndex, pieces, next: 0 };
+          break;
+        }
+        if (pieces[0]) insert.run(rowidOf(entry.key, messageIndex, 0), pieces[0]);
+        done += 1;
+        if (performance.now() - began > SLICE_MS) break;
+      }
+      this.setIndexed(sessionId, entry, entry.indexed + done);
+      this.db.exec('COMMIT');
+    } catch (err) {
+      this.db.exec('ROLLBACK');
+      throw err;
+    }
+    return this.open === null && entry.indexed >= row.messageCount;
+  }
+
+  /** Indexes pieces of the open long message for one slice; the message counts once whole. */
+  private insertPieces(): void {
+    const open = this.open as OpenMessage;
+    const entry = this.sessions.get(open.sessionId);
+    if (!entry) {
+      this.open = null;
+      return;
+    }
+    const began = performance.now();
+    this.db.exec('BEGIN');
+    try {
+      const insert = this.db.prepare('INSERT OR REPLACE INTO body (rowid, text) VALUES (?, ?)');
+      while (open.next < open.pieces.length && performance.now() - began <= SLICE_MS) {
+        insert.run(rowidOf(open.key, open.messageIndex, open.next), open.pieces[open.next] as string);
+        open.next += 1;
+      }
+      if (open.next >= open.pieces.length) {
+        this.setIndexed(open.sessionId, entry, open.messageIndex + 1);
+        this.open = null;
+      }
+      this.db.exec('COMMIT');
+    } catch (err) {
+      this.db.exec('ROLLBACK');
+      throw err;
+    }
+  }
+
+  private entryFor(
+    sessionId: string,
+    workspaceId: string,
+    agent?: string,
+    repository?: string,
+  ): SessionEntry {
+    const known = this.sessions.get(sessionId);
+    const facts = [agent ?? null, repository?.toLowerCase() ?? null] as const;
+    if (known) {
+      this.db
+        .prepare(
+          'UPDATE sessions SET agent = ?, repository = ? WHERE sk = ? AND (agent IS NOT ? OR repository IS NOT ?)',
+        )
+        .run(facts[0], facts[1], known.key, facts[0], facts[1]);
+      return known;
+    }
+    const entry = { key: this.nextKey, indexed: 0 };
+    this.nextKey += 1;
+    this.db
+      .prepare(
+        'INSERT INTO sessions (sk, id, workspace_id, agent, repository, indexed) VALUES (?, ?, ?, ?, ?, 0)',
+      )
+      .run(entry.key, sessionId, workspaceId, facts[0], facts[1]);
+    this.sessions.set(sessionId, entry);
+    return entry;
+  }
+
+  private forget(sessionId: string, entry: SessionEntry): void {
+    const first = rowidOf(entry.key, 0, 0);
+    this.db.prepare('DELETE FROM body WHERE rowid >= ? AND rowid < ?').run(first, first + SESSION_STRIDE);
+    this.setIndexed(sessionId, entry, 0);
+  }
+
+  private setIndexed(sessionId: string, entry: SessionEntry, indexed: number): void {
+    this.db.prepare('UPDATE sessions SET indexed = ? WHERE sk = ?').run(indexed, entry.key);
+    entry.indexed = indexed;
+    this.sessions.set(sessionId, entry);
+  }
+}
+
+const SCHEMA = [
+  'CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)',
+  `CREATE TABLE IF NOT EXISTS sessions (
+    sk INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    workspace_id TEXT NOT NULL,
+    agent TEXT,
+    repository TEXT,
+    indexed INTEGER NOT NULL DEFAULT 0
+  )`,
+  // Contentless: the text is tokenized into the index and not kept.
+  `CREATE VIRTUAL TABLE IF NOT EXISTS body USING fts5(
+    text, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
+  )`,
+];
+
+/**
+ * Opens the index file, or puts it aside (as `search.db.damaged-<time>`) and starts an empty
+ * one when it cannot be read or is of another format. (No integrity check here: it would read
+ * the whole file at every start; `doctor` runs one.)
+ */
+function openIndexFile(
+  file: string,
+  logger: Logger,
+  now: () => number,
+): { db: DatabaseSync; rebuiltFrom?: string } {
+  const existed = existsSync(file);
+  let reason: string | null = null;
+  if (existed) {
+    try {
+      const db = new DatabaseSync(file);
+      db.exec(SCHEMA.join(';'));
+      const format = db.prepare("SELECT value FROM meta WHERE key = 'format'").get();
+      if (format?.value === FORMAT) return { db: tune(db) };
+      db.close();
+      reason = `it is of format ${String(format?.value ?? 'unknown')}, not ${FORMAT}`;
+    } catch (err) {
+      reason = err instanceof Error ? err.message : String(err);
+    }
+  }
+  let rebuiltFrom: string | undefined;
+  if (existed) {
+    rebuiltFrom = `${file}.damaged-${now()}`;
+    renameSync(file, rebuiltFrom);
+    for (const suffix of ['-wal', '-shm']) {
+      if (existsSync(file + suffix)) renameSync(file + suffix, rebuiltFrom + suffix);
+    }
+    logger.warn(
+      `The search index could not be used (${reason}); kept aside as ${rebuiltFrom}, rebuilding it.`,
+    );
+  }
+  const db = tune(new DatabaseSync(file));
+  db.exec(SCHEMA.join(';'));
+  db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('format', ?)").run(FORMAT);
+  return rebuiltFrom ? { db, rebuiltFrom } : { db };
+}
+
+function tune(db: DatabaseSync): DatabaseSync {
+  // The index can always be rebuilt, so it is not synced on every write as the store is.
+  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16000');
+  return db;
+}

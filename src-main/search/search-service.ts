@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { SEARCH_LIMIT_DEFAULT, type SearchHit, type SearchResponse } from '../../src-shared/search.js';
+import type { AgentKind } from '../../src-shared/constants.js';
+import { badRequest } from '../errors.js';
+import { readMessagePage, type TranscriptSource } from '../sessions/transcript-reads.js';
+import { chunks, searchableText } from './message-text.js';
+import { parseQuery } from './query.js';
+import type { SearchIndex } from './search-index.js';
+import { makeSnippet } from './snippet.js';
+
+export interface SearchInput {
+  workspaceId: string;
+  q: string;
+  agent?: AgentKind | undefined;
+  repository?: string | undefined;
+  limit?: number | undefined;
+  cursor?: string | undefined;
+}
+
+const CursorSchema = z.tuple([z.number().int().min(0)]);
+
+function decodeCursor(cursor: string): number {
+  try {
+    return CursorSchema.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')))[0];
+  } catch {
+    throw badRequest('The cursor is invalid', [
+      { path: 'query.cursor', message: 'is not a cursor from nextCursor' },
+    ]);
+  }
+}
+
+const encodeCursor = (offset: number) => Buffer.from(JSON.stringify([offset])).toString('base64url');
+
+/** Full-text search over a workspace's transcripts: the index finds, the transcripts say. */
+export function createSearchService(deps: { index: SearchIndex; source: TranscriptSource }) {
+  async function hitFor(
+    row: { sessionId: string; messageIndex: number; chunk: number },
+    terms: Parameters<typeof makeSnippet>[1],
+  ) {
+    const session = deps.source.repos.sessions.find(row.sessionId);
+    if (!session || row.messageIndex >= session.messageCount) return null;
+    const page = await readMessagePage(deps.source, session, row.messageIndex, 1, Infinity);
+    const json = page.messages[0];
+    if (!json) return null;
+    const text = chunks(searchableText(JSON.parse(json.toString('utf8')) as unknown))[row.chunk] ?? '';
+    const hit: SearchHit = {
+      sessionId: session.id,
+      title: session.title,
+      createdAt: session.createdAt,
+      messageIndex: row.messageIndex,
+      ...makeSnippet(text, terms),
+    };
+    if (session.agentKind !== undefined) hit.agent = session.agentKind;
+    return hit;
+  }
+
+  return {
+    async search(input: SearchInput): Promise<SearchResponse> {
+      const parsed = parseQuery(input.q);
+      if (!parsed) {
+        throw badRequest('Search for at least one word', [
+          { path: 'query.q', message: 'has no letters or digits to search for' },
+        ]);
+      }
+      const offset = input.cursor === undefined ? 0 : decodeCursor(input.cursor);
+      const limit = input.limit ?? SEARCH_LIMIT_DEFAULT;
+      const rows = deps.index.search(
+        parsed,
+        { workspaceId: input.workspaceId, agent: input.agent, repository: input.repository },
+        offset,
+        limit + 1,
+      );
+      const more = rows.length > limit;
+      const hits: SearchHit[] = [];
+      const seen = new Set<string>();
+      for (const row of rows.slice(0, limit)) {
+        // A long message is indexed in pieces: it is one hit, at its best piece.
+        const key = `${row.sessionId}:${row.messageIndex}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const hit = await hitFor(row, parsed.terms);
+        if (hit) hits.push(hit);
+      }
+      return more ? { hits, nextCursor: encodeCursor(offset + limit) } : { hits };
+    },
+  };
+}
+
+export type SearchService = ReturnType<typeof createSearchService>;

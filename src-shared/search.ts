@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { AGENT_KINDS } from './constants.js';
+import { OrgQuerySchema } from './sessions.js';
+
+/** Hits per page at most, and the page size without `limit`. */
+export const SEARCH_LIMIT_MAX = 100;
+export const SEARCH_LIMIT_DEFAULT = 20;
+
+export const SearchQuerySchema = OrgQuerySchema.extend({
+  q: z
+    .string()
+    .max(500)
+    .describe(
+      'Words match in any order and case; `"quoted phrases"` match as phrases; `foo*` matches a prefix.',
+    ),
+  agent: z.enum(AGENT_KINDS).optional().describe('Only sessions run by this agent kind.'),
+  repository: z
+    .string()
+    .max(500)
+    .optional()
+    .describe('Case-insensitive: `<owner>/<repo>`, an `<owner>`, or a repository URL.'),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(SEARCH_LIMIT_MAX)
+    .optional()
+    .describe(`Hits per page (default ${SEARCH_LIMIT_DEFAULT}).`),
+  cursor: z.string().max(500).optional().describe('`nextCursor` of the previous page.'),
+});
+export type SearchQuery = z.infer<typeof SearchQuerySchema>;
+
+export const SearchHitSchema = z.object({
+  sessionId: z.string(),
+  title: z.string(),
+  agent: z.enum(AGENT_KINDS).optional(),
+  createdAt: z.string(),
+  /** 0-based: the position `/messages` pages by. */
+  messageIndex: z.number().int().min(0),
+  /** Plain text, at most 240 characters, around the match. */
+  snippet: z.string(),
+  /** `[start, end)` character ranges of the matched terms in `snippet`. */
+  highlights: z.array(z.tuple([z.number().int(), z.number().int()])),
+});
+export type SearchHit = z.infer<typeof SearchHitSchema>;
+
+export const SearchResponseSchema = z.object({
+  hits: z.array(SearchHitSchema),
+  nextCursor: z.string().optional(),
+});
+export type SearchResponse = z.infer<typeof SearchResponseSchema>;
