@@ -1,4 +1,10 @@
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import {
+  keepPreviousData,
+  useInfiniteQuery,
+  useMutation,
+  useQuery,
+  useQueryClient,
+} from '@tanstack/react-query';
 import { z } from 'zod';
 import {
   AgentKindsResponseSchema,
@@ -25,6 +31,7 @@ import {
   type UpdateSessionBody,
 } from '../../../src-shared/sessions';
 import { SessionChangesResponseSchema } from '../../../src-shared/changes';
+import { SearchResponseSchema } from '../../../src-shared/search';
 import { api } from './client';
 
 /**
@@ -111,6 +118,22 @@ export function sessionsQueryString(org: string, filters: SessionFilters, cursor
 }
 
 /** One page of the list, refreshed in the background. */
+/** Full-text search over the workspace's transcripts, a page of hits at a time. */
+export function useTranscriptSearch(org: string, q: string, repository: string | undefined) {
+  return useInfiniteQuery({
+    queryKey: [...keys.sessions(org), 'search', q, repository ?? null],
+    queryFn: ({ pageParam }) => {
+      const params = new URLSearchParams({ organizationId: org, q, limit: '30' });
+      if (repository) params.set('repository', repository);
+      if (pageParam) params.set('cursor', pageParam);
+      return api.get(`/api/search?${params.toString()}`, SearchResponseSchema);
+    },
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.nextCursor ?? null,
+    enabled: q.trim() !== '',
+  });
+}
+
 export function useSessionsPage(
   org: string,
   filters: SessionFilters,

@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { Link, useParams } from 'react-router';
+import { Link, useParams, useSearchParams } from 'react-router';
 import { SESSION_STATUSES } from '../../../../src-shared/constants';
 import type { SessionStatus, Task } from '../../../../src-shared/sessions';
 import { ApiError } from '../../api/client';
@@ -215,7 +215,12 @@ export function SessionPage() {
   const { sessionId = '' } = useParams();
   const { workspace } = useWorkspace();
   const query = useSessionSummary(sessionId, useLive());
-  const pages = useTranscriptPages(sessionId, query.data?.session.messageCount);
+  // `?message=N` (a search hit) opens the transcript at that message, outlined.
+  const [searchParams] = useSearchParams();
+  const messageParam = searchParams.get('message');
+  const focusMessage =
+    messageParam !== null && /^\d{1,9}$/u.test(messageParam) ? Number(messageParam) : undefined;
+  const pages = useTranscriptPages(sessionId, query.data?.session.messageCount, focusMessage);
   const now = useNow();
   const update = useUpdateSession(workspace.organizationId, sessionId);
   const updateError = update.error instanceof ApiError ? update.error : null;
@@ -299,7 +304,7 @@ export function SessionPage() {
       />
       <div className="session-columns">
         <section className="session-transcript" aria-label="Conversation">
-          <Transcript pages={pages} active={active} />
+          <Transcript pages={pages} active={active} focusMessage={focusMessage} />
           {!runOver &&
             (quiet ? (
               <p className="working muted" role="status">

@@ -20,6 +20,7 @@ import { useShortcut } from '../../lib/use-shortcut';
 import { useWorkspace } from '../../lib/workspace';
 import { readListView, writeListView } from './list-params';
 import { StatsCards } from './StatsCards';
+import { TranscriptHits } from './TranscriptHits';
 
 function SessionRow({ session }: { session: SessionSummary }) {
   const { metadata } = session;
@@ -77,7 +78,7 @@ export function SessionsPage() {
   const [params, setParams] = useSearchParams();
   const location = useLocation();
   const view = readListView(params);
-  const { filters, cursor } = view;
+  const { filters, cursor, transcripts } = view;
   const previous = (location.state as PagerState | null)?.previous ?? [];
   const page = useSessionsPage(org, filters, cursor, useLive());
   const members = useMembers(org);
@@ -105,8 +106,8 @@ export function SessionsPage() {
   }
 
   const setFilters = (change: SessionFilters, options: { replace?: boolean } = {}) => {
-    const next = writeListView({ filters: { ...filters, ...change }, cursor: undefined });
-    if (next.toString() === writeListView({ filters, cursor }).toString()) return;
+    const next = writeListView({ filters: { ...filters, ...change }, cursor: undefined, transcripts });
+    if (next.toString() === writeListView({ filters, cursor, transcripts }).toString()) return;
     setParams(next, { replace: options.replace ?? false });
   };
   const typed = { q: search.trim() || undefined, repository: repository.trim() || undefined };
@@ -125,6 +126,9 @@ export function SessionsPage() {
     setSearch('');
     setRepository('');
     setParams(new URLSearchParams());
+  }
+  function setTranscripts(on: boolean) {
+    setParams(writeListView({ filters: { ...filters, ...typed }, cursor: undefined, transcripts: on }));
   }
   function goOlder(nextCursor: string) {
     setParams(writeListView({ filters, cursor: nextCursor }), {
@@ -156,49 +160,67 @@ export function SessionsPage() {
       <StatsCards stats={page.data?.stats} />
       <form className="filters" role="search" onSubmit={submit}>
         <label className="visually-hidden" htmlFor="search">
-          Search titles and prompts
+          {transcripts ? 'Search transcripts' : 'Search titles and prompts'}
         </label>
         <input
           id="search"
           ref={searchRef}
           type="search"
           className="filter-search"
-          placeholder="Search  ( / )"
-          title="Search titles and first prompts"
+          placeholder={transcripts ? 'Search every message  ( / )' : 'Search  ( / )'}
+          title={
+            transcripts
+              ? 'Words in any order, "a phrase", prefix*: prompts, answers, thinking, tool input and output'
+              : 'Search titles and first prompts'
+          }
           value={search}
           onChange={(e) => setSearch(e.target.value)}
         />
-        <label className="visually-hidden" htmlFor="filter-status">
-          Status
-        </label>
-        <select
-          id="filter-status"
-          value={filters.status ?? ''}
-          onChange={(e) => setFilters({ status: (e.target.value || undefined) as SessionFilters['status'] })}
+        <label
+          className="filter-scope small"
+          title="Search every message of every transcript, not only titles"
         >
-          <option value="">All statuses</option>
-          {SESSION_STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s[0]?.toUpperCase()}
-              {s.slice(1)}
-            </option>
-          ))}
-        </select>
-        <label className="visually-hidden" htmlFor="filter-author">
-          Author
+          <input type="checkbox" checked={transcripts} onChange={(e) => setTranscripts(e.target.checked)} />
+          In transcripts
         </label>
-        <select
-          id="filter-author"
-          value={filters.authorId ?? ''}
-          onChange={(e) => setFilters({ authorId: e.target.value || undefined })}
-        >
-          <option value="">All authors</option>
-          {(members.data?.members ?? []).map((m) => (
-            <option key={m.userId} value={m.userId}>
-              {m.name}
-            </option>
-          ))}
-        </select>
+        {/* Transcript search filters by repository only: status and author apply to the list. */}
+        {!transcripts && (
+          <>
+            <label className="visually-hidden" htmlFor="filter-status">
+              Status
+            </label>
+            <select
+              id="filter-status"
+              value={filters.status ?? ''}
+              onChange={(e) =>
+                setFilters({ status: (e.target.value || undefined) as SessionFilters['status'] })
+              }
+            >
+              <option value="">All statuses</option>
+              {SESSION_STATUSES.map((s) => (
+                <option key={s} value={s}>
+                  {s[0]?.toUpperCase()}
+                  {s.slice(1)}
+                </option>
+              ))}
+            </select>
+            <label className="visually-hidden" htmlFor="filter-author">
+              Author
+            </label>
+            <select
+              id="filter-author"
+              value={filters.authorId ?? ''}
+              onChange={(e) => setFilters({ authorId: e.target.value || undefined })}
+            >
+              <option value="">All authors</option>
+              {(members.data?.members ?? []).map((m) => (
+                <option key={m.userId} value={m.userId}>
+                  {m.name}
+                </option>
+              ))}
+            </select>
+          </>
+        )}
         <label className="visually-hidden" htmlFor="filter-repo">
           Repository
         </label>
@@ -222,7 +244,9 @@ export function SessionsPage() {
         </button>
       </form>
 
-      {page.isPending ? (
+      {transcripts && filters.q ? (
+        <TranscriptHits org={org} q={filters.q} repository={filters.repository} />
+      ) : page.isPending ? (
         <Loading label="Loading sessions" />
       ) : page.isError && !page.data ? (
         <ErrorState error={page.error} onRetry={() => void page.refetch()} />

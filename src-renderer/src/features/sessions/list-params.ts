@@ -5,6 +5,8 @@ import type { SessionFilters } from '../../api/queries';
 export interface ListView {
   filters: SessionFilters;
   cursor: string | undefined;
+  /** The search looks in every message of the transcripts (`in=transcripts`), not only titles. */
+  transcripts?: boolean | undefined;
 }
 
 /** Names in the address; `author` reads better in a shared link than `authorId`. */
@@ -26,6 +28,7 @@ export function readListView(params: URLSearchParams): ListView {
       q: get(PARAM.q),
     },
     cursor: get('cursor'),
+    transcripts: get('in') === 'transcripts',
   };
 }
 
@@ -36,5 +39,6 @@ export function writeListView(view: ListView): URLSearchParams {
     if (value) params.set(name, value);
   }
   if (view.cursor) params.set('cursor', view.cursor);
+  if (view.transcripts) params.set('in', 'transcripts');
   return params;
 }

@@ -170,6 +170,22 @@ function sameItem(a: TranscriptItem, b: TranscriptItem): boolean {
   );
 }
 
+/**
+ * The row showing a message: its first row, or (for a tool's output, shown with the call that
+ * asked for it) the last row before it. Null until that part of the transcript is read.
+ */
+function rowOfMessage(items: TranscriptItem[], messageIndex: number, readUpTo: number): string | null {
+  if (readUpTo <= messageIndex) return null;
+  let found: string | null = null;
+  for (const item of items) {
+    const at = Number(item.key.split('.')[0]);
+    if (at > messageIndex) break;
+    found = item.key;
+    if (at === messageIndex) break;
+  }
+  return found ?? items[0]?.key ?? null;
+}
+
 /** The line above the first message read: how many come before it, read as the view nears them. */
 function EarlierMessages({ pages }: { pages: TranscriptPages }) {
   const earlier = pages.start ?? 0;
@@ -196,10 +212,27 @@ function EarlierMessages({ pages }: { pages: TranscriptPages }) {
  * The conversation, read in pages from its end (see useTranscriptPages) and shown in a
  * scrolled list that keeps only the rows near the view in the page.
  */
-export function Transcript({ pages, active }: { pages: TranscriptPages; active: boolean }) {
+export function Transcript({
+  pages,
+  active,
+  focusMessage,
+}: {
+  pages: TranscriptPages;
+  active: boolean;
+  /** A message to bring into view and outline once it is read (a search hit's). */
+  focusMessage?: number | undefined;
+}) {
   const { messages, start } = pages;
   const items = useMemo(() => buildTranscript(messages, active, start ?? 0), [messages, active, start]);
   const [focus, setFocus] = useState<{ key: string; request: number } | null>(null);
+  const [focusedMessage, setFocusedMessage] = useState<number | undefined>(undefined);
+  if (focusMessage !== undefined && focusMessage !== focusedMessage && start !== null) {
+    const key = rowOfMessage(items, focusMessage, start + messages.length);
+    if (key !== null) {
+      setFocusedMessage(focusMessage);
+      setFocus({ key, request: (focus?.request ?? 0) + 1 });
+    }
+  }
   if (start === null) {
     return pages.error ? (
       <ErrorState error={pages.error} onRetry={pages.retry} />

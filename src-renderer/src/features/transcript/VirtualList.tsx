@@ -88,7 +88,8 @@ export function VirtualList<T extends { key: string }>({
   const scroller = useRef<HTMLDivElement>(null);
   const list = useRef<HTMLOListElement>(null);
   const [heights, setHeights] = useState<ReadonlyMap<string, number>>(() => new Map());
-  const [hold, setHold] = useState<Hold>({ kind: 'end' });
+  // A list that opens with a row to focus (a search hit's) opens there, not at the end.
+  const [hold, setHold] = useState<Hold>(() => (focus ? { kind: 'row', key: focus.key, delta: 48 } : END));
   const [view, setView] = useState({ top: 0, height: 800 });
   // A new focus request holds its row a little below the top of the view.
   const [focusSeen, setFocusSeen] = useState(focus);

@@ -36,7 +36,14 @@ export class TranscriptLoader {
   };
   private readonly listeners = new Set<() => void>();
 
-  constructor(private readonly read: PageReader) {}
+  /**
+   * `from`: where the first read starts (a search hit opens the transcript at its message);
+   * without it, the last page.
+   */
+  constructor(
+    private readonly read: PageReader,
+    private readonly from?: number,
+  ) {}
 
   readonly subscribe = (listener: () => void): (() => void) => {
     this.listeners.add(listener);
@@ -78,7 +85,7 @@ export class TranscriptLoader {
     if (readingLater || error) return;
     const end = start === null ? null : start + messages.length;
     if (end !== null && end >= total) return;
-    const from = end ?? Math.max(0, total - TRANSCRIPT_PAGE);
+    const from = end ?? Math.max(0, Math.min(this.from ?? Infinity, total - TRANSCRIPT_PAGE));
     this.update({ readingLater: true });
     this.readRun(from).then(
       (run) => {

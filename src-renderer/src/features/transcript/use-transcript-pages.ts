@@ -10,13 +10,18 @@ import { TranscriptLoader, type TranscriptView } from './transcript-loader';
  */
 export type TranscriptPages = TranscriptView & { readEarlier: () => void; retry: () => void };
 
-export function useTranscriptPages(sessionId: string, total: number | undefined): TranscriptPages {
-  const [state, setState] = useState(() => ({ sessionId, loader: loaderFor(sessionId) }));
+export function useTranscriptPages(
+  sessionId: string,
+  total: number | undefined,
+  /** A message to open the transcript at (a search hit), else its end. */
+  from?: number,
+): TranscriptPages {
+  const [state, setState] = useState(() => ({ sessionId, from, loader: loaderFor(sessionId, from) }));
   let current = state.loader;
-  if (state.sessionId !== sessionId) {
-    // Another session in the same page: start afresh.
-    current = loaderFor(sessionId);
-    setState({ sessionId, loader: current });
+  if (state.sessionId !== sessionId || state.from !== from) {
+    // Another session, or another place in it: start afresh.
+    current = loaderFor(sessionId, from);
+    setState({ sessionId, from, loader: current });
   }
   const view = useSyncExternalStore(current.subscribe, current.getView);
   useEffect(() => {
@@ -25,9 +30,13 @@ export function useTranscriptPages(sessionId: string, total: number | undefined)
   return { ...view, readEarlier: current.readEarlier, retry: current.retry };
 }
 
-function loaderFor(sessionId: string): TranscriptLoader {
+/** Messages read before the one a transcript opens at: the context, and a tool output's call. */
+const CONTEXT_BEFORE = 10;
+
+function loaderFor(sessionId: string, from: number | undefined): TranscriptLoader {
   const path = `/api/sessions/${encodeURIComponent(sessionId)}/messages`;
-  return new TranscriptLoader((after, limit) =>
-    api.get(`${path}?after=${after}&limit=${limit}`, MessagesPageResponseSchema),
+  return new TranscriptLoader(
+    (after, limit) => api.get(`${path}?after=${after}&limit=${limit}`, MessagesPageResponseSchema),
+    from === undefined ? undefined : Math.max(0, from - CONTEXT_BEFORE),
   );
 }
