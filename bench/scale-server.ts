@@ -18,6 +18,7 @@ type Command =
   | { cmd: 'phase'; name: string }
   | { cmd: 'snapshot' }
   | { cmd: 'appends'; sessionIds: string[]; workspaceId: string; seconds: number; bytes: number }
+  | { cmd: 'append-text'; sessionId: string; workspaceId: string; text: string }
   | { cmd: 'stop' };
 
 const started = performance.now();
@@ -61,6 +62,21 @@ process.on('message', (raw) => {
     } else if (command.cmd === 'snapshot') {
       const info = await server.store.snapshot();
       send({ snapshot: info, ...endPhase() });
+    } else if (command.cmd === 'append-text') {
+      const message: Message = {
+        type: 'assistant',
+        message: { content: [{ type: 'text', text: command.text }] },
+      };
+      await server.store.write(() =>
+        repos.sessions.appendMessage(
+          command.sessionId,
+          command.workspaceId,
+          message,
+          null,
+          systemClock.now().toISOString(),
+        ),
+      );
+      send({ appended: true });
     } else if (command.cmd === 'appends') {
       const message: Message = {
         type: 'assistant',

@@ -31,7 +31,7 @@ export function searchableText(message: unknown): string {
  * A message's text is indexed in pieces of about this many characters, so that one huge tool
  * output is never tokenized in one step (which would hold the event loop).
  */
-export const CHUNK_CHARS = 64 * 1024;
+export const CHUNK_CHARS = 32 * 1024;
 /** Pieces a message may have: rowids leave room for this many (a message is at most 16 MiB). */
 export const MAX_CHUNKS = 512;
 

@@ -11,7 +11,7 @@ import type { ParsedQuery } from './query.js';
 
 export const SEARCH_INDEX_FILE = 'search.db';
 /** Bumped when the index's layout changes: an index of another format is rebuilt. */
-const FORMAT = '1';
+const FORMAT = '5';
 
 /**
  * Each indexed piece's rowid says where it comes from: the session's number in the index,
@@ -21,16 +21,31 @@ const SESSION_STRIDE = 2 ** 32;
 const rowidOf = (sessionKey: number, messageIndex: number, chunk: number) =>
   sessionKey * SESSION_STRIDE + messageIndex * MAX_CHUNKS + chunk;
 
-/** Work done in one turn of the event loop before it yields, in milliseconds. */
-const SLICE_MS = 12;
+/**
+ * Work done in one turn of the event loop before it yields: at most this long tokenizing, and
+ * this much text, since FTS5 does most of its work when the write commits (it builds the new
+ * segment then), at about four times the cost of tokenizing.
+ */
+const SLICE_MS = 8;
+const SLICE_CHARS = 96 * 1024;
+/** How long the indexing write transaction stays open before it commits, in milliseconds. */
+const COMMIT_EVERY_MS = 500;
+/** Up to this many matching pieces, hits are ranked by bm25; past it, newest first. */
+const RANKED_MATCHES_MAX = 5_000;
+/** A prefix's matches are estimated from its first this many terms (a lower bound past it). */
+const PREFIX_TERMS_COUNTED = 200;
+/** Pages of segment merging done in one turn (FTS5's own merging is off: it would stall). */
+const MERGE_PAGES = 12;
 /** Messages read from a transcript at once while catching up. */
 const READ_MESSAGES = 200;
-const READ_BYTES = 1024 * 1024;
+const READ_BYTES = 4 * 1024 * 1024;
 
 export interface SearchRow {
   sessionId: string;
   messageIndex: number;
   chunk: number;
+  /** Where the message's frame starts in its transcript, so its text is read from there. */
+  offset: number | null;
 }
 
 export interface SearchFilters {
@@ -78,6 +93,16 @@ export class SearchIndex {
   private readonly unsubscribe: () => void;
   private open: OpenMessage | null = null;
   private pumping: Promise<void> | null = null;
+  /** Messages read from a transcript and not yet indexed. */
+  private readAhead: {
+    sessionId: string;
+    from: number;
+    messages: Buffer[];
+    offsets: number[];
+    next: number;
+  } | null = null;
+  /** When the open write transaction began, or null when none is open. */
+  private transactionAt: number | null = null;
   private closed = false;
   private nextKey = 1;
   private readonly source: TranscriptSource;
@@ -172,22 +197,54 @@ export class SearchIndex {
       }
     }
     params.push(limit, offset);
+    // Best first is bm25's order, which must score every match; for a query matching very many
+    // messages (common words) that is too slow, and the newest matches come first instead,
+    // which FTS5 finds without visiting the rest.
+    const order =
+      this.matchesAtMost(query) <= RANKED_MATCHES_MAX ? 'bm25(body), body.rowid' : 'body.rowid DESC';
     const rows = this.db
       .prepare(
         `SELECT body.rowid AS rowid, s.id AS id FROM body
          JOIN sessions s ON s.sk = body.rowid / ${SESSION_STRIDE}
          WHERE ${where.join(' AND ')}
-         ORDER BY bm25(body), body.rowid LIMIT ? OFFSET ?`,
+         ORDER BY ${order} LIMIT ? OFFSET ?`,
       )
       .all(...params);
+    const frame = this.db.prepare('SELECT offset FROM frames WHERE k = ?');
     return rows.map((row) => {
-      const within = Number(row.rowid) % SESSION_STRIDE;
+      const rowid = Number(row.rowid);
+      const within = rowid % SESSION_STRIDE;
+      const messageIndex = Math.floor(within / MAX_CHUNKS);
+      const offset = frame.get(rowid - within + messageIndex)?.offset;
       return {
         sessionId: String(row.id),
-        messageIndex: Math.floor(within / MAX_CHUNKS),
+        messageIndex,
         chunk: within % MAX_CHUNKS,
+        offset: offset === undefined ? null : Number(offset),
       };
     });
+  }
+
+  /**
+   * An upper bound of the pieces a query matches, read from the index's term list (each term
+   * says in how many pieces it appears): the rarest term bounds the intersection.
+   */
+  private matchesAtMost(query: ParsedQuery): number {
+    const exact = this.db.prepare('SELECT doc FROM body_vocab WHERE term = ?');
+    const prefix = this.db.prepare(
+      `SELECT sum(doc) AS docs FROM (SELECT doc FROM body_vocab WHERE term >= ? AND term < ? LIMIT ${PREFIX_TERMS_COUNTED})`,
+    );
+    let bound = Infinity;
+    for (const term of query.terms) {
+      for (const [i, token] of term.tokens.entries()) {
+        const isPrefix = term.kind === 'prefix' && i === term.tokens.length - 1;
+        const docs = isPrefix
+          ? Number(prefix.get(token, `${token}\u{10FFFF}`)?.docs ?? 0)
+          : Number(exact.get(token)?.doc ?? 0);
+        bound = Math.min(bound, docs);
+      }
+    }
+    return bound;
   }
 
   async close(): Promise<void> {
@@ -198,9 +255,42 @@ export class SearchIndex {
     this.db.close();
   }
 
+  /**
+   * Writes go into one transaction that stays open across turns and commits about twice a
+   * second (and when the work is done): FTS5 then writes a few large segments, flushing its
+   * buffer (128 KiB, see MERGING) as it fills, instead of a small segment per turn.
+   */
+  private begin(): void {
+    if (this.transactionAt !== null) return;
+    this.db.exec('BEGIN');
+    this.transactionAt = performance.now();
+  }
+
+  private commit(force: boolean): void {
+    if (this.transactionAt === null) return;
+    if (!force && performance.now() - this.transactionAt < COMMIT_EVERY_MS) return;
+    this.db.exec('COMMIT');
+    this.transactionAt = null;
+  }
+
+  /** After a failed write: undoes the open transaction and forgets what it had counted. */
+  private rollback(): void {
+    if (this.transactionAt !== null) {
+      this.db.exec('ROLLBACK');
+      this.transactionAt = null;
+    }
+    this.readAhead = null;
+    this.sessions.clear();
+    for (const row of this.db.prepare('SELECT sk, id, indexed FROM sessions').all()) {
+      this.sessions.set(String(row.id), { key: Number(row.sk), indexed: Number(row.indexed) });
+    }
+  }
+
   private async pump(): Promise<void> {
     while (!this.closed && (this.open || this.dirty.size > 0)) {
       try {
+        this.begin();
+        this.mergeStep();
         if (this.open) this.insertPieces();
         else {
           const [sessionId, touch] = this.dirty.entries().next().value as [string, number];
@@ -208,15 +298,27 @@ export class SearchIndex {
           if ((await this.catchUp(sessionId)) && this.dirty.get(sessionId) === touch)
             this.dirty.delete(sessionId);
         }
+        this.commit(!this.open && this.dirty.size === 0);
       } catch (err) {
         // The index is never the only copy: a failure here costs search results, not data.
         this.options.logger.error(`search index: ${err instanceof Error ? err.message : String(err)}`);
-        if (this.open) this.dirty.delete(this.open.sessionId);
+        this.rollback();
         this.open = null;
         this.dirty.clear();
       }
       await new Promise((resolve) => setImmediate(resolve));
     }
+    try {
+      this.commit(true);
+    } catch (err) {
+      this.options.logger.error(`search index: ${err instanceof Error ? err.message : String(err)}`);
+      this.rollback();
+    }
+  }
+
+  /** One bounded step of merging the index's segments, between writes. */
+  private mergeStep(): void {
+    this.db.prepare("INSERT INTO body(body, rank) VALUES ('merge', ?)").run(MERGE_PAGES);
   }
 
   /** Reads the next messages of a session and indexes them; true once it is up to date. */
@@ -226,15 +328,32 @@ export class SearchIndex {
     if (!row) return true;
     const entry = this.entryFor(sessionId, row.workspaceId, row.agentKind, row.repository);
     if (entry.indexed >= row.messageCount) return true;
-    const page = await readMessagePage(this.source, row, entry.indexed, READ_MESSAGES, READ_BYTES);
-    if (this.closed) return true;
+    // Messages read ahead are kept for the next turns: a read starts at a mark, up to 63
+    // messages before the one wanted, so reading again each turn would read them many times.
+    let ahead = this.readAhead;
+    if (
+      !ahead ||
+      ahead.sessionId !== sessionId ||
+      ahead.from + ahead.next !== entry.indexed ||
+      ahead.next >= ahead.messages.length
+    ) {
+      const page = await readMessagePage(this.source, row, entry.indexed, READ_MESSAGES, READ_BYTES);
+      if (this.closed) return true;
+      ahead = { sessionId, from: entry.indexed, messages: page.messages, offsets: page.offsets, next: 0 };
+      this.readAhead = ahead;
+    }
     const began = performance.now();
-    this.db.exec('BEGIN');
-    try {
+    {
       const insert = this.db.prepare('INSERT OR REPLACE INTO body (rowid, text) VALUES (?, ?)');
+      const frame = this.db.prepare('INSERT OR REPLACE INTO frames (k, offset) VALUES (?, ?)');
       let done = 0;
-      for (const json of page.messages) {
+      let chars = 0;
+      while (ahead.next < ahead.messages.length) {
+        const i = ahead.next;
+        const json = ahead.messages[i] as Buffer;
+        ahead.next += 1;
         const messageIndex = entry.indexed + done;
+        frame.run(entry.key * SESSION_STRIDE + messageIndex, ahead.offsets[i] as number);
         const pieces = chunks(searchableText(JSON.parse(json.toString('utf8')) as unknown));
         if (pieces.length > 1) {
           // A long message goes in piece by piece, over several turns.
@@ -243,13 +362,10 @@ export class SearchIndex {
         }
         if (pieces[0]) insert.run(rowidOf(entry.key, messageIndex, 0), pieces[0]);
         done += 1;
-        if (performance.now() - began > SLICE_MS) break;
+        chars += pieces[0]?.length ?? 0;
+        if (performance.now() - began > SLICE_MS || chars >= SLICE_CHARS) break;
       }
       this.setIndexed(sessionId, entry, entry.indexed + done);
-      this.db.exec('COMMIT');
-    } catch (err) {
-      this.db.exec('ROLLBACK');
-      throw err;
     }
     return this.open === null && entry.indexed >= row.messageCount;
   }
@@ -263,21 +379,19 @@ export class SearchIndex {
       return;
     }
     const began = performance.now();
-    this.db.exec('BEGIN');
-    try {
+    {
       const insert = this.db.prepare('INSERT OR REPLACE INTO body (rowid, text) VALUES (?, ?)');
-      while (open.next < open.pieces.length && performance.now() - began <= SLICE_MS) {
-        insert.run(rowidOf(open.key, open.messageIndex, open.next), open.pieces[open.next] as string);
+      let chars = 0;
+      while (open.next < open.pieces.length && performance.now() - began <= SLICE_MS && chars < SLICE_CHARS) {
+        const piece = open.pieces[open.next] as string;
+        insert.run(rowidOf(open.key, open.messageIndex, open.next), piece);
+        chars += piece.length;
         open.next += 1;
       }
       if (open.next >= open.pieces.length) {
         this.setIndexed(open.sessionId, entry, open.messageIndex + 1);
         this.open = null;
       }
-      this.db.exec('COMMIT');
-    } catch (err) {
-      this.db.exec('ROLLBACK');
-      throw err;
     }
   }
 
@@ -311,6 +425,7 @@ export class SearchIndex {
   private forget(sessionId: string, entry: SessionEntry): void {
     const first = rowidOf(entry.key, 0, 0);
     this.db.prepare('DELETE FROM body WHERE rowid >= ? AND rowid < ?').run(first, first + SESSION_STRIDE);
+    this.db.prepare('DELETE FROM frames WHERE k >= ? AND k < ?').run(first, first + SESSION_STRIDE);
     this.setIndexed(sessionId, entry, 0);
   }
 
@@ -335,6 +450,20 @@ const SCHEMA = [
   `CREATE VIRTUAL TABLE IF NOT EXISTS body USING fts5(
     text, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
   )`,
+  // Where each indexed message starts in its transcript (k: the session's key, then the message).
+  'CREATE TABLE IF NOT EXISTS frames (k INTEGER PRIMARY KEY, offset INTEGER NOT NULL)',
+  // The index's term list, with how many pieces each term is in.
+  `CREATE VIRTUAL TABLE IF NOT EXISTS body_vocab USING fts5vocab(body, row)`,
+];
+
+/**
+ * FTS5 merges its segments inside the write that makes one too many, which can hold the
+ * event loop for long; here merging happens in bounded steps between writes instead.
+ */
+const MERGING = [
+  "INSERT INTO body(body, rank) VALUES ('hashsize', 131072)",
+  "INSERT INTO body(body, rank) VALUES ('automerge', 0)",
+  "INSERT INTO body(body, rank) VALUES ('crisismerge', 64)",
 ];
 
 /**
@@ -374,12 +503,14 @@ function openIndexFile(
   }
   const db = tune(new DatabaseSync(file));
   db.exec(SCHEMA.join(';'));
+  for (const statement of MERGING) db.exec(statement);
   db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('format', ?)").run(FORMAT);
   return rebuiltFrom ? { db, rebuiltFrom } : { db };
 }
 
 function tune(db: DatabaseSync): DatabaseSync {
-  // The index can always be rebuilt, so it is not synced on every write as the store is.
-  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16000');
+  // The index can always be rebuilt, so it is never synced (a checkpoint's fsync would hold
+  // the event loop): a process crash cannot damage it; a power cut may, and then it is rebuilt.
+  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF; PRAGMA cache_size = -16000');
   return db;
 }

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { SEARCH_LIMIT_DEFAULT, type SearchHit, type SearchResponse } from '../../src-shared/search.js';
 import type { AgentKind } from '../../src-shared/constants.js';
 import { badRequest } from '../errors.js';
-import { readMessagePage, type TranscriptSource } from '../sessions/transcript-reads.js';
+import { readMessageAt, readMessagePage, type TranscriptSource } from '../sessions/transcript-reads.js';
 import { chunks, searchableText } from './message-text.js';
 import { parseQuery } from './query.js';
-import type { SearchIndex } from './search-index.js';
+import type { SearchIndex, SearchRow } from './search-index.js';
 import { makeSnippet } from './snippet.js';
 
 export interface SearchInput {
@@ -33,14 +33,13 @@ const encodeCursor = (offset: number) => Buffer.from(JSON.stringify([offset])).t
 
 /** Full-text search over a workspace's transcripts: the index finds, the transcripts say. */
 export function createSearchService(deps: { index: SearchIndex; source: TranscriptSource }) {
-  async function hitFor(
-    row: { sessionId: string; messageIndex: number; chunk: number },
-    terms: Parameters<typeof makeSnippet>[1],
-  ) {
+  async function hitFor(row: SearchRow, terms: Parameters<typeof makeSnippet>[1]) {
     const session = deps.source.repos.sessions.find(row.sessionId);
     if (!session || row.messageIndex >= session.messageCount) return null;
-    const page = await readMessagePage(deps.source, session, row.messageIndex, 1, Infinity);
-    const json = page.messages[0];
+    const json =
+      row.offset === null
+        ? (await readMessagePage(deps.source, session, row.messageIndex, 1, Infinity)).messages[0]
+        : await readMessageAt(deps.source, session, row.offset);
     if (!json) return null;
     const text = chunks(searchableText(JSON.parse(json.toString('utf8')) as unknown))[row.chunk] ?? '';
     const hit: SearchHit = {

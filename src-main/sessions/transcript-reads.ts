@@ -53,6 +53,8 @@ export interface MessagePage {
   /** Each message's JSON, whole. */
   messages: Buffer[];
   createdAtMs: number[];
+  /** Where each message's frame starts in the transcript file. */
+  offsets: number[];
   /** Messages skipped plus those returned: where the next page starts. */
   next: number;
 }
@@ -69,7 +71,7 @@ export async function readMessagePage(
   limit: number,
   maxBytes: number,
 ): Promise<MessagePage> {
-  const page: MessagePage = { messages: [], createdAtMs: [], next: after };
+  const page: MessagePage = { messages: [], createdAtMs: [], offsets: [], next: after };
   if (after >= row.messageCount || limit <= 0) return page;
   const mark = source.repos.sessions.markAtOrBefore(row.id, after + 1);
   if (!mark) throw new Error(`session ${row.id} has no mark before message ${after + 1}`);
@@ -85,11 +87,28 @@ export async function readMessagePage(
     const message = pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
     page.messages.push(message);
     page.createdAtMs.push(piece.createdAtMs);
+    page.offsets.push(piece.frameStart);
     page.next += 1;
     bytes += message.length;
     if (page.messages.length >= limit || bytes >= maxBytes) break;
   }
   return page;
+}
+
+/** One message, read from where its frame starts (an offset `readMessagePage` gave). */
+export async function readMessageAt(
+  source: TranscriptSource,
+  row: SessionRow,
+  offset: number,
+): Promise<Buffer | null> {
+  if (offset < TRANSCRIPT_MAGIC.length || offset >= row.transcriptBytes) return null;
+  const pieces: Buffer[] = [];
+  for await (const piece of source.store.transcripts.readPayloads(row.id, offset, row.transcriptBytes)) {
+    if (piece.index > 0) break;
+    pieces.push(piece.bytes);
+    if (piece.end) break;
+  }
+  return pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
 }
 
 /** Every message of a session, parsed: for checks and tools, never for serving. */

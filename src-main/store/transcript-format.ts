@@ -55,6 +55,8 @@ export interface PayloadPiece {
   bytes: Buffer;
   /** The frame this piece belongs to, counted from 0 within the read. */
   index: number;
+  /** Where that frame starts in the file: a read from here reads this message first. */
+  frameStart: number;
   first: boolean;
   end: boolean;
   createdAtMs: number;
@@ -72,6 +74,7 @@ export class FrameReader {
   private current: FrameHeader | null = null;
   private crc = 0;
   private index = -1;
+  private frameStart = 0;
   private first = false;
   /** Bytes consumed so far: where the next byte is in the file, less the start offset. */
   consumed = 0;
@@ -94,6 +97,7 @@ export class FrameReader {
         this.consumed += take;
         if (this.headerFilled < FRAME_HEADER_BYTES) return;
         this.current = readFrameHeader(this.header);
+        this.frameStart = this.position - FRAME_HEADER_BYTES;
         if (this.current.length > MAX_MESSAGE_BYTES) {
           throw new TranscriptDamage(this.position - FRAME_HEADER_BYTES, 'impossible frame length');
         }
@@ -117,6 +121,7 @@ export class FrameReader {
         const piece: PayloadPiece = {
           bytes,
           index: this.index,
+          frameStart: this.frameStart,
           first: this.first,
           end: this.remaining === 0,
           createdAtMs: this.current.createdAtMs,
