@@ -1,3 +1,5 @@
+import { inspectSearchIndex, type SearchIndexReport } from '../search/index-check.js';
+import { SEARCH_INDEX_FILE } from '../search/search-index.js';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -61,6 +63,8 @@ export interface DoctorReport {
     | { state: 'stale'; pid: number | null };
   server:
     { state: 'none' } | { state: 'running'; info: ServerInfo } | { state: 'stale'; info: ServerInfo | null };
+  /** The full-text index (search.db): never the only copy of anything, so never a problem. */
+  searchIndex: SearchIndexReport;
   problems: Finding[];
   notes: string[];
 }
@@ -92,6 +96,7 @@ export async function runDoctor(dataDir: string): Promise<DoctorReport> {
       keptAside: [],
       lock: { state: 'free' },
       server: { state: 'none' },
+      searchIndex: { state: 'missing' },
       problems: [
         {
           subject: dataDir,
@@ -194,6 +199,7 @@ async function inspectOnce(dataDir: string): Promise<{ report: DoctorReport; uns
   };
   let plan = recoveryPlan(input);
   const db = loaded ?? new SqlJsDb(new SQL.Database());
+  let messageCounts: Array<{ id: string; messageCount: number }> | null = null;
   for (; plan.next !== null; plan = recoveryPlan(input)) {
     const path = join(dataDir, journalName(plan.next.generation));
     input.journals.set(
@@ -321,6 +327,13 @@ async function inspectOnce(dataDir: string): Promise<{ report: DoctorReport; uns
       records: input.journals.get(generation)?.records ?? 0,
     }));
     const facts = databaseFacts(db);
+    try {
+      messageCounts = db
+        .all('SELECT id, message_count FROM sessions')
+        .map((r) => ({ id: String(r[0]), messageCount: Number(r[1]) }));
+    } catch {
+      // A database from before sessions existed: nothing to compare.
+    }
     const transcripts = await checkTranscripts(dataDir, db);
     problems.push(...transcripts.problems);
     notes.push(...transcripts.notes);
@@ -382,6 +395,19 @@ async function inspectOnce(dataDir: string): Promise<{ report: DoctorReport; uns
     }
   }
 
+  const searchIndex = inspectSearchIndex(dataDir, messageCounts);
+  if (searchIndex.state === 'damaged') {
+    notes.push(
+      `${SEARCH_INDEX_FILE} cannot be used (${searchIndex.why}): the next start keeps it aside and rebuilds it ` +
+        'from the transcripts. Nothing is lost; search finds less until it is rebuilt.',
+    );
+  } else if (searchIndex.state === 'ok' && searchIndex.behind > 0) {
+    notes.push(
+      `${SEARCH_INDEX_FILE}: ${searchIndex.behind} session(s) have messages not indexed yet; ` +
+        `${live ? 'the running server' : 'the next start'} indexes them.`,
+    );
+  }
+
   if (lock.state === 'stale') {
     problems.push({
       subject: LOCK_FILE,
@@ -416,6 +442,7 @@ async function inspectOnce(dataDir: string): Promise<{ report: DoctorReport; uns
       keptAside,
       lock,
       server,
+      searchIndex,
       problems,
       notes,
     },
@@ -493,6 +520,15 @@ export function formatDoctorReport(report: DoctorReport): string {
             ? `held by the running server (pid ${lock.pid})`
             : `held by process ${lock.pid} (another sessiondesk command, or a server starting)`
           : `STALE (${lock.pid === null ? 'unreadable' : `pid ${lock.pid} is not running`})`,
+    ]);
+    const search = report.searchIndex;
+    section('Search index', [
+      search.state === 'missing'
+        ? `none (${SEARCH_INDEX_FILE} is built from the transcripts at the next start)`
+        : search.state === 'damaged'
+          ? `UNUSABLE: ${search.why} (rebuilt at the next start)`
+          : `${SEARCH_INDEX_FILE} quick_check ok, ${search.sessions} sessions` +
+            (search.behind > 0 ? `, ${search.behind} with messages still to index` : ', up to date'),
     ]);
     const server = report.server;
     section('Server', [

@@ -11,7 +11,8 @@ import type { ParsedQuery } from './query.js';
 
 export const SEARCH_INDEX_FILE = 'search.db';
 /** Bumped when the index's layout changes: an index of another format is rebuilt. */
-const FORMAT = '5';
+export const SEARCH_INDEX_FORMAT = '5';
+const FORMAT = SEARCH_INDEX_FORMAT;
 
 /**
  * Each indexed piece's rowid says where it comes from: the session's number in the index,

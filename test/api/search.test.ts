@@ -1,8 +1,9 @@
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SearchResponseSchema, type SearchResponse } from '../../src-shared/search.js';
 import type { Message } from '../../src-shared/sessions.js';
+import { runCli } from '../helpers/cli.js';
 import {
   asUser,
   createSession,
@@ -327,10 +328,19 @@ describe('the search index on disk', () => {
     expect(await find()).toEqual([0, 1]);
     await server.stop();
 
-    // Damaged: put aside and rebuilt from the transcripts, which stay the only record.
+    const healthy = await runCli(['doctor', '--data-dir', dataDir]);
+    expect(healthy.stdout).toMatch(/Search index\s+search\.db quick_check ok, 1 sessions, up to date/u);
+
+    // Damaged: doctor says so (and that nothing is lost); the next start puts it aside and
+    // rebuilds it from the transcripts, which stay the only record.
     writeFileSync(join(dataDir, 'search.db'), 'not a database at all, just damage');
+    const damaged = await runCli(['doctor', '--data-dir', dataDir]);
+    expect(damaged.code).toBe(0);
+    expect(damaged.stdout).toMatch(/Search index\s+UNUSABLE: .*\(rebuilt at the next start\)/u);
+    expect(damaged.stdout).toMatch(/search\.db cannot be used .* Nothing is lost/u);
     server = await startTestServer({ dataDir });
     expect(await until(find, (hits) => hits.length === 2)).toEqual([0, 1]);
+    expect(readdirSync(dataDir).some((name) => name.startsWith('search.db.damaged-'))).toBe(true);
     await server.dispose();
   });
 });
