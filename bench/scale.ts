@@ -293,7 +293,7 @@ async function main(): Promise<void> {
       bundle: true,
       platform: 'node',
       format: 'esm',
-      target: 'node20.19',
+      target: 'node22.13',
       packages: 'external',
       logLevel: 'warning',
     });

@@ -366,7 +366,7 @@ const literalOf = (q: string) =>
 function rgMs(term: string, dir: string): number {
   const started = performance.now();
   try {
-    execFileSync('rg', ['-F', '-i', '-c', '--no-messages', term, dir], {
+    execFileSync('rg', ['-a', '-F', '-i', '-c', '--no-messages', term, dir], {
       stdio: ['ignore', 'ignore', 'ignore'],
     });
   } catch (err) {

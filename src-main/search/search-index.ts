@@ -1,6 +1,6 @@
 import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { repositoryFilter } from '../../src-shared/repo-url.js';
 import type { Logger } from '../clock.js';
 import type { Repositories } from '../store/repositories.js';
@@ -11,7 +11,7 @@ import type { ParsedQuery } from './query.js';
 
 export const SEARCH_INDEX_FILE = 'search.db';
 /** Bumped when the index's layout changes: an index of another format is rebuilt. */
-export const SEARCH_INDEX_FORMAT = '5';
+export const SEARCH_INDEX_FORMAT = '6';
 const FORMAT = SEARCH_INDEX_FORMAT;
 
 /**
@@ -30,7 +30,7 @@ const rowidOf = (sessionKey: number, messageIndex: number, chunk: number) =>
 const SLICE_MS = 8;
 const SLICE_CHARS = 96 * 1024;
 /** How long the indexing write transaction stays open before it commits, in milliseconds. */
-const COMMIT_EVERY_MS = 500;
+const COMMIT_EVERY_MS = 250;
 /** Up to this many matching pieces, hits are ranked by bm25; past it, newest first. */
 const RANKED_MATCHES_MAX = 5_000;
 /** A prefix's matches are estimated from its first this many terms (a lower bound past it). */
@@ -88,6 +88,7 @@ interface OpenMessage {
 export class SearchIndex {
   private readonly db: DatabaseSync;
   private readonly sessions = new Map<string, SessionEntry>();
+  private readonly statements = new Map<string, StatementSync>();
   /** Sessions to bring up to date, each with the number of the latest touch. */
   private readonly dirty = new Map<string, number>();
   private touches = 0;
@@ -117,7 +118,7 @@ export class SearchIndex {
     const opened = openIndexFile(file, options.logger, options.now ?? Date.now);
     this.db = opened.db;
     this.rebuiltFrom = opened.rebuiltFrom;
-    for (const row of this.db.prepare('SELECT sk, id, indexed FROM sessions').all()) {
+    for (const row of this.statement('SELECT sk, id, indexed FROM sessions').all()) {
       this.sessions.set(String(row.id), { key: Number(row.sk), indexed: Number(row.indexed) });
       this.nextKey = Math.max(this.nextKey, Number(row.sk) + 1);
     }
@@ -203,15 +204,13 @@ export class SearchIndex {
     // which FTS5 finds without visiting the rest.
     const order =
       this.matchesAtMost(query) <= RANKED_MATCHES_MAX ? 'bm25(body), body.rowid' : 'body.rowid DESC';
-    const rows = this.db
-      .prepare(
-        `SELECT body.rowid AS rowid, s.id AS id FROM body
+    const rows = this.statement(
+      `SELECT body.rowid AS rowid, s.id AS id FROM body
          JOIN sessions s ON s.sk = body.rowid / ${SESSION_STRIDE}
          WHERE ${where.join(' AND ')}
          ORDER BY ${order} LIMIT ? OFFSET ?`,
-      )
-      .all(...params);
-    const frame = this.db.prepare('SELECT offset FROM frames WHERE k = ?');
+    ).all(...params);
+    const frame = this.statement('SELECT offset FROM frames WHERE k = ?');
     return rows.map((row) => {
       const rowid = Number(row.rowid);
       const within = rowid % SESSION_STRIDE;
@@ -231,8 +230,8 @@ export class SearchIndex {
    * says in how many pieces it appears): the rarest term bounds the intersection.
    */
   private matchesAtMost(query: ParsedQuery): number {
-    const exact = this.db.prepare('SELECT doc FROM body_vocab WHERE term = ?');
-    const prefix = this.db.prepare(
+    const exact = this.statement('SELECT doc FROM body_vocab WHERE term = ?');
+    const prefix = this.statement(
       `SELECT sum(doc) AS docs FROM (SELECT doc FROM body_vocab WHERE term >= ? AND term < ? LIMIT ${PREFIX_TERMS_COUNTED})`,
     );
     let bound = Infinity;
@@ -253,12 +252,13 @@ export class SearchIndex {
     this.closed = true;
     this.dirty.clear();
     await this.idle();
+    this.statements.clear();
     this.db.close();
   }
 
   /**
-   * Writes go into one transaction that stays open across turns and commits about twice a
-   * second (and when the work is done): FTS5 then writes a few large segments, flushing its
+   * Writes go into one transaction that stays open across turns and commits about four times
+   * a second (and when the work is done): FTS5 then writes a few large segments, flushing its
    * buffer (128 KiB, see MERGING) as it fills, instead of a small segment per turn.
    */
   private begin(): void {
@@ -282,9 +282,22 @@ export class SearchIndex {
     }
     this.readAhead = null;
     this.sessions.clear();
-    for (const row of this.db.prepare('SELECT sk, id, indexed FROM sessions').all()) {
+    for (const row of this.statement('SELECT sk, id, indexed FROM sessions').all()) {
       this.sessions.set(String(row.id), { key: Number(row.sk), indexed: Number(row.indexed) });
     }
+  }
+
+  /**
+   * Statements are prepared once and kept: each holds memory of SQLite's own, which V8 does not
+   * see, so preparing one per turn would grow the process until a collection happened to run.
+   */
+  private statement(sql: string): StatementSync {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
   }
 
   private async pump(): Promise<void> {
@@ -319,7 +332,7 @@ export class SearchIndex {
 
   /** One bounded step of merging the index's segments, between writes. */
   private mergeStep(): void {
-    this.db.prepare("INSERT INTO body(body, rank) VALUES ('merge', ?)").run(MERGE_PAGES);
+    this.statement("INSERT INTO body(body, rank) VALUES ('merge', ?)").run(MERGE_PAGES);
   }
 
   /** Reads the next messages of a session and indexes them; true once it is up to date. */
@@ -345,8 +358,8 @@ export class SearchIndex {
     }
     const began = performance.now();
     {
-      const insert = this.db.prepare('INSERT OR REPLACE INTO body (rowid, text) VALUES (?, ?)');
-      const frame = this.db.prepare('INSERT OR REPLACE INTO frames (k, offset) VALUES (?, ?)');
+      const insert = this.statement('INSERT OR REPLACE INTO body (rowid, text) VALUES (?, ?)');
+      const frame = this.statement('INSERT OR REPLACE INTO frames (k, offset) VALUES (?, ?)');
       let done = 0;
       let chars = 0;
       while (ahead.next < ahead.messages.length) {
@@ -381,7 +394,7 @@ export class SearchIndex {
     }
     const began = performance.now();
     {
-      const insert = this.db.prepare('INSERT OR REPLACE INTO body (rowid, text) VALUES (?, ?)');
+      const insert = this.statement('INSERT OR REPLACE INTO body (rowid, text) VALUES (?, ?)');
       let chars = 0;
       while (open.next < open.pieces.length && performance.now() - began <= SLICE_MS && chars < SLICE_CHARS) {
         const piece = open.pieces[open.next] as string;
@@ -405,33 +418,29 @@ export class SearchIndex {
     const known = this.sessions.get(sessionId);
     const facts = [agent ?? null, repository?.toLowerCase() ?? null] as const;
     if (known) {
-      this.db
-        .prepare(
-          'UPDATE sessions SET agent = ?, repository = ? WHERE sk = ? AND (agent IS NOT ? OR repository IS NOT ?)',
-        )
-        .run(facts[0], facts[1], known.key, facts[0], facts[1]);
+      this.statement(
+        'UPDATE sessions SET agent = ?, repository = ? WHERE sk = ? AND (agent IS NOT ? OR repository IS NOT ?)',
+      ).run(facts[0], facts[1], known.key, facts[0], facts[1]);
       return known;
     }
     const entry = { key: this.nextKey, indexed: 0 };
     this.nextKey += 1;
-    this.db
-      .prepare(
-        'INSERT INTO sessions (sk, id, workspace_id, agent, repository, indexed) VALUES (?, ?, ?, ?, ?, 0)',
-      )
-      .run(entry.key, sessionId, workspaceId, facts[0], facts[1]);
+    this.statement(
+      'INSERT INTO sessions (sk, id, workspace_id, agent, repository, indexed) VALUES (?, ?, ?, ?, ?, 0)',
+    ).run(entry.key, sessionId, workspaceId, facts[0], facts[1]);
     this.sessions.set(sessionId, entry);
     return entry;
   }
 
   private forget(sessionId: string, entry: SessionEntry): void {
     const first = rowidOf(entry.key, 0, 0);
-    this.db.prepare('DELETE FROM body WHERE rowid >= ? AND rowid < ?').run(first, first + SESSION_STRIDE);
-    this.db.prepare('DELETE FROM frames WHERE k >= ? AND k < ?').run(first, first + SESSION_STRIDE);
+    this.statement('DELETE FROM body WHERE rowid >= ? AND rowid < ?').run(first, first + SESSION_STRIDE);
+    this.statement('DELETE FROM frames WHERE k >= ? AND k < ?').run(first, first + SESSION_STRIDE);
     this.setIndexed(sessionId, entry, 0);
   }
 
   private setIndexed(sessionId: string, entry: SessionEntry, indexed: number): void {
-    this.db.prepare('UPDATE sessions SET indexed = ? WHERE sk = ?').run(indexed, entry.key);
+    this.statement('UPDATE sessions SET indexed = ? WHERE sk = ?').run(indexed, entry.key);
     entry.indexed = indexed;
     this.sessions.set(sessionId, entry);
   }
@@ -464,7 +473,7 @@ const SCHEMA = [
 const MERGING = [
   "INSERT INTO body(body, rank) VALUES ('hashsize', 131072)",
   "INSERT INTO body(body, rank) VALUES ('automerge', 0)",
-  "INSERT INTO body(body, rank) VALUES ('crisismerge', 64)",
+  "INSERT INTO body(body, rank) VALUES ('crisismerge', 200)",
 ];
 
 /**
