@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AGENT_KINDS } from './constants.js';
-import { OrgQuerySchema } from './sessions.js';
+import { OrgQuerySchema, wholeNumberQuery } from './sessions.js';
 
 /** Hits per page at most, and the page size without `limit`. */
 export const SEARCH_LIMIT_MAX = 100;
@@ -19,11 +19,7 @@ export const SearchQuerySchema = OrgQuerySchema.extend({
     .max(500)
     .optional()
     .describe('Case-insensitive: `<owner>/<repo>`, an `<owner>`, or a repository URL.'),
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(SEARCH_LIMIT_MAX)
+  limit: wholeNumberQuery(1, SEARCH_LIMIT_MAX)
     .optional()
     .describe(`Hits per page (default ${SEARCH_LIMIT_DEFAULT}).`),
   cursor: z.string().max(500).optional().describe('`nextCursor` of the previous page.'),

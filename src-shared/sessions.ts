@@ -239,6 +239,16 @@ export type UpdateSessionBody = z.infer<typeof UpdateSessionBodySchema>;
 
 const QueryString = z.string().max(500);
 
+/**
+ * A whole number in the query string, from `min` to `max`: anything else ("abc", 2.5, 0) is
+ * refused with a message that says what is wanted, not a type error.
+ */
+export function wholeNumberQuery(min: number, max?: number) {
+  const error = `must be a whole number ${max === undefined ? `of at least ${min}` : `from ${min} to ${max}`}`;
+  const number = z.coerce.number({ error }).int({ error }).min(min, { error });
+  return max === undefined ? number : number.max(max, { error });
+}
+
 /** `apiKey` is listed so it appears in the API document; it is read by the auth layer. */
 export const OrgQuerySchema = z.object({
   organizationId: QueryString.optional(),
@@ -246,7 +256,7 @@ export const OrgQuerySchema = z.object({
 });
 
 export const ListSessionsQuerySchema = OrgQuerySchema.extend({
-  limit: z.coerce.number().int().min(1).max(LIST_LIMIT_MAX).optional(),
+  limit: wholeNumberQuery(1, LIST_LIMIT_MAX).optional(),
   cursor: QueryString.optional(),
   status: SessionStatusSchema.optional(),
   repository: QueryString.optional().describe(
@@ -264,17 +274,10 @@ export const MESSAGES_PAGE_MAX = 1000;
 export const MESSAGES_PAGE_DEFAULT = 100;
 
 export const MessagesPageQuerySchema = OrgQuerySchema.extend({
-  after: z.coerce
-    .number()
-    .int()
-    .min(0)
+  after: wholeNumberQuery(0)
     .optional()
     .describe('How many messages to skip from the start (default 0): pass `nextAfter` to continue.'),
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(MESSAGES_PAGE_MAX)
+  limit: wholeNumberQuery(1, MESSAGES_PAGE_MAX)
     .optional()
     .describe(
       `At most this many messages (default ${MESSAGES_PAGE_DEFAULT}); a page also stops after about 4 MiB.`,

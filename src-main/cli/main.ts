@@ -15,6 +15,7 @@ import { AppError } from '../errors.js';
 import { PROJECT_ROOT, resolveDataDir } from '../paths.js';
 import { DataDamagedError, StoreUnavailableError } from '../store/store.js';
 import { DataDirLockedError } from '../store/lock.js';
+import { readServerInfo } from '../server-file.js';
 import { describeCounts } from '../data/database.js';
 import { formatBytes, formatDoctorReport, repairDataDir, runDoctor } from '../data/doctor.js';
 import { EXPORT_FORMATS, type ExportFormat } from '../data/format.js';
@@ -30,6 +31,7 @@ import { readDemoSignIn } from '../demo/sign-in.js';
 import { agentConfigFromEnv, parseMaxRuns } from '../agents/config.js';
 import { CliError, openAdminTarget, type AdminTarget } from './admin-target.js';
 import { GROUPS, USAGE, UsageError, type CommandName } from './usage.js';
+import { closest } from './did-you-mean.js';
 import { createRepositories } from '../store/repositories.js';
 import { agentCommandList, agentCommandRemove, agentCommandSet } from './agent-commands.js';
 import { NamedCommandsError } from '../agents/named-commands.js';
@@ -46,11 +48,21 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 const common: Options = { 'data-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } };
 
 function parse(command: CommandName, args: string[], options: Options) {
+  const all = { ...common, ...options };
   try {
-    return parseArgs({ args, options: { ...common, ...options }, strict: true, allowPositionals: false })
-      .values;
+    return parseArgs({ args, options: all, strict: true, allowPositionals: false }).values;
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err), command);
+    const message = err instanceof Error ? err.message : String(err);
+    // Node says "Unknown option '--prot'. …": say which option was probably meant.
+    const unknown = /^Unknown option '--([^'=]+)'/u.exec(message)?.[1];
+    if (unknown !== undefined) {
+      const meant = closest(unknown, Object.keys(all));
+      throw new UsageError(
+        `unknown option --${unknown}${meant ? ` (did you mean --${meant}?)` : ''}`,
+        command,
+      );
+    }
+    throw new UsageError(message, command);
   }
 }
 
@@ -88,6 +100,15 @@ function version(): string {
       .version;
   } catch {
     return '0.0.0';
+  }
+}
+
+function processRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -162,6 +183,18 @@ async function serve(args: string[]): Promise<void> {
     log: { level, stream: process.stderr },
     version: version(),
     ...(snapshotAfterBytes === undefined ? {} : { snapshotAfterBytes }),
+  }).catch((err: unknown) => {
+    // The port or the data directory is taken: if by Session Desk on this very directory, say so.
+    if (err instanceof PortInUseError || err instanceof DataDirLockedError) {
+      const running = readServerInfo(dataDir)?.info;
+      if (running && processRunning(running.pid)) {
+        throw new CliError(
+          `Session Desk is already running on this data directory, at ${running.url} (pid ${running.pid}). ` +
+            'Open that URL, or stop it first.',
+        );
+      }
+    }
+    throw err;
   });
   print(`Session Desk is running at ${server.url}`);
   print(`Data directory: ${dataDir}`);
@@ -513,7 +546,7 @@ export async function main(argv: string[]): Promise<number> {
     print(USAGE.main);
     return 0;
   }
-  if (first === '--version' || first === '-V' || first === 'version') {
+  if (first === '--version' || first === '-V' || first === '-v' || first === 'version') {
     print(version());
     return 0;
   }
@@ -530,11 +563,15 @@ export async function main(argv: string[]): Promise<number> {
   const two = `${first} ${second ?? ''}`;
   const [name, args] = COMMANDS[two] ? [two, rest] : COMMANDS[first] ? [first, argv.slice(1)] : [null, []];
   try {
-    if (name === null)
+    if (name === null) {
+      const typed = [first, second].filter(Boolean).join(' ');
+      const names = [...Object.keys(COMMANDS), ...Object.keys(GROUPS)];
+      const meant = closest(typed, names) ?? closest(first, names);
       throw new UsageError(
-        `unknown command "${[first, second].filter(Boolean).join(' ')}"`,
+        `unknown command "${typed}"${meant ? ` (did you mean "sessiondesk ${meant}"?)` : ''}`,
         'main' as CommandName,
       );
+    }
     return (await (COMMANDS[name] as (a: string[]) => Promise<void | number>)(args)) ?? 0;
   } catch (err) {
     if (err instanceof UsageError) {

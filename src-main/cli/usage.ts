@@ -23,7 +23,7 @@ Commands:
   doctor              Check a data directory without changing it (--repair: cut damage)
 
 Every command takes --data-dir DIR (else SESSIONDESK_DATA_DIR, else the app's data folder).
-Run "sessiondesk <command> --help" for a command's options, "sessiondesk --version" for the version.`,
+Run "sessiondesk <command> --help" for a command's options, "sessiondesk --version" (or -v) for the version.`,
   serve: `Usage: sessiondesk serve [--host 127.0.0.1] [--port 4319] [--data-dir DIR] [--sandbox-dir DIR] [--max-runs N] [--demo] [--log-level LEVEL]
 
 Runs the Session Management API and the dashboard. Prints the URL it listens on and

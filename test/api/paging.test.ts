@@ -118,4 +118,20 @@ describe('paging with limit and cursor', () => {
     });
     expect((await page('limit=10')).total).toBe(all + 1);
   });
+
+  it('a limit that is not a number says so in words, not as a type error', async () => {
+    for (const [query, message] of [
+      ['limit=abc', 'must be a whole number from 1 to 1000'],
+      ['limit=2.5', 'must be a whole number from 1 to 1000'],
+      ['limit=0', 'must be a whole number from 1 to 1000'],
+      ['limit=1001', 'must be a whole number from 1 to 1000'],
+    ] as const) {
+      const response = await withKey(server, owner.apiKey, 'GET', `/api/sessions?${query}`);
+      expect(response.status).toBe(400);
+      const body = (await response.json()) as {
+        error: { details: Array<{ path: string; message: string }> };
+      };
+      expect(body.error.details).toEqual([{ path: 'querystring.limit', message }]);
+    }
+  });
 });

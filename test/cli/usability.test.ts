@@ -9,10 +9,26 @@ const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as
 
 describe("finding one's way on the command line", () => {
   it('--version prints the version', async () => {
-    for (const flag of ['--version', '-V']) {
+    for (const flag of ['--version', '-V', '-v']) {
       const result = await runCli([flag]);
       expect(result).toMatchObject({ code: 0, stdout: `${VERSION}\n` });
     }
+  });
+
+  it('a mistyped command or option is met with what was probably meant', async () => {
+    const command = await runCli(['servee']);
+    expect(command.code).toBe(2);
+    expect(command.stderr).toMatch(
+      /^sessiondesk: unknown command "servee" \(did you mean "sessiondesk serve"\?\)/u,
+    );
+    const option = await runCli(['serve', '--prot', '5000']);
+    expect(option.code).toBe(2);
+    expect(option.stderr).toMatch(/^sessiondesk: unknown option --prot \(did you mean --port\?\)/u);
+    const group = await runCli(['kye', 'list']);
+    expect(group.stderr).toMatch(/did you mean "sessiondesk key list"\?/u);
+    // Nothing near: no guess.
+    const far = await runCli(['frobnicate']);
+    expect(far.stderr).toMatch(/^sessiondesk: unknown command "frobnicate"\n/u);
   });
 
   it('every command and every group answers --help', async () => {

@@ -155,11 +155,16 @@ export function createAuthenticator(deps: {
     return { kind: 'user', userId: session.userId, tokenHash };
   }
 
-  function user(request: FastifyRequest): Extract<Principal, { kind: 'user' }> {
+  /** `keyAccepted`: the route takes an API key too, so the message says how to send one. */
+  function user(request: FastifyRequest, keyAccepted: boolean): Extract<Principal, { kind: 'user' }> {
     const principal = checkCookie(request);
     if (!principal) {
       throw unauthorized(
-        sessionToken(request) === null ? 'Sign in first' : 'Your sign-in has expired; sign in again',
+        sessionToken(request) !== null
+          ? 'Your sign-in has expired; sign in again'
+          : keyAccepted
+            ? 'Sign in first, or send an API key (x-api-key header, Authorization: Bearer, or apiKey in the query)'
+            : 'Sign in first: this needs a signed-in user (an API key is not enough)',
       );
     }
     requireSameOrigin(request);
@@ -169,7 +174,7 @@ export function createAuthenticator(deps: {
   return {
     either(request) {
       const key = presentedApiKey(request);
-      return key === null ? user(request) : checkKey(request, key);
+      return key === null ? user(request, true) : checkKey(request, key);
     },
     userOnly(request) {
       if (presentedApiKey(request) !== null) {
@@ -179,7 +184,7 @@ export function createAuthenticator(deps: {
           'This endpoint needs a signed-in user (the dashboard); API keys cannot be used for it',
         );
       }
-      return user(request);
+      return user(request, false);
     },
     optionalUser(request) {
       return checkCookie(request);
