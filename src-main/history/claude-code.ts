@@ -1,3 +1,4 @@
+import { tokenCost } from '../../src-shared/model-prices.js';
 import { ContentBlockSchema, type ContentBlock } from '../../src-shared/sessions.js';
 import { noticeText, num, parseJsonObject, type AgentUsage } from '../agents/agent-events.js';
 import { ClaudeTaskList } from '../agents/claude-code/tasks.js';
@@ -81,8 +82,6 @@ export function createClaudeCodeHistoryParser(parentToolUseId?: string): History
   /** Calls waiting for their result: TodoWrite input (applied once accepted), others' names. */
   const pendingTodo = new Map<string, unknown>();
   let previous = emptyUsage();
-  /** Usage of API responses since the last cost-state, by message id (each block repeats it). */
-  const responses = new Map<string, Required<AgentUsage>>();
   let runFailed = false;
   let runError = '';
 
@@ -137,16 +136,6 @@ export function createClaudeCodeHistoryParser(parentToolUseId?: string): History
     const message = obj(line.message) ?? {};
     const model = str(message.model);
     if (model && model !== '<synthetic>') facts.model = model;
-    const id = str(message.id);
-    const usage = obj(message.usage);
-    if (id && usage && model !== '<synthetic>')
-      responses.set(id, {
-        inputTokens: num(usage.input_tokens),
-        outputTokens: num(usage.output_tokens),
-        cacheReadTokens: num(usage.cache_read_input_tokens),
-        cacheWriteTokens: num(usage.cache_creation_input_tokens),
-        costUsd: 0,
-      });
     const [content, notices] = blocks(line);
     if (line.isApiErrorMessage === true) {
       // The CLI's own words for a failed request; the run ends in an error.
@@ -173,25 +162,24 @@ export function createClaudeCodeHistoryParser(parentToolUseId?: string): History
   /** A run ended: its usage is the difference between two cost states (CLI's own cost). */
   function runEnd(line: Line): HistoryEvent[] {
     const { usage: total } = costStateUsage(line);
-    const usage: Required<AgentUsage> = {
+    const usage = {
       inputTokens: Math.max(0, total.inputTokens - previous.inputTokens),
       outputTokens: Math.max(0, total.outputTokens - previous.outputTokens),
       cacheReadTokens: Math.max(0, total.cacheReadTokens - previous.cacheReadTokens),
       cacheWriteTokens: Math.max(0, total.cacheWriteTokens - previous.cacheWriteTokens),
-      costUsd: Math.max(0, total.costUsd - previous.costUsd),
     };
+    // The CLI's own cost, unless it says it could not price a model it used.
+    const costUsd =
+      line.hasUnknownModelCost === true
+        ? tokenCost(facts.model, usage)
+        : Math.max(0, total.costUsd - previous.costUsd);
     previous = total;
-    responses.clear();
-    return endRun(usage);
-  }
-
-  function endRun(usage: AgentUsage): HistoryEvent[] {
     facts.failed = runFailed;
     const result = resultMessage(!runFailed, runFailed ? runError : 'Done.', 0, 0);
     runFailed = false;
     runError = '';
     return [
-      { kind: 'run', usage },
+      { kind: 'run', usage, costUsd },
       { kind: 'result', result },
     ];
   }

@@ -4,6 +4,7 @@ import { resultMessage } from '../agents/types.js';
 import {
   noteTime,
   plainNotice,
+  pricedRun,
   obj,
   str,
   type HistoryEvent,
@@ -64,7 +65,7 @@ function planTasks(input: unknown): Task[] | null {
  * the model saw: reasoning, messages, tool calls and their outputs, paired by `call_id`), and
  * `event_msg`s (the person's prompts, token counts, the end of each turn). A turn is a run:
  * `token_count` holds the thread's running totals, so a run's usage is the difference. Codex
- * records no cost. Tasks follow `update_plan` calls whose output is not an error.
+ * records no cost: the price table prices each run. Tasks follow `update_plan` calls whose output is not an error.
  */
 export function createCodexHistoryParser(): HistoryParser {
   const facts: HistoryFacts = { failed: false };
@@ -176,10 +177,10 @@ export function createCodexHistoryParser(): HistoryParser {
       atRunStart = total;
       const events: HistoryEvent[] = [];
       if (failed) events.push({ kind: 'notice', level: 'error', text: noticeText(message) });
-      events.push(
-        { kind: 'run', usage },
-        { kind: 'result', result: resultMessage(!failed, message, num(event.duration_ms), 0) },
-      );
+      events.push(pricedRun(facts.model, usage), {
+        kind: 'result',
+        result: resultMessage(!failed, message, num(event.duration_ms), 0),
+      });
       return events;
     }
     if (type === 'error' || type === 'stream_error')

@@ -5,6 +5,7 @@ import { resultMessage } from '../agents/types.js';
 import {
   noteTime,
   plainNotice,
+  pricedRun,
   obj,
   str,
   type HistoryEvent,
@@ -38,7 +39,7 @@ function resultText(result: unknown): string {
  * holding their results, `info`, `error`, `warning`), and `$set` lines that update the header. A
  * `gemini` record is written again under the same id as its tool calls complete, so each one is
  * held until a record with another id follows (or the file ends for now). A user record holding
- * only function responses repeats the results already in the calls. Gemini records no cost.
+ * only function responses repeats the results already in the calls. Gemini records no cost: the price table prices each run.
  */
 export function createGeminiHistoryParser(): HistoryParser {
   const facts: HistoryFacts = { failed: false };
@@ -102,7 +103,7 @@ export function createGeminiHistoryParser(): HistoryParser {
     runOpen = false;
     facts.failed = failed;
     const events: HistoryEvent[] = [
-      { kind: 'run', usage },
+      pricedRun(facts.model, usage),
       { kind: 'result', result: resultMessage(!failed, message, 0, 0) },
     ];
     usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };

@@ -1,3 +1,4 @@
+import { tokenCost } from '../../src-shared/model-prices.js';
 import { noticeText, type AgentEvent, type AgentUsage } from '../agents/agent-events.js';
 
 /**
@@ -8,8 +9,13 @@ import { noticeText, type AgentEvent, type AgentUsage } from '../agents/agent-ev
 export type HistoryEvent =
   | Exclude<AgentEvent, { kind: 'usage' } | { kind: 'conversation' }>
   | { kind: 'prompt'; text: string }
-  /** A run ended: its tokens, and its cost when the CLI recorded one. */
-  | { kind: 'run'; usage: AgentUsage };
+  /**
+   * A run ended: its tokens, and its cost in US dollars: the CLI's own where it recorded one,
+   * else priced by the dated table in src-shared (model-prices.ts), null for a model it lacks.
+   */
+  | { kind: 'run'; usage: RunTokens; costUsd: number | null };
+
+export type RunTokens = Omit<AgentUsage, 'costUsd'>;
 
 /** What a session file says about its session as a whole; later lines update it. */
 export interface HistoryFacts {
@@ -60,4 +66,9 @@ export function noteTime(facts: HistoryFacts, at: unknown): void {
 export function plainNotice(text: string): HistoryEvent[] {
   const trimmed = text.trim();
   return trimmed ? [{ kind: 'notice', level: 'info', text: noticeText(trimmed) }] : [];
+}
+
+/** A run's end priced by the table: for CLIs that record no cost of their own. */
+export function pricedRun(model: string | undefined, usage: RunTokens): HistoryEvent {
+  return { kind: 'run', usage, costUsd: tokenCost(model, usage) };
 }

@@ -49,7 +49,8 @@ function expectPaired(events: HistoryEvent[]): void {
 }
 
 const lastTasks = (events: HistoryEvent[]) => events.filter((e) => e.kind === 'tasks').at(-1);
-const runs = (events: HistoryEvent[]) => events.flatMap((e) => (e.kind === 'run' ? [e.usage] : []));
+const runs = (events: HistoryEvent[]) =>
+  events.flatMap((e) => (e.kind === 'run' ? [{ ...e.usage, costUsd: e.costUsd }] : []));
 const prompts = (events: HistoryEvent[]) => events.flatMap((e) => (e.kind === 'prompt' ? [e.text] : []));
 
 describe('Claude Code session files', () => {
@@ -162,6 +163,8 @@ describe('Codex rollout files', () => {
       parse(createCodexHistoryParser(), file(all.find((s) => s.scenario === 'resume')!.dir)).events,
     );
     expect(resume[1]!.outputTokens).toBeGreaterThan(0);
+    // Codex records no cost, and the price table does not know the scripted model: unknown, not 0.
+    expect(resume.map((r) => r.costUsd)).toEqual([null, null]);
     const edit = parse(
       createCodexHistoryParser(),
       file(all.find((s) => s.scenario === 'edit-and-commit')!.dir),
@@ -191,6 +194,12 @@ describe('Gemini CLI chat files', () => {
       tasks: expect.arrayContaining([expect.objectContaining({ status: 'completed' })]),
     });
     const ids = blocks(events).flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
+    // Gemini records no cost: gemini-2.5-pro is priced by the table.
+    const [run] = runs(events);
+    const expected =
+      (run!.inputTokens * 1.25 + run!.outputTokens * 10 + run!.cacheReadTokens * 0.31) / 1_000_000;
+    expect(run!.costUsd).toBeCloseTo(expected, 12);
+    expect(run!.costUsd).toBeGreaterThan(0);
     expect(new Set(ids).size).toBe(ids.length);
   });
 });
