@@ -1,5 +1,5 @@
 import { tokenCost } from '../../src-shared/model-prices.js';
-import { ContentBlockSchema, type ContentBlock } from '../../src-shared/sessions.js';
+import { ContentBlockSchema, type ContentBlock, type Task } from '../../src-shared/sessions.js';
 import { noticeText, num, parseJsonObject, type AgentUsage } from '../agents/agent-events.js';
 import { ClaudeTaskList } from '../agents/claude-code/tasks.js';
 import { resultMessage } from '../agents/types.js';
@@ -76,14 +76,16 @@ function promptText(content: unknown): string | undefined {
  * a run's usage is the difference from the previous one. Tasks follow TodoWrite only once its
  * call succeeded, and TaskCreate/TaskUpdate as the live parser does.
  */
-export function createClaudeCodeHistoryParser(parentToolUseId?: string): HistoryParser {
-  const facts: HistoryFacts = { failed: false };
+export function createClaudeCodeHistoryParser(parentToolUseId?: string, state?: string): HistoryParser {
+  const saved = (state ? JSON.parse(state) : {}) as Partial<ClaudeState>;
+  const facts: HistoryFacts = saved.facts ?? { failed: false };
   const tasks = new ClaudeTaskList();
-  /** Calls waiting for their result: TodoWrite input (applied once accepted), others' names. */
-  const pendingTodo = new Map<string, unknown>();
-  let previous = emptyUsage();
-  let runFailed = false;
-  let runError = '';
+  if (saved.tasks) tasks.replace(saved.tasks);
+  /** TodoWrite calls waiting for their result: their input, applied once the call succeeded. */
+  const pendingTodo = new Map<string, unknown>(saved.pendingTodo ?? []);
+  let previous = saved.previous ?? emptyUsage();
+  let runFailed = saved.runFailed ?? false;
+  let runError = saved.runError ?? '';
 
   const mark = (content: ContentBlock[]): HistoryEvent =>
     parentToolUseId ? { kind: 'assistant', content, parentToolUseId } : { kind: 'assistant', content };
@@ -232,7 +234,27 @@ export function createClaudeCodeHistoryParser(parentToolUseId?: string): History
     flush() {
       return [];
     },
+    state() {
+      const state: ClaudeState = {
+        facts,
+        tasks: tasks.current,
+        pendingTodo: [...pendingTodo],
+        previous,
+        runFailed,
+        runError,
+      };
+      return JSON.stringify(state);
+    },
   };
+}
+
+interface ClaudeState {
+  facts: HistoryFacts;
+  tasks: Task[];
+  pendingTodo: [string, unknown][];
+  previous: Required<AgentUsage>;
+  runFailed: boolean;
+  runError: string;
 }
 
 /** A sub-agent's meta file beside its transcript: the call that started it. */

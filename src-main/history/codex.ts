@@ -5,6 +5,7 @@ import {
   noteTime,
   plainNotice,
   pricedRun,
+  type RunTokens,
   obj,
   str,
   type HistoryEvent,
@@ -67,11 +68,18 @@ function planTasks(input: unknown): Task[] | null {
  * `token_count` holds the thread's running totals, so a run's usage is the difference. Codex
  * records no cost: the price table prices each run. Tasks follow `update_plan` calls whose output is not an error.
  */
-export function createCodexHistoryParser(): HistoryParser {
-  const facts: HistoryFacts = { failed: false };
-  let total = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
-  let atRunStart = total;
-  const plans = new Map<string, Task[]>();
+export function createCodexHistoryParser(state?: string): HistoryParser {
+  const saved = (state ? JSON.parse(state) : {}) as Partial<CodexState>;
+  const facts: HistoryFacts = saved.facts ?? { failed: false };
+  let total: RunTokens = saved.total ?? {
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+  };
+  let atRunStart = saved.atRunStart ?? total;
+  /** update_plan calls waiting for their output: their steps, applied once the call succeeded. */
+  const plans = new Map<string, Task[]>(saved.plans ?? []);
 
   function toolUse(id: string, name: string, input: unknown): HistoryEvent[] {
     const tasks = name === 'update_plan' ? planTasks(input) : null;
@@ -218,5 +226,16 @@ export function createCodexHistoryParser(): HistoryParser {
     flush() {
       return [];
     },
+    state() {
+      const state: CodexState = { facts, total, atRunStart, plans: [...plans] };
+      return JSON.stringify(state);
+    },
   };
+}
+
+interface CodexState {
+  facts: HistoryFacts;
+  total: RunTokens;
+  atRunStart: RunTokens;
+  plans: [string, Task[]][];
 }

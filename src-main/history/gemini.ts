@@ -6,6 +6,7 @@ import {
   noteTime,
   plainNotice,
   pricedRun,
+  type RunTokens,
   obj,
   str,
   type HistoryEvent,
@@ -37,43 +38,51 @@ function resultText(result: unknown): string {
  * Gemini CLI's chat file, `tmp/<project>/chats/session-*.jsonl`: a header line (session id, start
  * time), then message records (`user`, `gemini` with its thoughts, tokens, model and tool calls
  * holding their results, `info`, `error`, `warning`), and `$set` lines that update the header. A
- * `gemini` record is written again under the same id as its tool calls complete, so each one is
- * held until a record with another id follows (or the file ends for now). A user record holding
+ * `gemini` record is written again under the same id as its tool calls complete: only the parts
+ * not shown yet are shown. A user record holding
  * only function responses repeats the results already in the calls. Gemini records no cost: the price table prices each run.
  */
-export function createGeminiHistoryParser(): HistoryParser {
-  const facts: HistoryFacts = { failed: false };
-  let held: Line | undefined;
-  let usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
-  let runOpen = false;
+export function createGeminiHistoryParser(state?: string): HistoryParser {
+  const saved = (state ? JSON.parse(state) : {}) as Partial<GeminiState>;
+  const facts: HistoryFacts = saved.facts ?? { failed: false };
+  let usage = saved.usage ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  let runOpen = saved.runOpen ?? false;
+  /** The last `gemini` record's id, and which of its parts were already shown. */
+  let lastId = saved.lastId;
+  let shown = new Set(saved.shown ?? []);
 
   function geminiEvents(record: Line): HistoryEvent[] {
     facts.model = str(record.model) ?? facts.model;
-    const tokens = obj(record.tokens);
-    if (tokens) {
-      const cached = num(tokens.cached);
-      usage.inputTokens += Math.max(0, num(tokens.input) - cached);
-      usage.outputTokens += num(tokens.output) + num(tokens.thoughts);
-      usage.cacheReadTokens += cached;
+    if (record.id !== lastId) {
+      lastId = str(record.id);
+      shown = new Set();
+      const tokens = obj(record.tokens);
+      if (tokens) {
+        const cached = num(tokens.cached);
+        usage.inputTokens += Math.max(0, num(tokens.input) - cached);
+        usage.outputTokens += num(tokens.output) + num(tokens.thoughts);
+        usage.cacheReadTokens += cached;
+      }
     }
+    const fresh = (key: string) => !shown.has(key) && shown.add(key) !== undefined;
     const content: ContentBlock[] = [];
-    for (const thought of Array.isArray(record.thoughts) ? record.thoughts : []) {
+    (Array.isArray(record.thoughts) ? record.thoughts : []).forEach((thought, i) => {
       const t = obj(thought);
       const thinking = [str(t?.subject), str(t?.description)].filter(Boolean).join(': ');
-      if (thinking) content.push({ type: 'thinking', thinking });
-    }
+      if (thinking && fresh(`thought:${i}`)) content.push({ type: 'thinking', thinking });
+    });
     const text = partsText(record.content);
-    if (text) content.push({ type: 'text', text });
+    if (text && fresh('text')) content.push({ type: 'text', text });
     const events: HistoryEvent[] = [];
     const results: ContentBlock[] = [];
     let tasks: Task[] | null = null;
     for (const call of Array.isArray(record.toolCalls) ? record.toolCalls : []) {
       const c = obj(call) ?? {};
-      const id = str(c.id) ?? `call-${content.length}`;
+      const id = str(c.id) ?? 'call';
       const name = str(c.name) ?? 'tool';
-      content.push({ type: 'tool_use', id, name, input: c.args ?? {} });
+      if (fresh(`call:${id}`)) content.push({ type: 'tool_use', id, name, input: c.args ?? {} });
       const status = str(c.status);
-      if (c.result !== undefined || status) {
+      if ((c.result !== undefined || status) && fresh(`result:${id}`)) {
         const isError = status === 'error' || status === 'cancelled';
         results.push({
           type: 'tool_result',
@@ -90,13 +99,6 @@ export function createGeminiHistoryParser(): HistoryParser {
     return events;
   }
 
-  function flushHeld(): HistoryEvent[] {
-    if (!held) return [];
-    const record = held;
-    held = undefined;
-    return geminiEvents(record);
-  }
-
   /** A prompt starts a run; the previous one ends there (its usage summed over its replies). */
   function endRun(failed: boolean, message: string): HistoryEvent[] {
     if (!runOpen) return [];
@@ -111,12 +113,11 @@ export function createGeminiHistoryParser(): HistoryParser {
   }
 
   function record(line: Line, text: string): HistoryEvent[] {
-    const events = held && held.id !== line.id ? flushHeld() : [];
     noteTime(facts, line.timestamp);
+    const events: HistoryEvent[] = [];
     switch (line.type) {
       case 'gemini':
-        held = line;
-        return events;
+        return geminiEvents(line);
       case 'user': {
         const prompt = partsText(line.content).trim();
         if (!prompt) return events;
@@ -172,7 +173,20 @@ export function createGeminiHistoryParser(): HistoryParser {
       return [{ kind: 'notice', level: 'info', text: noticeText(text.trim()) }];
     },
     flush() {
-      return [...flushHeld(), ...endRun(facts.failed, 'Done.')];
+      // A run ends with the file for now; a later prompt in the same file starts the next one.
+      return endRun(facts.failed, 'Done.');
+    },
+    state() {
+      const state: GeminiState = { facts, usage, runOpen, lastId, shown: [...shown] };
+      return JSON.stringify(state);
     },
   };
+}
+
+interface GeminiState {
+  facts: HistoryFacts;
+  usage: RunTokens;
+  runOpen: boolean;
+  lastId: string | undefined;
+  shown: string[];
 }

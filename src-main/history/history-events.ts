@@ -36,8 +36,10 @@ export interface HistoryFacts {
 export interface HistoryParser {
   readonly facts: HistoryFacts;
   line(text: string): HistoryEvent[];
-  /** The file's end for now (it may grow): flushes what a later line could still change. */
+  /** The file's end for now (it may grow): ends what only the file's end ends. */
   flush(): HistoryEvent[];
+  /** What a parser made later with this state needs to read on from here (JSON). */
+  state(): string;
 }
 
 export type Line = Record<string, unknown>;
