@@ -120,6 +120,33 @@ async function repositoryOf(cwd: string | undefined): Promise<string | undefined
   }
 }
 
+export interface ImportOptions {
+  /** Bytes of lines per store write (default: the reader's 4 MB). */
+  batchBytes?: number;
+  /** Following: note the source's import only when something changed. */
+  quiet?: boolean;
+}
+
+/** Whether the parser state saved for a file says its CLI recorded an error end. */
+function recordedFailure(file: HistoryFileRecord): boolean {
+  try {
+    return (JSON.parse(file.parserState ?? '{}') as { facts?: { failed?: boolean } }).facts?.failed === true;
+  } catch {
+    return false;
+  }
+}
+
+async function settleStatus(deps: HistoryDeps, sessionId: string, failed: boolean): Promise<void> {
+  const row = deps.repos.sessions.find(sessionId);
+  if (!row || row.status !== 'active') return;
+  const status: SessionStatus = failed ? 'failed' : 'completed';
+  await deps.store.write(() => {
+    deps.repos.sessions.update(sessionId, { status }, row.updatedAt);
+    deps.repos.history.setSessionFacts(sessionId, { updatedAt: row.updatedAt });
+  });
+  publish(deps, sessionId, false);
+}
+
 interface Pending {
   messages: { message: Message; authorId: string | null; at: string }[];
   tasks?: Task[];
@@ -181,13 +208,18 @@ export async function importFile(
   deps: HistoryDeps,
   source: HistorySourceRecord,
   file: SessionFile,
+  options: ImportOptions = {},
 ): Promise<'new' | 'updated' | 'unchanged'> {
   const { store, repos, clock } = deps;
   const info = await stat(file.path);
   const last = repos.history.file(source.id, file.path) ?? undefined;
   const stale = clock.now().getTime() - info.mtimeMs >= ACTIVE_WITHIN_MS;
-  if (last && last.size === info.size && last.mtimeMs === info.mtimeMs && last.offset === info.size)
+  if (last && last.size === info.size && last.mtimeMs === info.mtimeMs && last.offset === info.size) {
+    // Unchanged; a session still shown active turns completed (or failed) once its file is stale.
+    if (stale && last.sessionId && !file.parent)
+      await settleStatus(deps, last.sessionId, recordedFailure(last));
     return 'unchanged';
+  }
   let from = await startOffset(file.path, last);
   let sessionId = last?.sessionId ?? null;
   let state = from > 0 ? last?.parserState : undefined;
@@ -289,7 +321,7 @@ export async function importFile(
       publish(deps, sessionId, created);
     }
   };
-  for await (const batch of readLines(file.path, from)) {
+  for await (const batch of readLines(file.path, from, options.batchBytes)) {
     from = batch.end;
     await commit(batch.lines, batch.end, false);
   }
@@ -309,16 +341,44 @@ function publish(deps: HistoryDeps, sessionId: string, created: boolean): void {
   });
 }
 
+/** Imports of a source going on in this process: one at a time, or a file would be read twice. */
+const sourceLocks = new Map<string, Promise<unknown>>();
+
 /** Imports every file of a source from where the last import stopped. */
-export async function importSource(deps: HistoryDeps, source: HistorySourceRecord): Promise<SourceCounts> {
+export function importSource(
+  deps: HistoryDeps,
+  source: HistorySourceRecord,
+  options: ImportOptions = {},
+): Promise<SourceCounts> {
+  const previous = sourceLocks.get(source.id) ?? Promise.resolve();
+  const next = previous.catch(() => undefined).then(() => importSourceNow(deps, source, options));
+  sourceLocks.set(source.id, next);
+  void next
+    .finally(() => {
+      if (sourceLocks.get(source.id) === next) sourceLocks.delete(source.id);
+    })
+    .catch(() => undefined);
+  return next;
+}
+
+async function importSourceNow(
+  deps: HistoryDeps,
+  source: HistorySourceRecord,
+  options: ImportOptions,
+): Promise<SourceCounts> {
   const counts: SourceCounts = { sessions: 0, newSessions: 0, updatedSessions: 0, messages: 0 };
+  let changed = false;
   for (const file of await sessionFiles(source.kind, source.rootDir)) {
-    const outcome = await importFile(deps, source, file);
+    const outcome = await importFile(deps, source, file, options);
+    if (outcome !== 'unchanged') changed = true;
     if (file.parent) continue;
     if (outcome === 'new') counts.newSessions += 1;
     else if (outcome === 'updated') counts.updatedSessions += 1;
   }
-  await deps.store.write(() => deps.repos.history.noteImport(source.id, deps.clock.now().toISOString()));
+  // Following rescans often: it notes an import only when a file changed.
+  if (changed || !options.quiet) {
+    await deps.store.write(() => deps.repos.history.noteImport(source.id, deps.clock.now().toISOString()));
+  }
   const after = deps.repos.history.source(source.id);
   counts.sessions = after?.sessionCount ?? 0;
   counts.messages = after?.messageCount ?? 0;

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
-import type { HistoryImportBody, HistorySourceReport } from '../../src-shared/history.js';
+import { isAbsolute, resolve } from 'node:path';
+import type { HistoryImportBody, HistorySource, HistorySourceReport } from '../../src-shared/history.js';
+import type { HistoryKind } from '../../src-shared/sessions.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import type { HistorySourceRecord } from '../store/history.js';
 import { importSource, type HistoryDeps } from './importer.js';
@@ -97,3 +98,90 @@ export function formatSourceReport(report: HistorySourceReport): string {
     `${n(report.updatedSessions)} updated), ${n(report.messages)} messages`
   );
 }
+
+/**
+ * Settings' view of the remembered sources, and an owner's changes to them. Adding one only
+ * remembers it: the running server's follower imports it at its next scan. Removing one forgets
+ * it and its files' progress; the sessions it imported stay, and the CLI's files are untouched.
+ */
+export function createHistorySources(deps: HistoryDeps) {
+  const { repos, store, clock } = deps;
+
+  function view(record: HistorySourceRecord): HistorySource {
+    const author = repos.users.findById(record.authorId);
+    const source: HistorySource = {
+      id: record.id,
+      kind: record.kind,
+      rootDir: record.rootDir,
+      author: { id: record.authorId, email: author?.email ?? '' },
+      paused: record.paused,
+      sessions: record.sessionCount,
+      messages: record.messageCount,
+    };
+    if (record.lastImportAt !== undefined) source.lastImportAt = record.lastImportAt;
+    return source;
+  }
+
+  function find(workspaceId: string, sourceId: string): HistorySourceRecord {
+    const record = repos.history.source(sourceId);
+    if (!record || record.workspaceId !== workspaceId) throw notFound(`No history source ${sourceId}`);
+    return record;
+  }
+
+  return {
+    list(workspaceId: string): HistorySource[] {
+      return repos.history.sources(workspaceId).map(view);
+    },
+
+    async add(
+      workspaceId: string,
+      authorId: string,
+      kind: HistoryKind,
+      rootDir: string,
+    ): Promise<HistorySource> {
+      if (!isAbsolute(rootDir)) {
+        throw badRequest('The folder must be an absolute path', [
+          { path: 'body.rootDir', message: 'must be absolute' },
+        ]);
+      }
+      const root = resolve(rootDir);
+      try {
+        if (!statSync(root).isDirectory()) throw unreadable(root, 'not a folder');
+        accessSync(root, constants.R_OK | constants.X_OK);
+      } catch (err) {
+        if (err instanceof AppError) throw err;
+        throw unreadable(root, (err as Error).message);
+      }
+      const record = await store.write(() => {
+        const found = repos.history.findSource(workspaceId, kind, root);
+        if (found) return found;
+        const created: HistorySourceRecord = {
+          id: `hsrc_${randomBytes(16).toString('base64url')}`,
+          workspaceId,
+          kind,
+          rootDir: root,
+          authorId,
+          paused: false,
+          sessionCount: 0,
+          messageCount: 0,
+          createdAt: clock.now().toISOString(),
+        };
+        repos.history.insertSource(created);
+        return created;
+      });
+      return view(record);
+    },
+
+    async setPaused(workspaceId: string, sourceId: string, paused: boolean): Promise<HistorySource> {
+      const record = find(workspaceId, sourceId);
+      await store.write(() => repos.history.setPaused(record.id, paused));
+      return view({ ...record, paused });
+    },
+
+    async remove(workspaceId: string, sourceId: string): Promise<void> {
+      const record = find(workspaceId, sourceId);
+      await store.write(() => repos.history.removeSource(record.id));
+    },
+  };
+}
+export type HistorySources = ReturnType<typeof createHistorySources>;

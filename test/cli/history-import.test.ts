@@ -1,7 +1,15 @@
 // `sessiondesk history import` as a process, over the real files the CLIs wrote
 // (test/fixtures/history/), with and without a server holding the data directory.
 import { spawn } from 'node:child_process';
-import { appendFileSync, cpSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  cpSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { silentLogger, systemClock } from '../../src-main/clock.js';
@@ -199,6 +207,43 @@ describe('sessiondesk history import', () => {
       /^claude-code: 1 sessions \(1 new, 0 updated\), 3 messages$/mu,
     );
   });
+
+  it('a running server, and every later start, follows the sources: appends and new files within 5 s', async () => {
+    const dataDir = sandbox.dataDir();
+    const { org } = await seedOwner(dataDir);
+    const key = await apiKey(dataDir, org);
+    const root = copyRoot(claude('resume'));
+    const [file] = filesUnder(root, /\.jsonl$/u);
+    const lines = readFileSync(file!, 'utf8').split('\n');
+    const firstRunEnd = lines.findIndex((l) => l.includes('"type":"cost-state"')) + 1;
+    writeFileSync(file!, `${lines.slice(0, firstRunEnd).join('\n')}\n`);
+    let serve = await sandbox.serve(dataDir);
+    await ok(historyIn(dataDir)('--workspace', org, '--claude-dir', root));
+    const list = () =>
+      get(`${serve.url}/api/sessions?organizationId=${org}`, key, ListSessionsResponseSchema);
+    /** Polls the list until `done` holds; returns how long that took. */
+    async function within(done: (l: Awaited<ReturnType<typeof list>>) => boolean): Promise<number> {
+      const started = Date.now();
+      while (!done(await list())) {
+        expect(Date.now() - started).toBeLessThan(5_000);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return Date.now() - started;
+    }
+    expect((await list()).sessions[0]).toMatchObject({ messageCount: 3, status: 'active' });
+    appendFileSync(file!, lines.slice(firstRunEnd).join('\n'));
+    expect(await within((l) => l.sessions[0]?.messageCount === 6)).toBeLessThan(5_000);
+    // A new session file in a new project folder.
+    const [plain] = filesUnder(claude('plain-answer'), /\.jsonl$/u);
+    mkdirSync(join(root, 'projects', 'another-project'));
+    cpSync(plain!, join(root, 'projects', 'another-project', 'c0ffee00-0000-4000-8000-000000000001.jsonl'));
+    expect(await within((l) => l.sessions.length === 2)).toBeLessThan(5_000);
+    // Stopped, a file is written; the next start follows on.
+    await serve.stop();
+    cpSync(plain!, join(root, 'projects', 'another-project', 'c0ffee00-0000-4000-8000-000000000002.jsonl'));
+    serve = await sandbox.serve(dataDir);
+    expect(await within((l) => l.sessions.length === 3)).toBeLessThan(5_000);
+  }, 60_000);
 
   it('never imports a conversation a session of its own ran', async () => {
     const dataDir = sandbox.dataDir();
