@@ -40,6 +40,11 @@ export async function runHistoryImport(
     if (!owner) throw badRequest(`Workspace ${workspace.id} has no owner to import as; pass --author`);
     authorId = owner.userId;
   }
+  // Every named folder is checked before anything is imported: an error imports nothing.
+  for (const spec of body.sources) {
+    if (spec.explicit && !existsSync(resolve(spec.rootDir)))
+      throw unreadable(resolve(spec.rootDir), 'no such folder');
+  }
   const reports: HistorySourceReport[] = [];
   for (const spec of body.sources) {
     const rootDir = resolve(spec.rootDir);

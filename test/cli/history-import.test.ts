@@ -312,12 +312,16 @@ describe('sessiondesk history import', () => {
       '--workspace',
       org,
       '--claude-dir',
+      claude('plain-answer'),
+      '--codex-dir',
       join(dataDir, 'nowhere'),
     );
     expect({ code: missing.code, stderr: missing.stderr }).toMatchObject({
       code: 1,
       stderr: expect.stringContaining('no such folder'),
     });
+    // An error imports nothing, not even the sources named before it.
+    expect(await withStore(dataDir, (repos) => repos.sessions.count(org, {}))).toBe(0);
     // Default locations that are not there are notes.
     const home = sandbox.dataDir();
     const defaults = await runCli(['history', 'import', '--workspace', org, '--data-dir', dataDir], {
