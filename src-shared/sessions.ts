@@ -121,6 +121,18 @@ export const TaskSchema = z.object({
 export type Task = z.infer<typeof TaskSchema>;
 
 /** What every form of a session carries. */
+export const HISTORY_KINDS = ['claude-code', 'codex', 'gemini'] as const;
+export type HistoryKind = (typeof HISTORY_KINDS)[number];
+
+/** Where an imported session came from: an agent CLI's own session file. */
+export const SessionSourceSchema = z.object({
+  kind: z.enum(HISTORY_KINDS),
+  path: z.string().describe("The CLI's session file."),
+  cwd: z.string().optional().describe('The working folder the CLI ran in, as it recorded it.'),
+  conversationId: z.string().optional().describe("The CLI's own conversation id (what its resume takes)."),
+});
+export type SessionSource = z.infer<typeof SessionSourceSchema>;
+
 const SessionBaseSchema = z.object({
   id: z.string(),
   title: z.string(),
@@ -141,6 +153,9 @@ const SessionBaseSchema = z.object({
     .describe(
       '`running` while an agent works on the session; `queued` while its run waits for a place (the server runs a limited number at once, first come first served). Absent when no run is going or waiting.',
     ),
+  source: SessionSourceSchema.optional().describe(
+    "Set on a session imported from an agent CLI's own files (`sessiondesk history import`).",
+  ),
 });
 
 /** Summary form: list, create and update. Create has no lastMessagePreview; update has no previews. */

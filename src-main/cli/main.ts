@@ -30,6 +30,8 @@ import { DEMO, ownAccountCount } from '../demo/seed.js';
 import { readDemoSignIn } from '../demo/sign-in.js';
 import { agentConfigFromEnv, parseMaxRuns } from '../agents/config.js';
 import { CliError, openAdminTarget, type AdminTarget } from './admin-target.js';
+import { historyImport, historySources } from './history-command.js';
+import { HistoryImportBodySchema } from '../../src-shared/history.js';
 import { GROUPS, USAGE, UsageError, type CommandName } from './usage.js';
 import { closest } from './did-you-mean.js';
 import { createRepositories } from '../store/repositories.js';
@@ -515,6 +517,36 @@ async function doctorCommand(args: string[]): Promise<number> {
   return report.problems.length > 0 ? 1 : 0;
 }
 
+async function historyImportCommand(args: string[]): Promise<void> {
+  const v = parse('history import', args, {
+    workspace: { type: 'string' },
+    'claude-dir': { type: 'string' },
+    'codex-dir': { type: 'string' },
+    'gemini-dir': { type: 'string' },
+    author: { type: 'string' },
+  });
+  if (v.help) return print(USAGE['history import']);
+  required('history import', v, 'workspace');
+  const flag = (name: string) => (typeof v[name] === 'string' ? String(v[name]) : undefined);
+  const dirs: Partial<Record<'claude-code' | 'codex' | 'gemini', string>> = {};
+  for (const [kind, name] of [
+    ['claude-code', 'claude-dir'],
+    ['codex', 'codex-dir'],
+    ['gemini', 'gemini-dir'],
+  ] as const) {
+    const dir = flag(name);
+    if (dir !== undefined) dirs[kind] = resolve(dir);
+  }
+  const author = flag('author');
+  const body = validate('history import', HistoryImportBodySchema, {
+    organizationId: v.workspace,
+    sources: historySources(dirs),
+    ...(author === undefined ? {} : { authorEmail: author }),
+  });
+  const dataDir = resolveDataDir(v['data-dir'] as string | undefined);
+  for (const line of await historyImport(dataDir, body, stderrLogger)) print(line);
+}
+
 const COMMANDS: Record<string, (args: string[]) => Promise<void | number>> = {
   serve,
   'user create': userCreate,
@@ -531,6 +563,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void | number>> = {
   'agent-command remove': agentCommandRemove,
   export: exportCommand,
   import: importCommand,
+  'history import': historyImportCommand,
   backup: backupCommand,
   restore: restoreCommand,
   doctor: doctorCommand,

@@ -18,6 +18,7 @@ Commands:
   agent-command remove  Remove an agent command
   export              Export a workspace's sessions (NDJSON or JSON)
   import              Import an export into a workspace (idempotent)
+  history import      Import the agent CLIs' own session files (Claude Code, Codex, Gemini CLI)
   backup              Copy the whole database to one SQLite file
   restore             Make a backup the database of a new data directory
   doctor              Check a data directory without changing it (--repair: cut damage)
@@ -104,6 +105,17 @@ by email; sessions of people without an account here go to the workspace's owner
 their ids, timestamps and status. Prints what was imported and what was skipped.
 Exit code 0 when the input is an export (even if some sessions were skipped), 1 when it is not.
 While a server holds the data directory, the import goes through it.`,
+  'history import': `Usage: sessiondesk history import --workspace ORG [--claude-dir DIR] [--codex-dir DIR] [--gemini-dir DIR] [--author EMAIL] [--data-dir DIR]
+
+Imports the sessions the agent CLIs wrote in their own folders into the workspace ORG, and
+remembers those folders: a running server (and every later start) follows them.
+  --claude-dir  Claude Code's root (what CLAUDE_CONFIG_DIR names; else ~/.claude)
+  --codex-dir   Codex's root (what CODEX_HOME names; else ~/.codex)
+  --gemini-dir  Gemini CLI's root (else ~/.gemini)
+  --author      the workspace member the sessions are imported as (else its first owner)
+A default folder that is not there is a note; a named one that cannot be read is an error.
+Run again, it reads only what changed. The CLIs' files are only read, never changed.
+Prints one line per source. While a server holds the data directory, the import goes through it.`,
   backup: `Usage: sessiondesk backup --output FILE [--data-dir DIR]
 
 Writes the whole database, consistent at one instant and holding every write acknowledged
@@ -160,6 +172,11 @@ Run "sessiondesk workspace <command> --help" for its options.`,
   member remove    Remove a user from a workspace
 
 Run "sessiondesk member <command> --help" for its options.`,
+  history: `Usage: sessiondesk history <command>
+
+  history import    Import the agent CLIs' own session files
+
+Run "sessiondesk history <command> --help" for its options.`,
   key: `Usage: sessiondesk key <command>
 
   key create    Create an API key for a workspace (prints the key)

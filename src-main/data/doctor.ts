@@ -395,7 +395,7 @@ async function inspectOnce(dataDir: string): Promise<{ report: DoctorReport; uns
     }
   }
 
-  const searchIndex = inspectSearchIndex(dataDir, messageCounts);
+  const searchIndex = inspectSearchIndex(dataDir, messageCounts, live);
   if (searchIndex.state === 'damaged') {
     notes.push(
       `${SEARCH_INDEX_FILE} cannot be used (${searchIndex.why}): the next start keeps it aside and rebuilds it ` +
@@ -521,15 +521,6 @@ export function formatDoctorReport(report: DoctorReport): string {
             : `held by process ${lock.pid} (another sessiondesk command, or a server starting)`
           : `STALE (${lock.pid === null ? 'unreadable' : `pid ${lock.pid} is not running`})`,
     ]);
-    const search = report.searchIndex;
-    section('Search index', [
-      search.state === 'missing'
-        ? `none (${SEARCH_INDEX_FILE} is built from the transcripts at the next start)`
-        : search.state === 'damaged'
-          ? `UNUSABLE: ${search.why} (rebuilt at the next start)`
-          : `${SEARCH_INDEX_FILE} quick_check ok, ${search.sessions} sessions` +
-            (search.behind > 0 ? `, ${search.behind} with messages still to index` : ', up to date'),
-    ]);
     const server = report.server;
     section('Server', [
       server.state === 'none'
@@ -537,6 +528,17 @@ export function formatDoctorReport(report: DoctorReport): string {
         : server.state === 'running'
           ? `running at ${server.info.url} (pid ${server.info.pid}, since ${server.info.startedAt})`
           : 'STALE server.json (no such server is running)',
+    ]);
+    const search = report.searchIndex;
+    section('Search index', [
+      search.state === 'missing'
+        ? `none (${SEARCH_INDEX_FILE} is built from the transcripts at the next start)`
+        : search.state === 'in-use'
+          ? `${SEARCH_INDEX_FILE}, written by the running server (checked when it is stopped)`
+          : search.state === 'damaged'
+            ? `UNUSABLE: ${search.why} (rebuilt at the next start)`
+            : `${SEARCH_INDEX_FILE} quick_check ok, ${search.sessions} sessions` +
+              (search.behind > 0 ? `, ${search.behind} with messages still to index` : ', up to date'),
     ]);
   }
   lines.push('');

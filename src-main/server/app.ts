@@ -29,12 +29,14 @@ import { sessionRoutes } from './routes/sessions.js';
 import { sessionSummaryRoutes } from './routes/session-summary.js';
 import { agentRoutes } from './routes/agents.js';
 import { workspaceRoutes } from './routes/workspaces.js';
+import { historyRoutes } from './routes/history.js';
 import { eventRoutes } from './routes/events.js';
 import { demoRoutes } from './routes/demo.js';
 import { changesRoutes } from './routes/changes.js';
 import { pullRequestRoutes } from './routes/pull-requests.js';
 import { AgentHost, type AgentConfig } from '../agents/host.js';
 import { DEFAULT_AGENT_CONFIG } from '../agents/config.js';
+import { createHistoryFollower } from '../history/follower.js';
 import { EventBus } from '../events/event-bus.js';
 import { SearchIndex } from '../search/search-index.js';
 import { createSearchService } from '../search/search-service.js';
@@ -200,8 +202,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Messages written while no server ran (imports, a rebuilt index) are indexed in the background.
     searchIndex.sweep();
   });
+  // The agent CLIs' own session folders that `sessiondesk history import` remembered.
+  const follower = createHistoryFollower({ store: deps.store, repos, clock: deps.clock, events, logger });
+  app.addHook('onReady', async () => follower.start());
   // Runs are stopped (and recorded) while the store is still open.
   app.addHook('preClose', async () => {
+    await follower.close();
     await agents.close();
   });
   app.addHook('onClose', async () => {
@@ -232,6 +238,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   sessionSummaryRoutes(api, ctx);
   authRoutes(api, ctx);
   workspaceRoutes(api, ctx);
+  historyRoutes(api, ctx);
   agentRoutes(api, ctx);
   eventRoutes(api, ctx);
   demoRoutes(api, ctx);

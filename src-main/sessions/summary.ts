@@ -36,6 +36,7 @@ export function sessionFields(row: SessionRow): Omit<SessionSummary, 'messageCou
   if (row.agentKind !== undefined) value.agent = row.agentKind;
   if (row.usage !== undefined) value.usage = row.usage;
   if (row.agentState !== undefined) value.agentState = row.agentState;
+  if (row.source !== undefined) value.source = row.source;
   return value;
 }
 

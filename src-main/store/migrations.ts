@@ -259,6 +259,47 @@ export const MIGRATIONS: Migration[] = [
       )`,
     ],
   },
+  {
+    version: 12,
+    name: 'imported agent CLI history',
+    sql: [
+      // The agent CLIs' own session folders a workspace imports and follows.
+      `CREATE TABLE history_sources (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        kind TEXT NOT NULL CHECK (kind IN ('claude-code', 'codex', 'gemini')),
+        root_dir TEXT NOT NULL,
+        author_id TEXT NOT NULL REFERENCES users(id),
+        paused INTEGER NOT NULL DEFAULT 0,
+        session_count INTEGER NOT NULL DEFAULT 0,
+        message_count INTEGER NOT NULL DEFAULT 0,
+        last_import_at TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (workspace_id, kind, root_dir)
+      )`,
+      // How far each session file was read: messages up to byte_offset are committed in the
+      // same write that records it; parser_state is what reading on from there needs.
+      // session_id is null for a file whose conversation a session of our own already holds.
+      `CREATE TABLE history_files (
+        source_id TEXT NOT NULL REFERENCES history_sources(id),
+        path TEXT NOT NULL,
+        session_id TEXT REFERENCES sessions(id),
+        byte_offset INTEGER NOT NULL,
+        fingerprint TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ms INTEGER NOT NULL,
+        parser_state TEXT,
+        PRIMARY KEY (source_id, path)
+      )`,
+      `CREATE INDEX history_files_by_session ON history_files(session_id)`,
+      // Where an imported session came from; null for the sessions Session Desk ran.
+      `ALTER TABLE sessions ADD COLUMN source_kind TEXT`,
+      `ALTER TABLE sessions ADD COLUMN source_path TEXT`,
+      `ALTER TABLE sessions ADD COLUMN source_cwd TEXT`,
+      `ALTER TABLE sessions ADD COLUMN source_conversation_id TEXT`,
+      `CREATE INDEX sessions_by_conversation ON sessions(conversation_id)`,
+    ],
+  },
 ];
 
 export class DatabaseTooNewError extends Error {

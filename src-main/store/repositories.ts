@@ -1,4 +1,5 @@
 import { createApiKeysRepository, createAuthSessionsRepository } from './credentials.js';
+import { createHistoryRepository } from './history.js';
 import { createRunsRepository } from './runs.js';
 import { createSessionsRepository } from './sessions.js';
 import type { Db } from './sqljs.js';
@@ -13,6 +14,7 @@ export function createRepositories(db: Db) {
     apiKeys: createApiKeysRepository(db),
     sessions: createSessionsRepository(db),
     runs: createRunsRepository(db),
+    history: createHistoryRepository(db),
   };
 }
 export type Repositories = ReturnType<typeof createRepositories>;

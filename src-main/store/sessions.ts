@@ -1,4 +1,5 @@
 import type { Message, SessionStatus, Task, Usage } from '../../src-shared/index.js';
+import type { SessionSource } from '../../src-shared/sessions.js';
 import type { AgentKind } from '../../src-shared/constants.js';
 import { STATS_WINDOW_MS } from '../../src-shared/constants.js';
 import { repositoryFilter } from '../../src-shared/repo-url.js';
@@ -84,6 +85,8 @@ export interface SessionRow {
   usage?: Usage;
   /** Whether an agent is working on the session now, or waiting for a place to. */
   agentState?: AgentState;
+  /** Set on a session imported from an agent CLI's own session file. */
+  source?: SessionSource;
 }
 
 export type AgentState = 'queued' | 'running';
@@ -147,7 +150,8 @@ export interface ListPosition {
 const SUMMARY_COLUMNS = `s.id, s.workspace_id, s.title, s.status, s.created_at, s.updated_at, s.model,
   s.author_id, u.name, u.image_url, s.repository, s.branch, s.pr_number, s.pr_url, s.pr_status,
   s.message_count, s.first_preview, s.last_preview, s.transcript_bytes, s.agent_kind, s.usage_input,
-  s.usage_output, s.usage_cache_read, s.usage_cache_write, s.usage_cost_usd, s.agent_state`;
+  s.usage_output, s.usage_cache_read, s.usage_cache_write, s.usage_cost_usd, s.agent_state, s.source_kind,
+  s.source_path, s.source_cwd, s.source_conversation_id`;
 const SUMMARY_FROM = 'sessions s JOIN users u ON u.id = s.author_id';
 /**
  * The same columns for one session. Measured in sql.js, the JOIN made finding one session
@@ -194,6 +198,12 @@ function toSessionRow(r: Row): SessionRow {
     row.usage = usage;
   }
   if (r[25] !== null) row.agentState = str(r[25]) as AgentState;
+  if (r[26] !== null) {
+    const source: SessionSource = { kind: str(r[26]) as SessionSource['kind'], path: str(r[27]) };
+    if (r[28] !== null) source.cwd = str(r[28]);
+    if (r[29] !== null) source.conversationId = str(r[29]);
+    row.source = source;
+  }
   return row;
 }
 

@@ -12,6 +12,7 @@ import { SessionPage } from './features/sessions/SessionPage';
 import { SessionsPage } from './features/sessions/SessionsPage';
 import { AgentPage } from './features/settings/AgentPage';
 import { ApiPage } from './features/settings/ApiPage';
+import { HistoryPage } from './features/settings/HistoryPage';
 import { KeysPage } from './features/settings/KeysPage';
 import { MembersPage } from './features/settings/MembersPage';
 import { useWorkspaceState, WorkspaceProvider } from './lib/workspace';
@@ -53,6 +54,7 @@ function Routed() {
         <Route path="/new" element={<NewSessionPage />} />
         <Route path="/sessions/:sessionId" element={<SessionPage />} />
         <Route path="/settings/keys" element={<KeysPage />} />
+        <Route path="/settings/history" element={<HistoryPage />} />
         <Route path="/settings/members" element={<MembersPage />} />
         <Route path="/settings/agent" element={<AgentPage />} />
         <Route path="/settings/api" element={<ApiPage />} />

@@ -45,6 +45,8 @@ describe('GET /api/openapi.json', () => {
       '/api/setup/demo',
       '/api/workspaces',
       '/api/workspaces/{organizationId}/agent',
+      '/api/workspaces/{organizationId}/history-sources',
+      '/api/workspaces/{organizationId}/history-sources/{sourceId}',
       '/api/workspaces/{organizationId}/keys',
       '/api/workspaces/{organizationId}/keys/{keyId}',
       '/api/workspaces/{organizationId}/members',

@@ -78,10 +78,16 @@ function listing(dataDir: string): string[] {
     });
 }
 
+/**
+ * doctor leaves every file as it was. A running server writes its search index in the
+ * background meanwhile, so with one running the index's files are not compared.
+ */
 async function doctorChangesNothing(dataDir: string, ...args: string[]): Promise<CliResult> {
-  const before = listing(dataDir);
+  const serverRunning = existsSync(join(dataDir, 'server.json'));
+  const compared = () => listing(dataDir).filter((line) => !(serverRunning && line.startsWith('search.db')));
+  const before = compared();
   const result = await cliIn(dataDir)('doctor', ...args);
-  expect(listing(dataDir)).toEqual(before);
+  expect(compared()).toEqual(before);
   return result;
 }
 
@@ -303,7 +309,7 @@ describe('sessiondesk doctor', () => {
     const healthy = await doctorChangesNothing(dataDir);
     expect(healthy).toMatchObject({ code: 0, stderr: '' });
     expect(healthy.stdout).toMatch(/Snapshots +snapshot-000000000001\.db .* checksum ok {2}\(loaded\)/u);
-    expect(healthy.stdout).toMatch(/Lock +free\nServer +not running\n\nNo problems found\.\n$/u);
+    expect(healthy.stdout).toMatch(/Lock +free\nServer +not running\nSearch index +\S.*\n\nNo problems found\.\n$/u);
 
     appendFileSync(join(dataDir, 'journal-000000000001.log'), Buffer.from([64, 0, 0, 0, 9, 9]));
     const torn = await doctorChangesNothing(dataDir);

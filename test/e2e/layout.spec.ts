@@ -35,6 +35,7 @@ for (const colorScheme of ['light', 'dark'] as const) {
       '/new',
       '/settings/keys',
       '/settings/members',
+      '/settings/history',
       '/settings/agent',
       '/settings/api',
     ]) {

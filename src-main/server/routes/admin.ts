@@ -12,7 +12,9 @@ import {
   ListKeysQuerySchema,
   RevokeKeyBodySchema,
 } from '../../../src-shared/accounts.js';
+import { HISTORY_IMPORT_PATH, HistoryImportBodySchema } from '../../../src-shared/history.js';
 import { createDirectory } from '../../accounts/directory.js';
+import { runHistoryImport } from '../../history/service.js';
 import { hashSecret } from '../../accounts/secrets.js';
 import { backupChunks } from '../../data/backup.js';
 import { exportChunks } from '../../data/export.js';
@@ -49,6 +51,15 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     { schema: { ...schema, querystring: z.object({ challenge: z.string().regex(CHALLENGE_PATTERN) }) } },
     async (request) => ({
       proof: adminProof(adminToken, request.query.challenge, request.socket.localPort ?? 0),
+    }),
+  );
+
+  // `sessiondesk history import` while this server holds the data directory.
+  api.post(
+    HISTORY_IMPORT_PATH,
+    { onRequest, schema: { ...schema, body: HistoryImportBodySchema } },
+    async (request) => ({
+      sources: await runHistoryImport({ store, repos, clock: ctx.clock, events }, request.body),
     }),
   );
 

@@ -32,6 +32,8 @@ import {
 } from '../../../src-shared/sessions';
 import { SessionChangesResponseSchema } from '../../../src-shared/changes';
 import { SearchResponseSchema } from '../../../src-shared/search';
+import { HistorySourceResponseSchema, HistorySourcesResponseSchema } from '../../../src-shared/history';
+import type { HistoryKind } from '../../../src-shared/sessions';
 import { api } from './client';
 
 /**
@@ -49,6 +51,7 @@ export const keys = {
   keys: (org: string) => ['keys', org] as const,
   members: (org: string) => ['members', org] as const,
   repositories: (org: string) => ['repositories', org] as const,
+  historySources: (org: string) => ['history-sources', org] as const,
 };
 
 export function useSetupStatus() {
@@ -317,5 +320,43 @@ export function useStopSession(org: string, id: string) {
       await client.invalidateQueries({ queryKey: keys.session(id) });
       await client.invalidateQueries({ queryKey: keys.sessions(org) });
     },
+  });
+}
+
+export function useHistorySources(org: string) {
+  return useQuery({
+    queryKey: keys.historySources(org),
+    queryFn: () => api.get(`${orgPath(org)}/history-sources`, HistorySourcesResponseSchema),
+    // The server follows the sources: their counts grow while the page is open.
+    refetchInterval: 5_000,
+  });
+}
+
+export function useAddHistorySource(org: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: { kind: HistoryKind; rootDir: string }) =>
+      api.post(`${orgPath(org)}/history-sources`, HistorySourceResponseSchema, body),
+    onSuccess: () => client.invalidateQueries({ queryKey: keys.historySources(org) }),
+  });
+}
+
+export function usePauseHistorySource(org: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: ({ id, paused }: { id: string; paused: boolean }) =>
+      api.patch(`${orgPath(org)}/history-sources/${encodeURIComponent(id)}`, HistorySourceResponseSchema, {
+        paused,
+      }),
+    onSuccess: () => client.invalidateQueries({ queryKey: keys.historySources(org) }),
+  });
+}
+
+export function useRemoveHistorySource(org: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (id: string) =>
+      api.delete(`${orgPath(org)}/history-sources/${encodeURIComponent(id)}`, z.null()),
+    onSuccess: () => client.invalidateQueries({ queryKey: keys.historySources(org) }),
   });
 }

@@ -107,6 +107,11 @@ export function Shell({ children }: { children: ReactNode }) {
             </NavLink>
           </li>
           <li>
+            <NavLink to="/settings/history" className={link}>
+              History
+            </NavLink>
+          </li>
+          <li>
             <NavLink to="/settings/members" className={link}>
               Members
             </NavLink>

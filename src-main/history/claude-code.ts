@@ -1,0 +1,267 @@
+import { tokenCost } from '../../src-shared/model-prices.js';
+import { ContentBlockSchema, type ContentBlock, type Task } from '../../src-shared/sessions.js';
+import { noticeText, num, parseJsonObject, type AgentUsage } from '../agents/agent-events.js';
+import { ClaudeTaskList } from '../agents/claude-code/tasks.js';
+import { resultMessage } from '../agents/types.js';
+import {
+  emptyUsage,
+  noteTime,
+  obj,
+  plainNotice,
+  str,
+  type HistoryEvent,
+  type HistoryFacts,
+  type HistoryParser,
+  type Line,
+} from './history-events.js';
+
+/**
+ * Line types of Claude Code's session file that hold nothing for the transcript: the CLI's own
+ * bookkeeping (queued prompts, context attachments, request records, cached prompt blobs).
+ */
+const QUIET_TYPES = new Set([
+  'queue-operation',
+  'attachment',
+  'atis-latch',
+  'api-request-shape',
+  'api-request-blob',
+  'api-request',
+  'tools-used',
+  'last-prompt',
+  'mode',
+  'file-history-snapshot',
+  'progress',
+]);
+
+/** Line types that carry the CLI's own title for the conversation. */
+const TITLE_TYPES: Record<string, string> = {
+  summary: 'summary',
+  'custom-title': 'customTitle',
+  'ai-title': 'aiTitle',
+};
+
+interface CostState {
+  usage: Required<AgentUsage>;
+}
+
+function costStateUsage(line: Line): CostState {
+  const usage = emptyUsage();
+  for (const model of Object.values(obj(line.modelUsage) ?? {})) {
+    const m = obj(model) ?? {};
+    usage.inputTokens += num(m.inputTokens);
+    usage.outputTokens += num(m.outputTokens);
+    usage.cacheReadTokens += num(m.cacheReadInputTokens);
+    usage.cacheWriteTokens += num(m.cacheCreationInputTokens);
+  }
+  usage.costUsd = num(line.totalCostUSD);
+  return { usage };
+}
+
+/** The prompt text of a person's line, or undefined when it holds only tool results. */
+function promptText(content: unknown): string | undefined {
+  if (typeof content === 'string') return str(content.trim());
+  if (!Array.isArray(content)) return undefined;
+  const texts = content
+    .map((b) => obj(b))
+    .filter((b) => b?.type === 'text' && typeof b.text === 'string')
+    .map((b) => b!.text as string);
+  return str(texts.join('\n').trim());
+}
+
+/**
+ * Claude Code's session file, `projects/<project>/<session>.jsonl` (or a sub-agent's file beside
+ * it, whose content is marked with `parentToolUseId`, the call that started the sub-agent).
+ * Assistant and user lines hold the Messages API content blocks of the stream-json output. A run
+ * of the CLI ends with a `cost-state` line holding the conversation's running totals and cost, so
+ * a run's usage is the difference from the previous one. Tasks follow TodoWrite only once its
+ * call succeeded, and TaskCreate/TaskUpdate as the live parser does.
+ */
+export function createClaudeCodeHistoryParser(parentToolUseId?: string, state?: string): HistoryParser {
+  const saved = (state ? JSON.parse(state) : {}) as Partial<ClaudeState>;
+  const facts: HistoryFacts = saved.facts ?? { failed: false };
+  const tasks = new ClaudeTaskList();
+  if (saved.tasks) tasks.replace(saved.tasks);
+  /** TodoWrite calls waiting for their result: their input, applied once the call succeeded. */
+  const pendingTodo = new Map<string, unknown>(saved.pendingTodo ?? []);
+  let previous = saved.previous ?? emptyUsage();
+  let runFailed = saved.runFailed ?? false;
+  let runError = saved.runError ?? '';
+
+  const mark = (content: ContentBlock[]): HistoryEvent =>
+    parentToolUseId ? { kind: 'assistant', content, parentToolUseId } : { kind: 'assistant', content };
+
+  function blocks(line: Line): [ContentBlock[], HistoryEvent[]] {
+    const raw = obj(line.message)?.content;
+    if (!Array.isArray(raw)) return [[], []];
+    const kept: ContentBlock[] = [];
+    const notices: HistoryEvent[] = [];
+    for (const block of raw) {
+      const parsed = ContentBlockSchema.safeParse(block);
+      if (parsed.success) {
+        if (line.type === 'assistant' || parsed.data.type === 'tool_result') kept.push(parsed.data);
+      } else if (obj(block)?.type !== 'redacted_thinking' && line.type === 'assistant') {
+        notices.push({
+          kind: 'notice',
+          level: 'info',
+          text: noticeText(`Unshown content: ${JSON.stringify(block)}`),
+        });
+      }
+    }
+    return [kept, notices];
+  }
+
+  function taskEvents(content: ContentBlock[], line: Line): HistoryEvent[] {
+    const events: HistoryEvent[] = [];
+    for (const block of content) {
+      let changed = null;
+      if (block.type === 'tool_use') {
+        if (block.name === 'TodoWrite') pendingTodo.set(block.id, block.input);
+        else changed = tasks.toolUse(block.id, block.name, block.input);
+      } else if (block.type === 'tool_result') {
+        const todo = pendingTodo.get(block.tool_use_id);
+        if (pendingTodo.delete(block.tool_use_id)) {
+          if (block.is_error !== true) changed = tasks.toolUse(block.tool_use_id, 'TodoWrite', todo);
+        } else
+          changed = tasks.toolResult(
+            block.tool_use_id,
+            block.content,
+            line.toolUseResult,
+            block.is_error === true,
+          );
+      }
+      if (changed) events.push({ kind: 'tasks', tasks: changed });
+    }
+    return events;
+  }
+
+  function assistant(line: Line): HistoryEvent[] {
+    const message = obj(line.message) ?? {};
+    const model = str(message.model);
+    if (model && model !== '<synthetic>') facts.model = model;
+    const [content, notices] = blocks(line);
+    if (line.isApiErrorMessage === true) {
+      // The CLI's own words for a failed request; the run ends in an error.
+      runFailed = true;
+      runError = content.map((b) => (b.type === 'text' ? b.text : '')).join('\n') || 'API error';
+      return [{ kind: 'notice', level: 'error', text: noticeText(runError) }];
+    }
+    if (content.length === 0) return notices;
+    return [mark(content), ...notices, ...taskEvents(content, line)];
+  }
+
+  function user(line: Line): HistoryEvent[] {
+    const message = obj(line.message) ?? {};
+    const [results] = blocks(line);
+    const events: HistoryEvent[] = [];
+    // A sub-agent's prompt is the input of the call that started it, already shown there.
+    const text =
+      line.isMeta === true || line.isCompactSummary === true ? undefined : promptText(message.content);
+    if (text && results.length === 0 && !parentToolUseId) events.push({ kind: 'prompt', text });
+    if (results.length > 0) events.push(mark(results), ...taskEvents(results, line));
+    return events;
+  }
+
+  /** A run ended: its usage is the difference between two cost states (CLI's own cost). */
+  function runEnd(line: Line): HistoryEvent[] {
+    const { usage: total } = costStateUsage(line);
+    const usage = {
+      inputTokens: Math.max(0, total.inputTokens - previous.inputTokens),
+      outputTokens: Math.max(0, total.outputTokens - previous.outputTokens),
+      cacheReadTokens: Math.max(0, total.cacheReadTokens - previous.cacheReadTokens),
+      cacheWriteTokens: Math.max(0, total.cacheWriteTokens - previous.cacheWriteTokens),
+    };
+    // The CLI's own cost, unless it says it could not price a model it used.
+    const costUsd =
+      line.hasUnknownModelCost === true
+        ? tokenCost(facts.model, usage)
+        : Math.max(0, total.costUsd - previous.costUsd);
+    previous = total;
+    facts.failed = runFailed;
+    const result = resultMessage(!runFailed, runFailed ? runError : 'Done.', 0, 0);
+    runFailed = false;
+    runError = '';
+    return [
+      { kind: 'run', usage, costUsd },
+      { kind: 'result', result },
+    ];
+  }
+
+  return {
+    facts,
+    line(text) {
+      const line = parseJsonObject(text);
+      if (!line) return plainNotice(text);
+      noteTime(facts, line.timestamp);
+      facts.conversationId ??= str(line.sessionId);
+      facts.cwd = str(line.cwd) ?? facts.cwd;
+      facts.branch = str(line.gitBranch) ?? facts.branch;
+      const type = str(line.type) ?? '';
+      if (type in TITLE_TYPES) {
+        facts.title = str(line[TITLE_TYPES[type]!]) ?? facts.title;
+        return [];
+      }
+      switch (type) {
+        case 'assistant':
+          return assistant(line);
+        case 'user':
+          return user(line);
+        case 'cost-state':
+          return runEnd(line);
+        case 'system': {
+          const subtype = str(line.subtype) ?? '';
+          const error = obj(line.error);
+          const detail = str(error?.formatted) ?? str(line.content) ?? str(line.message) ?? '';
+          return [
+            {
+              kind: 'notice',
+              level: line.level === 'error' ? 'error' : 'info',
+              text: noticeText(`${subtype}${detail ? `: ${detail}` : ''}`),
+            },
+          ];
+        }
+        default: {
+          if (QUIET_TYPES.has(type)) {
+            if (obj(line.attachment)?.type === 'max_turns_reached') {
+              runFailed = true;
+              runError = 'Reached the maximum number of turns.';
+            }
+            return [];
+          }
+          return [{ kind: 'notice', level: 'info', text: noticeText(text.trim()) }];
+        }
+      }
+    },
+    flush() {
+      return [];
+    },
+    state() {
+      const state: ClaudeState = {
+        facts,
+        tasks: tasks.current,
+        pendingTodo: [...pendingTodo],
+        previous,
+        runFailed,
+        runError,
+      };
+      return JSON.stringify(state);
+    },
+  };
+}
+
+interface ClaudeState {
+  facts: HistoryFacts;
+  tasks: Task[];
+  pendingTodo: [string, unknown][];
+  previous: Required<AgentUsage>;
+  runFailed: boolean;
+  runError: string;
+}
+
+/** A sub-agent's meta file beside its transcript: the call that started it. */
+export function subAgentParent(metaJson: string): string | undefined {
+  try {
+    return str(obj(JSON.parse(metaJson))?.toolUseId);
+  } catch {
+    return undefined;
+  }
+}

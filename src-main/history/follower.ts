@@ -1,0 +1,96 @@
+import { watch, type FSWatcher } from 'node:fs';
+import type { Logger } from '../clock.js';
+import { importSource, type HistoryDeps } from './importer.js';
+
+/** The periodic rescan: a safety net for changes fs.watch misses (and for status turning stale). */
+export const RESCAN_MS = 2_000;
+/** Smaller batches than the command's: each is one write, so the event loop is never held long. */
+export const FOLLOW_BATCH_BYTES = 256 * 1024;
+
+/**
+ * Follows the remembered sources of every workspace in a running server: each root is watched
+ * (fs.watch, recursive) and rescanned every RESCAN_MS, and a change imports what the files
+ * gained, one source at a time, so a new or appended session file is in the API within seconds.
+ * Paused sources are left alone; sources added later (by the command through this server) are
+ * picked up at the next scan.
+ */
+export function createHistoryFollower(deps: HistoryDeps & { logger: Logger }) {
+  const watchers = new Map<string, FSWatcher>();
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<void> | null = null;
+  let again = false;
+  let closed = false;
+
+  function watchRoots(): void {
+    const roots = new Set(
+      deps.repos.history
+        .sources()
+        .filter((s) => !s.paused)
+        .map((s) => s.rootDir),
+    );
+    for (const [root, watcher] of watchers) {
+      if (!roots.has(root)) {
+        watcher.close();
+        watchers.delete(root);
+      }
+    }
+    for (const root of roots) {
+      if (watchers.has(root)) continue;
+      try {
+        const watcher = watch(root, { recursive: true, persistent: false }, () => scan());
+        watcher.on('error', () => {
+          watcher.close();
+          watchers.delete(root);
+        });
+        watchers.set(root, watcher);
+      } catch {
+        // A root that cannot be watched (gone for now) is still rescanned.
+      }
+    }
+  }
+
+  async function scanOnce(): Promise<void> {
+    watchRoots();
+    for (const source of deps.repos.history.sources()) {
+      if (closed) return;
+      if (source.paused) continue;
+      try {
+        await importSource(deps, source, { batchBytes: FOLLOW_BATCH_BYTES, quiet: true });
+      } catch (err) {
+        deps.logger.warn(`History import of ${source.rootDir} failed: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  /** Scans now, or once more after the scan going on (never two at once). */
+  function scan(): void {
+    if (closed) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = scanOnce().finally(() => {
+      running = null;
+      if (again) {
+        again = false;
+        scan();
+      }
+    });
+  }
+
+  return {
+    start(): void {
+      scan();
+      timer = setInterval(scan, RESCAN_MS);
+      timer.unref();
+    },
+    async close(): Promise<void> {
+      closed = true;
+      if (timer) clearInterval(timer);
+      for (const watcher of watchers.values()) watcher.close();
+      watchers.clear();
+      await running;
+    },
+  };
+}
+export type HistoryFollower = ReturnType<typeof createHistoryFollower>;

@@ -1,0 +1,76 @@
+import { tokenCost } from '../../src-shared/model-prices.js';
+import { noticeText, type AgentEvent, type AgentUsage } from '../agents/agent-events.js';
+
+/**
+ * What one line of a CLI's own session file asks an imported session to record: the agent
+ * events the live parsers produce, plus the person's prompts and the end of each run of the CLI
+ * (a process: a session file holds one or more, a resumed conversation appending to the file).
+ */
+export type HistoryEvent =
+  | Exclude<AgentEvent, { kind: 'usage' } | { kind: 'conversation' }>
+  | { kind: 'prompt'; text: string }
+  /**
+   * A run ended: its tokens, and its cost in US dollars: the CLI's own where it recorded one,
+   * else priced by the dated table in src-shared (model-prices.ts), null for a model it lacks.
+   */
+  | { kind: 'run'; usage: RunTokens; costUsd: number | null };
+
+export type RunTokens = Omit<AgentUsage, 'costUsd'>;
+
+/** What a session file says about its session as a whole; later lines update it. */
+export interface HistoryFacts {
+  conversationId?: string | undefined;
+  cwd?: string | undefined;
+  branch?: string | undefined;
+  /** The last model used. */
+  model?: string | undefined;
+  /** The CLI's own title or summary, where it keeps one. */
+  title?: string | undefined;
+  firstAt?: string | undefined;
+  lastAt?: string | undefined;
+  /** The CLI recorded an error end (the last run failed). */
+  failed: boolean;
+}
+
+/** Reads one session file line by line (complete lines only), in order. */
+export interface HistoryParser {
+  readonly facts: HistoryFacts;
+  line(text: string): HistoryEvent[];
+  /** The file's end for now (it may grow): ends what only the file's end ends. */
+  flush(): HistoryEvent[];
+  /** What a parser made later with this state needs to read on from here (JSON). */
+  state(): string;
+}
+
+export type Line = Record<string, unknown>;
+
+export function str(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+export function obj(value: unknown): Line | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Line) : undefined;
+}
+
+export function emptyUsage(): Required<AgentUsage> {
+  return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0 };
+}
+
+/** Notes a line's time as the session's first or last. */
+export function noteTime(facts: HistoryFacts, at: unknown): void {
+  const time = str(at);
+  if (!time || Number.isNaN(Date.parse(time))) return;
+  if (!facts.firstAt || time < facts.firstAt) facts.firstAt = time;
+  if (!facts.lastAt || time > facts.lastAt) facts.lastAt = time;
+}
+
+/** A line that is not a JSON object (a torn or foreign line): kept as a notice unless blank. */
+export function plainNotice(text: string): HistoryEvent[] {
+  const trimmed = text.trim();
+  return trimmed ? [{ kind: 'notice', level: 'info', text: noticeText(trimmed) }] : [];
+}
+
+/** A run's end priced by the table: for CLIs that record no cost of their own. */
+export function pricedRun(model: string | undefined, usage: RunTokens): HistoryEvent {
+  return { kind: 'run', usage, costUsd: tokenCost(model, usage) };
+}

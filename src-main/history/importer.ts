@@ -1,0 +1,393 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { parseRepoUrl } from '../../src-shared/repo-url.js';
+import type { HistoryKind, Message, SessionStatus, Task } from '../../src-shared/sessions.js';
+import { makeTitle } from '../../src-shared/text.js';
+import { newId } from '../accounts/secrets.js';
+import type { Clock } from '../clock.js';
+import type { EventBus } from '../events/event-bus.js';
+import type { HistoryFileRecord, HistorySourceRecord } from '../store/history.js';
+import type { Repositories } from '../store/repositories.js';
+import type { Store } from '../store/store.js';
+import { toSummary } from '../sessions/summary.js';
+import { createClaudeCodeHistoryParser, subAgentParent } from './claude-code.js';
+import { createCodexHistoryParser } from './codex.js';
+import { fingerprintOf, readLines, startOffset } from './file-reader.js';
+import { createGeminiHistoryParser } from './gemini.js';
+import type { HistoryEvent, HistoryParser } from './history-events.js';
+
+const run = promisify(execFile);
+
+/** A session is `active` while its file was written this recently. */
+export const ACTIVE_WITHIN_MS = 2 * 60_000;
+
+export interface HistoryDeps {
+  store: Store;
+  repos: Repositories;
+  clock: Clock;
+  /** The running server's live events; absent when the command opens the data directory itself. */
+  events?: EventBus | undefined;
+}
+
+/** One session file of a source: a sub-agent's file names its session's file and the call. */
+interface SessionFile {
+  path: string;
+  /** A Claude Code sub-agent file: its session's own file, and the call that started it. */
+  parent?: { path: string; toolUseId: string | undefined };
+  /** The working folder the CLI recorded beside the file (Gemini CLI's `.project_root`). */
+  cwd?: string;
+}
+
+/** What importing one source did. */
+export interface SourceCounts {
+  sessions: number;
+  newSessions: number;
+  updatedSessions: number;
+  messages: number;
+}
+
+async function listDir(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).sort();
+  } catch {
+    return [];
+  }
+}
+
+/** The session files under a CLI's root folder, sessions before their sub-agents. */
+export async function sessionFiles(kind: HistoryKind, rootDir: string): Promise<SessionFile[]> {
+  const files: SessionFile[] = [];
+  if (kind === 'claude-code') {
+    const projects = join(rootDir, 'projects');
+    for (const project of await listDir(projects)) {
+      const dir = join(projects, project);
+      for (const name of await listDir(dir)) {
+        if (!name.endsWith('.jsonl')) continue;
+        const path = join(dir, name);
+        files.push({ path });
+        const subagents = join(dir, name.slice(0, -'.jsonl'.length), 'subagents');
+        for (const sub of await listDir(subagents)) {
+          if (!sub.endsWith('.jsonl')) continue;
+          const meta = join(subagents, sub.replace(/\.jsonl$/u, '.meta.json'));
+          const toolUseId = existsSync(meta) ? subAgentParent(readFileSync(meta, 'utf8')) : undefined;
+          files.push({ path: join(subagents, sub), parent: { path, toolUseId } });
+        }
+      }
+    }
+  } else if (kind === 'codex') {
+    const walk = async (dir: string, depth: number): Promise<void> => {
+      for (const name of await listDir(dir)) {
+        const path = join(dir, name);
+        if (depth < 3) await walk(path, depth + 1);
+        else if (name.startsWith('rollout-') && name.endsWith('.jsonl')) files.push({ path });
+      }
+    };
+    await walk(join(rootDir, 'sessions'), 0);
+  } else {
+    const tmp = join(rootDir, 'tmp');
+    for (const project of await listDir(tmp)) {
+      const rootFile = join(tmp, project, '.project_root');
+      const cwd = existsSync(rootFile) ? readFileSync(rootFile, 'utf8').trim() : undefined;
+      for (const name of await listDir(join(tmp, project, 'chats'))) {
+        if (name.startsWith('session-') && name.endsWith('.jsonl'))
+          files.push({ path: join(tmp, project, 'chats', name), ...(cwd ? { cwd } : {}) });
+      }
+    }
+  }
+  return files;
+}
+
+function parserFor(kind: HistoryKind, file: SessionFile, state: string | undefined): HistoryParser {
+  if (kind === 'codex') return createCodexHistoryParser(state);
+  if (kind === 'gemini') return createGeminiHistoryParser(state);
+  return createClaudeCodeHistoryParser(file.parent?.toolUseId, state);
+}
+
+/** `<owner>/<repo>` of the working folder's `origin` when it names one on a code host. */
+async function repositoryOf(cwd: string | undefined): Promise<string | undefined> {
+  if (!cwd || !existsSync(cwd)) return undefined;
+  try {
+    const { stdout } = await run('git', ['-C', cwd, 'config', '--get', 'remote.origin.url'], {
+      timeout: 5000,
+    });
+    const url = stdout.trim().replace(/^git@([^:]+):(.+)$/u, 'https://$1/$2');
+    return parseRepoUrl(url)?.repository;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface ImportOptions {
+  /** Bytes of lines per store write (default: the reader's 4 MB). */
+  batchBytes?: number;
+  /** Following: note the source's import only when something changed. */
+  quiet?: boolean;
+}
+
+/** Whether the parser state saved for a file says its CLI recorded an error end. */
+function recordedFailure(file: HistoryFileRecord): boolean {
+  try {
+    return (JSON.parse(file.parserState ?? '{}') as { facts?: { failed?: boolean } }).facts?.failed === true;
+  } catch {
+    return false;
+  }
+}
+
+async function settleStatus(deps: HistoryDeps, sessionId: string, failed: boolean): Promise<void> {
+  const row = deps.repos.sessions.find(sessionId);
+  if (!row || row.status !== 'active') return;
+  const status: SessionStatus = failed ? 'failed' : 'completed';
+  await deps.store.write(() => {
+    deps.repos.sessions.update(sessionId, { status }, row.updatedAt);
+    deps.repos.history.setSessionFacts(sessionId, { updatedAt: row.updatedAt });
+  });
+  publish(deps, sessionId, false);
+}
+
+interface Pending {
+  messages: { message: Message; authorId: string | null; at: string }[];
+  tasks?: Task[];
+  runs: { usage: Extract<HistoryEvent, { kind: 'run' }>; at: string }[];
+  firstPrompt?: string;
+}
+
+function collect(pending: Pending, events: HistoryEvent[], at: string, authorId: string): void {
+  for (const event of events) {
+    switch (event.kind) {
+      case 'prompt':
+        pending.firstPrompt ??= event.text;
+        pending.messages.push({ message: { type: 'user', message: { content: event.text } }, authorId, at });
+        break;
+      case 'assistant':
+        pending.messages.push({
+          message: {
+            type: 'assistant',
+            message: { content: event.content },
+            ...(event.parentToolUseId ? { parent_tool_use_id: event.parentToolUseId } : {}),
+          },
+          authorId: null,
+          at,
+        });
+        break;
+      case 'notice':
+        pending.messages.push({
+          message: {
+            type: 'assistant',
+            message: { content: [{ type: 'text', text: event.text }] },
+            notice: event.level,
+          },
+          authorId: null,
+          at,
+        });
+        break;
+      case 'result':
+        pending.messages.push({ message: event.result, authorId: null, at });
+        break;
+      case 'tasks':
+        pending.tasks = event.tasks;
+        break;
+      case 'run':
+        pending.runs.push({ usage: event, at });
+        break;
+    }
+  }
+}
+
+/**
+ * Imports one session file from where the last import stopped. Each batch of lines is one store
+ * write holding its messages, tasks, runs and the file's new offset and parser state, so what the
+ * store holds is always a whole prefix of the file; a session is created in the write of its
+ * file's first batch, so it never shows before its first messages. A file whose conversation a
+ * session Session Desk ran already holds is only remembered. Returns whether a session was
+ * created or grew.
+ */
+export async function importFile(
+  deps: HistoryDeps,
+  source: HistorySourceRecord,
+  file: SessionFile,
+  options: ImportOptions = {},
+): Promise<'new' | 'updated' | 'unchanged'> {
+  const { store, repos, clock } = deps;
+  const info = await stat(file.path);
+  const last = repos.history.file(source.id, file.path) ?? undefined;
+  const stale = clock.now().getTime() - info.mtimeMs >= ACTIVE_WITHIN_MS;
+  if (last && last.size === info.size && last.mtimeMs === info.mtimeMs && last.offset === info.size) {
+    // Unchanged; a session still shown active turns completed (or failed) once its file is stale.
+    if (stale && last.sessionId && !file.parent)
+      await settleStatus(deps, last.sessionId, recordedFailure(last));
+    return 'unchanged';
+  }
+  let from = await startOffset(file.path, last);
+  let sessionId = last?.sessionId ?? null;
+  let state = from > 0 ? last?.parserState : undefined;
+  if (last && from === 0 && last.offset > 0) {
+    // Rewritten or shortened: read again into a session of its own, the old one stays as it was.
+    sessionId = null;
+    state = undefined;
+  }
+  if (file.parent) {
+    const parentSession = repos.history.file(source.id, file.parent.path)?.sessionId ?? null;
+    if (!parentSession) return 'unchanged';
+    sessionId = parentSession;
+  }
+  const parser = parserFor(source.kind, file, state);
+  const fingerprint = await fingerprintOf(file.path);
+  let outcome: 'new' | 'updated' | 'unchanged' = 'unchanged';
+  let skipped = last !== undefined && last.sessionId === null && last.offset > 0 && !file.parent;
+  const commit = async (lines: string[], end: number, final: boolean) => {
+    const pending: Pending = { messages: [], runs: [] };
+    for (const line of lines)
+      collect(pending, parser.line(line), parser.facts.lastAt ?? clock.now().toISOString(), source.authorId);
+    if (final && stale)
+      collect(pending, parser.flush(), parser.facts.lastAt ?? clock.now().toISOString(), source.authorId);
+    const facts = parser.facts;
+    const repository = sessionId === null && !skipped ? await repositoryOf(facts.cwd ?? file.cwd) : undefined;
+    const status: SessionStatus = !stale ? 'active' : facts.failed ? 'failed' : 'completed';
+    const created = await store.write(() => {
+      let isNew = false;
+      if (sessionId === null && !skipped && facts.conversationId) {
+        // Never twice: a session Session Desk ran holds this conversation, and its record wins.
+        const holder = repos.history.sessionForConversation(source.workspaceId, facts.conversationId);
+        if (holder && !holder.imported) skipped = true;
+      }
+      if (sessionId === null && !skipped && (pending.messages.length > 0 || pending.runs.length > 0)) {
+        sessionId = newId('session');
+        const createdAt = facts.firstAt ?? clock.now().toISOString();
+        repos.sessions.insert({
+          id: sessionId,
+          workspaceId: source.workspaceId,
+          authorId: source.authorId,
+          title: facts.title ?? makeTitle(pending.firstPrompt),
+          model: facts.model ?? 'unknown',
+          createdAt,
+          ...(repository ? { repository } : {}),
+          baseBranch: facts.branch ?? 'main',
+        });
+        repos.history.setSessionSource(sessionId, {
+          kind: source.kind,
+          path: file.path,
+          cwd: facts.cwd ?? file.cwd,
+          conversationId: facts.conversationId,
+        });
+        isNew = true;
+      }
+      if (sessionId !== null && !skipped) {
+        for (const m of pending.messages)
+          repos.sessions.appendMessage(sessionId, source.workspaceId, m.message, m.authorId, m.at);
+        if (pending.tasks) repos.sessions.replaceTasks(sessionId, pending.tasks);
+        for (const r of pending.runs) {
+          const { usage, costUsd } = r.usage;
+          repos.sessions.recordRun(sessionId, source.workspaceId, {
+            kind: source.kind,
+            conversationId: facts.conversationId,
+            usage: { ...usage, ...(costUsd === null ? {} : { costUsd }) },
+            endedAt: r.at,
+          });
+        }
+        if (!file.parent) {
+          repos.history.setSessionFacts(sessionId, {
+            createdAt: facts.firstAt,
+            updatedAt: facts.lastAt,
+            model: facts.model,
+            title: facts.title,
+            branch: facts.branch,
+          });
+          repos.sessions.update(sessionId, { status }, facts.lastAt ?? clock.now().toISOString());
+          repos.history.setSessionFacts(sessionId, { updatedAt: facts.lastAt });
+        }
+      }
+      const record: HistoryFileRecord = {
+        sourceId: source.id,
+        path: file.path,
+        sessionId: skipped ? null : sessionId,
+        offset: end,
+        fingerprint,
+        size: info.size,
+        mtimeMs: info.mtimeMs,
+        parserState: parser.state(),
+      };
+      repos.history.putFile(record);
+      return isNew;
+    });
+    if (
+      sessionId !== null &&
+      !skipped &&
+      (pending.messages.length > 0 || pending.runs.length > 0 || created)
+    ) {
+      outcome = outcome === 'new' || created ? 'new' : 'updated';
+      publish(deps, sessionId, created);
+    }
+  };
+  for await (const batch of readLines(file.path, from, options.batchBytes)) {
+    from = batch.end;
+    await commit(batch.lines, batch.end, false);
+  }
+  // The end for now: closes what only the file's end closes, and records status and size.
+  await commit([], from, true);
+  return outcome;
+}
+
+function publish(deps: HistoryDeps, sessionId: string, created: boolean): void {
+  if (!deps.events) return;
+  const row = deps.repos.sessions.find(sessionId);
+  if (!row) return;
+  deps.events.publish(row.workspaceId, {
+    type: created ? 'session.created' : 'session.updated',
+    sessionId,
+    session: toSummary(row, 'both'),
+  });
+}
+
+/** Imports of a source going on in this process: one at a time, or a file would be read twice. */
+const sourceLocks = new Map<string, Promise<unknown>>();
+
+/** Imports every file of a source from where the last import stopped. */
+export function importSource(
+  deps: HistoryDeps,
+  source: HistorySourceRecord,
+  options: ImportOptions = {},
+): Promise<SourceCounts> {
+  const previous = sourceLocks.get(source.id) ?? Promise.resolve();
+  const next = previous.catch(() => undefined).then(() => importSourceNow(deps, source, options));
+  sourceLocks.set(source.id, next);
+  void next
+    .finally(() => {
+      if (sourceLocks.get(source.id) === next) sourceLocks.delete(source.id);
+    })
+    .catch(() => undefined);
+  return next;
+}
+
+async function importSourceNow(
+  deps: HistoryDeps,
+  source: HistorySourceRecord,
+  options: ImportOptions,
+): Promise<SourceCounts> {
+  const counts: SourceCounts = { sessions: 0, newSessions: 0, updatedSessions: 0, messages: 0 };
+  let changed = false;
+  for (const file of await sessionFiles(source.kind, source.rootDir)) {
+    const outcome = await importFile(deps, source, file, options);
+    if (outcome !== 'unchanged') changed = true;
+    if (file.parent) continue;
+    if (outcome === 'new') counts.newSessions += 1;
+    else if (outcome === 'updated') counts.updatedSessions += 1;
+  }
+  // Following rescans often: it notes an import only when a file changed.
+  if (changed || !options.quiet) {
+    await deps.store.write(() => deps.repos.history.noteImport(source.id, deps.clock.now().toISOString()));
+  }
+  const after = deps.repos.history.source(source.id);
+  counts.sessions = after?.sessionCount ?? 0;
+  counts.messages = after?.messageCount ?? 0;
+  return counts;
+}
+
+/** The default root of each CLI: its environment variable, else its folder in the home. */
+export function defaultRoot(kind: HistoryKind, env: NodeJS.ProcessEnv, home: string): string {
+  if (kind === 'claude-code') return env.CLAUDE_CONFIG_DIR || join(home, '.claude');
+  if (kind === 'codex') return env.CODEX_HOME || join(home, '.codex');
+  return join(home, '.gemini');
+}

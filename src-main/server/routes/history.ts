@@ -1,0 +1,115 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { WorkspaceParamsSchema } from '../../../src-shared/accounts.js';
+import {
+  HistorySourceParamsSchema,
+  HistorySourceResponseSchema,
+  HistorySourcesResponseSchema,
+  NewHistorySourceBodySchema,
+  UpdateHistorySourceBodySchema,
+} from '../../../src-shared/history.js';
+import { forbidden } from '../../errors.js';
+import { createHistorySources } from '../../history/service.js';
+import { authHooks } from '../auth/authenticate.js';
+import { userOf, type AppContext } from '../context.js';
+import { errorResponses } from './error-responses.js';
+
+/**
+ * Settings' history sources: the agent CLIs' folders a workspace imports and follows. The
+ * sign-in cookie only; members see them, owners add, pause and remove them.
+ */
+export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const { repos } = ctx;
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  const { userOnly } = authHooks(ctx.auth);
+  const sources = createHistorySources({ store: ctx.store, repos, clock: ctx.clock, events: ctx.events });
+
+  function requireRole(userId: string, organizationId: string, needed: 'member' | 'owner'): void {
+    const role = repos.workspaces.role(organizationId, userId);
+    if (role === null) throw forbidden();
+    if (needed === 'owner' && role !== 'owner')
+      throw forbidden('Only an owner of this workspace can do that');
+  }
+
+  const base = '/api/workspaces/:organizationId/history-sources';
+  api.get(
+    base,
+    {
+      ...userOnly,
+      schema: {
+        summary: 'List the history sources',
+        description: 'The agent CLI folders this workspace imports and follows, with their counts.',
+        tags: ['dashboard'],
+        params: WorkspaceParamsSchema,
+        response: { 200: HistorySourcesResponseSchema, ...errorResponses(400, 401, 403, 500, 503) },
+      },
+    },
+    async (request) => {
+      requireRole(userOf(request).userId, request.params.organizationId, 'member');
+      return { sources: sources.list(request.params.organizationId) };
+    },
+  );
+
+  api.post(
+    base,
+    {
+      ...userOnly,
+      schema: {
+        summary: 'Add a history source',
+        description:
+          'Owners only. The server follows it from its next scan; its sessions are imported as the owner.',
+        tags: ['dashboard'],
+        params: WorkspaceParamsSchema,
+        body: NewHistorySourceBodySchema,
+        response: { 201: HistorySourceResponseSchema, ...errorResponses(400, 401, 403, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { userId } = userOf(request);
+      requireRole(userId, request.params.organizationId, 'owner');
+      const { kind, rootDir } = request.body;
+      const source = await sources.add(request.params.organizationId, userId, kind, rootDir);
+      return reply.code(201).send({ source });
+    },
+  );
+
+  api.patch(
+    `${base}/:sourceId`,
+    {
+      ...userOnly,
+      schema: {
+        summary: 'Pause or resume a history source',
+        tags: ['dashboard'],
+        params: HistorySourceParamsSchema,
+        body: UpdateHistorySourceBodySchema,
+        response: { 200: HistorySourceResponseSchema, ...errorResponses(400, 401, 403, 404, 500, 503) },
+      },
+    },
+    async (request) => {
+      requireRole(userOf(request).userId, request.params.organizationId, 'owner');
+      const { organizationId, sourceId } = request.params;
+      return { source: await sources.setPaused(organizationId, sourceId, request.body.paused) };
+    },
+  );
+
+  api.delete(
+    `${base}/:sourceId`,
+    {
+      ...userOnly,
+      schema: {
+        summary: 'Remove a history source',
+        description:
+          "Owners only. Forgets the folder; imported sessions stay and the CLI's files are untouched.",
+        tags: ['dashboard'],
+        params: HistorySourceParamsSchema,
+        response: { 204: z.null(), ...errorResponses(400, 401, 403, 404, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      requireRole(userOf(request).userId, request.params.organizationId, 'owner');
+      await sources.remove(request.params.organizationId, request.params.sourceId);
+      return reply.code(204).send(null);
+    },
+  );
+}

@@ -1,0 +1,168 @@
+import { useState, type FormEvent } from 'react';
+import type { HistorySource } from '../../../../src-shared/history';
+import { HISTORY_KINDS, type HistoryKind } from '../../../../src-shared/sessions';
+import {
+  useAddHistorySource,
+  useHistorySources,
+  usePauseHistorySource,
+  useRemoveHistorySource,
+} from '../../api/queries';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { TextField } from '../../components/Field';
+import { RelativeTime } from '../../components/RelativeTime';
+import { EmptyState, ErrorState, Loading } from '../../components/States';
+import { useWorkspace } from '../../lib/workspace';
+
+const KIND_NAMES: Record<HistoryKind, string> = {
+  'claude-code': 'Claude Code',
+  codex: 'Codex',
+  gemini: 'Gemini CLI',
+};
+
+const DEFAULT_ROOTS: Record<HistoryKind, string> = {
+  'claude-code': '~/.claude',
+  codex: '~/.codex',
+  gemini: '~/.gemini',
+};
+
+/** Settings › History: the agent CLI folders this workspace imports and follows. */
+export function HistoryPage() {
+  const { workspace } = useWorkspace();
+  const org = workspace.organizationId;
+  const isOwner = workspace.role === 'owner';
+  const sources = useHistorySources(org);
+  const add = useAddHistorySource(org);
+  const pause = usePauseHistorySource(org);
+  const remove = useRemoveHistorySource(org);
+  const [kind, setKind] = useState<HistoryKind>('claude-code');
+  const [rootDir, setRootDir] = useState('');
+  const [removing, setRemoving] = useState<HistorySource | null>(null);
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    if (rootDir.trim() === '') return;
+    add.mutate({ kind, rootDir: rootDir.trim() }, { onSuccess: () => setRootDir('') });
+  }
+
+  return (
+    <div className="page page-narrow">
+      <header className="page-header">
+        <h1>History</h1>
+      </header>
+      <p className="muted">
+        Sessions you ran in a terminal with Claude Code, Codex or Gemini CLI, imported from the folders those
+        programs keep them in and followed as they grow. Their files are only read, never changed.
+      </p>
+      {isOwner && (
+        <form className="inline-form" onSubmit={submit} noValidate>
+          <label>
+            Program{' '}
+            <select value={kind} onChange={(e) => setKind(e.target.value as HistoryKind)}>
+              {HISTORY_KINDS.map((k) => (
+                <option key={k} value={k}>
+                  {KIND_NAMES[k]}
+                </option>
+              ))}
+            </select>
+          </label>
+          <TextField
+            label="Folder"
+            placeholder={`absolute path, e.g. the full path of ${DEFAULT_ROOTS[kind]}`}
+            value={rootDir}
+            required
+            onChange={(e) => setRootDir(e.target.value)}
+          />
+          <button type="submit" className="button button-primary" disabled={add.isPending}>
+            Add source
+          </button>
+        </form>
+      )}
+      {add.error && (
+        <p className="form-error" role="alert">
+          {add.error.message}
+        </p>
+      )}
+      {sources.isPending ? (
+        <Loading label="Loading history sources" />
+      ) : sources.isError ? (
+        <ErrorState error={sources.error} onRetry={() => void sources.refetch()} />
+      ) : sources.data.sources.length === 0 ? (
+        <EmptyState title="No history sources">
+          <p>
+            Add a folder above, or run <code>sessiondesk history import --workspace {org}</code>.
+          </p>
+        </EmptyState>
+      ) : (
+        <table className="table">
+          <caption className="visually-hidden">History sources of {workspace.name}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Program</th>
+              <th scope="col">Folder</th>
+              <th scope="col">Sessions</th>
+              <th scope="col">Messages</th>
+              <th scope="col">Last import</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {sources.data.sources.map((source) => (
+              <tr key={source.id}>
+                <td>
+                  {KIND_NAMES[source.kind]}
+                  {source.paused && <span className="badge"> Paused</span>}
+                </td>
+                <td>
+                  <code>{source.rootDir}</code>
+                </td>
+                <td>{source.sessions.toLocaleString('en-US')}</td>
+                <td>{source.messages.toLocaleString('en-US')}</td>
+                <td>
+                  {source.lastImportAt ? (
+                    <RelativeTime iso={source.lastImportAt} />
+                  ) : (
+                    <span className="muted">Not yet</span>
+                  )}
+                </td>
+                <td>
+                  {isOwner && (
+                    <>
+                      <button
+                        type="button"
+                        className="button button-small"
+                        onClick={() => pause.mutate({ id: source.id, paused: !source.paused })}
+                      >
+                        {source.paused ? 'Resume' : 'Pause'}
+                        <span className="visually-hidden"> {source.rootDir}</span>
+                      </button>{' '}
+                      <button
+                        type="button"
+                        className="button button-small button-danger"
+                        onClick={() => setRemoving(source)}
+                      >
+                        Remove<span className="visually-hidden"> {source.rootDir}</span>
+                      </button>
+                    </>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <ConfirmDialog
+        open={removing !== null}
+        title="Remove this source?"
+        body={`Session Desk stops following ${removing?.rootDir ?? 'it'}. The sessions already imported stay, and the folder's files are not touched.`}
+        confirmLabel="Remove source"
+        onCancel={() => setRemoving(null)}
+        onConfirm={() => {
+          if (removing) remove.mutate(removing.id);
+          setRemoving(null);
+        }}
+      />
+    </div>
+  );
+}

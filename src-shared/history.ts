@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { HISTORY_KINDS } from './sessions.js';
+
+/** What `sessiondesk history import` asks: the workspace, the CLIs' roots, the author. */
+export const HistoryImportBodySchema = z.strictObject({
+  organizationId: z.string().min(1).max(100),
+  sources: z
+    .array(
+      z.strictObject({
+        kind: z.enum(HISTORY_KINDS),
+        rootDir: z.string().min(1).max(4096),
+        /** Named on the command line: a missing one is an error, not a note. */
+        explicit: z.boolean(),
+      }),
+    )
+    .min(1)
+    .max(3),
+  authorEmail: z.string().min(1).max(320).optional(),
+});
+export type HistoryImportBody = z.infer<typeof HistoryImportBodySchema>;
+
+/** One line of the command's report per source. */
+export const HistorySourceReportSchema = z.object({
+  kind: z.enum(HISTORY_KINDS),
+  rootDir: z.string(),
+  missing: z.boolean(),
+  sessions: z.number().int(),
+  newSessions: z.number().int(),
+  updatedSessions: z.number().int(),
+  messages: z.number().int(),
+});
+export type HistorySourceReport = z.infer<typeof HistorySourceReportSchema>;
+export const HistoryImportResponseSchema = z.object({ sources: z.array(HistorySourceReportSchema) });
+
+/** The admin route `sessiondesk history import` uses while a server holds the data directory. */
+export const HISTORY_IMPORT_PATH = '/api/admin/history/import';
+
+/** A remembered source as Settings shows it. */
+export const HistorySourceSchema = z.object({
+  id: z.string(),
+  kind: z.enum(HISTORY_KINDS),
+  rootDir: z.string().describe("The CLI's root folder (what ~/.claude, ~/.codex or ~/.gemini is)."),
+  author: z.object({ id: z.string(), email: z.string() }).describe('Whom its sessions are imported as.'),
+  paused: z.boolean().describe('A paused source is not followed until resumed.'),
+  sessions: z.number().int(),
+  messages: z.number().int(),
+  lastImportAt: z.string().optional(),
+});
+export type HistorySource = z.infer<typeof HistorySourceSchema>;
+export const HistorySourcesResponseSchema = z.object({ sources: z.array(HistorySourceSchema) });
+export const HistorySourceResponseSchema = z.object({ source: HistorySourceSchema });
+export const NewHistorySourceBodySchema = z.strictObject({
+  kind: z.enum(HISTORY_KINDS),
+  rootDir: z.string().min(1).max(4096).describe('An absolute path on this machine.'),
+});
+export const UpdateHistorySourceBodySchema = z.strictObject({ paused: z.boolean() });
+export const HistorySourceParamsSchema = z.object({
+  organizationId: z.string().max(100),
+  sourceId: z.string().max(100),
+});

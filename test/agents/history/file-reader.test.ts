@@ -1,0 +1,70 @@
+// The incremental reader over real files: append-only reads from an offset, torn last lines,
+// rewritten and shortened files, lines longer than a read chunk.
+import { appendFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  fingerprintOf,
+  readLines,
+  startOffset,
+  type FileProgress,
+} from '../../../src-main/history/file-reader.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'history-reader-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+async function readAll(path: string, offset: number, batchBytes?: number) {
+  const lines: string[] = [];
+  let end = offset;
+  let batches = 0;
+  for await (const batch of readLines(path, offset, batchBytes)) {
+    lines.push(...batch.lines);
+    end = batch.end;
+    batches += 1;
+  }
+  return { lines, end, batches };
+}
+
+async function progress(path: string, offset: number): Promise<FileProgress> {
+  return { offset, size: statSync(path).size, fingerprint: await fingerprintOf(path) };
+}
+
+describe('readLines and startOffset', () => {
+  it('reads complete lines only, then only what was appended', async () => {
+    const path = join(dir, 'a.jsonl');
+    writeFileSync(path, '{"n":1}\n{"n":2}\n{"n":3');
+    const first = await readAll(path, 0);
+    expect(first.lines).toEqual(['{"n":1}', '{"n":2}']);
+    expect(first.end).toBe(16);
+    appendFileSync(path, '}\n{"n":4}\n');
+    const from = await startOffset(path, await progress(path, first.end));
+    expect(from).toBe(16);
+    expect((await readAll(path, from)).lines).toEqual(['{"n":3}', '{"n":4}']);
+  });
+
+  it('reads a rewritten or shortened file again from the start', async () => {
+    const path = join(dir, 'b.jsonl');
+    writeFileSync(path, `${'x'.repeat(2000)}\nsecond\n`);
+    const last = await progress(path, statSync(path).size);
+    writeFileSync(path, `${'y'.repeat(2000)}\nsecond\nthird\n`);
+    expect(await startOffset(path, last)).toBe(0);
+    writeFileSync(path, 'short\n');
+    expect(await startOffset(path, last)).toBe(0);
+    writeFileSync(path, `${'x'.repeat(2000)}\nsecond\nthird\n`);
+    expect(await startOffset(path, last)).toBe(last.offset);
+  });
+
+  it('keeps a line longer than a read chunk whole, multi-byte characters included, and batches', async () => {
+    const path = join(dir, 'c.jsonl');
+    const long = 'é'.repeat(1_500_000);
+    writeFileSync(path, `a\n${long}\nb\n`);
+    const { lines, end, batches } = await readAll(path, 0, 1024);
+    expect(lines).toEqual(['a', long, 'b']);
+    expect(end).toBe(statSync(path).size);
+    expect(batches).toBe(2);
+  });
+});

@@ -1,0 +1,205 @@
+// The session-file parsers over the real files the CLIs wrote (test/fixtures/history/).
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { createClaudeCodeHistoryParser, subAgentParent } from '../../../src-main/history/claude-code.js';
+import { createCodexHistoryParser } from '../../../src-main/history/codex.js';
+import { createGeminiHistoryParser } from '../../../src-main/history/gemini.js';
+import type { HistoryEvent, HistoryFacts, HistoryParser } from '../../../src-main/history/history-events.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'history');
+
+function filesUnder(dir: string, match: RegExp): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return filesUnder(path, match);
+    return match.test(name) ? [path] : [];
+  });
+}
+
+function scenarios(kind: string): { version: string; scenario: string; dir: string }[] {
+  return readdirSync(join(root, kind)).flatMap((version) =>
+    readdirSync(join(root, kind, version)).map((scenario) => ({
+      version,
+      scenario,
+      dir: join(root, kind, version, scenario),
+    })),
+  );
+}
+
+function parse(parser: HistoryParser, file: string): { events: HistoryEvent[]; facts: HistoryFacts } {
+  const events = readFileSync(file, 'utf8')
+    .split('\n')
+    .flatMap((line) => parser.line(line));
+  events.push(...parser.flush());
+  return { events, facts: parser.facts };
+}
+
+function blocks(events: HistoryEvent[]) {
+  return events.flatMap((e) => (e.kind === 'assistant' ? e.content : []));
+}
+
+/** Every tool call has its result, and every result its call. */
+function expectPaired(events: HistoryEvent[]): void {
+  const all = blocks(events);
+  const calls = all.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
+  const results = all.flatMap((b) => (b.type === 'tool_result' ? [b.tool_use_id] : []));
+  expect(new Set(results)).toEqual(new Set(calls));
+}
+
+const lastTasks = (events: HistoryEvent[]) => events.filter((e) => e.kind === 'tasks').at(-1);
+const runs = (events: HistoryEvent[]) =>
+  events.flatMap((e) => (e.kind === 'run' ? [{ ...e.usage, costUsd: e.costUsd }] : []));
+const prompts = (events: HistoryEvent[]) => events.flatMap((e) => (e.kind === 'prompt' ? [e.text] : []));
+
+describe('Claude Code session files', () => {
+  const all = scenarios('claude-code');
+  const main = (dir: string) =>
+    filesUnder(join(dir, 'projects'), /\.jsonl$/u).filter((f) => !f.includes('/subagents/'));
+  it.each(all)(
+    '$version $scenario: facts, paired calls, a run per process, no unknown line',
+    ({ dir, scenario }) => {
+      const [file] = main(dir);
+      const { events, facts } = parse(createClaudeCodeHistoryParser(), file!);
+      expect(facts.conversationId).toBe(file!.split('/').pop()!.replace('.jsonl', ''));
+      expect(facts.cwd).toMatch(/repo$/u);
+      expect(facts.branch).toBe('main');
+      expect(Date.parse(facts.firstAt!)).toBeLessThanOrEqual(Date.parse(facts.lastAt!));
+      expect(prompts(events).length).toBeGreaterThan(0);
+      expect(runs(events)).toHaveLength(scenario === 'resume' ? 2 : 1);
+      expect(facts.failed).toBe(scenario.startsWith('error-') || scenario === 'api-retry');
+      expect(events.filter((e) => e.kind === 'notice' && e.text.startsWith('{'))).toEqual([]);
+      expectPaired(events);
+    },
+  );
+
+  it('plain answer: thinking, text, the model, and the CLI own cost', () => {
+    const [file] = main(all.find((s) => s.scenario === 'plain-answer')!.dir);
+    const { events, facts } = parse(createClaudeCodeHistoryParser(), file!);
+    expect(blocks(events).map((b) => b.type)).toEqual(expect.arrayContaining(['thinking', 'text']));
+    expect(facts.model).toBe('claude-sonnet-4-5');
+    expect(runs(events)[0]).toMatchObject({
+      inputTokens: 120,
+      outputTokens: 14,
+      cacheReadTokens: 30,
+      cacheWriteTokens: 40,
+      costUsd: 0.000729,
+    });
+  });
+
+  it('resume: each run counts its own usage, not the running total', () => {
+    const [file] = main(all.find((s) => s.scenario === 'resume')!.dir);
+    const [first, second] = runs(parse(createClaudeCodeHistoryParser(), file!).events);
+    expect(first!.costUsd! + second!.costUsd!).toBeCloseTo(0.000909, 9);
+    expect(second!.inputTokens).toBe(120);
+  });
+
+  it('todo and task tools give tasks', () => {
+    for (const name of ['todo-write', 'task-tracking']) {
+      const [file] = main(all.find((s) => s.scenario === name)!.dir);
+      const tasks = lastTasks(parse(createClaudeCodeHistoryParser(), file!).events);
+      expect(tasks?.kind === 'tasks' && tasks.tasks.length).toBeGreaterThan(1);
+    }
+  });
+
+  it("a sub-agent's file is marked with the call that started it", () => {
+    const dir = all.find((s) => s.scenario === 'sub-agent')!.dir;
+    const [file] = filesUnder(dir, /^agent-.*\.jsonl$/u);
+    const parent = subAgentParent(readFileSync(file!.replace(/\.jsonl$/u, '.meta.json'), 'utf8'));
+    const [mainFile] = main(dir);
+    const callIds = blocks(parse(createClaudeCodeHistoryParser(), mainFile!).events).flatMap((b) =>
+      b.type === 'tool_use' && b.name === 'Agent' ? [b.id] : [],
+    );
+    expect(callIds).toContain(parent);
+    const { events } = parse(createClaudeCodeHistoryParser(parent), file!);
+    const assistant = events.filter((e) => e.kind === 'assistant');
+    expect(assistant.length).toBeGreaterThan(0);
+    expect(assistant.every((e) => e.kind === 'assistant' && e.parentToolUseId === parent)).toBe(true);
+    expect(prompts(events)).toEqual([]);
+  });
+
+  it('an unknown line and a torn line become notices, not errors', () => {
+    const parser = createClaudeCodeHistoryParser();
+    expect(parser.line('{"type":"brand-new-kind","x":1}')).toEqual([
+      { kind: 'notice', level: 'info', text: '{"type":"brand-new-kind","x":1}' },
+    ]);
+    expect(parser.line('{"type":"assist')).toEqual([
+      { kind: 'notice', level: 'info', text: '{"type":"assist' },
+    ]);
+  });
+});
+
+describe('Codex rollout files', () => {
+  const all = scenarios('codex');
+  const file = (dir: string) => filesUnder(join(dir, 'sessions'), /^rollout-.*\.jsonl$/u)[0]!;
+  it.each(all)(
+    '$version $scenario: facts, paired calls, a run per turn, no unknown line',
+    ({ dir, scenario }) => {
+      const { events, facts } = parse(createCodexHistoryParser(), file(dir));
+      expect(file(dir)).toContain(facts.conversationId!);
+      expect(facts).toMatchObject({
+        branch: 'main',
+        model: 'gpt-5.5',
+        failed: scenario.startsWith('error-'),
+      });
+      expect(runs(events)).toHaveLength(scenario === 'resume' ? 2 : 1);
+      expect(prompts(events).length).toBe(scenario === 'resume' ? 2 : 1);
+      expect(events.filter((e) => e.kind === 'notice' && e.text.startsWith('{'))).toEqual([]);
+      expectPaired(events);
+    },
+  );
+
+  it('update_plan gives tasks; reasoning gives thinking; usage is per turn', () => {
+    const { events } = parse(
+      createCodexHistoryParser(),
+      file(all.find((s) => s.scenario === 'todo-list')!.dir),
+    );
+    const tasks = lastTasks(events);
+    expect(tasks).toMatchObject({
+      tasks: [{ title: 'Write the notes', status: 'completed' }, { status: 'in_progress' }],
+    });
+    const resume = runs(
+      parse(createCodexHistoryParser(), file(all.find((s) => s.scenario === 'resume')!.dir)).events,
+    );
+    expect(resume[1]!.outputTokens).toBeGreaterThan(0);
+    // Codex records no cost, and the price table does not know the scripted model: unknown, not 0.
+    expect(resume.map((r) => r.costUsd)).toEqual([null, null]);
+    const edit = parse(
+      createCodexHistoryParser(),
+      file(all.find((s) => s.scenario === 'edit-and-commit')!.dir),
+    ).events;
+    expect(blocks(edit).map((b) => b.type)).toContain('thinking');
+  });
+});
+
+describe('Gemini CLI chat files', () => {
+  const all = scenarios('gemini');
+  const file = (dir: string) => filesUnder(join(dir, 'tmp'), /^session-.*\.jsonl$/u)[0]!;
+  it.each(all)('$version $scenario: facts, paired calls, no unknown line', ({ dir, scenario }) => {
+    const { events, facts } = parse(createGeminiHistoryParser(), file(dir));
+    expect(file(dir)).toContain(facts.conversationId!.slice(0, 8));
+    expect(prompts(events).length).toBe(scenario === 'resume' ? 2 : 1);
+    expect(runs(events)).toHaveLength(scenario === 'resume' ? 2 : 1);
+    expect(events.filter((e) => e.kind === 'notice' && e.text.startsWith('{'))).toEqual([]);
+    expectPaired(events);
+  });
+
+  it('write_todos gives tasks, a call rewritten under its id is shown once', () => {
+    const { events } = parse(
+      createGeminiHistoryParser(),
+      file(all.find((s) => s.scenario === 'write-todos')!.dir),
+    );
+    expect(lastTasks(events)).toMatchObject({
+      tasks: expect.arrayContaining([expect.objectContaining({ status: 'completed' })]),
+    });
+    const ids = blocks(events).flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
+    // Gemini records no cost: gemini-2.5-pro is priced by the table.
+    const [run] = runs(events);
+    const expected =
+      (run!.inputTokens * 1.25 + run!.outputTokens * 10 + run!.cacheReadTokens * 0.31) / 1_000_000;
+    expect(run!.costUsd).toBeCloseTo(expected, 12);
+    expect(run!.costUsd).toBeGreaterThan(0);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});

@@ -1,0 +1,416 @@
+// `sessiondesk history import` as a process, over the real files the CLIs wrote
+// (test/fixtures/history/), with and without a server holding the data directory.
+import { spawn } from 'node:child_process';
+import {
+  appendFileSync,
+  cpSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { silentLogger, systemClock } from '../../src-main/clock.js';
+import { createClaudeCodeHistoryParser } from '../../src-main/history/claude-code.js';
+import { createRepositories } from '../../src-main/store/repositories.js';
+import { Store } from '../../src-main/store/store.js';
+import { ListSessionsResponseSchema, MessagesPageResponseSchema } from '../../src-shared/sessions.js';
+import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { cliEmail, cliIn, ok, seedOwner, useSandbox } from '../helpers/cli-extra.js';
+import { PASSWORD } from '../helpers/server.js';
+
+const sandbox = useSandbox();
+const FIXTURES = join(ROOT, 'test', 'fixtures', 'history');
+const claude = (scenario: string) => join(FIXTURES, 'claude-code', '2.1.330', scenario);
+const codex = (scenario: string) => join(FIXTURES, 'codex', '0.169.0', scenario);
+const gemini = (scenario: string) => join(FIXTURES, 'gemini', '0.61.0', scenario);
+
+function filesUnder(dir: string, match: RegExp): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return filesUnder(path, match);
+    return match.test(name) ? [path] : [];
+  });
+}
+
+/**
+ * A copy of a scenario's CLI root whose files were last written an hour ago, as a finished
+ * session's are: a checkout writes the fixtures now, and a file written in the last two
+ * minutes is a session still going on.
+ */
+function finishedCopy(from: string): string {
+  const to = join(sandbox.dataDir(), 'root');
+  cpSync(from, to, { recursive: true });
+  const anHourAgo = new Date(Date.now() - 3_600_000);
+  for (const file of filesUnder(to, /./u)) utimesSync(file, anHourAgo, anHourAgo);
+  return to;
+}
+
+/** A copy of a scenario's CLI root, to append to and rewrite. */
+function copyRoot(from: string): string {
+  const to = join(sandbox.dataDir(), 'root');
+  cpSync(from, to, { recursive: true });
+  return to;
+}
+
+async function withStore<T>(
+  dataDir: string,
+  read: (repos: ReturnType<typeof createRepositories>, store: Store) => T | Promise<T>,
+) {
+  const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
+  try {
+    return await read(createRepositories(store.db), store);
+  } finally {
+    await store.close({ snapshot: false });
+  }
+}
+
+/** The command in a home of its own: no default location of this machine is read. */
+function historyIn(dataDir: string) {
+  const home = sandbox.dataDir();
+  return (...args: string[]) =>
+    runCli(['history', 'import', ...args, '--data-dir', dataDir], {
+      HOME: home,
+      CLAUDE_CONFIG_DIR: '',
+      CODEX_HOME: '',
+    });
+}
+
+async function apiKey(dataDir: string, org: string): Promise<string> {
+  return ok(cliIn(dataDir)('key', 'create', '--workspace', org));
+}
+
+async function get<T>(url: string, key: string, schema: { parse(v: unknown): T }): Promise<T> {
+  const response = await fetch(url, { headers: { 'x-api-key': key } });
+  expect(response.status).toBe(200);
+  return schema.parse(await response.json());
+}
+
+describe('sessiondesk history import', () => {
+  it('imports the three CLIs, prints a line per source, and the API shows what each session holds', async () => {
+    const dataDir = sandbox.dataDir();
+    const { org } = await seedOwner(dataDir);
+    const key = await apiKey(dataDir, org);
+    const history = historyIn(dataDir);
+    const claudeRoot = finishedCopy(claude('plain-answer'));
+    const geminiRoot = finishedCopy(gemini('write-todos'));
+    const args = [
+      '--workspace',
+      org,
+      '--claude-dir',
+      claudeRoot,
+      '--codex-dir',
+      finishedCopy(codex('todo-list')),
+    ];
+    const out = await ok(history(...args, '--gemini-dir', geminiRoot));
+    expect(out.split('\n')).toEqual([
+      'claude-code: 1 sessions (1 new, 0 updated), 4 messages',
+      expect.stringMatching(/^codex: 1 sessions \(1 new, 0 updated\), \d+ messages$/u),
+      expect.stringMatching(/^gemini: 1 sessions \(1 new, 0 updated\), \d+ messages$/u),
+    ]);
+    // Again: nothing changed, nothing new.
+    const again = await ok(history(...args, '--gemini-dir', geminiRoot));
+    expect(again).toContain('claude-code: 1 sessions (0 new, 0 updated), 4 messages');
+
+    const serve = await sandbox.serve(dataDir);
+    const list = await get(
+      `${serve.url}/api/sessions?organizationId=${org}`,
+      key,
+      ListSessionsResponseSchema,
+    );
+    const byAgent = new Map(list.sessions.map((s) => [s.agent, s]));
+    const claudeSession = byAgent.get('claude-code')!;
+    const [claudeFile] = filesUnder(claudeRoot, /\.jsonl$/u);
+    expect(claudeSession).toMatchObject({
+      title: 'Say hello',
+      status: 'completed',
+      model: 'claude-sonnet-4-5',
+      metadata: { branch: 'main' },
+      source: {
+        kind: 'claude-code',
+        path: claudeFile,
+        conversationId: claudeFile!.split('/').pop()!.slice(0, -6),
+      },
+      // The CLI's own cost for the run.
+      usage: {
+        inputTokens: 120,
+        outputTokens: 14,
+        cacheReadTokens: 30,
+        cacheWriteTokens: 40,
+        costUsd: 0.000729,
+      },
+    });
+    expect(claudeSession.createdAt < claudeSession.updatedAt).toBe(true);
+    // Imported while no server ran: the server indexes it at start, and search finds its prompt.
+    const deadline = Date.now() + 5000;
+    let hits: Array<{ sessionId: string; messageIndex: number }> = [];
+    while (hits.length === 0 && Date.now() < deadline) {
+      const found = await fetch(`${serve.url}/api/search?q=hello&organizationId=${org}`, {
+        headers: { 'x-api-key': key },
+      });
+      hits = ((await found.json()) as { hits: typeof hits }).hits;
+      if (hits.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(hits.map((h) => [h.sessionId, h.messageIndex])).toContainEqual([claudeSession.id, 0]);
+    expect(byAgent.get('codex')).toMatchObject({ model: 'gpt-5.5', source: { kind: 'codex' } });
+    expect(byAgent.get('codex')!.usage?.costUsd).toBeUndefined();
+    expect(byAgent.get('gemini')!.usage?.costUsd).toBeGreaterThan(0);
+
+    const page = await get(
+      `${serve.url}/api/sessions/${claudeSession.id}/messages?organizationId=${org}`,
+      key,
+      MessagesPageResponseSchema,
+    );
+    expect(page.messages.map((m) => m.type)).toEqual(['user', 'assistant', 'assistant', 'result']);
+    const full = await fetch(`${serve.url}/api/sessions/${byAgent.get('gemini')!.id}?organizationId=${org}`, {
+      headers: { 'x-api-key': key },
+    });
+    const body = (await full.json()) as { session: { tasks: { status: string }[]; source: unknown } };
+    expect(body.session.source).toMatchObject({ kind: 'gemini' });
+    expect(body.session.tasks.length).toBeGreaterThan(1);
+  });
+
+  it('goes through a running server, which shows the sessions at once; imported cost counts in costPastWeek', async () => {
+    const dataDir = sandbox.dataDir();
+    const { org } = await seedOwner(dataDir);
+    const key = await apiKey(dataDir, org);
+    const serve = await sandbox.serve(dataDir);
+    // The recording's runs are dated when it was made: the copy's times are moved to now, so
+    // its runs ended this week.
+    const root = copyRoot(claude('resume'));
+    const [file] = filesUnder(root, /\.jsonl$/u);
+    const now = new Date().toISOString();
+    writeFileSync(
+      file!,
+      readFileSync(file!, 'utf8').replace(/"timestamp":"[^"]+"/gu, `"timestamp":"${now}"`),
+    );
+    const before = await get(
+      `${serve.url}/api/sessions?organizationId=${org}`,
+      key,
+      ListSessionsResponseSchema,
+    );
+    const out = await ok(historyIn(dataDir)('--workspace', org, '--claude-dir', root));
+    expect(out.split('\n')[0]).toMatch(/^claude-code: 1 sessions \(1 new, 0 updated\), \d+ messages$/u);
+    const list = await get(
+      `${serve.url}/api/sessions?organizationId=${org}`,
+      key,
+      ListSessionsResponseSchema,
+    );
+    expect(list.sessions).toHaveLength(1);
+    expect(list.sessions[0]!.usage?.costUsd).toBeCloseTo(0.000909, 6);
+    expect(list.stats.costPastWeek - before.stats.costPastWeek).toBeCloseTo(0.000909, 6);
+  });
+
+  it('reads only what was appended, and a rewritten file again', async () => {
+    const dataDir = sandbox.dataDir();
+    const { org } = await seedOwner(dataDir);
+    const root = copyRoot(claude('resume'));
+    const [file] = filesUnder(root, /\.jsonl$/u);
+    const whole = readFileSync(file!, 'utf8');
+    const lines = whole.split('\n');
+    const firstRunEnd = lines.findIndex((l) => l.includes('"type":"cost-state"')) + 1;
+    writeFileSync(file!, `${lines.slice(0, firstRunEnd).join('\n')}\n`);
+    const history = historyIn(dataDir);
+    expect(await ok(history('--workspace', org, '--claude-dir', root))).toContain(
+      'claude-code: 1 sessions (1 new, 0 updated), 3 messages',
+    );
+    appendFileSync(file!, lines.slice(firstRunEnd).join('\n'));
+    expect(await ok(history('--workspace', org, '--claude-dir', root))).toContain(
+      'claude-code: 1 sessions (0 new, 1 updated), 6 messages',
+    );
+    // Read whole once: the same session, the same messages and usage as appended in two parts.
+    const row = await withStore(dataDir, (repos) => {
+      const [source] = repos.history.sources(org);
+      return repos.sessions.find(repos.history.file(source!.id, file!)!.sessionId!)!;
+    });
+    expect(row.messageCount).toBe(6);
+    expect(row.usage?.costUsd).toBeCloseTo(0.000909, 9);
+    // Rewritten (shorter): read again from the start, into a session of its own.
+    writeFileSync(file!, `${lines.slice(0, firstRunEnd).join('\n')}\n`);
+    expect(await ok(history('--workspace', org, '--claude-dir', root))).toMatch(
+      /^claude-code: 1 sessions \(1 new, 0 updated\), 3 messages$/mu,
+    );
+  });
+
+  it('a running server, and every later start, follows the sources: appends and new files within 5 s', async () => {
+    const dataDir = sandbox.dataDir();
+    const { org } = await seedOwner(dataDir);
+    const key = await apiKey(dataDir, org);
+    const root = copyRoot(claude('resume'));
+    const [file] = filesUnder(root, /\.jsonl$/u);
+    const lines = readFileSync(file!, 'utf8').split('\n');
+    const firstRunEnd = lines.findIndex((l) => l.includes('"type":"cost-state"')) + 1;
+    writeFileSync(file!, `${lines.slice(0, firstRunEnd).join('\n')}\n`);
+    let serve = await sandbox.serve(dataDir);
+    await ok(historyIn(dataDir)('--workspace', org, '--claude-dir', root));
+    const list = () =>
+      get(`${serve.url}/api/sessions?organizationId=${org}`, key, ListSessionsResponseSchema);
+    /** Polls the list until `done` holds; returns how long that took. */
+    async function within(done: (l: Awaited<ReturnType<typeof list>>) => boolean): Promise<number> {
+      const started = Date.now();
+      while (!done(await list())) {
+        expect(Date.now() - started).toBeLessThan(5_000);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return Date.now() - started;
+    }
+    expect((await list()).sessions[0]).toMatchObject({ messageCount: 3, status: 'active' });
+    appendFileSync(file!, lines.slice(firstRunEnd).join('\n'));
+    expect(await within((l) => l.sessions[0]?.messageCount === 6)).toBeLessThan(5_000);
+    // A new session file in a new project folder.
+    const [plain] = filesUnder(claude('plain-answer'), /\.jsonl$/u);
+    mkdirSync(join(root, 'projects', 'another-project'));
+    cpSync(plain!, join(root, 'projects', 'another-project', 'c0ffee00-0000-4000-8000-000000000001.jsonl'));
+    expect(await within((l) => l.sessions.length === 2)).toBeLessThan(5_000);
+    // Stopped, a file is written; the next start follows on.
+    await serve.stop();
+    cpSync(plain!, join(root, 'projects', 'another-project', 'c0ffee00-0000-4000-8000-000000000002.jsonl'));
+    serve = await sandbox.serve(dataDir);
+    expect(await within((l) => l.sessions.length === 3)).toBeLessThan(5_000);
+  }, 60_000);
+
+  it('never imports a conversation a session of its own ran', async () => {
+    const dataDir = sandbox.dataDir();
+    const { org, email } = await seedOwner(dataDir);
+    const [file] = filesUnder(claude('plain-answer'), /\.jsonl$/u);
+    const conversationId = file!.split('/').pop()!.slice(0, -'.jsonl'.length);
+    await withStore(dataDir, async (repos, store) => {
+      const user = repos.users.findByEmail(email)!;
+      await store.write(() => {
+        repos.sessions.insert({
+          id: 'ses_ownrunownrunownrunownr',
+          workspaceId: org,
+          authorId: user.id,
+          title: 'Run here',
+          model: 'claude-sonnet-4-5',
+          createdAt: new Date().toISOString(),
+          baseBranch: 'main',
+          initialMessage: 'Explain what this repository does.',
+        });
+        repos.sessions.setConversation('ses_ownrunownrunownrunownr', 'claude-code', conversationId);
+      });
+    });
+    const out = await ok(historyIn(dataDir)('--workspace', org, '--claude-dir', claude('plain-answer')));
+    expect(out.split('\n')[0]).toBe('claude-code: 0 sessions (0 new, 0 updated), 0 messages');
+    const count = await withStore(dataDir, (repos) => repos.sessions.count(org, {}));
+    expect(count).toBe(1);
+  });
+
+  it('gives clear errors with the design exit codes', async () => {
+    const dataDir = sandbox.dataDir();
+    const { org } = await seedOwner(dataDir);
+    const cli = cliIn(dataDir);
+    const history = historyIn(dataDir);
+    const noWorkspace = await history('--claude-dir', claude('plain-answer'));
+    expect(noWorkspace.code).toBe(2);
+    const unknown = await cli(
+      'history',
+      'import',
+      '--workspace',
+      'org_nonenonenonenonenonen',
+      '--claude-dir',
+      claude('plain-answer'),
+    );
+    expect({ code: unknown.code, stderr: unknown.stderr }).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('No workspace'),
+    });
+    await ok(cli('user', 'create', '--email', cliEmail('stranger'), '--name', 'S', '--password', PASSWORD));
+    const stranger = await cli(
+      'history',
+      'import',
+      '--workspace',
+      org,
+      '--author',
+      'stranger@example.test',
+      '--claude-dir',
+      claude('plain-answer'),
+    );
+    expect({ code: stranger.code, stderr: stranger.stderr }).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('is not a member'),
+    });
+    const missing = await cli(
+      'history',
+      'import',
+      '--workspace',
+      org,
+      '--claude-dir',
+      claude('plain-answer'),
+      '--codex-dir',
+      join(dataDir, 'nowhere'),
+    );
+    expect({ code: missing.code, stderr: missing.stderr }).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('no such folder'),
+    });
+    // An error imports nothing, not even the sources named before it.
+    expect(await withStore(dataDir, (repos) => repos.sessions.count(org, {}))).toBe(0);
+    // Default locations that are not there are notes.
+    const home = sandbox.dataDir();
+    const defaults = await runCli(['history', 'import', '--workspace', org, '--data-dir', dataDir], {
+      HOME: home,
+      CLAUDE_CONFIG_DIR: '',
+      CODEX_HOME: '',
+    });
+    expect(defaults.code).toBe(0);
+    expect(defaults.stdout.split('\n').filter(Boolean)).toEqual([
+      `claude-code: no ${join(home, '.claude')}, nothing to import`,
+      `codex: no ${join(home, '.codex')}, nothing to import`,
+      `gemini: no ${join(home, '.gemini')}, nothing to import`,
+    ]);
+  });
+
+  it('killed in the middle of a large file, shows only whole batches, and the next run completes it', async () => {
+    const dataDir = sandbox.dataDir();
+    const { org } = await seedOwner(dataDir);
+    const root = copyRoot(claude('plain-answer'));
+    const [file] = filesUnder(root, /\.jsonl$/u);
+    const lines = readFileSync(file!, 'utf8').trimEnd().split('\n');
+    const prompt = lines.find((l) => l.includes('"type":"user"'))!;
+    const answer = lines.find((l) => l.includes('"type":"assistant"') && l.includes('"text"'))!;
+    // About 60 MB of real lines: the recorded prompt and answer, many times over.
+    const padded = answer.replace('"text":"', `"text":"${'lorem ipsum '.repeat(250)}`);
+    const block = `${prompt}\n${padded}\n`.repeat(2000);
+    const out = [lines.join('\n'), '\n'];
+    for (let i = 0; i < 10; i += 1) out.push(block);
+    writeFileSync(file!, out.join(''));
+    const child = spawn(
+      process.execPath,
+      [CLI, 'history', 'import', '--workspace', org, '--claude-dir', root, '--data-dir', dataDir],
+      {
+        stdio: 'ignore',
+      },
+    );
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    // Kill it once some batches are committed: the journal grows with each.
+    const started = Date.now();
+    while (Date.now() - started < 60_000) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const journal = readdirSync(dataDir).filter((n) => n.startsWith('journal'));
+      const bytes = journal.reduce((sum, n) => sum + statSync(join(dataDir, n)).size, 0);
+      if (bytes > 20_000_000) break;
+    }
+    child.kill('SIGKILL');
+    await exited;
+    // What the store holds is exactly the file's messages up to the recorded offset.
+    await withStore(dataDir, (repos) => {
+      const [source] = repos.history.sources(org);
+      const progress = repos.history.file(source!.id, file!);
+      expect(progress).not.toBeNull();
+      expect(progress!.offset).toBeLessThan(statSync(file!).size);
+      const parser = createClaudeCodeHistoryParser();
+      const prefix = readFileSync(file!).subarray(0, progress!.offset).toString('utf8');
+      const expected = prefix
+        .split('\n')
+        .flatMap((l) => parser.line(l))
+        .filter((e) => e.kind !== 'tasks' && e.kind !== 'run');
+      expect(repos.sessions.find(progress!.sessionId!)!.messageCount).toBe(expected.length);
+    });
+    const done = await ok(historyIn(dataDir)('--workspace', org, '--claude-dir', root));
+    expect(done).toMatch(/^claude-code: 1 sessions \(0 new, 1 updated\), 40,004 messages$/mu);
+  }, 180_000);
+});

@@ -1,0 +1,50 @@
+// Settings › History in a real browser: an owner adds a CLI folder, the server follows it, and
+// the source can be paused and removed (the folder's files stay).
+import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from '../helpers/cli.js';
+import { expect, signIn, test } from './fixtures.js';
+
+test('an owner adds, pauses and removes a history source in Settings', async ({ page, seeded }) => {
+  const { server, data } = seeded;
+  const root = mkdtempSync(join(tmpdir(), 'e2e-history-root-'));
+  try {
+    cpSync(join(ROOT, 'test', 'fixtures', 'history', 'gemini', '0.61.0', 'write-todos'), root, {
+      recursive: true,
+    });
+    const before = readdirSync(join(root, 'tmp', 'repo', 'chats'));
+    await signIn(page, server.url, data.email, data.password);
+    await page.getByRole('link', { name: 'History' }).click();
+    await expect(page.getByRole('heading', { name: 'History', level: 1 })).toBeVisible();
+    await expect(page.getByRole('heading', { name: 'No history sources' })).toBeVisible();
+
+    await page.getByLabel('Program').selectOption('gemini');
+    await page.getByLabel('Folder').fill('relative/folder');
+    await page.getByRole('button', { name: 'Add source' }).click();
+    await expect(page.getByRole('alert')).toContainText('absolute');
+
+    await page.getByLabel('Folder').fill(root);
+    await page.getByRole('button', { name: 'Add source' }).click();
+    const row = page.getByRole('row', { name: new RegExp(root) });
+    await expect(row).toContainText('Gemini CLI');
+    // The server imports it at its next scan; the page refreshes the counts.
+    await expect(row.getByRole('cell').nth(2)).toHaveText('1', { timeout: 15_000 });
+
+    await row.getByRole('button', { name: /Pause/ }).click();
+    await expect(row).toContainText('Paused');
+    await row.getByRole('button', { name: /Resume/ }).click();
+    await expect(row).not.toContainText('Paused');
+
+    await row.getByRole('button', { name: /Remove/ }).click();
+    await page.getByRole('button', { name: 'Remove source' }).click();
+    await expect(page.getByRole('heading', { name: 'No history sources' })).toBeVisible();
+    expect(readdirSync(join(root, 'tmp', 'repo', 'chats'))).toEqual(before);
+
+    // The imported session stays in the list.
+    await page.getByRole('link', { name: 'Sessions' }).click();
+    await expect(page.getByRole('link', { name: /Track your work/ }).first()).toBeVisible();
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
