@@ -309,7 +309,9 @@ describe('sessiondesk doctor', () => {
     const healthy = await doctorChangesNothing(dataDir);
     expect(healthy).toMatchObject({ code: 0, stderr: '' });
     expect(healthy.stdout).toMatch(/Snapshots +snapshot-000000000001\.db .* checksum ok {2}\(loaded\)/u);
-    expect(healthy.stdout).toMatch(/Lock +free\nServer +not running\nSearch index +\S.*\n\nNo problems found\.\n$/u);
+    expect(healthy.stdout).toMatch(
+      /Lock +free\nServer +not running\nSearch index +\S.*\n\nNo problems found\.\n$/u,
+    );
 
     appendFileSync(join(dataDir, 'journal-000000000001.log'), Buffer.from([64, 0, 0, 0, 9, 9]));
     const torn = await doctorChangesNothing(dataDir);
