@@ -45,6 +45,12 @@ export const ApiKeySummarySchema = z.object({
   prefix: z.string().describe('The first characters of the key, for recognising it.'),
   createdAt: z.string(),
   lastUsedAt: z.string().optional(),
+  createdBy: z
+    .object({ userId: z.string(), name: z.string() })
+    .optional()
+    .describe(
+      'The member who created it in the dashboard; absent for keys the administrator made with the CLI.',
+    ),
 });
 export type ApiKeySummary = z.infer<typeof ApiKeySummarySchema>;
 

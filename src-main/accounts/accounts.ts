@@ -22,6 +22,7 @@ export function toApiKeySummary(key: ApiKeyRecord): ApiKeySummary {
     createdAt: key.createdAt,
   };
   if (key.lastUsedAt) summary.lastUsedAt = key.lastUsedAt;
+  if (key.createdBy) summary.createdBy = key.createdBy;
   return summary;
 }
 
@@ -44,7 +45,11 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
     return user;
   }
 
-  /** Removes a member; the last owner stays, so a workspace is never left without one. */
+  /**
+   * Removes a member; the last owner stays, so a workspace is never left without one. The API
+   * keys the member created in the workspace are revoked with it: whoever leaves takes no
+   * access along.
+   */
   async function removeMember(input: { organizationId: string; userId: string }): Promise<void> {
     requireWorkspace(input.organizationId);
     await store.write(() => {
@@ -54,6 +59,7 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
         throw conflict('The last owner of a workspace cannot be removed');
       }
       repos.workspaces.removeMember(input.organizationId, input.userId);
+      repos.apiKeys.revokeCreatedBy(input.organizationId, input.userId, now());
     });
   }
 
@@ -170,11 +176,16 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
         prefix,
         label: input.label ?? '',
         createdAt: now(),
-        keyHash: hashSecret(key),
-        createdBy: input.createdBy ?? null,
       };
-      await store.write(() => repos.apiKeys.insert(record));
-      return { ...toApiKeySummary(record), key };
+      const createdBy = input.createdBy ?? null;
+      await store.write(() => repos.apiKeys.insert({ ...record, keyHash: hashSecret(key), createdBy }));
+      const creator = createdBy === null ? null : repos.users.findById(createdBy);
+      return {
+        ...toApiKeySummary(
+          creator ? { ...record, createdBy: { userId: creator.id, name: creator.name } } : record,
+        ),
+        key,
+      };
     },
 
     listKeys(organizationId: string): ApiKeySummary[] {

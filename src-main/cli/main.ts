@@ -363,8 +363,15 @@ async function keyList(args: string[]): Promise<void> {
     if (v.json) return print(JSON.stringify(keys, null, 2));
     if (keys.length === 0) return print('No active API keys.');
     printTable([
-      ['ID', 'PREFIX', 'LABEL', 'CREATED', 'LAST USED'],
-      ...keys.map((k) => [k.id, `${k.prefix}…`, k.label || '-', k.createdAt, k.lastUsedAt ?? 'never']),
+      ['ID', 'PREFIX', 'LABEL', 'CREATED', 'LAST USED', 'CREATED BY'],
+      ...keys.map((k) => [
+        k.id,
+        `${k.prefix}…`,
+        k.label || '-',
+        k.createdAt,
+        k.lastUsedAt ?? 'never',
+        k.createdBy?.name ?? '(command line)',
+      ]),
     ]);
   });
 }

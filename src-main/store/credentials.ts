@@ -16,6 +16,8 @@ export interface ApiKeyRecord {
   createdAt: string;
   lastUsedAt?: string;
   revokedAt?: string;
+  /** The user who created it (in the dashboard), when there was one. */
+  createdBy?: { userId: string; name: string };
 }
 
 /** Sign-in sessions: only a hash of each token is stored. */
@@ -59,7 +61,9 @@ export function createAuthSessionsRepository(db: Db) {
 }
 export type AuthSessionsRepository = ReturnType<typeof createAuthSessionsRepository>;
 
-const KEY_COLUMNS = 'id, workspace_id, prefix, label, created_at, last_used_at, revoked_at';
+const KEY_COLUMNS =
+  'k.id, k.workspace_id, k.prefix, k.label, k.created_at, k.last_used_at, k.revoked_at, k.created_by, u.name';
+const KEYS = 'api_keys k LEFT JOIN users u ON u.id = k.created_by';
 
 function toKey(row: unknown[]): ApiKeyRecord {
   const r = row as Parameters<typeof str>[0][];
@@ -74,13 +78,15 @@ function toKey(row: unknown[]): ApiKeyRecord {
   const revokedAt = optStr(r[6]);
   if (lastUsedAt !== undefined) key.lastUsedAt = lastUsedAt;
   if (revokedAt !== undefined) key.revokedAt = revokedAt;
+  const createdBy = optStr(r[7]);
+  if (createdBy !== undefined) key.createdBy = { userId: createdBy, name: optStr(r[8]) ?? '' };
   return key;
 }
 
 /** API keys: only a hash of each key is stored, with a short prefix for display. */
 export function createApiKeysRepository(db: Db) {
   return {
-    insert(key: ApiKeyRecord & { keyHash: string; createdBy: string | null }): void {
+    insert(key: Omit<ApiKeyRecord, 'createdBy'> & { keyHash: string; createdBy: string | null }): void {
       db.run(
         `INSERT INTO api_keys (id, workspace_id, key_hash, prefix, label, created_by, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -88,7 +94,7 @@ export function createApiKeysRepository(db: Db) {
       );
     },
     findByHash(keyHash: string): ApiKeyRecord | null {
-      const row = db.first(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = ?`, [keyHash]);
+      const row = db.first(`SELECT ${KEY_COLUMNS} FROM ${KEYS} WHERE k.key_hash = ?`, [keyHash]);
       return row ? toKey(row) : null;
     },
     isActive(id: string): boolean {
@@ -98,14 +104,21 @@ export function createApiKeysRepository(db: Db) {
     list(workspaceId: string): ApiKeyRecord[] {
       return db
         .all(
-          `SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = ? AND revoked_at IS NULL
-           ORDER BY created_at DESC, rowid DESC`,
+          `SELECT ${KEY_COLUMNS} FROM ${KEYS} WHERE k.workspace_id = ? AND k.revoked_at IS NULL
+           ORDER BY k.created_at DESC, k.rowid DESC`,
           [workspaceId],
         )
         .map(toKey);
     },
     touch(id: string, at: string): void {
       db.run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', [at, id]);
+    },
+    /** Revokes the active keys a user created in a workspace; returns how many. */
+    revokeCreatedBy(workspaceId: string, userId: string, at: string): number {
+      return db.run(
+        'UPDATE api_keys SET revoked_at = ? WHERE workspace_id = ? AND created_by = ? AND revoked_at IS NULL',
+        [at, workspaceId, userId],
+      );
     },
     revoke(workspaceId: string, id: string, at: string): boolean {
       return (

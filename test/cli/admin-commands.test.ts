@@ -58,9 +58,11 @@ describe('admin commands without a server', () => {
 
     const table = await ok(cli('key', 'list', '--workspace', org));
     const [header, ...rows] = table.split('\n');
-    expect(header).toMatch(/^ID\s+PREFIX\s+LABEL\s+CREATED\s+LAST USED$/u);
+    expect(header).toMatch(/^ID\s+PREFIX\s+LABEL\s+CREATED\s+LAST USED\s+CREATED BY$/u);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toContain('ci runner');
+    // Made with the command line: no member made it.
+    expect(rows[0]).toMatch(/never\s+\(command line\)$/u);
     expect(rows[0]).not.toContain(key);
 
     const keys = JSON.parse(await ok(cli('key', 'list', '--workspace', org, '--json'))) as KeySummary[];

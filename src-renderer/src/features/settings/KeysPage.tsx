@@ -109,6 +109,7 @@ export function KeysPage() {
               <th scope="col">Label</th>
               <th scope="col">Key</th>
               <th scope="col">Created</th>
+              <th scope="col">Created by</th>
               <th scope="col">Last used</th>
               <th scope="col">
                 <span className="visually-hidden">Actions</span>
@@ -125,6 +126,7 @@ export function KeysPage() {
                 <td>
                   <RelativeTime iso={key.createdAt} />
                 </td>
+                <td>{key.createdBy ? key.createdBy.name : <span className="muted">Command line</span>}</td>
                 <td>
                   {key.lastUsedAt ? (
                     <RelativeTime iso={key.lastUsedAt} />
