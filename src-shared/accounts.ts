@@ -58,7 +58,16 @@ export type ApiKeySummary = z.infer<typeof ApiKeySummarySchema>;
 export const CreatedApiKeySchema = ApiKeySummarySchema.extend({ key: z.string() });
 export type CreatedApiKey = z.infer<typeof CreatedApiKeySchema>;
 
-const Name = z.string().trim().min(1, 'must not be blank').max(200);
+/**
+ * Control characters (escape sequences among them) and the bidirectional overrides: refused in
+ * names and labels, which terminals and pages print.
+ */
+const CONTROL = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
+const noControl = (s: string) => !CONTROL.test(s);
+const NO_CONTROL_MESSAGE = 'must not contain control characters (such as terminal escape sequences)';
+
+const Name = z.string().trim().min(1, 'must not be blank').max(200).refine(noControl, NO_CONTROL_MESSAGE);
+const Label = z.string().trim().max(200).refine(noControl, NO_CONTROL_MESSAGE);
 const ImageUrl = z
   .string()
   .max(2000)
@@ -77,7 +86,7 @@ export const AddMemberBodySchema = z.strictObject({
 });
 export const CreateKeyBodySchema = z.strictObject({
   organizationId: z.string().max(100),
-  label: z.string().trim().max(200).optional(),
+  label: Label.optional(),
 });
 export const RevokeKeyBodySchema = z.strictObject({
   organizationId: z.string().max(100),
@@ -144,7 +153,7 @@ export const NewMemberBodySchema = z.strictObject({
   name: Name.optional(),
   password: NewPasswordSchema.optional(),
 });
-export const NewKeyBodySchema = z.strictObject({ label: z.string().trim().max(200).optional() });
+export const NewKeyBodySchema = z.strictObject({ label: Label.optional() });
 export const WorkspaceParamsSchema = z.object({ organizationId: z.string().max(100) });
 export const MemberParamsSchema = WorkspaceParamsSchema.extend({ userId: z.string().max(100) });
 export const KeyParamsSchema = WorkspaceParamsSchema.extend({ keyId: z.string().max(100) });

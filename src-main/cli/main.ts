@@ -296,8 +296,16 @@ async function memberRemove(args: string[]): Promise<void> {
   });
 }
 
+/**
+ * A cell as it can be printed: control characters (names stored before they were refused, or
+ * anything else a cell holds) are shown as `\u{1b}` and the like, never sent to the terminal.
+ */
+const printable = (cell: string) =>
+  cell.replace(/[\p{Cc}\u202a-\u202e\u2066-\u2069]/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+
 /** Rows as aligned columns, the header first. */
-function printTable(rows: string[][]): void {
+function printTable(table: string[][]): void {
+  const rows = table.map((row) => row.map(printable));
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const row of rows)
     print(
