@@ -265,5 +265,9 @@ describe('the list view in the address', () => {
       'status=failed&author=usr_1&repository=acme%2Fweb&q=flaky&cursor=abc',
     );
     expect(readListView(new URLSearchParams('status=bogus')).filters.status).toBeUndefined();
+    // Searching in transcripts is part of the view too.
+    const transcripts = readListView(new URLSearchParams('q=retry&in=transcripts'));
+    expect(transcripts).toEqual({ filters: { q: 'retry' }, cursor: undefined, transcripts: true });
+    expect(writeListView(transcripts).toString()).toBe('q=retry&in=transcripts');
   });
 });

@@ -28,7 +28,7 @@ export function readListView(params: URLSearchParams): ListView {
       q: get(PARAM.q),
     },
     cursor: get('cursor'),
-    transcripts: get('in') === 'transcripts',
+    ...(get('in') === 'transcripts' ? { transcripts: true } : {}),
   };
 }
 
