@@ -19,7 +19,7 @@ import { createRepositories } from '../../src-main/store/repositories.js';
 import { Store } from '../../src-main/store/store.js';
 import { ListSessionsResponseSchema, MessagesPageResponseSchema } from '../../src-shared/sessions.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
-import { cliEmail, cliIn, ok, seedOwner, useSandbox } from '../helpers/cli-extra.js';
+import { cliEmail, cliIn, ok, seedOwner, signInAt, useSandbox } from '../helpers/cli-extra.js';
 import { PASSWORD } from '../helpers/server.js';
 
 const sandbox = useSandbox();
@@ -92,7 +92,7 @@ async function get<T>(url: string, key: string, schema: { parse(v: unknown): T }
 describe('sessiondesk history import', () => {
   it('imports the three CLIs, prints a line per source, and the API shows what each session holds', async () => {
     const dataDir = sandbox.dataDir();
-    const { org } = await seedOwner(dataDir);
+    const { org, email } = await seedOwner(dataDir);
     const key = await apiKey(dataDir, org);
     const history = historyIn(dataDir);
     const claudeRoot = finishedCopy(claude('plain-answer'));
@@ -155,6 +155,18 @@ describe('sessiondesk history import', () => {
       if (hits.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(hits.map((h) => [h.sessionId, h.messageIndex])).toContainEqual([claudeSession.id, 0]);
+
+    // A follow-up is refused with what to do instead: the conversation goes on in the CLI.
+    const cookie = await signInAt(serve.url, email);
+    const followUp = await fetch(`${serve.url}/api/sessions/${claudeSession.id}/messages`, {
+      method: 'POST',
+      headers: { cookie, origin: serve.url, 'content-type': 'application/json' },
+      body: JSON.stringify({ content: 'And now say goodbye.' }),
+    });
+    expect(followUp.status).toBe(409);
+    const refusal = ((await followUp.json()) as { error: { message: string } }).error.message;
+    expect(refusal).toContain("imported from claude-code's own files");
+    expect(refusal).toContain(claudeSession.source!.conversationId!);
     expect(byAgent.get('codex')).toMatchObject({ model: 'gpt-5.5', source: { kind: 'codex' } });
     expect(byAgent.get('codex')!.usage?.costUsd).toBeUndefined();
     expect(byAgent.get('gemini')!.usage?.costUsd).toBeGreaterThan(0);

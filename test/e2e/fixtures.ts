@@ -1,7 +1,8 @@
 import { rmSync } from 'node:fs';
 import { test as base, expect, type Page } from '@playwright/test';
 import { startServe, type ServeProcess } from '../helpers/cli.js';
-import { seedDataDir, seedManySessions, type Seeded } from '../helpers/seed.js';
+import type { Message } from '../../src-shared/sessions.js';
+import { addSession, seedDataDir, seedManySessions, type Seeded } from '../helpers/seed.js';
 import { tempDir } from '../helpers/server.js';
 
 interface Fixtures {
@@ -65,4 +66,30 @@ export async function signIn(page: Page, url: string, email: string, password: s
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect(page.getByRole('heading', { name: 'Sessions', level: 1 })).toBeVisible();
+}
+
+export interface ServedSession {
+  url: string;
+  email: string;
+  password: string;
+  sessionId: string;
+  stop(): Promise<void>;
+}
+
+/** A seeded data directory plus one session holding `messages`, served: for a fixture of a spec's own. */
+export async function serveWithSession(title: string, messages: Message[]): Promise<ServedSession> {
+  const dataDir = tempDir('sessiondesk-e2e-');
+  const data = await seedDataDir(dataDir);
+  const sessionId = await addSession(dataDir, data, title, messages);
+  const server = await serveIn(dataDir);
+  return {
+    url: server.url,
+    email: data.email,
+    password: data.password,
+    sessionId,
+    async stop() {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }

@@ -1,14 +1,6 @@
-import { rmSync } from 'node:fs';
 import { test as base, expect } from '@playwright/test';
-import { createRepositories } from '../../src-main/store/repositories.js';
-import { Store } from '../../src-main/store/store.js';
-import { newId } from '../../src-main/accounts/secrets.js';
-import { silentLogger, systemClock } from '../../src-main/clock.js';
 import type { Message } from '../../src-shared/sessions.js';
-import { startServe } from '../helpers/cli.js';
-import { seedDataDir } from '../helpers/seed.js';
-import { tempDir } from '../helpers/server.js';
-import { signIn } from './fixtures.js';
+import { serveWithSession, signIn, type ServedSession } from './fixtures.js';
 
 /** Where the rare word is: far from the end, so the page must open there, not at the latest. */
 const HIT_AT = 40;
@@ -46,39 +38,17 @@ function message(i: number): Message {
   };
 }
 
-const test = base.extend<{ searchable: { url: string; email: string; password: string; sessionId: string } }>(
-  {
-    searchable: async ({}, use) => {
-      const dataDir = tempDir('sessiondesk-e2e-');
-      const data = await seedDataDir(dataDir);
-      const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
-      const repos = createRepositories(store.db);
-      const user = repos.users.findByEmail(data.email)!;
-      const sessionId = newId('session');
-      const at = new Date().toISOString();
-      await store.write(() => {
-        repos.sessions.insert({
-          id: sessionId,
-          workspaceId: data.organizationId,
-          authorId: user.id,
-          title: 'Tune the retry delays',
-          model: 'claude-opus-4-6',
-          createdAt: at,
-          baseBranch: 'main',
-        });
-        for (let i = 0; i < MESSAGES; i += 1)
-          repos.sessions.appendMessage(sessionId, data.organizationId, message(i), null, at);
-        repos.sessions.update(sessionId, { status: 'completed' }, at);
-      });
-      await store.close();
-      // Written while no server ran: indexed when it starts.
-      const server = await startServe(dataDir, ['--log-level', 'warn']);
-      await use({ url: server.url, email: data.email, password: data.password, sessionId });
-      await server.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
+const test = base.extend<{ searchable: ServedSession }>({
+  searchable: async ({}, use) => {
+    // Written while no server ran: the server indexes it when it starts.
+    const served = await serveWithSession(
+      'Tune the retry delays',
+      Array.from({ length: MESSAGES }, (_, i) => message(i)),
+    );
+    await use(served);
+    await served.stop();
   },
-);
+});
 
 test('search finds words in tool output and opens the session at that message, outlined', async ({
   page,

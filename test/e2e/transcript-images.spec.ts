@@ -1,13 +1,6 @@
-import { rmSync } from 'node:fs';
 import { test as base, expect } from '@playwright/test';
-import { newId } from '../../src-main/accounts/secrets.js';
-import { silentLogger, systemClock } from '../../src-main/clock.js';
-import { createRepositories } from '../../src-main/store/repositories.js';
-import { Store } from '../../src-main/store/store.js';
-import { startServe } from '../helpers/cli.js';
-import { seedDataDir } from '../helpers/seed.js';
-import { tempDir } from '../helpers/server.js';
-import { signIn } from './fixtures.js';
+import type { Message } from '../../src-shared/sessions.js';
+import { serveWithSession, signIn, type ServedSession } from './fixtures.js';
 
 /** 1x1 transparent PNG. */
 const PIXEL = Buffer.from(
@@ -15,49 +8,23 @@ const PIXEL = Buffer.from(
   'base64',
 );
 
-const test = base.extend<{ withImage: { url: string; email: string; password: string; sessionId: string } }>({
+const IMAGE_MESSAGE: Message = {
+  type: 'assistant',
+  message: {
+    content: [
+      {
+        type: 'text',
+        text: 'Done. ![build status](https://tracker.example/pixel.png?secret=abc) See above.',
+      },
+    ],
+  },
+};
+
+const test = base.extend<{ withImage: ServedSession }>({
   withImage: async ({}, use) => {
-    const dataDir = tempDir('sessiondesk-e2e-');
-    const data = await seedDataDir(dataDir);
-    const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
-    const repos = createRepositories(store.db);
-    const user = repos.users.findByEmail(data.email)!;
-    const sessionId = newId('session');
-    const at = new Date().toISOString();
-    await store.write(() => {
-      repos.sessions.insert({
-        id: sessionId,
-        workspaceId: data.organizationId,
-        authorId: user.id,
-        title: 'A transcript with an image',
-        model: 'claude-opus-4-6',
-        createdAt: at,
-        baseBranch: 'main',
-      });
-      repos.sessions.appendMessage(
-        sessionId,
-        data.organizationId,
-        {
-          type: 'assistant',
-          message: {
-            content: [
-              {
-                type: 'text',
-                text: 'Done. ![build status](https://tracker.example/pixel.png?secret=abc) See above.',
-              },
-            ],
-          },
-        },
-        null,
-        at,
-      );
-      repos.sessions.update(sessionId, { status: 'completed' }, at);
-    });
-    await store.close();
-    const server = await startServe(dataDir, ['--log-level', 'warn']);
-    await use({ url: server.url, email: data.email, password: data.password, sessionId });
-    await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    const served = await serveWithSession('A transcript with an image', [IMAGE_MESSAGE]);
+    await use(served);
+    await served.stop();
   },
 });
 

@@ -206,3 +206,39 @@ export async function seedManySessions(dataDir: string, count: number): Promise<
     await store.close();
   }
 }
+
+/**
+ * Adds a completed session holding `messages` to a data directory seeded by seedDataDir, in the
+ * first workspace, with no server running (the store is opened and closed here).
+ */
+export async function addSession(
+  dataDir: string,
+  seeded: Seeded,
+  title: string,
+  messages: Message[],
+): Promise<string> {
+  const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
+  try {
+    const repos = createRepositories(store.db);
+    const user = repos.users.findByEmail(seeded.email)!;
+    const id = newId('session');
+    const at = new Date().toISOString();
+    await store.write(() => {
+      repos.sessions.insert({
+        id,
+        workspaceId: seeded.organizationId,
+        authorId: user.id,
+        title,
+        model: 'claude-opus-4-6',
+        createdAt: at,
+        baseBranch: 'main',
+      });
+      for (const message of messages)
+        repos.sessions.appendMessage(id, seeded.organizationId, message, null, at);
+      repos.sessions.update(id, { status: 'completed' }, at);
+    });
+    return id;
+  } finally {
+    await store.close();
+  }
+}

@@ -329,14 +329,14 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
         body: FollowUpBodySchema,
         response: {
           201: SessionResponseSchema,
-          ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503),
+          ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 500, 503),
         },
       },
     },
     async (request, reply) => {
       const principal = userOf(request);
       const row = accessibleSession(principal, request.params.sessionId, request.query.organizationId);
-      const updated = await sendFollowUp(ctx, row.id, request.body.content, principal.userId);
+      const updated = await sendFollowUp(ctx, row, request.body.content, principal.userId);
       return reply.code(201).send({ session: toSummary(updated, 'both') });
     },
   );
