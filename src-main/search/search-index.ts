@@ -1,4 +1,4 @@
-import { existsSync, renameSync } from 'node:fs';
+import { existsSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { repositoryFilter } from '../../src-shared/repo-url.js';
@@ -55,15 +55,6 @@ export interface SearchFilters {
   repository?: string | undefined;
 }
 
-export interface IndexState {
-  file: string;
-  sessions: number;
-  /** Sessions whose messages are not all indexed yet. */
-  behind: number;
-  /** Set when the file found at open could not be used and was put aside. */
-  rebuiltFrom?: string;
-}
-
 interface SessionEntry {
   key: number;
   indexed: number;
@@ -108,16 +99,13 @@ export class SearchIndex {
   private closed = false;
   private nextKey = 1;
   private readonly source: TranscriptSource;
-  readonly rebuiltFrom: string | undefined;
 
   constructor(
     private readonly options: { store: Store; repos: Repositories; logger: Logger; now?: () => number },
   ) {
     this.source = { store: options.store, repos: options.repos };
     const file = join(options.store.dataDir, SEARCH_INDEX_FILE);
-    const opened = openIndexFile(file, options.logger, options.now ?? Date.now);
-    this.db = opened.db;
-    this.rebuiltFrom = opened.rebuiltFrom;
+    this.db = openIndexFile(file, options.logger, options.now ?? Date.now);
     for (const row of this.statement('SELECT sk, id, indexed FROM sessions').all()) {
       this.sessions.set(String(row.id), { key: Number(row.sk), indexed: Number(row.indexed) });
       this.nextKey = Math.max(this.nextKey, Number(row.sk) + 1);
@@ -164,20 +152,6 @@ export class SearchIndex {
   /** Resolves once everything touched so far is indexed (for tests and tools). */
   async idle(): Promise<void> {
     while (this.pumping) await this.pumping;
-  }
-
-  state(): IndexState {
-    const file = join(this.options.store.dataDir, SEARCH_INDEX_FILE);
-    let behind = 0;
-    for (const { id, messageCount } of this.options.repos.sessions.messageCounts()) {
-      if ((this.sessions.get(id)?.indexed ?? 0) < messageCount) behind += 1;
-    }
-    return {
-      file,
-      sessions: this.sessions.size,
-      behind,
-      ...(this.rebuiltFrom ? { rebuiltFrom: this.rebuiltFrom } : {}),
-    };
   }
 
   /** Best matches first: the message pieces matching `query` in the workspace, a page of them. */
@@ -477,45 +451,38 @@ const MERGING = [
 ];
 
 /**
- * Opens the index file, or puts it aside (as `search.db.damaged-<time>`) and starts an empty
- * one when it cannot be read or is of another format. (No integrity check here: it would read
+ * Opens the index file; one of another format is removed, one that cannot be read is put aside
+ * (as `search.db.damaged-<time>`), and an empty index starts in their place. (No integrity check here: it would read
  * the whole file at every start; `doctor` runs one.)
  */
-function openIndexFile(
-  file: string,
-  logger: Logger,
-  now: () => number,
-): { db: DatabaseSync; rebuiltFrom?: string } {
-  const existed = existsSync(file);
-  let reason: string | null = null;
-  if (existed) {
+function openIndexFile(file: string, logger: Logger, now: () => number): DatabaseSync {
+  const files = [file, `${file}-wal`, `${file}-shm`];
+  if (existsSync(file)) {
+    let damage: string | null = null;
     try {
       const db = new DatabaseSync(file);
-      db.exec(SCHEMA.join(';'));
       const format = db.prepare("SELECT value FROM meta WHERE key = 'format'").get();
-      if (format?.value === FORMAT) return { db: tune(db) };
+      if (format?.value === FORMAT) return tune(db);
       db.close();
-      reason = `it is of format ${String(format?.value ?? 'unknown')}, not ${FORMAT}`;
+      // Another format: nothing in it is needed, so it goes (it may be gigabytes).
+      for (const path of files) rmSync(path, { force: true });
+      logger.info(`The search index is of format ${String(format?.value)}, not ${FORMAT}; rebuilding it.`);
     } catch (err) {
-      reason = err instanceof Error ? err.message : String(err);
+      damage = err instanceof Error ? err.message : String(err);
     }
-  }
-  let rebuiltFrom: string | undefined;
-  if (existed) {
-    rebuiltFrom = `${file}.damaged-${now()}`;
-    renameSync(file, rebuiltFrom);
-    for (const suffix of ['-wal', '-shm']) {
-      if (existsSync(file + suffix)) renameSync(file + suffix, rebuiltFrom + suffix);
+    if (damage !== null) {
+      const aside = `${file}.damaged-${now()}`;
+      for (const path of files) {
+        if (existsSync(path)) renameSync(path, path.replace(file, aside));
+      }
+      logger.warn(`The search index could not be used (${damage}); kept aside as ${aside}, rebuilding it.`);
     }
-    logger.warn(
-      `The search index could not be used (${reason}); kept aside as ${rebuiltFrom}, rebuilding it.`,
-    );
   }
   const db = tune(new DatabaseSync(file));
   db.exec(SCHEMA.join(';'));
   for (const statement of MERGING) db.exec(statement);
   db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('format', ?)").run(FORMAT);
-  return rebuiltFrom ? { db, rebuiltFrom } : { db };
+  return db;
 }
 
 function tune(db: DatabaseSync): DatabaseSync {

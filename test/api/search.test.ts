@@ -1,5 +1,6 @@
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SearchResponseSchema, type SearchResponse } from '../../src-shared/search.js';
 import type { Message } from '../../src-shared/sessions.js';
@@ -340,7 +341,17 @@ describe('the search index on disk', () => {
     expect(damaged.stdout).toMatch(/search\.db cannot be used .* Nothing is lost/u);
     server = await startTestServer({ dataDir });
     expect(await until(find, (hits) => hits.length === 2)).toEqual([0, 1]);
-    expect(readdirSync(dataDir).some((name) => name.startsWith('search.db.damaged-'))).toBe(true);
+    const keptAside = () => readdirSync(dataDir).filter((name) => name.startsWith('search.db.damaged-'));
+    expect(keptAside()).toHaveLength(1);
+    await server.stop();
+
+    // Of another format (an older version's): removed, not kept, and rebuilt.
+    const old = new DatabaseSync(join(dataDir, 'search.db'));
+    old.exec("UPDATE meta SET value = '0' WHERE key = 'format'");
+    old.close();
+    server = await startTestServer({ dataDir });
+    expect(await until(find, (hits) => hits.length === 2)).toEqual([0, 1]);
+    expect(keptAside()).toHaveLength(1);
     await server.dispose();
   });
 });
