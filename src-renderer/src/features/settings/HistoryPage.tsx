@@ -55,16 +55,16 @@ export function HistoryPage() {
       </p>
       {isOwner && (
         <form className="inline-form" onSubmit={submit} noValidate>
-          <label>
-            Program{' '}
-            <select value={kind} onChange={(e) => setKind(e.target.value as HistoryKind)}>
+          <div className="field field-choice">
+            <label htmlFor="history-kind">Program</label>
+            <select id="history-kind" value={kind} onChange={(e) => setKind(e.target.value as HistoryKind)}>
               {HISTORY_KINDS.map((k) => (
                 <option key={k} value={k}>
                   {KIND_NAMES[k]}
                 </option>
               ))}
             </select>
-          </label>
+          </div>
           <TextField
             label="Folder"
             placeholder={`absolute path, e.g. the full path of ${DEFAULT_ROOTS[kind]}`}
