@@ -52,11 +52,18 @@ const FOR_AGENT_KINDS = [
   'ANTHROPIC_MODEL',
   'CLAUDE_CODE_USE_BEDROCK',
   'CLAUDE_CODE_USE_VERTEX',
+  'CLAUDE_CODE_OAUTH_TOKEN',
+  'CLAUDE_CONFIG_DIR',
+  // Claude Code refuses to skip its permission prompts as root unless told it is in a sandbox.
+  'IS_SANDBOX',
   'OPENAI_API_KEY',
   'OPENAI_BASE_URL',
   'OPENAI_ORG_ID',
   'CODEX_HOME',
   'GEMINI_API_KEY',
+  'GEMINI_MODEL',
+  // Without it Gemini CLI calls Google's own endpoint, whatever else is set.
+  'GOOGLE_GEMINI_BASE_URL',
   'GOOGLE_API_KEY',
   'GOOGLE_APPLICATION_CREDENTIALS',
   'GOOGLE_CLOUD_PROJECT',

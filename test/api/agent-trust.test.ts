@@ -258,6 +258,10 @@ describe('agents work outside the data directory with an allow-listed environmen
         SESSIONDESK_AGENT_ENV: 'MY_TOOL_HOME',
         SESSIONDESK_DEMO_PACE_MS: '0',
         ANTHROPIC_API_KEY: 'sk-ant-test',
+        // Each CLI's own endpoint, configuration and sandbox variables.
+        GOOGLE_GEMINI_BASE_URL: 'http://127.0.0.1:9/gemini',
+        IS_SANDBOX: '1',
+        CLAUDE_CONFIG_DIR: '/opt/claude-config',
         MY_TOOL_HOME: '/opt/tool',
         UNRELATED_SECRET: 'do-not-pass',
       };
@@ -310,6 +314,9 @@ describe('agents work outside the data directory with an allow-listed environmen
           ]);
           expect(report.env.UNRELATED_SECRET).toBeUndefined();
           expect(report.env.ANTHROPIC_API_KEY).toBe('sk-ant-test');
+          expect(report.env.GOOGLE_GEMINI_BASE_URL).toBe('http://127.0.0.1:9/gemini');
+          expect(report.env.IS_SANDBOX).toBe('1');
+          expect(report.env.CLAUDE_CONFIG_DIR).toBe('/opt/claude-config');
           expect(report.env.MY_TOOL_HOME).toBe('/opt/tool');
           expect(report.env.PATH).toBe(process.env.PATH);
         } finally {
