@@ -6,8 +6,6 @@ import {
   linkSync,
   openSync,
   readFileSync,
-  renameSync,
-  statSync,
   unlinkSync,
   writeSync,
 } from 'node:fs';
@@ -177,32 +175,45 @@ function createLock(path: string, text: string): boolean {
   }
 }
 
+/** Blocks for `ms` milliseconds (taking the lock is synchronous, and brief). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
 /**
- * Moves a stale lock out of the way so that only one of several processes finding it can:
- * the lock is renamed to a name of this process's own (rename is atomic, so each file is
- * moved by one process at most), and if the file moved is not the stale one that was
- * judged (another process replaced it meanwhile), it is put back.
+ * Removes a stale lock so that only one of several processes finding it at once can, and only
+ * that file: the remover first takes a second lock, `LOCK.takeover`, made whole or not at all
+ * like the lock itself, then checks that the lock is still the stale one it judged (its inode
+ * and its text together: a file system reuses a freed inode at once, ext4 does, but a new lock
+ * has a token of its own) and only then removes it. Renaming the lock aside and putting back a
+ * live one, as before, left a moment without a lock in which a third process took it, so that
+ * two held it. A takeover lock left by a process that no longer runs is removed.
  */
-function removeStaleLock(path: string, staleIno: number): void {
-  const aside = `${path}.stale-${process.pid}-${randomBytes(6).toString('hex')}`;
-  try {
-    renameSync(path, aside);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw err;
-  }
-  if (statSync(aside).ino !== staleIno) {
-    try {
-      linkSync(aside, path);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+function removeStaleLock(path: string, stale: { ino: number; text: string }): void {
+  const guard = `${path}.takeover`;
+  if (!createLock(guard, describeOwnLock(randomBytes(12).toString('hex')))) {
+    const holder = readLockFile(guard);
+    if (holder !== null && (holder.lock === null || !holderRuns(holder.lock))) {
+      try {
+        unlinkSync(guard);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+    } else {
+      sleepSync(5);
     }
+    return;
   }
-  unlinkSync(aside);
+  try {
+    const now = readLockFile(path);
+    if (now !== null && now.ino === stale.ino && now.text === stale.text) unlinkSync(path);
+  } finally {
+    unlinkSync(guard);
+  }
 }
 
 /** The lock file's content and inode, read through one descriptor so the two agree. */
-function readLockFile(path: string): { lock: LockContent | null; ino: number } | null {
+function readLockFile(path: string): { lock: LockContent | null; ino: number; text: string } | null {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -211,7 +222,8 @@ function readLockFile(path: string): { lock: LockContent | null; ino: number } |
     throw err;
   }
   try {
-    return { lock: parseLock(readFileSync(fd, 'utf8')), ino: fstatSync(fd).ino };
+    const text = readFileSync(fd, 'utf8');
+    return { lock: parseLock(text), ino: fstatSync(fd).ino, text };
   } finally {
     closeSync(fd);
   }
@@ -226,7 +238,7 @@ export function acquireLock(dataDir: string): () => void {
   const path = join(dataDir, LOCK_FILE);
   const token = randomBytes(12).toString('hex');
   const text = describeOwnLock(token);
-  for (let attempt = 0; attempt < 20; attempt += 1) {
+  for (let attempt = 0; attempt < 200; attempt += 1) {
     if (createLock(path, text)) {
       heldHere.add(token);
       return () => {
@@ -237,7 +249,7 @@ export function acquireLock(dataDir: string): () => void {
     const found = readLockFile(path);
     if (found === null) continue;
     if (found.lock !== null && holderRuns(found.lock)) throw new DataDirLockedError(dataDir, found.lock.pid);
-    removeStaleLock(path, found.ino);
+    removeStaleLock(path, found);
   }
   throw new Error(`Could not take the lock ${path}; other processes keep replacing it.`);
 }
