@@ -171,6 +171,7 @@ async function diffAgainst(git: GitContext, mergeBase: string, caps: DiffCaps) {
     '--no-ext-diff',
     '--no-textconv',
     '--no-color',
+    '--ignore-submodules=dirty',
     '--src-prefix=a/',
     '--dst-prefix=b/',
     mergeBase,
