@@ -150,3 +150,18 @@ export async function gitOutput(ctx: GitContext, args: string[]): Promise<string
 }
 
 export const lastLine = (text: string) => text.trim().split('\n').at(-1) ?? '';
+
+/**
+ * Filter drivers run programs on the files being compared; the repository names them, so
+ * each one it configures is switched off by name for these runs.
+ */
+export async function neutralisedFilters(git: GitContext): Promise<string[]> {
+  const listed = await gitOutput(git, ['config', '--null', '--get-regexp', '^filter\\.']);
+  const drivers = new Set<string>();
+  for (const entry of (listed ?? '').split('\0')) {
+    const key = entry.split('\n')[0] ?? '';
+    const driver = /^filter\.(.+)\.[^.]+$/su.exec(key)?.[1];
+    if (driver !== undefined) drivers.add(driver);
+  }
+  return [...drivers].flatMap((d) => [`filter.${d}.clean=`, `filter.${d}.smudge=`, `filter.${d}.process=`]);
+}
