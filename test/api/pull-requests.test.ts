@@ -374,6 +374,8 @@ describe('opening and refreshing a pull request with gh', () => {
     );
     git(session.sandbox, 'config', 'credential.helper', `!${TOUCH} ${marker}`);
     git(session.sandbox, 'config', 'core.fsmonitor', `${TOUCH} ${marker}`);
+    // Read as the branch is fetched from the sandbox: git takes it from the user's config only.
+    git(session.sandbox, 'config', 'uploadpack.packObjectsHook', `${TOUCH} ${marker}`);
     mkdirSync(join(session.sandbox, '.git', 'hooks'), { recursive: true });
     writeFileSync(join(session.sandbox, '.git', 'hooks', 'pre-push'), `#!/bin/sh\n${TOUCH} ${marker}\n`, {
       mode: 0o755,
