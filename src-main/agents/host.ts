@@ -14,7 +14,14 @@ import { NamedCommandsError, readNamedCommands } from './named-commands.js';
 import { endOrphans } from './orphans.js';
 import { recordBranchAtEnd, recordReportedPullRequest } from './repository-facts.js';
 import { sandboxPath, SandboxError } from './sandbox.js';
-import { checkSandboxRoot, defaultSandboxRoot, moveLegacySandboxes } from './sandbox-root.js';
+import {
+  checkSandboxRoot,
+  defaultSandboxRoot,
+  moveLegacySandboxes,
+  SandboxRootError,
+  secureSandboxRoot,
+  secureSessionFolder,
+} from './sandbox-root.js';
 import {
   resultMessage,
   RunAborted,
@@ -98,8 +105,12 @@ export class AgentHost {
     );
   }
 
-  /** Moves sandboxes an earlier version kept inside the data directory out of it. */
-  moveLegacySandboxes(): void {
+  /**
+   * At start: the sandboxes folder must be the user's own (refused otherwise; made private if
+   * others could write to it); sandboxes an earlier version kept in the data directory move out.
+   */
+  prepareSandboxRoot(): void {
+    secureSandboxRoot(this.sandboxRoot, this.deps.dataDir, this.deps.logger);
     moveLegacySandboxes(this.deps.dataDir, this.sandboxRoot, this.deps.logger);
   }
 
@@ -386,6 +397,10 @@ export class AgentHost {
       try {
         const runner = this.runnerFor(session.workspaceId);
         await service.runStarts(sessionId, runner.kind);
+        // Folders may have changed hands since the start: each run checks its own again.
+        if (runner.kind !== 'demo') {
+          secureSessionFolder(this.sandboxRoot, this.deps.dataDir, sessionId, this.deps.logger);
+        }
         const { result } = await work(runner);
         await recordingProcess;
         if (controller.signal.aborted) throw new RunAborted();
@@ -397,7 +412,10 @@ export class AgentHost {
         const reason = entry.stopReason;
         const text = stopped
           ? (reason?.text ?? 'Stopped.')
-          : err instanceof SandboxError || err instanceof AgentSetupError || err instanceof NamedCommandsError
+          : err instanceof SandboxError ||
+              err instanceof SandboxRootError ||
+              err instanceof AgentSetupError ||
+              err instanceof NamedCommandsError
             ? err.message
             : `The agent failed: ${err instanceof Error ? err.message : String(err)}`;
         if (!stopped) this.deps.logger.warn(`Agent run for ${sessionId} failed: ${text}`);

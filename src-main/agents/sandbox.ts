@@ -99,9 +99,3 @@ export async function prepareSandbox(options: {
   if (checkout.code !== 0)
     throw new SandboxError(`Creating the branch ${options.branch} failed.\n\n${lastLines(checkout.stderr)}`);
 }
-
-/** Whether a sandbox holds work that is not committed (what a clean-up must never delete). */
-export async function hasUncommittedChanges(dir: string): Promise<boolean> {
-  const status = await runProgram('git', ['status', '--porcelain'], { cwd: dir });
-  return status.code !== 0 || status.stdout.trim() !== '';
-}

@@ -6,7 +6,7 @@ import { agentEnvironment } from '../agents/environment.js';
  * Running git on a sandbox the agent controls. The repository's own configuration is the
  * agent's to write, so whatever in it could run a program or change the output's shape is
  * overridden on the command line: no pager, no external diff, no textconv, no fsmonitor, no
- * network, fixed prefixes and context. git sees the agents' allow-listed environment (never
+ * network, no look inside submodules, fixed prefixes and context. git sees the agents' allow-listed environment (never
  * Session Desk's own settings) and stops looking for a repository at the sandboxes folder.
  */
 const FIXED_CONFIG = [
@@ -25,6 +25,10 @@ const FIXED_CONFIG = [
   'diff.context=3',
   'diff.interHunkContext=0',
   'advice.addEmptyPathspec=false',
+  // A nested repository's own config (filters, fsmonitor, diff drivers) is not in the list
+  // above: git must never enter one. Only the commit a submodule records is compared.
+  'diff.ignoreSubmodules=dirty',
+  'submodule.recurse=false',
 ];
 
 /** Big enough for the two sides of any comparison git itself would do in memory. */
@@ -146,3 +150,18 @@ export async function gitOutput(ctx: GitContext, args: string[]): Promise<string
 }
 
 export const lastLine = (text: string) => text.trim().split('\n').at(-1) ?? '';
+
+/**
+ * Filter drivers run programs on the files being compared; the repository names them, so
+ * each one it configures is switched off by name for these runs.
+ */
+export async function neutralisedFilters(git: GitContext): Promise<string[]> {
+  const listed = await gitOutput(git, ['config', '--null', '--get-regexp', '^filter\\.']);
+  const drivers = new Set<string>();
+  for (const entry of (listed ?? '').split('\0')) {
+    const key = entry.split('\n')[0] ?? '';
+    const driver = /^filter\.(.+)\.[^.]+$/su.exec(key)?.[1];
+    if (driver !== undefined) drivers.add(driver);
+  }
+  return [...drivers].flatMap((d) => [`filter.${d}.clean=`, `filter.${d}.smudge=`, `filter.${d}.process=`]);
+}

@@ -7,7 +7,15 @@ import {
   type SessionChangesResponse,
 } from '../../src-shared/changes.js';
 import { DiffOutputParser, type DiffCaps } from './diff-output.js';
-import { GIT_TIMEOUT_MS, GitError, gitOutput, lastLine, spawnGit, type GitContext } from './git.js';
+import {
+  GIT_TIMEOUT_MS,
+  GitError,
+  gitOutput,
+  lastLine,
+  neutralisedFilters,
+  spawnGit,
+  type GitContext,
+} from './git.js';
 
 const unavailable = (reason: ChangesUnavailable['reason'], message: string): ChangesUnavailable => ({
   available: false,
@@ -115,21 +123,6 @@ async function findBaseRef(git: GitContext, branch: string): Promise<{ ref: stri
   return null;
 }
 
-/**
- * Filter drivers run programs on the files being compared; the repository names them, so
- * each one it configures is switched off by name for these runs.
- */
-async function neutralisedFilters(git: GitContext): Promise<string[]> {
-  const listed = await gitOutput(git, ['config', '--null', '--get-regexp', '^filter\\.']);
-  const drivers = new Set<string>();
-  for (const entry of (listed ?? '').split('\0')) {
-    const key = entry.split('\n')[0] ?? '';
-    const driver = /^filter\.(.+)\.[^.]+$/su.exec(key)?.[1];
-    if (driver !== undefined) drivers.add(driver);
-  }
-  return [...drivers].flatMap((d) => [`filter.${d}.clean=`, `filter.${d}.smudge=`, `filter.${d}.process=`]);
-}
-
 async function copyIndex(from: string, to: string): Promise<void> {
   try {
     await copyFile(from, to);
@@ -171,6 +164,7 @@ async function diffAgainst(git: GitContext, mergeBase: string, caps: DiffCaps) {
     '--no-ext-diff',
     '--no-textconv',
     '--no-color',
+    '--ignore-submodules=dirty',
     '--src-prefix=a/',
     '--dst-prefix=b/',
     mergeBase,

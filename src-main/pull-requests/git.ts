@@ -1,6 +1,15 @@
 import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BRANCH_PATTERN } from '../../src-shared/repo-url.js';
+import {
+  GIT_TIMEOUT_MS as CHANGES_GIT_TIMEOUT_MS,
+  GitError,
+  gitOutput,
+  neutralisedFilters,
+  type GitContext,
+} from '../changes/git.js';
 import { AppError, conflict } from '../errors.js';
 import { lastLines, runTool } from './run-tool.js';
 
@@ -65,12 +74,31 @@ export async function checkBranchToPush(options: {
     );
   }
   if (Number(ahead.stdout.trim()) === 0) {
-    const status = await git(dir, env, ['status', '--porcelain']);
     throw conflict(
-      status.stdout.trim() === ''
-        ? `No changes: ${branch} has no commits beyond ${baseBranch}, so there is nothing for a pull request.`
-        : `${branch} has no commits beyond ${baseBranch}; the agent's changes are not committed. Ask it to commit them, then open the pull request.`,
+      (await hasUncommittedWork(dir, env))
+        ? `${branch} has no commits beyond ${baseBranch}; the agent's changes are not committed. Ask it to commit them, then open the pull request.`
+        : `No changes: ${branch} has no commits beyond ${baseBranch}, so there is nothing for a pull request.`,
     );
+  }
+}
+
+/**
+ * Whether the work tree differs from the last commit. `git status` would compare files through
+ * the filters, fsmonitor and submodules the agent configured: it runs with the changes view's
+ * hygiene instead (all of those off, nothing entered, nothing written).
+ */
+async function hasUncommittedWork(dir: string, env: NodeJS.ProcessEnv): Promise<boolean> {
+  const ctx: GitContext = { cwd: dir, sourceEnv: env, deadline: Date.now() + CHANGES_GIT_TIMEOUT_MS };
+  try {
+    const status = await gitOutput({ ...ctx, extraConfig: await neutralisedFilters(ctx) }, [
+      'status',
+      '--porcelain',
+      '--ignore-submodules=dirty',
+    ]);
+    return status === null || status.trim() !== '';
+  } catch (err) {
+    if (err instanceof GitError) return true; // Unknown: the likelier cause is named.
+    throw err;
   }
 }
 
@@ -95,7 +123,18 @@ function pushFailure(branch: string, repoUrl: string, stderr: string, timedOut: 
   );
 }
 
-/** `git push --set-upstream origin <branch>` from the sandbox: hooks off, no prompts, a time limit. */
+/** Where git may take the push: the protocols that run no program of the repository's choosing. */
+const PUSH_PROTOCOLS = 'https:ssh:file';
+
+/**
+ * Pushes the sandbox's branch to the session's recorded repository without reading anything
+ * the agent wrote in the sandbox's git configuration (`url.*.pushInsteadOf`, an `ext::` address
+ * with `protocol.ext.allow`, a credential helper, hooks): a clean temporary repository fetches
+ * the branch from the sandbox (git's upload-pack, which git keeps safe to run on repositories
+ * one does not trust) and pushes it to the explicit address. The user's own git configuration
+ * (`url.<base>.insteadOf`, credentials, SSH) applies as to any push of theirs. Afterwards the
+ * sandbox records the pushed branch as its upstream, so `git status` and `git pull` there follow it.
+ */
 export async function pushBranch(options: {
   dir: string;
   env: NodeJS.ProcessEnv;
@@ -103,28 +142,56 @@ export async function pushBranch(options: {
   branch: string;
 }): Promise<void> {
   const { dir, env, branch, repoUrl } = options;
-  // The clone fetched the base branch alone: tracking this one too lets the push record where
-  // origin has it, so the branch's upstream resolves (git status, git pull) in the sandbox.
+  const ref = `refs/heads/${branch}`;
+  const temp = await mkdtemp(join(tmpdir(), 'sessiondesk-push-'));
+  try {
+    const clean = (args: string[], protocols: string, timeoutMs = GIT_TIMEOUT_MS) =>
+      runTool('git', [...NO_HOOKS, '-c', 'gc.auto=0', '-c', 'maintenance.auto=false', ...args], {
+        cwd: temp,
+        env: { ...env, GIT_TERMINAL_PROMPT: '0', GIT_ALLOW_PROTOCOL: protocols, GIT_DIR: temp },
+        timeoutMs,
+      });
+    const init = await clean(['init', '--quiet', '--bare', temp], 'file');
+    if (init.startError) {
+      throw new AppError(502, 'push_failed', `git could not run: ${init.startError.message}`);
+    }
+    if (init.code !== 0) throw pushFailure(branch, repoUrl, init.stderr, init.timedOut);
+    const fetched = await clean(
+      ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--', dir, `+${ref}:${ref}`],
+      'file',
+    );
+    if (fetched.code !== 0) {
+      throw new AppError(
+        502,
+        'push_failed',
+        `Reading ${branch} from the sandbox failed.\n\n${lastLines(fetched.stderr)}`,
+      );
+    }
+    const commit = (await clean(['rev-parse', '--verify', '--quiet', ref], 'file')).stdout.trim();
+    const push = await clean(
+      ['push', '--no-verify', '--no-recurse-submodules', '--porcelain', '--', repoUrl, `${ref}:${ref}`],
+      PUSH_PROTOCOLS,
+      PUSH_TIMEOUT_MS,
+    );
+    if (push.code !== 0) throw pushFailure(branch, repoUrl, `${push.stderr}\n${push.stdout}`, push.timedOut);
+    await recordUpstream(dir, env, branch, commit);
+  } finally {
+    await rm(temp, { recursive: true, force: true });
+  }
+}
+
+/**
+ * What `push --set-upstream origin` would have left in the sandbox: origin's copy of the
+ * branch and the branch's upstream. The clone fetched the base branch alone, so origin's
+ * fetch refspecs gain this one too. Only written, never followed: git runs no program here.
+ */
+async function recordUpstream(dir: string, env: NodeJS.ProcessEnv, branch: string, commit: string) {
   const tracking = `+refs/heads/${branch}:refs/remotes/origin/${branch}`;
   const fetches = await git(dir, env, ['config', '--get-all', 'remote.origin.fetch']);
   if (!fetches.stdout.split('\n').includes(tracking)) {
     await git(dir, env, ['config', '--add', 'remote.origin.fetch', tracking]);
   }
-  const push = await git(
-    dir,
-    env,
-    [
-      'push',
-      '--no-verify',
-      '--porcelain',
-      '--set-upstream',
-      'origin',
-      `refs/heads/${branch}:refs/heads/${branch}`,
-    ],
-    PUSH_TIMEOUT_MS,
-  );
-  if (push.startError) {
-    throw new AppError(502, 'push_failed', `git could not run: ${push.startError.message}`);
-  }
-  if (push.code !== 0) throw pushFailure(branch, repoUrl, `${push.stderr}\n${push.stdout}`, push.timedOut);
+  if (commit !== '') await git(dir, env, ['update-ref', `refs/remotes/origin/${branch}`, commit]);
+  await git(dir, env, ['config', `branch.${branch}.remote`, 'origin']);
+  await git(dir, env, ['config', `branch.${branch}.merge`, `refs/heads/${branch}`]);
 }

@@ -196,7 +196,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   // Sessions an agent was working on when the server last stopped are closed off first.
   app.addHook('onReady', async () => {
-    agents.moveLegacySandboxes();
+    agents.prepareSandboxRoot();
     const interrupted = await agents.recoverInterrupted();
     if (interrupted > 0) logger.warn(`Marked ${interrupted} interrupted session(s) as failed.`);
     // Messages written while no server ran (imports, a rebuilt index) are indexed in the background.

@@ -1,4 +1,14 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  lchownSync,
+  mkdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FullSessionResponseSchema, type SessionFull } from '../../src-shared/index.js';
@@ -369,5 +379,153 @@ describe('agents work outside the data directory with an allow-listed environmen
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the sandboxes folder and each session folder must be your own', () => {
+  /** A user other than the one running the tests (they run as root here: "nobody"). */
+  const OTHER_UID = 65534;
+  const modeOf = (path: string) => statSync(path).mode & 0o777;
+  /** What `serve` did: started (then stopped), or the reason it gave for refusing. */
+  const serveOutcome = (dataDir: string, args: string[] = []) =>
+    startServe(dataDir, ['--log-level', 'warn', ...args]).then(
+      async (served) => {
+        await served.stop();
+        return `started\n${served.stderr()}`;
+      },
+      (err: Error) => err.message,
+    );
+
+  it(
+    'serve refuses a sandboxes folder another user made in advance, and makes a loose one private',
+    { timeout: 60_000 },
+    async () => {
+      const dataDir = tempDir('sessiondesk-foreign-');
+      const sandboxes = defaultSandboxRoot(dataDir);
+      try {
+        mkdirSync(sandboxes);
+        chownSync(sandboxes, OTHER_UID, OTHER_UID);
+        const refused = await serveOutcome(dataDir);
+        expect(refused).not.toMatch(/^started/u);
+        expect(refused).toContain(
+          `The sandboxes folder ${sandboxes} belongs to another user (uid ${OTHER_UID})`,
+        );
+
+        // A link of another user's in its place is refused too.
+        rmSync(sandboxes, { recursive: true });
+        const own = tempDir('sessiondesk-linked-sandboxes-');
+        symlinkSync(own, sandboxes);
+        lchownSync(sandboxes, OTHER_UID, OTHER_UID);
+        expect(await serveOutcome(dataDir)).toContain('belongs to another user');
+        rmSync(sandboxes);
+        rmSync(own, { recursive: true });
+
+        mkdirSync(sandboxes);
+        chmodSync(sandboxes, 0o777);
+        const started = await serveOutcome(dataDir);
+        expect(started).toMatch(/^started/u);
+        expect(started).toContain(
+          `The sandboxes folder ${sandboxes} could be written by other users (mode 777)`,
+        );
+        expect(modeOf(sandboxes)).toBe(0o700);
+      } finally {
+        await rm(dataDir, { recursive: true, force: true });
+        await rm(sandboxes, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it('serve refuses a sandboxes folder that is a link to the data directory (exit code 2)', async () => {
+    const dataDir = tempDir('sessiondesk-link-inside-');
+    const links = tempDir('sessiondesk-links-');
+    try {
+      symlinkSync(dataDir, join(links, 'sandboxes'));
+      const refused = await serveOutcome(dataDir, ['--sandbox-dir', join(links, 'sandboxes', 'work')]);
+      expect(refused).toMatch(/^serve exited with 2\n/u);
+      expect(refused).toContain('must not contain one another');
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+      await rm(links, { recursive: true, force: true });
+    }
+  });
+
+  describe('before each run', () => {
+    let server: TestServer;
+    let owner: Awaited<ReturnType<typeof seedWorkspace>>;
+    beforeAll(async () => {
+      server = await startTestServer({ agentCommand: [process.execPath, PROBE] });
+      owner = await seedWorkspace(server);
+    });
+    afterAll(async () => server.dispose());
+
+    const probes = (session: SessionFull) =>
+      session.messages.filter((m) => m.type === 'assistant' && m.notice === undefined).length;
+
+    async function run(prompt: string): Promise<SessionFull> {
+      const created = await createSession(server, owner.user.cookie, {
+        organizationId: owner.organizationId,
+        initialMessage: prompt,
+      });
+      return finished(server, owner.apiKey, created.id);
+    }
+
+    /** Sends a follow-up and waits for its result, the `results`-th of the session. */
+    async function followUp(id: string, content: string, results: number): Promise<SessionFull> {
+      const sent = await asUser(server, owner.user.cookie, 'POST', `/api/sessions/${id}/messages`, {
+        content,
+      });
+      expect(sent.status).toBe(201);
+      const resultsOf = async () =>
+        (await finished(server, owner.apiKey, id)).messages.filter((m) => m.type === 'result').length;
+      await expect.poll(resultsOf, { timeout: 20_000 }).toBe(results);
+      return finished(server, owner.apiKey, id);
+    }
+
+    it('a sandboxes folder that changed hands after the start: the run fails saying why, the agent never starts', async () => {
+      mkdirSync(server.sandboxRoot, { recursive: true });
+      chownSync(server.sandboxRoot, OTHER_UID, OTHER_UID);
+      try {
+        const session = await run('Work in a folder someone else owns');
+        expect(session.status).toBe('failed');
+        expect(resultText(session)).toContain(
+          `${server.sandboxRoot} belongs to another user (uid ${OTHER_UID})`,
+        );
+        expect(probes(session)).toBe(0);
+      } finally {
+        chownSync(server.sandboxRoot, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
+      }
+    });
+
+    it("a session folder swapped for another user's, with a CLI's configuration planted, or for a link: the follow-up does not run there", async () => {
+      const session = await run('First run');
+      expect(probes(session)).toBe(1);
+      const folder = join(server.sandboxRoot, session.id);
+      expect(probeReport(session).cwd).toBe(folder);
+
+      rmSync(folder, { recursive: true });
+      mkdirSync(join(folder, '.gemini'), { recursive: true });
+      writeFileSync(
+        join(folder, '.gemini', 'settings.json'),
+        JSON.stringify({ mcpServers: { planted: { command: 'touch', args: ['/tmp/planted'] } } }),
+      );
+      chownSync(folder, OTHER_UID, OTHER_UID);
+      let after = await followUp(session.id, 'Second run', 2);
+      expect(after.status).toBe('failed');
+      expect(resultText(after)).toContain(`The session's sandbox ${folder} belongs to another user`);
+      expect(probes(after)).toBe(1);
+
+      // A link to a folder elsewhere (one's own, even) is not followed either.
+      rmSync(folder, { recursive: true });
+      const elsewhere = tempDir('sessiondesk-elsewhere-');
+      try {
+        symlinkSync(elsewhere, folder);
+        after = await followUp(session.id, 'Third run', 3);
+        expect(resultText(after)).toContain('is no longer a folder of its own');
+        expect(probes(after)).toBe(1);
+      } finally {
+        rmSync(folder, { force: true });
+        rmSync(elsewhere, { recursive: true, force: true });
+      }
+    });
   });
 });

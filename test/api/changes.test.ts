@@ -232,6 +232,37 @@ describe('GET /api/sessions/{id}/changes, from git in the sandbox', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
+  it('never runs what a nested repository configures for itself: its filters, fsmonitor or diff', async () => {
+    const { id, sandbox } = await finishedSession('Vendor a library');
+    const marker = join(root, 'nested-config-ran');
+    /** A repository inside the sandbox whose own .git/config runs a program on its files. */
+    const nestedRepository = (name: string) => {
+      const nested = join(sandbox, name);
+      mkdirSync(nested);
+      git(nested, 'init', '--quiet', '--initial-branch=main');
+      writeFileSync(join(nested, '.gitattributes'), '* filter=nested diff=nested\n');
+      writeFileSync(join(nested, 'lib.txt'), 'one\n');
+      git(nested, 'add', '.');
+      git(nested, 'commit', '--quiet', '-m', 'Vendored');
+      git(nested, 'config', 'filter.nested.clean', `touch ${marker}; cat`);
+      git(nested, 'config', 'filter.nested.process', `touch ${marker}`);
+      git(nested, 'config', 'diff.nested.command', `touch ${marker}`);
+      git(nested, 'config', 'diff.external', `touch ${marker}`);
+      git(nested, 'config', 'core.fsmonitor', `touch ${marker}`);
+      // Changed in its work tree: git would look inside to say whether it is modified.
+      writeFileSync(join(nested, 'lib.txt'), 'two\n');
+    };
+    // One committed as a submodule (a gitlink), one left untracked in the sandbox.
+    nestedRepository('vendor');
+    git(sandbox, 'add', 'vendor');
+    git(sandbox, 'commit', '--quiet', '-m', 'Vendor the library');
+    nestedRepository('untracked-vendor');
+
+    const changes = await availableChanges(id);
+    expect(file(changes, 'vendor')).toMatchObject({ status: 'added', kind: 'submodule' });
+    expect(existsSync(marker)).toBe(false);
+  });
+
   it('answers available: false, saying why, without a repository, a sandbox or a clone', async () => {
     const demoLike = await createSession(server, owner.user.cookie, {
       organizationId: owner.organizationId,

@@ -1,4 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PullRequestResponseSchema } from '../../src-shared/pull-requests.js';
@@ -17,6 +18,8 @@ import {
 } from '../helpers/server.js';
 
 const BRANCH_AGENT = join(ROOT, 'test', 'fixtures', 'branch-agent.mjs');
+/** By its full path: git runs what the sandbox configures with the server's PATH, which lacks it. */
+const TOUCH = execFileSync('sh', ['-c', 'command -v touch'], { encoding: 'utf8' }).trim();
 
 describe('opening and refreshing a pull request with gh', () => {
   let github: GitHubFixture;
@@ -330,6 +333,74 @@ describe('opening and refreshing a pull request with gh', () => {
     response = await open(session.id);
     expect(response.status).toBe(409);
     expect(github.ghCalls().some((argv) => argv.includes(`--head=${session.metadata.branch}`))).toBe(false);
+  });
+
+  it("the push follows none of the sandbox's git configuration: a pushInsteadOf goes nowhere else", async () => {
+    const session = await sessionAfterRun('Send the push elsewhere');
+    const branch = session.metadata.branch ?? '';
+    const decoy = join(github.root, 'decoy.git');
+    git(github.root, 'init', '--quiet', '--bare', decoy);
+    // The agent's own .git/config rewrites the address of pushes to the session's repository.
+    git(session.sandbox, 'config', `url.file://${decoy}.pushInsteadOf`, 'https://github.com/acme/widgets');
+
+    const response = await open(session.id);
+    expect(response.status, JSON.stringify(await errorOf(response.clone()))).toBe(201);
+    expect(git(github.root, '--git-dir', github.bare(), 'rev-parse', `refs/heads/${branch}`)).toBe(
+      git(session.sandbox, 'rev-parse', 'HEAD'),
+    );
+    expect(git(github.root, '--git-dir', decoy, 'for-each-ref')).toBe('');
+    // The user's own configuration still applies: it is what sends github.com to the fixture.
+    expect(git(session.sandbox, 'rev-parse', '--abbrev-ref', `${branch}@{upstream}`)).toBe(
+      `origin/${branch}`,
+    );
+  });
+
+  it('a click on Open pull request runs no command the agent wrote: ext:: addresses are never used', async () => {
+    const session = await sessionAfterRun('Run a command on push');
+    const branch = session.metadata.branch ?? '';
+    const marker = join(github.root, 'ext-command-ran');
+    git(session.sandbox, 'config', 'protocol.ext.allow', 'always');
+    git(
+      session.sandbox,
+      'config',
+      `url.ext::${TOUCH} ${marker} .pushInsteadOf`,
+      'https://github.com/acme/widgets',
+    );
+    git(
+      session.sandbox,
+      'config',
+      `url.ext::${TOUCH} ${marker} .insteadOf`,
+      'https://github.com/acme/widgets',
+    );
+    git(session.sandbox, 'config', 'credential.helper', `!${TOUCH} ${marker}`);
+    git(session.sandbox, 'config', 'core.fsmonitor', `${TOUCH} ${marker}`);
+    // Read as the branch is fetched from the sandbox: git takes it from the user's config only.
+    git(session.sandbox, 'config', 'uploadpack.packObjectsHook', `${TOUCH} ${marker}`);
+    mkdirSync(join(session.sandbox, '.git', 'hooks'), { recursive: true });
+    writeFileSync(join(session.sandbox, '.git', 'hooks', 'pre-push'), `#!/bin/sh\n${TOUCH} ${marker}\n`, {
+      mode: 0o755,
+    });
+
+    const response = await open(session.id);
+    expect(response.status).toBe(201);
+    expect(existsSync(marker)).toBe(false);
+    expect(git(github.root, '--git-dir', github.bare(), 'rev-parse', `refs/heads/${branch}`)).toBe(
+      git(session.sandbox, 'rev-parse', 'HEAD'),
+    );
+  });
+
+  it('a sandbox with no commits to push runs nothing it configured while it is checked', async () => {
+    const session = await sessionAfterRun('Change nothing NOCHANGE');
+    const marker = join(github.root, 'status-filter-ran');
+    git(session.sandbox, 'config', 'filter.evil.clean', `${TOUCH} ${marker}; cat`);
+    writeFileSync(join(session.sandbox, '.git', 'info', 'attributes'), '* filter=evil\n');
+    // Touched, not changed: git reads the file again (through its clean filter) to compare it.
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(join(session.sandbox, 'NOTES.md'), later, later);
+    const response = await open(session.id);
+    expect(response.status).toBe(409);
+    expect((await errorOf(response)).message).toMatch(/^No changes: /u);
+    expect(existsSync(marker)).toBe(false);
   });
 
   it('refresh without a pull request is a 409', async () => {
