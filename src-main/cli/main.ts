@@ -198,6 +198,22 @@ async function serve(args: string[]): Promise<void> {
     }
     throw err;
   });
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    stderrLogger.info(`${signal}: stopping`);
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        stderrLogger.error(`could not close cleanly: ${err instanceof Error ? err.message : String(err)}`);
+        process.exit(1);
+      },
+    );
+  };
+  // Listened for before the first line: a script may signal as soon as it reads the URL.
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
   print(`Session Desk is running at ${server.url}`);
   print(`Data directory: ${dataDir}`);
   const repos = createRepositories(server.store.db);
@@ -223,21 +239,6 @@ async function serve(args: string[]): Promise<void> {
       ? 'Logging every request to stderr. Stop with Ctrl+C.'
       : `Logging ${logged} (every request: --log-level info). Stop with Ctrl+C.`,
   );
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    stderrLogger.info(`${signal}: stopping`);
-    server.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        stderrLogger.error(`could not close cleanly: ${err instanceof Error ? err.message : String(err)}`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
 async function userCreate(args: string[]): Promise<void> {

@@ -160,3 +160,16 @@ describe('the request log of serve', () => {
     expect(urls).toContain('/api/sessions?limit=5&apiKey=[redacted]');
   }, 90_000);
 });
+
+describe('serve stopped the moment it prints its URL', () => {
+  it('stops cleanly: a script may signal as soon as it reads the first line', async () => {
+    const dataDir = sandbox.dataDir();
+    // Each round is a race the server must win every time; a few rounds make a lost one show.
+    for (let round = 0; round < 3; round += 1) {
+      const serve = await sandbox.serve(dataDir);
+      expect(await serve.stop(), `round ${round + 1}`).toBe(0);
+      expect(existsSync(join(dataDir, 'sessiondesk.lock'))).toBe(false);
+      expect(existsSync(join(dataDir, 'server.json'))).toBe(false);
+    }
+  }, 90_000);
+});
