@@ -31,6 +31,7 @@ import { readDemoSignIn } from '../demo/sign-in.js';
 import { agentConfigFromEnv, parseMaxRuns } from '../agents/config.js';
 import { CliError, openAdminTarget, type AdminTarget } from './admin-target.js';
 import { historyImport, historySources } from './history-command.js';
+import { parentGone } from './parent-watch.js';
 import { HistoryImportBodySchema } from '../../src-shared/history.js';
 import { GROUPS, USAGE, UsageError, type CommandName } from './usage.js';
 import { closest } from './did-you-mean.js';
@@ -126,6 +127,8 @@ async function serve(args: string[]): Promise<void> {
     demo: { type: 'boolean' },
   });
   if (v.help) return print(USAGE.serve);
+  // Watched from the start: a parent that goes away while the data opens is seen all the same.
+  const starterGone = parentGone();
   const host = String(v.host);
   if (!LOOPBACK.test(host))
     throw new UsageError(
@@ -199,10 +202,10 @@ async function serve(args: string[]): Promise<void> {
     throw err;
   });
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (reason: string) => {
     if (stopping) return;
     stopping = true;
-    stderrLogger.info(`${signal}: stopping`);
+    stderrLogger.info(`${reason}: stopping`);
     server.close().then(
       () => process.exit(0),
       (err: unknown) => {
@@ -212,8 +215,9 @@ async function serve(args: string[]): Promise<void> {
     );
   };
   // Listened for before the first line: a script may signal as soon as it reads the URL.
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  // SIGHUP too: a closed terminal or a service manager's reload must not leave the directory locked.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
+  void starterGone.then((pid) => stop(`the process that started it (pid ${pid}) is gone`));
   print(`Session Desk is running at ${server.url}`);
   print(`Data directory: ${dataDir}`);
   const repos = createRepositories(server.store.db);
