@@ -654,10 +654,13 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-// A closed stdout (`sessiondesk serve | head -1`) must not crash a running server.
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code !== 'EPIPE') throw err;
-});
+// Output nobody reads any more (`sessiondesk serve | head -1`, a closed terminal: EPIPE, EIO)
+// must not crash a running server, nor keep it from stopping cleanly when it says it stops.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE' && err.code !== 'EIO') throw err;
+  });
+}
 
 // Exit status 13 is Node's word for a promise nobody settled: never let it pass in silence.
 process.on('exit', (status) => {

@@ -173,3 +173,16 @@ describe('serve stopped the moment it prints its URL', () => {
     }
   }, 90_000);
 });
+
+describe('serve whose output is no longer read', () => {
+  it('still stops cleanly, though it cannot say so', async () => {
+    const dataDir = sandbox.dataDir();
+    const serve = await sandbox.serve(dataDir);
+    // As when the reader of a pipe (`| head`, a logger, a terminal) has gone away.
+    serve.child.stderr?.destroy();
+    serve.child.stdout?.destroy();
+    expect(await serve.stop()).toBe(0);
+    expect(existsSync(join(dataDir, 'sessiondesk.lock'))).toBe(false);
+    expect(existsSync(join(dataDir, 'server.json'))).toBe(false);
+  }, 60_000);
+});
