@@ -57,7 +57,14 @@ function npxServe(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<NpxServ
   return new Promise((resolve, reject) => {
     const npx = spawn('npx', ['sessiondesk', 'serve', '--port', '0', '--data-dir', dataDir], {
       cwd: ROOT,
-      env: { ...process.env, npm_config_update_notifier: 'false', ...env },
+      env: {
+        ...process.env,
+        npm_config_update_notifier: 'false',
+        // The first npx in a checkout links it and runs its \`prepare\` (the whole build), which
+        // would rewrite out/ under the tests that run the build meanwhile.
+        npm_config_ignore_scripts: 'true',
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
