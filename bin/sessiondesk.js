@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs the code in this checkout: the build of the command line (out/cli/sessiondesk.mjs,
 // made by `npm run build`, which `npm install` runs) while it is newer than every source file,
-// else the TypeScript sources themselves through tsx, so an edit takes effect at once.
+// else the TypeScript sources themselves through tsx, so an edit takes effect at once. Either
+// runs in this very process, not a child, so a signal sent to it reaches the command itself.
 import { readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';

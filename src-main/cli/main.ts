@@ -31,6 +31,7 @@ import { readDemoSignIn } from '../demo/sign-in.js';
 import { agentConfigFromEnv, parseMaxRuns } from '../agents/config.js';
 import { CliError, openAdminTarget, type AdminTarget } from './admin-target.js';
 import { historyImport, historySources } from './history-command.js';
+import { parentGone } from './parent-watch.js';
 import { HistoryImportBodySchema } from '../../src-shared/history.js';
 import { GROUPS, USAGE, UsageError, type CommandName } from './usage.js';
 import { closest } from './did-you-mean.js';
@@ -126,6 +127,8 @@ async function serve(args: string[]): Promise<void> {
     demo: { type: 'boolean' },
   });
   if (v.help) return print(USAGE.serve);
+  // Watched from the start: a parent that goes away while the data opens is seen all the same.
+  const starterGone = parentGone();
   const host = String(v.host);
   if (!LOOPBACK.test(host))
     throw new UsageError(
@@ -198,6 +201,23 @@ async function serve(args: string[]): Promise<void> {
     }
     throw err;
   });
+  let stopping = false;
+  const stop = (reason: string) => {
+    if (stopping) return;
+    stopping = true;
+    stderrLogger.info(`${reason}: stopping`);
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        stderrLogger.error(`could not close cleanly: ${err instanceof Error ? err.message : String(err)}`);
+        process.exit(1);
+      },
+    );
+  };
+  // Listened for before the first line: a script may signal as soon as it reads the URL.
+  // SIGHUP too: a closed terminal or a service manager's reload must not leave the directory locked.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
+  void starterGone.then((pid) => stop(`the process that started it (pid ${pid}) is gone`));
   print(`Session Desk is running at ${server.url}`);
   print(`Data directory: ${dataDir}`);
   const repos = createRepositories(server.store.db);
@@ -223,21 +243,6 @@ async function serve(args: string[]): Promise<void> {
       ? 'Logging every request to stderr. Stop with Ctrl+C.'
       : `Logging ${logged} (every request: --log-level info). Stop with Ctrl+C.`,
   );
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    stderrLogger.info(`${signal}: stopping`);
-    server.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        stderrLogger.error(`could not close cleanly: ${err instanceof Error ? err.message : String(err)}`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
 async function userCreate(args: string[]): Promise<void> {
@@ -649,10 +654,13 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-// A closed stdout (`sessiondesk serve | head -1`) must not crash a running server.
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code !== 'EPIPE') throw err;
-});
+// Output nobody reads any more (`sessiondesk serve | head -1`, a closed terminal: EPIPE, EIO)
+// must not crash a running server, nor keep it from stopping cleanly when it says it stops.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE' && err.code !== 'EIO') throw err;
+  });
+}
 
 // Exit status 13 is Node's word for a promise nobody settled: never let it pass in silence.
 process.on('exit', (status) => {

@@ -160,3 +160,29 @@ describe('the request log of serve', () => {
     expect(urls).toContain('/api/sessions?limit=5&apiKey=[redacted]');
   }, 90_000);
 });
+
+describe('serve stopped the moment it prints its URL', () => {
+  it('stops cleanly: a script may signal as soon as it reads the first line', async () => {
+    const dataDir = sandbox.dataDir();
+    // Each round is a race the server must win every time; a few rounds make a lost one show.
+    for (let round = 0; round < 3; round += 1) {
+      const serve = await sandbox.serve(dataDir);
+      expect(await serve.stop(), `round ${round + 1}`).toBe(0);
+      expect(existsSync(join(dataDir, 'sessiondesk.lock'))).toBe(false);
+      expect(existsSync(join(dataDir, 'server.json'))).toBe(false);
+    }
+  }, 90_000);
+});
+
+describe('serve whose output is no longer read', () => {
+  it('still stops cleanly, though it cannot say so', async () => {
+    const dataDir = sandbox.dataDir();
+    const serve = await sandbox.serve(dataDir);
+    // As when the reader of a pipe (`| head`, a logger, a terminal) has gone away.
+    serve.child.stderr?.destroy();
+    serve.child.stdout?.destroy();
+    expect(await serve.stop()).toBe(0);
+    expect(existsSync(join(dataDir, 'sessiondesk.lock'))).toBe(false);
+    expect(existsSync(join(dataDir, 'server.json'))).toBe(false);
+  }, 60_000);
+});
