@@ -7,6 +7,7 @@ import { AppError, type ErrorDetail } from '../errors.js';
 import { DataDamagedError } from '../store/errors.js';
 import { MessageTooLargeError } from '../store/sessions.js';
 import { StoreUnavailableError } from '../store/store.js';
+import { describeValidation } from './validation-messages.js';
 
 function send(
   reply: FastifyReply,
@@ -44,12 +45,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
       return send(reply, err.status, err.code, err.message, err.details ? { details: err.details } : {});
     }
     if (hasZodFastifySchemaValidationErrors(err)) {
-      const where = err.validationContext ?? 'body';
-      const details = err.validation.map((issue) => ({
-        path: [where, ...issue.instancePath.split('/').filter(Boolean)].join('.'),
-        message: issue.message ?? 'is invalid',
-      }));
-      return send(reply, 400, 'validation_failed', `The request ${where} is invalid`, { details });
+      const { message, details } = describeValidation(err.validationContext ?? 'body', err.validation);
+      return send(reply, 400, 'validation_failed', message, { details });
     }
     const known = err.code ? FASTIFY_CLIENT_ERRORS[err.code] : undefined;
     if (known) return send(reply, known.status, known.code, known.message ?? err.message);
