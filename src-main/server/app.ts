@@ -14,7 +14,7 @@ import type { Clock, Logger } from '../clock.js';
 import { createRepositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
 import { createAccess } from './access.js';
-import { createAuthenticator } from './auth/authenticate.js';
+import { createAuthenticator, routeSecurity } from './auth/authenticate.js';
 import { CredentialChanges } from './auth/credential-changes.js';
 import { refuseDuplicateSessionCookies } from './auth/cookie-tossing.js';
 import { bodyTimeout } from './body-timeout.js';
@@ -217,6 +217,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(fastifyCookie);
+  // Each operation says which credentials it takes, so generated clients and Swagger UI send them.
+  app.addHook('onRoute', (route) => {
+    const security = routeSecurity(route.onRequest);
+    if (security && route.schema) route.schema = { ...route.schema, security };
+  });
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
