@@ -48,7 +48,6 @@ const server = await startServer({
   port: 0,
   clock: systemClock,
   logger: silentLogger,
-  log: { level: 'warn' },
   agents: { demoPaceMs: 3_600_000 },
 });
 const repos = createRepositories(server.store.db);

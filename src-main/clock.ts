@@ -22,10 +22,15 @@ export function steppableClock(start: Date | string): Clock & {
   };
 }
 
+/** What an event is about, for logs read by programs (`--log-format json`). */
+export type LogFields = Record<string, string | number | boolean | null | undefined>;
+
 export interface Logger {
-  info(msg: string): void;
-  warn(msg: string): void;
-  error(msg: string): void;
+  /** Every request and other detail: shown only when asked for (`--log-level debug`). */
+  debug?(msg: string, fields?: LogFields): void;
+  info(msg: string, fields?: LogFields): void;
+  warn(msg: string, fields?: LogFields): void;
+  error(msg: string, fields?: LogFields): void;
 }
 
 export const silentLogger: Logger = { info() {}, warn() {}, error() {} };

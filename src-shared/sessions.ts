@@ -264,11 +264,11 @@ export function wholeNumberQuery(min: number, max?: number) {
   return max === undefined ? number : number.max(max, { error });
 }
 
-/** `apiKey` is listed so it appears in the API document; it is read by the auth layer. */
-export const OrgQuerySchema = z.object({
-  organizationId: QueryString.optional(),
-  apiKey: QueryString.optional().describe('An API key (also accepted as x-api-key or Bearer).'),
-});
+/**
+ * An `apiKey` in the query is read by the auth layer before validation; the API document
+ * describes it as a security scheme of the routes that take a key.
+ */
+export const OrgQuerySchema = z.object({ organizationId: QueryString.optional() });
 
 export const ListSessionsQuerySchema = OrgQuerySchema.extend({
   limit: wholeNumberQuery(1, LIST_LIMIT_MAX).optional(),

@@ -418,7 +418,6 @@ export class AgentHost {
               err instanceof NamedCommandsError
             ? err.message
             : `The agent failed: ${err instanceof Error ? err.message : String(err)}`;
-        if (!stopped) this.deps.logger.warn(`Agent run for ${sessionId} failed: ${text}`);
         // A stop by PATCH has already set the status; a failure sets it to failed.
         const status: SessionStatus | null = stopped ? (reason?.status ?? null) : 'failed';
         await recordBranchAtEnd(this.deps, session, ctx.sandboxDir, this.agentEnvironment());

@@ -11,6 +11,7 @@ import {
 } from '../../src-shared/accounts.js';
 import { DEFAULT_PORT } from '../../src-shared/constants.js';
 import { systemClock, type Logger } from '../clock.js';
+import { createEventLog, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../event-log.js';
 import { AppError } from '../errors.js';
 import { PROJECT_ROOT, resolveDataDir } from '../paths.js';
 import { DataDamagedError, StoreUnavailableError } from '../store/store.js';
@@ -121,7 +122,8 @@ async function serve(args: string[]): Promise<void> {
   const v = parse('serve', args, {
     host: { type: 'string', default: '127.0.0.1' },
     port: { type: 'string', default: String(DEFAULT_PORT) },
-    'log-level': { type: 'string', default: 'warn' },
+    'log-level': { type: 'string', default: 'info' },
+    'log-format': { type: 'string', default: 'pretty' },
     'sandbox-dir': { type: 'string' },
     'max-runs': { type: 'string' },
     demo: { type: 'boolean' },
@@ -140,9 +142,12 @@ async function serve(args: string[]): Promise<void> {
     throw new UsageError(`--port must be a number, not "${String(v.port)}"`, 'serve');
   const port = Number(portText);
   if (port > 65535) throw new UsageError(`--port must be 0 to 65535, not ${port}`, 'serve');
-  const level = String(v['log-level']);
-  if (!['info', 'warn', 'error', 'silent'].includes(level))
-    throw new UsageError(`unknown --log-level ${level}`, 'serve');
+  const level = String(v['log-level']) as LogLevel;
+  if (!LOG_LEVELS.includes(level))
+    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, not ${level}`, 'serve');
+  const format = String(v['log-format']) as LogFormat;
+  if (!LOG_FORMATS.includes(format))
+    throw new UsageError(`--log-format must be one of ${LOG_FORMATS.join(', ')}, not ${format}`, 'serve');
   const dataDir = resolveDataDir(v['data-dir'] as string | undefined);
   let maxRuns: number | undefined;
   if (typeof v['max-runs'] === 'string') {
@@ -174,8 +179,7 @@ async function serve(args: string[]): Promise<void> {
     );
   }
 
-  // Start-up notes (migrations applied and the like) are info: shown only when asked for.
-  const logger: Logger = level === 'info' ? stderrLogger : { ...stderrLogger, info: () => undefined };
+  const logger = createEventLog({ level, format, stream: process.stderr, clock: systemClock });
   const server = await startServer({
     agents,
     demo: v.demo === true,
@@ -185,7 +189,6 @@ async function serve(args: string[]): Promise<void> {
     rendererDir: join(PROJECT_ROOT, 'out', 'renderer'),
     clock: systemClock,
     logger,
-    log: { level, stream: process.stderr },
     version: version(),
     ...(snapshotAfterBytes === undefined ? {} : { snapshotAfterBytes }),
   }).catch((err: unknown) => {
@@ -205,11 +208,11 @@ async function serve(args: string[]): Promise<void> {
   const stop = (reason: string) => {
     if (stopping) return;
     stopping = true;
-    stderrLogger.info(`${reason}: stopping`);
+    logger.info(`${reason}: stopping`, { event: 'server.stopping', reason });
     server.close().then(
       () => process.exit(0),
       (err: unknown) => {
-        stderrLogger.error(`could not close cleanly: ${err instanceof Error ? err.message : String(err)}`);
+        logger.error(`could not close cleanly: ${err instanceof Error ? err.message : String(err)}`);
         process.exit(1);
       },
     );
@@ -235,13 +238,16 @@ async function serve(args: string[]): Promise<void> {
   } else {
     print('Sign in at the URL with your account (add one with "sessiondesk user create").');
   }
-  const logged = { info: 'every request', warn: 'warnings and errors', error: 'errors', silent: 'nothing' }[
-    level as 'info' | 'warn' | 'error' | 'silent'
-  ];
+  const logged = {
+    debug: 'every request too',
+    info: 'sessions, sign-ins, refused requests and errors',
+    warn: 'warnings and errors',
+    error: 'errors',
+    silent: 'nothing',
+  }[level];
   print(
-    level === 'info'
-      ? 'Logging every request to stderr. Stop with Ctrl+C.'
-      : `Logging ${logged} (every request: --log-level info). Stop with Ctrl+C.`,
+    `Logging ${logged} to stderr${format === 'json' ? ' as JSON lines' : ''}` +
+      `${level === 'debug' ? '' : ' (every request: --log-level debug)'}. Stop with Ctrl+C.`,
   );
 }
 

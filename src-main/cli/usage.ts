@@ -25,7 +25,7 @@ Commands:
 
 Every command takes --data-dir DIR (else SESSIONDESK_DATA_DIR, else the app's data folder).
 Run "sessiondesk <command> --help" for a command's options, "sessiondesk --version" (or -v) for the version.`,
-  serve: `Usage: sessiondesk serve [--host 127.0.0.1] [--port 4319] [--data-dir DIR] [--sandbox-dir DIR] [--max-runs N] [--demo] [--log-level LEVEL]
+  serve: `Usage: sessiondesk serve [--host 127.0.0.1] [--port 4319] [--data-dir DIR] [--sandbox-dir DIR] [--max-runs N] [--demo] [--log-level LEVEL] [--log-format pretty|json]
 
 Runs the Session Management API and the dashboard. Prints the URL it listens on and
 writes it to DIR/server.json. Only loopback hosts are allowed. A port in use is an error.
@@ -33,8 +33,11 @@ writes it to DIR/server.json. Only loopback hosts are allowed. A port in use is 
                 (a random password, made with the demo)
   --sandbox-dir where agents work, one folder per session (else SESSIONDESK_SANDBOX_DIR, else
                 DIR-sandboxes beside the data directory; never inside it)
-  --log-level   warn (default: warnings and errors), info (also one JSON line per request,
-                on stderr), error or silent
+  --log-level   info (default: a line per event on stderr: start, sessions created and ended,
+                failed sign-ins, refused requests, errors), debug (also every request), warn,
+                error or silent
+  --log-format  pretty (default: "12:04:31 session ses_… created by ann@… (claude-code)") or
+                json (one object per line, with an ISO time, for programs)
   --port        a number, 0 for any free port
   --max-runs    how many agent programs run at once (default 3, else SESSIONDESK_MAX_RUNS);
                 more sessions wait, queued, first come first served

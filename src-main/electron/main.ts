@@ -38,7 +38,6 @@ async function start(config: DesktopConfig): Promise<Running> {
     rendererDir: fileURLToPath(new URL('../renderer', import.meta.url)),
     clock: systemClock,
     logger,
-    log: { level: 'warn', stream: process.stderr },
     version: app.getVersion(),
     // SESSIONDESK_AGENT_COMMAND and SESSIONDESK_DEMO_PACE_MS, as for `sessiondesk serve`.
     agents: agentConfigFromEnv(process.env),

@@ -5,13 +5,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseRepoUrl } from '../../src-shared/repo-url.js';
 import type { HistoryKind, Message, SessionStatus, Task } from '../../src-shared/sessions.js';
-import { makeTitle } from '../../src-shared/text.js';
-import { newId } from '../accounts/secrets.js';
 import type { Clock } from '../clock.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { HistoryFileRecord, HistorySourceRecord } from '../store/history.js';
 import type { Repositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
+import { newSession } from '../sessions/new-session.js';
 import { toSummary } from '../sessions/summary.js';
 import { createClaudeCodeHistoryParser, subAgentParent } from './claude-code.js';
 import { createCodexHistoryParser } from './codex.js';
@@ -254,18 +253,17 @@ export async function importFile(
         if (holder && !holder.imported) skipped = true;
       }
       if (sessionId === null && !skipped && (pending.messages.length > 0 || pending.runs.length > 0)) {
-        sessionId = newId('session');
-        const createdAt = facts.firstAt ?? clock.now().toISOString();
-        repos.sessions.insert({
-          id: sessionId,
+        const session = newSession({
           workspaceId: source.workspaceId,
           authorId: source.authorId,
-          title: facts.title ?? makeTitle(pending.firstPrompt),
+          title: facts.title,
+          firstPrompt: pending.firstPrompt,
           model: facts.model ?? 'unknown',
-          createdAt,
-          ...(repository ? { repository } : {}),
-          baseBranch: facts.branch ?? 'main',
+          baseBranch: facts.branch,
+          repository,
         });
+        sessionId = session.id;
+        repos.sessions.insert({ ...session, createdAt: facts.firstAt ?? clock.now().toISOString() });
         repos.history.setSessionSource(sessionId, {
           kind: source.kind,
           path: file.path,

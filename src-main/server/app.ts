@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fastifyCookie from '@fastify/cookie';
 import fastifySwagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import {
   jsonSchemaTransform,
   serializerCompiler,
@@ -10,11 +10,11 @@ import {
 } from 'fastify-type-provider-zod';
 import { BODY_LIMIT_BYTES } from '../../src-shared/constants.js';
 import { createAccounts } from '../accounts/accounts.js';
-import type { Clock, Logger } from '../clock.js';
+import { silentLogger, type Clock, type Logger } from '../clock.js';
 import { createRepositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
 import { createAccess } from './access.js';
-import { createAuthenticator } from './auth/authenticate.js';
+import { createAuthenticator, routeSecurity } from './auth/authenticate.js';
 import { CredentialChanges } from './auth/credential-changes.js';
 import { refuseDuplicateSessionCookies } from './auth/cookie-tossing.js';
 import { bodyTimeout } from './body-timeout.js';
@@ -41,6 +41,7 @@ import { EventBus } from '../events/event-bus.js';
 import { SearchIndex } from '../search/search-index.js';
 import { createSearchService } from '../search/search-service.js';
 import { searchRoutes } from './routes/search.js';
+import { createSessionCommands } from '../sessions/commands.js';
 import { createSessionService } from '../sessions/service.js';
 import { CONTENT_SECURITY_POLICY, redactUrl } from './security-headers.js';
 import { ResponseCache, type ListPageText } from './response-cache.js';
@@ -51,8 +52,8 @@ export interface AppDeps {
   store: Store;
   clock: Clock;
   config: ServerConfig;
-  /** Request logs (one line each, JSON); omitted, the server logs nothing. */
-  log?: { level: string; stream?: NodeJS.WritableStream };
+  /** Where events are told (sessions, sign-ins, refusals, errors; each request at debug); omitted, nowhere. */
+  logger?: Logger;
   version?: string;
   /** How agents run; omitted, the demo agent at a pace a person can follow. */
   agents?: AgentConfig;
@@ -112,20 +113,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: sendFrameworkError,
     clientErrorHandler: answerClientError,
     // Node would answer a request without Host with a bare 400; the Host guard refuses it (403).
-    logger: deps.log
-      ? {
-          level: deps.log.level,
-          ...(deps.log.stream ? { stream: deps.log.stream } : {}),
-          serializers: {
-            // Fastify logs req.url as is; a key in the query must not reach the log.
-            req: (req: FastifyRequest) => ({
-              method: req.method,
-              url: redactUrl(req.url),
-              remoteAddress: req.ip,
-            }),
-          },
-        }
-      : false,
+    // Fastify's own log would be two JSON lines per request: the server tells its events itself.
+    logger: false,
   });
   app.server.maxConnections = deps.config.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   app.setValidatorCompiler(validatorCompiler);
@@ -133,14 +122,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Cross-site "simple" requests can carry text/plain; with no parser they are refused (415).
   app.removeContentTypeParser('text/plain');
 
-  const logger: Logger = {
-    info: (msg) => app.log.info(msg),
-    warn: (msg) => app.log.warn(msg),
-    error: (msg) => app.log.error(msg),
-  };
+  const logger = deps.logger ?? silentLogger;
   const repos = createRepositories(deps.store.db);
   const events = new EventBus();
-  const sessions = createSessionService({ store: deps.store, repos, clock: deps.clock, events });
+  const sessions = createSessionService({ store: deps.store, repos, clock: deps.clock, events, logger });
   const agents = new AgentHost({
     service: sessions,
     repos,
@@ -154,6 +139,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     searchIndex,
     search: createSearchService({ index: searchIndex, source: { store: deps.store, repos } }),
     sessions,
+    sessionCommands: createSessionCommands({ service: sessions, agents, repos, logger }),
     agents,
     agentEnv: deps.agents?.env ?? process.env,
     caches: createCaches(deps.store, deps.config.cacheBytes ?? DEFAULT_CACHE_BYTES),
@@ -193,7 +179,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
     return payload;
   });
-  registerErrorHandling(app);
+  registerErrorHandling(app, logger);
+  // Each request in one line, for whoever asked for every request.
+  app.addHook('onResponse', async (request, reply) => {
+    const url = redactUrl(request.url);
+    const ms = Math.round(reply.elapsedTime);
+    logger.debug?.(`${request.method} ${url} ${reply.statusCode} ${ms} ms`, {
+      event: 'request',
+      method: request.method,
+      url,
+      status: reply.statusCode,
+      ms,
+      requestId: request.id,
+    });
+  });
   // Sessions an agent was working on when the server last stopped are closed off first.
   app.addHook('onReady', async () => {
     agents.prepareSandboxRoot();
@@ -217,6 +216,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(fastifyCookie);
+  // Each operation says which credentials it takes, so generated clients and Swagger UI send them.
+  app.addHook('onRoute', (route) => {
+    const security = routeSecurity(route.onRequest);
+    if (security && route.schema) route.schema = { ...route.schema, security };
+  });
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Accounts } from '../accounts/accounts.js';
 import type { AgentHost } from '../agents/host.js';
 import type { EventBus } from '../events/event-bus.js';
+import type { SessionCommands } from '../sessions/commands.js';
 import type { SessionService } from '../sessions/service.js';
 import type { SearchIndex } from '../search/search-index.js';
 import type { SearchService } from '../search/search-service.js';
@@ -46,6 +47,8 @@ export interface AppContext {
   credentialChanges: CredentialChanges;
   events: EventBus;
   sessions: SessionService;
+  /** Create, update, follow up and stop: one call each, the service and the agents in order. */
+  sessionCommands: SessionCommands;
   /** The full-text index of every transcript, and search over it. */
   searchIndex: SearchIndex;
   search: SearchService;

@@ -3,10 +3,13 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import type { ErrorCode, ErrorResponse } from '../../src-shared/errors.js';
+import type { Logger } from '../clock.js';
 import { AppError, type ErrorDetail } from '../errors.js';
 import { DataDamagedError } from '../store/errors.js';
 import { MessageTooLargeError } from '../store/sessions.js';
 import { StoreUnavailableError } from '../store/store.js';
+import { redactUrl } from './security-headers.js';
+import { describeValidation } from './validation-messages.js';
 
 function send(
   reply: FastifyReply,
@@ -36,39 +39,79 @@ const FASTIFY_CLIENT_ERRORS: Record<string, { status: number; code: ErrorCode; m
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'bad_request' },
 };
 
+/** Errors whose refusal the route has told in its own words (a failed sign-in names the account). */
+const toldByRoute = new WeakSet<Error>();
+
+/** Marks an error the route has logged already, so that the error handler does not tell it twice. */
+export function toldAlready<E extends Error>(err: E): E {
+  toldByRoute.add(err);
+  return err;
+}
+
 /** The one error handler: every error leaves in the same shape, and a 5xx says nothing internal. */
-export function registerErrorHandling(app: FastifyInstance): void {
+export function registerErrorHandling(app: FastifyInstance, logger: Logger): void {
+  /** A refused request in one line: what was asked (the query's secrets redacted) and why not. */
+  const refuse = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    code: ErrorCode,
+    message: string,
+    extra: { details?: ErrorDetail[] } = {},
+  ) => {
+    const url = redactUrl(request.url);
+    logger.info(`refused ${request.method} ${url}: ${status} ${message}`, {
+      event: 'request.refused',
+      method: request.method,
+      url,
+      status,
+      code,
+    });
+    return send(reply, status, code, message, extra);
+  };
+  /** A failure of ours: the log has what the caller is not told, under the request id they get. */
+  const fail = (request: FastifyRequest, what: string, err: unknown) => {
+    const error = err instanceof Error ? err : new Error(String(err));
+    logger.error(
+      `${request.method} ${redactUrl(request.url)} failed (request ${request.id}): ${what}: ${error.message}`,
+      {
+        event: 'request.failed',
+        method: request.method,
+        url: redactUrl(request.url),
+        requestId: request.id,
+        stack: error.stack,
+      },
+    );
+  };
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (err instanceof AppError) {
       if (err.headers) void reply.headers(err.headers);
-      return send(reply, err.status, err.code, err.message, err.details ? { details: err.details } : {});
+      const extra = err.details ? { details: err.details } : {};
+      if (toldByRoute.has(err)) return send(reply, err.status, err.code, err.message, extra);
+      return refuse(request, reply, err.status, err.code, err.message, extra);
     }
     if (hasZodFastifySchemaValidationErrors(err)) {
-      const where = err.validationContext ?? 'body';
-      const details = err.validation.map((issue) => ({
-        path: [where, ...issue.instancePath.split('/').filter(Boolean)].join('.'),
-        message: issue.message ?? 'is invalid',
-      }));
-      return send(reply, 400, 'validation_failed', `The request ${where} is invalid`, { details });
+      const { message, details } = describeValidation(err.validationContext ?? 'body', err.validation);
+      return refuse(request, reply, 400, 'validation_failed', message, { details });
     }
     const known = err.code ? FASTIFY_CLIENT_ERRORS[err.code] : undefined;
-    if (known) return send(reply, known.status, known.code, known.message ?? err.message);
+    if (known) return refuse(request, reply, known.status, known.code, known.message ?? err.message);
     if (
       err instanceof SyntaxError ||
       (err.statusCode === 400 && /prototype|constructor/u.test(err.message))
     ) {
       // JSON.parse and secure-json-parse (__proto__ / constructor keys) failures.
-      return send(reply, 400, 'bad_request', 'The body is not acceptable JSON');
+      return refuse(request, reply, 400, 'bad_request', 'The body is not acceptable JSON');
     }
     if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
-      return send(reply, err.statusCode, 'bad_request', 'The request could not be processed');
+      return refuse(request, reply, err.statusCode, 'bad_request', 'The request could not be processed');
     }
     if (err instanceof MessageTooLargeError) {
-      return send(reply, 413, 'payload_too_large', err.message);
+      return refuse(request, reply, 413, 'payload_too_large', err.message);
     }
     if (err instanceof DataDamagedError) {
       // The file is named in the server's log only; the caller learns what to do.
-      request.log.error({ err }, 'data damaged');
+      fail(request, 'data damaged', err);
       return send(
         reply,
         500,
@@ -78,7 +121,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       );
     }
     if (err instanceof StoreUnavailableError) {
-      request.log.error({ err }, 'store unavailable');
+      fail(request, 'store unavailable', err);
       return send(
         reply,
         503,
@@ -89,7 +132,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
         },
       );
     }
-    request.log.error({ err }, 'request failed');
+    fail(request, 'internal error', err);
     return send(reply, 500, 'internal', 'Internal server error', { requestId: request.id });
   });
 }

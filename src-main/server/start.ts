@@ -29,9 +29,8 @@ export interface StartOptions {
   rendererDir?: string;
   allowedHosts?: string[];
   clock: Clock;
-  /** For the store's own messages (recovery, damage). */
+  /** The store's messages (recovery, damage) and the server's events. */
   logger: Logger;
-  log?: { level: string; stream?: NodeJS.WritableStream };
   version?: string;
   agents?: AgentConfig;
   /** Create the demo workspace (once) before listening. */
@@ -160,7 +159,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         adminToken,
         ...(options.rendererDir === undefined ? {} : { rendererDir: options.rendererDir }),
       },
-      ...(options.log ? { log: options.log } : {}),
+      logger: options.logger,
       ...(options.version ? { version: options.version } : {}),
       ...(options.agents ? { agents: options.agents } : {}),
     });
@@ -185,6 +184,14 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       { url, host: options.host, port, pid: process.pid, startedAt: options.clock.now().toISOString() },
       adminToken,
     );
+    const name = options.version ? `Session Desk ${options.version}` : 'Session Desk';
+    options.logger.info(`${name} listening at ${url}`, {
+      event: 'server.started',
+      url,
+      dataDir: options.dataDir,
+      version: options.version,
+      pid: process.pid,
+    });
     const running = app;
     let closing: Promise<void> | undefined;
     return {

@@ -6,15 +6,18 @@ import type {
   Task,
 } from '../../src-shared/sessions.js';
 import type { AgentKind } from '../../src-shared/constants.js';
+import { modelsFor } from '../../src-shared/agent-models.js';
 import { closeOpenTasks } from '../agents/agent-events.js';
-import type { Clock } from '../clock.js';
+import type { Clock, Logger } from '../clock.js';
+import { silentLogger } from '../clock.js';
 import type { EventBus } from '../events/event-bus.js';
 import { toSummary } from './summary.js';
 import type { Repositories } from '../store/repositories.js';
-import type { NewSession, RunRecord, SessionRow } from '../store/sessions.js';
+import type { RunRecord, SessionRow } from '../store/sessions.js';
 import type { Store } from '../store/store.js';
 import type { QueuedRun } from '../store/runs.js';
 import { bootId, startTimeOf } from '../store/lock.js';
+import { newSession, type SessionDraft } from './new-session.js';
 
 export interface PullRequestUpdate {
   number: number;
@@ -34,8 +37,11 @@ export function createSessionService(deps: {
   repos: Repositories;
   clock: Clock;
   events: EventBus;
+  /** Where a session's end is told (finished, failed, stopped). */
+  logger?: Logger;
 }) {
   const { store, repos, clock, events } = deps;
+  const logger = deps.logger ?? silentLogger;
   const now = () => clock.now().toISOString();
   /** Sessions being stopped on request, with the text of the result the stop will write. */
   const stopping = new Map<string, string>();
@@ -59,15 +65,40 @@ export function createSessionService(deps: {
     });
   }
 
+  /** A run's end, told once it is durable: the status it led to, or who stopped it. */
+  function logEnd(row: SessionRow, result: ResultMessage, status: SessionStatus | null): void {
+    const fields = { event: 'session.finished', sessionId: row.id, status: row.status };
+    if (result.stopped) {
+      logger.info(`session ${row.id}: ${result.result}`, { ...fields, stopped: true });
+    } else if (status !== null && row.status === 'failed') {
+      const why = result.result.length > 200 ? `${result.result.slice(0, 199)}…` : result.result;
+      logger.warn(`session ${row.id} failed: ${why}`, fields);
+    } else if (status !== null) {
+      logger.info(`session ${row.id} ${row.status}`, fields);
+    }
+  }
+
   return {
     /**
-     * Creates a session. With `agentStarts`, it is marked as worked on by an agent in the same
-     * write, so a crash before the agent starts still leaves it for restart recovery to close.
+     * Creates a session: its id, its title (from the first message) and, unless asked for,
+     * the model: the specification's default (claude-opus-4-6) unless the workspace's agent
+     * runs other models, so a Codex or Gemini CLI workspace gets that CLI's default. Read from
+     * the workspace's own setting (no file read per create); without one the agent is the
+     * demo or the environment's command, whose default is the specification's.
+     *
+     * With `agentStarts`, it is marked as worked on by an agent in the same write, so a crash
+     * before the agent starts still leaves it for restart recovery to close.
      */
     async create(
-      input: Omit<NewSession, 'createdAt'>,
+      draft: Omit<SessionDraft, 'model' | 'firstPrompt'> & { model?: string | undefined },
       options: { agentStarts?: boolean } = {},
     ): Promise<SessionRow> {
+      const input = newSession({
+        ...draft,
+        model:
+          draft.model ??
+          modelsFor(repos.workspaces.settings(draft.workspaceId)?.agent ?? 'demo').defaultModel,
+      });
       const row = await store.write(() => {
         repos.sessions.insert({ ...input, createdAt: now() });
         if (options.agentStarts) repos.sessions.setAgentState(input.id, 'running');
@@ -273,6 +304,7 @@ export function createSessionService(deps: {
       if (closedTasks)
         events.publish(row.workspaceId, { type: 'tasks.changed', sessionId: id, tasks: closedTasks });
       publishUpdated(row);
+      logEnd(row, result, status);
       return row;
     },
 

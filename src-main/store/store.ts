@@ -317,7 +317,8 @@ export class Store {
         progress: this.options.onProgress ?? ((text) => process.stderr.write(`${text}\n`)),
       });
       await this.write((db) => applyMigration(db, migration, this.options.clock.now().toISOString()));
-      this.options.logger.info(`Applied migration ${migration.version}: ${migration.name}`);
+      // Every new data directory applies them all: a detail, not news.
+      this.options.logger.debug?.(`Applied migration ${migration.version}: ${migration.name}`);
     }
   }
 

@@ -83,7 +83,7 @@ beforeAll(async () => {
   const rendererDir = join(process.cwd(), 'out', 'renderer');
   const server = await startTestServer({
     clock,
-    log: { level: 'info', stream: logs },
+    log: { level: 'debug', stream: logs },
     ...(existsSync(join(rendererDir, 'index.html')) ? { rendererDir } : {}),
   });
   const owner = await seedWorkspace(server, 'fuzz');

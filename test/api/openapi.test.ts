@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { seedWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
 
 interface OpenApiDocument {
   openapi: string;
@@ -7,7 +7,12 @@ interface OpenApiDocument {
     string,
     Record<
       string,
-      { responses: Record<string, unknown>; requestBody?: unknown; parameters?: { name: string }[] }
+      {
+        responses: Record<string, unknown>;
+        requestBody?: unknown;
+        parameters?: { name: string }[];
+        security?: Record<string, string[]>[];
+      }
     >
   >;
 }
@@ -81,17 +86,94 @@ describe('GET /api/openapi.json', () => {
       expect(text).toContain(fragment);
     }
     expect(sessions.get!.parameters?.map((p) => p.name)).toEqual(
-      expect.arrayContaining([
-        'organizationId',
-        'apiKey',
-        'limit',
-        'cursor',
-        'status',
-        'repository',
-        'authorId',
-        'q',
-      ]),
+      expect.arrayContaining(['organizationId', 'limit', 'cursor', 'status', 'repository', 'authorId', 'q']),
     );
     expect(text).not.toContain('/api/admin');
+  });
+});
+
+describe('the security of each operation', () => {
+  let server: TestServer;
+  let owner: Awaited<ReturnType<typeof seedWorkspace>>;
+  let doc: OpenApiDocument;
+  beforeAll(async () => {
+    server = await startTestServer();
+    owner = await seedWorkspace(server, 'owner');
+    doc = (await (await fetch(`${server.url}/api/openapi.json`)).json()) as OpenApiDocument;
+  });
+  afterAll(async () => server.dispose());
+
+  const schemesOf = (security: Record<string, string[]>[] | undefined) =>
+    (security ?? []).flatMap((requirement) => Object.keys(requirement)).sort();
+
+  /** Well-formed ids of things that do not exist, so that no operation changes anything that matters. */
+  function concrete(path: string): string {
+    return path
+      .replace('{organizationId}', owner.organizationId)
+      .replace('{sessionId}', 'ses_aaaaaaaaaaaaaaaaaaaaaa')
+      .replace(/\{[a-zA-Z]+\}/gu, 'xyz_aaaaaaaaaaaaaaaaaaaaaa');
+  }
+
+  /** Whether the route let these credentials in: anything but 401 and a refused key. */
+  async function accepted(method: string, path: string, headers: Record<string, string>, query = '') {
+    const abort = new AbortController();
+    const response = await fetch(`${server.url}${concrete(path)}${query}`, {
+      method: method.toUpperCase(),
+      headers: {
+        origin: server.origin,
+        ...headers,
+        ...(method === 'get' ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(method === 'get' ? {} : { body: '{}' }),
+      signal: abort.signal,
+    });
+    // Event streams stay open: the status is all this needs.
+    const body = response.headers.get('content-type')?.startsWith('application/json')
+      ? ((await response.json()) as { error?: { code?: string } })
+      : {};
+    abort.abort();
+    return response.status !== 401 && body.error?.code !== 'api_key_not_allowed';
+  }
+
+  it('declares the credentials each route takes: key routes all four schemes, user routes the cookie', () => {
+    const everyScheme = ['apiKeyHeader', 'apiKeyQuery', 'bearer', 'sessionCookie'];
+    const at = (path: string, method: string) => schemesOf(doc.paths[path]![method]!.security);
+    expect(at('/api/sessions', 'get')).toEqual(everyScheme);
+    expect(at('/api/sessions/{sessionId}', 'patch')).toEqual(everyScheme);
+    expect(at('/api/events', 'get')).toEqual(everyScheme);
+    expect(at('/api/sessions', 'post')).toEqual(['sessionCookie']);
+    expect(at('/api/sessions/{sessionId}/messages', 'post')).toEqual(['sessionCookie']);
+    expect(at('/api/workspaces/{organizationId}/keys', 'post')).toEqual(['sessionCookie']);
+    expect(at('/api/auth/sign-in', 'post')).toEqual([]);
+    // The query key is a security scheme, not a parameter of a route that refuses keys.
+    const followUp = doc.paths['/api/sessions/{sessionId}/messages']!.post!;
+    expect(followUp.parameters?.map((p) => p.name)).not.toContain('apiKey');
+  });
+
+  it('matches what every route accepts: a declared credential is let in, an undeclared one is not', async () => {
+    const ways: Record<string, { headers: Record<string, string>; query?: string }> = {
+      apiKeyHeader: { headers: { 'x-api-key': owner.apiKey } },
+      apiKeyQuery: { headers: {}, query: `?apiKey=${owner.apiKey}` },
+      bearer: { headers: { authorization: `Bearer ${owner.apiKey}` } },
+      sessionCookie: { headers: { cookie: owner.user.cookie } },
+    };
+    let checked = 0;
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const declared = schemesOf(operation.security);
+        if (declared.length === 0) {
+          // Open routes let in a caller with nothing (sign-out would end the cookie used below).
+          expect(await accepted(method, path, {}), `${method} ${path} without credentials`).toBe(true);
+          continue;
+        }
+        expect(await accepted(method, path, {}), `${method} ${path} without credentials`).toBe(false);
+        for (const [scheme, way] of Object.entries(ways)) {
+          const result = await accepted(method, path, way.headers, way.query);
+          expect(result, `${method} ${path} with ${scheme}`).toBe(declared.includes(scheme));
+          checked += 1;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(100);
   });
 });

@@ -131,7 +131,7 @@ describe('paging with limit and cursor', () => {
       const body = (await response.json()) as {
         error: { details: Array<{ path: string; message: string }> };
       };
-      expect(body.error.details).toEqual([{ path: 'querystring.limit', message }]);
+      expect(body.error.details).toEqual([{ path: 'query.limit', message }]);
     }
   });
 });

@@ -25,7 +25,7 @@ describe('localhost attacks', () => {
   logs.on('data', (d: Buffer) => (logText += d.toString()));
 
   beforeAll(async () => {
-    server = await startTestServer({ log: { level: 'info', stream: logs } });
+    server = await startTestServer({ log: { level: 'debug', stream: logs } });
     owner = await seedWorkspace(server);
     port = Number(new URL(server.url).port);
   });

@@ -223,8 +223,8 @@ describe('with a server running', () => {
     const otherExport = join(sandbox.dataDir(), 'other.ndjson');
     writeFileSync(otherExport, await exportInProcess(other, otherSeed.organizationId));
 
-    // Request lines (which routes the commands took) are logged at info.
-    const serve = await sandbox.serve(dataDir, ['--log-level', 'info']);
+    // Request lines (which routes the commands took) are logged at debug.
+    const serve = await sandbox.serve(dataDir, ['--log-level', 'debug']);
     const cli = cliIn(dataDir);
     // Doctor reads beside the server, without its lock and without changing a file.
     const doctor = await doctorChangesNothing(dataDir);

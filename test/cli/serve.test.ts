@@ -125,7 +125,7 @@ describe('serve killed without warning', () => {
 describe('the request log of serve', () => {
   it('never shows a key sent in the apiKey query parameter', async () => {
     const dataDir = sandbox.dataDir();
-    const serve = await sandbox.serve(dataDir, ['--log-level', 'info']);
+    const serve = await sandbox.serve(dataDir, ['--log-level', 'debug', '--log-format', 'json']);
     const owner = await seedOwner(dataDir);
     const realKey = await ok(cliIn(dataDir)('key', 'create', '--workspace', owner.org));
     const fakeKey = bogusKey();
@@ -140,9 +140,9 @@ describe('the request log of serve', () => {
         .stderr()
         .split('\n')
         .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as { msg?: string; req?: { url?: string } });
+        .map((line) => JSON.parse(line) as { msg?: string; url?: string });
     await waitFor(
-      () => requestLines().filter((l) => l.req?.url?.includes('apiKey=')).length >= 2,
+      () => requestLines().filter((l) => l.url?.includes('apiKey=')).length >= 2,
       'both requests in the log',
     );
 
@@ -155,7 +155,7 @@ describe('the request log of serve', () => {
     expect(output).not.toContain(realKey.slice(12));
     expect(output).not.toContain(fakeKey.slice(12));
 
-    const urls = requestLines().flatMap((l) => (l.req?.url ? [l.req.url] : []));
+    const urls = requestLines().flatMap((l) => (l.url ? [l.url] : []));
     expect(urls).toContain('/api/sessions?apiKey=[redacted]');
     expect(urls).toContain('/api/sessions?limit=5&apiKey=[redacted]');
   }, 90_000);

@@ -147,15 +147,17 @@ describe('what serve prints', () => {
     expect(lines[0]).toBe(`Session Desk is running at ${serve.url}`);
     expect(lines[1]).toBe(`Data directory: ${dataDir}`);
     expect(lines[2]).toBe('No account yet: open the URL to create the owner account and a first workspace.');
-    expect(lines[3]).toBe('Logging warnings and errors (every request: --log-level info). Stop with Ctrl+C.');
+    expect(lines[3]).toBe(
+      'Logging sessions, sign-ins, refused requests and errors to stderr (every request: --log-level debug). Stop with Ctrl+C.',
+    );
     for (let i = 0; i < 5; i += 1) expect((await fetch(`${serve.url}/api/setup`)).status).toBe(200);
     expect(await serve.stop()).toBe(0);
     expect(serve.stderr()).not.toMatch(/^\{/mu);
     expect(serve.stderr()).not.toContain('migration');
   }, 60_000);
 
-  it('with --log-level info: every request as a JSON line', async () => {
-    const serve = await sandbox.serve(sandbox.dataDir(), ['--log-level', 'info']);
+  it('with --log-level debug --log-format json: every request as a JSON line', async () => {
+    const serve = await sandbox.serve(sandbox.dataDir(), ['--log-level', 'debug', '--log-format', 'json']);
     expect((await fetch(`${serve.url}/api/setup`)).status).toBe(200);
     await expect
       .poll(

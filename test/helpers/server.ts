@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { createAccounts, type Accounts } from '../../src-main/accounts/accounts.js';
 import { silentLogger, steppableClock, systemClock, type Clock } from '../../src-main/clock.js';
 import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
+import { createEventLog, type LogLevel } from '../../src-main/event-log.js';
 import { buildApp } from '../../src-main/server/app.js';
 import { createRepositories, type Repositories } from '../../src-main/store/repositories.js';
 import { Store, type StoreOptions } from '../../src-main/store/store.js';
@@ -44,7 +45,8 @@ export interface TestServerOptions {
   agentEnvNames?: string[];
   /** The environment agent CLIs are found in and run with (PATH with recorded CLIs, say). */
   agentEnv?: NodeJS.ProcessEnv;
-  log?: { level: string; stream?: NodeJS.WritableStream };
+  /** The server's log, as JSON lines (what `serve --log-format json` writes). */
+  log?: { level: LogLevel; stream: NodeJS.WritableStream };
   store?: Partial<StoreOptions>;
   cacheBytes?: number;
   eventStreamMaxMs?: number;
@@ -72,7 +74,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.bodyTimeoutMs === undefined ? {} : { bodyTimeoutMs: options.bodyTimeoutMs }),
       ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
     },
-    ...(options.log ? { log: options.log } : {}),
+    ...(options.log ? { logger: createEventLog({ ...options.log, format: 'json', clock }) } : {}),
     agents: {
       demoPaceMs: options.agentPaceMs ?? 3_600_000,
       ...(options.agentCommand ? { defaultCommand: options.agentCommand } : {}),

@@ -72,20 +72,41 @@ export function sessionToken(request: FastifyRequest): string | null {
   return token === undefined || token === '' ? null : token;
 }
 
+/** The security requirements of the OpenAPI document, by the scheme names declared in app.ts. */
+export type SecurityRequirement = Record<string, string[]>;
+
+const KEY_OR_COOKIE: SecurityRequirement[] = [
+  { apiKeyHeader: [] },
+  { apiKeyQuery: [] },
+  { bearer: [] },
+  { sessionCookie: [] },
+];
+const COOKIE_ONLY: SecurityRequirement[] = [{ sessionCookie: [] }];
+
+/** What each authentication hook accepts, read when routes are added to describe them. */
+const acceptedBy = new WeakMap<object, SecurityRequirement[]>();
+
+/** The credentials a route's onRequest hooks accept, as OpenAPI `security`; undefined for none. */
+export function routeSecurity(onRequest: unknown): SecurityRequirement[] | undefined {
+  const hooks: unknown[] = Array.isArray(onRequest) ? onRequest : [onRequest];
+  for (const hook of hooks) {
+    const security = typeof hook === 'function' ? acceptedBy.get(hook) : undefined;
+    if (security) return security;
+  }
+  return undefined;
+}
+
 /** onRequest hooks that authenticate before the body is read or validated. */
 export function authHooks(auth: Authenticator) {
-  return {
-    either: {
-      onRequest: async (request: FastifyRequest) => {
-        request.principal = auth.either(request);
-      },
-    },
-    userOnly: {
-      onRequest: async (request: FastifyRequest) => {
-        request.principal = auth.userOnly(request);
-      },
-    },
+  const either = async (request: FastifyRequest) => {
+    request.principal = auth.either(request);
   };
+  const userOnly = async (request: FastifyRequest) => {
+    request.principal = auth.userOnly(request);
+  };
+  acceptedBy.set(either, KEY_OR_COOKIE);
+  acceptedBy.set(userOnly, COOKIE_ONLY);
+  return { either: { onRequest: either }, userOnly: { onRequest: userOnly } };
 }
 
 export interface Authenticator {

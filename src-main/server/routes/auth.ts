@@ -7,6 +7,7 @@ import { hashSecret, newSessionToken, verifyPassword } from '../../accounts/secr
 import { AppError, unauthorized } from '../../errors.js';
 import { authHooks, SESSION_ABSOLUTE_MS, sessionToken } from '../auth/authenticate.js';
 import { userOf, type AppContext } from '../context.js';
+import { toldAlready } from '../errors.js';
 import { errorResponses } from './error-responses.js';
 
 const COOKIE_OPTIONS = { path: '/', httpOnly: true, sameSite: 'strict' } as const;
@@ -38,14 +39,26 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
       // Keyed by account only: every client is this machine, so a limit per client would let
       // one program lock every account out.
       const wait = signInLimits.perAccount.retryAfter(email);
-      if (wait > 0) throw rateLimited(wait);
+      if (wait > 0) {
+        ctx.logger.warn(`sign-in refused for ${email}: too many failed attempts, ${wait} s to wait`, {
+          event: 'sign-in.limited',
+          email,
+          retryAfter: wait,
+        });
+        throw toldAlready(rateLimited(wait));
+      }
 
       const user = repos.users.findByEmail(email);
       // Unknown email and wrong password take the same path and the same time.
       const ok = await verifyPassword(request.body.password, user?.passwordHash ?? null);
       if (!ok || !user) {
         signInLimits.perAccount.fail(email);
-        throw unauthorized('Wrong email or password');
+        // Which of the two was wrong is the server's to know, not the caller's.
+        ctx.logger.info(`sign-in failed for ${email}: ${user ? 'wrong password' : 'no such account'}`, {
+          event: 'sign-in.failed',
+          email,
+        });
+        throw toldAlready(unauthorized('Wrong email or password'));
       }
       signInLimits.perAccount.reset(email);
       await startSignIn(ctx, reply, user.id);

@@ -2,9 +2,6 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { modelsFor } from '../../../src-shared/agent-models.js';
-import { DEFAULT_BASE_BRANCH } from '../../../src-shared/constants.js';
-import { parseRepoUrl } from '../../../src-shared/repo-url.js';
 import {
   CreateSessionBodySchema,
   FullSessionResponseSchema,
@@ -22,11 +19,7 @@ import {
   type SessionSummary,
   type Stats,
 } from '../../../src-shared/sessions.js';
-import { makeTitle } from '../../../src-shared/text.js';
 import { WorkspaceParamsSchema } from '../../../src-shared/accounts.js';
-import { stopSession } from '../../sessions/stop.js';
-import { sendFollowUp } from '../../sessions/follow-up.js';
-import { newId } from '../../accounts/secrets.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { SessionRow } from '../../store/sessions.js';
 import { principalOf, userOf, type AppContext } from '../context.js';
@@ -67,7 +60,7 @@ function sendJsonText(reply: FastifyReply, json: string | Buffer): FastifyReply 
 }
 
 export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const { repos, agents, auth, clock, caches } = ctx;
+  const { repos, auth, clock, caches } = ctx;
   const api = app.withTypeProvider<ZodTypeProvider>();
   const { either, userOnly } = authHooks(auth);
 
@@ -252,22 +245,12 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      const principal = principalOf(request);
-      const row = accessibleSession(principal, request.params.sessionId, request.query.organizationId);
-      const { title, status } = request.body;
-      const changes = {
-        ...(title === undefined ? {} : { title: title.trim() }),
-        ...(status === undefined ? {} : { status }),
-      };
-      if (Object.keys(changes).length === 0) return { session: toSummary(row, 'none') };
-      const updated = await ctx.sessions.update(row.id, changes);
-      if (status !== undefined && status !== 'active' && agents.isActive(row.id)) {
-        await agents.stop(row.id, {
-          text: `Stopped: the session was marked ${status}.`,
-          success: status === 'completed',
-        });
-      }
-      return { session: toSummary(updated, 'none') };
+      const row = accessibleSession(
+        principalOf(request),
+        request.params.sessionId,
+        request.query.organizationId,
+      );
+      return { session: toSummary(await ctx.sessionCommands.update(row, request.body), 'none') };
     },
   );
 
@@ -286,32 +269,10 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       const principal = userOf(request);
-      const body = request.body;
-      const workspaceId = workspaceFor(principal, body.organizationId);
-      const repo = body.repoUrl === undefined ? null : parseRepoUrl(body.repoUrl);
-      const created = await ctx.sessions.create(
-        {
-          id: newId('session'),
-          workspaceId,
-          authorId: principal.userId,
-          title: makeTitle(body.initialMessage),
-          // The specification's default (claude-opus-4-6) unless the workspace's agent runs
-          // other models: a Codex or Gemini CLI workspace gets that CLI's default. Read from the
-          // workspace's own setting (no file read per create); without one the agent is the
-          // demo or the environment's command, whose default is the specification's.
-          model:
-            body.model ?? modelsFor(repos.workspaces.settings(workspaceId)?.agent ?? 'demo').defaultModel,
-          baseBranch: body.baseBranch ?? DEFAULT_BASE_BRANCH,
-          ...(body.initialMessage === undefined ? {} : { initialMessage: body.initialMessage }),
-          ...(repo ? { repoUrl: repo.url, repository: repo.repository } : {}),
-        },
-        { agentStarts: true },
-      );
-      await agents.start(created.id);
+      const workspaceId = workspaceFor(principal, request.body.organizationId);
+      const created = await ctx.sessionCommands.create(principal.userId, workspaceId, request.body);
       // Queued when the limit of runs at once is reached.
-      return reply
-        .code(201)
-        .send({ session: toSummary(repos.sessions.find(created.id) ?? created, 'first') });
+      return reply.code(201).send({ session: toSummary(created, 'first') });
     },
   );
 
@@ -336,7 +297,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       const principal = userOf(request);
       const row = accessibleSession(principal, request.params.sessionId, request.query.organizationId);
-      const updated = await sendFollowUp(ctx, row, request.body.content, principal.userId);
+      const updated = await ctx.sessionCommands.followUp(row, request.body.content, principal.userId);
       return reply.code(201).send({ session: toSummary(updated, 'both') });
     },
   );
@@ -361,15 +322,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request) => {
       const principal = principalOf(request);
       const row = accessibleSession(principal, request.params.sessionId, request.query.organizationId);
-      const stoppedBy =
-        principal.kind === 'user'
-          ? (repos.users.findById(principal.userId)?.name ?? 'a member')
-          : 'a script (API key)';
-      const stopped = await stopSession(
-        { service: ctx.sessions, agents, find: (id) => repos.sessions.find(id) },
-        row,
-        stoppedBy,
-      );
+      const stopped = await ctx.sessionCommands.stop(row, principal);
       return { session: toSummary(stopped, 'both') };
     },
   );
