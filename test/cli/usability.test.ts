@@ -144,9 +144,11 @@ describe('what serve prints', () => {
     const serve = await sandbox.serve(dataDir);
     await expect.poll(() => serve.stdout()).toContain('Stop with Ctrl+C.');
     const lines = serve.stdout().split('\n');
-    expect(lines[0]).toBe(`Session Desk is running at ${serve.url}`);
+    expect(lines[0]).toBe(`Session Desk is running at ${serve.url}/?token=${serve.launchToken}`);
     expect(lines[1]).toBe(`Data directory: ${dataDir}`);
-    expect(lines[2]).toBe('No account yet: open the URL to create the owner account and a first workspace.');
+    expect(lines[2]).toBe(
+      'No account yet: open the URL (with its token) to create the owner account and a first workspace.',
+    );
     expect(lines[3]).toBe('Logging warnings and errors (every request: --log-level info). Stop with Ctrl+C.');
     for (let i = 0; i < 5; i += 1) expect((await fetch(`${serve.url}/api/setup`)).status).toBe(200);
     expect(await serve.stop()).toBe(0);
