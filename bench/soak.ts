@@ -186,13 +186,14 @@ export function startServe(dataDir: string, env: NodeJS.ProcessEnv): Promise<Ser
     child.stdout.on('data', (d: Buffer) => {
       if (ready) return;
       stdout += d.toString();
-      const match = /running at (http:\/\/\S+)/u.exec(stdout);
+      // The whole line (a chunk may end inside the URL); the printed URL carries the launch token.
+      const match = /running at (http:\/\/\S+)\r?\n/u.exec(stdout);
       if (!match?.[1]) return;
       ready = true;
       clearTimeout(timer);
       resolve({
         child,
-        url: match[1],
+        url: new URL(match[1]).origin,
         startMs: performance.now() - started,
         stderrTail: () => stderr.slice(-4000),
         async kill() {

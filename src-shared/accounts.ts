@@ -32,6 +32,8 @@ export const SignInBodySchema = z.strictObject({
   password: z.string().max(1024),
 });
 export const SignInResponseSchema = z.object({ user: UserSchema });
+/** The launch token, from the URL `serve` printed (or the desktop window's), traded for a cookie. */
+export const LaunchBodySchema = z.strictObject({ token: z.string().min(1).max(256) });
 export const MeResponseSchema = z.object({
   user: UserSchema,
   workspaces: z.array(WorkspaceSchema),
@@ -129,6 +131,11 @@ export const SetupStatusSchema = z.object({
     .array(SetupAgentSchema)
     .optional()
     .describe('While setup is needed: the agents the first workspace can use, and which are installed.'),
+  launchToken: z
+    .boolean()
+    .describe(
+      'Whether this browser presented the launch token (the URL `serve` printed): setup and the demo sign-in need it.',
+    ),
 });
 export const SetupBodySchema = z.strictObject({
   email: EmailSchema,
@@ -143,8 +150,6 @@ export const SetupBodySchema = z.strictObject({
     ),
 });
 export const SetupResponseSchema = z.object({ user: UserSchema, workspace: WorkspaceSchema });
-/** The demo owner's sign-in, shown on the sign-in page of a demo data directory only. */
-export const DemoSignInSchema = z.object({ email: z.string(), password: z.string() });
 
 export const NewWorkspaceBodySchema = z.strictObject({ name: Name });
 /** Adds an existing user by email, or creates one when a name and password come along. */

@@ -9,6 +9,8 @@ export const DEFAULT_BASE_BRANCH = 'main';
 export const DEFAULT_PORT = 4319;
 
 export const SESSION_COOKIE = '__session';
+/** Set when the dashboard presents the launch token: lets this browser set up and open the demo. */
+export const LAUNCH_COOKIE = '__launch';
 
 export const TITLE_MAX_CHARS = 80;
 export const PREVIEW_MAX_CHARS = 120;

@@ -221,19 +221,20 @@ async function serve(args: string[]): Promise<void> {
   // SIGHUP too: a closed terminal or a service manager's reload must not leave the directory locked.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
   void starterGone.then((pid) => stop(`the process that started it (pid ${pid}) is gone`));
-  print(`Session Desk is running at ${server.url}`);
+  // Like Jupyter's: the token in the URL is what lets this browser set up and open the demo.
+  print(`Session Desk is running at ${server.launchUrl}`);
   print(`Data directory: ${dataDir}`);
   const repos = createRepositories(server.store.db);
   if (v.demo) {
     print(`Demo workspace (sample data): organizationId ${DEMO.organizationId}`);
     const signIn = readDemoSignIn(dataDir);
-    if (signIn) print(`Demo sign-in: ${signIn.email} / ${signIn.password}`);
+    if (signIn) print(`Demo sign-in: ${signIn.email} / ${signIn.password} (or open the URL above)`);
   }
   if (ownAccountCount(repos) === 0) {
     print(
       v.demo
         ? 'To use your own account instead, open the URL and choose "Create your own owner account".'
-        : 'No account yet: open the URL to create the owner account and a first workspace.',
+        : 'No account yet: open the URL (with its token) to create the owner account and a first workspace.',
     );
   } else {
     print('Sign in at the URL with your account (add one with "sessiondesk user create").');

@@ -27,8 +27,9 @@ Every command takes --data-dir DIR (else SESSIONDESK_DATA_DIR, else the app's da
 Run "sessiondesk <command> --help" for a command's options, "sessiondesk --version" (or -v) for the version.`,
   serve: `Usage: sessiondesk serve [--host 127.0.0.1] [--port 4319] [--data-dir DIR] [--sandbox-dir DIR] [--max-runs N] [--demo] [--log-level LEVEL] [--log-format pretty|json]
 
-Runs the Session Management API and the dashboard. Prints the URL it listens on and
-writes it to DIR/server.json. Only loopback hosts are allowed. A port in use is an error.
+Runs the Session Management API and the dashboard. Prints the URL to open, with a token
+new at every start (first-run setup and the demo's sign-in need it), and writes where it
+listens to DIR/server.json. Only loopback hosts are allowed. A port in use is an error.
   --demo        create the demo workspace (sample data, once) and print its sign-in
                 (a random password, made with the demo)
   --sandbox-dir where agents work, one folder per session (else SESSIONDESK_SANDBOX_DIR, else

@@ -26,6 +26,14 @@ const PEOPLE = [
 ];
 
 /**
+ * The demo's people, whose sign-in the launch token or the printed password gives: they stay
+ * in the demo workspace, with the demo agent, and create nothing outside it.
+ */
+export function isDemoAccount(email: string): boolean {
+  return PEOPLE.some((person) => person.email === email.toLowerCase());
+}
+
+/**
  * How many accounts exist besides the demo's people. While there are none, first-run setup
  * stays open: exploring the demo must not take away the chance to create one's own account.
  */
@@ -199,6 +207,8 @@ export async function seedDemo(deps: {
       name: DEMO.workspaceName,
       createdAt: new Date(now - 30 * DAY).toISOString(),
     });
+    // Its own setting, so that an agent command set for the installation never runs here.
+    repos.workspaces.putSettings(DEMO.organizationId, { agent: 'demo' });
     userIds.forEach((userId, i) =>
       repos.workspaces.addMember(
         DEMO.organizationId,

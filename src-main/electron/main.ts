@@ -7,6 +7,7 @@ import { probeDevServer, verifiedAppOrigin } from '../desktop/server-identity.js
 import { endSignIn } from '../desktop/sign-out.js';
 import { describeStartupError } from '../desktop/startup-error.js';
 import { agentConfigFromEnv } from '../agents/config.js';
+import { withLaunchToken } from '../server/auth/launch-token.js';
 import { startServer, type RunningServer } from '../server/start.js';
 import { buildAppMenu } from './menu.js';
 import { guardAllWebContents, lockDownSession } from './session-guards.js';
@@ -60,6 +61,8 @@ async function start(config: DesktopConfig): Promise<Running> {
       }
     }
     const guards = { appOrigins: [new URL(windowUrl).origin], devServerOrigin, logger };
+    // The window gets the launch token directly, as `serve` prints it: it may set up and open the demo.
+    windowUrl = withLaunchToken(windowUrl, server.launchToken);
     lockDownSession(session.defaultSession, guards);
     guardAllWebContents(app, guards);
 

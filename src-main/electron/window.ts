@@ -86,7 +86,8 @@ export function createMainWindow(options: MainWindowOptions): BrowserWindow {
   });
 
   window.loadURL(options.url).catch((err: unknown) => {
-    logger.error(`the window could not load ${options.url}: ${String(err)}`);
+    // The URL holds the launch token: only its origin is logged.
+    logger.error(`the window could not load ${new URL(options.url).origin}: ${String(err)}`);
   });
   return window;
 }

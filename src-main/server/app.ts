@@ -20,6 +20,7 @@ import { refuseDuplicateSessionCookies } from './auth/cookie-tossing.js';
 import { bodyTimeout } from './body-timeout.js';
 import { createHostGuard, originGuard } from './auth/localhost-guard.js';
 import { FailureLimiter } from './auth/rate-limit.js';
+import { createLaunchGate } from './auth/launch-token.js';
 import type { AppContext, ServerConfig } from './context.js';
 import { answerClientError, registerErrorHandling, sendFrameworkError, sendNotFound } from './errors.js';
 import { adminRoutes } from './routes/admin.js';
@@ -158,6 +159,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       logger,
       badKeyLimiter: new FailureLimiter(30, 60_000, deps.clock),
     }),
+    launch: createLaunchGate(deps.config.launchToken),
     signInLimits: {
       perAccount: new FailureLimiter(5, 15 * 60_000, deps.clock),
     },

@@ -13,6 +13,7 @@ import type { Access } from './access.js';
 import type { CredentialChanges } from './auth/credential-changes.js';
 import type { Authenticator, Principal } from './auth/authenticate.js';
 import type { FailureLimiter } from './auth/rate-limit.js';
+import type { LaunchGate } from './auth/launch-token.js';
 import type { ListPageText, ResponseCache } from './response-cache.js';
 
 export interface ServerConfig {
@@ -20,6 +21,11 @@ export interface ServerConfig {
   allowedHosts: string[];
   /** Lets the `sessiondesk` CLI reach a running server; unset, the admin routes do not exist. */
   adminToken?: string;
+  /**
+   * The launch token (`serve` prints it in its URL; the desktop window loads it): first-run
+   * setup and the demo's sign-in need it. Unset, neither can be done over HTTP.
+   */
+  launchToken?: string;
   /** The built dashboard (index.html and assets); unset or missing, a placeholder page. */
   rendererDir?: string;
   /** Bytes of answers kept for repeated reads (sessions and list pages); 80 MiB when unset, 0 for none. */
@@ -41,6 +47,8 @@ export interface AppContext {
   logger: Logger;
   config: ServerConfig;
   auth: Authenticator;
+  /** Who presented the launch token: only they may set up or sign in to the demo. */
+  launch: LaunchGate;
   /** Who may see which workspace and session: the one place every route asks. */
   access: Access;
   /** Routes that end a credential say so here; open streams check theirs again. */

@@ -15,8 +15,8 @@ export const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** Query parameters whose values never reach a log line. */
-const SECRET_PARAMS = new Set(['apikey']);
+/** Query parameters whose values never reach a log line: API keys, and the launch token of the URL `serve` prints. */
+const SECRET_PARAMS = new Set(['apikey', 'token']);
 
 /** The URL with secret query values replaced, for logs. */
 export function redactUrl(url: string): string {

@@ -5,6 +5,7 @@ import { announceServer, newAdminToken, withdrawServer } from '../server-file.js
 import { Store } from '../store/store.js';
 import type { AgentConfig } from '../agents/host.js';
 import { buildApp } from './app.js';
+import { newLaunchToken, withLaunchToken } from './auth/launch-token.js';
 import { createAccounts } from '../accounts/accounts.js';
 import { seedDemo } from '../demo/seed.js';
 import { retireDemoPublishedPassword } from '../demo/sign-in.js';
@@ -41,6 +42,9 @@ export interface StartOptions {
 
 export interface RunningServer {
   url: string;
+  /** The URL to open: `url` with the launch token, which setup and the demo's sign-in need. */
+  launchUrl: string;
+  launchToken: string;
   app: FastifyInstance;
   store: Store;
   /** Stops accepting requests, flushes and closes the store, and removes server.json. */
@@ -150,6 +154,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     throw err;
   }
   const adminToken = newAdminToken();
+  const launchToken = newLaunchToken();
   const build = () =>
     buildApp({
       store,
@@ -157,6 +162,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       config: {
         allowedHosts: options.allowedHosts ?? [],
         adminToken,
+        launchToken,
         ...(options.rendererDir === undefined ? {} : { rendererDir: options.rendererDir }),
       },
       logger: options.logger,
@@ -196,6 +202,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     let closing: Promise<void> | undefined;
     return {
       url,
+      launchUrl: withLaunchToken(url, launchToken),
+      launchToken,
       app: running,
       store,
       close() {

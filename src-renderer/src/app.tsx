@@ -74,7 +74,7 @@ function Routed() {
   );
 }
 
-export function App() {
+export function App({ launchTokenRefused = false }: { launchTokenRefused?: boolean }) {
   const client = useQueryClient();
   const setup = useSetupStatus();
   const me = useMe();
@@ -91,7 +91,15 @@ export function App() {
   if (setup.isPending || me.isPending) return <Loading label="Starting" />;
   if (!me.data) {
     // Until someone creates their own account (the demo's do not count), setup stays offered.
-    if (setup.data?.needed) return <SetupPage demoExists={setup.data.demo === true} />;
+    if (setup.data?.needed) {
+      return (
+        <SetupPage
+          demoExists={setup.data.demo === true}
+          launchToken={setup.data.launchToken}
+          launchTokenRefused={launchTokenRefused}
+        />
+      );
+    }
     if (me.error instanceof ApiError && me.error.status === 401) return <SignInPage />;
     return <ErrorState error={me.error ?? setup.error} onRetry={() => void me.refetch()} />;
   }

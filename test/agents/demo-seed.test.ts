@@ -10,6 +10,7 @@ import { DEMO } from '../../src-main/demo/seed.js';
 import { runCli, startServe } from '../helpers/cli.js';
 import {
   asUser,
+  launchCookie,
   PASSWORD,
   seedWorkspace,
   signIn,
@@ -35,11 +36,14 @@ describe('the demo workspace', () => {
         // Random, made with the demo: never the password earlier versions published.
         expect(password).toMatch(/^[\w-]{16,}$/u);
         expect(password).not.toBe('sessiondesk-demo');
-        // The sign-in page of a demo data directory shows it.
-        expect(await (await fetch(`${server.url}/api/demo/sign-in`)).json()).toEqual({
-          email: DEMO.email,
-          password,
+        // Never served over HTTP: the URL serve printed signs in to the demo instead.
+        expect(await (await fetch(`${server.url}/api/demo/sign-in`)).text()).not.toContain(password);
+        const byToken = await fetch(`${server.url}/api/demo/sign-in`, {
+          method: 'POST',
+          headers: { origin: server.url, cookie: await launchCookie(server) },
         });
+        expect(byToken.status).toBe(200);
+        expect(((await byToken.json()) as { user: { email: string } }).user.email).toBe(DEMO.email);
         const published = await fetch(`${server.url}/api/auth/sign-in`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
@@ -129,8 +133,12 @@ describe('the demo workspace', () => {
   it('the first-run demo button seeds it and signs in, and setup stays open until an own account exists', async () => {
     const server = await startTestServer();
     try {
+      const launch = await launchCookie(server);
       const demo = () =>
-        fetch(`${server.url}/api/setup/demo`, { method: 'POST', headers: { origin: server.origin } });
+        fetch(`${server.url}/api/setup/demo`, {
+          method: 'POST',
+          headers: { origin: server.origin, cookie: launch },
+        });
       const status = async () =>
         SetupStatusSchema.parse(await (await fetch(`${server.url}/api/setup`)).json());
       const response = await demo();
@@ -144,7 +152,7 @@ describe('the demo workspace', () => {
       expect((await demo()).status).toBe(201);
       const setup = await fetch(`${server.url}/api/setup`, {
         method: 'POST',
-        headers: { origin: server.origin, 'content-type': 'application/json' },
+        headers: { origin: server.origin, 'content-type': 'application/json', cookie: launch },
         body: JSON.stringify({
           email: 'own@example.test',
           name: 'Own',
@@ -153,7 +161,7 @@ describe('the demo workspace', () => {
         }),
       });
       expect(setup.status).toBe(201);
-      expect(await status()).toEqual({ needed: false, demo: true });
+      expect(await status()).toEqual({ needed: false, demo: true, launchToken: false });
       expect((await demo()).status).toBe(409);
     } finally {
       await server.dispose();

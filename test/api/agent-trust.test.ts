@@ -16,6 +16,7 @@ import { runCli, ROOT, startServe } from '../helpers/cli.js';
 import {
   asUser,
   createSession,
+  launchCookie,
   seedWorkspace,
   signIn,
   startTestServer,
@@ -162,7 +163,7 @@ describe('choosing a program is the administrator’s privilege', () => {
     try {
       const demo = await fetch(`${fresh.url}/api/setup/demo`, {
         method: 'POST',
-        headers: { origin: fresh.origin },
+        headers: { origin: fresh.origin, cookie: await launchCookie(fresh) },
       });
       expect(demo.status).toBe(201);
       const cookie = (demo.headers.get('set-cookie') ?? '').split(';')[0]!;
@@ -183,8 +184,11 @@ describe('choosing a program is the administrator’s privilege', () => {
     }
   });
 
-  it('the demo sign-in endpoint answers only on a demo data directory', async () => {
-    const response = await fetch(`${server.url}/api/demo/sign-in`);
+  it('the demo sign-in answers only on a demo data directory', async () => {
+    const response = await fetch(`${server.url}/api/demo/sign-in`, {
+      method: 'POST',
+      headers: { origin: server.origin, cookie: await launchCookie(server) },
+    });
     expect(response.status).toBe(404);
   });
 });

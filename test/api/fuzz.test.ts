@@ -690,6 +690,7 @@ const BODY_FIELDS: Record<string, string[]> = {
   'PATCH /api/sessions/{sessionId}': ['title', 'status'],
   'POST /api/sessions/{sessionId}/messages': ['content'],
   'POST /api/auth/sign-in': ['email', 'password'],
+  'POST /api/auth/launch': ['token'],
   'POST /api/setup': ['email', 'name', 'password', 'workspaceName', 'agent'],
   'POST /api/workspaces': ['name'],
   'POST /api/workspaces/{organizationId}/members': ['email', 'name', 'password'],

@@ -14,6 +14,7 @@ import {
 import { installRecordedClis } from '../helpers/recorded-clis.js';
 import {
   asUser,
+  launchCookie,
   PASSWORD,
   seedWorkspace,
   signIn,
@@ -42,9 +43,10 @@ describe('first-run setup', () => {
       needed: true,
       demo: false,
     });
+    const launch = await launchCookie(server);
     const bad = await fetch(`${server.url}/api/setup`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', origin: server.origin, cookie: launch },
       body: JSON.stringify({ email: 'not-an-email', name: 'Ada', password: 'short', workspaceName: '' }),
     });
     expect(bad.status).toBe(400);
@@ -55,7 +57,7 @@ describe('first-run setup', () => {
 
     const response = await fetch(`${server.url}/api/setup`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', origin: server.origin },
+      headers: { 'content-type': 'application/json', origin: server.origin, cookie: launch },
       body: JSON.stringify({
         email: 'Ada@Example.test',
         name: 'Ada',
@@ -71,10 +73,14 @@ describe('first-run setup', () => {
     const me = await asUser(server, cookie, 'GET', '/api/auth/me');
     expect(me.status).toBe(200);
 
-    expect(await (await fetch(`${server.url}/api/setup`)).json()).toEqual({ needed: false, demo: false });
+    expect(await (await fetch(`${server.url}/api/setup`)).json()).toEqual({
+      needed: false,
+      demo: false,
+      launchToken: false,
+    });
     const again = await fetch(`${server.url}/api/setup`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', origin: server.origin, cookie: launch },
       body: JSON.stringify({
         email: 'eve@example.test',
         name: 'Eve',
@@ -104,6 +110,7 @@ describe('first-run setup with agent CLIs installed', () => {
     expect(await (await fetch(`${s.url}/api/setup`)).json()).toEqual({
       needed: true,
       demo: false,
+      launchToken: false,
       agents: [
         { kind: 'claude-code', name: 'Claude Code', simulated: false, found: false },
         { kind: 'codex', name: 'Codex', simulated: false, found: true, version: '0.169.0' },
@@ -111,10 +118,11 @@ describe('first-run setup with agent CLIs installed', () => {
         { kind: 'demo', name: 'Demo agent (simulated)', simulated: true, found: true },
       ],
     });
+    const launch = await launchCookie(s);
     const setUp = (agent: string) =>
       fetch(`${s.url}/api/setup`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', origin: s.origin },
+        headers: { 'content-type': 'application/json', origin: s.origin, cookie: launch },
         body: JSON.stringify({
           email: 'ada@example.test',
           name: 'Ada',
@@ -137,7 +145,11 @@ describe('first-run setup with agent CLIs installed', () => {
     const agent = await asUser(s, cookie, 'GET', `/api/workspaces/${workspace.organizationId}/agent`);
     expect(await agent.json()).toEqual({ settings: { agent: 'codex' }, source: 'workspace', commands: [] });
     // Setup is over: nothing more is said to callers who have not signed in.
-    expect(await (await fetch(`${s.url}/api/setup`)).json()).toEqual({ needed: false, demo: false });
+    expect(await (await fetch(`${s.url}/api/setup`)).json()).toEqual({
+      needed: false,
+      demo: false,
+      launchToken: false,
+    });
   });
 });
 

@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -18,6 +18,7 @@ import {
   waitFor,
   workspacesOf,
 } from '../helpers/cli-extra.js';
+import { launchCookie } from '../helpers/server.js';
 
 const sandbox = useSandbox();
 
@@ -28,7 +29,7 @@ describe('admin commands while serve runs', () => {
     const serve = await sandbox.serve(dataDir);
     const pid = serve.child.pid;
 
-    expect(serve.stdout()).toContain(`Session Desk is running at ${serve.url}`);
+    expect(serve.stdout()).toContain(`Session Desk is running at ${serve.url}/?token=`);
     expect(serve.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/u);
     const info = readServerJson(dataDir);
     expect(info).toMatchObject({ url: serve.url, host: '127.0.0.1', pid });
@@ -185,4 +186,53 @@ describe('serve whose output is no longer read', () => {
     expect(existsSync(join(dataDir, 'sessiondesk.lock'))).toBe(false);
     expect(existsSync(join(dataDir, 'server.json'))).toBe(false);
   }, 60_000);
+});
+
+describe('the launch token serve prints', () => {
+  it('is in the printed URL only, new at every start, and is what setup needs', async () => {
+    const dataDir = sandbox.dataDir();
+    const serve = await sandbox.serve(dataDir, ['--log-level', 'debug']);
+    const token = serve.launchToken;
+    // 256 random bits, base64url.
+    expect(token).toMatch(/^[\w-]{43}$/u);
+    const files = ['server.json', 'admin.token'].map((name) => readFileSync(join(dataDir, name), 'utf8'));
+    for (const text of files) expect(text).not.toContain(token);
+
+    const setup = (cookie?: string) =>
+      fetch(`${serve.url}/api/setup`, {
+        method: 'POST',
+        headers: {
+          origin: serve.url,
+          'content-type': 'application/json',
+          ...(cookie === undefined ? {} : { cookie }),
+        },
+        body: JSON.stringify({
+          email: cliEmail('first'),
+          name: 'First',
+          password: PASSWORD,
+          workspaceName: 'Mine',
+        }),
+      });
+    const refused = await setup();
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain('open the URL \\"sessiondesk serve\\" printed');
+    // Opening the printed URL: the page is served, and its request is logged without the token.
+    expect((await fetch(serve.launchUrl)).status).toBe(200);
+    expect((await setup(await launchCookie(serve))).status).toBe(201);
+    await waitFor(() => serve.stderr().includes('token=[redacted]'), 'the page request in the log');
+    expect(await serve.stop()).toBe(0);
+    await outputDrained(serve.child);
+    expect(serve.stderr()).not.toContain(token);
+
+    const again = await sandbox.serve(dataDir);
+    expect(again.launchToken).toMatch(/^[\w-]{43}$/u);
+    expect(again.launchToken).not.toBe(token);
+    const stale = await fetch(`${again.url}/api/auth/launch`, {
+      method: 'POST',
+      headers: { origin: again.url, 'content-type': 'application/json' },
+      body: JSON.stringify({ token }),
+    });
+    expect(stale.status).toBe(403);
+    expect(await again.stop()).toBe(0);
+  }, 90_000);
 });

@@ -144,9 +144,11 @@ describe('what serve prints', () => {
     const serve = await sandbox.serve(dataDir);
     await expect.poll(() => serve.stdout()).toContain('Stop with Ctrl+C.');
     const lines = serve.stdout().split('\n');
-    expect(lines[0]).toBe(`Session Desk is running at ${serve.url}`);
+    expect(lines[0]).toBe(`Session Desk is running at ${serve.url}/?token=${serve.launchToken}`);
     expect(lines[1]).toBe(`Data directory: ${dataDir}`);
-    expect(lines[2]).toBe('No account yet: open the URL to create the owner account and a first workspace.');
+    expect(lines[2]).toBe(
+      'No account yet: open the URL (with its token) to create the owner account and a first workspace.',
+    );
     expect(lines[3]).toBe(
       'Logging sessions, sign-ins, refused requests and errors to stderr (every request: --log-level debug). Stop with Ctrl+C.',
     );

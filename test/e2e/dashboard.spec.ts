@@ -5,8 +5,14 @@ test('first run: setup creates the owner and a workspace, then sign-out and sign
   page,
   server,
 }) => {
+  // Without the token, the page says where setup is; with it (the URL serve printed), it is there.
   await page.goto(server.url);
   await expect(page.getByRole('heading', { name: 'Welcome to Session Desk' })).toBeVisible();
+  await expect(page.getByText('opened without the link that started Session Desk')).toBeVisible();
+  await expect(page.getByLabel('Your name')).toHaveCount(0);
+  await page.goto(server.launchUrl);
+  await expect(page.getByLabel('Your name')).toBeVisible();
+  expect(page.url()).toBe(`${server.url}/`);
   await page.getByLabel('Your name').fill('Grace Hopper');
   await page.getByLabel('Email').fill('grace@example.test');
   await page.getByLabel('Password').fill('short');

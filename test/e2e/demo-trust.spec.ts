@@ -4,7 +4,7 @@ import { startServe } from '../helpers/cli.js';
 import { tempDir } from '../helpers/server.js';
 import { expect, test } from './fixtures.js';
 
-test('a demo data directory shows its random sign-in; owners pick only the commands the administrator defined', async ({
+test('the demo: the printed URL signs in without a password on the page; the demo runs only the demo agent', async ({
   page,
 }) => {
   const dataDir = tempDir('sessiondesk-e2e-demo-');
@@ -14,28 +14,33 @@ test('a demo data directory shows its random sign-in; owners pick only the comma
   try {
     await expect.poll(() => server.stdout()).toContain('Demo sign-in:');
     const printed = /Demo sign-in: (\S+) \/ (\S+)/u.exec(server.stdout());
-    expect(printed?.[2]).not.toBe('sessiondesk-demo');
-    await page.goto(server.url);
-    const note = page.getByRole('note');
-    await expect(note).toContainText(printed![1]!);
-    await expect(note).toContainText(printed![2]!);
-    await page.getByLabel('Email').fill(printed![1]!);
-    await page.getByLabel('Password').fill(printed![2]!);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect(page.getByRole('heading', { name: 'Sessions', level: 1 })).toBeVisible();
+    const password = printed![2]!;
+    expect(password).not.toBe('sessiondesk-demo');
 
-    await page.goto(`${server.url}/settings/agent`);
-    await page.getByLabel('A local agent command the administrator defined').check();
-    await expect(page.getByText('sessiondesk agent-command set NAME -- program args…')).toBeVisible();
+    // Without the token, the page says where to sign in, and never shows the password.
+    await page.goto(server.url);
+    await expect(page.getByRole('note')).toContainText('open the URL sessiondesk serve --demo printed');
+    await expect(page.getByRole('button', { name: 'Sign in to the demo workspace' })).toHaveCount(0);
+    expect(await page.content()).not.toContain(password);
+
+    // With it, one click signs in; the token is gone from the address bar.
+    await page.goto(server.launchUrl);
+    await expect(page).toHaveURL(`${server.url}/`);
+    await page.getByRole('button', { name: 'Sign in to the demo workspace' }).click();
+    await expect(page.getByRole('heading', { name: 'Sessions', level: 1 })).toBeVisible();
+    expect(await page.content()).not.toContain(password);
+
+    // A command the administrator defined is there, but not for the demo's accounts.
     await writeNamedCommands(dataDir, {
       claude: ['claude', '-p', '--output-format', 'stream-json', '--verbose'],
     });
-    await page.reload();
+    await page.goto(`${server.url}/settings/agent`);
     await page.getByLabel('A local agent command the administrator defined').check();
     await expect(page.getByRole('combobox', { name: 'Command', exact: true })).toHaveValue('claude');
     await page.getByRole('button', { name: 'Save' }).click();
-    await expect(page.getByText('Set for this workspace.')).toBeVisible();
-    await expect(page.getByRole('combobox', { name: 'Command', exact: true })).toHaveValue('claude');
+    await expect(page.getByRole('alert')).toContainText("The demo's accounts run the demo agent only");
+    await page.reload();
+    await expect(page.getByLabel(/Demo agent/)).toBeChecked();
   } finally {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });

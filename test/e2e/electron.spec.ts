@@ -81,6 +81,10 @@ test('the window shows the dashboard from its own server, and the URL in use is 
   const desktop = await launchDesktop();
   await expect(desktop.window.getByRole('heading', { name: 'Welcome to Session Desk' })).toBeVisible();
   expect(new URL(desktop.window.url()).origin).toBe(desktop.url);
+  // The window got the launch token from the main process: setup is offered, and the token
+  // is gone from its address.
+  await expect(desktop.window.getByRole('button', { name: 'Create account and workspace' })).toBeVisible();
+  expect(new URL(desktop.window.url()).searchParams.has('token')).toBe(false);
   await expect.poll(() => mainWindowTitle(desktop)).toBe(`Session Desk — ${desktop.url}`);
   const label = await desktop.app.evaluate(
     ({ Menu }) => Menu.getApplicationMenu()?.getMenuItemById('api-url')?.label,

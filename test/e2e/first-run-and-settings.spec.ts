@@ -8,7 +8,7 @@ import { PASSWORD, tempDir } from '../helpers/server.js';
 import { expect, signIn, test } from './fixtures.js';
 
 test('exploring the demo leaves creating an own account possible', async ({ page, server }) => {
-  await page.goto(server.url);
+  await page.goto(server.launchUrl);
   await page.getByRole('button', { name: 'Explore the demo workspace' }).click();
   // Making the demo's accounts and 40 sessions takes a while on a busy machine.
   await expect(page.getByRole('heading', { name: 'Sessions', level: 1 })).toBeVisible({ timeout: 60_000 });
@@ -19,6 +19,7 @@ test('exploring the demo leaves creating an own account possible', async ({ page
 
   // Signed out, the demo's sign-in comes first, and setup is one click away.
   await expect(page.getByRole('heading', { name: 'Sign in to Session Desk' })).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Sign in to the demo workspace' })).toBeVisible();
   await page.getByRole('button', { name: 'Create your own owner account' }).click();
   await expect(page.getByRole('heading', { name: 'Welcome to Session Desk' })).toBeVisible();
   await page.getByLabel('Your name').fill('Grace Hopper');
@@ -44,7 +45,7 @@ test('first-run setup offers the agent CLIs installed here and gives the workspa
   rmSync(join(bin, 'claude'));
   const server = await startServe(dataDir, ['--log-level', 'warn'], { PATH: `${bin}:/usr/bin:/bin` });
   try {
-    await page.goto(server.url);
+    await page.goto(server.launchUrl);
     await expect(page.getByRole('heading', { name: 'Welcome to Session Desk' })).toBeVisible();
     const agents = page.getByRole('group', { name: 'Agent for this workspace' });
     await expect(agents.getByLabel(/Claude Code/)).toBeDisabled();

@@ -32,7 +32,12 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, input?: stri
 
 export interface ServeProcess {
   child: ChildProcess;
+  /** Where the server listens (the origin, as in server.json). */
   url: string;
+  /** The URL `serve` printed, with the launch token: what a person opens. */
+  launchUrl: string;
+  /** The token of `launchUrl`, for tests that set up over HTTP (see `launchCookie`). */
+  launchToken: string;
   stdout: () => string;
   stderr: () => string;
   /** Sends SIGTERM and waits for the exit code. */
@@ -68,12 +73,16 @@ export function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}): Promise
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.stdout.on('data', (d: Buffer) => {
       stdout += d.toString();
-      const match = /running at (http:\/\/\S+)/u.exec(stdout);
+      // The whole line: a chunk may end inside the URL.
+      const match = /running at (http:\/\/\S+)\r?\n/u.exec(stdout);
       if (match?.[1]) {
         clearTimeout(timer);
+        const printed = new URL(match[1]);
         resolve({
           child,
-          url: match[1],
+          url: printed.origin,
+          launchUrl: printed.href,
+          launchToken: printed.searchParams.get('token') ?? '',
           stdout: () => stdout,
           stderr: () => stderr,
           async stop() {

@@ -7,6 +7,7 @@ import { silentLogger, steppableClock, systemClock, type Clock } from '../../src
 import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
 import { createEventLog, type LogLevel } from '../../src-main/event-log.js';
 import { buildApp } from '../../src-main/server/app.js';
+import { newLaunchToken } from '../../src-main/server/auth/launch-token.js';
 import { createRepositories, type Repositories } from '../../src-main/store/repositories.js';
 import { Store, type StoreOptions } from '../../src-main/store/store.js';
 
@@ -17,6 +18,8 @@ export function tempDir(prefix = 'sessiondesk-test-'): string {
 export interface TestServer {
   url: string;
   origin: string;
+  /** What `serve` would print in its URL: setup and the demo sign-in need it (see `launchCookie`). */
+  launchToken: string;
   dataDir: string;
   /** Where the agents' sandboxes are: beside the data directory, never inside. */
   sandboxRoot: string;
@@ -62,11 +65,13 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const sandboxRoot = defaultSandboxRoot(dataDir);
   const clock = options.clock ?? systemClock;
   const store = await Store.open({ dataDir, clock, logger: silentLogger, ...options.store });
+  const launchToken = newLaunchToken();
   const app = await buildApp({
     store,
     clock,
     config: {
       allowedHosts: [],
+      launchToken,
       ...(options.adminToken ? { adminToken: options.adminToken } : {}),
       ...(options.rendererDir ? { rendererDir: options.rendererDir } : {}),
       ...(options.cacheBytes === undefined ? {} : { cacheBytes: options.cacheBytes }),
@@ -98,6 +103,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   return {
     url,
     origin: url,
+    launchToken,
     dataDir,
     sandboxRoot,
     store,
@@ -140,6 +146,22 @@ export async function signIn(server: TestServer, email: string, password = PASSW
   const setCookie = response.headers.get('set-cookie') ?? '';
   const pair = setCookie.split(';')[0];
   if (!pair?.startsWith('__session=')) throw new Error(`no session cookie in ${setCookie}`);
+  return pair;
+}
+
+/**
+ * Presents the launch token as the dashboard does when opened from the URL `serve` printed,
+ * and returns the `__launch` cookie pair that setup and the demo sign-in need.
+ */
+export async function launchCookie(server: { url: string; launchToken: string }): Promise<string> {
+  const response = await fetch(`${server.url}/api/auth/launch`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: server.url },
+    body: JSON.stringify({ token: server.launchToken }),
+  });
+  if (response.status !== 204) throw new Error(`launch failed: ${response.status} ${await response.text()}`);
+  const pair = (response.headers.get('set-cookie') ?? '').split(';')[0];
+  if (!pair?.startsWith('__launch=')) throw new Error('no launch cookie');
   return pair;
 }
 

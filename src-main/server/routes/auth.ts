@@ -1,10 +1,16 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { MeResponseSchema, SignInBodySchema, SignInResponseSchema } from '../../../src-shared/accounts.js';
+import {
+  LaunchBodySchema,
+  MeResponseSchema,
+  SignInBodySchema,
+  SignInResponseSchema,
+} from '../../../src-shared/accounts.js';
 import { SESSION_COOKIE } from '../../../src-shared/constants.js';
 import { hashSecret, newSessionToken, verifyPassword } from '../../accounts/secrets.js';
-import { AppError, unauthorized } from '../../errors.js';
+import { AppError, forbidden, unauthorized } from '../../errors.js';
+import { requireSameOrigin } from '../auth/localhost-guard.js';
 import { authHooks, SESSION_ABSOLUTE_MS, sessionToken } from '../auth/authenticate.js';
 import { userOf, type AppContext } from '../context.js';
 import { toldAlready } from '../errors.js';
@@ -63,6 +69,30 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
       signInLimits.perAccount.reset(email);
       await startSignIn(ctx, reply, user.id);
       return { user: publicUser(user) };
+    },
+  );
+
+  api.post(
+    '/api/auth/launch',
+    {
+      schema: {
+        summary: 'Present the launch token',
+        description:
+          'The token in the URL `serve` printed (or the desktop window loaded), traded for the `__launch` cookie (HttpOnly, SameSite=Strict, for this browser session) that first-run setup and the demo sign-in need. A wrong token is a 403.',
+        tags: ['auth'],
+        body: LaunchBodySchema,
+        response: { 204: z.null(), ...errorResponses(400, 403, 413, 415, 500) },
+      },
+    },
+    async (request, reply) => {
+      requireSameOrigin(request);
+      if (!ctx.launch.matches(request.body.token)) {
+        throw forbidden(
+          'This is not the token of this server: open the URL "sessiondesk serve" printed when it last started.',
+        );
+      }
+      ctx.launch.grant(reply);
+      return reply.code(204).send(null);
     },
   );
 
@@ -127,7 +157,7 @@ export async function startSignIn(ctx: AppContext, reply: FastifyReply, userId: 
   reply.setCookie(SESSION_COOKIE, token, { ...COOKIE_OPTIONS, expires: expiresAt });
 }
 
-function publicUser(user: { id: string; email: string; name: string; imageUrl?: string }) {
+export function publicUser(user: { id: string; email: string; name: string; imageUrl?: string }) {
   const visible: z.infer<typeof SignInResponseSchema>['user'] = {
     id: user.id,
     email: user.email,

@@ -1,34 +1,36 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { DemoSignInSchema } from '../../../src-shared/accounts.js';
+import { SignInResponseSchema } from '../../../src-shared/accounts.js';
 import { DEMO } from '../../demo/seed.js';
-import { readDemoSignIn } from '../../demo/sign-in.js';
 import { notFound } from '../../errors.js';
 import type { AppContext } from '../context.js';
+import { publicUser, startSignIn } from './auth.js';
 import { errorResponses } from './error-responses.js';
 
 /**
- * The demo owner's random password, for the sign-in page of a demo data directory (it holds
- * sample data only). Any other data directory answers 404: there is nothing to show.
+ * The demo's sign-in for whoever started the server: the launch token stands in for the
+ * demo owner's password, which is never served. Any other data directory answers 404.
  */
 export function demoRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.withTypeProvider<ZodTypeProvider>().get(
+  app.withTypeProvider<ZodTypeProvider>().post(
     '/api/demo/sign-in',
     {
+      ...ctx.launch.required,
       schema: {
-        summary: 'The demo sign-in',
+        summary: 'Sign in to the demo',
         description:
-          "The demo workspace owner's email and random password, made when the demo was created. Only on a data directory with the demo workspace (404 otherwise).",
+          'Signs in as the demo workspace owner. Needs the launch token (403 without it: open the URL `serve` printed); only on a data directory with the demo workspace (404 otherwise).',
         tags: ['dashboard'],
-        response: { 200: DemoSignInSchema, ...errorResponses(404, 500) },
+        response: { 200: SignInResponseSchema, ...errorResponses(403, 404, 500, 503) },
       },
     },
-    async () => {
-      const signIn = ctx.repos.workspaces.findById(DEMO.organizationId)
-        ? readDemoSignIn(ctx.store.dataDir)
+    async (_request, reply) => {
+      const owner = ctx.repos.workspaces.findById(DEMO.organizationId)
+        ? ctx.repos.users.findByEmail(DEMO.email)
         : null;
-      if (!signIn) throw notFound('This data directory has no demo workspace');
-      return signIn;
+      if (!owner) throw notFound('This data directory has no demo workspace');
+      await startSignIn(ctx, reply, owner.id);
+      return { user: publicUser(owner) };
     },
   );
 }

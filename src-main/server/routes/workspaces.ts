@@ -25,7 +25,7 @@ import {
 import { isCliKind, type CliKind } from '../../agents/cli-kinds.js';
 import { describeAgentKinds, locateProgram } from '../../agents/programs.js';
 import { badRequest, conflict, forbidden } from '../../errors.js';
-import { DEMO, ownAccountCount, seedDemo } from '../../demo/seed.js';
+import { DEMO, isDemoAccount, ownAccountCount, seedDemo } from '../../demo/seed.js';
 import { authHooks } from '../auth/authenticate.js';
 import { userOf, type AppContext } from '../context.js';
 import { startSignIn } from './auth.js';
@@ -40,6 +40,14 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
   const { accounts, repos } = ctx;
   const api = app.withTypeProvider<ZodTypeProvider>();
   const { userOnly } = authHooks(ctx.auth);
+
+  /** The demo's accounts may do only what the demo shows: `what` says what they may not. */
+  function refuseDemoAccount(userId: string, what: string): void {
+    const user = repos.users.findById(userId);
+    if (user && isDemoAccount(user.email)) {
+      throw forbidden(`The demo's accounts ${what}: create your own account for that.`);
+    }
+  }
 
   function requireRole(userId: string, organizationId: string, needed: 'member' | 'owner'): void {
     const role = repos.workspaces.role(organizationId, userId);
@@ -57,21 +65,23 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         response: { 200: SetupStatusSchema },
       },
     },
-    async () => {
+    async (request) => {
       const needed = ownAccountCount(repos) === 0;
       const demo = repos.workspaces.findById(DEMO.organizationId) !== null;
-      if (!needed) return { needed, demo };
-      return { needed, demo, agents: await setupAgents(ctx.agentEnv) };
+      const launchToken = ctx.launch.holds(request);
+      if (!needed) return { needed, demo, launchToken };
+      return { needed, demo, launchToken, agents: await setupAgents(ctx.agentEnv) };
     },
   );
 
   api.post(
     '/api/setup',
     {
+      ...ctx.launch.required,
       schema: {
         summary: 'First-run setup',
         description:
-          "Creates the owner account and a first workspace, and signs the owner in. Only while no account exists but the demo's (409 afterwards).",
+          "Creates the owner account and a first workspace, and signs the owner in. Needs the launch token (403 without it: open the URL `serve` printed). Only while no account exists but the demo's (409 afterwards).",
         tags: ['dashboard'],
         body: SetupBodySchema,
         response: { 201: SetupResponseSchema, ...errorResponses(400, 403, 409, 413, 415, 500, 503) },
@@ -89,10 +99,11 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
   api.post(
     '/api/setup/demo',
     {
+      ...ctx.launch.required,
       schema: {
         summary: 'First-run demo',
         description:
-          "Instead of setup: creates the demo workspace (sample data) once and signs in as its owner. Only while no account exists but the demo's (409 afterwards).",
+          "Instead of setup: creates the demo workspace (sample data) once and signs in as its owner. Needs the launch token (403 without it). Only while no account exists but the demo's (409 afterwards).",
         tags: ['dashboard'],
         response: { 201: SetupResponseSchema, ...errorResponses(403, 409, 500, 503) },
       },
@@ -140,6 +151,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       const user = repos.users.findById(userOf(request).userId);
       if (!user) throw forbidden('Your account no longer exists');
+      refuseDemoAccount(user.id, 'stay in the demo workspace');
       const workspace = await accounts.createWorkspace({ name: request.body.name, ownerEmail: user.email });
       return reply.code(201).send({ workspace });
     },
@@ -178,8 +190,13 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       const { organizationId } = request.params;
-      requireRole(userOf(request).userId, organizationId, 'owner');
+      const { userId } = userOf(request);
+      requireRole(userId, organizationId, 'owner');
       const { email, name, password } = request.body;
+      if (name !== undefined || password !== undefined) refuseDemoAccount(userId, 'create no accounts');
+      if (isDemoAccount(email) && organizationId !== DEMO.organizationId) {
+        throw forbidden("The demo's accounts stay in the demo workspace");
+      }
       if ((name === undefined) !== (password === undefined)) {
         throw badRequest('To create a new user, send both name and password', [
           { path: name === undefined ? 'body.name' : 'body.password', message: 'is required with the other' },
@@ -313,8 +330,10 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request) => {
       const { organizationId } = request.params;
-      requireRole(userOf(request).userId, organizationId, 'owner');
+      const { userId } = userOf(request);
+      requireRole(userId, organizationId, 'owner');
       const { agent, command, commandName, timeoutMs } = request.body;
+      if (agent !== 'demo') refuseDemoAccount(userId, 'run the demo agent only');
       if (command !== undefined) {
         throw forbidden(
           'Only the administrator of this installation chooses which programs run: they define agent ' +

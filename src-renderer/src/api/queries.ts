@@ -11,7 +11,6 @@ import {
   AgentSettingsResponseSchema,
   type AgentSettings,
   CreatedKeyResponseSchema,
-  DemoSignInSchema,
   KeysResponseSchema,
   MeResponseSchema,
   MemberResponseSchema,
@@ -58,12 +57,12 @@ export function useSetupStatus() {
   return useQuery({ queryKey: keys.setup, queryFn: () => api.get('/api/setup', SetupStatusSchema) });
 }
 
-/** The demo owner's sign-in, on a demo data directory only (elsewhere the server answers 404). */
+/** Signs in as the demo owner: only for a browser that presented the launch token. */
 export function useDemoSignIn() {
-  return useQuery({
-    queryKey: ['demo-sign-in'],
-    queryFn: () => api.get('/api/demo/sign-in', DemoSignInSchema),
-    retry: false,
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: () => api.post('/api/demo/sign-in', SignInResponseSchema),
+    onSuccess: () => client.invalidateQueries({ queryKey: keys.me }),
   });
 }
 

@@ -10,10 +10,55 @@ import { SignInPage } from './SignInForm';
  * demo's are the only accounts; once the demo exists, signing in to it comes first (its
  * sign-in is what `serve --demo` prints), with setup a click away.
  */
-export function SetupPage({ demoExists }: { demoExists: boolean }) {
+export function SetupPage({
+  demoExists,
+  launchToken,
+  launchTokenRefused,
+}: {
+  demoExists: boolean;
+  /** Whether this browser presented the launch token: setup needs it. */
+  launchToken: boolean;
+  launchTokenRefused: boolean;
+}) {
   const [signingIn, setSigningIn] = useState(demoExists);
   if (signingIn) return <SignInPage onCreateAccount={() => setSigningIn(false)} />;
+  if (!launchToken) {
+    return (
+      <NeedsLaunchToken
+        refused={launchTokenRefused}
+        {...(demoExists ? { onSignIn: () => setSigningIn(true) } : {})}
+      />
+    );
+  }
   return <SetupForm demoExists={demoExists} onSignIn={() => setSigningIn(true)} />;
+}
+
+/**
+ * Reaching the port does not make anyone the owner: setup is for whoever started the server,
+ * who has the URL with its token (as with Jupyter).
+ */
+function NeedsLaunchToken({ refused, onSignIn }: { refused: boolean; onSignIn?: () => void }) {
+  return (
+    <main className="auth-page">
+      <div className="auth-card">
+        <h1>Welcome to Session Desk</h1>
+        <p role="alert">
+          {refused
+            ? 'The link you opened is from an earlier start of Session Desk: its token changes at every start.'
+            : 'This page was opened without the link that started Session Desk.'}
+        </p>
+        <p className="muted">
+          To create the owner account or open the demo, open the URL that <code>sessiondesk serve</code>{' '}
+          printed in its terminal (it ends in <code>?token=…</code>). The desktop app opens it by itself.
+        </p>
+        {onSignIn && (
+          <button type="button" className="link-button" onClick={onSignIn}>
+            Sign in with an existing account
+          </button>
+        )}
+      </div>
+    </main>
+  );
 }
 
 /** The agent offered first: the first agent CLI installed here, else the simulated demo agent. */
@@ -157,8 +202,8 @@ function SetupForm({ demoExists, onSignIn }: { demoExists: boolean; onSignIn: ()
               : 'Explore the demo workspace'}
         </button>
         <p className="muted small">
-          Sample sessions, people and an offline demo agent; sign in as demo@sessiondesk.local with the
-          password shown on the sign-in page. You can still create your own account here afterwards.
+          Sample sessions, people and an offline demo agent. You can still create your own account here
+          afterwards.
         </p>
         {demoExists && (
           <button type="button" className="link-button" onClick={onSignIn}>

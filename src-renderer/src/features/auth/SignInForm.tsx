@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { ApiError } from '../../api/client';
-import { useDemoSignIn, useSignIn } from '../../api/queries';
+import { useDemoSignIn, useSetupStatus, useSignIn } from '../../api/queries';
 import { TextField } from '../../components/Field';
 
 /** Email and password; used on the sign-in page and over a page whose sign-in expired. */
@@ -55,15 +55,36 @@ export function SignInForm({
   );
 }
 
-/** On a demo data directory only: the demo owner's random password, made with the demo. */
-function DemoSignInNote() {
+/**
+ * On a demo data directory only. Whoever opened the URL `serve` printed (the launch token)
+ * signs in to the demo with one click; the demo's password is never sent to the page.
+ */
+function DemoSignIn() {
+  const setup = useSetupStatus();
   const demo = useDemoSignIn();
-  if (!demo.data) return null;
+  if (!setup.data?.demo) return null;
+  if (!setup.data.launchToken) {
+    return (
+      <p className="muted small" role="note">
+        Demo workspace: open the URL <code>sessiondesk serve --demo</code> printed to sign in, or sign in as{' '}
+        <code>demo@sessiondesk.local</code> with the password it printed.
+      </p>
+    );
+  }
   return (
-    <p className="muted small" role="note">
-      Demo workspace: sign in as <code>{demo.data.email}</code> with the password{' '}
-      <code>{demo.data.password}</code>.
-    </p>
+    <>
+      <button type="button" className="button" onClick={() => demo.mutate()} disabled={demo.isPending}>
+        {demo.isPending ? 'Signing in…' : 'Sign in to the demo workspace'}
+      </button>
+      {demo.error && (
+        <p className="form-error" role="alert">
+          {demo.error.message}
+        </p>
+      )}
+      <div className="divider" role="separator">
+        or
+      </div>
+    </>
   );
 }
 
@@ -72,7 +93,7 @@ export function SignInPage({ onCreateAccount }: { onCreateAccount?: () => void }
     <main className="auth-page">
       <div className="auth-card">
         <h1>Sign in to Session Desk</h1>
-        <DemoSignInNote />
+        <DemoSignIn />
         <SignInForm />
         <p className="muted small">
           Accounts are local to this machine. Create one with <code>npx sessiondesk user create</code>.
