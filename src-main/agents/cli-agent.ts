@@ -43,6 +43,12 @@ export interface CliAgentOptions {
 const QUEUE_HIGH_WATER = 256;
 
 /**
+ * How long a CLI that has printed its result may take to exit before it is ended: one waiting
+ * on a background task it started would otherwise hold the finished run open.
+ */
+export const LINGER_GRACE_MS = 1500;
+
+/**
  * Runs one of the agent CLIs Session Desk knows (Claude Code, Codex, Gemini CLI) in the
  * session's sandbox with its own command line, reads its output line by line with its own
  * parser, and records what it does as it does it. A follow-up resumes the CLI's conversation.
@@ -65,6 +71,9 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
       resumeId: previous.conversationId,
     });
     const parser = spec.parser(previous.usageBefore ? { usageBefore: previous.usageBefore } : {});
+    // Ends a run that lingers after its result the way a stop would, whatever ends a stop.
+    const lingering = new AbortController();
+    let lingerTimer: NodeJS.Timeout | undefined;
     const child = runProcess({
       program: located.path,
       args,
@@ -72,7 +81,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
       env: { ...options.env, SESSIONDESK_SESSION_ID: sessionId },
       stdin: stdin ?? '',
       timeoutMs: options.timeoutMs,
-      signal: ctx.signal,
+      signal: AbortSignal.any([ctx.signal, lingering.signal]),
       onStart: ctx.processStarted,
     });
 
@@ -105,6 +114,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
           return;
         case 'result':
           ending = event.errorSubtype === undefined ? { result: event.result } : event;
+          lingerTimer ??= setTimeout(() => lingering.abort(), LINGER_GRACE_MS);
           return;
       }
     }
@@ -135,6 +145,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
         ]),
     }).catch(() => undefined);
     const exit = await child.ended;
+    clearTimeout(lingerTimer);
     await reading;
     const refusal = exit.stderrTail.split('\n').find((line) => spec.refusedResume.test(line));
     if (
@@ -160,7 +171,8 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
     enqueue(parser.end());
     await recording;
     if (usage) await runs.finished(sessionId, { conversationId, usage });
-    if (ctx.signal.aborted) throw new RunAborted();
+    // A stopped run's result says what it used until then.
+    if (ctx.signal.aborted) throw new RunAborted(usage);
 
     const elapsed = Date.now() - started;
     const tail = exit.stderrTail;
@@ -201,6 +213,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
       branch,
       ...(signal ? { signal } : {}),
       env: options.env,
+      identity: ctx.session.author,
     });
     return branch;
   }

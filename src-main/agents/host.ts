@@ -338,6 +338,7 @@ export class AgentHost {
     const row = this.deps.repos.sessions.find(sessionId);
     const input = this.deps.repos.sessions.agentInput(sessionId);
     if (!row || !input) return;
+    const author = this.deps.repos.users.findById(row.authorId);
     const session: AgentSession = {
       id: row.id,
       workspaceId: row.workspaceId,
@@ -346,6 +347,7 @@ export class AgentHost {
       baseBranch: input.baseBranch,
       ...(input.repoUrl ? { repoUrl: input.repoUrl } : {}),
       ...(row.repository ? { repository: row.repository } : {}),
+      ...(author ? { author: { name: author.name, email: author.email } } : {}),
     };
     const controller = new AbortController();
     const { service } = this.deps;
@@ -404,13 +406,18 @@ export class AgentHost {
         // A stop by PATCH has already set the status; a failure sets it to failed.
         const status: SessionStatus | null = stopped ? (reason?.status ?? null) : 'failed';
         await recordBranchAtEnd(this.deps, session, ctx.sandboxDir, this.agentEnvironment());
+        const result = resultMessage(
+          stopped ? (reason?.success ?? false) : false,
+          text,
+          Date.now() - started,
+          0,
+        );
+        if (err instanceof RunAborted && err.usage) result.usage = err.usage;
         await service
-          .finish(
-            sessionId,
-            resultMessage(stopped ? (reason?.success ?? false) : false, text, Date.now() - started, 0),
-            status,
-            { keepRunning: stopped && reason?.handOver === true, outcome: !stopped },
-          )
+          .finish(sessionId, result, status, {
+            keepRunning: stopped && reason?.handOver === true,
+            outcome: !stopped,
+          })
           .catch((writeErr: unknown) =>
             this.deps.logger.error(`Could not record the end of ${sessionId}: ${String(writeErr)}`),
           );

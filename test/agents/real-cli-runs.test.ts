@@ -1,0 +1,219 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { sandboxPath } from '../../src-main/agents/sandbox.js';
+import type { SessionFull } from '../../src-shared/index.js';
+import { GEMINI_SCENARIOS } from '../fixtures/agents/gemini-scenarios.mjs';
+import { getSession, waitForResults } from '../helpers/agent-runs.js';
+import { createGitHubFixture } from '../helpers/github-fixture.js';
+import { findRealCli, realCli, type RealCliKind } from '../helpers/real-cli-setup.js';
+import { asUser, createSession, seedWorkspace, startTestServer, tempDir } from '../helpers/server.js';
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** The real server with a workspace whose agent is the real `kind` CLI on its scripted server. */
+async function serverWith(kind: RealCliKind, script: unknown[], extraEnv: NodeJS.ProcessEnv = {}) {
+  const home = tempDir(`real-${kind}-home-`);
+  const cli = await realCli(kind, script, home);
+  cleanups.push(() => cli.close());
+  const binVariable = {
+    'claude-code': 'SESSIONDESK_CLAUDE_BIN',
+    codex: 'SESSIONDESK_CODEX_BIN',
+    gemini: 'SESSIONDESK_GEMINI_BIN',
+  }[kind];
+  const server = await startTestServer({
+    agentEnv: { PATH: process.env.PATH, ...extraEnv, ...cli.env, [binVariable]: cli.bin },
+    agentEnvNames: cli.names,
+  });
+  cleanups.push(() => server.dispose());
+  const owner = await seedWorkspace(server);
+  const cookie = owner.user.cookie;
+  const put = await asUser(server, cookie, 'PUT', `/api/workspaces/${owner.organizationId}/agent`, {
+    agent: kind,
+  });
+  expect(put.status, await put.clone().text()).toBe(200);
+  return { server, owner, cookie };
+}
+
+type Usage = { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
+const usage = (input: number, output: number, cacheRead: number, costUsd?: number) => ({
+  inputTokens: input,
+  outputTokens: output,
+  cacheReadTokens: cacheRead,
+  cacheWriteTokens: 0,
+  ...(costUsd === undefined ? {} : { costUsd }),
+});
+const claudeUsage = (input: number, output: number, cacheRead: number) => ({
+  input_tokens: input,
+  output_tokens: output,
+  cache_read_input_tokens: cacheRead,
+  cache_creation_input_tokens: 0,
+});
+
+/** A tool call that goes on until it is stopped (Claude Code refuses a plain `sleep`). */
+const WAIT_COMMAND = `node -e "setTimeout(() => {}, 120000)"`;
+
+/** Claude Code: runs a command that goes on, then (when resumed) answers. */
+const CLAUDE_LONG_TOOL = [
+  {
+    match: 'LONG-TOOL',
+    turns: [
+      {
+        blocks: [
+          { type: 'text', text: 'Waiting for it.' },
+          { type: 'tool_use', name: 'Bash', input: { command: WAIT_COMMAND, description: 'Wait' } },
+        ],
+        usage: claudeUsage(300, 20, 100),
+      },
+      { blocks: [{ type: 'text', text: 'Carrying on.' }], usage: claudeUsage(400, 7, 300) },
+    ],
+  },
+];
+
+function toolUses(session: SessionFull) {
+  return session.messages.flatMap((m) =>
+    m.type === 'assistant' ? m.message.content.filter((b) => b.type === 'tool_use') : [],
+  );
+}
+
+function toolResults(session: SessionFull) {
+  return session.messages.flatMap((m) =>
+    m.type === 'assistant' ? m.message.content.filter((b) => b.type === 'tool_result') : [],
+  );
+}
+
+async function waitForToolUse(server: Parameters<typeof getSession>[0], cookie: string, id: string) {
+  await expect
+    .poll(async () => toolUses(await getSession(server, cookie, id)).length, { timeout: 60_000 })
+    .toBeGreaterThan(0);
+}
+
+const claude = findRealCli('claude-code');
+const gemini = findRealCli('gemini');
+
+describe.skipIf(!claude)('a Claude Code run that lingers after its result', () => {
+  it('is completed with that result, and what it left running is ended', { timeout: 120_000 }, async () => {
+    const script = [
+      {
+        match: 'BACKGROUND',
+        turns: [
+          {
+            blocks: [
+              {
+                type: 'tool_use',
+                name: 'Bash',
+                input: { command: 'sleep 300', description: 'Watch', run_in_background: true },
+              },
+            ],
+            usage: claudeUsage(300, 20, 100),
+          },
+          { blocks: [{ type: 'text', text: 'Started the watcher.' }], usage: claudeUsage(400, 7, 300) },
+        ],
+      },
+    ];
+    const { server, owner, cookie } = await serverWith('claude-code', script);
+    const created = await createSession(server, cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'Start a watcher. BACKGROUND',
+    });
+    // The CLI itself would wait for its background task (here five minutes) before exiting.
+    const session = await waitForResults(server, cookie, created.id, 1, 30_000);
+    expect(session.status).toBe('completed');
+    const result = session.messages.at(-1);
+    expect(result).toMatchObject({ type: 'result', subtype: 'success', result: 'Started the watcher.' });
+    expect(result).not.toHaveProperty('stopped');
+    expect(result?.type === 'result' && result.usage).toMatchObject(usage(700, 27, 400));
+    expect(session.usage).toEqual(result?.type === 'result' ? result.usage : undefined);
+    // The background command went with the CLI.
+    expect(execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })).not.toMatch(/^sleep 300$/mu);
+  });
+});
+
+describe.skipIf(!claude)('a stopped Claude Code run', () => {
+  it('keeps the usage the CLI reported before the stop', { timeout: 120_000 }, async () => {
+    const { server, owner, cookie } = await serverWith('claude-code', CLAUDE_LONG_TOOL);
+    const created = await createSession(server, cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'Wait. LONG-TOOL',
+    });
+    await waitForToolUse(server, cookie, created.id);
+    const stop = await asUser(server, cookie, 'POST', `/api/sessions/${created.id}/stop`);
+    expect(stop.status, await stop.clone().text()).toBe(200);
+    const session = await waitForResults(server, cookie, created.id);
+    const result = session.messages.at(-1);
+    expect(result).toMatchObject({ type: 'result', stopped: true });
+    // What the first response reported as it started (Claude Code prints no result when
+    // stopped); the session's model (its kind's default) has no price, so no cost.
+    const used = usage(300, 1, 100);
+    expect(result?.type === 'result' && result.usage).toEqual(used);
+    expect(session.usage).toEqual(used);
+  });
+
+  it(
+    'interrupted by a follow-up: its usage is kept, and the follow-up counts its own',
+    { timeout: 120_000 },
+    async () => {
+      const { server, owner, cookie } = await serverWith('claude-code', CLAUDE_LONG_TOOL);
+      const created = await createSession(server, cookie, {
+        organizationId: owner.organizationId,
+        initialMessage: 'Wait. LONG-TOOL',
+      });
+      await waitForToolUse(server, cookie, created.id);
+      const posted = await asUser(server, cookie, 'POST', `/api/sessions/${created.id}/messages`, {
+        content: 'Never mind, carry on.',
+      });
+      expect(posted.status, await posted.clone().text()).toBe(201);
+      const session = await waitForResults(server, cookie, created.id, 2, 60_000);
+      const results = session.messages.filter((m) => m.type === 'result');
+      expect(results[0]).toMatchObject({
+        result: 'Interrupted by a follow-up prompt.',
+        usage: usage(300, 1, 100),
+      });
+      expect(results[1]).toMatchObject({ subtype: 'success', result: 'Carrying on.' });
+      const second = (results[1] as { usage: Usage & { costUsd: number } }).usage;
+      expect(session.usage).toEqual({
+        inputTokens: 300 + second.inputTokens,
+        outputTokens: 1 + second.outputTokens,
+        cacheReadTokens: 100 + second.cacheReadTokens,
+        cacheWriteTokens: second.cacheWriteTokens,
+        // Only the follow-up reported a cost.
+        costUsd: second.costUsd,
+      });
+    },
+  );
+});
+
+describe.skipIf(!gemini)('a Gemini CLI session in a repository', () => {
+  it(
+    'commits as the session’s author, though its shell ignores the global git configuration',
+    { timeout: 120_000 },
+    async () => {
+      const github = createGitHubFixture(['acme/widgets']);
+      cleanups.push(() => github.dispose());
+      const scenario = GEMINI_SCENARIOS.find((s) => s.name === 'edit-and-commit')!;
+      // The server's git finds github.com through its configuration; no identity in it.
+      const { server, owner, cookie } = await serverWith('gemini', scenario.script, {
+        ...github.env({ withGh: false }),
+        PATH: `${join(github.root, 'bin')}:${process.env.PATH ?? ''}`,
+      });
+      const created = await createSession(server, cookie, {
+        organizationId: owner.organizationId,
+        initialMessage: scenario.runs[0]!.prompt,
+        repoUrl: 'https://github.com/acme/widgets',
+      });
+      const session = await waitForResults(server, cookie, created.id, 1, 90_000);
+      expect(session.status, JSON.stringify(session.messages.at(-1))).toBe('completed');
+      const shell = toolResults(session).at(-1);
+      expect(shell).toMatchObject({ is_error: false });
+      const sandbox = sandboxPath(server.sandboxRoot, created.id);
+      const log = execFileSync('git', ['log', '-1', '--format=%s|%an|%ae'], {
+        cwd: sandbox,
+        encoding: 'utf8',
+      });
+      expect(log.trim()).toBe(`Add notes|User owner|${owner.user.email}`);
+    },
+  );
+});
