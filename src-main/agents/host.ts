@@ -4,10 +4,12 @@ import type { Logger } from '../clock.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Repositories } from '../store/repositories.js';
 import type { QueuedRun } from '../store/runs.js';
+import type { Store } from '../store/store.js';
 import { createCliAgent } from './cli-agent.js';
 import { CLI_KIND_SPECS, isCliKind } from './cli-kinds.js';
 import { createCliRunStore } from './cli-run-store.js';
 import { createCommandAgent, DEFAULT_AGENT_TIMEOUT_MS } from './command-agent.js';
+import { unfinishedToolResults } from './crashed-runs.js';
 import { createDemoAgent } from './demo-agent.js';
 import { agentEnvironment } from './environment.js';
 import { NamedCommandsError, readNamedCommands } from './named-commands.js';
@@ -80,6 +82,8 @@ export class AgentHost {
     private readonly deps: {
       service: SessionService;
       repos: Repositories;
+      /** Where a crashed run's transcript is read from. */
+      store: Store;
       dataDir: string;
       config: AgentConfig;
       logger: Logger;
@@ -264,7 +268,8 @@ export class AgentHost {
   /**
    * After a restart: the process groups of runs a crash cut off, still running, are ended
    * (only those verified to be theirs); then sessions whose agent was cut off are marked
-   * failed, with a result message saying so, and queued runs are queued again, in order.
+   * failed, with a result message saying so (after error results for the tool calls the run
+   * left open), and queued runs are queued again, in order.
    * Returns how many sessions were marked.
    */
   async recoverInterrupted(): Promise<number> {
@@ -273,6 +278,8 @@ export class AgentHost {
     await service.forgetProcesses(repos.runs.processes().map((p) => p.sessionId));
     const ids = repos.sessions.runningIds();
     for (const id of ids) {
+      for (const closing of await unfinishedToolResults({ store: this.deps.store, repos }, id))
+        await service.appendMessage(id, closing, null);
       const text = ended.has(id)
         ? 'Session Desk stopped unexpectedly while the agent was running; the agent, still running, was ended. Send a follow-up to resume.'
         : 'Session Desk stopped while the agent was running; send a follow-up to resume.';

@@ -1,12 +1,17 @@
 import { execFileSync } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { UNFINISHED_TOOL_RESULT } from '../../src-main/agents/agent-events.js';
 import { sandboxPath } from '../../src-main/agents/sandbox.js';
+import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
 import type { SessionFull } from '../../src-shared/index.js';
 import { GEMINI_SCENARIOS } from '../fixtures/agents/gemini-scenarios.mjs';
 import { getSession, waitForResults } from '../helpers/agent-runs.js';
+import { startServe } from '../helpers/cli.js';
 import { createGitHubFixture } from '../helpers/github-fixture.js';
 import { findRealCli, realCli, type RealCliKind } from '../helpers/real-cli-setup.js';
+import { seedDataDir } from '../helpers/seed.js';
 import { asUser, createSession, seedWorkspace, startTestServer, tempDir } from '../helpers/server.js';
 
 const cleanups: (() => unknown)[] = [];
@@ -217,3 +222,67 @@ describe.skipIf(!gemini)('a Gemini CLI session in a repository', () => {
     },
   );
 });
+
+describe.skipIf(!claude || process.platform !== 'linux')(
+  'a Claude Code run cut off by a crash of the server',
+  () => {
+    it(
+      'gets an error result for the tool call it left open, once the server is back',
+      { timeout: 120_000 },
+      async () => {
+        const dataDir = tempDir('sessiondesk-crash-');
+        const home = tempDir('real-claude-code-home-');
+        cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+        cleanups.push(() => rm(defaultSandboxRoot(dataDir), { recursive: true, force: true }));
+        const cli = await realCli('claude-code', CLAUDE_LONG_TOOL, home);
+        cleanups.push(() => cli.close());
+        const seeded = await seedDataDir(dataDir);
+        const env = {
+          ...cli.env,
+          SESSIONDESK_CLAUDE_BIN: cli.bin,
+          SESSIONDESK_AGENT_ENV: cli.names.join(','),
+        };
+        const first = await startServe(dataDir, ['--log-level', 'silent'], env);
+        cleanups.push(() => first.kill());
+        const byUrl = (url: string) => ({ url, origin: url }) as Parameters<typeof getSession>[0];
+        const signIn = await fetch(`${first.url}/api/auth/sign-in`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: seeded.email, password: seeded.password }),
+        });
+        const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+        const put = await asUser(
+          byUrl(first.url),
+          cookie,
+          'PUT',
+          `/api/workspaces/${seeded.organizationId}/agent`,
+          {
+            agent: 'claude-code',
+          },
+        );
+        expect(put.status, await put.clone().text()).toBe(200);
+        const created = await createSession(byUrl(first.url), cookie, {
+          organizationId: seeded.organizationId,
+          initialMessage: 'Wait. LONG-TOOL',
+        });
+        await waitForToolUse(byUrl(first.url), cookie, created.id);
+        await first.kill();
+
+        const restarted = await startServe(dataDir, ['--log-level', 'silent'], env);
+        cleanups.push(() => restarted.stop());
+        const after = await getSession(byUrl(restarted.url), cookie, created.id);
+        expect(after.status).toBe('failed');
+        const [call] = toolUses(after);
+        expect(toolResults(after)).toEqual([
+          { type: 'tool_result', tool_use_id: call!.id, content: UNFINISHED_TOOL_RESULT, is_error: true },
+        ]);
+        // The error result comes before the result message that marks the session failed.
+        expect(after.messages.at(-2)).toMatchObject({
+          type: 'assistant',
+          message: { content: [{ type: 'tool_result' }] },
+        });
+        expect(after.messages.at(-1)).toMatchObject({ type: 'result', is_error: true });
+      },
+    );
+  },
+);
