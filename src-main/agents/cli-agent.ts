@@ -170,6 +170,13 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
     // Tool calls and tasks left open are closed, however the run ended.
     enqueue(parser.end());
     await recording;
+    if (!ending && !usage && conversationId !== undefined && spec.loggedUsage) {
+      // Ended before the line that reports usage: what the CLI logged as it went.
+      usage =
+        (await spec
+          .loggedUsage({ env: options.env, conversationId, usageBefore: previous.usageBefore })
+          .catch(() => null)) ?? undefined;
+    }
     if (usage) await runs.finished(sessionId, { conversationId, usage });
     // A stopped run's result says what it used until then.
     if (ctx.signal.aborted) throw new RunAborted(usage);

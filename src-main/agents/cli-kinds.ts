@@ -3,9 +3,10 @@ import type { AgentParser, AgentUsage } from './agent-events.js';
 import { claudeCodeCommand } from './claude-code/command.js';
 import { createClaudeCodeParser } from './claude-code/parse.js';
 import { codexCommand } from './codex/command.js';
-import { createCodexParser } from './codex/parse.js';
+import { createCodexParser, minus, threadUsage } from './codex/parse.js';
 import { geminiCommand } from './gemini/command.js';
 import { createGeminiParser } from './gemini/parse.js';
+import { codexLoggedUsage, geminiLoggedUsage, type LoggedUsage } from './logged-usage.js';
 
 export type CliKind = 'claude-code' | 'codex' | 'gemini';
 export const CLI_KINDS: readonly CliKind[] = ['claude-code', 'codex', 'gemini'];
@@ -21,6 +22,11 @@ export interface CliKindSpec {
   command(input: AgentCommandInput): AgentCommand;
   /** `usageBefore`: the resumed conversation's earlier usage, for CLIs that report running totals. */
   parser(options: { usageBefore?: AgentUsage }): AgentParser;
+  /**
+   * A run's usage from the CLI's own session file, for a run that ended without its final
+   * line (stopped, interrupted): for CLIs that print usage only there.
+   */
+  loggedUsage?: LoggedUsage;
   /**
    * What the CLI prints on stderr when it does not have the conversation it was asked to resume
    * (its files are gone: another home folder, a cleaned cache). Recorded in
@@ -46,6 +52,7 @@ export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
     envVar: 'SESSIONDESK_CODEX_BIN',
     command: codexCommand,
     parser: (options) => createCodexParser(options),
+    loggedUsage: codexLoggedUsage(threadUsage, minus),
     refusedResume: /no rollout found for thread id/u,
   },
   gemini: {
@@ -55,6 +62,7 @@ export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
     envVar: 'SESSIONDESK_GEMINI_BIN',
     command: geminiCommand,
     parser: () => createGeminiParser(),
+    loggedUsage: geminiLoggedUsage,
     refusedResume: /Error resuming session: (?:No previous sessions found|Invalid session identifier)/u,
   },
 };

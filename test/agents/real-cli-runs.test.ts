@@ -137,9 +137,79 @@ describe.skipIf(!claude)('a Claude Code run that lingers after its result', () =
   });
 });
 
-describe.skipIf(!claude)('a stopped Claude Code run', () => {
+/**
+ * Each kind: a first response that runs a command going on until stopped, and a second that
+ * answers; what the stopped run used, and what the follow-up's own response adds.
+ */
+const LONG_TOOL_RUNS = [
+  {
+    kind: 'claude-code' as const,
+    script: CLAUDE_LONG_TOOL,
+    // What the first response reported as it started (Claude Code prints no result when
+    // stopped): its output counted so far is 1. The session's model has no price: no cost.
+    stopped: usage(300, 1, 100),
+    // The follow-up's own response, as the CLI's result line counts it, with its cost.
+    followUp: { ...usage(400, 7, 300), costUsd: expect.any(Number) as number },
+  },
+  {
+    kind: 'codex' as const,
+    script: [
+      {
+        match: 'LONG-TOOL',
+        turns: [
+          {
+            output: { call: 'exec_command', arguments: { cmd: WAIT_COMMAND } },
+            usage: { input_tokens: 300, output_tokens: 20, cached_tokens: 100, reasoning_tokens: 0 },
+          },
+          {
+            output: { text: 'Carrying on.' },
+            usage: { input_tokens: 400, output_tokens: 7, cached_tokens: 300, reasoning_tokens: 0 },
+          },
+        ],
+      },
+    ],
+    // From Codex's own log: it prints usage only when its turn completes.
+    stopped: usage(200, 20, 100),
+    // Codex reports the thread's totals; the stopped run's share is not counted again.
+    followUp: usage(100, 7, 300),
+  },
+  {
+    kind: 'gemini' as const,
+    script: [
+      {
+        match: 'LONG-TOOL',
+        turns: [
+          {
+            parts: [
+              { text: 'Waiting for it.' },
+              { call: 'run_shell_command', args: { command: WAIT_COMMAND, description: 'Wait' } },
+            ],
+            usage: { prompt: 300, output: 20, cached: 100, thoughts: 0 },
+          },
+          { parts: [{ text: 'Carrying on.' }], usage: { prompt: 400, output: 7, cached: 300, thoughts: 0 } },
+        ],
+      },
+    ],
+    // From Gemini CLI's own session file: it prints usage only in its result line.
+    stopped: usage(200, 20, 100),
+    followUp: usage(100, 7, 300),
+  },
+].filter((c) => findRealCli(c.kind) !== null);
+
+function sum(a: Usage & { costUsd?: number }, b: Usage & { costUsd?: number }) {
+  const total: Usage & { costUsd?: number } = {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+  };
+  if (a.costUsd !== undefined || b.costUsd !== undefined) total.costUsd = (a.costUsd ?? 0) + (b.costUsd ?? 0);
+  return total;
+}
+
+describe.each(LONG_TOOL_RUNS)('a stopped $kind run', (c) => {
   it('keeps the usage the CLI reported before the stop', { timeout: 120_000 }, async () => {
-    const { server, owner, cookie } = await serverWith('claude-code', CLAUDE_LONG_TOOL);
+    const { server, owner, cookie } = await serverWith(c.kind, c.script);
     const created = await createSession(server, cookie, {
       organizationId: owner.organizationId,
       initialMessage: 'Wait. LONG-TOOL',
@@ -150,18 +220,15 @@ describe.skipIf(!claude)('a stopped Claude Code run', () => {
     const session = await waitForResults(server, cookie, created.id);
     const result = session.messages.at(-1);
     expect(result).toMatchObject({ type: 'result', stopped: true });
-    // What the first response reported as it started (Claude Code prints no result when
-    // stopped); the session's model (its kind's default) has no price, so no cost.
-    const used = usage(300, 1, 100);
-    expect(result?.type === 'result' && result.usage).toEqual(used);
-    expect(session.usage).toEqual(used);
+    expect(result?.type === 'result' && result.usage).toEqual(c.stopped);
+    expect(session.usage).toEqual(c.stopped);
   });
 
   it(
     'interrupted by a follow-up: its usage is kept, and the follow-up counts its own',
     { timeout: 120_000 },
     async () => {
-      const { server, owner, cookie } = await serverWith('claude-code', CLAUDE_LONG_TOOL);
+      const { server, owner, cookie } = await serverWith(c.kind, c.script);
       const created = await createSession(server, cookie, {
         organizationId: owner.organizationId,
         initialMessage: 'Wait. LONG-TOOL',
@@ -173,20 +240,11 @@ describe.skipIf(!claude)('a stopped Claude Code run', () => {
       expect(posted.status, await posted.clone().text()).toBe(201);
       const session = await waitForResults(server, cookie, created.id, 2, 60_000);
       const results = session.messages.filter((m) => m.type === 'result');
-      expect(results[0]).toMatchObject({
-        result: 'Interrupted by a follow-up prompt.',
-        usage: usage(300, 1, 100),
-      });
-      expect(results[1]).toMatchObject({ subtype: 'success', result: 'Carrying on.' });
-      const second = (results[1] as { usage: Usage & { costUsd: number } }).usage;
-      expect(session.usage).toEqual({
-        inputTokens: 300 + second.inputTokens,
-        outputTokens: 1 + second.outputTokens,
-        cacheReadTokens: 100 + second.cacheReadTokens,
-        cacheWriteTokens: second.cacheWriteTokens,
-        // Only the follow-up reported a cost.
-        costUsd: second.costUsd,
-      });
+      expect(results[0]).toMatchObject({ result: 'Interrupted by a follow-up prompt.', usage: c.stopped });
+      expect(results[1]).toMatchObject({ subtype: 'success', result: 'Carrying on.', usage: c.followUp });
+      const second = (results[1] as { usage: Usage & { costUsd?: number } }).usage;
+      // The session's usage is the sum of both runs' own.
+      expect(session.usage).toEqual(sum(c.stopped, second));
     },
   );
 });
