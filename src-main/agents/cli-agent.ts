@@ -48,6 +48,13 @@ const QUEUE_HIGH_WATER = 256;
  */
 export const LINGER_GRACE_MS = 1500;
 
+/** Usage as it is kept: the cost rounded as every stored amount is. */
+export function roundedUsage(usage: AgentUsage): AgentUsage {
+  const rounded = { ...usage };
+  if (rounded.costUsd !== undefined) rounded.costUsd = roundDollars(rounded.costUsd);
+  return rounded;
+}
+
 /**
  * Runs one of the agent CLIs Session Desk knows (Claude Code, Codex, Gemini CLI) in the
  * session's sandbox with its own command line, reads its output line by line with its own
@@ -109,8 +116,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
           return runs.conversation(sessionId, event.id);
         case 'usage':
           // Each report holds the run's totals so far.
-          usage = { ...event.usage };
-          if (usage.costUsd !== undefined) usage.costUsd = roundDollars(usage.costUsd);
+          usage = roundedUsage(event.usage);
           return;
         case 'result':
           ending = event.errorSubtype === undefined ? { result: event.result } : event;
@@ -172,10 +178,10 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
     await recording;
     if (!ending && !usage && conversationId !== undefined && spec.loggedUsage) {
       // Ended before the line that reports usage: what the CLI logged as it went.
-      usage =
-        (await spec
-          .loggedUsage({ env: options.env, conversationId, usageBefore: previous.usageBefore })
-          .catch(() => null)) ?? undefined;
+      const logged = await spec
+        .loggedUsage({ env: options.env, conversationId, usageBefore: previous.usageBefore, prompt })
+        .catch(() => null);
+      if (logged) usage = roundedUsage(logged);
     }
     if (usage) await runs.finished(sessionId, { conversationId, usage });
     // A stopped run's result says what it used until then.

@@ -6,7 +6,12 @@ import { codexCommand } from './codex/command.js';
 import { createCodexParser, minus, threadUsage } from './codex/parse.js';
 import { geminiCommand } from './gemini/command.js';
 import { createGeminiParser } from './gemini/parse.js';
-import { codexLoggedUsage, geminiLoggedUsage, type LoggedUsage } from './logged-usage.js';
+import {
+  claudeCodeLoggedUsage,
+  codexLoggedUsage,
+  geminiLoggedUsage,
+  type LoggedUsage,
+} from './logged-usage.js';
 
 export type CliKind = 'claude-code' | 'codex' | 'gemini';
 export const CLI_KINDS: readonly CliKind[] = ['claude-code', 'codex', 'gemini'];
@@ -23,8 +28,8 @@ export interface CliKindSpec {
   /** `usageBefore`: the resumed conversation's earlier usage, for CLIs that report running totals. */
   parser(options: { usageBefore?: AgentUsage }): AgentParser;
   /**
-   * A run's usage from the CLI's own session file, for a run that ended without its final
-   * line (stopped, interrupted): for CLIs that print usage only there.
+   * A run's usage from the CLI's own session file: for a run that ended without its final
+   * line (stopped, interrupted) and printed none before it, and for one a crash cut off.
    */
   loggedUsage?: LoggedUsage;
   /**
@@ -43,6 +48,7 @@ export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
     envVar: 'SESSIONDESK_CLAUDE_BIN',
     command: claudeCodeCommand,
     parser: () => createClaudeCodeParser(),
+    loggedUsage: claudeCodeLoggedUsage,
     refusedResume: /No conversation found with session ID/u,
   },
   codex: {

@@ -5,11 +5,12 @@ import type { SessionService } from '../sessions/service.js';
 import type { Repositories } from '../store/repositories.js';
 import type { QueuedRun } from '../store/runs.js';
 import type { Store } from '../store/store.js';
-import { createCliAgent } from './cli-agent.js';
+import type { Usage } from '../../src-shared/sessions.js';
+import { createCliAgent, roundedUsage } from './cli-agent.js';
 import { CLI_KIND_SPECS, isCliKind } from './cli-kinds.js';
 import { createCliRunStore } from './cli-run-store.js';
 import { createCommandAgent, DEFAULT_AGENT_TIMEOUT_MS } from './command-agent.js';
-import { unfinishedToolResults } from './crashed-runs.js';
+import { lastRun, unfinishedToolResults, type LastRun } from './crashed-runs.js';
 import { createDemoAgent } from './demo-agent.js';
 import { agentEnvironment } from './environment.js';
 import { NamedCommandsError, readNamedCommands } from './named-commands.js';
@@ -278,12 +279,15 @@ export class AgentHost {
     await service.forgetProcesses(repos.runs.processes().map((p) => p.sessionId));
     const ids = repos.sessions.runningIds();
     for (const id of ids) {
-      for (const closing of await unfinishedToolResults({ store: this.deps.store, repos }, id))
-        await service.appendMessage(id, closing, null);
+      const run = await lastRun({ store: this.deps.store, repos }, id);
+      for (const closing of unfinishedToolResults(run)) await service.appendMessage(id, closing, null);
       const text = ended.has(id)
         ? 'Session Desk stopped unexpectedly while the agent was running; the agent, still running, was ended. Send a follow-up to resume.'
         : 'Session Desk stopped while the agent was running; send a follow-up to resume.';
-      await service.finish(id, resultMessage(false, text, 0, 0), 'failed');
+      const result = resultMessage(false, text, 0, 0);
+      const usage = await this.recordCrashedUsage(id, run);
+      if (usage) result.usage = usage;
+      await service.finish(id, result, 'failed');
     }
     for (const queued of repos.runs.queued()) {
       if (repos.sessions.agentState(queued.sessionId) !== 'queued') continue;
@@ -295,6 +299,28 @@ export class AgentHost {
     }
     this.pump();
     return ids.length;
+  }
+
+  /**
+   * What a run a crash cut off used, as its CLI logged it in its own session file (what it
+   * printed went with the server): recorded as the run's, and returned for its result.
+   */
+  private async recordCrashedUsage(id: string, run: LastRun): Promise<Usage | undefined> {
+    const { repos, service } = this.deps;
+    const conversation = repos.sessions.conversation(id);
+    if (!conversation || !isCliKind(conversation.kind) || run.prompt === undefined) return undefined;
+    const { loggedUsage } = CLI_KIND_SPECS[conversation.kind];
+    if (!loggedUsage) return undefined;
+    const logged = await loggedUsage({
+      env: this.agentEnvironment(),
+      conversationId: conversation.id,
+      usageBefore: repos.sessions.conversationUsage(id, conversation.id),
+      prompt: run.prompt,
+    }).catch(() => null);
+    if (!logged || (logged.inputTokens === 0 && logged.outputTokens === 0)) return undefined;
+    const usage = roundedUsage(logged);
+    await service.recordRun(id, { kind: conversation.kind, conversationId: conversation.id, usage });
+    return usage;
   }
 
   /** Runs that count against the limit: those of agents that run programs (not the demo). */

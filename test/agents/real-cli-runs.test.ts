@@ -285,7 +285,7 @@ describe.skipIf(!claude || process.platform !== 'linux')(
   'a Claude Code run cut off by a crash of the server',
   () => {
     it(
-      'gets an error result for the tool call it left open, once the server is back',
+      'gets an error result for the tool call it left open, and keeps the usage the CLI logged',
       { timeout: 120_000 },
       async () => {
         const dataDir = tempDir('sessiondesk-crash-');
@@ -339,7 +339,11 @@ describe.skipIf(!claude || process.platform !== 'linux')(
           type: 'assistant',
           message: { content: [{ type: 'tool_result' }] },
         });
-        expect(after.messages.at(-1)).toMatchObject({ type: 'result', is_error: true });
+        // What the CLI logged of its first response in its own session file (printed output
+        // went with the server); the session's model has no price, so no cost.
+        const used = usage(300, 20, 100);
+        expect(after.messages.at(-1)).toMatchObject({ type: 'result', is_error: true, usage: used });
+        expect(after.usage).toEqual(used);
       },
     );
   },
