@@ -46,7 +46,7 @@ const QUEUE_HIGH_WATER = 256;
  * How long a CLI that has printed its result may take to exit before it is ended: one waiting
  * on a background task it started would otherwise hold the finished run open.
  */
-export const LINGER_GRACE_MS = 1500;
+const LINGER_GRACE_MS = 1500;
 
 /** Usage as it is kept: the cost rounded as every stored amount is. */
 export function roundedUsage(usage: AgentUsage): AgentUsage {

@@ -1,11 +1,10 @@
 import type { AgentSettings } from '../../src-shared/accounts.js';
-import type { SessionStatus } from '../../src-shared/sessions.js';
+import type { SessionStatus, Usage } from '../../src-shared/sessions.js';
 import type { Logger } from '../clock.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Repositories } from '../store/repositories.js';
 import type { QueuedRun } from '../store/runs.js';
 import type { Store } from '../store/store.js';
-import type { Usage } from '../../src-shared/sessions.js';
 import { createCliAgent, roundedUsage } from './cli-agent.js';
 import { CLI_KIND_SPECS, isCliKind } from './cli-kinds.js';
 import { createCliRunStore } from './cli-run-store.js';
