@@ -43,6 +43,19 @@ export interface CliAgentOptions {
 const QUEUE_HIGH_WATER = 256;
 
 /**
+ * How long a CLI that has printed its result may take to exit before it is ended: one waiting
+ * on a background task it started would otherwise hold the finished run open.
+ */
+const LINGER_GRACE_MS = 1500;
+
+/** Usage as it is kept: the cost rounded as every stored amount is. */
+export function roundedUsage(usage: AgentUsage): AgentUsage {
+  const rounded = { ...usage };
+  if (rounded.costUsd !== undefined) rounded.costUsd = roundDollars(rounded.costUsd);
+  return rounded;
+}
+
+/**
  * Runs one of the agent CLIs Session Desk knows (Claude Code, Codex, Gemini CLI) in the
  * session's sandbox with its own command line, reads its output line by line with its own
  * parser, and records what it does as it does it. A follow-up resumes the CLI's conversation.
@@ -65,6 +78,9 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
       resumeId: previous.conversationId,
     });
     const parser = spec.parser(previous.usageBefore ? { usageBefore: previous.usageBefore } : {});
+    // Ends a run that lingers after its result the way a stop would, whatever ends a stop.
+    const lingering = new AbortController();
+    let lingerTimer: NodeJS.Timeout | undefined;
     const child = runProcess({
       program: located.path,
       args,
@@ -72,7 +88,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
       env: { ...options.env, SESSIONDESK_SESSION_ID: sessionId },
       stdin: stdin ?? '',
       timeoutMs: options.timeoutMs,
-      signal: ctx.signal,
+      signal: AbortSignal.any([ctx.signal, lingering.signal]),
       onStart: ctx.processStarted,
     });
 
@@ -100,11 +116,11 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
           return runs.conversation(sessionId, event.id);
         case 'usage':
           // Each report holds the run's totals so far.
-          usage = { ...event.usage };
-          if (usage.costUsd !== undefined) usage.costUsd = roundDollars(usage.costUsd);
+          usage = roundedUsage(event.usage);
           return;
         case 'result':
           ending = event.errorSubtype === undefined ? { result: event.result } : event;
+          lingerTimer ??= setTimeout(() => lingering.abort(), LINGER_GRACE_MS);
           return;
       }
     }
@@ -135,6 +151,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
         ]),
     }).catch(() => undefined);
     const exit = await child.ended;
+    clearTimeout(lingerTimer);
     await reading;
     const refusal = exit.stderrTail.split('\n').find((line) => spec.refusedResume.test(line));
     if (
@@ -159,8 +176,16 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
     // Tool calls and tasks left open are closed, however the run ended.
     enqueue(parser.end());
     await recording;
+    if (!ending && !usage && conversationId !== undefined && spec.loggedUsage) {
+      // Ended before the line that reports usage: what the CLI logged as it went.
+      const logged = await spec
+        .loggedUsage({ env: options.env, conversationId, usageBefore: previous.usageBefore, prompt })
+        .catch(() => null);
+      if (logged) usage = roundedUsage(logged);
+    }
     if (usage) await runs.finished(sessionId, { conversationId, usage });
-    if (ctx.signal.aborted) throw new RunAborted();
+    // A stopped run's result says what it used until then.
+    if (ctx.signal.aborted) throw new RunAborted(usage);
 
     const elapsed = Date.now() - started;
     const tail = exit.stderrTail;
@@ -201,6 +226,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
       branch,
       ...(signal ? { signal } : {}),
       env: options.env,
+      identity: ctx.session.author,
     });
     return branch;
   }

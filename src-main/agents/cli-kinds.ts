@@ -3,9 +3,15 @@ import type { AgentParser, AgentUsage } from './agent-events.js';
 import { claudeCodeCommand } from './claude-code/command.js';
 import { createClaudeCodeParser } from './claude-code/parse.js';
 import { codexCommand } from './codex/command.js';
-import { createCodexParser } from './codex/parse.js';
+import { createCodexParser, minus, threadUsage } from './codex/parse.js';
 import { geminiCommand } from './gemini/command.js';
 import { createGeminiParser } from './gemini/parse.js';
+import {
+  claudeCodeLoggedUsage,
+  codexLoggedUsage,
+  geminiLoggedUsage,
+  type LoggedUsage,
+} from './logged-usage.js';
 
 export type CliKind = 'claude-code' | 'codex' | 'gemini';
 export const CLI_KINDS: readonly CliKind[] = ['claude-code', 'codex', 'gemini'];
@@ -22,6 +28,11 @@ export interface CliKindSpec {
   /** `usageBefore`: the resumed conversation's earlier usage, for CLIs that report running totals. */
   parser(options: { usageBefore?: AgentUsage }): AgentParser;
   /**
+   * A run's usage from the CLI's own session file: for a run that ended without its final
+   * line (stopped, interrupted) and printed none before it, and for one a crash cut off.
+   */
+  loggedUsage?: LoggedUsage;
+  /**
    * What the CLI prints on stderr when it does not have the conversation it was asked to resume
    * (its files are gone: another home folder, a cleaned cache). Recorded in
    * test/fixtures/agents/<kind>/<version>/refused-resume.json.
@@ -37,6 +48,7 @@ export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
     envVar: 'SESSIONDESK_CLAUDE_BIN',
     command: claudeCodeCommand,
     parser: () => createClaudeCodeParser(),
+    loggedUsage: claudeCodeLoggedUsage,
     refusedResume: /No conversation found with session ID/u,
   },
   codex: {
@@ -46,6 +58,7 @@ export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
     envVar: 'SESSIONDESK_CODEX_BIN',
     command: codexCommand,
     parser: (options) => createCodexParser(options),
+    loggedUsage: codexLoggedUsage(threadUsage, minus),
     refusedResume: /no rollout found for thread id/u,
   },
   gemini: {
@@ -55,6 +68,7 @@ export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
     envVar: 'SESSIONDESK_GEMINI_BIN',
     command: geminiCommand,
     parser: () => createGeminiParser(),
+    loggedUsage: geminiLoggedUsage,
     refusedResume: /Error resuming session: (?:No previous sessions found|Invalid session identifier)/u,
   },
 };

@@ -176,6 +176,7 @@ export function createCommandAgent(options: CommandAgentOptions): AgentRunner {
         branch,
         signal: ctx.signal,
         env: options.environment,
+        identity: ctx.session.author,
       });
       if (ctx.session.repoUrl) await ctx.sink.branch(branch);
       return run(ctx, prompt ?? ctx.session.title);
@@ -187,6 +188,7 @@ export function createCommandAgent(options: CommandAgentOptions): AgentRunner {
         baseBranch: ctx.session.baseBranch,
         branch: branchName(ctx.session.title, ctx.session.id),
         env: options.environment,
+        identity: ctx.session.author,
       });
       return run(ctx, text);
     },

@@ -1,13 +1,15 @@
 import type { AgentSettings } from '../../src-shared/accounts.js';
-import type { SessionStatus } from '../../src-shared/sessions.js';
+import type { SessionStatus, Usage } from '../../src-shared/sessions.js';
 import type { Logger } from '../clock.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Repositories } from '../store/repositories.js';
 import type { QueuedRun } from '../store/runs.js';
-import { createCliAgent } from './cli-agent.js';
+import type { Store } from '../store/store.js';
+import { createCliAgent, roundedUsage } from './cli-agent.js';
 import { CLI_KIND_SPECS, isCliKind } from './cli-kinds.js';
 import { createCliRunStore } from './cli-run-store.js';
 import { createCommandAgent, DEFAULT_AGENT_TIMEOUT_MS } from './command-agent.js';
+import { lastRun, unfinishedToolResults, type LastRun } from './crashed-runs.js';
 import { createDemoAgent } from './demo-agent.js';
 import { agentEnvironment } from './environment.js';
 import { NamedCommandsError, readNamedCommands } from './named-commands.js';
@@ -87,6 +89,8 @@ export class AgentHost {
     private readonly deps: {
       service: SessionService;
       repos: Repositories;
+      /** Where a crashed run's transcript is read from. */
+      store: Store;
       dataDir: string;
       config: AgentConfig;
       logger: Logger;
@@ -275,7 +279,8 @@ export class AgentHost {
   /**
    * After a restart: the process groups of runs a crash cut off, still running, are ended
    * (only those verified to be theirs); then sessions whose agent was cut off are marked
-   * failed, with a result message saying so, and queued runs are queued again, in order.
+   * failed, with a result message saying so (after error results for the tool calls the run
+   * left open), and queued runs are queued again, in order.
    * Returns how many sessions were marked.
    */
   async recoverInterrupted(): Promise<number> {
@@ -284,10 +289,15 @@ export class AgentHost {
     await service.forgetProcesses(repos.runs.processes().map((p) => p.sessionId));
     const ids = repos.sessions.runningIds();
     for (const id of ids) {
+      const run = await lastRun({ store: this.deps.store, repos }, id);
+      for (const closing of unfinishedToolResults(run)) await service.appendMessage(id, closing, null);
       const text = ended.has(id)
         ? 'Session Desk stopped unexpectedly while the agent was running; the agent, still running, was ended. Send a follow-up to resume.'
         : 'Session Desk stopped while the agent was running; send a follow-up to resume.';
-      await service.finish(id, resultMessage(false, text, 0, 0), 'failed');
+      const result = resultMessage(false, text, 0, 0);
+      const usage = await this.recordCrashedUsage(id, run);
+      if (usage) result.usage = usage;
+      await service.finish(id, result, 'failed');
     }
     for (const queued of repos.runs.queued()) {
       if (repos.sessions.agentState(queued.sessionId) !== 'queued') continue;
@@ -299,6 +309,28 @@ export class AgentHost {
     }
     this.pump();
     return ids.length;
+  }
+
+  /**
+   * What a run a crash cut off used, as its CLI logged it in its own session file (what it
+   * printed went with the server): recorded as the run's, and returned for its result.
+   */
+  private async recordCrashedUsage(id: string, run: LastRun): Promise<Usage | undefined> {
+    const { repos, service } = this.deps;
+    const conversation = repos.sessions.conversation(id);
+    if (!conversation || !isCliKind(conversation.kind) || run.prompt === undefined) return undefined;
+    const { loggedUsage } = CLI_KIND_SPECS[conversation.kind];
+    if (!loggedUsage) return undefined;
+    const logged = await loggedUsage({
+      env: this.agentEnvironment(),
+      conversationId: conversation.id,
+      usageBefore: repos.sessions.conversationUsage(id, conversation.id),
+      prompt: run.prompt,
+    }).catch(() => null);
+    if (!logged || (logged.inputTokens === 0 && logged.outputTokens === 0)) return undefined;
+    const usage = roundedUsage(logged);
+    await service.recordRun(id, { kind: conversation.kind, conversationId: conversation.id, usage });
+    return usage;
   }
 
   /** Runs that count against the limit: those of agents that run programs (not the demo). */
@@ -349,6 +381,7 @@ export class AgentHost {
     const row = this.deps.repos.sessions.find(sessionId);
     const input = this.deps.repos.sessions.agentInput(sessionId);
     if (!row || !input) return;
+    const author = this.deps.repos.users.findById(row.authorId);
     const session: AgentSession = {
       id: row.id,
       workspaceId: row.workspaceId,
@@ -357,6 +390,7 @@ export class AgentHost {
       baseBranch: input.baseBranch,
       ...(input.repoUrl ? { repoUrl: input.repoUrl } : {}),
       ...(row.repository ? { repository: row.repository } : {}),
+      ...(author ? { author: { name: author.name, email: author.email } } : {}),
     };
     const controller = new AbortController();
     const { service } = this.deps;
@@ -421,13 +455,18 @@ export class AgentHost {
         // A stop by PATCH has already set the status; a failure sets it to failed.
         const status: SessionStatus | null = stopped ? (reason?.status ?? null) : 'failed';
         await recordBranchAtEnd(this.deps, session, ctx.sandboxDir, this.agentEnvironment());
+        const result = resultMessage(
+          stopped ? (reason?.success ?? false) : false,
+          text,
+          Date.now() - started,
+          0,
+        );
+        if (err instanceof RunAborted && err.usage) result.usage = err.usage;
         await service
-          .finish(
-            sessionId,
-            resultMessage(stopped ? (reason?.success ?? false) : false, text, Date.now() - started, 0),
-            status,
-            { keepRunning: stopped && reason?.handOver === true, outcome: !stopped },
-          )
+          .finish(sessionId, result, status, {
+            keepRunning: stopped && reason?.handOver === true,
+            outcome: !stopped,
+          })
           .catch((writeErr: unknown) =>
             this.deps.logger.error(`Could not record the end of ${sessionId}: ${String(writeErr)}`),
           );

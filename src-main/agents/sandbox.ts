@@ -53,6 +53,8 @@ export async function prepareSandbox(options: {
   signal?: AbortSignal;
   /** The agent's allow-listed environment: git runs with it too. */
   env: NodeJS.ProcessEnv;
+  /** Who the clone's commits are by: the session's author. */
+  identity?: GitIdentity | undefined;
 }): Promise<void> {
   await mkdir(options.dir, { recursive: true, mode: 0o700 });
   if (!options.repoUrl) return;
@@ -98,4 +100,25 @@ export async function prepareSandbox(options: {
   });
   if (checkout.code !== 0)
     throw new SandboxError(`Creating the branch ${options.branch} failed.\n\n${lastLines(checkout.stderr)}`);
+  if (options.identity) await setIdentity(options.dir, options.identity, options.env);
+}
+
+export interface GitIdentity {
+  name: string;
+  email: string;
+}
+
+/**
+ * The clone's own identity, in its local configuration: an agent whose shell ignores the
+ * user's global one (Gemini CLI sets GIT_CONFIG_GLOBAL=/dev/null) can still commit.
+ */
+async function setIdentity(dir: string, identity: GitIdentity, env: NodeJS.ProcessEnv): Promise<void> {
+  for (const [key, value] of [
+    ['user.name', identity.name],
+    ['user.email', identity.email],
+  ] as const) {
+    const set = await runProgram('git', ['config', '--local', key, value], { cwd: dir, env });
+    if (set.code !== 0)
+      throw new SandboxError(`Setting ${key} in the sandbox failed.\n\n${lastLines(set.stderr)}`);
+  }
 }

@@ -16,6 +16,8 @@ export interface AgentSession {
   repoUrl?: string;
   repository?: string;
   baseBranch: string;
+  /** The person who started the session: the sandbox's commits are theirs. */
+  author?: { name: string; email: string };
 }
 
 export interface RunContext {
@@ -45,7 +47,8 @@ export interface AgentRunner {
 }
 
 export class RunAborted extends Error {
-  constructor() {
+  /** What the run used until it was stopped, when its agent reported it. */
+  constructor(readonly usage?: ResultMessage['usage']) {
     super('the run was stopped');
   }
 }

@@ -130,6 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const agents = new AgentHost({
     service: sessions,
     repos,
+    store: deps.store,
     dataDir: deps.store.dataDir,
     config: deps.agents ?? DEFAULT_AGENT_CONFIG,
     logger,

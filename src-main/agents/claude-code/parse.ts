@@ -1,3 +1,4 @@
+import { tokenCost } from '../../../src-shared/model-prices.js';
 import { ContentBlockSchema, type ContentBlock } from '../../../src-shared/sessions.js';
 import {
   closeOpenTasks,
@@ -72,6 +73,44 @@ function usageOf(line: Line): AgentUsage {
   return result;
 }
 
+/**
+ * The run's usage so far, from the assistant lines: each carries its API response's usage as
+ * it stood when the response started, repeated on every line of that response. What a run
+ * stopped before its `result` line used; priced from the price table, as no cost is printed.
+ */
+class RunningUsage {
+  private readonly responses = new Map<string, { model: string | undefined; usage: AgentUsage }>();
+
+  /** The run's usage with this line counted, or null when it adds nothing new. */
+  add(line: Line): AgentUsage | null {
+    const message = line.message as { id?: unknown; model?: unknown; usage?: unknown } | undefined;
+    const id = str(message?.id);
+    const usage = message?.usage as Record<string, unknown> | undefined;
+    if (!id || !usage || this.responses.has(id)) return null;
+    this.responses.set(id, {
+      model: str(message?.model),
+      usage: {
+        inputTokens: num(usage.input_tokens),
+        outputTokens: num(usage.output_tokens),
+        cacheReadTokens: num(usage.cache_read_input_tokens),
+        cacheWriteTokens: num(usage.cache_creation_input_tokens),
+      },
+    });
+    const total: AgentUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    let cost: number | null = 0;
+    for (const { model, usage: one } of this.responses.values()) {
+      total.inputTokens += one.inputTokens;
+      total.outputTokens += one.outputTokens;
+      total.cacheReadTokens += one.cacheReadTokens;
+      total.cacheWriteTokens += one.cacheWriteTokens;
+      const priced = tokenCost(model, one);
+      cost = cost === null || priced === null ? null : cost + priced;
+    }
+    if (cost !== null) total.costUsd = cost;
+    return total;
+  }
+}
+
 function resultEvents(line: Line): AgentEvent[] {
   const subtype = str(line.subtype) ?? 'error';
   const success = subtype === 'success' && line.is_error !== true;
@@ -110,6 +149,9 @@ export function createClaudeCodeParser(): AgentParser {
   let conversationId: string | undefined;
   const tasks = new ClaudeTaskList();
   const open = new OpenToolCalls();
+  const running = new RunningUsage();
+  /** Once the result line has given the run's own usage, later lines do not replace it. */
+  let resulted = false;
 
   function conversation(line: Line): AgentEvent[] {
     const id = str(line.session_id);
@@ -153,6 +195,12 @@ export function createClaudeCodeParser(): AgentParser {
         });
     }
     return [blocks, notices];
+  }
+
+  function usageEvents(line: Line): AgentEvent[] {
+    if (resulted || line.type !== 'assistant') return [];
+    const usage = running.add(line);
+    return usage ? [{ kind: 'usage', usage }] : [];
   }
 
   function contentEvents(line: Line): AgentEvent[] {
@@ -201,8 +249,9 @@ export function createClaudeCodeParser(): AgentParser {
           return [...events, ...systemEvents(line)];
         case 'assistant':
         case 'user':
-          return [...events, ...contentEvents(line)];
+          return [...events, ...contentEvents(line), ...usageEvents(line)];
         case 'result':
+          resulted = true;
           return [...events, ...resultEvents(line)];
         default:
           if (typeof line.type === 'string' && QUIET_TYPES.has(line.type)) return events;

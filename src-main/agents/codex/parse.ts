@@ -27,8 +27,8 @@ function itemOf(line: Record<string, unknown>): CodexItem | null {
   return item && typeof item.id === 'string' && typeof item.type === 'string' ? (item as CodexItem) : null;
 }
 
-function threadUsage(line: Record<string, unknown>): AgentUsage {
-  const usage = (line.usage ?? {}) as Record<string, unknown>;
+/** Codex's token counts (a thread's totals) as usage. */
+export function threadUsage(usage: Record<string, unknown>): AgentUsage {
   const cached = num(usage.cached_input_tokens);
   return {
     // Codex counts cached tokens inside input_tokens; here input means "not read from the cache".
@@ -39,7 +39,7 @@ function threadUsage(line: Record<string, unknown>): AgentUsage {
   };
 }
 
-function minus(total: AgentUsage, before: AgentUsage | undefined): AgentUsage {
+export function minus(total: AgentUsage, before: AgentUsage | undefined): AgentUsage {
   if (!before) return total;
   const run = {
     inputTokens: total.inputTokens - before.inputTokens,
@@ -136,7 +136,10 @@ export function createCodexParser(options: CodexParserOptions = {}): AgentParser
         }
         case 'turn.completed':
           return [
-            { kind: 'usage', usage: minus(threadUsage(line), options.usageBefore) },
+            {
+              kind: 'usage',
+              usage: minus(threadUsage((line.usage ?? {}) as Record<string, unknown>), options.usageBefore),
+            },
             { kind: 'result', result: resultMessage(true, lastMessage || 'Done.', 0, turns) },
           ];
         case 'turn.failed': {

@@ -56,9 +56,14 @@ const toolResult = (id: string, content: unknown, parentToolUseId?: string): Age
     : { kind: 'assistant', content: [block] };
 };
 
+/** Without the usage reported as the run goes: the result line's usage replaces it. */
+const withoutRunningUsage = (events: AgentEvent[]) =>
+  events.filter((e, i) => e.kind !== 'usage' || events[i + 1]?.kind === 'result');
+
 describe.each(recordedVersions(KIND))('Claude Code %s recordings', (version) => {
-  const run = (scenario: string) =>
+  const runWithRunningUsage = (scenario: string) =>
     replay(fixtureLines(KIND, version, scenario), createClaudeCodeParser, startsRun);
+  const run = (scenario: string) => runWithRunningUsage(scenario).map(withoutRunningUsage);
   const sessionId = (scenario: string) =>
     fixtureRecords(KIND, version, scenario, (r) => r.type === 'system' && r.subtype === 'init')[0]!
       .session_id as string;
@@ -260,6 +265,19 @@ describe.each(recordedVersions(KIND))('Claude Code %s recordings', (version) => 
       80 * 3e-6 + 9 * 15e-6 + 120 * 3e-6 + 10 * 15e-6 + 80 * 0.3e-6,
       12,
     );
+  });
+
+  it('reports usage as each API response starts, priced, until the result line gives the run’s own', () => {
+    const [events] = runWithRunningUsage('edit-and-commit');
+    // Each response's usage as it started (output 1), summed over the responses so far.
+    expect(events!.filter((e) => e.kind === 'usage')).toEqual([
+      usage(200, 1),
+      usage(460, 2, 200),
+      usage(760, 3, 460),
+      usage(1100, 4, 760),
+      usage(1100, 83, 760),
+    ]);
+    expect(events!.at(-1)).toMatchObject({ kind: 'result' });
   });
 
   it('takes usage from `usage` and `total_cost_usd` when the per-run breakdown is missing', () => {

@@ -1,0 +1,175 @@
+import { readdir } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { tokenCost } from '../../src-shared/model-prices.js';
+import { readLines } from '../history/file-reader.js';
+import { num, parseJsonObject, type AgentUsage } from './agent-events.js';
+
+/**
+ * What a run that ended before its final line used, from the CLI's own session file: Codex
+ * and Gemini CLI print usage only at the end of a run, but log it after each model response;
+ * after a crash of the server, the file is all that is left of what any CLI reported.
+ */
+export interface LoggedUsageInput {
+  /** The environment the CLI ran with: where its files are (HOME, CODEX_HOME). */
+  env: NodeJS.ProcessEnv;
+  conversationId: string;
+  /** The conversation's usage before this run, for a log that keeps running totals. */
+  usageBefore?: AgentUsage | undefined;
+  /**
+   * The run's prompt (or its end, for prompts passed together): a log whose last prompt is
+   * another was not reached by this run, whose usage is then unknown.
+   */
+  prompt: string;
+}
+
+export type LoggedUsage = (input: LoggedUsageInput) => Promise<AgentUsage | null>;
+
+/** Each record of a JSONL file, parsed; lines that are not objects are skipped. */
+async function* records(path: string): AsyncGenerator<Record<string, unknown>> {
+  for await (const { lines } of readLines(path, 0)) {
+    for (const line of lines) {
+      const record = parseJsonObject(line);
+      if (record) yield record;
+    }
+  }
+}
+
+/** Names in a folder, or none when it cannot be read. */
+async function names(dir: string): Promise<string[]> {
+  return readdir(dir).catch(() => []);
+}
+
+/**
+ * Codex: `sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl` under CODEX_HOME (else
+ * ~/.codex). Each `token_usage_record` holds the thread's totals so far, so the run's usage is
+ * the last one's less what the conversation used before the run. `toUsage` and `minus` are
+ * the parser's own, so that the figures agree with a run that ends normally.
+ */
+export function codexLoggedUsage(
+  toUsage: (usage: Record<string, unknown>) => AgentUsage,
+  minus: (total: AgentUsage, before: AgentUsage | undefined) => AgentUsage,
+): LoggedUsage {
+  return async ({ env, conversationId, usageBefore }) => {
+    const sessions = join(env.CODEX_HOME || join(env.HOME || homedir(), '.codex'), 'sessions');
+    const suffix = `-${conversationId}.jsonl`;
+    // Newest days first: the run's thread was written to lately.
+    for (const year of (await names(sessions)).sort().reverse())
+      for (const month of (await names(join(sessions, year))).sort().reverse())
+        for (const day of (await names(join(sessions, year, month))).sort().reverse()) {
+          const dir = join(sessions, year, month, day);
+          const file = (await names(dir)).find((n) => n.startsWith('rollout-') && n.endsWith(suffix));
+          if (file === undefined) continue;
+          let total: AgentUsage | null = null;
+          for await (const record of records(join(dir, file))) {
+            const payload = record.payload as Record<string, unknown> | undefined;
+            const thread = payload?.thread_token_usage;
+            if (record.type === 'token_usage_record' && typeof thread === 'object' && thread !== null)
+              total = toUsage(thread as Record<string, unknown>);
+          }
+          return total && minus(total, usageBefore);
+        }
+    return null;
+  };
+}
+
+/** The text of a prompt record's content (a string, or parts with text), '' when none. */
+function promptText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((part) => (part as { text?: unknown } | null)?.text)
+    .filter((text) => typeof text === 'string')
+    .join('\n');
+}
+
+/** Whether the prompt a log recorded last is the run's. */
+function isRunPrompt(recorded: string, prompt: string): boolean {
+  return recorded.trim() !== '' && recorded.includes(prompt.trim());
+}
+
+/**
+ * Gemini CLI: `~/.gemini/tmp/<project>/chats/session-<time>-<id start>.jsonl`, whose first line
+ * names the session. Each `gemini` record (written again under its id as its tool calls
+ * complete) holds the tokens of its model response; the run's are those after its prompt, the
+ * last person's record. Counted as the CLI's own result line counts them: input without the
+ * cached tokens, output without thoughts.
+ */
+export const geminiLoggedUsage: LoggedUsage = async ({ env, conversationId, prompt }) => {
+  const projects = join(env.HOME || homedir(), '.gemini', 'tmp');
+  const suffix = `-${conversationId.slice(0, 8)}.jsonl`;
+  for (const project of await names(projects)) {
+    const chats = join(projects, project, 'chats');
+    for (const file of await names(chats)) {
+      if (!file.startsWith('session-') || !file.endsWith(suffix)) continue;
+      let ours: boolean | undefined;
+      let lastPrompt = '';
+      let responses = new Map<unknown, Record<string, unknown>>();
+      for await (const record of records(join(chats, file))) {
+        ours ??= record.sessionId === conversationId;
+        if (!ours) break;
+        const text = record.type === 'user' ? promptText(record.content) : '';
+        if (text.trim() !== '') {
+          lastPrompt = text;
+          responses = new Map();
+        } else if (record.type === 'gemini' && typeof record.tokens === 'object' && record.tokens !== null)
+          responses.set(record.id, record.tokens as Record<string, unknown>);
+      }
+      if (!ours) continue;
+      if (!isRunPrompt(lastPrompt, prompt)) return null;
+      const usage: AgentUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+      for (const tokens of responses.values()) {
+        const cached = num(tokens.cached);
+        usage.inputTokens += Math.max(0, num(tokens.input) - cached);
+        usage.outputTokens += num(tokens.output);
+        usage.cacheReadTokens += cached;
+      }
+      return responses.size > 0 ? usage : null;
+    }
+  }
+  return null;
+};
+
+/**
+ * Claude Code: `projects/<folder>/<session id>.jsonl` under CLAUDE_CONFIG_DIR (else ~/.claude).
+ * Each assistant record holds its API response's usage (repeated on every record of that
+ * response); the run's are those after its prompt, the last person's record, priced from the
+ * price table (the file's cost records come only at a run's end).
+ */
+export const claudeCodeLoggedUsage: LoggedUsage = async ({ env, conversationId, prompt }) => {
+  const projects = join(env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), '.claude'), 'projects');
+  for (const project of await names(projects)) {
+    if (!(await names(join(projects, project))).includes(`${conversationId}.jsonl`)) continue;
+    let lastPrompt = '';
+    let responses = new Map<unknown, { model: unknown; usage: Record<string, unknown> }>();
+    for await (const record of records(join(projects, project, `${conversationId}.jsonl`))) {
+      const message = (record.message ?? {}) as Record<string, unknown>;
+      const text = record.type === 'user' && record.isMeta !== true ? promptText(message.content) : '';
+      if (text.trim() !== '') {
+        lastPrompt = text;
+        responses = new Map();
+      } else if (record.type === 'assistant' && typeof message.usage === 'object' && message.usage !== null)
+        responses.set(message.id, { model: message.model, usage: message.usage as Record<string, unknown> });
+    }
+    if (!isRunPrompt(lastPrompt, prompt) || responses.size === 0) return null;
+    const usage: AgentUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    let cost: number | null = 0;
+    for (const { model, usage: one } of responses.values()) {
+      const tokens = {
+        inputTokens: num(one.input_tokens),
+        outputTokens: num(one.output_tokens),
+        cacheReadTokens: num(one.cache_read_input_tokens),
+        cacheWriteTokens: num(one.cache_creation_input_tokens),
+      };
+      usage.inputTokens += tokens.inputTokens;
+      usage.outputTokens += tokens.outputTokens;
+      usage.cacheReadTokens += tokens.cacheReadTokens;
+      usage.cacheWriteTokens += tokens.cacheWriteTokens;
+      const priced = tokenCost(typeof model === 'string' ? model : undefined, tokens);
+      cost = cost === null || priced === null ? null : cost + priced;
+    }
+    if (cost !== null) usage.costUsd = cost;
+    return usage;
+  }
+  return null;
+};

@@ -1,0 +1,117 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
+import { startScriptedGeminiServer } from '../fixtures/agents/scripted-gemini-server.mjs';
+import { startScriptedResponsesServer } from '../fixtures/agents/scripted-responses-server.mjs';
+import { findAgentCli } from './agent-cli.js';
+import { claudeCodeEnv } from './claude-code-cli.js';
+
+export type RealCliKind = 'claude-code' | 'codex' | 'gemini';
+
+/** A real agent CLI set up against its scripted model server, offline, in a home of its own. */
+export interface RealCli {
+  kind: RealCliKind;
+  bin: string;
+  /** The CLI's own variables (its home, endpoint and key), to add to the agents' environment. */
+  env: NodeJS.ProcessEnv;
+  /** The names in `env` beyond the agents' allow-list. */
+  names: string[];
+  close(): Promise<void>;
+}
+
+const PROGRAMS: Record<RealCliKind, [string, string]> = {
+  'claude-code': ['claude', 'CLAUDE_CODE_BIN'],
+  codex: ['codex', 'CODEX_BIN'],
+  gemini: ['gemini', 'GEMINI_BIN'],
+};
+
+/** The kind's real program, or null when it is not installed. */
+export function findRealCli(kind: RealCliKind): string | null {
+  const [name, variable] = PROGRAMS[kind];
+  return findAgentCli(name, variable);
+}
+
+/**
+ * Starts the kind's scripted model server on `script` (the format of `<kind>-scenarios.mjs`)
+ * and writes the CLI's configuration into `home`, as the recorders do.
+ */
+export async function realCli(kind: RealCliKind, script: unknown[], home: string): Promise<RealCli> {
+  const bin = findRealCli(kind);
+  if (!bin) throw new Error(`${kind} is not installed`);
+  mkdirSync(home, { recursive: true });
+  if (kind === 'claude-code') {
+    const server = await startScriptedAnthropicServer(script as never);
+    const all = claudeCodeEnv(home, server.url);
+    const names = [
+      'ANTHROPIC_BASE_URL',
+      'ANTHROPIC_API_KEY',
+      'DISABLE_TELEMETRY',
+      'DISABLE_ERROR_REPORTING',
+      'DISABLE_AUTOUPDATER',
+      'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
+      'IS_SANDBOX',
+    ];
+    return {
+      kind,
+      bin,
+      env: { HOME: home, ...Object.fromEntries(names.map((n) => [n, all[n]])) },
+      names,
+      close: () => server.close(),
+    };
+  }
+  if (kind === 'codex') {
+    const server = await startScriptedResponsesServer(script as never);
+    const mcp = join(
+      dirname(fileURLToPath(import.meta.url)),
+      '..',
+      'fixtures',
+      'agents',
+      'scripted-mcp-server.mjs',
+    );
+    writeFileSync(
+      join(home, 'config.toml'),
+      [
+        'model = "gpt-5.5"',
+        'model_provider = "scripted"',
+        '[model_providers.scripted]',
+        'name = "Scripted"',
+        `base_url = "${server.url}"`,
+        'wire_api = "responses"',
+        'env_key = "SCRIPTED_API_KEY"',
+        'request_max_retries = 1',
+        'stream_max_retries = 2',
+        '[mcp_servers.notes]',
+        `command = ${JSON.stringify(process.execPath)}`,
+        `args = [${JSON.stringify(mcp)}]`,
+        '',
+      ].join('\n'),
+    );
+    return {
+      kind,
+      bin,
+      env: { HOME: home, CODEX_HOME: home, SCRIPTED_API_KEY: 'scripted' },
+      names: ['SCRIPTED_API_KEY'],
+      close: () => server.close(),
+    };
+  }
+  const server = await startScriptedGeminiServer(script);
+  mkdirSync(join(home, '.gemini'), { recursive: true });
+  // API-key sign-in; with only GOOGLE_GEMINI_BASE_URL set the CLI would pick its gateway mode.
+  writeFileSync(
+    join(home, '.gemini', 'settings.json'),
+    JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }),
+  );
+  return {
+    kind,
+    bin,
+    env: {
+      HOME: home,
+      GEMINI_API_KEY: 'scripted',
+      GOOGLE_GEMINI_BASE_URL: server.url,
+      GEMINI_TELEMETRY_ENABLED: 'false',
+    },
+    names: ['GEMINI_TELEMETRY_ENABLED'],
+    close: () => server.close(),
+  };
+}
