@@ -2,7 +2,6 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { modelsFor } from '../../../src-shared/agent-models.js';
 import { DEFAULT_BASE_BRANCH } from '../../../src-shared/constants.js';
 import { parseRepoUrl } from '../../../src-shared/repo-url.js';
 import {
@@ -295,12 +294,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
           workspaceId,
           authorId: principal.userId,
           title: makeTitle(body.initialMessage),
-          // The specification's default (claude-opus-4-6) unless the workspace's agent runs
-          // other models: a Codex or Gemini CLI workspace gets that CLI's default. Read from the
-          // workspace's own setting (no file read per create); without one the agent is the
-          // demo or the environment's command, whose default is the specification's.
-          model:
-            body.model ?? modelsFor(repos.workspaces.settings(workspaceId)?.agent ?? 'demo').defaultModel,
+          model: body.model ?? agents.defaultModel(workspaceId),
           baseBranch: body.baseBranch ?? DEFAULT_BASE_BRANCH,
           ...(body.initialMessage === undefined ? {} : { initialMessage: body.initialMessage }),
           ...(repo ? { repoUrl: repo.url, repository: repo.repository } : {}),
