@@ -65,6 +65,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
       resumeId: previous.conversationId,
     });
     const parser = spec.parser(previous.usageBefore ? { usageBefore: previous.usageBefore } : {});
+    const { stderrEvents } = spec;
     const child = runProcess({
       program: located.path,
       args,
@@ -74,6 +75,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
       timeoutMs: options.timeoutMs,
       signal: ctx.signal,
       onStart: ctx.processStarted,
+      onStderrLine: stderrEvents && ((line) => enqueue(stderrEvents(line))),
     });
 
     let conversationId = previous.conversationId;

@@ -275,6 +275,41 @@ describe('what a run records', () => {
     ]);
   });
 
+  it('shows the retries Gemini CLI tells of on stderr as notices, before its answer', async () => {
+    const { s, cookie, start } = await serverWith('gemini');
+    const created = await start('Hello. scenario:stream-retry');
+    const session = await waitForResults(s, cookie, created.id);
+    expect(session.status).toBe('completed');
+    const retry = (attempt: number) => ({
+      ...text(
+        `Attempt ${attempt} failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request`,
+      ),
+      notice: 'error',
+    });
+    expect(session.messages.slice(1, 4)).toEqual([retry(1), retry(2), text('Hello after the retries.')]);
+  });
+
+  it('keeps only the Gemini CLI to-do lists it accepted', async () => {
+    const { s, cookie, start } = await serverWith('gemini');
+    const created = await start('Plan. scenario:write-todos-rejected');
+    const session = await waitForResults(s, cookie, created.id);
+    expect(session.tasks).toEqual([
+      { id: 'todo-1', title: 'Write the notes', status: 'pending' },
+      { id: 'todo-2', title: 'Run the tests', status: 'pending' },
+    ]);
+  });
+
+  it('shows a key Claude Code was refused as an error, not as the model speaking', async () => {
+    const { s, cookie, start } = await serverWith('claude-code');
+    const created = await start('Hello. scenario:error-auth');
+    const session = await waitForResults(s, cookie, created.id);
+    expect(session.status).toBe('failed');
+    expect(session.messages[1]).toEqual({
+      ...text('Invalid API key · Fix external API key'),
+      notice: 'error',
+    });
+  });
+
   it('keeps Gemini CLI to-dos as tasks', async () => {
     const { s, cookie, start } = await serverWith('gemini');
     const created = await start('Plan. scenario:write-todos');
