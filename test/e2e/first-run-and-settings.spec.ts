@@ -138,7 +138,10 @@ test('a command the administrator defined is chosen by name, takes any model, an
   const model = page.getByLabel('Model');
   await expect(model).toHaveJSProperty('tagName', 'INPUT');
   await expect(model).toHaveValue('');
-  await expect(model).toHaveAttribute('placeholder', 'the command "my-agent"\'s own default');
+  await expect(model).toHaveAttribute('placeholder', 'None');
+  await expect(
+    page.getByText('Given to the command as {model}, which stays empty without one.'),
+  ).toBeVisible();
   await model.fill('my-local-model');
   await expect(model).toHaveValue('my-local-model');
   await model.fill('');

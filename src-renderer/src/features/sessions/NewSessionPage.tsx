@@ -37,7 +37,7 @@ function ModelField({
   const { models, freeEntry, checkedWith } = modelsFor(kind);
   if (kind === 'demo') return null;
   const name = agentName(settings);
-  const ownDefault = `${name}'s own default`;
+  const ownDefault = kind === 'command' ? 'None' : `${name}'s own default`;
   // The list is the one of the CLI version it was taken from; another version may know others.
   const listedFor =
     checkedWith && installedVersion && !installedVersion.includes(checkedWith)
@@ -53,7 +53,11 @@ function ModelField({
           placeholder={ownDefault}
           onChange={(e) => onChange(e.target.value)}
           error={error}
-          hint={`Optional. Left empty, ${name} uses its own default.${listedFor}`}
+          hint={
+            kind === 'command'
+              ? 'Optional. Given to the command as {model}, which stays empty without one.'
+              : `Optional. Left empty, ${name} uses its own default.${listedFor}`
+          }
         />
         {models.length > 0 && (
           <datalist id="model-options">
