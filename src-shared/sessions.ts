@@ -139,7 +139,11 @@ const SessionBaseSchema = z.object({
   status: SessionStatusSchema,
   createdAt: Timestamp,
   updatedAt: Timestamp,
-  model: z.string(),
+  model: z
+    .string()
+    .describe(
+      'The model the session was started with; empty when none was chosen and the agent ran its own default.',
+    ),
   author: AuthorSchema,
   metadata: MetadataSchema,
   agent: z
@@ -236,7 +240,9 @@ export const CreateSessionBodySchema = z.strictObject({
       'must be a model name: letters, digits and . _ : / @ -, starting with a letter or digit',
     )
     .optional()
-    .describe('Default `claude-opus-4-6`.'),
+    .describe(
+      "Default `claude-opus-4-6` for the demo agent. The other agents get none unless one is given: they run with their own configured default, and the session's `model` is empty.",
+    ),
 });
 export type CreateSessionBody = z.infer<typeof CreateSessionBodySchema>;
 

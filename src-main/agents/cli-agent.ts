@@ -81,6 +81,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
     // Ends a run that lingers after its result the way a stop would, whatever ends a stop.
     const lingering = new AbortController();
     let lingerTimer: NodeJS.Timeout | undefined;
+    const { stderrEvents } = spec;
     const child = runProcess({
       program: located.path,
       args,
@@ -90,6 +91,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
       timeoutMs: options.timeoutMs,
       signal: AbortSignal.any([ctx.signal, lingering.signal]),
       onStart: ctx.processStarted,
+      onStderrLine: stderrEvents && ((line) => enqueue(stderrEvents(line))),
     });
 
     let conversationId = previous.conversationId;

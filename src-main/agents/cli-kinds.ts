@@ -1,11 +1,11 @@
 import type { AgentCommand, AgentCommandInput } from './agent-command.js';
-import type { AgentParser, AgentUsage } from './agent-events.js';
+import type { AgentEvent, AgentParser, AgentUsage } from './agent-events.js';
 import { claudeCodeCommand } from './claude-code/command.js';
 import { createClaudeCodeParser } from './claude-code/parse.js';
 import { codexCommand } from './codex/command.js';
 import { createCodexParser, minus, threadUsage } from './codex/parse.js';
 import { geminiCommand } from './gemini/command.js';
-import { createGeminiParser } from './gemini/parse.js';
+import { createGeminiParser, geminiStderrEvents } from './gemini/parse.js';
 import {
   claudeCodeLoggedUsage,
   codexLoggedUsage,
@@ -38,6 +38,8 @@ export interface CliKindSpec {
    * test/fixtures/agents/<kind>/<version>/refused-resume.json.
    */
   refusedResume: RegExp;
+  /** What a line the CLI writes on stderr means for the transcript, as it is written. */
+  stderrEvents?: (line: string) => AgentEvent[];
 }
 
 export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
@@ -70,6 +72,7 @@ export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
     parser: () => createGeminiParser(),
     loggedUsage: geminiLoggedUsage,
     refusedResume: /Error resuming session: (?:No previous sessions found|Invalid session identifier)/u,
+    stderrEvents: geminiStderrEvents,
   },
 };
 

@@ -1,3 +1,4 @@
+import { modelsFor } from '../../src-shared/agent-models.js';
 import type { AgentSettings } from '../../src-shared/accounts.js';
 import type { SessionStatus, Usage } from '../../src-shared/sessions.js';
 import type { Logger } from '../clock.js';
@@ -148,6 +149,17 @@ export class AgentHost {
       };
     }
     return { settings: { agent: 'demo' }, source: 'default', commands };
+  }
+
+  /**
+   * The model a new session of the workspace gets when the person chose none: the
+   * specification's default for the demo, else none, so that the agent's own default applies.
+   * Read from the workspace's setting and the environment (no file read per create).
+   */
+  defaultModel(workspaceId: string): string {
+    const own = this.deps.repos.workspaces.settings(workspaceId);
+    const kind = own?.agent ?? (this.deps.config.defaultCommand ? 'command' : 'demo');
+    return modelsFor(kind).defaultModel;
   }
 
   /** Throws AgentSetupError, saying why, when the workspace's agent cannot run. */

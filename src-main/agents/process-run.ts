@@ -15,6 +15,8 @@ export interface ProcessRunOptions {
   /** Told the process group's id once the program has started, so it can be recorded. */
   onStart?: ((pgid: number) => void) | undefined;
   graceMs?: number;
+  /** Told each whole line the program writes to stderr, as it writes it. */
+  onStderrLine?: ((line: string) => void) | undefined;
 }
 
 export interface ProcessExit {
@@ -57,8 +59,19 @@ export function runProcess(options: ProcessRunOptions): ProcessRun {
   child.stdin.on('error', () => undefined);
   child.stdin.end(options.stdin);
   let stderrTail = '';
-  child.stderr.on('data', (d: Buffer) => {
-    stderrTail = (stderrTail + d.toString()).slice(-STDERR_KEPT);
+  let stderrLine = '';
+  const { onStderrLine } = options;
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (d: string) => {
+    stderrTail = (stderrTail + d).slice(-STDERR_KEPT);
+    if (!onStderrLine) return;
+    const lines = (stderrLine + d).split('\n');
+    // A line is read up to the length of the tail kept: its start says what it is.
+    stderrLine = (lines.pop() ?? '').slice(0, STDERR_KEPT);
+    for (const line of lines) onStderrLine(line);
+  });
+  child.stderr.once('end', () => {
+    if (stderrLine) onStderrLine?.(stderrLine);
   });
 
   let ending: Promise<void> | undefined;

@@ -81,7 +81,8 @@ const sessionFields = z.object({
   status: SessionStatusSchema,
   createdAt: Timestamp,
   updatedAt: Timestamp,
-  model: z.string().min(1).max(200),
+  // Empty: the session ran with its agent's own default model.
+  model: z.string().max(200),
   author: AuthorSchema.extend({ email: EmailSchema }),
   // The same rules as the API's: a branch or URL from a file may reach git on a follow-up.
   metadata: MetadataSchema.extend({

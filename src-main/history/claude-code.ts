@@ -1,7 +1,7 @@
 import { tokenCost } from '../../src-shared/model-prices.js';
 import { ContentBlockSchema, type ContentBlock, type Task } from '../../src-shared/sessions.js';
 import { noticeText, num, parseJsonObject, type AgentUsage } from '../agents/agent-events.js';
-import { ClaudeTaskList } from '../agents/claude-code/tasks.js';
+import { ClaudeTaskList, type WaitingCall } from '../agents/claude-code/tasks.js';
 import { resultMessage } from '../agents/types.js';
 import {
   emptyUsage,
@@ -79,10 +79,12 @@ function promptText(content: unknown): string | undefined {
 export function createClaudeCodeHistoryParser(parentToolUseId?: string, state?: string): HistoryParser {
   const saved = (state ? JSON.parse(state) : {}) as Partial<ClaudeState>;
   const facts: HistoryFacts = saved.facts ?? { failed: false };
-  const tasks = new ClaudeTaskList();
-  if (saved.tasks) tasks.replace(saved.tasks);
-  /** TodoWrite calls waiting for their result: their input, applied once the call succeeded. */
-  const pendingTodo = new Map<string, unknown>(saved.pendingTodo ?? []);
+  // State saved before task calls of every kind waited held only TodoWrite inputs.
+  const legacyTodos = (saved.pendingTodo ?? []).map(([id, input]): [string, WaitingCall] => [
+    id,
+    { name: 'TodoWrite', input },
+  ]);
+  const tasks = new ClaudeTaskList(saved.tasks ?? [], saved.waiting ?? legacyTodos);
   let previous = saved.previous ?? emptyUsage();
   let runFailed = saved.runFailed ?? false;
   let runError = saved.runError ?? '';
@@ -114,21 +116,14 @@ export function createClaudeCodeHistoryParser(parentToolUseId?: string, state?: 
     const events: HistoryEvent[] = [];
     for (const block of content) {
       let changed = null;
-      if (block.type === 'tool_use') {
-        if (block.name === 'TodoWrite') pendingTodo.set(block.id, block.input);
-        else changed = tasks.toolUse(block.id, block.name, block.input);
-      } else if (block.type === 'tool_result') {
-        const todo = pendingTodo.get(block.tool_use_id);
-        if (pendingTodo.delete(block.tool_use_id)) {
-          if (block.is_error !== true) changed = tasks.toolUse(block.tool_use_id, 'TodoWrite', todo);
-        } else
-          changed = tasks.toolResult(
-            block.tool_use_id,
-            block.content,
-            line.toolUseResult,
-            block.is_error === true,
-          );
-      }
+      if (block.type === 'tool_use') tasks.toolUse(block.id, block.name, block.input);
+      else if (block.type === 'tool_result')
+        changed = tasks.toolResult(
+          block.tool_use_id,
+          block.content,
+          line.toolUseResult,
+          block.is_error === true,
+        );
       if (changed) events.push({ kind: 'tasks', tasks: changed });
     }
     return events;
@@ -238,7 +233,7 @@ export function createClaudeCodeHistoryParser(parentToolUseId?: string, state?: 
       const state: ClaudeState = {
         facts,
         tasks: tasks.current,
-        pendingTodo: [...pendingTodo],
+        waiting: tasks.waitingCalls(),
         previous,
         runFailed,
         runError,
@@ -251,7 +246,8 @@ export function createClaudeCodeHistoryParser(parentToolUseId?: string, state?: 
 interface ClaudeState {
   facts: HistoryFacts;
   tasks: Task[];
-  pendingTodo: [string, unknown][];
+  waiting?: [string, WaitingCall][];
+  pendingTodo?: [string, unknown][];
   previous: Required<AgentUsage>;
   runFailed: boolean;
   runError: string;

@@ -33,7 +33,7 @@ export function createSessionCommands(deps: {
           initialMessage: body.initialMessage,
           repoUrl: body.repoUrl,
           baseBranch: body.baseBranch,
-          model: body.model,
+          model: body.model ?? agents.defaultModel(workspaceId),
         },
         { agentStarts: true },
       );

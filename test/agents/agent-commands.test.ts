@@ -92,8 +92,11 @@ describe('Gemini CLI command line', () => {
     });
   });
 
-  it('passes only Gemini models, and resumes by session id', () => {
+  it('passes only Gemini models and its aliases, and resumes by session id', () => {
     expect(geminiCommand({ prompt: 'p', model: 'claude-opus-4-6' }).args).toHaveLength(3);
+    expect(geminiCommand({ prompt: 'p', model: 'flash-lite' }).args).toContain('--model=flash-lite');
+    expect(geminiCommand({ prompt: 'p', model: 'auto' }).args).toContain('--model=auto');
+    expect(geminiCommand({ prompt: 'p', model: 'professional' }).args).toHaveLength(3);
     expect(geminiCommand({ prompt: 'p', model: 'gemini-2.5-pro', resumeId: ID }).args.slice(-2)).toEqual([
       '--model=gemini-2.5-pro',
       `--resume=${ID}`,

@@ -78,8 +78,7 @@ const success = (result: string, turns: number, durationMs: number | unknown, ru
 const RESUMES = [
   {
     kind: 'claude-code',
-    // A session created without a model gets its kind's default.
-    model: 'claude-opus-4-6',
+    chosenModel: 'sonnet',
     conversation: '3d964378-3d76-467f-93b2-c115ecfccbdc',
     resumeArg: '--resume=3d964378-3d76-467f-93b2-c115ecfccbdc',
     durations: [252, 671] as unknown[],
@@ -88,8 +87,7 @@ const RESUMES = [
   },
   {
     kind: 'codex',
-    // A session created without a model gets its kind's default.
-    model: 'gpt-5.1-codex',
+    chosenModel: 'gpt-6.1-sol',
     conversation: '01a203e3-9043-71e0-834e-0d073940fa08',
     resumeArg: 'resume',
     // Codex reports no duration: the run's own is measured.
@@ -100,8 +98,7 @@ const RESUMES = [
   },
   {
     kind: 'gemini',
-    // A session created without a model gets its kind's default.
-    model: 'gemini-2.5-pro',
+    chosenModel: 'flash',
     conversation: 'fde42b8b-f495-48ff-8ac5-04127d4deb03',
     resumeArg: '--resume=fde42b8b-f495-48ff-8ac5-04127d4deb03',
     durations: [363, 309],
@@ -117,7 +114,9 @@ describe.each(RESUMES)('$kind through the real server, played back from its reco
     const first = await waitForResults(s, cookie, created.id);
     expect(first.status).toBe('completed');
     expect(first.agent).toBe(c.kind);
-    expect(first.model).toBe(c.model);
+    // Created without a model: the CLI runs its own configured default, and the session
+    // does not claim to know which.
+    expect(first.model).toBe('');
     expect(first.messages).toEqual([
       user('Remember the colour. scenario:resume'),
       text('Remembered: the colour is teal.'),
@@ -140,11 +139,27 @@ describe.each(RESUMES)('$kind through the real server, played back from its reco
 
     // The second invocation, and only it, carries the conversation id; prompts go on stdin.
     const [one, two] = calls();
+    expect(one!.args.some((a) => a.startsWith('--model'))).toBe(false);
+    expect(two!.args.some((a) => a.startsWith('--model'))).toBe(false);
     expect(one!.stdin).toBe('Remember the colour. scenario:resume');
     expect(one!.args.join(' ')).not.toContain(c.conversation);
     expect(two!.stdin).toBe('Which colour? scenario:resume');
     expect(two!.args).toContain(c.resumeArg);
     expect(two!.args.join(' ')).toContain(c.conversation);
+  });
+});
+
+describe.each(RESUMES)('$kind with the model the person chose', (c) => {
+  it('records it on the session and passes it to the CLI', async () => {
+    const { s, owner, cookie, calls } = await serverWith(c.kind);
+    const created = await createSession(s, cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'Say hello. scenario:plain-answer',
+      model: c.chosenModel,
+    });
+    expect(created.model).toBe(c.chosenModel);
+    await waitForResults(s, cookie, created.id);
+    expect(calls()[0]!.args).toContain(`--model=${c.chosenModel}`);
   });
 });
 
@@ -258,6 +273,41 @@ describe('what a run records', () => {
         error_subtype: 'turn_failed',
       },
     ]);
+  });
+
+  it('shows the retries Gemini CLI tells of on stderr as notices, before its answer', async () => {
+    const { s, cookie, start } = await serverWith('gemini');
+    const created = await start('Hello. scenario:stream-retry');
+    const session = await waitForResults(s, cookie, created.id);
+    expect(session.status).toBe('completed');
+    const retry = (attempt: number) => ({
+      ...text(
+        `Attempt ${attempt} failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request`,
+      ),
+      notice: 'error',
+    });
+    expect(session.messages.slice(1, 4)).toEqual([retry(1), retry(2), text('Hello after the retries.')]);
+  });
+
+  it('keeps only the Gemini CLI to-do lists it accepted', async () => {
+    const { s, cookie, start } = await serverWith('gemini');
+    const created = await start('Plan. scenario:write-todos-rejected');
+    const session = await waitForResults(s, cookie, created.id);
+    expect(session.tasks).toEqual([
+      { id: 'todo-1', title: 'Write the notes', status: 'pending' },
+      { id: 'todo-2', title: 'Run the tests', status: 'pending' },
+    ]);
+  });
+
+  it('shows a key Claude Code was refused as an error, not as the model speaking', async () => {
+    const { s, cookie, start } = await serverWith('claude-code');
+    const created = await start('Hello. scenario:error-auth');
+    const session = await waitForResults(s, cookie, created.id);
+    expect(session.status).toBe('failed');
+    expect(session.messages[1]).toEqual({
+      ...text('Invalid API key · Fix external API key'),
+      notice: 'error',
+    });
   });
 
   it('keeps Gemini CLI to-dos as tasks', async () => {

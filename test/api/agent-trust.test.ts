@@ -222,8 +222,21 @@ describe('a value never becomes an option on the agent’s command line', () => 
       organizationId: owner.organizationId,
       initialMessage: 'Fix it -- and $(rm -rf /) "quotes"',
     });
+    const done = await finished(server, owner.apiKey, session.id);
+    // No model was chosen: the session claims none, and {model} stays empty for the command.
+    expect(done.model).toBe('');
+    const report = probeReport(done);
+    expect(report.argv).toEqual(['-p', 'Fix it -- and $(rm -rf /) "quotes"', '--model', '']);
+  });
+
+  it('a chosen model reaches the program as one argument', async () => {
+    const session = await createSession(server, owner.user.cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'Fix it',
+      model: 'us.anthropic.x:0',
+    });
     const report = probeReport(await finished(server, owner.apiKey, session.id));
-    expect(report.argv).toEqual(['-p', 'Fix it -- and $(rm -rf /) "quotes"', '--model', 'claude-opus-4-6']);
+    expect(report.argv).toEqual(['-p', 'Fix it', '--model', 'us.anthropic.x:0']);
   });
 
   it('after "--" in the template, a prompt starting with "-" is plain text', async () => {

@@ -35,10 +35,17 @@ test('choose Claude Code in Settings, run a session and see its agent and cost',
     await expect(page.getByText('Set for this workspace.')).toBeVisible();
 
     await page.getByRole('link', { name: 'New session' }).click();
+    await expect(page.getByText("Runs with Claude Code, this workspace's agent.")).toBeVisible();
+    // No model unless one is chosen: Claude Code's own settings decide.
+    const model = page.getByLabel('Model');
+    await expect(model).toHaveValue('');
+    await expect(model).toHaveAttribute('placeholder', "Claude Code's own default");
+    await expect(page.locator('#model-options option[value="opus"]')).toHaveCount(1);
     await page.getByLabel('Prompt').fill('Remember the colour. scenario:resume');
     await page.getByRole('button', { name: 'Start session' }).click();
     await expect(page.getByText('Remembered: the colour is teal.').first()).toBeVisible();
-    await expect(page.getByRole('definition').filter({ hasText: 'Claude Code' })).toBeVisible();
+    await expect(page.getByRole('definition').filter({ hasText: /^Claude Code$/ })).toBeVisible();
+    await expect(page.getByRole('definition').filter({ hasText: "Claude Code's own default" })).toBeVisible();
     await expect(page.getByRole('definition').filter({ hasText: '80 in · 9 out · $0.0004' })).toBeVisible();
     await expect(page.getByText('Simulated')).toHaveCount(0);
 
@@ -48,6 +55,39 @@ test('choose Claude Code in Settings, run a session and see its agent and cost',
       hasText: 'Agent cost this week',
     });
     await expect(cost.locator('.stat-value')).toHaveText('$0.0004');
+  } finally {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(bin, { recursive: true, force: true });
+  }
+});
+
+test('Codex is offered the models its installed version knows, and none by default', async ({ page }) => {
+  const bin = installRecordedClis(mkdtempSync(join(tmpdir(), 'e2e-clis-')));
+  const dataDir = tempDir('sessiondesk-e2e-');
+  const data = await seedDataDir(dataDir);
+  const server = await startServe(dataDir, ['--log-level', 'warn'], {
+    PATH: `${bin}:${process.env.PATH ?? ''}`,
+  });
+  try {
+    await signIn(page, server.url, data.email, data.password);
+    await page.goto(`${server.url}/settings/agent`);
+    await page.getByLabel(/Codex/).check();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect(page.getByText('Set for this workspace.')).toBeVisible();
+
+    await page.getByRole('link', { name: 'New session' }).click();
+    await expect(page.getByText("Runs with Codex, this workspace's agent.")).toBeVisible();
+    const model = page.getByLabel('Model');
+    await expect(model).toHaveJSProperty('tagName', 'SELECT');
+    await expect(model).toHaveValue('');
+    await expect(model.locator('option').first()).toHaveText("Codex's own default");
+    await expect(model.locator('option', { hasText: 'gpt-6.1-sol' })).toHaveCount(1);
+    await expect(model.locator('option', { hasText: 'gpt-5.1-codex' })).toHaveCount(0);
+    await model.selectOption('gpt-6.1-sol');
+    await page.getByLabel('Prompt').fill('Say hello. scenario:plain-answer');
+    await page.getByRole('button', { name: 'Start session' }).click();
+    await expect(page.getByRole('definition').filter({ hasText: 'gpt-6.1-sol' })).toBeVisible();
   } finally {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -118,7 +118,7 @@ test('the API page copies its examples, including stop, follow-up and live event
   );
 });
 
-test('a command the administrator defined is chosen by name, and takes any model', async ({
+test('a command the administrator defined is chosen by name, takes any model, and claims none', async ({
   page,
   seeded,
 }) => {
@@ -133,11 +133,24 @@ test('a command the administrator defined is chosen by name, and takes any model
   await page.reload();
   await expect(page.getByRole('combobox', { name: 'Command', exact: true })).toHaveValue('my-agent');
 
-  // A local command takes any model name: the form offers a list and free entry.
+  // A local command takes any model name, and none unless one is typed.
   await page.getByRole('link', { name: 'New session', exact: true }).first().click();
+  await expect(page.getByText('Runs with the command "my-agent", this workspace\'s agent.')).toBeVisible();
   const model = page.getByLabel('Model');
   await expect(model).toHaveJSProperty('tagName', 'INPUT');
-  await expect(model).toHaveAttribute('list', 'model-options');
+  await expect(model).toHaveValue('');
+  await expect(model).toHaveAttribute('placeholder', 'None');
+  await expect(
+    page.getByText('Given to the command as {model}, which stays empty without one.'),
+  ).toBeVisible();
   await model.fill('my-local-model');
   await expect(model).toHaveValue('my-local-model');
+  await model.fill('');
+
+  // Started without a model, its session does not claim one.
+  await page.getByLabel('Prompt').fill('Tidy the changelog');
+  await page.getByRole('button', { name: 'Start session' }).click();
+  await expect(page.getByRole('heading', { name: 'Tidy the changelog', level: 1 })).toBeVisible();
+  await expect(page.getByRole('definition').filter({ hasText: "The agent's own default" })).toBeVisible();
+  await expect(page.getByText('claude-opus-4-6')).toHaveCount(0);
 });

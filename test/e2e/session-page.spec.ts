@@ -35,13 +35,18 @@ test('Stop asks first, then ends the run with a neutral Stopped result', async (
   await expect(tasks).not.toContainText('(In progress)');
 });
 
-test('an empty prompt is refused by the form; the model is chosen from a list', async ({ page, seeded }) => {
+test('an empty prompt is refused by the form; the demo agent is named and offers no models', async ({
+  page,
+  seeded,
+}) => {
   await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
   await page.getByRole('link', { name: 'New session', exact: true }).first().click();
-  const model = page.getByLabel('Model');
-  await expect(model).toHaveJSProperty('tagName', 'SELECT');
-  await expect(model).toHaveValue('claude-opus-4-6');
-  await expect(model.locator('option')).toContainText(['claude-sonnet-4-5']);
+  await expect(
+    page.getByText('Runs with the demo agent: a simulated run, no real agent or model.'),
+  ).toBeVisible();
+  // The demo runs no model: nothing to choose, and no Claude model offered.
+  await expect(page.getByLabel('Model')).toHaveCount(0);
+  await expect(page.locator('option', { hasText: 'claude' })).toHaveCount(0);
   await page.getByLabel('Prompt').fill('   \n  ');
   await page.getByRole('button', { name: 'Start session' }).click();
   await expect(page.getByText('Write a prompt: the agent needs something to work on.')).toBeVisible();
@@ -53,10 +58,9 @@ test('an empty prompt is refused by the form; the model is chosen from a list', 
   expect(((await list.json()) as { sessions: unknown[] }).sessions).toHaveLength(1);
 
   await page.getByLabel('Prompt').fill('Document the retry settings');
-  await model.selectOption('claude-sonnet-4-5');
   await page.getByRole('button', { name: 'Start session' }).click();
   await expect(page.getByRole('heading', { name: 'Document the retry settings', level: 1 })).toBeVisible();
-  await expect(page.getByRole('definition').filter({ hasText: 'claude-sonnet-4-5' })).toBeVisible();
+  await expect(page.getByRole('definition').filter({ hasText: 'Simulated' })).toBeVisible();
 });
 
 test('a session that does not exist links back to the sessions, with no retry', async ({ page, seeded }) => {

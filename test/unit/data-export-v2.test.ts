@@ -39,7 +39,13 @@ async function sameAccounts(source: Opened, organizationId: string): Promise<Ope
 }
 
 /** A session with `count` assistant messages of about `bytes` each. */
-async function bigSession(db: Opened, organizationId: string, count: number, bytes: number) {
+async function bigSession(
+  db: Opened,
+  organizationId: string,
+  count: number,
+  bytes: number,
+  model = 'claude-opus-4-6',
+) {
   const id = `ses_big${String(count).padStart(19, '0')}`;
   const ownerId = db.repos.users.findByEmail(OWNER)!.id;
   await db.store.write(() =>
@@ -48,7 +54,7 @@ async function bigSession(db: Opened, organizationId: string, count: number, byt
       workspaceId: organizationId,
       authorId: ownerId,
       title: 'A long one',
-      model: 'claude-opus-4-6',
+      model,
       createdAt: at(100),
       baseBranch: 'main',
       initialMessage: 'Read the whole repository.',
@@ -75,6 +81,20 @@ describe('export version 2', () => {
     const report = await importSessions(linesOf(first), organizationId, target);
     expect(report).toMatchObject({ imported: 4, skippedCount: 0 });
     expect(await exportText(target, organizationId)).toBe(first);
+  });
+
+  it('carries a session started without a model: its agent ran its own default', async () => {
+    const source = await open();
+    const { organizationId } = await seedRich(source);
+    const id = await bigSession(source, organizationId, 1, 10, '');
+    const target = await sameAccounts(source, organizationId);
+    const report = await importSessions(
+      linesOf(await exportText(source, organizationId)),
+      organizationId,
+      target,
+    );
+    expect(report).toMatchObject({ imported: 4, skippedCount: 0 });
+    expect(target.repos.sessions.find(id)?.model).toBe('');
   });
 
   it('carries the agent kind, the CLI conversation, usage totals and every run', async () => {

@@ -203,7 +203,24 @@ export function createClaudeCodeParser(): AgentParser {
     return usage ? [{ kind: 'usage', usage }] : [];
   }
 
+  /**
+   * Text the CLI writes in the model's place (model `<synthetic>`): an API error such as
+   * "Invalid API key", or its own remark. It is shown as the CLI's, an error when it is one.
+   */
+  function syntheticEvents(line: Line): AgentEvent[] | null {
+    const message = line.message as { model?: unknown; content?: unknown } | undefined;
+    if (line.type !== 'assistant' || message?.model !== '<synthetic>' || !Array.isArray(message.content))
+      return null;
+    const level = line.is_api_error_message === true || str(line.error) ? 'error' : 'info';
+    return message.content.flatMap((block: { type?: unknown; text?: unknown }): AgentEvent[] => {
+      const text = block.type === 'text' ? str(block.text) : undefined;
+      return text ? [{ kind: 'notice', level, text: noticeText(text) }] : [];
+    });
+  }
+
   function contentEvents(line: Line): AgentEvent[] {
+    const synthetic = syntheticEvents(line);
+    if (synthetic) return synthetic;
     const parent = str(line.parent_tool_use_id);
     // A person's (or a sub-agent's prompt) text is not the agent's; only tool results are.
     const [content, notices] = blocksOf(line, (b) => line.type === 'assistant' || b.type === 'tool_result');
@@ -216,7 +233,7 @@ export function createClaudeCodeParser(): AgentParser {
       let changed = null;
       if (block.type === 'tool_use') {
         open.opened(block.id, parent);
-        changed = tasks.toolUse(block.id, block.name, block.input);
+        tasks.toolUse(block.id, block.name, block.input);
       } else if (block.type === 'tool_result') {
         open.closed(block.tool_use_id);
         changed = tasks.toolResult(

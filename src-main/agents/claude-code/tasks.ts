@@ -5,6 +5,12 @@ const STATUSES = new Set<string>(['pending', 'in_progress', 'completed']);
 
 type Input = Record<string, unknown> | null;
 
+/** A task tool call the CLI has not answered yet. */
+export interface WaitingCall {
+  name: string;
+  input: unknown;
+}
+
 function str(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
@@ -12,12 +18,24 @@ function str(value: unknown): string | undefined {
 /**
  * Claude Code's task list. Older versions send the whole list with `TodoWrite`; current ones
  * build it with `TaskCreate` (the id arrives in the tool's result) and `TaskUpdate` (by id).
- * Each method returns the new list, or null when the call changed nothing.
+ * A call changes the list only once the CLI has accepted it (its result is not an error): a
+ * call it refuses, such as a todo with a status it does not know, changes nothing.
+ * `toolResult` returns the new list, or null when the call changed nothing.
  */
 export class ClaudeTaskList {
-  private tasks: Task[] = [];
-  /** TaskCreate calls waiting for their results, by tool_use id. */
-  private readonly creating = new Map<string, string>();
+  private tasks: Task[];
+  /** Task calls waiting for their results, by tool_use id. */
+  private readonly waiting = new Map<string, WaitingCall>();
+
+  /** `waiting`: what `waitingCalls()` gave, for a reader that carries on later. */
+  constructor(tasks: Task[] = [], waiting: [string, WaitingCall][] = []) {
+    this.tasks = tasks;
+    for (const [id, call] of waiting) this.waiting.set(id, call);
+  }
+
+  waitingCalls(): [string, WaitingCall][] {
+    return [...this.waiting];
+  }
 
   get current(): Task[] {
     return this.tasks;
@@ -28,20 +46,11 @@ export class ClaudeTaskList {
     return tasks;
   }
 
-  /** A tool call as the model made it. */
-  toolUse(id: string, name: string, input: unknown): Task[] | null {
-    const fields = (typeof input === 'object' ? input : null) as Input;
-    if (name === 'TodoWrite') {
-      const tasks = todosToTasks(input);
-      return tasks ? this.replace(tasks) : null;
+  /** A tool call as the model made it: a task call waits for the CLI's answer. */
+  toolUse(id: string, name: string, input: unknown): void {
+    if (name === 'TodoWrite' || name === 'TaskCreate' || name === 'TaskUpdate') {
+      this.waiting.set(id, { name, input });
     }
-    if (name === 'TaskCreate') {
-      const subject = str(fields?.subject);
-      if (subject) this.creating.set(id, subject);
-      return null;
-    }
-    if (name === 'TaskUpdate') return this.update(fields);
-    return null;
   }
 
   /**
@@ -49,10 +58,18 @@ export class ClaudeTaskList {
    * text ("Task #3 created successfully"), else it is the next number, as the CLI counts.
    */
   toolResult(toolUseId: string, content: unknown, structured: unknown, isError: boolean): Task[] | null {
-    const subject = this.creating.get(toolUseId);
-    if (subject === undefined) return null;
-    this.creating.delete(toolUseId);
+    const call = this.waiting.get(toolUseId);
+    if (call === undefined) return null;
+    this.waiting.delete(toolUseId);
     if (isError) return null;
+    if (call.name === 'TodoWrite') {
+      const tasks = todosToTasks(call.input);
+      return tasks ? this.replace(tasks) : null;
+    }
+    const fields = (typeof call.input === 'object' ? call.input : null) as Input;
+    if (call.name === 'TaskUpdate') return this.update(fields);
+    const subject = str(fields?.subject);
+    if (!subject) return null;
     const task = (structured as { task?: { id?: unknown } } | null)?.task;
     const fromText = typeof content === 'string' ? /Task #(\S+) created/u.exec(content)?.[1] : undefined;
     const id = str(task?.id) ?? fromText ?? String(this.tasks.length + 1);

@@ -1,7 +1,7 @@
 import { checkedConversationId, type AgentCommand, type AgentCommandInput } from '../agent-command.js';
 
-/** Models Gemini CLI can run; any other session model is left to the CLI's default. */
-const GEMINI_MODEL = /^gemini-/u;
+/** Models and aliases Gemini CLI can run; any other session model is left to the CLI's default. */
+const GEMINI_MODEL = /^(?:gemini-|gemma-|auto(?:-|$)|pro$|flash(?:-lite)?$)/u;
 
 /**
  * `gemini --output-format stream-json` with the prompt on stdin (without a TTY it runs headless),

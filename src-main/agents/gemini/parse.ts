@@ -38,6 +38,18 @@ export function writeTodosTasks(input: unknown): Task[] | null {
   });
 }
 
+/** "Attempt 2 failed with status 503. Retrying with backoff... Error: …" and its variants. */
+const RETRY_LINE = /^Attempt \d+ failed\b.*\bRetrying\b/u;
+
+/**
+ * Gemini CLI says that it retries a request (a stream cut short, a 5xx) only on stderr, while
+ * stdout stays silent for minutes: each such line is a notice, as it is written.
+ */
+export function geminiStderrEvents(line: string): AgentEvent[] {
+  const text = line.trim();
+  return RETRY_LINE.test(text) ? [{ kind: 'notice', level: 'error', text: noticeText(text) }] : [];
+}
+
 function usageOf(stats: Record<string, unknown>): AgentUsage {
   // `input_tokens` includes cached ones; `input` is what was not read from the cache.
   return {
@@ -56,6 +68,8 @@ function usageOf(stats: Record<string, unknown>): AgentUsage {
 export function createGeminiParser(): AgentParser {
   const open = new OpenToolCalls();
   let tasks: Task[] = [];
+  /** write_todos calls waiting for their results: their parameters, by tool id. */
+  const todoCalls = new Map<string, unknown>();
   let speech = '';
   let lastSpeech = '';
   /** A warning that ended the run early (a loop detected, say) explains a result with no text. */
@@ -87,13 +101,7 @@ export function createGeminiParser(): AgentParser {
       ...flush(),
       { kind: 'assistant', content: [{ type: 'tool_use', id, name, input: line.parameters ?? {} }] },
     ];
-    if (name === 'write_todos') {
-      const next = writeTodosTasks(line.parameters);
-      if (next) {
-        tasks = next;
-        events.push({ kind: 'tasks', tasks });
-      }
-    }
+    if (name === 'write_todos') todoCalls.set(id, line.parameters);
     return events;
   }
 
@@ -106,10 +114,20 @@ export function createGeminiParser(): AgentParser {
     const error = (line.error as { message?: unknown } | undefined)?.message;
     const output = typeof line.output === 'string' ? line.output : '';
     const content = failed && typeof error === 'string' ? error : output;
-    return [
+    const events: AgentEvent[] = [
       ...flush(),
       { kind: 'assistant', content: [{ type: 'tool_result', tool_use_id: id, content, is_error: failed }] },
     ];
+    // A to-do list counts once the CLI has accepted it: a refused one (a status it does not
+    // know) leaves the tasks as they were.
+    const todos = todoCalls.get(id);
+    todoCalls.delete(id);
+    const next = failed || todos === undefined ? null : writeTodosTasks(todos);
+    if (next) {
+      tasks = next;
+      events.push({ kind: 'tasks', tasks });
+    }
+    return events;
   }
 
   function result(line: Record<string, unknown>): AgentEvent[] {

@@ -73,12 +73,14 @@ describe.each(recordedVersions(KIND))('Claude Code %s recordings', (version) => 
       'api-retry',
       'edit-and-commit',
       'error-api',
+      'error-auth',
       'error-max-turns',
       'plain-answer',
       'resume',
       'sub-agent',
       'task-tracking',
       'todo-write',
+      'todo-write-rejected',
     ]);
   });
 
@@ -175,6 +177,31 @@ describe.each(recordedVersions(KIND))('Claude Code %s recordings', (version) => 
     expect(events!.at(-2)).toEqual(result(true, 'Writing the notes now.', 2));
   });
 
+  it('keeps the list of a TodoWrite the CLI accepted, not of one it refused', () => {
+    const [events] = run('todo-write-rejected');
+    const refused = fixtureRecords(KIND, version, 'todo-write-rejected', (r) =>
+      JSON.stringify(r).includes('InputValidationError'),
+    );
+    expect(refused).toHaveLength(1);
+    expect(events!.filter((e) => e.kind === 'tasks')).toEqual([
+      {
+        kind: 'tasks',
+        tasks: [
+          { id: 'task-1', title: 'Write the notes', status: 'in_progress' },
+          { id: 'task-2', title: 'Run the tests', status: 'pending' },
+        ],
+      },
+      // The run is over: the task left under way is no longer in progress.
+      {
+        kind: 'tasks',
+        tasks: [
+          { id: 'task-1', title: 'Write the notes', status: 'pending' },
+          { id: 'task-2', title: 'Run the tests', status: 'pending' },
+        ],
+      },
+    ]);
+  });
+
   it('keeps a sub-agent’s messages, marked with the call that started it', () => {
     const child = 'toolu_1_0_0';
     expect(run('sub-agent')).toEqual([
@@ -212,13 +239,27 @@ describe.each(recordedVersions(KIND))('Claude Code %s recordings', (version) => 
     const message = expect.stringContaining('Prompt is too long') as string;
     expect(events).toEqual([
       { kind: 'conversation', id: sessionId('error-api') },
-      text(message),
+      // The CLI's words in the model's place (model "<synthetic>"): an error, not an answer.
+      { kind: 'notice', level: 'error', text: message },
       {
         kind: 'usage',
         usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0 },
       },
       result(false, message, 1, 'prompt_too_long'),
     ]);
+  });
+
+  it('shows a refused API key as an error, not as the model speaking', () => {
+    const [events] = run('error-auth');
+    const [synthetic] = fixtureRecords(KIND, version, 'error-auth', (r) => r.type === 'assistant');
+    expect((synthetic!.message as { model: string }).model).toBe('<synthetic>');
+    expect(events!.filter((e) => e.kind === 'assistant')).toEqual([]);
+    expect(events).toContainEqual({
+      kind: 'notice',
+      level: 'error',
+      text: 'Invalid API key · Fix external API key',
+    });
+    expect(events!.at(-1)).toEqual(result(false, 'Invalid API key · Fix external API key', 1, 'api_error'));
   });
 
   it('shows each API retry as an error notice as it happens, then the failure', () => {
@@ -233,7 +274,7 @@ describe.each(recordedVersions(KIND))('Claude Code %s recordings', (version) => 
         level: 'error',
         text: `API error 529 (overloaded); retry ${String(r.attempt)} of 2 in ${Math.round((r.retry_delay_ms as number) / 100) / 10} s`,
       })),
-      text(message),
+      { kind: 'notice', level: 'error', text: message },
       {
         kind: 'usage',
         usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0 },
@@ -315,7 +356,7 @@ describe('Claude Code parser', () => {
     ]);
   });
 
-  it('turns TodoWrite lists into tasks', () => {
+  it('turns TodoWrite lists into tasks once the CLI has accepted them', () => {
     const parser = createClaudeCodeParser();
     const line = JSON.stringify({
       type: 'assistant',
@@ -335,7 +376,12 @@ describe('Claude Code parser', () => {
         ],
       },
     });
-    expect(parser.line(line).filter((e) => e.kind === 'tasks')).toEqual([
+    expect(parser.line(line).filter((e) => e.kind === 'tasks')).toEqual([]);
+    const accepted = JSON.stringify({
+      type: 'user',
+      message: { content: [{ type: 'tool_result', tool_use_id: 't1', content: 'Todos have been modified' }] },
+    });
+    expect(parser.line(accepted).filter((e) => e.kind === 'tasks')).toEqual([
       {
         kind: 'tasks',
         tasks: [

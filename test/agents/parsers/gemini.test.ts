@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { UNFINISHED_TOOL_RESULT, type AgentEvent } from '../../../src-main/agents/agent-events.js';
-import { createGeminiParser } from '../../../src-main/agents/gemini/parse.js';
-import { fixtureLines, fixtureRecords, recordedScenarios, recordedVersions, replay } from './replay.js';
+import { createGeminiParser, geminiStderrEvents } from '../../../src-main/agents/gemini/parse.js';
+import {
+  fixtureFile,
+  fixtureLines,
+  fixtureRecords,
+  recordedScenarios,
+  recordedVersions,
+  replay,
+} from './replay.js';
 
 const KIND = 'gemini';
 const startsRun = (line: string) => line.includes('"type":"init"');
@@ -40,7 +47,9 @@ describe.each(recordedVersions(KIND))('Gemini CLI %s recordings', (version) => {
       'loop-detected',
       'plain-answer',
       'resume',
+      'stream-retry',
       'write-todos',
+      'write-todos-rejected',
     ]);
   });
 
@@ -123,6 +132,37 @@ describe.each(recordedVersions(KIND))('Gemini CLI %s recordings', (version) => {
       ],
     ]);
     expect(events!.at(-2)).toEqual(success('Notes written; tests are running.', 3));
+  });
+
+  it('keeps the list of a write_todos the CLI accepted, not of one it refused', () => {
+    const [events] = run('write-todos-rejected');
+    const refused = fixtureRecords(KIND, version, 'write-todos-rejected', (r) => r.status === 'error');
+    expect(refused).toHaveLength(1);
+    expect(events!.filter((e) => e.kind === 'tasks').map((e) => e.tasks)).toEqual([
+      [
+        { id: 'todo-1', title: 'Write the notes', status: 'in_progress' },
+        { id: 'todo-2', title: 'Run the tests', status: 'pending' },
+      ],
+      // The run is over: the task left under way is no longer in progress.
+      [
+        { id: 'todo-1', title: 'Write the notes', status: 'pending' },
+        { id: 'todo-2', title: 'Run the tests', status: 'pending' },
+      ],
+    ]);
+  });
+
+  it('turns the retries it tells of on stderr into notices, and nothing else there', () => {
+    const stderr = fixtureFile(KIND, version, 'stream-retry.stderr').split('\n');
+    expect(stderr.length).toBeGreaterThan(10);
+    expect(stderr.flatMap(geminiStderrEvents)).toEqual(
+      [1, 2].map((attempt) => ({
+        kind: 'notice',
+        level: 'error',
+        text: `Attempt ${attempt} failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request`,
+      })),
+    );
+    // The answer that came after the retries is whole.
+    expect(run('stream-retry')[0]).toContainEqual(say('Hello after the retries.'));
   });
 
   it('shows the loop-detection warning live and ends with it as the result text', () => {
@@ -230,11 +270,16 @@ describe('Gemini CLI parser', () => {
     parser.line(
       JSON.stringify({ type: 'tool_use', tool_name: 'write_todos', tool_id: 't2', parameters: todos }),
     );
+    expect(parser.line('{"type":"tool_result","tool_id":"t2","status":"success"}')).toContainEqual({
+      kind: 'tasks',
+      tasks: [{ id: 'todo-1', title: 'Wait for CI (blocked)', status: 'pending' }],
+    });
+    parser.line('{"type":"tool_use","tool_name":"run_shell_command","tool_id":"t3","parameters":{}}');
     expect(parser.end()).toEqual([
       {
         kind: 'assistant',
         content: [
-          { type: 'tool_result', tool_use_id: 't2', content: UNFINISHED_TOOL_RESULT, is_error: true },
+          { type: 'tool_result', tool_use_id: 't3', content: UNFINISHED_TOOL_RESULT, is_error: true },
         ],
       },
     ]);

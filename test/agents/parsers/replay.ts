@@ -17,6 +17,11 @@ export function recordedScenarios(kind: string, version: string): string[] {
     .map((f) => f.slice(0, -'.jsonl'.length));
 }
 
+/** A file kept beside a kind's recordings, such as what the CLI wrote on stderr. */
+export function fixtureFile(kind: string, version: string, name: string): string {
+  return readFileSync(join(FIXTURES, kind, version, name), 'utf8');
+}
+
 export function fixtureLines(kind: string, version: string, scenario: string): string[] {
   return readFileSync(join(FIXTURES, kind, version, `${scenario}.jsonl`), 'utf8').split('\n');
 }

@@ -1,41 +1,71 @@
 import { useState, type FormEvent } from 'react';
-import { useNavigate } from 'react-router';
+import { Link, useNavigate } from 'react-router';
 import { modelsFor } from '../../../../src-shared/agent-models';
+import type { AgentSettings } from '../../../../src-shared/accounts';
 import { DEFAULT_BASE_BRANCH } from '../../../../src-shared/constants';
 import { ApiError } from '../../api/client';
-import { useAgentSettings, useCreateSession } from '../../api/queries';
+import { useAgentKinds, useAgentSettings, useCreateSession } from '../../api/queries';
 import { TextArea, TextField } from '../../components/Field';
+import { AGENT_NAMES } from '../../lib/usage';
 import { useWorkspace } from '../../lib/workspace';
 
-/** The models the workspace's agent takes: a list, and free entry where the agent allows it. */
+/** The agent's name as the form says it: "Codex", `the command "my-agent"`. */
+function agentName(settings: AgentSettings | undefined): string {
+  if (!settings) return 'the agent';
+  if (settings.agent !== 'command') return AGENT_NAMES[settings.agent];
+  return settings.commandName ? `the command "${settings.commandName}"` : "the server's agent command";
+}
+
+/**
+ * The models the workspace's agent takes: a list, and free entry where the agent allows it.
+ * Left empty, the agent runs with its own default; the demo runs no model at all.
+ */
 function ModelField({
-  kind,
+  settings,
+  installedVersion,
   value,
   onChange,
   error,
 }: {
-  kind: string;
+  settings: AgentSettings | undefined;
+  installedVersion: string | undefined;
   value: string;
   onChange: (model: string) => void;
   error: string | undefined;
 }) {
-  const { models, freeEntry } = modelsFor(kind);
+  const kind = settings?.agent ?? 'demo';
+  const { models, freeEntry, checkedWith } = modelsFor(kind);
+  if (kind === 'demo') return null;
+  const name = agentName(settings);
+  const ownDefault = kind === 'command' ? 'None' : `${name}'s own default`;
+  // The list is the one of the CLI version it was taken from; another version may know others.
+  const listedFor =
+    checkedWith && installedVersion && !installedVersion.includes(checkedWith)
+      ? ` Listed for ${name} ${checkedWith}; this server has ${installedVersion}.`
+      : '';
   if (freeEntry) {
     return (
       <>
         <TextField
           label="Model"
-          list="model-options"
+          list={models.length > 0 ? 'model-options' : undefined}
           value={value}
+          placeholder={ownDefault}
           onChange={(e) => onChange(e.target.value)}
           error={error}
-          hint="Passed to the agent as it is."
+          hint={
+            kind === 'command'
+              ? 'Optional. Given to the command as {model}, which stays empty without one.'
+              : `Optional. Left empty, ${name} uses its own default.${listedFor}`
+          }
         />
-        <datalist id="model-options">
-          {models.map((m) => (
-            <option key={m} value={m} />
-          ))}
-        </datalist>
+        {models.length > 0 && (
+          <datalist id="model-options">
+            {models.map((m) => (
+              <option key={m} value={m} />
+            ))}
+          </datalist>
+        )}
       </>
     );
   }
@@ -47,17 +77,25 @@ function ModelField({
         value={value}
         onChange={(e) => onChange(e.target.value)}
         aria-invalid={error ? true : undefined}
+        aria-describedby={listedFor ? 'model-select-note' : undefined}
       >
+        <option value="">{ownDefault}</option>
         {models.map((m) => (
           <option key={m} value={m}>
             {m}
           </option>
         ))}
       </select>
-      {error && (
+      {error ? (
         <p className="field-error" role="alert">
           {error}
         </p>
+      ) : (
+        listedFor && (
+          <p id="model-select-note" className="field-hint">
+            {listedFor.trim()}
+          </p>
+        )
       )}
     </div>
   );
@@ -66,13 +104,13 @@ function ModelField({
 export function NewSessionPage() {
   const { workspace } = useWorkspace();
   const agent = useAgentSettings(workspace.organizationId);
-  const kind = agent.data?.settings.agent ?? 'demo';
+  const settings = agent.data?.settings;
+  const installed = useAgentKinds().data?.agents.find((k) => k.kind === settings?.agent);
   const create = useCreateSession();
   const navigate = useNavigate();
   const [form, setForm] = useState({ initialMessage: '', repoUrl: '', baseBranch: DEFAULT_BASE_BRANCH });
-  // Until the person picks one, the model is the agent's default (known once its setting is).
-  const [model, setModel] = useState<string | null>(null);
-  const chosenModel = model ?? modelsFor(kind).defaultModel;
+  // Empty until the person picks one: the server then gives the agent none (the demo its own).
+  const [model, setModel] = useState('');
   const [promptMissing, setPromptMissing] = useState(false);
   const error = create.error instanceof ApiError ? create.error : null;
   const set = (field: keyof typeof form) => (e: { target: { value: string } }) =>
@@ -91,7 +129,7 @@ export function NewSessionPage() {
         organizationId: workspace.organizationId,
         initialMessage: form.initialMessage,
         ...(form.repoUrl.trim() ? { repoUrl: form.repoUrl.trim(), baseBranch: form.baseBranch.trim() } : {}),
-        ...(chosenModel.trim() ? { model: chosenModel.trim() } : {}),
+        ...(model.trim() ? { model: model.trim() } : {}),
       },
       { onSuccess: ({ session }) => void navigate(`/sessions/${session.id}`) },
     );
@@ -105,6 +143,20 @@ export function NewSessionPage() {
       <p className="muted">
         In {workspace.name}. The agent clones the repository, works on the prompt and reports back here.
       </p>
+      {settings && (
+        <p className="new-session-agent">
+          {settings.agent === 'demo' ? (
+            <>
+              Runs with the <strong>demo agent</strong>: a simulated run, no real agent or model.{' '}
+            </>
+          ) : (
+            <>
+              Runs with <strong>{agentName(settings)}</strong>, this workspace's agent.{' '}
+            </>
+          )}
+          <Link to="/settings/agent">Change the agent</Link>
+        </p>
+      )}
       <form className="stack" onSubmit={submit} noValidate>
         <TextArea
           label="Prompt"
@@ -139,8 +191,9 @@ export function NewSessionPage() {
             error={error?.fieldError('body.baseBranch')}
           />
           <ModelField
-            kind={kind}
-            value={chosenModel}
+            settings={settings}
+            installedVersion={installed?.version}
+            value={model}
             onChange={setModel}
             error={error?.fieldError('body.model')}
           />

@@ -354,7 +354,16 @@ export function SessionPage() {
               )}
               <dt>Model</dt>
               <dd>
-                <code>{session.model}</code>
+                {session.model ? (
+                  <code>{session.model}</code>
+                ) : (
+                  // None was chosen: the agent ran its own default, which Session Desk does not know.
+                  <span className="muted">
+                    {session.agent && session.agent !== 'command'
+                      ? `${AGENT_NAMES[session.agent]}'s own default`
+                      : "The agent's own default"}
+                  </span>
+                )}
               </dd>
               {session.usage !== undefined && (
                 <>

@@ -1,0 +1,83 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { modelsFor } from '../../src-shared/agent-models.js';
+import { findAgentCli } from '../helpers/agent-cli.js';
+
+/** The installed CLI, if it is the version the form's list was taken from. */
+function installed(kind: string, program: string, envVariable: string): string | null {
+  const bin = findAgentCli(program, envVariable);
+  if (!bin) return null;
+  const version = execFileSync(bin, ['--version'], { encoding: 'utf8' });
+  const { checkedWith } = modelsFor(kind);
+  // A list with no version is checked against whatever is installed.
+  if (checkedWith !== undefined && !version.includes(checkedWith)) {
+    console.warn(`Skipping ${kind}'s model list: it was checked with ${checkedWith}, not ${version.trim()}`);
+    return null;
+  }
+  return bin;
+}
+
+const codex = installed('codex', 'codex', 'CODEX_BIN');
+const gemini = installed('gemini', 'gemini', 'GEMINI_BIN');
+const claude = installed('claude-code', 'claude', 'CLAUDE_CODE_BIN');
+
+describe('the models the form offers are the ones the installed CLI knows', () => {
+  it.skipIf(!codex)('Codex: each is in its bundled catalog, listed for people to pick', () => {
+    const home = mkdtempSync(join(tmpdir(), 'codex-home-'));
+    try {
+      const catalog = JSON.parse(
+        execFileSync(codex!, ['debug', 'models', '--bundled'], {
+          encoding: 'utf8',
+          env: { PATH: process.env.PATH, CODEX_HOME: home },
+          stdio: ['ignore', 'pipe', 'ignore'],
+        }),
+      ) as { models: { slug: string; visibility: string }[] };
+      const listed = catalog.models.filter((m) => m.visibility === 'list').map((m) => m.slug);
+      expect(listed.length).toBeGreaterThan(0);
+      expect(listed).toEqual(expect.arrayContaining([...modelsFor('codex').models]));
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it.skipIf(!gemini)('Gemini CLI: each is a model id or alias in its bundle', () => {
+    const bundle = dirname(realpathSync(gemini!));
+    const source = readdirSync(bundle)
+      .filter((f) => f.endsWith('.js'))
+      .map((f) => readFileSync(join(bundle, f), 'utf8'))
+      .join('\n');
+    for (const model of modelsFor('gemini').models) {
+      expect(source, model).toMatch(
+        new RegExp(`(?:_MODEL|_ALIAS_[A-Z_]+) = "${model.replaceAll('.', '\\.')}"`, 'u'),
+      );
+    }
+  });
+
+  it.skipIf(!claude)('Claude Code: each full id is one it names', () => {
+    const ids = modelsFor('claude-code').models.filter((m) => m.startsWith('claude-'));
+    // The native program is large: rg reads it once for all the ids.
+    const found = execFileSync(
+      'rg',
+      [
+        '--text',
+        '--only-matching',
+        '--no-filename',
+        ...ids.flatMap((id) => ['-e', `"${id}"`]),
+        realpathSync(claude!),
+      ],
+      { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+    );
+    const named = new Set(found.split('\n').map((l) => l.replaceAll('"', '')));
+    for (const id of ids) expect(named.has(id), id).toBe(true);
+  });
+
+  it('the agents that run a model get none unless the person chooses one', () => {
+    for (const kind of ['command', 'claude-code', 'codex', 'gemini'])
+      expect(modelsFor(kind).defaultModel).toBe('');
+    // The demo runs no model; it records the specification's default.
+    expect(modelsFor('demo')).toMatchObject({ models: [], defaultModel: 'claude-opus-4-6' });
+  });
+});
