@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import type { AssistantMessage, ResultMessage } from '../../src-shared/sessions.js';
 import { roundDollars } from '../store/sessions.js';
 import type { AgentEvent, AgentUsage } from './agent-events.js';
@@ -6,9 +7,11 @@ import { LINE_MAX_BYTES, splitLines } from './line-splitter.js';
 import { appendWithinCap, notice, oversizeLineText } from './output-caps.js';
 import { runProcess } from './process-run.js';
 import { locateProgram } from './programs.js';
+import { installRoot } from './os-sandbox.js';
 import { prepareSandbox } from './sandbox.js';
 import {
   branchName,
+  withFolders,
   resultMessage,
   RunAborted,
   type AgentRunner,
@@ -65,6 +68,8 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
       resumeId: previous.conversationId,
     });
     const parser = spec.parser(previous.usageBefore ? { usageBefore: previous.usageBefore } : {});
+    const state = spec.state(options.env);
+    for (const folder of state.folders) await mkdir(folder, { recursive: true, mode: 0o700 });
     const child = runProcess({
       program: located.path,
       args,
@@ -74,6 +79,11 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
       timeoutMs: options.timeoutMs,
       signal: ctx.signal,
       onStart: ctx.processStarted,
+      confine: withFolders(ctx.confinement, {
+        readable: [installRoot(located.path)],
+        state: [...state.folders, ...state.files],
+      }),
+      ownedFolder: ctx.sandboxDir,
     });
 
     let conversationId = previous.conversationId;
