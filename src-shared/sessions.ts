@@ -133,6 +133,13 @@ export const SessionSourceSchema = z.object({
 });
 export type SessionSource = z.infer<typeof SessionSourceSchema>;
 
+export const IsolationSchema = z
+  .enum(['sandbox', 'none'])
+  .describe(
+    "How the latest run's program was held: `sandbox`, in an operating-system sandbox of its own (bubblewrap on Linux: it sees only the session's folder and its CLI's own state, and nothing it started outlives the run); `none`, as the user, without one (no sandbox on this system). Absent for sessions no program ran (the demo agent, imported sessions).",
+  );
+export type Isolation = z.infer<typeof IsolationSchema>;
+
 const SessionBaseSchema = z.object({
   id: z.string(),
   title: z.string(),
@@ -160,6 +167,7 @@ const SessionBaseSchema = z.object({
   source: SessionSourceSchema.optional().describe(
     "Set on a session imported from an agent CLI's own files (`sessiondesk history import`).",
   ),
+  isolation: IsolationSchema.optional(),
 });
 
 /** Summary form: list, create and update. Create has no lastMessagePreview; update has no previews. */

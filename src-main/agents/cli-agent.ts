@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import type { AssistantMessage, ResultMessage } from '../../src-shared/sessions.js';
 import { roundDollars } from '../store/sessions.js';
 import type { AgentEvent, AgentUsage } from './agent-events.js';
@@ -6,9 +7,11 @@ import { LINE_MAX_BYTES, splitLines } from './line-splitter.js';
 import { appendWithinCap, notice, oversizeLineText } from './output-caps.js';
 import { runProcess } from './process-run.js';
 import { locateProgram } from './programs.js';
+import { installRoot } from './os-sandbox.js';
 import { prepareSandbox } from './sandbox.js';
 import {
   branchName,
+  withFolders,
   resultMessage,
   RunAborted,
   type AgentRunner,
@@ -82,6 +85,8 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
     const lingering = new AbortController();
     let lingerTimer: NodeJS.Timeout | undefined;
     const { stderrEvents } = spec;
+    const state = spec.state(options.env);
+    for (const folder of state.folders) await mkdir(folder, { recursive: true, mode: 0o700 });
     const child = runProcess({
       program: located.path,
       args,
@@ -92,6 +97,11 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
       signal: AbortSignal.any([ctx.signal, lingering.signal]),
       onStart: ctx.processStarted,
       onStderrLine: stderrEvents && ((line) => enqueue(stderrEvents(line))),
+      confine: withFolders(ctx.confinement, {
+        readable: [installRoot(located.path)],
+        state: [...state.folders, ...state.files],
+      }),
+      ownedFolder: ctx.sandboxDir,
     });
 
     let conversationId = previous.conversationId;

@@ -1,15 +1,21 @@
+import { existsSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import { mapStreamLine } from './stream-json.js';
 import {
   branchName,
   resultMessage,
   RunAborted,
+  withFolders,
   type AgentRunner,
   type RunContext,
   type RunOutcome,
 } from './types.js';
 import { LINE_MAX_BYTES, splitLines } from './line-splitter.js';
 import { appendWithinCap, notice, oversizeLineText } from './output-caps.js';
+import { CLI_KIND_SPECS } from './cli-kinds.js';
+import { installRoot } from './os-sandbox.js';
 import { runProcess } from './process-run.js';
+import { locateExecutable } from './programs.js';
 import { prepareSandbox } from './sandbox.js';
 
 export interface CommandAgentOptions {
@@ -62,6 +68,33 @@ export function takesPromptArgument(template: string[]): boolean {
 }
 
 /**
+ * What an administrator's command may see in the sandbox besides the session's folder: its
+ * program's install, the files and folders its arguments name by absolute path (a script, a
+ * configuration), and the agent CLIs' own state folders (such commands are often one of them).
+ */
+function commandFolders(
+  program: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): { readable: string[]; state: string[] } {
+  const located = isAbsolute(program)
+    ? program
+    : (() => {
+        const found = locateExecutable({ name: program, program, envVar: '' }, env);
+        return found.found ? found.path : undefined;
+      })();
+  const readable = [
+    ...(located === undefined ? [] : [installRoot(located)]),
+    ...args.filter((arg) => isAbsolute(arg) && existsSync(arg)),
+  ];
+  const state = Object.values(CLI_KIND_SPECS).flatMap((spec) => {
+    const { folders, files } = spec.state(env);
+    return [...folders, ...files].filter((path) => existsSync(path));
+  });
+  return { readable, state };
+}
+
+/**
  * Runs a local agent CLI (one that prints stream-json, one JSON message per line) in the
  * session's sandbox, and records what it prints as it prints it.
  */
@@ -93,6 +126,8 @@ export function createCommandAgent(options: CommandAgentOptions): AgentRunner {
       timeoutMs: options.timeoutMs,
       signal: ctx.signal,
       onStart: ctx.processStarted,
+      confine: withFolders(ctx.confinement, commandFolders(program, args, options.environment)),
+      ownedFolder: ctx.sandboxDir,
     });
 
     let result: RunOutcome['result'] | null = null;

@@ -15,6 +15,7 @@ import { createDemoAgent } from './demo-agent.js';
 import { agentEnvironment } from './environment.js';
 import { NamedCommandsError, readNamedCommands } from './named-commands.js';
 import { endOrphans } from './orphans.js';
+import { detectOsSandbox, type OsSandbox } from './os-sandbox.js';
 import { recordBranchAtEnd, recordReportedPullRequest } from './repository-facts.js';
 import { sandboxPath, SandboxError } from './sandbox.js';
 import {
@@ -85,6 +86,7 @@ export class AgentHost {
   /** The follow-up of each session being handled, so that the next waits for it. */
   private readonly followUps = new Map<string, Promise<void>>();
   private closed = false;
+  private osSandboxFound: OsSandbox | undefined;
 
   constructor(
     private readonly deps: {
@@ -117,6 +119,15 @@ export class AgentHost {
   prepareSandboxRoot(): void {
     secureSandboxRoot(this.sandboxRoot, this.deps.dataDir, this.deps.logger);
     moveLegacySandboxes(this.deps.dataDir, this.sandboxRoot, this.deps.logger);
+  }
+
+  /**
+   * The operating-system sandbox agents' programs run in (bubblewrap on Linux), or why there is
+   * none: looked for once, on the first run or question.
+   */
+  get osSandbox(): OsSandbox {
+    this.osSandboxFound ??= detectOsSandbox(this.deps.config.env ?? process.env);
+    return this.osSandboxFound;
   }
 
   /** The allow-listed environment agents run with (and git in their sandboxes). */
@@ -297,7 +308,9 @@ export class AgentHost {
    */
   async recoverInterrupted(): Promise<number> {
     const { repos, service } = this.deps;
-    const ended = await endOrphans(repos.runs.processes(), this.deps.logger);
+    const ended = await endOrphans(repos.runs.processes(), this.deps.logger, (id) =>
+      sandboxPath(this.sandboxRoot, id),
+    );
     await service.forgetProcesses(repos.runs.processes().map((p) => p.sessionId));
     const ids = repos.sessions.runningIds();
     for (const id of ids) {
@@ -407,10 +420,20 @@ export class AgentHost {
     const controller = new AbortController();
     const { service } = this.deps;
     let recordingProcess: Promise<void> = Promise.resolve();
+    const sandboxDir = sandboxPath(this.sandboxRoot, sessionId);
     const ctx: RunContext = {
       session,
-      sandboxDir: sandboxPath(this.sandboxRoot, sessionId),
+      sandboxDir,
       signal: controller.signal,
+      confinement: {
+        sandbox: this.osSandbox,
+        rules: {
+          writable: [sandboxDir],
+          readable: [],
+          state: [],
+          hidden: [this.deps.dataDir, this.sandboxRoot],
+        },
+      },
       sink: {
         assistant: async (message) => {
           await service.appendMessage(sessionId, message, null);
@@ -442,7 +465,12 @@ export class AgentHost {
       const started = Date.now();
       try {
         const runner = this.runnerFor(session.workspaceId);
-        await service.runStarts(sessionId, runner.kind);
+        // The demo agent runs no program: there is nothing to hold.
+        await service.runStarts(
+          sessionId,
+          runner.kind,
+          runner.kind === 'demo' ? null : this.osSandbox.isolation,
+        );
         // Folders may have changed hands since the start: each run checks its own again.
         if (runner.kind !== 'demo') {
           secureSessionFolder(this.sandboxRoot, this.deps.dataDir, sessionId, this.deps.logger);

@@ -1,6 +1,14 @@
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
+import type { Confinement, OsSandbox } from './os-sandbox.js';
 import { STOP_GRACE_MS, waitForGroupEnd } from './process-group.js';
+import {
+  descendantsOf,
+  processesWorkingIn,
+  signalEach,
+  stillRunning,
+  type ProcessId,
+} from './process-tree.js';
 
 export interface ProcessRunOptions {
   program: string;
@@ -17,6 +25,16 @@ export interface ProcessRunOptions {
   graceMs?: number;
   /** Told each whole line the program writes to stderr, as it writes it. */
   onStderrLine?: ((line: string) => void) | undefined;
+  /**
+   * The operating-system sandbox the program runs in, and what it may see there. Without a
+   * sandbox the program runs as is, and its process tree is followed instead.
+   */
+  confine?: { sandbox: OsSandbox; rules: Confinement } | undefined;
+  /**
+   * The session's own folder: where no sandbox holds the run, a process still working in it
+   * when the run ends is the run's (a tool orphaned by its parent). Never a person's folder.
+   */
+  ownedFolder?: string | undefined;
 }
 
 export interface ProcessExit {
@@ -39,6 +57,8 @@ export interface ProcessRun {
 
 const STDERR_KEPT = 4000;
 const grouped = process.platform !== 'win32';
+/** How often a run outside a sandbox has its process tree read, to know every descendant. */
+const TREE_POLL_MS = 500;
 
 /**
  * Runs an agent's program in its own process group (agent CLIs start tools, which start
@@ -47,7 +67,12 @@ const grouped = process.platform !== 'win32';
  */
 export function runProcess(options: ProcessRunOptions): ProcessRun {
   const graceMs = options.graceMs ?? STOP_GRACE_MS;
-  const child = spawn(options.program, options.args, {
+  const sandbox = options.confine?.sandbox;
+  const { program, args } =
+    sandbox?.isolation === 'sandbox' && options.confine
+      ? sandbox.wrap(options.program, options.args, options.confine.rules, options.env, options.cwd)
+      : { program: options.program, args: options.args };
+  const child = spawn(program, args, {
     cwd: options.cwd,
     env: options.env,
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -74,12 +99,34 @@ export function runProcess(options: ProcessRunOptions): ProcessRun {
     if (stderrLine) onStderrLine?.(stderrLine);
   });
 
+  // Outside a sandbox, every descendant seen is remembered: one that starts a process session
+  // of its own leaves the group, and once its parent is gone it leaves the tree too.
+  const seen = new Map<number, ProcessId>();
+  const followTree = sandbox?.isolation !== 'sandbox' && pgid !== undefined;
+  const noteTree = () => {
+    if (pgid !== undefined) for (const p of descendantsOf(pgid)) seen.set(p.pid, p);
+  };
+  const treeTimer = followTree ? setInterval(noteTree, TREE_POLL_MS) : undefined;
+  treeTimer?.unref();
+  const strays = (): ProcessId[] => {
+    noteTree();
+    const found = new Map(seen);
+    if (options.ownedFolder) for (const p of processesWorkingIn(options.ownedFolder)) found.set(p.pid, p);
+    found.delete(process.pid);
+    return [...found.values()];
+  };
+
   let ending: Promise<void> | undefined;
   const endGroup = () => {
     ending ??= (async () => {
       if (pgid === undefined) return;
+      const others = followTree ? strays() : [];
+      clearInterval(treeTimer);
       if (!grouped) {
-        child.kill('SIGTERM');
+        // Windows has no process groups to signal: taskkill ends the program's whole tree.
+        spawn('taskkill', ['/pid', String(pgid), '/T', '/F'], { stdio: 'ignore' }).on('error', () =>
+          child.kill('SIGTERM'),
+        );
         return;
       }
       try {
@@ -87,7 +134,8 @@ export function runProcess(options: ProcessRunOptions): ProcessRun {
       } catch {
         /* the group is gone already */
       }
-      await waitForGroupEnd(pgid, graceMs);
+      signalEach(others, 'SIGTERM');
+      await Promise.all([waitForGroupEnd(pgid, graceMs), endWithin(others, graceMs)]);
     })();
     return ending;
   };
@@ -114,4 +162,14 @@ export function runProcess(options: ProcessRunOptions): ProcessRun {
     child.once('close', (code) => void finish(code));
   });
   return { stdout: child.stdout, ended };
+}
+
+/** Gives the processes (sent SIGTERM already) `graceMs` to end, then sends SIGKILL. */
+async function endWithin(list: ProcessId[], graceMs: number): Promise<void> {
+  if (list.length === 0) return;
+  const until = Date.now() + graceMs;
+  while (Date.now() < until && list.some(stillRunning)) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  signalEach(list, 'SIGKILL');
 }

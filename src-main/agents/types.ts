@@ -1,5 +1,6 @@
 import type { AgentKind } from '../../src-shared/constants.js';
 import type { AssistantMessage, ResultMessage, Task } from '../../src-shared/sessions.js';
+import type { Confinement, OsSandbox } from './os-sandbox.js';
 
 /** What a runner may do to its session: every call is a durable write and a live event. */
 export interface SessionSink {
@@ -29,6 +30,29 @@ export interface RunContext {
   signal: AbortSignal;
   /** Told the process group of the program a run starts, so that a later start can end it. */
   processStarted?: (pgid: number) => void;
+  /**
+   * The operating-system sandbox a run's program goes in, and what it may see: the session's
+   * folder writable, the data directory and the other sessions' folders hidden. A runner adds
+   * its program's own folders (its install, its CLI's state) before it starts the program.
+   */
+  confinement?: { sandbox: OsSandbox; rules: Confinement };
+}
+
+/** The confinement with more folders readable and CLI state folders reachable. */
+export function withFolders(
+  confinement: RunContext['confinement'],
+  more: { readable?: string[]; state?: string[] },
+): RunContext['confinement'] {
+  if (!confinement) return undefined;
+  const { rules } = confinement;
+  return {
+    sandbox: confinement.sandbox,
+    rules: {
+      ...rules,
+      readable: [...rules.readable, ...(more.readable ?? [])],
+      state: [...rules.state, ...(more.state ?? [])],
+    },
+  };
 }
 
 /** How a run ended: the result message; `failed` decides the session's status. */

@@ -1,4 +1,5 @@
 import type {
+  Isolation,
   Message,
   ResultMessage,
   SessionStatus,
@@ -195,12 +196,12 @@ export function createSessionService(deps: {
      * `agent`) and leaves the queue if it waited there. Only a move out of the queue is
      * published; otherwise the run's first message or its end publishes the session.
      */
-    async runStarts(id: string, kind: AgentKind): Promise<void> {
+    async runStarts(id: string, kind: AgentKind, isolation: Isolation | null = null): Promise<void> {
       const { row, wasQueued } = await store.write(() => {
         const wasQueued = repos.sessions.agentState(id) === 'queued';
         repos.runs.dequeue(id);
         repos.sessions.setAgentState(id, 'running');
-        repos.sessions.setAgentKind(id, kind);
+        repos.sessions.setAgentKind(id, kind, isolation);
         return { row: summary(id), wasQueued };
       });
       if (wasQueued) publishUpdated(row);

@@ -300,6 +300,15 @@ export const MIGRATIONS: Migration[] = [
       `CREATE INDEX sessions_by_conversation ON sessions(conversation_id)`,
     ],
   },
+  {
+    version: 13,
+    name: 'the isolation of agent runs',
+    sql: [
+      // Whether the latest run of a program went in an operating-system sandbox ('sandbox')
+      // or ran as the user without one ('none'); null for sessions no program ran.
+      `ALTER TABLE sessions ADD COLUMN isolation TEXT`,
+    ],
+  },
 ];
 
 export class DatabaseTooNewError extends Error {

@@ -1,5 +1,5 @@
 import type { Message, SessionStatus, Task, Usage } from '../../src-shared/index.js';
-import type { SessionSource } from '../../src-shared/sessions.js';
+import type { Isolation, SessionSource } from '../../src-shared/sessions.js';
 import type { AgentKind } from '../../src-shared/constants.js';
 import { STATS_WINDOW_MS } from '../../src-shared/constants.js';
 import { repositoryFilter } from '../../src-shared/repo-url.js';
@@ -87,6 +87,8 @@ export interface SessionRow {
   agentState?: AgentState;
   /** Set on a session imported from an agent CLI's own session file. */
   source?: SessionSource;
+  /** Whether the latest run of a program went in an operating-system sandbox. */
+  isolation?: Isolation;
 }
 
 export type AgentState = 'queued' | 'running';
@@ -151,7 +153,7 @@ const SUMMARY_COLUMNS = `s.id, s.workspace_id, s.title, s.status, s.created_at, 
   s.author_id, u.name, u.image_url, s.repository, s.branch, s.pr_number, s.pr_url, s.pr_status,
   s.message_count, s.first_preview, s.last_preview, s.transcript_bytes, s.agent_kind, s.usage_input,
   s.usage_output, s.usage_cache_read, s.usage_cache_write, s.usage_cost_usd, s.agent_state, s.source_kind,
-  s.source_path, s.source_cwd, s.source_conversation_id`;
+  s.source_path, s.source_cwd, s.source_conversation_id, s.isolation`;
 const SUMMARY_FROM = 'sessions s JOIN users u ON u.id = s.author_id';
 /**
  * The same columns for one session. Measured in sql.js, the JOIN made finding one session
@@ -204,6 +206,7 @@ function toSessionRow(r: Row): SessionRow {
     if (r[29] !== null) source.conversationId = str(r[29]);
     row.source = source;
   }
+  if (r[30] !== null) row.isolation = str(r[30]) as Isolation;
   return row;
 }
 
@@ -403,10 +406,10 @@ export function createSessionsRepository(db: Db) {
       db.run('UPDATE sessions SET agent_state = ? WHERE id = ?', [state, sessionId]);
     },
 
-    /** The kind of agent running (or that last ran) the session. */
-    setAgentKind(sessionId: string, kind: AgentKind): void {
+    /** The kind of agent running (or that last ran) the session, and how its program is held. */
+    setAgentKind(sessionId: string, kind: AgentKind, isolation: Isolation | null = null): void {
       db.changed(sessionId);
-      db.run('UPDATE sessions SET agent_kind = ? WHERE id = ?', [kind, sessionId]);
+      db.run('UPDATE sessions SET agent_kind = ?, isolation = ? WHERE id = ?', [kind, isolation, sessionId]);
     },
 
     /** The agent CLI's own conversation id for the session, with the kind that printed it. */

@@ -25,9 +25,16 @@ afterEach(async () => {
 async function serverWith(kind: string, env: NodeJS.ProcessEnv = {}) {
   dir = installRecordedClis(mkdtempSync(join(tmpdir(), 'cli-agents-')));
   const log = join(dir, 'calls.jsonl');
-  // The player's own variables reach it only when named, as any beyond the allow-list.
+  // The player's own variables reach it only when named, as any beyond the allow-list. It
+  // writes how it was called to a log outside the session's folder, which an operating-system
+  // sandbox would not let it do: these runs go without one (os-sandbox.test.ts tests it).
   const s = await startTestServer({
-    agentEnv: { PATH: `${dir}:${process.env.PATH ?? ''}`, RECORDED_CLI_LOG: log, ...env },
+    agentEnv: {
+      PATH: `${dir}:${process.env.PATH ?? ''}`,
+      RECORDED_CLI_LOG: log,
+      SESSIONDESK_OS_SANDBOX: 'off',
+      ...env,
+    },
     agentEnvNames: ['RECORDED_CLI_LOG', ...Object.keys(env)],
   });
   server = s;

@@ -20,7 +20,12 @@ describe.skipIf(!linux)('agents left running by a crash of the server', () => {
     const sandboxRoot = defaultSandboxRoot(dataDir);
     try {
       const seeded = await seedDataDir(dataDir);
-      const env = { SESSIONDESK_AGENT_COMMAND: JSON.stringify(WAITING_AGENT) };
+      // Without the operating-system sandbox, in which agents end with the server (see
+      // os-sandbox.test.ts): here they outlive it, and the next start must end them.
+      const env = {
+        SESSIONDESK_AGENT_COMMAND: JSON.stringify(WAITING_AGENT),
+        SESSIONDESK_OS_SANDBOX: 'off',
+      };
       const server = await startServe(dataDir, ['--log-level', 'silent'], env);
       const signIn = await fetch(`${server.url}/api/auth/sign-in`, {
         method: 'POST',

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { sandboxPath } from '../../src-main/agents/sandbox.js';
@@ -15,13 +15,45 @@ export const WAITING_AGENT = [
   '{prompt}',
 ];
 
-/** A pid the waiting agent left in its sandbox (`leader` or `child`), once it is there. */
+/**
+ * A pid the waiting agent left in its sandbox (`leader` or `child`), once it is there, as this
+ * machine knows it. In an operating-system sandbox the agent sees the pids of a namespace of its
+ * own: the process is found by that pid (the last of its `NSpid`) and the session's id in its
+ * environment.
+ */
 export async function agentPid(sandboxRoot: string, sessionId: string, which: 'leader' | 'child') {
   const file = join(sandboxPath(sandboxRoot, sessionId), `${which}.pid`);
   await expect
     .poll(() => existsSync(file) && readFileSync(file, 'utf8') !== '', { timeout: 20_000 })
     .toBe(true);
-  return Number(readFileSync(file, 'utf8'));
+  const seen = Number(readFileSync(file, 'utf8'));
+  if (process.platform !== 'linux') return seen;
+  const found = runProcesses(sessionId).find((p) => p.nsPid === seen);
+  if (!found) throw new Error(`no process of session ${sessionId} has the pid ${seen} in its namespace`);
+  return found.pid;
+}
+
+/**
+ * The processes running for a session (Linux): those whose environment names it, as every
+ * process of a run inherits SESSIONDESK_SESSION_ID; with their pid here and in their namespace.
+ */
+export function runProcesses(sessionId: string): { pid: number; nsPid: number; cmdline: string }[] {
+  const found: { pid: number; nsPid: number; cmdline: string }[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/u.test(entry)) continue;
+    try {
+      const environ = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      if (!environ.includes(`SESSIONDESK_SESSION_ID=${sessionId}`)) continue;
+      const status = readFileSync(`/proc/${entry}/status`, 'utf8');
+      if (/^State:\s+Z/mu.test(status)) continue;
+      const nsPids = (/^NSpid:\s+(.*)$/mu.exec(status)?.[1] ?? entry).trim().split(/\s+/u);
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').trim();
+      found.push({ pid: Number(entry), nsPid: Number(nsPids.at(-1)), cmdline });
+    } catch {
+      /* gone meanwhile, or not ours to read */
+    }
+  }
+  return found;
 }
 
 /** Lets the waiting agent of a session finish. */

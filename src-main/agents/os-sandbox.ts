@@ -1,0 +1,198 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { basename, delimiter, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { locateExecutable } from './programs.js';
+
+/**
+ * The operating-system sandbox each agent run goes in. On Linux that is bubblewrap (`bwrap`),
+ * the same tool Claude Code's own sandbox mode uses there: a PID namespace of the run's own
+ * (when the run's first process ends, the kernel ends everything it started, tools that made
+ * process sessions of their own included), a private /tmp, the user's home replaced by an
+ * empty one holding only the agent CLI's own state folder, the data directory and the other
+ * sessions' sandboxes not there at all, and writes only in the session's folder.
+ */
+
+/** What a run may see and write, besides the system's own programs and libraries. */
+export interface Confinement {
+  /** Folders the run writes in: the session's sandbox (or the folder a person chose). */
+  writable: string[];
+  /** Files and folders it reads: the agent's program and what it needs to run. */
+  readable: string[];
+  /** Folders (or files) it writes that belong to the agent CLI: its state and credentials. */
+  state: string[];
+  /** Folders that must never be visible, even where a readable folder holds them. */
+  hidden: string[];
+}
+
+export type OsSandbox =
+  | {
+      isolation: 'sandbox';
+      bwrap: string;
+      wrap(
+        program: string,
+        args: string[],
+        confinement: Confinement,
+        env: NodeJS.ProcessEnv,
+        cwd: string,
+      ): { program: string; args: string[] };
+    }
+  | { isolation: 'none'; reason: string };
+
+/** Where the system keeps its programs and libraries: read-only in the sandbox. */
+const SYSTEM_DIRS = ['/usr', '/etc', '/opt', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/nix'];
+
+const inside = (child: string, parent: string) => {
+  const rel = relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+};
+
+const real = (path: string): string => {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+};
+
+/**
+ * Finds bubblewrap and checks that it can make the namespaces a run needs here (a kernel or
+ * container without unprivileged user namespaces refuses): the answer is kept for the process.
+ * `SESSIONDESK_OS_SANDBOX=off` turns the sandbox off (the runs then say so).
+ */
+export function detectOsSandbox(env: NodeJS.ProcessEnv): OsSandbox {
+  if (env.SESSIONDESK_OS_SANDBOX === 'off') {
+    return {
+      isolation: 'none',
+      reason: 'The operating-system sandbox is turned off (SESSIONDESK_OS_SANDBOX=off).',
+    };
+  }
+  if (process.platform !== 'linux') {
+    return {
+      isolation: 'none',
+      reason: `No operating-system sandbox is available on ${process.platform} yet; agents run as your user.`,
+    };
+  }
+  const located = locateExecutable(
+    { name: 'bubblewrap', program: 'bwrap', envVar: 'SESSIONDESK_BWRAP_BIN' },
+    env,
+  );
+  if (!located.found) {
+    return {
+      isolation: 'none',
+      reason:
+        'bubblewrap (`bwrap`) is not installed, so agents run without a sandbox: install it (Debian and Ubuntu: `apt install bubblewrap`).',
+    };
+  }
+  const probe = spawnSync(
+    located.path,
+    ['--die-with-parent', '--unshare-pid', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'],
+    { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000 },
+  );
+  if (probe.status !== 0) {
+    const said = probe.stderr.toString().trim().split('\n').slice(-1)[0] ?? '';
+    return {
+      isolation: 'none',
+      reason: `bubblewrap is installed but cannot make a sandbox here${said ? ` (${said})` : ''}; agents run without one.`,
+    };
+  }
+  const bwrap = located.path;
+  return {
+    isolation: 'sandbox',
+    bwrap,
+    wrap: (program, args, confinement, runEnv, cwd) => ({
+      program: bwrap,
+      args: [...bwrapArguments(confinement, runEnv, cwd), '--', program, ...args],
+    }),
+  };
+}
+
+/** Binds `path` at the same place: a symlink is made again as a symlink, not followed. */
+function bindArgs(kind: '--ro-bind' | '--bind', path: string): string[] {
+  let link: string | undefined;
+  try {
+    if (lstatSync(path).isSymbolicLink()) link = readlinkSync(path);
+  } catch {
+    return [];
+  }
+  if (link !== undefined && dirname(path) === '/') return ['--symlink', link, path];
+  return [kind, path, path];
+}
+
+/**
+ * The folder a program is installed in, as read-only: for a program inside a `node_modules`
+ * tree, the folder holding that tree (its package and its dependencies); else its own folder.
+ */
+export function installRoot(program: string): string {
+  const path = real(program);
+  const parts = path.split(sep);
+  const at = parts.indexOf('node_modules');
+  if (at > 0) return parts.slice(0, at).join(sep) || sep;
+  return dirname(path);
+}
+
+/**
+ * The folders of PATH a program may need, outside the system's own: a `…/bin` folder brings
+ * its parent (a Node.js install keeps `npm` in `../lib`), unless that is the home folder.
+ */
+function pathFolders(env: NodeJS.ProcessEnv): string[] {
+  const home = env.HOME ? real(env.HOME) : undefined;
+  const folders: string[] = [];
+  for (const entry of (env.PATH ?? '').split(delimiter)) {
+    if (!isAbsolute(entry) || !existsSync(entry)) continue;
+    const dir = real(entry);
+    if (SYSTEM_DIRS.some((system) => inside(dir, system))) continue;
+    const parent = dirname(dir);
+    const wide = basename(dir) === 'bin' && parent !== '/' && parent !== home;
+    folders.push(wide ? parent : dir);
+  }
+  return folders;
+}
+
+/** bubblewrap's command line for one run, up to the `--` before the program. */
+export function bwrapArguments(confinement: Confinement, env: NodeJS.ProcessEnv, cwd: string): string[] {
+  const args = [
+    // Nothing outlives the run: the kernel ends the namespace with its first process, and
+    // bubblewrap with the server.
+    '--die-with-parent',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+  ];
+  for (const dir of SYSTEM_DIRS) if (existsSync(dir)) args.push(...bindArgs('--ro-bind', dir));
+  // Name resolution where /etc/resolv.conf points elsewhere (systemd-resolved keeps it in /run).
+  try {
+    const resolvConf = realpathSync('/etc/resolv.conf');
+    if (!inside(resolvConf, '/etc')) args.push('--ro-bind', dirname(resolvConf), dirname(resolvConf));
+  } catch {
+    /* no resolver configuration: nothing to bind */
+  }
+  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--dir', '/var/tmp', '--dir', '/run');
+  const home = env.HOME && isAbsolute(env.HOME) ? env.HOME : undefined;
+  if (home) args.push('--tmpfs', home);
+  // The user's git identity and settings (read-only): a sandbox is a clone, and the agent commits.
+  const gitFiles = [
+    env.GIT_CONFIG_GLOBAL,
+    home && join(home, '.gitconfig'),
+    join(env.XDG_CONFIG_HOME ?? (home ? join(home, '.config') : '/nonexistent'), 'git'),
+  ];
+  const readable = [...pathFolders(env), ...confinement.readable, ...gitFiles];
+  for (const path of readable) {
+    if (path && isAbsolute(path) && existsSync(path) && path !== '/')
+      args.push(...bindArgs('--ro-bind', path));
+  }
+  if (env.SSH_AUTH_SOCK && existsSync(env.SSH_AUTH_SOCK))
+    args.push('--bind', env.SSH_AUTH_SOCK, env.SSH_AUTH_SOCK);
+  for (const path of confinement.state) if (existsSync(path)) args.push('--bind', path, path);
+  // Hidden last but for the writable folders, so that nothing bound above shows them.
+  for (const path of confinement.hidden) {
+    if (!existsSync(path)) continue;
+    args.push(
+      statSync(path).isDirectory() ? '--tmpfs' : '--ro-bind',
+      ...(statSync(path).isDirectory() ? [path] : ['/dev/null', path]),
+    );
+  }
+  for (const path of confinement.writable) args.push('--bind', path, path);
+  args.push('--chdir', cwd);
+  return args;
+}

@@ -1,0 +1,276 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { sandboxPath } from '../../src-main/agents/sandbox.js';
+import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
+import type { SessionFull } from '../../src-shared/index.js';
+import {
+  startScriptedAnthropicServer,
+  type ScriptedConversation,
+} from '../fixtures/agents/scripted-anthropic-server.mjs';
+import { getSession, waitForResults } from '../helpers/agent-runs.js';
+import { claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
+import { startServe } from '../helpers/cli.js';
+import { runProcesses } from '../helpers/run-control.js';
+import { seedDataDir } from '../helpers/seed.js';
+import {
+  asUser,
+  createSession,
+  seedWorkspace,
+  startTestServer,
+  tempDir,
+  type TestServer,
+} from '../helpers/server.js';
+
+const bin = findClaudeCode();
+const bwrap = process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0;
+if (!bin || !bwrap)
+  console.warn(
+    `Skipping the operating-system sandbox tests: ${!bwrap ? 'no bubblewrap (apt-get install bubblewrap)' : 'no `claude` (run scripts/install-agent-clis.sh /tmp/agent-clis)'}.`,
+  );
+
+/** What Claude Code needs to talk to the scripted server, passed on to agents by name. */
+const CLI_VARIABLES = [
+  'ANTHROPIC_BASE_URL',
+  'ANTHROPIC_API_KEY',
+  'DISABLE_TELEMETRY',
+  'DISABLE_ERROR_REPORTING',
+  'DISABLE_AUTOUPDATER',
+  'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
+  'IS_SANDBOX',
+];
+
+const bash = (command: string) => ({
+  blocks: [{ type: 'tool_use' as const, name: 'Bash', input: { command, description: 'Run a command' } }],
+});
+
+/** The outputs of the session's tool calls, in order. */
+function toolOutputs(session: SessionFull): string[] {
+  return session.messages.flatMap((m) =>
+    m.type === 'assistant'
+      ? m.message.content.flatMap((b) =>
+          b.type === 'tool_result'
+            ? [typeof b.content === 'string' ? b.content : JSON.stringify(b.content)]
+            : [],
+        )
+      : [],
+  );
+}
+
+/** Polls until a process of the session runs `marker` (in its command line); returns its pid. */
+async function processRunning(sessionId: string, marker: string): Promise<number> {
+  let pid: number | undefined;
+  await expect
+    .poll(
+      () => {
+        pid = runProcesses(sessionId).find((p) => p.cmdline.includes(marker))?.pid;
+        return pid !== undefined;
+      },
+      { timeout: 60_000, interval: 100 },
+    )
+    .toBe(true);
+  return pid!;
+}
+
+const anyRunning = (sessionId: string, marker: string) =>
+  runProcesses(sessionId).some((p) => p.cmdline.includes(marker));
+
+describe.skipIf(!bin || !bwrap)(
+  'agents in an operating-system sandbox (bubblewrap, real Claude Code)',
+  () => {
+    const cleanups: (() => unknown)[] = [];
+    afterEach(async () => {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    });
+
+    /** A test server whose workspace runs Claude Code; the script is made knowing the folders. */
+    async function serverWithClaude(
+      scriptFor: (folders: { dataDir: string; sandboxRoot: string }) => ScriptedConversation[],
+      serverEnv: NodeJS.ProcessEnv = {},
+    ): Promise<{ server: TestServer; cookie: string; organizationId: string }> {
+      const home = mkdtempSync(join(tmpdir(), 'sandbox-home-'));
+      cleanups.push(() => rmSync(home, { recursive: true, force: true }));
+      const dataDir = tempDir();
+      const model = await startScriptedAnthropicServer(
+        scriptFor({ dataDir, sandboxRoot: defaultSandboxRoot(dataDir) }),
+      );
+      cleanups.push(() => model.close());
+      const claudeEnv = claudeCodeEnv(home, model.url);
+      const server = await startTestServer({
+        dataDir,
+        agentEnv: {
+          PATH: process.env.PATH,
+          HOME: home,
+          SESSIONDESK_CLAUDE_BIN: bin!,
+          ...Object.fromEntries(CLI_VARIABLES.map((name) => [name, claudeEnv[name]])),
+          ...serverEnv,
+        },
+        agentEnvNames: CLI_VARIABLES,
+      });
+      cleanups.push(() => server.dispose());
+      const owner = await seedWorkspace(server);
+      const cookie = owner.user.cookie;
+      const chosen = await asUser(server, cookie, 'PUT', `/api/workspaces/${owner.organizationId}/agent`, {
+        agent: 'claude-code',
+      });
+      expect(chosen.status).toBe(200);
+      return { server, cookie, organizationId: owner.organizationId };
+    }
+
+    it("hides the data directory, the other sessions and the user's files; /tmp is private; the session's folder is writable", async () => {
+      const secret = `secret-${Date.now()}`;
+      const marker = join(tmpdir(), `sandbox-private-tmp-${Date.now()}`);
+      const { server, cookie, organizationId } = await serverWithClaude(({ dataDir, sandboxRoot }) => [
+        {
+          match: 'LOOK-AROUND',
+          turns: [
+            bash(`cat "${dataDir}/admin.token"; echo "cat:$?"; ls -A "${dataDir}" | wc -l`),
+            bash(`ls -A "${sandboxRoot}"`),
+            bash(`echo hidden > "${marker}"; echo made > made-here.txt; ls -A "$HOME"`),
+            { blocks: [{ type: 'text', text: 'Looked around.' }] },
+          ],
+        },
+      ]);
+      writeFileSync(join(server.dataDir, 'admin.token'), secret);
+      // Another session's folder, with a file of its own.
+      const other = sandboxPath(server.sandboxRoot, 'ses_other');
+      rmSync(other, { recursive: true, force: true });
+      spawnSync('mkdir', ['-p', other]);
+      writeFileSync(join(other, 'theirs.txt'), 'not yours');
+
+      const created = await createSession(server, cookie, {
+        organizationId,
+        initialMessage: 'Look around. LOOK-AROUND',
+      });
+      const session = await waitForResults(server, cookie, created.id, 1, 120_000);
+      expect(session.status, JSON.stringify(session.messages.at(-1))).toBe('completed');
+      expect(session.isolation).toBe('sandbox');
+      const outputs = toolOutputs(session);
+      expect(outputs.join('\n')).not.toContain(secret);
+      expect(outputs[0]).toMatch(/No such file or directory[\s\S]*cat:1\s+0/u);
+      expect(outputs[1]).not.toContain('ses_other');
+      expect(existsSync(marker)).toBe(false);
+      expect(readFileSync(join(sandboxPath(server.sandboxRoot, created.id), 'made-here.txt'), 'utf8')).toBe(
+        'made\n',
+      );
+      // Home holds the CLI's own state and nothing of the user's.
+      expect(outputs[2]?.split('\n').filter((l) => l && !l.startsWith('.claude'))).toEqual([]);
+    }, 180_000);
+  },
+);
+
+/** A tool starts a `sleep` in a process session of its own, then the run goes on working. */
+const LINGERING_TOOL: ScriptedConversation[] = [
+  {
+    match: 'LEAVE-A-SLEEP',
+    turns: [
+      bash('setsid sleep 3017 > /dev/null 2>&1 < /dev/null & echo started'),
+      bash('tail -f /dev/null'),
+      { blocks: [{ type: 'text', text: 'Done waiting.' }] },
+    ],
+  },
+];
+
+describe.skipIf(!bin)('nothing a run started outlives it', () => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  /** The environment of a `serve` whose agents run the real Claude Code on the scripted server. */
+  async function claudeServeEnv(isolation: 'sandbox' | 'none'): Promise<NodeJS.ProcessEnv> {
+    const home = mkdtempSync(join(tmpdir(), 'sandbox-home-'));
+    cleanups.push(() => rmSync(home, { recursive: true, force: true }));
+    const model = await startScriptedAnthropicServer(LINGERING_TOOL);
+    cleanups.push(() => model.close());
+    const claudeEnv = claudeCodeEnv(home, model.url);
+    return {
+      HOME: home,
+      SESSIONDESK_CLAUDE_BIN: bin!,
+      SESSIONDESK_AGENT_ENV: CLI_VARIABLES.join(','),
+      ...Object.fromEntries(CLI_VARIABLES.map((name) => [name, claudeEnv[name]])),
+      ...(isolation === 'none' ? { SESSIONDESK_OS_SANDBOX: 'off' } : {}),
+    };
+  }
+
+  async function startLingeringRun(url: string, seeded: Awaited<ReturnType<typeof seedDataDir>>) {
+    const signIn = await fetch(`${url}/api/auth/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: seeded.email, password: seeded.password }),
+    });
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const byUrl = { url, origin: url } as TestServer;
+    const chosen = await asUser(byUrl, cookie, 'PUT', `/api/workspaces/${seeded.organizationId}/agent`, {
+      agent: 'claude-code',
+    });
+    expect(chosen.status).toBe(200);
+    const session = await createSession(byUrl, cookie, {
+      organizationId: seeded.organizationId,
+      initialMessage: 'Start a sleep and wait. LEAVE-A-SLEEP',
+    });
+    try {
+      await processRunning(session.id, 'sleep 3017');
+      await processRunning(session.id, 'tail -f /dev/null');
+    } catch (err) {
+      const seen = await getSession(byUrl, cookie, session.id);
+      throw new Error(`the run did not start its tools:\n${JSON.stringify(seen.messages).slice(0, 3000)}`, {
+        cause: err,
+      });
+    }
+    return { cookie, id: session.id, byUrl };
+  }
+
+  const modes = bwrap ? (['sandbox', 'none'] as const) : (['none'] as const);
+
+  it.each(modes)(
+    'a sleep a tool started in its own process session is gone within 10 s of Stop (isolation: %s)',
+    async (isolation) => {
+      const dataDir = tempDir('sessiondesk-linger-');
+      cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+      cleanups.push(() => rmSync(`${dataDir}-sandboxes`, { recursive: true, force: true }));
+      const env = await claudeServeEnv(isolation);
+      const seeded = await seedDataDir(dataDir);
+      const server = await startServe(dataDir, ['--log-level', 'silent'], env);
+      cleanups.push(() => server.kill());
+      const { cookie, id, byUrl } = await startLingeringRun(server.url, seeded);
+
+      const stop = await asUser(byUrl, cookie, 'POST', `/api/sessions/${id}/stop`);
+      expect(stop.status).toBe(200);
+      const stoppedAt = Date.now();
+      await expect.poll(() => anyRunning(id, 'sleep 3017'), { timeout: 10_000, interval: 100 }).toBe(false);
+      expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+      const session = await getSession(byUrl, cookie, id);
+      expect(session.isolation).toBe(isolation);
+      expect(runProcesses(id)).toEqual([]);
+    },
+    120_000,
+  );
+
+  it.each(modes)(
+    'after a SIGKILL of the server and a restart, nothing of the run is left (isolation: %s)',
+    async (isolation) => {
+      const dataDir = tempDir('sessiondesk-linger-');
+      cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+      cleanups.push(() => rmSync(`${dataDir}-sandboxes`, { recursive: true, force: true }));
+      const env = await claudeServeEnv(isolation);
+      const seeded = await seedDataDir(dataDir);
+      const server = await startServe(dataDir, ['--log-level', 'silent'], env);
+      const { cookie, id } = await startLingeringRun(server.url, seeded);
+
+      await server.kill();
+      if (isolation === 'sandbox') {
+        // The sandbox ends with the server that started it, before any restart.
+        await expect.poll(() => runProcesses(id), { timeout: 10_000, interval: 100 }).toEqual([]);
+      }
+      const restarted = await startServe(dataDir, ['--log-level', 'silent'], env);
+      cleanups.push(() => restarted.kill());
+      expect(runProcesses(id)).toEqual([]);
+      const after = await getSession({ url: restarted.url, origin: restarted.url } as TestServer, cookie, id);
+      expect(after.status).toBe('failed');
+    },
+    120_000,
+  );
+});
