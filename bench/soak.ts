@@ -238,11 +238,14 @@ export function generations(names: string[], pattern: RegExp): number[] {
 export const newest = (list: number[]) => (list.length === 0 ? -1 : Math.max(...list));
 
 /** Temp files in a data directory, by name, with their inode (a file made later is another). */
-export function tempFiles(dataDir: string): Map<string, number> {
-  const found = new Map<string, number>();
+export function tempFiles(dataDir: string): Map<string, string> {
+  const found = new Map<string, string>();
   for (const name of readdirSync(dataDir).filter((n) => n.endsWith('.tmp'))) {
     try {
-      found.set(name, statSync(join(dataDir, name)).ino);
+      // The inode with its change time: a file system reuses a freed inode at once (ext4
+      // does), so a new temp file of the same name can have the inode of the one it replaced.
+      const stat = statSync(join(dataDir, name), { bigint: true });
+      found.set(name, `${stat.ino}:${stat.ctimeNs}`);
     } catch {
       // Renamed or removed since the listing: not there any more.
     }
@@ -255,19 +258,19 @@ export function tempFiles(dataDir: string): Map<string, number> {
  * files, after its restart: what recovery should have removed. A restarted server may begin
  * a snapshot of its own at once, whose temp file is new and not a leftover.
  */
-export function leftoverTempFiles(atKill: Map<string, number>, now: Map<string, number>): string[] {
+export function leftoverTempFiles(atKill: Map<string, string>, now: Map<string, string>): string[] {
   return [...now].filter(([name, ino]) => atKill.get(name) === ino).map(([name]) => name);
 }
 
 /** A data directory as a server is restarted on it: what a snapshot it begins is told from. */
 export interface AtRestart {
   /** Temp files left by the kill before it. */
-  temps: Map<string, number>;
+  temps: Map<string, string>;
   journal: number;
   snapshot: number;
 }
 
-export function atRestart(dataDir: string, tempsAtKill: Map<string, number>): AtRestart {
+export function atRestart(dataDir: string, tempsAtKill: Map<string, string>): AtRestart {
   const names = readdirSync(dataDir);
   return {
     temps: tempsAtKill,
@@ -561,7 +564,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     /** An aim inside a snapshot landed after it: the next round aims inside again. */
     let insideOwed = false;
     /** Temp files present when the server was last killed (none before the first start). */
-    let tempsAtKill = new Map<string, number>();
+    let tempsAtKill = new Map<string, string>();
 
     for (let round = 1; round <= options.rounds + 1 && violations.length === 0; round += 1) {
       const final = round === options.rounds + 1;

@@ -4,6 +4,7 @@ import type { Confinement, OsSandbox } from './os-sandbox.js';
 import { STOP_GRACE_MS, waitForGroupEnd } from './process-group.js';
 import {
   descendantsOf,
+  groupMembers,
   processesWorkingIn,
   signalEach,
   stillRunning,
@@ -129,10 +130,20 @@ export function runProcess(options: ProcessRunOptions): ProcessRun {
         );
         return;
       }
-      try {
-        process.kill(-pgid, 'SIGTERM');
-      } catch {
-        /* the group is gone already */
+      if (sandbox?.isolation === 'sandbox') {
+        // Not to bubblewrap itself, which would die at once and take the sandbox with it: the
+        // program is told first, so that it can save its state (a CLI writes its session file),
+        // and its sandbox ends with it. Whatever is left is killed with the group after the grace.
+        signalEach(
+          groupMembers(pgid).filter((p) => p.pid !== pgid),
+          'SIGTERM',
+        );
+      } else {
+        try {
+          process.kill(-pgid, 'SIGTERM');
+        } catch {
+          /* the group is gone already */
+        }
       }
       signalEach(others, 'SIGTERM');
       await Promise.all([waitForGroupEnd(pgid, graceMs), endWithin(others, graceMs)]);

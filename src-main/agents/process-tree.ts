@@ -17,6 +17,7 @@ export interface ProcessId {
 
 interface ProcessInfo extends ProcessId {
   ppid: number;
+  pgrp: number;
   zombie: boolean;
 }
 
@@ -35,6 +36,7 @@ function readProcLinux(): ProcessInfo[] {
     list.push({
       pid: Number(entry),
       ppid: Number(fields[1]),
+      pgrp: Number(fields[2]),
       zombie: fields[0] === 'Z',
       startTime: fields[19] ?? null,
     });
@@ -49,7 +51,13 @@ function readPs(): ProcessInfo[] {
       .split('\n')
       .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/u.exec(line))
       .filter((m): m is RegExpExecArray => m !== null)
-      .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), startTime: (m[3] ?? '').trim(), zombie: false }));
+      .map((m) => ({
+        pid: Number(m[1]),
+        ppid: Number(m[2]),
+        pgrp: -1,
+        startTime: (m[3] ?? '').trim(),
+        zombie: false,
+      }));
   } catch {
     return [];
   }
@@ -59,6 +67,14 @@ function processes(): ProcessInfo[] {
   if (process.platform === 'linux') return readProcLinux();
   if (process.platform === 'win32') return [];
   return readPs();
+}
+
+/** The live processes of group `pgid` (Linux), its leader among them. */
+export function groupMembers(pgid: number): ProcessId[] {
+  if (process.platform !== 'linux') return [];
+  return readProcLinux()
+    .filter((p) => p.pgrp === pgid && !p.zombie)
+    .map((p) => ({ pid: p.pid, startTime: p.startTime }));
 }
 
 /** Every live descendant of `root` (not `root` itself). */

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -88,6 +89,12 @@ function toolResults(session: SessionFull) {
   return session.messages.flatMap((m) =>
     m.type === 'assistant' ? m.message.content.filter((b) => b.type === 'tool_result') : [],
   );
+}
+
+/** Whether a session file of the CLI under `root` holds `text`. */
+function loggedBy(root: string, text: string): boolean {
+  const files = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.jsonl'));
+  return files.some((f) => readFileSync(join(root, f), 'utf8').includes(text));
 }
 
 async function waitForToolUse(server: Parameters<typeof getSession>[0], cookie: string, id: string) {
@@ -241,8 +248,14 @@ describe.each(LONG_TOOL_RUNS)('a stopped $kind run', (c) => {
       const session = await waitForResults(server, cookie, created.id, 2, 60_000);
       const results = session.messages.filter((m) => m.type === 'result');
       expect(results[0]).toMatchObject({ result: 'Interrupted by a follow-up prompt.', usage: c.stopped });
-      expect(results[1]).toMatchObject({ subtype: 'success', result: 'Carrying on.', usage: c.followUp });
+      expect(results[1]).toMatchObject({ subtype: 'success', result: 'Carrying on.' });
       const second = (results[1] as { usage: Usage & { costUsd?: number } }).usage;
+      // The follow-up's own: its answer, and any side request the CLI made on resuming (Gemini
+      // CLI makes one in an operating-system sandbox), never the interrupted run's usage again.
+      expect(second.outputTokens).toBeGreaterThanOrEqual(c.followUp.outputTokens);
+      expect(second.inputTokens).toBeGreaterThanOrEqual(c.followUp.inputTokens);
+      expect(second.inputTokens).toBeLessThan(c.followUp.inputTokens + c.stopped.inputTokens);
+      if (c.kind !== 'gemini') expect(second).toEqual(c.followUp);
       // The session's usage is the sum of both runs' own.
       expect(session.usage).toEqual(sum(c.stopped, second));
     },
@@ -324,6 +337,11 @@ describe.skipIf(!claude || process.platform !== 'linux')(
           initialMessage: 'Wait. LONG-TOOL',
         });
         await waitForToolUse(byUrl(first.url), cookie, created.id);
+        // The crash comes once the CLI has logged the response in its own file: in an
+        // operating-system sandbox it ends with the server, at once, and what it had not
+        // written yet is lost with it.
+        const [open] = toolUses(await getSession(byUrl(first.url), cookie, created.id));
+        await expect.poll(() => loggedBy(join(home, '.claude'), open!.id), { timeout: 20_000 }).toBe(true);
         await first.kill();
 
         const restarted = await startServe(dataDir, ['--log-level', 'silent'], env);

@@ -127,7 +127,7 @@ async function expectCleanStop(serve: NpxServe, dataDir: string): Promise<void> 
     !existsSync(join(dataDir, 'sessiondesk.lock'));
   await expect.poll(stopped, { timeout: 5_000, interval: 100 }).toBe(true);
   await serve.closed;
-  expect(serve.stderr()).toMatch(/sessiondesk: .*: stopping\n/u);
+  expect(serve.stderr()).toMatch(/\d\d:\d\d:\d\d .*: stopping\n/u);
   expect(existsSync(join(dataDir, 'server.json'))).toBe(false);
   const again = await startServe(dataDir, ['--log-level', 'silent']);
   track(again.child.pid!);
