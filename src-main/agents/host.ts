@@ -1,8 +1,10 @@
 import type { AgentSettings } from '../../src-shared/accounts.js';
-import type { SessionStatus } from '../../src-shared/sessions.js';
+import type { ContinueIn, SessionStatus } from '../../src-shared/sessions.js';
 import type { Logger } from '../clock.js';
+import type { RunHolds } from '../history/run-holds.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Repositories } from '../store/repositories.js';
+import type { SessionRow } from '../store/sessions.js';
 import type { QueuedRun } from '../store/runs.js';
 import { createCliAgent } from './cli-agent.js';
 import { CLI_KIND_SPECS, isCliKind } from './cli-kinds.js';
@@ -10,6 +12,7 @@ import { createCliRunStore } from './cli-run-store.js';
 import { createCommandAgent, DEFAULT_AGENT_TIMEOUT_MS } from './command-agent.js';
 import { createDemoAgent } from './demo-agent.js';
 import { agentEnvironment } from './environment.js';
+import { planContinuation, type Continuation } from './imported-continuation.js';
 import { NamedCommandsError, readNamedCommands } from './named-commands.js';
 import { endOrphans } from './orphans.js';
 import { recordBranchAtEnd, recordReportedPullRequest } from './repository-facts.js';
@@ -83,6 +86,8 @@ export class AgentHost {
       dataDir: string;
       config: AgentConfig;
       logger: Logger;
+      /** Holds the file of an imported session while a run of ours resumes its conversation. */
+      history?: Pick<RunHolds, 'hold' | 'release'>;
     },
   ) {}
 
@@ -177,6 +182,41 @@ export class AgentHost {
     });
   }
 
+  /**
+   * How a follow-up to a session imported from a CLI's files would go on (`where`), or an
+   * AppError (409) saying why it cannot; checked before the prompt is written, and again
+   * when the run starts.
+   */
+  planContinuation(session: SessionRow, where: ContinueIn | undefined): Continuation {
+    return planContinuation(session, where, this.agentEnvironment());
+  }
+
+  /**
+   * The CLI of an imported session's own kind, whatever the workspace chose, resuming the
+   * conversation from its file (or the one a run of ours continued it in since).
+   */
+  private continuationRunner(plan: Continuation, workspaceId: string): AgentRunner {
+    const runs = createCliRunStore(plan.kind, this.deps.service, this.deps.repos);
+    const { repos } = this.deps;
+    return createCliAgent({
+      spec: CLI_KIND_SPECS[plan.kind],
+      env: { ...this.agentEnvironment(), ...plan.env },
+      lookupEnv: this.deps.config.env ?? process.env,
+      timeoutMs: repos.workspaces.settings(workspaceId)?.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS,
+      runs: {
+        ...runs,
+        previous(sessionId) {
+          const own = runs.previous(sessionId);
+          if (own.conversationId !== undefined) return own;
+          return {
+            conversationId: plan.conversationId,
+            usageBefore: repos.sessions.conversationUsage(sessionId, plan.conversationId),
+          };
+        },
+      },
+    });
+  }
+
   /** Whether a run of the session is going or waiting for a place. */
   isActive(sessionId: string): boolean {
     return this.running.has(sessionId) || this.queue.some((q) => q.sessionId === sessionId);
@@ -197,6 +237,7 @@ export class AgentHost {
     sessionId: string,
     text: string,
     append: (queuedPrompt?: { mode: QueuedRun['mode']; prompt: string }) => Promise<T>,
+    options: { continueIn?: ContinueIn } = {},
   ): Promise<T> {
     // One follow-up of a session at a time, in the order they came.
     const previous = this.followUps.get(sessionId) ?? Promise.resolve();
@@ -213,7 +254,15 @@ export class AgentHost {
         handOver: true,
       });
       const appended = await append();
-      await this.launch({ sessionId, mode: 'follow-up', prompts: [text] }, { handOver });
+      await this.launch(
+        {
+          sessionId,
+          mode: 'follow-up',
+          prompts: [text],
+          ...(options.continueIn ? { continueIn: options.continueIn } : {}),
+        },
+        { handOver },
+      );
       return appended;
     });
     const settled = next.then(
@@ -280,6 +329,20 @@ export class AgentHost {
     }
     for (const queued of repos.runs.queued()) {
       if (repos.sessions.agentState(queued.sessionId) !== 'queued') continue;
+      if (queued.mode === 'follow-up' && repos.sessions.find(queued.sessionId)?.source) {
+        // Where to continue an imported session was chosen for that follow-up and not kept.
+        await service.finish(
+          queued.sessionId,
+          resultMessage(
+            false,
+            'Session Desk restarted while this follow-up waited for a place; send it again, choosing where to continue.',
+            0,
+            0,
+          ),
+          'failed',
+        );
+        continue;
+      }
       this.queue.push({
         sessionId: queued.sessionId,
         mode: queued.mode,
@@ -288,6 +351,22 @@ export class AgentHost {
     }
     this.pump();
     return ids.length;
+  }
+
+  /** Runs `work` with the imported session's file held, so what its CLI writes is not imported twice. */
+  private async holdingFile<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
+    const history = this.deps.history;
+    if (!history) return work();
+    await history.hold(sessionId);
+    try {
+      return await work();
+    } finally {
+      await history
+        .release(sessionId)
+        .catch((err: unknown) =>
+          this.deps.logger.warn(`Could not read past what the run of ${sessionId} wrote: ${String(err)}`),
+        );
+    }
   }
 
   /** Runs that count against the limit: those of agents that run programs (not the demo). */
@@ -311,7 +390,7 @@ export class AgentHost {
     if (this.closed) return;
     const row = this.deps.repos.sessions.find(wanted.sessionId);
     if (!row) return;
-    const limited = this.runsProgram(row.workspaceId);
+    const limited = wanted.continueIn !== undefined || this.runsProgram(row.workspaceId);
     const full = this.queue.length > 0 || this.limitedRunning() >= this.maxRuns;
     // A follow-up takes over the place of the run it interrupted.
     if (limited && full && !options.handOver) {
@@ -338,13 +417,24 @@ export class AgentHost {
     const row = this.deps.repos.sessions.find(sessionId);
     const input = this.deps.repos.sessions.agentInput(sessionId);
     if (!row || !input) return;
+    // An imported session goes on where the follow-up chose: checked again, the folder may be gone.
+    let plan: Continuation | AgentSetupError | undefined;
+    if (wanted.continueIn !== undefined) {
+      try {
+        plan = this.planContinuation(row, wanted.continueIn);
+      } catch (err) {
+        plan = new AgentSetupError((err as Error).message);
+      }
+    }
+    const continuation = plan instanceof AgentSetupError ? undefined : plan;
+    const repoUrl = continuation ? continuation.repoUrl : input.repoUrl;
     const session: AgentSession = {
       id: row.id,
       workspaceId: row.workspaceId,
       title: row.title,
       model: row.model,
       baseBranch: input.baseBranch,
-      ...(input.repoUrl ? { repoUrl: input.repoUrl } : {}),
+      ...(repoUrl ? { repoUrl } : {}),
       ...(row.repository ? { repository: row.repository } : {}),
     };
     const controller = new AbortController();
@@ -352,7 +442,7 @@ export class AgentHost {
     let recordingProcess: Promise<void> = Promise.resolve();
     const ctx: RunContext = {
       session,
-      sandboxDir: sandboxPath(this.sandboxRoot, sessionId),
+      sandboxDir: continuation?.cwd ?? sandboxPath(this.sandboxRoot, sessionId),
       signal: controller.signal,
       sink: {
         assistant: async (message) => {
@@ -384,9 +474,14 @@ export class AgentHost {
     entry.done = (async () => {
       const started = Date.now();
       try {
-        const runner = this.runnerFor(session.workspaceId);
+        if (plan instanceof AgentSetupError) throw plan;
+        const runner = continuation
+          ? this.continuationRunner(continuation, session.workspaceId)
+          : this.runnerFor(session.workspaceId);
         await service.runStarts(sessionId, runner.kind);
-        const { result } = await work(runner);
+        const { result } = continuation
+          ? await this.holdingFile(sessionId, () => work(runner))
+          : await work(runner);
         await recordingProcess;
         if (controller.signal.aborted) throw new RunAborted();
         await recordBranchAtEnd(this.deps, session, ctx.sandboxDir, this.agentEnvironment());
@@ -429,6 +524,8 @@ interface WaitingRun {
   sessionId: string;
   mode: QueuedRun['mode'];
   prompts: string[];
+  /** A follow-up to an imported session: where its conversation goes on. */
+  continueIn?: ContinueIn;
 }
 
 /** Prompts sent while a run waited reach the agent as one, in order, a blank line apart. */

@@ -37,6 +37,7 @@ import { pullRequestRoutes } from './routes/pull-requests.js';
 import { AgentHost, type AgentConfig } from '../agents/host.js';
 import { DEFAULT_AGENT_CONFIG } from '../agents/config.js';
 import { createHistoryFollower } from '../history/follower.js';
+import { createRunHolds } from '../history/run-holds.js';
 import { EventBus } from '../events/event-bus.js';
 import { SearchIndex } from '../search/search-index.js';
 import { createSearchService } from '../search/search-service.js';
@@ -141,12 +142,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const repos = createRepositories(deps.store.db);
   const events = new EventBus();
   const sessions = createSessionService({ store: deps.store, repos, clock: deps.clock, events });
+  // Imported sessions' files, held while a run of ours resumes their conversation.
+  const historyHolds = createRunHolds({ store: deps.store, repos, clock: deps.clock, events });
   const agents = new AgentHost({
     service: sessions,
     repos,
     dataDir: deps.store.dataDir,
     config: deps.agents ?? DEFAULT_AGENT_CONFIG,
     logger,
+    history: historyHolds,
   });
   const searchIndex = new SearchIndex({ store: deps.store, repos, logger });
   const ctx: AppContext = {
@@ -155,6 +159,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     search: createSearchService({ index: searchIndex, source: { store: deps.store, repos } }),
     sessions,
     agents,
+    historyHolds: historyHolds.held,
     agentEnv: deps.agents?.env ?? process.env,
     caches: createCaches(deps.store, deps.config.cacheBytes ?? DEFAULT_CACHE_BYTES),
     store: deps.store,
@@ -203,7 +208,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     searchIndex.sweep();
   });
   // The agent CLIs' own session folders that `sessiondesk history import` remembered.
-  const follower = createHistoryFollower({ store: deps.store, repos, clock: deps.clock, events, logger });
+  const follower = createHistoryFollower({
+    store: deps.store,
+    repos,
+    clock: deps.clock,
+    events,
+    logger,
+    holds: historyHolds.held,
+  });
   app.addHook('onReady', async () => follower.start());
   // Runs are stopped (and recorded) while the store is still open.
   app.addHook('preClose', async () => {

@@ -1,0 +1,229 @@
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { claudeCodeCommand } from '../../src-main/agents/claude-code/command.js';
+import { ListSessionsResponseSchema, type SessionFull } from '../../src-shared/sessions.js';
+import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
+import { fieldOf, runProgram } from '../helpers/agent-cli.js';
+import { getSession, waitForResults } from '../helpers/agent-runs.js';
+import { claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
+import { createGitHubFixture } from '../helpers/github-fixture.js';
+import { asUser, seedWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
+
+const bin = findClaudeCode();
+if (!bin)
+  console.warn(
+    'Skipping continuing imported sessions: no `claude` (set CLAUDE_CODE_BIN, put it on PATH, or run scripts/install-agent-clis.sh /tmp/agent-clis).',
+  );
+
+/** One conversation, a distinct answer per turn, so that a message counted twice shows. */
+const SCRIPT = [
+  {
+    match: 'CONTINUE-ME',
+    turns: [
+      'Noted: the colour is teal.',
+      'Answered in your folder: teal.',
+      'Answered from your terminal: teal.',
+      'Answered in a sandbox: teal.',
+    ].map((text) => ({ blocks: [{ type: 'text' as const, text }] })),
+  },
+];
+
+const CLI_VARIABLES = [
+  'ANTHROPIC_BASE_URL',
+  'ANTHROPIC_API_KEY',
+  'DISABLE_TELEMETRY',
+  'DISABLE_ERROR_REPORTING',
+  'DISABLE_AUTOUPDATER',
+  'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
+  'IS_SANDBOX',
+];
+
+/** The texts of the agent's answers, in order. */
+function answers(session: SessionFull): string[] {
+  return session.messages.flatMap((m) =>
+    m.type === 'assistant' && m.notice === undefined
+      ? m.message.content.flatMap((b) => (b.type === 'text' ? [b.text] : []))
+      : [],
+  );
+}
+
+const prompts = (session: SessionFull) =>
+  session.messages.flatMap((m) =>
+    m.type === 'user' && typeof m.message.content === 'string' ? [m.message.content] : [],
+  );
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * A conversation a person had with the real Claude Code in their own clone is imported, then
+ * continued from Session Desk with Claude Code's own resume: in that folder, and in a fresh
+ * clone. github.com is a bare repository reached through `insteadOf`.
+ */
+describe.skipIf(!bin)('continuing a session imported from Claude Code', () => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  async function setUp() {
+    const github = createGitHubFixture(['acme/widgets']);
+    cleanups.push(() => github.dispose());
+    appendFileSync(join(github.root, 'gitconfig'), '[user]\n\tname = Agent\n\temail = agent@example.test\n');
+    const work = join(github.root, 'work', 'widgets');
+    mkdirSync(join(work, '..'), { recursive: true });
+    github.git(github.root, 'clone', '--quiet', 'https://github.com/acme/widgets', work);
+    const model = await startScriptedAnthropicServer(SCRIPT);
+    cleanups.push(() => model.close());
+    // The person's terminal: the same home folder (and so the same ~/.claude) as the server's agents.
+    const terminalEnv = { ...github.env(), ...claudeCodeEnv(github.root, model.url), PATH: process.env.PATH };
+    const terminal = async (prompt: string, resumeId?: string) => {
+      const command = claudeCodeCommand({ prompt, model: 'claude-sonnet-4-5', resumeId });
+      const run = await runProgram(bin!, command.args, command.stdin, work, terminalEnv);
+      expect(run.code, run.stderr).toBe(0);
+      return fieldOf(run.stdout, 'system', 'session_id');
+    };
+    const conversationId = await terminal('Remember that the colour is teal. CONTINUE-ME');
+
+    const claudeEnv = claudeCodeEnv(github.root, model.url);
+    const server = await startTestServer({
+      agentEnv: {
+        ...github.env(),
+        SESSIONDESK_CLAUDE_BIN: bin!,
+        ...Object.fromEntries(CLI_VARIABLES.map((name) => [name, claudeEnv[name]])),
+      },
+      agentEnvNames: CLI_VARIABLES,
+    });
+    cleanups.push(() => server.dispose());
+    const owner = await seedWorkspace(server);
+    const cookie = owner.user.cookie;
+    const added = await asUser(
+      server,
+      cookie,
+      'POST',
+      `/api/workspaces/${owner.organizationId}/history-sources`,
+      {
+        kind: 'claude-code',
+        rootDir: join(github.root, '.claude'),
+      },
+    );
+    expect(added.status, await added.clone().text()).toBe(201);
+    const imported = await waitFor('the import', async () => {
+      const list = ListSessionsResponseSchema.parse(
+        await (
+          await asUser(server, cookie, 'GET', `/api/sessions?organizationId=${owner.organizationId}`)
+        ).json(),
+      );
+      return list.sessions[0];
+    });
+    expect(imported.source).toMatchObject({ kind: 'claude-code', cwd: work, conversationId });
+    expect(imported.metadata.repository).toBe('acme/widgets');
+    return { github, work, model, server, cookie, id: imported.id, conversationId, terminal };
+  }
+
+  const followUp = (server: TestServer, cookie: string, id: string, body: Record<string, unknown>) =>
+    asUser(server, cookie, 'POST', `/api/sessions/${id}/messages`, body);
+
+  it('goes on in the original folder, without duplicates, and later terminal turns still arrive', async () => {
+    const { work, model, server, cookie, id, conversationId, terminal } = await setUp();
+
+    const refused = await followUp(server, cookie, id, { content: 'Which colour?' });
+    expect(refused.status).toBe(409);
+    const why = ((await refused.json()) as { error: { message: string } }).error.message;
+    expect(why).toContain('"continueIn": "original"');
+    expect(why).toContain('"continueIn": "sandbox"');
+    expect(why).toContain(work);
+
+    const sent = await followUp(server, cookie, id, {
+      content: 'Which colour did I name?',
+      continueIn: 'original',
+    });
+    expect(sent.status, await sent.clone().text()).toBe(201);
+    const continued = await waitForResults(server, cookie, id, 2, 120_000);
+    expect(continued.status, JSON.stringify(continued.messages.at(-1))).toBe('completed');
+    expect(continued.agent).toBe('claude-code');
+    expect(prompts(continued)).toEqual([
+      'Remember that the colour is teal. CONTINUE-ME',
+      'Which colour did I name?',
+    ]);
+    expect(answers(continued)).toEqual(['Noted: the colour is teal.', 'Answered in your folder: teal.']);
+    // The model saw the first exchange: the conversation was resumed, in the person's folder.
+    const resumed = model.requests.find((r) => JSON.stringify(r.body).includes('Which colour did I name?'));
+    expect(JSON.stringify(resumed?.body)).toContain('Noted: the colour is teal.');
+    expect(JSON.stringify(resumed?.body)).toContain(work);
+
+    // The person resumes it in their terminal: that turn is imported, the run's is not again.
+    expect(await terminal('And now?', conversationId)).toBe(conversationId);
+    const after = await waitFor('the terminal turn', async () => {
+      const session = await getSession(server, cookie, id);
+      return answers(session).includes('Answered from your terminal: teal.') ? session : undefined;
+    });
+    expect(prompts(after)).toEqual([
+      'Remember that the colour is teal. CONTINUE-ME',
+      'Which colour did I name?',
+      'And now?',
+    ]);
+    expect(answers(after)).toEqual([
+      'Noted: the colour is teal.',
+      'Answered in your folder: teal.',
+      'Answered from your terminal: teal.',
+    ]);
+  }, 240_000);
+
+  it('goes on in a fresh clone of its repository in the sandbox', async () => {
+    const { server, model, cookie, id, work } = await setUp();
+    const sent = await followUp(server, cookie, id, {
+      content: 'Which colour, from the clone?',
+      continueIn: 'sandbox',
+    });
+    expect(sent.status, await sent.clone().text()).toBe(201);
+    const continued = await waitForResults(server, cookie, id, 2, 120_000);
+    expect(continued.status, JSON.stringify(continued.messages.at(-1))).toBe('completed');
+    expect(answers(continued)).toEqual(['Noted: the colour is teal.', 'Answered in your folder: teal.']);
+    const sandbox = join(server.sandboxRoot, id);
+    expect(existsSync(join(sandbox, '.git'))).toBe(true);
+    expect(
+      execFileSync('git', ['remote', 'get-url', 'origin'], { cwd: sandbox, encoding: 'utf8' }).trim(),
+    ).toBe('https://github.com/acme/widgets');
+    expect(continued.metadata.branch).toMatch(/^agent\//u);
+    const resumed = model.requests.find((r) =>
+      JSON.stringify(r.body).includes('Which colour, from the clone?'),
+    );
+    expect(JSON.stringify(resumed?.body)).toContain('Noted: the colour is teal.');
+    expect(JSON.stringify(resumed?.body)).toContain(`Primary working directory: ${sandbox} (was ${work})`);
+    // The person's clone is untouched.
+    expect(execFileSync('git', ['status', '--porcelain'], { cwd: work, encoding: 'utf8' })).toBe('');
+
+    // A later follow-up resumes in the same clone.
+    const again = await followUp(server, cookie, id, { content: 'And once more?', continueIn: 'sandbox' });
+    expect(again.status, await again.clone().text()).toBe(201);
+    const twice = await waitForResults(server, cookie, id, 3, 120_000);
+    expect(answers(twice)).toEqual([
+      'Noted: the colour is teal.',
+      'Answered in your folder: teal.',
+      'Answered from your terminal: teal.',
+    ]);
+  }, 240_000);
+
+  it('refuses clearly when the original folder is gone', async () => {
+    const { server, cookie, id, work } = await setUp();
+    rmSync(work, { recursive: true, force: true });
+    const refused = await followUp(server, cookie, id, { content: 'Still there?', continueIn: 'original' });
+    expect(refused.status).toBe(409);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain(
+      `The folder ${work}`,
+    );
+    expect(prompts(await getSession(server, cookie, id))).toEqual([
+      'Remember that the colour is teal. CONTINUE-ME',
+    ]);
+  }, 120_000);
+});
