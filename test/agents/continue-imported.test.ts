@@ -1,17 +1,21 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claudeCodeCommand } from '../../src-main/agents/claude-code/command.js';
+import { codexCommand } from '../../src-main/agents/codex/command.js';
 import { ListSessionsResponseSchema, type SessionFull } from '../../src-shared/sessions.js';
 import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
-import { fieldOf, runProgram } from '../helpers/agent-cli.js';
+import { startScriptedResponsesServer } from '../fixtures/agents/scripted-responses-server.mjs';
+import { fieldOf, findAgentCli, runProgram } from '../helpers/agent-cli.js';
 import { getSession, waitForResults } from '../helpers/agent-runs.js';
 import { claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
 import { createGitHubFixture } from '../helpers/github-fixture.js';
 import { asUser, seedWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
 
 const bin = findClaudeCode();
+const codexBin = findAgentCli('codex', 'CODEX_BIN');
+if (!codexBin) console.warn('Skipping continuing imported Codex sessions: no `codex`.');
 if (!bin)
   console.warn(
     'Skipping continuing imported sessions: no `claude` (set CLAUDE_CODE_BIN, put it on PATH, or run scripts/install-agent-clis.sh /tmp/agent-clis).',
@@ -226,4 +230,140 @@ describe.skipIf(!bin)('continuing a session imported from Claude Code', () => {
       'Remember that the colour is teal. CONTINUE-ME',
     ]);
   }, 120_000);
+});
+
+/** The same, with Codex: it resumes a thread by its id from any folder, appending to its rollout file. */
+describe.skipIf(!codexBin)('continuing a session imported from Codex', () => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  it('goes on in the original folder and in a sandbox, each turn once, terminal turns too', async () => {
+    const github = createGitHubFixture(['acme/widgets']);
+    cleanups.push(() => github.dispose());
+    appendFileSync(join(github.root, 'gitconfig'), '[user]\n\tname = Agent\n\temail = agent@example.test\n');
+    const work = join(github.root, 'work', 'widgets');
+    mkdirSync(join(work, '..'), { recursive: true });
+    github.git(github.root, 'clone', '--quiet', 'https://github.com/acme/widgets', work);
+    const model = await startScriptedResponsesServer([
+      {
+        match: 'CONTINUE-ME',
+        turns: [
+          'Noted: the colour is teal.',
+          'Answered in your folder: teal.',
+          'Answered from your terminal: teal.',
+          'Answered in a sandbox: teal.',
+        ].map((text) => ({ output: { text } })),
+      },
+    ]);
+    cleanups.push(() => model.close());
+    const codexHome = join(github.root, '.codex');
+    mkdirSync(codexHome);
+    writeFileSync(
+      join(codexHome, 'config.toml'),
+      [
+        'model = "gpt-5.5"',
+        'model_provider = "scripted"',
+        '[model_providers.scripted]',
+        'name = "Scripted"',
+        `base_url = "${model.url}"`,
+        'wire_api = "responses"',
+        'env_key = "SCRIPTED_API_KEY"',
+        'request_max_retries = 1',
+        'stream_max_retries = 2',
+        '',
+      ].join('\n'),
+    );
+    const codexEnv = { CODEX_HOME: codexHome, SCRIPTED_API_KEY: 'scripted' };
+    const terminal = async (prompt: string, resumeId?: string) => {
+      const command = codexCommand({ prompt, resumeId });
+      const run = await runProgram(codexBin!, command.args, command.stdin, work, {
+        ...github.env(),
+        ...codexEnv,
+        PATH: process.env.PATH,
+      });
+      expect(run.code, run.stderr).toBe(0);
+      return fieldOf(run.stdout, 'thread.started', 'thread_id');
+    };
+    const conversationId = await terminal('Remember that the colour is teal. CONTINUE-ME');
+
+    const server = await startTestServer({
+      agentEnv: {
+        ...github.env(),
+        ...codexEnv,
+        PATH: `${github.env().PATH}:${process.env.PATH}`,
+        SESSIONDESK_CODEX_BIN: codexBin!,
+      },
+      agentEnvNames: ['SCRIPTED_API_KEY'],
+    });
+    cleanups.push(() => server.dispose());
+    const owner = await seedWorkspace(server);
+    const cookie = owner.user.cookie;
+    const added = await asUser(
+      server,
+      cookie,
+      'POST',
+      `/api/workspaces/${owner.organizationId}/history-sources`,
+      { kind: 'codex', rootDir: codexHome },
+    );
+    expect(added.status, await added.clone().text()).toBe(201);
+    const imported = await waitFor('the import', async () => {
+      const list = ListSessionsResponseSchema.parse(
+        await (
+          await asUser(server, cookie, 'GET', `/api/sessions?organizationId=${owner.organizationId}`)
+        ).json(),
+      );
+      return list.sessions[0];
+    });
+    expect(imported.source).toMatchObject({ kind: 'codex', cwd: work, conversationId });
+    const id = imported.id;
+    const followUp = (body: Record<string, unknown>) =>
+      asUser(server, cookie, 'POST', `/api/sessions/${id}/messages`, body);
+
+    const original = await followUp({ content: 'Which colour did I name?', continueIn: 'original' });
+    expect(original.status, await original.clone().text()).toBe(201);
+    const continued = await waitForResults(server, cookie, id, 2, 120_000);
+    expect(continued.status, JSON.stringify(continued.messages.at(-1))).toBe('completed');
+    expect(continued.agent).toBe('codex');
+    expect(answers(continued)).toEqual(['Noted: the colour is teal.', 'Answered in your folder: teal.']);
+
+    expect(await terminal('And now?', conversationId)).toBe(conversationId);
+    await waitFor('the terminal turn', async () => {
+      const session = await getSession(server, cookie, id);
+      return answers(session).includes('Answered from your terminal: teal.') ? session : undefined;
+    });
+
+    const sandboxed = await followUp({ content: 'Which colour, from the clone?', continueIn: 'sandbox' });
+    expect(sandboxed.status, await sandboxed.clone().text()).toBe(201);
+    const after = await waitFor(
+      'the sandbox run',
+      async () => {
+        const session = await getSession(server, cookie, id);
+        return answers(session).includes('Answered in a sandbox: teal.') && session.status !== 'active'
+          ? session
+          : undefined;
+      },
+      120_000,
+    );
+    expect(prompts(after)).toEqual([
+      'Remember that the colour is teal. CONTINUE-ME',
+      'Which colour did I name?',
+      'And now?',
+      'Which colour, from the clone?',
+    ]);
+    expect(answers(after)).toEqual([
+      'Noted: the colour is teal.',
+      'Answered in your folder: teal.',
+      'Answered from your terminal: teal.',
+      'Answered in a sandbox: teal.',
+    ]);
+    const sandbox = join(server.sandboxRoot, id);
+    expect(existsSync(join(sandbox, '.git'))).toBe(true);
+    const resumed = model.requests.find((r) =>
+      JSON.stringify(r.body).includes('Which colour, from the clone?'),
+    );
+    expect(JSON.stringify(resumed?.body)).toContain('Noted: the colour is teal.');
+    expect(JSON.stringify(resumed?.body)).toContain(sandbox);
+  }, 300_000);
 });
