@@ -354,10 +354,10 @@ export class AgentHost {
   }
 
   /** Runs `work` with the imported session's file held, so what its CLI writes is not imported twice. */
-  private async holdingFile<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
+  private async holdingFile<T>(sessionId: string, workdir: string, work: () => Promise<T>): Promise<T> {
     const history = this.deps.history;
     if (!history) return work();
-    await history.hold(sessionId);
+    await history.hold(sessionId, workdir);
     try {
       return await work();
     } finally {
@@ -480,7 +480,7 @@ export class AgentHost {
           : this.runnerFor(session.workspaceId);
         await service.runStarts(sessionId, runner.kind);
         const { result } = continuation
-          ? await this.holdingFile(sessionId, () => work(runner))
+          ? await this.holdingFile(sessionId, ctx.sandboxDir, () => work(runner))
           : await work(runner);
         await recordingProcess;
         if (controller.signal.aborted) throw new RunAborted();

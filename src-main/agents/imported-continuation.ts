@@ -118,12 +118,6 @@ export function planContinuation(
     }
     return { ...base, cwd: source.cwd };
   }
-  if (kind === 'gemini') {
-    throw conflict(
-      'Gemini CLI resumes only the conversations of the folder it runs in, so this session cannot go on in a ' +
-        'fresh clone; continue it in its original folder.',
-    );
-  }
   const repoUrl = repoUrlOf(session);
   if (!repoUrl) {
     throw conflict(

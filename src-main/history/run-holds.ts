@@ -1,6 +1,8 @@
-import { dirname, sep } from 'node:path';
+import { dirname, resolve, sep } from 'node:path';
 import type { HistoryKind } from '../../src-shared/sessions.js';
 import type { HistorySourceRecord } from '../store/history.js';
+import { fingerprintOf } from './file-reader.js';
+import { geminiChatFor } from './gemini-project.js';
 import { importFile, sessionFiles, withSourceLock, type HistoryDeps } from './importer.js';
 
 /** How deep a session file lies under its CLI's root folder. */
@@ -55,11 +57,41 @@ export function createRunHolds(deps: HistoryDeps) {
     /** Sessions held now: what the follower and the import skip. */
     held: held as ReadonlySet<string>,
 
-    /** Before the run: what the file gained so far is imported, then the file is held. */
-    async hold(sessionId: string): Promise<void> {
+    /**
+     * Before the run: what the file gained so far is imported, then the file is held. `workdir`
+     * is the folder the run's CLI works in: for Gemini CLI in another folder than the session's,
+     * the chat is copied into that folder's project (see gemini-project.ts), and the copy is the
+     * session's file too, read past when the run ends.
+     */
+    async hold(sessionId: string, workdir: string): Promise<void> {
       held.add(sessionId);
+      const row = deps.repos.sessions.find(sessionId);
+      const from = row?.source;
       const source = sourceOf(sessionId);
-      if (source) await withSourceLock(source.id, () => readSessionFiles(source, sessionId, false));
+      const prepare = async () => {
+        if (source) await readSessionFiles(source, sessionId, false);
+        if (from?.kind !== 'gemini' || (from.cwd !== undefined && resolve(from.cwd) === resolve(workdir)))
+          return;
+        const copy = geminiChatFor(
+          source?.rootDir ?? rootOfSessionFile(from.kind, from.path),
+          from.path,
+          workdir,
+        );
+        if (!source || deps.repos.history.file(source.id, copy)) return;
+        const fingerprint = await fingerprintOf(copy);
+        await deps.store.write(() =>
+          deps.repos.history.putFile({
+            sourceId: source.id,
+            path: copy,
+            sessionId,
+            offset: 0,
+            fingerprint,
+            size: 0,
+            mtimeMs: 0,
+          }),
+        );
+      };
+      await (source ? withSourceLock(source.id, prepare) : prepare());
     },
 
     /** After the run: the file is read past what the run's CLI wrote, then followed again. */

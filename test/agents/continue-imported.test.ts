@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claudeCodeCommand } from '../../src-main/agents/claude-code/command.js';
 import { codexCommand } from '../../src-main/agents/codex/command.js';
+import { geminiCommand } from '../../src-main/agents/gemini/command.js';
 import { ListSessionsResponseSchema, type SessionFull } from '../../src-shared/sessions.js';
 import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
+import { startScriptedGeminiServer } from '../fixtures/agents/scripted-gemini-server.mjs';
 import { startScriptedResponsesServer } from '../fixtures/agents/scripted-responses-server.mjs';
 import { fieldOf, findAgentCli, runProgram } from '../helpers/agent-cli.js';
 import { getSession, waitForResults } from '../helpers/agent-runs.js';
@@ -16,6 +18,8 @@ import { asUser, seedWorkspace, startTestServer, type TestServer } from '../help
 const bin = findClaudeCode();
 const codexBin = findAgentCli('codex', 'CODEX_BIN');
 if (!codexBin) console.warn('Skipping continuing imported Codex sessions: no `codex`.');
+const geminiBin = findAgentCli('gemini', 'GEMINI_BIN');
+if (!geminiBin) console.warn('Skipping continuing imported Gemini CLI sessions: no `gemini`.');
 if (!bin)
   console.warn(
     'Skipping continuing imported sessions: no `claude` (set CLAUDE_CODE_BIN, put it on PATH, or run scripts/install-agent-clis.sh /tmp/agent-clis).',
@@ -365,5 +369,129 @@ describe.skipIf(!codexBin)('continuing a session imported from Codex', () => {
     );
     expect(JSON.stringify(resumed?.body)).toContain('Noted: the colour is teal.');
     expect(JSON.stringify(resumed?.body)).toContain(sandbox);
+  }, 300_000);
+});
+
+/** The same, with Gemini CLI: its conversations are found among the chats of the folder it runs in. */
+describe.skipIf(!geminiBin)('continuing a session imported from Gemini CLI', () => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  it('goes on in the original folder and in a sandbox, each turn once, in one session', async () => {
+    const github = createGitHubFixture(['acme/widgets']);
+    cleanups.push(() => github.dispose());
+    appendFileSync(join(github.root, 'gitconfig'), '[user]\n\tname = Agent\n\temail = agent@example.test\n');
+    const work = join(github.root, 'work', 'widgets');
+    mkdirSync(join(work, '..'), { recursive: true });
+    github.git(github.root, 'clone', '--quiet', 'https://github.com/acme/widgets', work);
+    const model = await startScriptedGeminiServer([
+      {
+        match: 'CONTINUE-ME',
+        turns: [
+          'Noted: the colour is teal.',
+          'Answered in your folder: teal.',
+          // The sandbox goes on from a copy of the chat, and the terminal from the original:
+          // each is the third turn of its conversation.
+          'Answered a third time: teal.',
+        ].map((text) => ({ parts: [{ text }] })),
+      },
+    ]);
+    cleanups.push(() => model.close());
+    const geminiRoot = join(github.root, '.gemini');
+    mkdirSync(geminiRoot);
+    writeFileSync(
+      join(geminiRoot, 'settings.json'),
+      JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }),
+    );
+    const geminiEnv = {
+      GEMINI_API_KEY: 'scripted',
+      GOOGLE_GEMINI_BASE_URL: model.url,
+      GEMINI_TELEMETRY_ENABLED: 'false',
+    };
+    const terminal = async (prompt: string, resumeId?: string) => {
+      const command = geminiCommand({ prompt, model: 'gemini-2.5-pro', resumeId });
+      const run = await runProgram(geminiBin!, command.args, command.stdin, work, {
+        ...github.env(),
+        ...geminiEnv,
+        PATH: process.env.PATH,
+      });
+      expect(run.code, run.stderr).toBe(0);
+      return fieldOf(run.stdout, 'init', 'session_id');
+    };
+    const conversationId = await terminal('Remember that the colour is teal. CONTINUE-ME');
+
+    const server = await startTestServer({
+      agentEnv: {
+        ...github.env(),
+        ...geminiEnv,
+        PATH: `${github.env().PATH}:${process.env.PATH}`,
+        SESSIONDESK_GEMINI_BIN: geminiBin!,
+      },
+      agentEnvNames: ['GEMINI_TELEMETRY_ENABLED'],
+    });
+    cleanups.push(() => server.dispose());
+    const owner = await seedWorkspace(server);
+    const cookie = owner.user.cookie;
+    const added = await asUser(
+      server,
+      cookie,
+      'POST',
+      `/api/workspaces/${owner.organizationId}/history-sources`,
+      { kind: 'gemini', rootDir: geminiRoot },
+    );
+    expect(added.status, await added.clone().text()).toBe(201);
+    const list = async () =>
+      ListSessionsResponseSchema.parse(
+        await (
+          await asUser(server, cookie, 'GET', `/api/sessions?organizationId=${owner.organizationId}`)
+        ).json(),
+      ).sessions;
+    const imported = await waitFor('the import', async () => (await list())[0]);
+    expect(imported.source).toMatchObject({ kind: 'gemini', cwd: work, conversationId });
+    const id = imported.id;
+    const followUp = (body: Record<string, unknown>) =>
+      asUser(server, cookie, 'POST', `/api/sessions/${id}/messages`, body);
+
+    const original = await followUp({ content: 'Which colour did I name?', continueIn: 'original' });
+    expect(original.status, await original.clone().text()).toBe(201);
+    // Gemini CLI 0.61.0 records no result in its file: the run's is the first.
+    const continued = await waitForResults(server, cookie, id, 1, 120_000);
+    expect(continued.status, JSON.stringify(continued.messages.at(-1))).toBe('completed');
+    expect(continued.agent).toBe('gemini');
+    expect(answers(continued)).toEqual(['Noted: the colour is teal.', 'Answered in your folder: teal.']);
+
+    const sandboxed = await followUp({ content: 'Which colour, from the clone?', continueIn: 'sandbox' });
+    expect(sandboxed.status, await sandboxed.clone().text()).toBe(201);
+    const after = await waitForResults(server, cookie, id, 2, 120_000);
+    expect(after.status, JSON.stringify(after.messages.at(-1))).toBe('completed');
+    expect(answers(after)).toEqual([
+      'Noted: the colour is teal.',
+      'Answered in your folder: teal.',
+      'Answered a third time: teal.',
+    ]);
+    const sandbox = join(server.sandboxRoot, id);
+    expect(existsSync(join(sandbox, '.git'))).toBe(true);
+    // A turn from the terminal in the person's folder arrives; by then the follower has read the
+    // chats of the clone's folder too: what the run wrote there is the same session's, once.
+    await terminal('And now?', conversationId);
+    const last = await waitFor('the terminal turn', async () => {
+      const session = await getSession(server, cookie, id);
+      return prompts(session).includes('And now?') && answers(session).length === 4 ? session : undefined;
+    });
+    expect(prompts(last)).toEqual([
+      'Remember that the colour is teal. CONTINUE-ME',
+      'Which colour did I name?',
+      'Which colour, from the clone?',
+      'And now?',
+    ]);
+    expect(answers(last)).toEqual([
+      'Noted: the colour is teal.',
+      'Answered in your folder: teal.',
+      'Answered a third time: teal.',
+      'Answered a third time: teal.',
+    ]);
+    expect((await list()).map((s) => s.id)).toEqual([id]);
   }, 300_000);
 });
