@@ -2,13 +2,11 @@ import type { ContinueIn, SessionSource } from '../../../../src-shared/sessions'
 import { AGENT_NAMES } from '../../lib/usage';
 
 /**
- * Why an imported session cannot go on in a fresh clone, or null when it can: the same rules
- * the server applies (it says so again if the page is out of date).
+ * Why an imported session cannot go on in a fresh clone, or null when it can: the server's rule
+ * (it says so again if the page is out of date).
  */
-export function sandboxUnavailable(source: SessionSource, repository: string | undefined): string | null {
-  if (source.kind === 'gemini') return 'Gemini CLI resumes only the conversations of the folder it ran in.';
-  if (!repository) return 'It has no repository: its folder had no origin on a code host.';
-  return null;
+export function sandboxUnavailable(repository: string | undefined): string | null {
+  return repository ? null : 'It has no repository: its folder had no origin on a code host.';
 }
 
 /** The choice of where an imported session's conversation goes on, above the follow-up box. */
@@ -24,7 +22,7 @@ export function ContinueChoice({
   onChange: (value: ContinueIn) => void;
 }) {
   const cli = AGENT_NAMES[source.kind];
-  const noSandbox = sandboxUnavailable(source, repository);
+  const noSandbox = sandboxUnavailable(repository);
   return (
     <fieldset className="stack continue-choice">
       <legend className="continue-choice-legend">

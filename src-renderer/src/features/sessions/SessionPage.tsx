@@ -188,7 +188,7 @@ function FollowUp({
   const send = useFollowUp(organizationId, sessionId);
   const [text, setText] = useState('');
   const [continueIn, setContinueIn] = useState<ContinueIn | null>(() =>
-    source && sandboxUnavailable(source, repository) === null ? 'sandbox' : null,
+    source && sandboxUnavailable(repository) === null ? 'sandbox' : null,
   );
   const [confirming, setConfirming] = useState(false);
   const error = send.error instanceof ApiError ? send.error : null;
