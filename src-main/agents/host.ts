@@ -12,7 +12,7 @@ import { createCliRunStore } from './cli-run-store.js';
 import { createCommandAgent, DEFAULT_AGENT_TIMEOUT_MS } from './command-agent.js';
 import { createDemoAgent } from './demo-agent.js';
 import { agentEnvironment } from './environment.js';
-import { planContinuation, type Continuation } from './imported-continuation.js';
+import { createContinuationRunner, planContinuation, type Continuation } from './imported-continuation.js';
 import { NamedCommandsError, readNamedCommands } from './named-commands.js';
 import { endOrphans } from './orphans.js';
 import { recordBranchAtEnd, recordReportedPullRequest } from './repository-facts.js';
@@ -189,32 +189,6 @@ export class AgentHost {
    */
   planContinuation(session: SessionRow, where: ContinueIn | undefined): Continuation {
     return planContinuation(session, where, this.agentEnvironment());
-  }
-
-  /**
-   * The CLI of an imported session's own kind, whatever the workspace chose, resuming the
-   * conversation from its file (or the one a run of ours continued it in since).
-   */
-  private continuationRunner(plan: Continuation, workspaceId: string): AgentRunner {
-    const runs = createCliRunStore(plan.kind, this.deps.service, this.deps.repos);
-    const { repos } = this.deps;
-    return createCliAgent({
-      spec: CLI_KIND_SPECS[plan.kind],
-      env: { ...this.agentEnvironment(), ...plan.env },
-      lookupEnv: this.deps.config.env ?? process.env,
-      timeoutMs: repos.workspaces.settings(workspaceId)?.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS,
-      runs: {
-        ...runs,
-        previous(sessionId) {
-          const own = runs.previous(sessionId);
-          if (own.conversationId !== undefined) return own;
-          return {
-            conversationId: plan.conversationId,
-            usageBefore: repos.sessions.conversationUsage(sessionId, plan.conversationId),
-          };
-        },
-      },
-    });
   }
 
   /** Whether a run of the session is going or waiting for a place. */
@@ -476,7 +450,15 @@ export class AgentHost {
       try {
         if (plan instanceof AgentSetupError) throw plan;
         const runner = continuation
-          ? this.continuationRunner(continuation, session.workspaceId)
+          ? createContinuationRunner(continuation, {
+              service,
+              repos: this.deps.repos,
+              env: this.agentEnvironment(),
+              lookupEnv: this.deps.config.env ?? process.env,
+              timeoutMs:
+                this.deps.repos.workspaces.settings(session.workspaceId)?.timeoutMs ??
+                DEFAULT_AGENT_TIMEOUT_MS,
+            })
           : this.runnerFor(session.workspaceId);
         await service.runStarts(sessionId, runner.kind);
         const { result } = continuation

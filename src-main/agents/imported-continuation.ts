@@ -7,8 +7,13 @@ import type { ContinueIn } from '../../src-shared/sessions.js';
 import { conflict } from '../errors.js';
 import { defaultRoot } from '../history/importer.js';
 import { rootOfSessionFile } from '../history/run-holds.js';
+import type { SessionService } from '../sessions/service.js';
+import type { Repositories } from '../store/repositories.js';
 import type { SessionRow } from '../store/sessions.js';
+import { createCliAgent } from './cli-agent.js';
 import { CLI_KIND_SPECS, type CliKind } from './cli-kinds.js';
+import { createCliRunStore } from './cli-run-store.js';
+import type { AgentRunner } from './types.js';
 
 /** Where and how a run resumes the conversation of a session imported from a CLI's files. */
 export interface Continuation {
@@ -125,4 +130,39 @@ export function planContinuation(
     );
   }
   return { ...base, repoUrl };
+}
+
+/**
+ * The CLI of an imported session's own kind, whatever the workspace chose, resuming the
+ * conversation from its file (or the one a run of ours continued it in since).
+ */
+export function createContinuationRunner(
+  plan: Continuation,
+  deps: {
+    service: SessionService;
+    repos: Repositories;
+    /** The agents' allow-listed environment. */
+    env: NodeJS.ProcessEnv;
+    lookupEnv: NodeJS.ProcessEnv;
+    timeoutMs: number;
+  },
+): AgentRunner {
+  const runs = createCliRunStore(plan.kind, deps.service, deps.repos);
+  return createCliAgent({
+    spec: CLI_KIND_SPECS[plan.kind],
+    env: { ...deps.env, ...plan.env },
+    lookupEnv: deps.lookupEnv,
+    timeoutMs: deps.timeoutMs,
+    runs: {
+      ...runs,
+      previous(sessionId) {
+        const own = runs.previous(sessionId);
+        if (own.conversationId !== undefined) return own;
+        return {
+          conversationId: plan.conversationId,
+          usageBefore: deps.repos.sessions.conversationUsage(sessionId, plan.conversationId),
+        };
+      },
+    },
+  });
 }
