@@ -13,7 +13,15 @@ import { fieldOf, findAgentCli, runProgram } from '../helpers/agent-cli.js';
 import { getSession, waitForResults } from '../helpers/agent-runs.js';
 import { claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
 import { createGitHubFixture } from '../helpers/github-fixture.js';
-import { asUser, seedWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
+import { newId } from '../../src-main/accounts/secrets.js';
+import {
+  asUser,
+  createSession,
+  seedWorkspace,
+  startTestServer,
+  tempDir,
+  type TestServer,
+} from '../helpers/server.js';
 
 const bin = findClaudeCode();
 const codexBin = findAgentCli('codex', 'CODEX_BIN');
@@ -494,4 +502,78 @@ describe.skipIf(!geminiBin)('continuing a session imported from Gemini CLI', () 
     ]);
     expect((await list()).map((s) => s.id)).toEqual([id]);
   }, 300_000);
+});
+
+/** What is refused before anything runs: no CLI is needed to see it. */
+describe('where a follow-up goes on is checked first', () => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  it('refuses continueIn on a session Session Desk ran, and a sandbox for a session without a repository', async () => {
+    const server = await startTestServer();
+    cleanups.push(() => server.dispose());
+    const owner = await seedWorkspace(server);
+    const cookie = owner.user.cookie;
+    const own = await createSession(server, cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'Hello',
+    });
+    const notImported = await asUser(server, cookie, 'POST', `/api/sessions/${own.id}/messages`, {
+      content: 'Go on',
+      continueIn: 'original',
+    });
+    expect(notImported.status).toBe(400);
+    const unknown = await asUser(server, cookie, 'POST', `/api/sessions/${own.id}/messages`, {
+      content: 'Go on',
+      continueIn: 'elsewhere',
+    });
+    expect(unknown.status).toBe(400);
+
+    // An imported session whose folder is there but has no origin: no repository to clone.
+    const folder = tempDir('continue-no-origin-');
+    cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
+    const id = newId('session');
+    const at = new Date().toISOString();
+    await server.store.write(() => {
+      server.repos.sessions.insert({
+        id,
+        workspaceId: owner.organizationId,
+        authorId: owner.user.userId,
+        title: 'From a terminal',
+        model: 'claude-sonnet-4-5',
+        createdAt: at,
+        baseBranch: 'main',
+      });
+      server.repos.sessions.appendMessage(
+        id,
+        owner.organizationId,
+        { type: 'user', message: { content: 'Hi' } },
+        owner.user.userId,
+        at,
+      );
+      server.repos.history.setSessionSource(id, {
+        kind: 'claude-code',
+        path: join(folder, '.claude', 'projects', 'p', 'c.jsonl'),
+        cwd: folder,
+        conversationId: '6f1c1f64-3b5e-4b8e-9d5c-2a4c1f0e9b11',
+      });
+      server.repos.sessions.update(id, { status: 'completed' }, at);
+    });
+    const send = (body: Record<string, unknown>) =>
+      asUser(server, cookie, 'POST', `/api/sessions/${id}/messages`, body);
+    const message = async (response: Response) =>
+      ((await response.json()) as { error: { message: string } }).error.message;
+
+    const unsaid = await send({ content: 'Go on' });
+    expect(unsaid.status).toBe(409);
+    expect(await message(unsaid)).toContain('6f1c1f64-3b5e-4b8e-9d5c-2a4c1f0e9b11');
+    const noRepository = await send({ content: 'Go on', continueIn: 'sandbox' });
+    expect(noRepository.status).toBe(409);
+    expect(await message(noRepository)).toContain('no repository to clone');
+    const session = await getSession(server, cookie, id);
+    expect(prompts(session)).toEqual(['Hi']);
+    expect(session.status).toBe('completed');
+  });
 });
