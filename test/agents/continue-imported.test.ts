@@ -10,7 +10,9 @@ import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthro
 import { startScriptedGeminiServer } from '../fixtures/agents/scripted-gemini-server.mjs';
 import { startScriptedResponsesServer } from '../fixtures/agents/scripted-responses-server.mjs';
 import { fieldOf, findAgentCli, runProgram } from '../helpers/agent-cli.js';
+import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
 import { getSession, waitForResults } from '../helpers/agent-runs.js';
+import { release, waitForText, WAITING_AGENT } from '../helpers/run-control.js';
 import { claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
 import { createGitHubFixture } from '../helpers/github-fixture.js';
 import { newId } from '../../src-main/accounts/secrets.js';
@@ -504,6 +506,42 @@ describe.skipIf(!geminiBin)('continuing a session imported from Gemini CLI', () 
   }, 300_000);
 });
 
+/** An imported Claude Code session of `folder`, written to the store as an import writes it. */
+async function seedImported(
+  server: TestServer,
+  owner: Awaited<ReturnType<typeof seedWorkspace>>,
+  folder: string,
+): Promise<string> {
+  const id = newId('session');
+  const at = new Date().toISOString();
+  await server.store.write(() => {
+    server.repos.sessions.insert({
+      id,
+      workspaceId: owner.organizationId,
+      authorId: owner.user.userId,
+      title: 'From a terminal',
+      model: 'claude-sonnet-4-5',
+      createdAt: at,
+      baseBranch: 'main',
+    });
+    server.repos.sessions.appendMessage(
+      id,
+      owner.organizationId,
+      { type: 'user', message: { content: 'Hi' } },
+      owner.user.userId,
+      at,
+    );
+    server.repos.history.setSessionSource(id, {
+      kind: 'claude-code',
+      path: join(folder, '.claude', 'projects', 'p', 'c.jsonl'),
+      cwd: folder,
+      conversationId: '6f1c1f64-3b5e-4b8e-9d5c-2a4c1f0e9b11',
+    });
+    server.repos.sessions.update(id, { status: 'completed' }, at);
+  });
+  return id;
+}
+
 /** What is refused before anything runs: no CLI is needed to see it. */
 describe('where a follow-up goes on is checked first', () => {
   const cleanups: (() => unknown)[] = [];
@@ -534,33 +572,7 @@ describe('where a follow-up goes on is checked first', () => {
     // An imported session whose folder is there but has no origin: no repository to clone.
     const folder = tempDir('continue-no-origin-');
     cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
-    const id = newId('session');
-    const at = new Date().toISOString();
-    await server.store.write(() => {
-      server.repos.sessions.insert({
-        id,
-        workspaceId: owner.organizationId,
-        authorId: owner.user.userId,
-        title: 'From a terminal',
-        model: 'claude-sonnet-4-5',
-        createdAt: at,
-        baseBranch: 'main',
-      });
-      server.repos.sessions.appendMessage(
-        id,
-        owner.organizationId,
-        { type: 'user', message: { content: 'Hi' } },
-        owner.user.userId,
-        at,
-      );
-      server.repos.history.setSessionSource(id, {
-        kind: 'claude-code',
-        path: join(folder, '.claude', 'projects', 'p', 'c.jsonl'),
-        cwd: folder,
-        conversationId: '6f1c1f64-3b5e-4b8e-9d5c-2a4c1f0e9b11',
-      });
-      server.repos.sessions.update(id, { status: 'completed' }, at);
-    });
+    const id = await seedImported(server, owner, folder);
     const send = (body: Record<string, unknown>) =>
       asUser(server, cookie, 'POST', `/api/sessions/${id}/messages`, body);
     const message = async (response: Response) =>
@@ -576,4 +588,51 @@ describe('where a follow-up goes on is checked first', () => {
     expect(prompts(session)).toEqual(['Hi']);
     expect(session.status).toBe('completed');
   });
+});
+
+describe('a continuation waiting for a place across a restart', () => {
+  it(
+    'is not run where nobody chose again: the session fails, saying to send it again',
+    { timeout: 60_000 },
+    async () => {
+      const dataDir = tempDir('sessiondesk-continue-queue-');
+      const folder = tempDir('continue-queued-');
+      try {
+        const first = await startTestServer({ dataDir, agentCommand: WAITING_AGENT, maxRuns: 1 });
+        const owner = await seedWorkspace(first);
+        const cookie = owner.user.cookie;
+        const running = await createSession(first, cookie, {
+          organizationId: owner.organizationId,
+          initialMessage: 'Holding the only place',
+        });
+        await waitForText(first, cookie, running.id, 'Working on: Holding the only place');
+        const id = await seedImported(first, owner, folder);
+        const sent = await asUser(first, cookie, 'POST', `/api/sessions/${id}/messages`, {
+          content: 'Go on in my folder',
+          continueIn: 'original',
+        });
+        expect(sent.status, await sent.clone().text()).toBe(201);
+        expect((await getSession(first, cookie, id)).agentState).toBe('queued');
+        await first.stop();
+
+        const second = await startTestServer({ dataDir, agentCommand: WAITING_AGENT, maxRuns: 1 });
+        try {
+          const after = await getSession(second, cookie, id);
+          expect(after.status).toBe('failed');
+          expect(after.agentState).toBeUndefined();
+          expect(after.messages.at(-1)).toMatchObject({
+            type: 'result',
+            result: expect.stringContaining('send it again, choosing where to continue') as string,
+          });
+          release(second.sandboxRoot, running.id);
+        } finally {
+          await second.stop();
+        }
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+        rmSync(defaultSandboxRoot(dataDir), { recursive: true, force: true });
+        rmSync(folder, { recursive: true, force: true });
+      }
+    },
+  );
 });
