@@ -12,7 +12,12 @@ import { createCliRunStore } from './cli-run-store.js';
 import { createCommandAgent, DEFAULT_AGENT_TIMEOUT_MS } from './command-agent.js';
 import { createDemoAgent } from './demo-agent.js';
 import { agentEnvironment } from './environment.js';
-import { createContinuationRunner, planContinuation, type Continuation } from './imported-continuation.js';
+import {
+  branchToClone,
+  createContinuationRunner,
+  planContinuation,
+  type Continuation,
+} from './imported-continuation.js';
 import { NamedCommandsError, readNamedCommands } from './named-commands.js';
 import { endOrphans } from './orphans.js';
 import { recordBranchAtEnd, recordReportedPullRequest } from './repository-facts.js';
@@ -449,6 +454,14 @@ export class AgentHost {
       const started = Date.now();
       try {
         if (plan instanceof AgentSetupError) throw plan;
+        // A branch only in the person's own clone is not in the repository: the clone starts from its default.
+        if (continuation?.repoUrl) {
+          session.baseBranch = await branchToClone(
+            continuation.repoUrl,
+            session.baseBranch,
+            this.agentEnvironment(),
+          );
+        }
         const runner = continuation
           ? createContinuationRunner(continuation, {
               service,

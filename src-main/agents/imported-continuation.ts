@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { statSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, resolve } from 'node:path';
 import { parseRepoUrl } from '../../src-shared/repo-url.js';
 import type { ContinueIn } from '../../src-shared/sessions.js';
@@ -13,6 +13,7 @@ import type { SessionRow } from '../store/sessions.js';
 import { createCliAgent } from './cli-agent.js';
 import { CLI_KIND_SPECS, type CliKind } from './cli-kinds.js';
 import { createCliRunStore } from './cli-run-store.js';
+import { runProgram } from './sandbox.js';
 import type { AgentRunner } from './types.js';
 
 /** Where and how a run resumes the conversation of a session imported from a CLI's files. */
@@ -165,4 +166,30 @@ export function createContinuationRunner(
       },
     },
   });
+}
+
+/**
+ * The branch a sandbox clones for an imported session: the one the CLI recorded when the
+ * repository has it (a branch only in the person's own clone is not there), else the
+ * repository's default branch. Asked of git (`ls-remote`, the agents' git configuration).
+ */
+export async function branchToClone(
+  repoUrl: string,
+  recorded: string,
+  env: NodeJS.ProcessEnv,
+): Promise<string> {
+  try {
+    const heads = await runProgram(
+      'git',
+      ['ls-remote', '--symref', '--', repoUrl, 'HEAD', `refs/heads/${recorded}`],
+      { cwd: tmpdir(), env: { ...env, GIT_TERMINAL_PROMPT: '0' } },
+    );
+    if (heads.code !== 0) return recorded; // The clone says what is wrong, in git's words.
+    const lines = heads.stdout.split('\n');
+    if (lines.some((line) => line.endsWith(`\trefs/heads/${recorded}`))) return recorded;
+    const head = /^ref: refs\/heads\/(\S+)\tHEAD$/mu.exec(heads.stdout);
+    return head?.[1] ?? recorded;
+  } catch {
+    return recorded;
+  }
 }

@@ -93,13 +93,14 @@ describe.skipIf(!bin)('continuing a session imported from Claude Code', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function setUp() {
+  async function setUp(branch?: string) {
     const github = createGitHubFixture(['acme/widgets']);
     cleanups.push(() => github.dispose());
     appendFileSync(join(github.root, 'gitconfig'), '[user]\n\tname = Agent\n\temail = agent@example.test\n');
     const work = join(github.root, 'work', 'widgets');
     mkdirSync(join(work, '..'), { recursive: true });
     github.git(github.root, 'clone', '--quiet', 'https://github.com/acme/widgets', work);
+    if (branch) github.git(work, 'checkout', '--quiet', '-b', branch);
     const model = await startScriptedAnthropicServer(SCRIPT);
     cleanups.push(() => model.close());
     // The person's terminal: the same home folder (and so the same ~/.claude) as the server's agents.
@@ -198,7 +199,8 @@ describe.skipIf(!bin)('continuing a session imported from Claude Code', () => {
   }, 240_000);
 
   it('goes on in a fresh clone of its repository in the sandbox', async () => {
-    const { server, model, cookie, id, work } = await setUp();
+    // The person worked on a branch of their own clone only: the clone starts from main.
+    const { server, model, cookie, id, work } = await setUp('feature/local-only');
     const sent = await followUp(server, cookie, id, {
       content: 'Which colour, from the clone?',
       continueIn: 'sandbox',
@@ -213,6 +215,9 @@ describe.skipIf(!bin)('continuing a session imported from Claude Code', () => {
       execFileSync('git', ['remote', 'get-url', 'origin'], { cwd: sandbox, encoding: 'utf8' }).trim(),
     ).toBe('https://github.com/acme/widgets');
     expect(continued.metadata.branch).toMatch(/^agent\//u);
+    expect(execFileSync('git', ['log', '-1', '--format=%s'], { cwd: sandbox, encoding: 'utf8' }).trim()).toBe(
+      'Initial commit',
+    );
     const resumed = model.requests.find((r) =>
       JSON.stringify(r.body).includes('Which colour, from the clone?'),
     );
