@@ -193,7 +193,11 @@ export class AgentHost {
    * when the run starts.
    */
   planContinuation(session: SessionRow, where: ContinueIn | undefined): Continuation {
-    return planContinuation(session, where, this.agentEnvironment());
+    return planContinuation(session, where, {
+      env: this.agentEnvironment(),
+      dataDir: this.deps.dataDir,
+      sandboxRoot: this.sandboxRoot,
+    });
   }
 
   /** Whether a run of the session is going or waiting for a place. */

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { basename, dirname, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, relative, resolve } from 'node:path';
 import { parseRepoUrl } from '../../src-shared/repo-url.js';
 import type { ContinueIn } from '../../src-shared/sessions.js';
 import { conflict } from '../errors.js';
@@ -90,8 +90,15 @@ function homeOf(kind: CliKind, root: string, env: NodeJS.ProcessEnv): Record<str
 export function planContinuation(
   session: SessionRow,
   where: ContinueIn | undefined,
-  env: NodeJS.ProcessEnv,
+  host: {
+    /** The agents' allow-listed environment. */
+    env: NodeJS.ProcessEnv;
+    /** Agents never work in these: Session Desk's own data, and other sessions' sandboxes. */
+    dataDir: string;
+    sandboxRoot: string;
+  },
 ): Continuation {
+  const { env } = host;
   const source = session.source;
   if (!source) throw new Error(`${session.id} was not imported`);
   const kind = source.kind;
@@ -120,6 +127,15 @@ export function planContinuation(
     if (!isFolder(source.cwd)) {
       throw conflict(
         `The folder ${source.cwd} this session ran in is gone; continue it in a sandbox (a fresh clone) instead.`,
+      );
+    }
+    const within = (folder: string, root: string) => {
+      const rel = relative(resolve(root), resolve(folder));
+      return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+    };
+    if (within(source.cwd, host.dataDir) || within(source.cwd, host.sandboxRoot)) {
+      throw conflict(
+        `The folder ${source.cwd} this session ran in is Session Desk's own (its data or its sandboxes), where agents never work; continue it in a sandbox instead.`,
       );
     }
     return { ...base, cwd: source.cwd };

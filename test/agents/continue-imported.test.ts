@@ -554,7 +554,7 @@ describe('where a follow-up goes on is checked first', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  it('refuses continueIn on a session Session Desk ran, and a sandbox for a session without a repository', async () => {
+  it('refuses continueIn on a session Session Desk ran, a sandbox without a repository, and its own folders', async () => {
     const server = await startTestServer();
     cleanups.push(() => server.dispose());
     const owner = await seedWorkspace(server);
@@ -592,6 +592,18 @@ describe('where a follow-up goes on is checked first', () => {
     const session = await getSession(server, cookie, id);
     expect(prompts(session)).toEqual(['Hi']);
     expect(session.status).toBe('completed');
+
+    // A session a CLI ran in Session Desk's own folders never goes on there.
+    for (const folder of [join(server.dataDir, 'inside'), join(server.sandboxRoot, 'ses_other')]) {
+      mkdirSync(folder, { recursive: true });
+      const own = await seedImported(server, owner, folder);
+      const refused = await asUser(server, cookie, 'POST', `/api/sessions/${own}/messages`, {
+        content: 'Go on',
+        continueIn: 'original',
+      });
+      expect(refused.status).toBe(409);
+      expect(await message(refused)).toContain("is Session Desk's own");
+    }
   });
 });
 
