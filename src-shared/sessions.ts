@@ -324,8 +324,18 @@ export const RepositoriesResponseSchema = z.object({
   repositories: z.array(z.string()).describe("Distinct `<owner>/<repo>` of the workspace's sessions."),
 });
 
+/** Where a follow-up to an imported session goes on: the CLI's own working folder, or a fresh clone. */
+export const CONTINUE_IN = ['original', 'sandbox'] as const;
+export type ContinueIn = (typeof CONTINUE_IN)[number];
+
 export const FollowUpBodySchema = z.strictObject({
   content: z.string().max(MESSAGE_MAX_CHARS).refine(nonBlank, 'must not be blank'),
+  continueIn: z
+    .enum(CONTINUE_IN)
+    .optional()
+    .describe(
+      "Only for a session imported from an agent CLI's files (it is required there): `original` resumes the CLI's conversation in the folder it ran in (the person's own work tree), `sandbox` in a fresh clone of the session's repository.",
+    ),
 });
 export type FollowUpBody = z.infer<typeof FollowUpBodySchema>;
 

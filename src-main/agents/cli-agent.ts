@@ -101,7 +101,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
         readable: [installRoot(located.path)],
         state: [...state.folders, ...state.files],
       }),
-      ownedFolder: ctx.sandboxDir,
+      ownedFolder: ctx.ownedFolder,
     });
 
     let conversationId = previous.conversationId;

@@ -91,7 +91,11 @@ export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
     loggedUsage: geminiLoggedUsage,
     refusedResume: /Error resuming session: (?:No previous sessions found|Invalid session identifier)/u,
     stderrEvents: geminiStderrEvents,
-    state: (env) => ({ folders: inHome(env, '.gemini'), files: [] }),
+    // GEMINI_CLI_HOME stands for the home folder, where its `.gemini` is.
+    state: (env) => ({
+      folders: env.GEMINI_CLI_HOME ? [join(env.GEMINI_CLI_HOME, '.gemini')] : inHome(env, '.gemini'),
+      files: [],
+    }),
   },
 };
 

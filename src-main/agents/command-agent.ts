@@ -127,7 +127,7 @@ export function createCommandAgent(options: CommandAgentOptions): AgentRunner {
       signal: ctx.signal,
       onStart: ctx.processStarted,
       confine: withFolders(ctx.confinement, commandFolders(program, args, options.environment)),
-      ownedFolder: ctx.sandboxDir,
+      ownedFolder: ctx.ownedFolder,
     });
 
     let result: RunOutcome['result'] | null = null;

@@ -1,9 +1,11 @@
 import { modelsFor } from '../../src-shared/agent-models.js';
 import type { AgentSettings } from '../../src-shared/accounts.js';
-import type { SessionStatus, Usage } from '../../src-shared/sessions.js';
+import type { ContinueIn, SessionStatus, Usage } from '../../src-shared/sessions.js';
 import type { Logger } from '../clock.js';
+import type { RunHolds } from '../history/run-holds.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Repositories } from '../store/repositories.js';
+import type { SessionRow } from '../store/sessions.js';
 import type { QueuedRun } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 import { createCliAgent, roundedUsage } from './cli-agent.js';
@@ -13,6 +15,12 @@ import { createCommandAgent, DEFAULT_AGENT_TIMEOUT_MS } from './command-agent.js
 import { lastRun, unfinishedToolResults, type LastRun } from './crashed-runs.js';
 import { createDemoAgent } from './demo-agent.js';
 import { agentEnvironment } from './environment.js';
+import {
+  branchToClone,
+  createContinuationRunner,
+  planContinuation,
+  type Continuation,
+} from './imported-continuation.js';
 import { NamedCommandsError, readNamedCommands } from './named-commands.js';
 import { endOrphans } from './orphans.js';
 import { detectOsSandbox, type OsSandbox } from './os-sandbox.js';
@@ -97,6 +105,8 @@ export class AgentHost {
       dataDir: string;
       config: AgentConfig;
       logger: Logger;
+      /** Holds the file of an imported session while a run of ours resumes its conversation. */
+      history?: Pick<RunHolds, 'hold' | 'release'>;
     },
   ) {}
 
@@ -215,6 +225,19 @@ export class AgentHost {
     });
   }
 
+  /**
+   * How a follow-up to a session imported from a CLI's files would go on (`where`), or an
+   * AppError (409) saying why it cannot; checked before the prompt is written, and again
+   * when the run starts.
+   */
+  planContinuation(session: SessionRow, where: ContinueIn | undefined): Continuation {
+    return planContinuation(session, where, {
+      env: this.agentEnvironment(),
+      dataDir: this.deps.dataDir,
+      sandboxRoot: this.sandboxRoot,
+    });
+  }
+
   /** Whether a run of the session is going or waiting for a place. */
   isActive(sessionId: string): boolean {
     return this.running.has(sessionId) || this.queue.some((q) => q.sessionId === sessionId);
@@ -235,6 +258,7 @@ export class AgentHost {
     sessionId: string,
     text: string,
     append: (queuedPrompt?: { mode: QueuedRun['mode']; prompt: string }) => Promise<T>,
+    options: { continueIn?: ContinueIn } = {},
   ): Promise<T> {
     // One follow-up of a session at a time, in the order they came.
     const previous = this.followUps.get(sessionId) ?? Promise.resolve();
@@ -251,7 +275,15 @@ export class AgentHost {
         handOver: true,
       });
       const appended = await append();
-      await this.launch({ sessionId, mode: 'follow-up', prompts: [text] }, { handOver });
+      await this.launch(
+        {
+          sessionId,
+          mode: 'follow-up',
+          prompts: [text],
+          ...(options.continueIn ? { continueIn: options.continueIn } : {}),
+        },
+        { handOver },
+      );
       return appended;
     });
     const settled = next.then(
@@ -326,6 +358,20 @@ export class AgentHost {
     }
     for (const queued of repos.runs.queued()) {
       if (repos.sessions.agentState(queued.sessionId) !== 'queued') continue;
+      if (queued.mode === 'follow-up' && repos.sessions.find(queued.sessionId)?.source) {
+        // Where to continue an imported session was chosen for that follow-up and not kept.
+        await service.finish(
+          queued.sessionId,
+          resultMessage(
+            false,
+            'Session Desk restarted while this follow-up waited for a place; send it again, choosing where to continue.',
+            0,
+            0,
+          ),
+          'failed',
+        );
+        continue;
+      }
       this.queue.push({
         sessionId: queued.sessionId,
         mode: queued.mode,
@@ -358,6 +404,22 @@ export class AgentHost {
     return usage;
   }
 
+  /** Runs `work` with the imported session's file held, so what its CLI writes is not imported twice. */
+  private async holdingFile<T>(sessionId: string, workdir: string, work: () => Promise<T>): Promise<T> {
+    const history = this.deps.history;
+    if (!history) return work();
+    await history.hold(sessionId, workdir);
+    try {
+      return await work();
+    } finally {
+      await history
+        .release(sessionId)
+        .catch((err: unknown) =>
+          this.deps.logger.warn(`Could not read past what the run of ${sessionId} wrote: ${String(err)}`),
+        );
+    }
+  }
+
   /** Runs that count against the limit: those of agents that run programs (not the demo). */
   private limitedRunning(): number {
     let count = 0;
@@ -379,7 +441,7 @@ export class AgentHost {
     if (this.closed) return;
     const row = this.deps.repos.sessions.find(wanted.sessionId);
     if (!row) return;
-    const limited = this.runsProgram(row.workspaceId);
+    const limited = wanted.continueIn !== undefined || this.runsProgram(row.workspaceId);
     const full = this.queue.length > 0 || this.limitedRunning() >= this.maxRuns;
     // A follow-up takes over the place of the run it interrupted.
     if (limited && full && !options.handOver) {
@@ -406,6 +468,17 @@ export class AgentHost {
     const row = this.deps.repos.sessions.find(sessionId);
     const input = this.deps.repos.sessions.agentInput(sessionId);
     if (!row || !input) return;
+    // An imported session goes on where the follow-up chose: checked again, the folder may be gone.
+    let plan: Continuation | AgentSetupError | undefined;
+    if (wanted.continueIn !== undefined) {
+      try {
+        plan = this.planContinuation(row, wanted.continueIn);
+      } catch (err) {
+        plan = new AgentSetupError((err as Error).message);
+      }
+    }
+    const continuation = plan instanceof AgentSetupError ? undefined : plan;
+    const repoUrl = continuation ? continuation.repoUrl : input.repoUrl;
     const author = this.deps.repos.users.findById(row.authorId);
     const session: AgentSession = {
       id: row.id,
@@ -413,17 +486,19 @@ export class AgentHost {
       title: row.title,
       model: row.model,
       baseBranch: input.baseBranch,
-      ...(input.repoUrl ? { repoUrl: input.repoUrl } : {}),
+      ...(repoUrl ? { repoUrl } : {}),
       ...(row.repository ? { repository: row.repository } : {}),
       ...(author ? { author: { name: author.name, email: author.email } } : {}),
     };
     const controller = new AbortController();
     const { service } = this.deps;
     let recordingProcess: Promise<void> = Promise.resolve();
-    const sandboxDir = sandboxPath(this.sandboxRoot, sessionId);
+    // A continuation in the person's own folder works there; every other run in its sandbox.
+    const sandboxDir = continuation?.cwd ?? sandboxPath(this.sandboxRoot, sessionId);
     const ctx: RunContext = {
       session,
       sandboxDir,
+      ...(continuation?.cwd ? {} : { ownedFolder: sandboxDir }),
       signal: controller.signal,
       confinement: {
         sandbox: this.osSandbox,
@@ -464,7 +539,26 @@ export class AgentHost {
     entry.done = (async () => {
       const started = Date.now();
       try {
-        const runner = this.runnerFor(session.workspaceId);
+        if (plan instanceof AgentSetupError) throw plan;
+        // A branch only in the person's own clone is not in the repository: the clone starts from its default.
+        if (continuation?.repoUrl) {
+          session.baseBranch = await branchToClone(
+            continuation.repoUrl,
+            session.baseBranch,
+            this.agentEnvironment(),
+          );
+        }
+        const runner = continuation
+          ? createContinuationRunner(continuation, {
+              service,
+              repos: this.deps.repos,
+              env: this.agentEnvironment(),
+              lookupEnv: this.deps.config.env ?? process.env,
+              timeoutMs:
+                this.deps.repos.workspaces.settings(session.workspaceId)?.timeoutMs ??
+                DEFAULT_AGENT_TIMEOUT_MS,
+            })
+          : this.runnerFor(session.workspaceId);
         // The demo agent runs no program: there is nothing to hold.
         await service.runStarts(
           sessionId,
@@ -472,10 +566,12 @@ export class AgentHost {
           runner.kind === 'demo' ? null : this.osSandbox.isolation,
         );
         // Folders may have changed hands since the start: each run checks its own again.
-        if (runner.kind !== 'demo') {
+        if (runner.kind !== 'demo' && !continuation?.cwd) {
           secureSessionFolder(this.sandboxRoot, this.deps.dataDir, sessionId, this.deps.logger);
         }
-        const { result } = await work(runner);
+        const { result } = continuation
+          ? await this.holdingFile(sessionId, ctx.sandboxDir, () => work(runner))
+          : await work(runner);
         await recordingProcess;
         if (controller.signal.aborted) throw new RunAborted();
         await recordBranchAtEnd(this.deps, session, ctx.sandboxDir, this.agentEnvironment());
@@ -525,6 +621,8 @@ interface WaitingRun {
   sessionId: string;
   mode: QueuedRun['mode'];
   prompts: string[];
+  /** A follow-up to an imported session: where its conversation goes on. */
+  continueIn?: ContinueIn;
 }
 
 /** Prompts sent while a run waited reach the agent as one, in order, a blank line apart. */

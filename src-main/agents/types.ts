@@ -36,6 +36,11 @@ export interface RunContext {
    * its program's own folders (its install, its CLI's state) before it starts the program.
    */
   confinement?: { sandbox: OsSandbox; rules: Confinement };
+  /**
+   * The session's own folder, when the run works in it (not in a person's folder): a process
+   * still working there when the run ends is the run's, and is ended with it.
+   */
+  ownedFolder?: string;
 }
 
 /** The confinement with more folders readable and CLI state folders reachable. */

@@ -29,6 +29,11 @@ export interface HistoryDeps {
   clock: Clock;
   /** The running server's live events; absent when the command opens the data directory itself. */
   events?: EventBus | undefined;
+  /**
+   * Sessions a run of Session Desk's own is resuming: that run's output is their record, so
+   * what its CLI writes to their files meanwhile is not imported (see run-holds.ts).
+   */
+  holds?: ReadonlySet<string> | undefined;
 }
 
 /** One session file of a source: a sub-agent's file names its session's file and the call. */
@@ -124,6 +129,13 @@ export interface ImportOptions {
   batchBytes?: number;
   /** Following: note the source's import only when something changed. */
   quiet?: boolean;
+  /** Only the files of this session, held or not (the others are left for the next scan). */
+  only?: string;
+  /**
+   * With `only`: read what was appended without recording it (a run of ours already did),
+   * so the file's offset and its parser's state move past it.
+   */
+  discard?: boolean;
 }
 
 /** Whether the parser state saved for a file says its CLI recorded an error end. */
@@ -136,6 +148,7 @@ function recordedFailure(file: HistoryFileRecord): boolean {
 }
 
 async function settleStatus(deps: HistoryDeps, sessionId: string, failed: boolean): Promise<void> {
+  if (deps.holds?.has(sessionId)) return; // The run resuming it decides its status.
   const row = deps.repos.sessions.find(sessionId);
   if (!row || row.status !== 'active') return;
   const status: SessionStatus = failed ? 'failed' : 'completed';
@@ -212,6 +225,12 @@ export async function importFile(
   const { store, repos, clock } = deps;
   const info = await stat(file.path);
   const last = repos.history.file(source.id, file.path) ?? undefined;
+  const owner = file.parent
+    ? (repos.history.file(source.id, file.parent.path)?.sessionId ?? null)
+    : (last?.sessionId ?? null);
+  if (options.only !== undefined ? owner !== options.only : owner !== null && deps.holds?.has(owner))
+    return 'unchanged';
+  const discard = options.discard === true && options.only !== undefined;
   const stale = clock.now().getTime() - info.mtimeMs >= ACTIVE_WITHIN_MS;
   if (last && last.size === info.size && last.mtimeMs === info.mtimeMs && last.offset === info.size) {
     // Unchanged; a session still shown active turns completed (or failed) once its file is stale.
@@ -240,8 +259,13 @@ export async function importFile(
     const pending: Pending = { messages: [], runs: [] };
     for (const line of lines)
       collect(pending, parser.line(line), parser.facts.lastAt ?? clock.now().toISOString(), source.authorId);
-    if (final && stale)
+    if (final && stale && !discard)
       collect(pending, parser.flush(), parser.facts.lastAt ?? clock.now().toISOString(), source.authorId);
+    if (discard) {
+      pending.messages = [];
+      pending.runs = [];
+      delete pending.tasks;
+    }
     const facts = parser.facts;
     const repository = sessionId === null && !skipped ? await repositoryOf(facts.cwd ?? file.cwd) : undefined;
     const status: SessionStatus = !stale ? 'active' : facts.failed ? 'failed' : 'completed';
@@ -285,7 +309,7 @@ export async function importFile(
             endedAt: r.at,
           });
         }
-        if (!file.parent) {
+        if (!file.parent && !discard && !deps.holds?.has(sessionId)) {
           repos.history.setSessionFacts(sessionId, {
             createdAt: facts.firstAt,
             updatedAt: facts.lastAt,
@@ -342,21 +366,26 @@ function publish(deps: HistoryDeps, sessionId: string, created: boolean): void {
 /** Imports of a source going on in this process: one at a time, or a file would be read twice. */
 const sourceLocks = new Map<string, Promise<unknown>>();
 
+/** Runs `work` once no other import of the source goes on (and holds the others off meanwhile). */
+export function withSourceLock<T>(sourceId: string, work: () => Promise<T>): Promise<T> {
+  const previous = sourceLocks.get(sourceId) ?? Promise.resolve();
+  const next = previous.catch(() => undefined).then(work);
+  sourceLocks.set(sourceId, next);
+  void next
+    .finally(() => {
+      if (sourceLocks.get(sourceId) === next) sourceLocks.delete(sourceId);
+    })
+    .catch(() => undefined);
+  return next;
+}
+
 /** Imports every file of a source from where the last import stopped. */
 export function importSource(
   deps: HistoryDeps,
   source: HistorySourceRecord,
   options: ImportOptions = {},
 ): Promise<SourceCounts> {
-  const previous = sourceLocks.get(source.id) ?? Promise.resolve();
-  const next = previous.catch(() => undefined).then(() => importSourceNow(deps, source, options));
-  sourceLocks.set(source.id, next);
-  void next
-    .finally(() => {
-      if (sourceLocks.get(source.id) === next) sourceLocks.delete(source.id);
-    })
-    .catch(() => undefined);
-  return next;
+  return withSourceLock(source.id, () => importSourceNow(deps, source, options));
 }
 
 async function importSourceNow(

@@ -38,6 +38,7 @@ import { pullRequestRoutes } from './routes/pull-requests.js';
 import { AgentHost, type AgentConfig } from '../agents/host.js';
 import { DEFAULT_AGENT_CONFIG } from '../agents/config.js';
 import { createHistoryFollower } from '../history/follower.js';
+import { createRunHolds } from '../history/run-holds.js';
 import { EventBus } from '../events/event-bus.js';
 import { SearchIndex } from '../search/search-index.js';
 import { createSearchService } from '../search/search-service.js';
@@ -127,6 +128,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const repos = createRepositories(deps.store.db);
   const events = new EventBus();
   const sessions = createSessionService({ store: deps.store, repos, clock: deps.clock, events, logger });
+  // Imported sessions' files, held while a run of ours resumes their conversation.
+  const historyHolds = createRunHolds({ store: deps.store, repos, clock: deps.clock, events });
   const agents = new AgentHost({
     service: sessions,
     repos,
@@ -134,6 +137,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     dataDir: deps.store.dataDir,
     config: deps.agents ?? DEFAULT_AGENT_CONFIG,
     logger,
+    history: historyHolds,
   });
   const searchIndex = new SearchIndex({ store: deps.store, repos, logger });
   const ctx: AppContext = {
@@ -143,6 +147,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     sessions,
     sessionCommands: createSessionCommands({ service: sessions, agents, repos, logger }),
     agents,
+    historyHolds: historyHolds.held,
     agentEnv: deps.agents?.env ?? process.env,
     caches: createCaches(deps.store, deps.config.cacheBytes ?? DEFAULT_CACHE_BYTES),
     store: deps.store,
@@ -205,7 +210,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     searchIndex.sweep();
   });
   // The agent CLIs' own session folders that `sessiondesk history import` remembered.
-  const follower = createHistoryFollower({ store: deps.store, repos, clock: deps.clock, events, logger });
+  const follower = createHistoryFollower({
+    store: deps.store,
+    repos,
+    clock: deps.clock,
+    events,
+    logger,
+    holds: historyHolds.held,
+  });
   app.addHook('onReady', async () => follower.start());
   // Runs are stopped (and recorded) while the store is still open.
   app.addHook('preClose', async () => {

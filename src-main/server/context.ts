@@ -61,6 +61,8 @@ export interface AppContext {
   searchIndex: SearchIndex;
   search: SearchService;
   agents: AgentHost;
+  /** Imported sessions whose files a run of ours is writing: imports leave them alone. */
+  historyHolds: ReadonlySet<string>;
   /** The environment agent CLIs are looked up in and run with. */
   agentEnv: NodeJS.ProcessEnv;
   /** Full sessions as response bytes, and list pages (without their stats) as JSON text. */

@@ -1,3 +1,4 @@
+import type { FollowUpBody } from '../../src-shared/sessions.js';
 import type { CreateSessionBody, SessionStatus } from '../../src-shared/sessions.js';
 import type { AgentHost } from '../agents/host.js';
 import type { Logger } from '../clock.js';
@@ -72,8 +73,8 @@ export function createSessionCommands(deps: {
       return updated;
     },
 
-    followUp(row: SessionRow, text: string, authorId: string): Promise<SessionRow> {
-      return sendFollowUp({ sessions: service, agents }, row, text, authorId);
+    followUp(row: SessionRow, body: FollowUpBody, authorId: string): Promise<SessionRow> {
+      return sendFollowUp({ sessions: service, agents }, row, body, authorId);
     },
 
     /** Stops the session's agent; its result says who stopped it. */

@@ -1,5 +1,6 @@
 import type { AgentHost } from '../agents/host.js';
-import { conflict } from '../errors.js';
+import type { FollowUpBody } from '../../src-shared/sessions.js';
+import { badRequest } from '../errors.js';
 import type { SessionRow } from '../store/sessions.js';
 import type { SessionService } from './service.js';
 
@@ -10,30 +11,36 @@ import type { SessionService } from './service.js';
 export function sendFollowUp(
   deps: { sessions: SessionService; agents: AgentHost },
   session: SessionRow,
-  text: string,
+  body: FollowUpBody,
   authorId: string,
 ): Promise<SessionRow> {
   const sessionId = session.id;
-  // An imported session's conversation lives in the CLI's own files: it goes on there (its
-  // file is followed, so the transcript here goes on too), not in a run of Session Desk's.
+  const text = body.content;
+  // An imported session's conversation lives in the CLI's own files: it goes on with that CLI's
+  // resume, in the folder it ran in or in a fresh clone, as the follow-up says (checked first).
   if (session.source) {
-    const resume = session.source.conversationId
-      ? ` (its conversation id: ${session.source.conversationId})`
-      : '';
+    try {
+      deps.agents.planContinuation(session, body.continueIn);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+  } else if (body.continueIn !== undefined) {
     return Promise.reject(
-      conflict(
-        `This session was imported from ${session.source.kind}'s own files; continue it with the CLI's own ` +
-          `resume in ${session.source.cwd ?? 'its working folder'}${resume}. The import follows the file, ` +
-          'so what it adds appears here.',
-      ),
+      badRequest("continueIn is only for a session imported from an agent CLI's own files", [
+        { path: 'body.continueIn', message: 'this session was not imported' },
+      ]),
     );
   }
   const message = { type: 'user' as const, message: { content: text } };
-  return deps.agents.followUp(sessionId, text, (queuedPrompt) =>
-    deps.sessions.appendMessage(sessionId, message, authorId, {
-      agentStarts: true,
-      status: 'active',
-      ...(queuedPrompt ? { queuedPrompt } : {}),
-    }),
+  return deps.agents.followUp(
+    sessionId,
+    text,
+    (queuedPrompt) =>
+      deps.sessions.appendMessage(sessionId, message, authorId, {
+        agentStarts: true,
+        status: 'active',
+        ...(queuedPrompt ? { queuedPrompt } : {}),
+      }),
+    session.source && body.continueIn ? { continueIn: body.continueIn } : {},
   );
 }

@@ -156,7 +156,7 @@ describe('sessiondesk history import', () => {
     }
     expect(hits.map((h) => [h.sessionId, h.messageIndex])).toContainEqual([claudeSession.id, 0]);
 
-    // A follow-up is refused with what to do instead: the conversation goes on in the CLI.
+    // A follow-up without saying where to continue is refused, naming the two places.
     const cookie = await signInAt(serve.url, email);
     const followUp = await fetch(`${serve.url}/api/sessions/${claudeSession.id}/messages`, {
       method: 'POST',
@@ -165,7 +165,8 @@ describe('sessiondesk history import', () => {
     });
     expect(followUp.status).toBe(409);
     const refusal = ((await followUp.json()) as { error: { message: string } }).error.message;
-    expect(refusal).toContain("imported from claude-code's own files");
+    expect(refusal).toContain("imported from Claude Code's own files");
+    expect(refusal).toContain('"continueIn": "sandbox"');
     expect(refusal).toContain(claudeSession.source!.conversationId!);
     expect(byAgent.get('codex')).toMatchObject({ model: 'gpt-5.5', source: { kind: 'codex' } });
     expect(byAgent.get('codex')!.usage?.costUsd).toBeUndefined();

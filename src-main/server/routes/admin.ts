@@ -59,7 +59,10 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     HISTORY_IMPORT_PATH,
     { onRequest, schema: { ...schema, body: HistoryImportBodySchema } },
     async (request) => ({
-      sources: await runHistoryImport({ store, repos, clock: ctx.clock, events }, request.body),
+      sources: await runHistoryImport(
+        { store, repos, clock: ctx.clock, events, holds: ctx.historyHolds },
+        request.body,
+      ),
     }),
   );
 

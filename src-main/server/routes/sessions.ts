@@ -283,7 +283,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: 'Send a follow-up',
         description:
-          'Signed-in users only, like create. Appends the prompt and passes it to the agent; a finished session becomes active again. Answers with the summary form.',
+          "Signed-in users only, like create. Appends the prompt and passes it to the agent; a finished session becomes active again. A session imported from an agent CLI's files needs `continueIn` (409 without it): its CLI resumes the conversation in its own folder or in a fresh clone. Answers with the summary form.",
         tags: ['sessions'],
         params: SessionParamsSchema,
         querystring: OrgQuerySchema,
@@ -297,7 +297,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       const principal = userOf(request);
       const row = accessibleSession(principal, request.params.sessionId, request.query.organizationId);
-      const updated = await ctx.sessionCommands.followUp(row, request.body.content, principal.userId);
+      const updated = await ctx.sessionCommands.followUp(row, request.body, principal.userId);
       return reply.code(201).send({ session: toSummary(updated, 'both') });
     },
   );

@@ -32,7 +32,7 @@ import {
 import { SessionChangesResponseSchema } from '../../../src-shared/changes';
 import { SearchResponseSchema } from '../../../src-shared/search';
 import { HistorySourceResponseSchema, HistorySourcesResponseSchema } from '../../../src-shared/history';
-import type { HistoryKind } from '../../../src-shared/sessions';
+import type { FollowUpBody, HistoryKind } from '../../../src-shared/sessions';
 import { api } from './client';
 
 /**
@@ -167,11 +167,11 @@ export function useSessionChanges(id: string, org: string, updatedAt: string) {
 export function useFollowUp(org: string, id: string) {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: (content: string) =>
+    mutationFn: (body: FollowUpBody) =>
       api.post(
         `/api/sessions/${encodeURIComponent(id)}/messages?organizationId=${encodeURIComponent(org)}`,
         SessionResponseSchema,
-        { content },
+        body,
       ),
     onSuccess: async () => {
       await client.invalidateQueries({ queryKey: keys.session(id) });

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { Link, useParams, useSearchParams } from 'react-router';
 import { SESSION_STATUSES } from '../../../../src-shared/constants';
-import type { SessionStatus, Task } from '../../../../src-shared/sessions';
+import type { ContinueIn, SessionSource, SessionStatus, Task } from '../../../../src-shared/sessions';
 import { ApiError } from '../../api/client';
 import { useLive } from '../../api/live';
 import { useFollowUp, useStopSession, useUpdateSession } from '../../api/queries';
@@ -18,6 +18,7 @@ import { useWorkspace } from '../../lib/workspace';
 import { Transcript } from '../transcript/Transcript';
 import { ChangesView } from '../changes/ChangesView';
 import { useTranscriptPages } from '../transcript/use-transcript-pages';
+import { ContinueChoice, sandboxUnavailable } from './ContinueChoice';
 import { PullRequestPanel } from './PullRequestPanel';
 
 function TitleEditor({
@@ -168,18 +169,58 @@ function StopButton({ organizationId, sessionId }: { organizationId: string; ses
 /** An agent silent for this long is probably not working any more; the note says so. */
 const QUIET_AFTER_MS = 30 * 60 * 1000;
 
-/** The box under the transcript: a follow-up prompt, sent with the button or Ctrl/⌘+Enter. */
-function FollowUp({ organizationId, sessionId }: { organizationId: string; sessionId: string }) {
+/**
+ * The box under the transcript: a follow-up prompt, sent with the button or Ctrl/⌘+Enter. An
+ * imported session first asks where its conversation goes on; its own folder only after a
+ * confirmation, as it is the person's work tree.
+ */
+function FollowUp({
+  organizationId,
+  sessionId,
+  source,
+  repository,
+}: {
+  organizationId: string;
+  sessionId: string;
+  source: SessionSource | undefined;
+  repository: string | undefined;
+}) {
   const send = useFollowUp(organizationId, sessionId);
   const [text, setText] = useState('');
+  const [continueIn, setContinueIn] = useState<ContinueIn | null>(() =>
+    source && sandboxUnavailable(repository) === null ? 'sandbox' : null,
+  );
+  const [confirming, setConfirming] = useState(false);
   const error = send.error instanceof ApiError ? send.error : null;
+  const unsent = text.trim() === '' || (source !== undefined && continueIn === null);
+  function post() {
+    setConfirming(false);
+    send.mutate(
+      { content: text, ...(source && continueIn ? { continueIn } : {}) },
+      { onSuccess: () => setText('') },
+    );
+  }
   function submit(event?: FormEvent) {
     event?.preventDefault();
-    if (text.trim() === '') return;
-    send.mutate(text, { onSuccess: () => setText('') });
+    if (unsent) return;
+    if (source && continueIn === 'original') setConfirming(true);
+    else post();
   }
   return (
     <form className="follow-up" onSubmit={submit}>
+      {source && (
+        <ContinueChoice source={source} repository={repository} value={continueIn} onChange={setContinueIn} />
+      )}
+      {source && (
+        <ConfirmDialog
+          open={confirming}
+          title="Continue in your own folder?"
+          body={`${AGENT_NAMES[source.kind]} resumes this conversation in ${source.cwd ?? 'its working folder'}, your own work tree. The agent works there unattended and may change, add or delete files and commit.`}
+          confirmLabel="Continue in my folder"
+          onConfirm={post}
+          onCancel={() => setConfirming(false)}
+        />
+      )}
       <label htmlFor="follow-up" className="visually-hidden">
         Follow-up prompt
       </label>
@@ -199,11 +240,7 @@ function FollowUp({ organizationId, sessionId }: { organizationId: string; sessi
         </p>
       )}
       <div className="form-actions">
-        <button
-          type="submit"
-          className="button button-primary"
-          disabled={send.isPending || text.trim() === ''}
-        >
+        <button type="submit" className="button button-primary" disabled={send.isPending || unsent}>
           Send
         </button>
       </div>
@@ -316,7 +353,12 @@ export function SessionPage() {
                 <span className="spinner" aria-hidden="true" /> The agent is working…
               </p>
             ))}
-          <FollowUp organizationId={workspace.organizationId} sessionId={session.id} />
+          <FollowUp
+            organizationId={workspace.organizationId}
+            sessionId={session.id}
+            source={session.source}
+            repository={metadata.repository}
+          />
         </section>
         <aside className="session-side">
           <section aria-labelledby="details-heading">
