@@ -156,6 +156,12 @@ const SessionBaseSchema = z.object({
   source: SessionSourceSchema.optional().describe(
     "Set on a session imported from an agent CLI's own files (`sessiondesk history import`).",
   ),
+  stopped: z
+    .literal(true)
+    .optional()
+    .describe(
+      'Present while the latest run was stopped on request (`POST /api/sessions/{id}/stop`; its result is marked `stopped: true`): the session is `completed` because someone stopped it, not because the agent finished. Gone once another run starts or another status is set.',
+    ),
 });
 
 /** Summary form: list, create and update. Create has no lastMessagePreview; update has no previews. */

@@ -37,6 +37,7 @@ export function sessionFields(row: SessionRow): Omit<SessionSummary, 'messageCou
   if (row.usage !== undefined) value.usage = row.usage;
   if (row.agentState !== undefined) value.agentState = row.agentState;
   if (row.source !== undefined) value.source = row.source;
+  if (row.stopped) value.stopped = true;
   return value;
 }
 

@@ -300,6 +300,15 @@ export const MIGRATIONS: Migration[] = [
       `CREATE INDEX sessions_by_conversation ON sessions(conversation_id)`,
     ],
   },
+  {
+    version: 13,
+    name: 'a stopped run marked on its session',
+    sql: [
+      // 1 while the session's latest run was stopped on request (its result is marked
+      // `stopped: true`): the list tells a stop from a success without reading transcripts.
+      `ALTER TABLE sessions ADD COLUMN stopped INTEGER`,
+    ],
+  },
 ];
 
 export class DatabaseTooNewError extends Error {

@@ -87,6 +87,8 @@ export interface SessionRow {
   agentState?: AgentState;
   /** Set on a session imported from an agent CLI's own session file. */
   source?: SessionSource;
+  /** Set while the session's latest run was stopped on request and it stays completed. */
+  stopped?: true;
 }
 
 export type AgentState = 'queued' | 'running';
@@ -151,7 +153,7 @@ const SUMMARY_COLUMNS = `s.id, s.workspace_id, s.title, s.status, s.created_at, 
   s.author_id, u.name, u.image_url, s.repository, s.branch, s.pr_number, s.pr_url, s.pr_status,
   s.message_count, s.first_preview, s.last_preview, s.transcript_bytes, s.agent_kind, s.usage_input,
   s.usage_output, s.usage_cache_read, s.usage_cache_write, s.usage_cost_usd, s.agent_state, s.source_kind,
-  s.source_path, s.source_cwd, s.source_conversation_id`;
+  s.source_path, s.source_cwd, s.source_conversation_id, s.stopped`;
 const SUMMARY_FROM = 'sessions s JOIN users u ON u.id = s.author_id';
 /**
  * The same columns for one session. Measured in sql.js, the JOIN made finding one session
@@ -204,6 +206,7 @@ function toSessionRow(r: Row): SessionRow {
     if (r[29] !== null) source.conversationId = str(r[29]);
     row.source = source;
   }
+  if (r[30] === 1) row.stopped = true;
   return row;
 }
 
@@ -299,11 +302,19 @@ export function createSessionsRepository(db: Db) {
     }
     const text = messageText(message);
     const preview = text === null ? null : makePreview(text);
+    // A run's result says whether it was stopped; a person's message starts another run.
+    const params: Params = [seq, bytes, at, preview, preview];
+    let stopped = '';
+    if (message.type !== 'assistant') {
+      stopped = ', stopped = ?';
+      params.push(message.type === 'result' && message.stopped === true ? 1 : null);
+    }
+    params.push(sessionId);
     db.run(
       `UPDATE sessions SET message_count = ?, transcript_bytes = ?, updated_at = ?,
-         first_preview = coalesce(first_preview, ?), last_preview = coalesce(?, last_preview)
+         first_preview = coalesce(first_preview, ?), last_preview = coalesce(?, last_preview)${stopped}
        WHERE id = ?`,
-      [seq, bytes, at, preview, preview, sessionId],
+      params,
     );
     return seq;
   }
@@ -356,10 +367,12 @@ export function createSessionsRepository(db: Db) {
       if (changes.status !== undefined && wasActive !== (changes.status === 'active')) {
         notePerson(str(before[0]), str(before[1]), { activeDelta: wasActive ? -1 : 1 });
       }
+      // A stop leaves the session completed; marked with another status, it no longer reads as stopped.
       db.run(
-        `UPDATE sessions SET title = coalesce(?, title), status = coalesce(?, status), updated_at = ?
+        `UPDATE sessions SET title = coalesce(?, title), status = coalesce(?, status), updated_at = ?,
+           stopped = CASE WHEN coalesce(?, 'completed') = 'completed' THEN stopped END
          WHERE id = ?`,
-        [changes.title ?? null, changes.status ?? null, at, id],
+        [changes.title ?? null, changes.status ?? null, at, changes.status ?? null, id],
       );
     },
 

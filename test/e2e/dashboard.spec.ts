@@ -69,7 +69,7 @@ test('create a session, see it in the list, rename it and change its status', as
     .getByRole('dialog', { name: 'Stop this session?' })
     .getByRole('button', { name: 'Stop the agent' })
     .click();
-  await expect(page.locator('.session-head .badge')).toHaveText('Completed');
+  await expect(page.locator('.session-head .badge')).toHaveText('Stopped');
   await page.getByLabel('Mark as').selectOption('failed');
   await expect(page.locator('.session-head .badge')).toHaveText('Failed');
 

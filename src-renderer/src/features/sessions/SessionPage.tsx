@@ -153,7 +153,7 @@ function StopButton({ organizationId, sessionId }: { organizationId: string; ses
       <ConfirmDialog
         open={asking}
         title="Stop this session?"
-        body="The agent stops where it is and the session is marked completed. What it did so far stays; a follow-up starts it again."
+        body="The agent stops where it is and the session shows as Stopped (its status is completed). What it did so far stays; a follow-up starts it again."
         confirmLabel="Stop the agent"
         onCancel={() => setAsking(false)}
         onConfirm={() => {
@@ -265,7 +265,7 @@ export function SessionPage() {
         onSave={(title) => update.mutate({ title })}
       />
       <div className="session-head">
-        <StatusBadge status={session.status} />
+        <StatusBadge status={session.status} stopped={session.stopped} />
         {session.agentState === 'queued' && <QueuedBadge />}
         {active ? (
           <StopButton organizationId={workspace.organizationId} sessionId={session.id} />

@@ -30,7 +30,7 @@ function SessionRow({ session }: { session: SessionSummary }) {
         <div className="session-main">
           <div className="session-title-line">
             <span className="session-title">{displayTitle(session.title, session.firstMessagePreview)}</span>
-            <StatusBadge status={session.status} />
+            <StatusBadge status={session.status} stopped={session.stopped} />
             {session.agentState === 'queued' && <QueuedBadge />}
             {session.agent === 'demo' && <SimulatedBadge />}
             {metadata.prNumber !== undefined && (
