@@ -186,7 +186,15 @@ export const StatsSchema = z.object({
   humansPromptingNow: z.number().int(),
   costPastWeek: z
     .number()
-    .describe('US dollars reported by agent runs that ended in the last 7 days (0 without any).'),
+    .describe(
+      "US dollars reported by agent runs that ended in the last 7 days (0 without any); the demo agent's simulated runs are not counted here.",
+    ),
+  simulatedCostPastWeek: z
+    .number()
+    .optional()
+    .describe(
+      "The made-up cost of the demo agent's simulated runs that ended in the last 7 days, apart from `costPastWeek`; present when there is some.",
+    ),
 });
 export type Stats = z.infer<typeof StatsSchema>;
 

@@ -576,7 +576,7 @@ export function createSessionsRepository(db: Db) {
     },
 
     /**
-     * The four stats, computed in SQL; "the last 7 days" includes its first millisecond.
+     * The stats, computed in SQL; "the last 7 days" includes its first millisecond.
      * People's latest activity is kept per workspace (workspace_people), so this reads one
      * row per person; a clock set back before someone's latest activity would hide their
      * earlier activity from the window, which only a test clock does.
@@ -585,6 +585,14 @@ export function createSessionsRepository(db: Db) {
       const until = now.toISOString();
       const since = new Date(now.getTime() - STATS_WINDOW_MS).toISOString();
       const count = (sql: string, params: Params) => num(db.first(sql, params)?.[0] ?? 0);
+      // The demo agent's made-up cost is kept apart from what real agents reported.
+      const simulated = roundDollars(
+        count(
+          `SELECT coalesce(sum(cost_usd), 0) FROM agent_runs
+           WHERE workspace_id = ? AND ended_at >= ? AND ended_at <= ? AND kind = 'demo'`,
+          [workspaceId, since, until],
+        ),
+      );
       return {
         mergesPastWeek: count(
           `SELECT count(*) FROM sessions WHERE workspace_id = ? AND pr_status = 'merged'
@@ -608,10 +616,11 @@ export function createSessionsRepository(db: Db) {
         costPastWeek: roundDollars(
           count(
             `SELECT coalesce(sum(cost_usd), 0) FROM agent_runs
-             WHERE workspace_id = ? AND ended_at >= ? AND ended_at <= ?`,
+             WHERE workspace_id = ? AND ended_at >= ? AND ended_at <= ? AND kind <> 'demo'`,
             [workspaceId, since, until],
           ),
         ),
+        ...(simulated > 0 ? { simulatedCostPastWeek: simulated } : {}),
       };
     },
 
