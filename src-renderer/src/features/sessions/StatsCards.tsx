@@ -28,6 +28,8 @@ const CARDS: { key: Figure; label: string; hint: string }[] = [
   },
 ];
 
+const SIMULATED_NOTE = 'Made up by the demo agent: no real agent ran, and nothing was paid';
+
 /**
  * The agent cost card. Runs of the demo agent have a made-up cost: shown, marked simulated,
  * and never added to what real agents reported.
@@ -38,7 +40,10 @@ function CostValue({ stats }: { stats: Stats }) {
   if (stats.costPastWeek === 0) {
     return (
       <>
-        {costText(simulated)} <span className="stat-simulated">simulated</span>
+        {costText(simulated)}{' '}
+        <span className="stat-simulated" title={SIMULATED_NOTE}>
+          simulated
+        </span>
       </>
     );
   }
