@@ -37,3 +37,11 @@ export const PullRequestResponseSchema = z.object({
   session: SessionSummarySchema,
 });
 export type PullRequestResponse = z.infer<typeof PullRequestResponseSchema>;
+
+export const GhStatusResponseSchema = z.object({
+  available: z
+    .boolean()
+    .describe('Whether the server finds the GitHub CLI (`gh`), which opens and reads pull requests.'),
+  problem: z.string().optional().describe('When it is not found: what is missing and how to fix it.'),
+});
+export type GhStatusResponse = z.infer<typeof GhStatusResponseSchema>;

@@ -168,6 +168,12 @@ const SessionBaseSchema = z.object({
     "Set on a session imported from an agent CLI's own files (`sessiondesk history import`).",
   ),
   isolation: IsolationSchema.optional(),
+  stopped: z
+    .literal(true)
+    .optional()
+    .describe(
+      'Present while the latest run was stopped on request (`POST /api/sessions/{id}/stop`; its result is marked `stopped: true`): the session is `completed` because someone stopped it, not because the agent finished. Gone once another run starts or another status is set.',
+    ),
 });
 
 /** Summary form: list, create and update. Create has no lastMessagePreview; update has no previews. */
@@ -192,7 +198,15 @@ export const StatsSchema = z.object({
   humansPromptingNow: z.number().int(),
   costPastWeek: z
     .number()
-    .describe('US dollars reported by agent runs that ended in the last 7 days (0 without any).'),
+    .describe(
+      "US dollars reported by agent runs that ended in the last 7 days (0 without any); the demo agent's simulated runs are not counted here.",
+    ),
+  simulatedCostPastWeek: z
+    .number()
+    .optional()
+    .describe(
+      "The made-up cost of the demo agent's simulated runs that ended in the last 7 days, apart from `costPastWeek`; present when there is some.",
+    ),
 });
 export type Stats = z.infer<typeof StatsSchema>;
 

@@ -1,5 +1,7 @@
 import { seededRandom } from '../seeded-random.js';
-import type { AssistantMessage, ContentBlock, Task } from '../../src-shared/sessions.js';
+import { tokenCost } from '../../src-shared/model-prices.js';
+import type { AssistantMessage, ContentBlock, Task, Usage } from '../../src-shared/sessions.js';
+import { collapseWhitespace, makeTitle } from '../../src-shared/text.js';
 import {
   branchName,
   pause,
@@ -31,6 +33,32 @@ const PLANS = [
   ['Survey the module', 'Make the change', 'Add tests for the edge cases'],
 ];
 
+/**
+ * What the agent calls the request in its own sentences: the prompt's first sentence without
+ * its full stop (the title rule), with "…" when the rule had to cut it short.
+ */
+export function subjectOf(prompt: string): string {
+  const title = makeTitle(prompt);
+  const firstLine = collapseWhitespace(prompt.trim().split(/\r?\n/u)[0] ?? '');
+  const sentence = /^.*?[.!?](?=\s|$)/u.exec(firstLine)?.[0] ?? firstLine;
+  return sentence.replace(/[\p{P}\s]+$/u, '').length > title.length ? `${title}…` : title;
+}
+
+/** A price for models the price table lacks: the usage is simulated, its cost only believable. */
+const FALLBACK_PRICED_MODEL = 'claude-sonnet-4-5';
+
+/** Believable tokens and cost for a simulated run of `turns` tool calls, on `model`. */
+export function simulatedUsage(rand: () => number, turns: number, model: string): Usage {
+  const tokens = {
+    inputTokens: 1_500 + Math.floor(rand() * 3_000) + turns * 400,
+    outputTokens: 600 + Math.floor(rand() * 1_500) + turns * 250,
+    cacheReadTokens: turns * (12_000 + Math.floor(rand() * 8_000)),
+    cacheWriteTokens: 6_000 + Math.floor(rand() * 6_000),
+  };
+  const cost = tokenCost(model, tokens) ?? tokenCost(FALLBACK_PRICED_MODEL, tokens) ?? 0;
+  return { ...tokens, costUsd: Math.round(cost * 10_000) / 10_000 };
+}
+
 /** Prompts that ask the demo agent to fail, so failure can be shown on purpose. */
 export const FAILING_PROMPT = /\b(fail|crash|break)\b/iu;
 
@@ -40,7 +68,12 @@ export const FAILING_PROMPT = /\b(fail|crash|break)\b/iu;
  * No network, no files: it only writes the transcript. Deterministic given its seed and
  * the prompt; `paceMs` spaces the steps so the dashboard shows them arriving.
  */
-export function createDemoAgent(options: { paceMs: number; seed?: number }): AgentRunner {
+export function createDemoAgent(options: {
+  paceMs: number;
+  seed?: number;
+  /** Told each run's simulated usage when it ends, to be counted like a real run's. */
+  usage?: (sessionId: string, usage: Usage) => Promise<void>;
+}): AgentRunner {
   const seedBase = options.seed ?? 1;
 
   async function play(ctx: RunContext, prompt: string, followUp: boolean): Promise<RunOutcome> {
@@ -63,7 +96,13 @@ export function createDemoAgent(options: { paceMs: number; seed?: number }): Age
       turns += 1;
     };
     const fails = FAILING_PROMPT.test(prompt);
-    const subject = prompt.trim().split(/\s+/u).slice(0, 8).join(' ');
+    const subject = subjectOf(prompt);
+    /** The result, with the run's simulated usage on it and told to whoever counts usage. */
+    const finish = async (success: boolean, text: string): Promise<RunOutcome> => {
+      const usage = simulatedUsage(rand, turns, ctx.session.model);
+      await options.usage?.(ctx.session.id, usage);
+      return { result: { ...resultMessage(success, text, Date.now() - started, turns), usage } };
+    };
 
     if (!followUp && ctx.session.repoUrl)
       await ctx.sink.branch(branchName(ctx.session.title, ctx.session.id));
@@ -75,7 +114,9 @@ export function createDemoAgent(options: { paceMs: number; seed?: number }): Age
       },
       {
         type: 'text',
-        text: followUp ? `Picking this up: **${subject}**.` : `I'll work on **${subject}** step by step.`,
+        text: followUp
+          ? `Picking up the follow-up: “${subject}”.`
+          : "I'll read the code involved first, then make the change in small steps.",
       },
     ]);
     await step();
@@ -104,14 +145,10 @@ export function createDemoAgent(options: { paceMs: number; seed?: number }): Age
           `FAIL ${file}\n  ✕ the demo agent was asked to fail (${Math.floor(rand() * 900) + 100} ms)`,
           true,
         );
-        return {
-          result: resultMessage(
-            false,
-            `Stopped: the tests failed after "${task.title}". The demo agent fails on purpose when a prompt asks it to.`,
-            Date.now() - started,
-            turns,
-          ),
-        };
+        return finish(
+          false,
+          `The tests failed after “${task.title}”. The demo agent fails on purpose when a prompt asks it to.`,
+        );
       }
       if (i % 2 === 0) {
         const lines = Array.from(
@@ -141,7 +178,8 @@ export function createDemoAgent(options: { paceMs: number; seed?: number }): Age
         text: `Done. The change is small:\n\n\`\`\`ts\nconst retries = ${1 + Math.floor(rand() * 4)};\n\`\`\`\n\nThe tests pass.`,
       },
     ]);
-    return { result: resultMessage(true, `Finished: ${subject}`, Date.now() - started, turns + 1) };
+    turns += 1;
+    return finish(true, `Finished: ${subject}`);
   }
 
   return {

@@ -221,6 +221,7 @@ export class AgentHost {
     }
     return createDemoAgent({
       paceMs: this.deps.config.demoPaceMs,
+      usage: (sessionId, usage) => this.deps.service.recordRun(sessionId, { kind: 'demo', usage }),
       ...(this.deps.config.demoSeed === undefined ? {} : { seed: this.deps.config.demoSeed }),
     });
   }

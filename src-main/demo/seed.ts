@@ -71,6 +71,8 @@ const DAY = 24 * 60 * 60 * 1000;
 async function transcriptFor(prompt: string, sessionId: string, repoUrl: string | undefined) {
   const messages: AssistantMessage[] = [];
   let tasks: Task[] = [];
+  /** Each task list the agent wrote, with how many messages the transcript had by then. */
+  const taskLists: { messageCount: number; tasks: Task[] }[] = [];
   const agent = createDemoAgent({ paceMs: 0, seed: 7 });
   const { result } = await agent.start(
     {
@@ -86,13 +88,41 @@ async function transcriptFor(prompt: string, sessionId: string, repoUrl: string 
       signal: new AbortController().signal,
       sink: {
         assistant: async (m) => void messages.push(m),
-        tasks: async (t) => void (tasks = t),
+        tasks: async (t) => {
+          tasks = t;
+          taskLists.push({ messageCount: messages.length, tasks: t });
+        },
         branch: async () => undefined,
       },
     },
     prompt,
   );
-  return { messages, tasks, result };
+  return { messages, tasks, taskLists, result };
+}
+
+/**
+ * A run paused half-way for its person: the transcript up to the task list the agent wrote
+ * on moving to a middle task, then a question; the tasks are that list, so the transcript
+ * and the task panel agree. No agent runs it: a follow-up carries on.
+ */
+function pausedRun(
+  messages: AssistantMessage[],
+  taskLists: { messageCount: number; tasks: Task[] }[],
+): { messages: AssistantMessage[]; tasks: Task[] } {
+  const middle = taskLists[Math.ceil((taskLists.length - 1) / 2)] ?? { messageCount: 0, tasks: [] };
+  const next = middle.tasks.find((t) => t.status === 'in_progress');
+  const question: AssistantMessage = {
+    type: 'assistant',
+    message: {
+      content: [
+        {
+          type: 'text',
+          text: `Before I go on${next ? ` with “${next.title}”` : ''}, one question: should the old behaviour stay available behind a setting, or go? Answer with a follow-up and I'll carry on.`,
+        },
+      ],
+    },
+  };
+  return { messages: [...messages.slice(0, middle.messageCount), question], tasks: middle.tasks };
 }
 
 /**
@@ -217,7 +247,7 @@ export async function seedDemo(deps: {
         new Date(now - 30 * DAY).toISOString(),
       ),
     );
-    for (const { plan, id, repoUrl, messages, tasks, result } of sessions) {
+    for (const { plan, id, repoUrl, messages, tasks, taskLists, result } of sessions) {
       const at = (offsetMs: number) => new Date(plan.createdAt + offsetMs).toISOString();
       const title = makeTitle(plan.prompt);
       repos.sessions.insert({
@@ -233,14 +263,14 @@ export async function seedDemo(deps: {
       });
       // Written by the simulated agent: labelled so, like a session the demo agent runs.
       repos.sessions.setAgentKind(id, 'demo');
-      // An active session is mid-run: part of its transcript, tasks still moving. A failed one
-      // ends where its tests failed, never on the agent saying they pass.
-      const shown =
-        plan.status === 'active'
-          ? messages.slice(0, Math.ceil(messages.length / 2))
-          : plan.status === 'failed' && !result.is_error
-            ? failedRun(messages)
-            : messages;
+      // An active session waits for its person half-way through. A failed one ends where its
+      // tests failed, never on the agent saying they pass.
+      const paused = plan.status === 'active' ? pausedRun(messages, taskLists) : null;
+      const shown = paused
+        ? paused.messages
+        : plan.status === 'failed' && !result.is_error
+          ? failedRun(messages)
+          : messages;
       shown.forEach((m: Message, i) =>
         repos.sessions.appendMessage(id, DEMO.organizationId, m, null, at((i + 1) * 20_000)),
       );
@@ -256,14 +286,19 @@ export async function seedDemo(deps: {
               }
             : result;
         repos.sessions.appendMessage(id, DEMO.organizationId, ending, null, at(last));
+        // Its simulated usage counts like a real run's, kept apart as simulated.
+        if (result.usage) {
+          repos.sessions.recordRun(id, DEMO.organizationId, {
+            kind: 'demo',
+            usage: result.usage,
+            endedAt: at(last),
+          });
+        }
       }
       repos.sessions.replaceTasks(
         id,
-        plan.status === 'active'
-          ? tasks.map((t: Task, i: number): Task => ({
-              ...t,
-              status: i === 0 ? 'completed' : i === 1 ? 'in_progress' : 'pending',
-            }))
+        paused
+          ? paused.tasks
           : plan.status === 'failed' && !result.is_error
             ? tasks.map((t: Task, i: number): Task =>
                 i === tasks.length - 1 ? { ...t, status: 'in_progress' } : t,

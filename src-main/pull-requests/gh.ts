@@ -38,14 +38,24 @@ function failed(what: string, result: ToolResult): AppError {
   return new AppError(502, 'gh_failed', `${what} failed.${why}${said ? `\n\n${said}` : ''}`);
 }
 
+const installHint =
+  'Pull requests are opened with it: install it from https://cli.github.com, then sign in with `gh auth login`.';
+
+/**
+ * Whether the server finds the GitHub CLI, without running it: what a page says before anyone
+ * clicks. Whether it is signed in is learnt when it is used (asking runs gh, which may be slow).
+ */
+export function ghAvailability(serverEnv: NodeJS.ProcessEnv): { available: boolean; problem?: string } {
+  const located = locateExecutable(GH, serverEnv);
+  return located.found
+    ? { available: true }
+    : { available: false, problem: `${located.problem} ${installHint}` };
+}
+
 /** The GitHub CLI as this server finds it, signed in; or a 424 saying what is missing and how to fix it. */
 export async function signedInGh(serverEnv: NodeJS.ProcessEnv) {
   const located = locateExecutable(GH, serverEnv);
-  if (!located.found) {
-    throw unavailable(
-      `${located.problem} Pull requests are opened with it: install it from https://cli.github.com, then sign in with \`gh auth login\`.`,
-    );
-  }
+  if (!located.found) throw unavailable(`${located.problem} ${installHint}`);
   const env = ghEnvironment(serverEnv);
   const run = (args: string[]) =>
     runTool(located.path, args, { cwd: tmpdir(), env, timeoutMs: GH_TIMEOUT_MS });

@@ -9,7 +9,7 @@ import { conflict } from '../errors.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Repositories } from '../store/repositories.js';
 import type { SessionRow } from '../store/sessions.js';
-import { signedInGh, type PullRequestState } from './gh.js';
+import { ghAvailability, signedInGh, type PullRequestState } from './gh.js';
 import { checkBranchToPush, pushBranch } from './git.js';
 import { belongsToRepository, isGitHubRepository, pullRequestsIn } from './urls.js';
 
@@ -157,6 +157,8 @@ export function createPullRequests(deps: {
   return {
     open: (row: SessionRow, body: OpenPullRequestBody) => once(row.id, () => open(row, body)),
     refresh: (row: SessionRow) => once(row.id, () => refresh(row)),
+    /** Whether gh is there to open pull requests with, before anyone tries. */
+    tool: () => ghAvailability(deps.serverEnv),
   };
 }
 export type PullRequests = ReturnType<typeof createPullRequests>;

@@ -38,6 +38,7 @@ export function sessionFields(row: SessionRow): Omit<SessionSummary, 'messageCou
   if (row.agentState !== undefined) value.agentState = row.agentState;
   if (row.source !== undefined) value.source = row.source;
   if (row.isolation !== undefined) value.isolation = row.isolation;
+  if (row.stopped) value.stopped = true;
   return value;
 }
 

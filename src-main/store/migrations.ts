@@ -302,6 +302,15 @@ export const MIGRATIONS: Migration[] = [
   },
   {
     version: 13,
+    name: 'a stopped run marked on its session',
+    sql: [
+      // 1 while the session's latest run was stopped on request (its result is marked
+      // `stopped: true`): the list tells a stop from a success without reading transcripts.
+      `ALTER TABLE sessions ADD COLUMN stopped INTEGER`,
+    ],
+  },
+  {
+    version: 14,
     name: 'the isolation of agent runs',
     sql: [
       // Whether the latest run of a program went in an operating-system sandbox ('sandbox')

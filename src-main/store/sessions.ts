@@ -89,6 +89,8 @@ export interface SessionRow {
   source?: SessionSource;
   /** Whether the latest run of a program went in an operating-system sandbox. */
   isolation?: Isolation;
+  /** Set while the session's latest run was stopped on request and it stays completed. */
+  stopped?: true;
 }
 
 export type AgentState = 'queued' | 'running';
@@ -153,7 +155,7 @@ const SUMMARY_COLUMNS = `s.id, s.workspace_id, s.title, s.status, s.created_at, 
   s.author_id, u.name, u.image_url, s.repository, s.branch, s.pr_number, s.pr_url, s.pr_status,
   s.message_count, s.first_preview, s.last_preview, s.transcript_bytes, s.agent_kind, s.usage_input,
   s.usage_output, s.usage_cache_read, s.usage_cache_write, s.usage_cost_usd, s.agent_state, s.source_kind,
-  s.source_path, s.source_cwd, s.source_conversation_id, s.isolation`;
+  s.source_path, s.source_cwd, s.source_conversation_id, s.isolation, s.stopped`;
 const SUMMARY_FROM = 'sessions s JOIN users u ON u.id = s.author_id';
 /**
  * The same columns for one session. Measured in sql.js, the JOIN made finding one session
@@ -207,6 +209,7 @@ function toSessionRow(r: Row): SessionRow {
     row.source = source;
   }
   if (r[30] !== null) row.isolation = str(r[30]) as Isolation;
+  if (r[31] === 1) row.stopped = true;
   return row;
 }
 
@@ -302,11 +305,19 @@ export function createSessionsRepository(db: Db) {
     }
     const text = messageText(message);
     const preview = text === null ? null : makePreview(text);
+    // A run's result says whether it was stopped; a person's message starts another run.
+    const params: Params = [seq, bytes, at, preview, preview];
+    let stopped = '';
+    if (message.type !== 'assistant') {
+      stopped = ', stopped = ?';
+      params.push(message.type === 'result' && message.stopped === true ? 1 : null);
+    }
+    params.push(sessionId);
     db.run(
       `UPDATE sessions SET message_count = ?, transcript_bytes = ?, updated_at = ?,
-         first_preview = coalesce(first_preview, ?), last_preview = coalesce(?, last_preview)
+         first_preview = coalesce(first_preview, ?), last_preview = coalesce(?, last_preview)${stopped}
        WHERE id = ?`,
-      [seq, bytes, at, preview, preview, sessionId],
+      params,
     );
     return seq;
   }
@@ -359,10 +370,12 @@ export function createSessionsRepository(db: Db) {
       if (changes.status !== undefined && wasActive !== (changes.status === 'active')) {
         notePerson(str(before[0]), str(before[1]), { activeDelta: wasActive ? -1 : 1 });
       }
+      // A stop leaves the session completed; marked with another status, it no longer reads as stopped.
       db.run(
-        `UPDATE sessions SET title = coalesce(?, title), status = coalesce(?, status), updated_at = ?
+        `UPDATE sessions SET title = coalesce(?, title), status = coalesce(?, status), updated_at = ?,
+           stopped = CASE WHEN coalesce(?, 'completed') = 'completed' THEN stopped END
          WHERE id = ?`,
-        [changes.title ?? null, changes.status ?? null, at, id],
+        [changes.title ?? null, changes.status ?? null, at, changes.status ?? null, id],
       );
     },
 
@@ -566,7 +579,7 @@ export function createSessionsRepository(db: Db) {
     },
 
     /**
-     * The four stats, computed in SQL; "the last 7 days" includes its first millisecond.
+     * The stats, computed in SQL; "the last 7 days" includes its first millisecond.
      * People's latest activity is kept per workspace (workspace_people), so this reads one
      * row per person; a clock set back before someone's latest activity would hide their
      * earlier activity from the window, which only a test clock does.
@@ -575,6 +588,14 @@ export function createSessionsRepository(db: Db) {
       const until = now.toISOString();
       const since = new Date(now.getTime() - STATS_WINDOW_MS).toISOString();
       const count = (sql: string, params: Params) => num(db.first(sql, params)?.[0] ?? 0);
+      // The demo agent's made-up cost is kept apart from what real agents reported.
+      const simulated = roundDollars(
+        count(
+          `SELECT coalesce(sum(cost_usd), 0) FROM agent_runs
+           WHERE workspace_id = ? AND ended_at >= ? AND ended_at <= ? AND kind = 'demo'`,
+          [workspaceId, since, until],
+        ),
+      );
       return {
         mergesPastWeek: count(
           `SELECT count(*) FROM sessions WHERE workspace_id = ? AND pr_status = 'merged'
@@ -598,10 +619,11 @@ export function createSessionsRepository(db: Db) {
         costPastWeek: roundDollars(
           count(
             `SELECT coalesce(sum(cost_usd), 0) FROM agent_runs
-             WHERE workspace_id = ? AND ended_at >= ? AND ended_at <= ?`,
+             WHERE workspace_id = ? AND ended_at >= ? AND ended_at <= ? AND kind <> 'demo'`,
             [workspaceId, since, until],
           ),
         ),
+        ...(simulated > 0 ? { simulatedCostPastWeek: simulated } : {}),
       };
     },
 

@@ -1,5 +1,5 @@
 import { useQueryClient } from '@tanstack/react-query';
-import { useEffect, useState } from 'react';
+import { lazy, Suspense, useEffect, useState, type ReactNode } from 'react';
 import { Link, Route, Routes } from 'react-router';
 import { ApiError, onUnauthorized } from './api/client';
 import { keys, useMe, useSetupStatus } from './api/queries';
@@ -7,15 +7,37 @@ import { EmptyState, ErrorState, Loading } from './components/States';
 import { Shell } from './components/Shell';
 import { SetupPage } from './features/auth/SetupPage';
 import { SignInForm, SignInPage } from './features/auth/SignInForm';
-import { NewSessionPage } from './features/sessions/NewSessionPage';
-import { SessionPage } from './features/sessions/SessionPage';
 import { SessionsPage } from './features/sessions/SessionsPage';
-import { AgentPage } from './features/settings/AgentPage';
-import { ApiPage } from './features/settings/ApiPage';
-import { HistoryPage } from './features/settings/HistoryPage';
-import { KeysPage } from './features/settings/KeysPage';
-import { MembersPage } from './features/settings/MembersPage';
+import { PageTitle } from './lib/use-page-title';
 import { useWorkspaceState, WorkspaceProvider } from './lib/workspace';
+
+// The sessions list is the first page; the others (and the Markdown and diff code they
+// bring) load when first opened, so the first page's code stays small.
+const NewSessionPage = lazy(() =>
+  import('./features/sessions/NewSessionPage').then((m) => ({ default: m.NewSessionPage })),
+);
+const SessionPage = lazy(() =>
+  import('./features/sessions/SessionPage').then((m) => ({ default: m.SessionPage })),
+);
+const AgentPage = lazy(() => import('./features/settings/AgentPage').then((m) => ({ default: m.AgentPage })));
+const ApiPage = lazy(() => import('./features/settings/ApiPage').then((m) => ({ default: m.ApiPage })));
+const HistoryPage = lazy(() =>
+  import('./features/settings/HistoryPage').then((m) => ({ default: m.HistoryPage })),
+);
+const KeysPage = lazy(() => import('./features/settings/KeysPage').then((m) => ({ default: m.KeysPage })));
+const MembersPage = lazy(() =>
+  import('./features/settings/MembersPage').then((m) => ({ default: m.MembersPage })),
+);
+
+/** A page with its tab title; a page loaded on demand shows a loading state meanwhile. */
+function Page({ title, children }: { title?: string; children: ReactNode }) {
+  return (
+    <Suspense fallback={<Loading label="Loading page" />}>
+      {title !== undefined && <PageTitle name={title} />}
+      {children}
+    </Suspense>
+  );
+}
 
 /**
  * Shown over the page when the sign-in expires: the page stays mounted underneath, so
@@ -50,18 +72,76 @@ function Routed() {
   return (
     <Shell>
       <Routes>
-        <Route path="/" element={<SessionsPage />} />
-        <Route path="/new" element={<NewSessionPage />} />
-        <Route path="/sessions/:sessionId" element={<SessionPage />} />
-        <Route path="/settings/keys" element={<KeysPage />} />
-        <Route path="/settings/history" element={<HistoryPage />} />
-        <Route path="/settings/members" element={<MembersPage />} />
-        <Route path="/settings/agent" element={<AgentPage />} />
-        <Route path="/settings/api" element={<ApiPage />} />
+        <Route
+          path="/"
+          element={
+            <Page title="Sessions">
+              <SessionsPage />
+            </Page>
+          }
+        />
+        <Route
+          path="/new"
+          element={
+            <Page title="New session">
+              <NewSessionPage />
+            </Page>
+          }
+        />
+        {/* The session page names the tab after its session. */}
+        <Route
+          path="/sessions/:sessionId"
+          element={
+            <Page>
+              <SessionPage />
+            </Page>
+          }
+        />
+        <Route
+          path="/settings/keys"
+          element={
+            <Page title="API keys">
+              <KeysPage />
+            </Page>
+          }
+        />
+        <Route
+          path="/settings/history"
+          element={
+            <Page title="History">
+              <HistoryPage />
+            </Page>
+          }
+        />
+        <Route
+          path="/settings/members"
+          element={
+            <Page title="Members">
+              <MembersPage />
+            </Page>
+          }
+        />
+        <Route
+          path="/settings/agent"
+          element={
+            <Page title="Agent">
+              <AgentPage />
+            </Page>
+          }
+        />
+        <Route
+          path="/settings/api"
+          element={
+            <Page title="API">
+              <ApiPage />
+            </Page>
+          }
+        />
         <Route
           path="*"
           element={
             <EmptyState title="Nothing here">
+              <PageTitle name="Nothing here" />
               <p>The page you asked for does not exist.</p>
               <Link to="/" className="button button-primary">
                 Back to sessions

@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Message } from '../../src-shared/index.js';
+import { ListSessionsResponseSchema, type Message } from '../../src-shared/index.js';
 import { getSession, waitForResults } from '../helpers/agent-runs.js';
 import { installRecordedClis } from '../helpers/recorded-clis.js';
 import { asUser, createSession, seedWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
@@ -489,6 +489,11 @@ describe('choosing an agent CLI', () => {
     });
     const session = await waitForResults(s, owner.user.cookie, created.id);
     expect(session.agent).toBe('demo');
-    expect(session.usage).toBeUndefined();
+    // Its usage is simulated, and counted apart from real agents' cost.
+    expect(session.usage?.costUsd).toBeGreaterThan(0);
+    const list = await asUser(s, owner.user.cookie, 'GET', '/api/sessions');
+    const { stats } = ListSessionsResponseSchema.parse(await list.json());
+    expect(stats.costPastWeek).toBe(0);
+    expect(stats.simulatedCostPastWeek).toBe(session.usage?.costUsd);
   });
 });

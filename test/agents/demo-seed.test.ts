@@ -70,10 +70,16 @@ describe('the demo workspace', () => {
         expect(
           new Set(list.sessions.flatMap((s) => (s.metadata.prStatus ? [s.metadata.prStatus] : []))),
         ).toEqual(new Set(['draft', 'open', 'merged', 'closed']));
-        // The specification's four; the simulated agent reports no cost (costPastWeek stays 0).
         const { mergesPastWeek, authorsPastWeek, humansPastWeek, humansPromptingNow } = list.stats;
         for (const value of [mergesPastWeek, authorsPastWeek, humansPastWeek, humansPromptingNow]) {
           expect(value).toBeGreaterThan(0);
+        }
+        // The simulated runs have a believable cost, kept apart from what real agents reported.
+        expect(list.stats.costPastWeek).toBe(0);
+        expect(list.stats.simulatedCostPastWeek).toBeGreaterThan(0);
+        for (const summary of list.sessions.filter((s) => s.status !== 'active')) {
+          expect(summary.usage?.outputTokens).toBeGreaterThan(0);
+          expect(summary.usage?.costUsd).toBeGreaterThan(0);
         }
         expect(list.sessions.every((s) => s.messageCount > 3)).toBe(true);
         // The simulated agent wrote them all, and they say so.
@@ -103,9 +109,28 @@ describe('the demo workspace', () => {
             expect(full.tasks.every((t) => t.status === 'completed')).toBe(false);
             expect(full.messages.at(-1)).toMatchObject({ type: 'result', is_error: true });
           }
+          // The agent names the request in whole sentences: never a prompt cut off mid-way.
+          expect(texts.join(' ')).not.toMatch(/step by step|\*\*[^*]*\.\*\*/u);
+          if (full.status === 'completed') {
+            expect(full.messages.at(-1)).toMatchObject({ type: 'result', result: `Finished: ${full.title}` });
+          }
           if (full.status === 'active') {
             expect(Date.now() - Date.parse(full.createdAt)).toBeLessThan(60 * 60_000);
             expect(full.messages.at(-1)?.type).not.toBe('result');
+            // Nothing runs it: it waits for its person, who is asked a question.
+            expect(full.agentState).toBeUndefined();
+            expect(texts.at(-1)).toContain('Answer with a follow-up');
+            // The task list in the transcript and the session's tasks agree.
+            const lastTodo = full.messages
+              .flatMap((m) => (m.type === 'assistant' ? m.message.content : []))
+              .filter((b) => b.type === 'tool_use' && b.name === 'TodoWrite')
+              .at(-1) as { input: { todos: { status: string }[] } } | undefined;
+            const done = (statuses: string[]) => statuses.filter((st) => st === 'completed').length;
+            expect(lastTodo).toBeDefined();
+            expect(done(full.tasks.map((t) => t.status))).toBe(
+              done(lastTodo!.input.todos.map((t) => t.status)),
+            );
+            expect(full.tasks.map((t) => t.status)).toEqual(lastTodo!.input.todos.map((t) => t.status));
           }
         }
         expect(list.stats.humansPromptingNow).toBeLessThan(4);

@@ -37,6 +37,7 @@ describe('GET /api/openapi.json', () => {
       '/api/auth/sign-out',
       '/api/demo/sign-in',
       '/api/events',
+      '/api/pull-requests/tool',
       '/api/search',
       '/api/sessions',
       '/api/sessions/{sessionId}',

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PullRequestResponseSchema } from '../../src-shared/pull-requests.js';
+import { GhStatusResponseSchema, PullRequestResponseSchema } from '../../src-shared/pull-requests.js';
 import { ListSessionsResponseSchema } from '../../src-shared/sessions.js';
 import { sandboxPath } from '../../src-main/agents/sandbox.js';
 import { getSession, waitForResults } from '../helpers/agent-runs.js';
@@ -280,13 +280,27 @@ describe('opening and refreshing a pull request with gh', () => {
     expect(github.ghCalls().some((argv) => argv.includes(`--head=${branch}`))).toBe(false);
   });
 
-  it('no gh on the server: 424 saying to install it', async () => {
+  it('says up front whether gh is there: with a cookie or a key, not without either', async () => {
+    const byCookie = await asUser(server, owner.user.cookie, 'GET', '/api/pull-requests/tool');
+    expect(byCookie.status).toBe(200);
+    expect(GhStatusResponseSchema.parse(await byCookie.json())).toEqual({ available: true });
+    const byKey = await withKey(server, owner.apiKey, 'GET', '/api/pull-requests/tool');
+    expect(GhStatusResponseSchema.parse(await byKey.json())).toEqual({ available: true });
+    expect((await fetch(`${server.url}/api/pull-requests/tool`)).status).toBe(401);
+  });
+
+  it('no gh on the server: said up front, and opening answers 424 saying to install it', async () => {
     const noGh = await startTestServer({
       agentCommand: [process.execPath, BRANCH_AGENT],
       agentEnv: github.env({ withGh: false }),
     });
     try {
       const who = await seedWorkspace(noGh);
+      const tool = await asUser(noGh, who.user.cookie, 'GET', '/api/pull-requests/tool');
+      const status = GhStatusResponseSchema.parse(await tool.json());
+      expect(status.available).toBe(false);
+      expect(status.problem).toContain("GitHub CLI (`gh`) was not found on the server's PATH");
+      expect(status.problem).toContain('https://cli.github.com');
       const session = await sessionAfterRun('Without gh', noGh, who);
       const response = await open(session.id, {}, noGh, who);
       expect(response.status).toBe(424);

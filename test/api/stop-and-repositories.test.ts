@@ -70,6 +70,43 @@ describe('POST /api/sessions/{id}/stop', () => {
     });
   });
 
+  it('the summary says a session was stopped, in the list too, until another run or status', async () => {
+    const listed = async (id: string) => {
+      const response = await asUser(server, owner.user.cookie, 'GET', '/api/sessions');
+      return ListSessionsResponseSchema.parse(await response.json()).sessions.find((s) => s.id === id);
+    };
+    const { id } = await createSession(server, owner.user.cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'Tidy the logging',
+    });
+    expect(await listed(id)).not.toHaveProperty('stopped');
+    const response = await asUser(server, owner.user.cookie, 'POST', `/api/sessions/${id}/stop`);
+    expect(SessionResponseSchema.parse(await response.json()).session).toMatchObject({
+      status: 'completed',
+      stopped: true,
+    });
+    expect(await listed(id)).toMatchObject({ status: 'completed', stopped: true });
+    expect((await full(id)).stopped).toBe(true);
+
+    // Marked failed afterwards, it is no longer a stop's completion.
+    await asUser(server, owner.user.cookie, 'PATCH', `/api/sessions/${id}`, { status: 'failed' });
+    expect(await listed(id)).not.toHaveProperty('stopped');
+
+    // A follow-up starts another run: the stop is history.
+    const second = await createSession(server, owner.user.cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'Tidy the metrics',
+    });
+    await asUser(server, owner.user.cookie, 'POST', `/api/sessions/${second.id}/stop`);
+    expect(await listed(second.id)).toMatchObject({ stopped: true });
+    const sent = await asUser(server, owner.user.cookie, 'POST', `/api/sessions/${second.id}/messages`, {
+      content: 'Go on after all',
+    });
+    expect(sent.status).toBe(201);
+    expect(await listed(second.id)).toMatchObject({ status: 'active' });
+    expect(await listed(second.id)).not.toHaveProperty('stopped');
+  });
+
   it('a finished run that is not stopped carries no stopped mark', async () => {
     const { id } = await createSession(server, owner.user.cookie, {
       organizationId: owner.organizationId,

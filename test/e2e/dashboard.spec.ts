@@ -75,7 +75,7 @@ test('create a session, see it in the list, rename it and change its status', as
     .getByRole('dialog', { name: 'Stop this session?' })
     .getByRole('button', { name: 'Stop the agent' })
     .click();
-  await expect(page.locator('.session-head .badge')).toHaveText('Completed');
+  await expect(page.locator('.session-head .badge')).toHaveText('Stopped');
   await page.getByLabel('Mark as').selectOption('failed');
   await expect(page.locator('.session-head .badge')).toHaveText('Failed');
 
@@ -115,6 +115,11 @@ test('read a transcript with every kind of message', async ({ page, seeded }, te
   await expect(read.getByLabel('Read output')).toContainText('60  line of the login test');
   const bash = transcript.locator('details.tool', { hasText: 'Bash' });
   await expect(bash.locator('.tool-state')).toHaveText('error');
+  // A failed call stands out from the finished ones: not the same grey as "done".
+  const colorOf = (tool: typeof bash) =>
+    tool.locator('.tool-state').evaluate((el) => getComputedStyle(el).color);
+  await expect(read.locator('.tool-state')).toHaveText('done');
+  expect(await colorOf(bash)).not.toBe(await colorOf(read));
   await expect(transcript.getByRole('status')).toContainText('Finished');
   // Tasks, and the metadata. The run is over, so what it left open is not done.
   const tasks = page.getByRole('list', { name: 'Tasks' });

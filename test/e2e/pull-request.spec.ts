@@ -10,7 +10,7 @@ import { expect, signIn, test } from './fixtures.js';
 const BRANCH_AGENT = join(ROOT, 'test', 'fixtures', 'branch-agent.mjs');
 
 /** `serve` whose agent commits on a branch, with github.com standing in locally and the stand-in gh. */
-async function serveWithGitHub(): Promise<{
+async function serveWithGitHub(options: { withGh?: boolean } = {}): Promise<{
   server: ServeProcess;
   github: GitHubFixture;
   data: Seeded;
@@ -20,7 +20,7 @@ async function serveWithGitHub(): Promise<{
   const dataDir = tempDir('sessiondesk-e2e-');
   const data = await seedDataDir(dataDir);
   const server = await startServe(dataDir, ['--log-level', 'warn'], {
-    ...github.env(),
+    ...github.env(options),
     SESSIONDESK_AGENT_COMMAND: JSON.stringify([process.execPath, BRANCH_AGENT]),
   });
   return {
@@ -91,10 +91,27 @@ test('the panel says what is missing when gh is not signed in', async ({ page })
     await startSession(page, 'Tidy the notes');
     const panel = page.getByRole('region', { name: 'Pull request' });
     await panel.getByRole('button', { name: 'Open pull request' }).click();
-    await expect(panel.getByRole('alert')).toContainText(
-      'The GitHub CLI is not signed in to github.com: run `gh auth login`',
-    );
+    // gh's words, with the command to type shown as code rather than in backticks.
+    const alert = panel.getByRole('alert');
+    await expect(alert).toContainText('The GitHub CLI is not signed in to github.com: run gh auth login');
+    await expect(alert).not.toContainText('`');
+    await expect(alert.locator('code').first()).toHaveText('gh auth login');
     await expect(panel.getByRole('link')).toHaveCount(0);
+  } finally {
+    await dispose();
+  }
+});
+
+test('without gh on the server, the panel says so before any click', async ({ page }) => {
+  const { server, data, dispose } = await serveWithGitHub({ withGh: false });
+  try {
+    await signIn(page, server.url, data.email, data.password);
+    await startSession(page, 'Tidy the changelog');
+    const panel = page.getByRole('region', { name: 'Pull request' });
+    await expect(panel).toContainText("GitHub CLI (gh) was not found on the server's PATH");
+    await expect(panel.locator('code', { hasText: 'gh auth login' })).toBeVisible();
+    await expect(panel).not.toContainText('`');
+    await expect(panel.getByRole('button', { name: 'Open pull request' })).toBeDisabled();
   } finally {
     await dispose();
   }

@@ -46,11 +46,11 @@ test('a session past the limit shows as Queued, and Stop takes it out of the que
       'Stopped by Ada Lovelace.',
     );
     await expect(page.locator('.session-head .badge-queued')).toHaveCount(0);
-    await expect(page.locator('.session-head .badge').first()).toHaveText('Completed');
+    await expect(page.locator('.session-head .badge').first()).toHaveText('Stopped');
     // The run that held the place goes on.
     await page.goto(server.url);
     await expect(rowOf('Migrate the settings page').locator('.badge').first()).toHaveText('Active');
-    await expect(rowOf('Update the changelog').locator('.badge').first()).toHaveText('Completed');
+    await expect(rowOf('Update the changelog').locator('.badge').first()).toHaveText('Stopped');
 
     // Live, without a reload: a new session waits, and starts once the first run is stopped.
     await create('Bump the dependencies');
@@ -59,7 +59,7 @@ test('a session past the limit shows as Queued, and Stop takes it out of the que
       headers: { origin: server.url },
     });
     expect(stop.status()).toBe(200);
-    await expect(rowOf('Migrate the settings page').locator('.badge').first()).toHaveText('Completed');
+    await expect(rowOf('Migrate the settings page').locator('.badge').first()).toHaveText('Stopped');
     await expect(rowOf('Bump the dependencies').locator('.badge-queued')).toHaveCount(0);
     await expect(rowOf('Bump the dependencies').locator('.badge').first()).toHaveText('Active');
   } finally {

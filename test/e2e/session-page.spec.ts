@@ -22,7 +22,9 @@ test('Stop asks first, then ends the run with a neutral Stopped result', async (
   await expect(result).toContainText('Stopped by Ada Lovelace.');
   await expect(result).toHaveClass(/result-stopped/);
   await expect(result).not.toContainText('Finished');
-  await expect(page.locator('.session-head .badge')).toHaveText('Completed');
+  // A stop is neither a success nor a failure: a neutral badge, here and in the list.
+  await expect(page.locator('.session-head .badge')).toHaveText('Stopped');
+  await expect(page.locator('.session-head .badge')).toHaveClass(/badge-stopped/);
   await expect(page.getByRole('button', { name: 'Stop', exact: true })).toBeHidden();
   // What the run left open is shown as over.
   await expect(bash.locator('.tool-state')).toHaveText('ended without a result');
@@ -33,6 +35,11 @@ test('Stop asks first, then ends the run with a neutral Stopped result', async (
   await expect(tasks.getByText('(Not done)')).toHaveCount(2);
   await expect(tasks).not.toContainText('(Pending)');
   await expect(tasks).not.toContainText('(In progress)');
+
+  await page.getByRole('link', { name: 'Sessions' }).first().click();
+  const row = page.getByRole('link', { name: /Migrate the build to the new runner/ });
+  await expect(row.locator('.badge').first()).toHaveText('Stopped');
+  await expect(row).not.toContainText('Completed');
 });
 
 test('an empty prompt is refused by the form; the demo agent is named and offers no models', async ({

@@ -8,7 +8,9 @@ import {
 } from '../../src-renderer/src/features/transcript/transcript';
 import { readListView, writeListView } from '../../src-renderer/src/features/sessions/list-params';
 import { fold, initials, relativeTime } from '../../src-renderer/src/lib/format';
+import { inlineCodeParts } from '../../src-renderer/src/lib/inline-code';
 import { displayTitle, plainText } from '../../src-renderer/src/lib/plain-text';
+import { pageTitle } from '../../src-renderer/src/lib/use-page-title';
 
 describe('buildTranscript', () => {
   const messages: Message[] = [
@@ -269,5 +271,35 @@ describe('the list view in the address', () => {
     const transcripts = readListView(new URLSearchParams('q=retry&in=transcripts'));
     expect(transcripts).toEqual({ filters: { q: 'retry' }, cursor: undefined, transcripts: true });
     expect(writeListView(transcripts).toString()).toBe('q=retry&in=transcripts');
+  });
+});
+
+describe('inlineCodeParts', () => {
+  it('shows commands in backticks as code, not as raw marks', () => {
+    expect(inlineCodeParts('not signed in: run `gh auth login` as the user (or set GH_TOKEN).')).toEqual([
+      { text: 'not signed in: run ', code: false },
+      { text: 'gh auth login', code: true },
+      { text: ' as the user (or set GH_TOKEN).', code: false },
+    ]);
+  });
+
+  it('keeps lines, and a lone backtick as written', () => {
+    expect(inlineCodeParts('`gh` failed.\n\nremote: it`s rejected')).toEqual([
+      { text: 'gh', code: true },
+      { text: ' failed.\n\nremote: it`s rejected', code: false },
+    ]);
+    expect(inlineCodeParts('')).toEqual([]);
+  });
+});
+
+describe('pageTitle', () => {
+  it('names the page first, then the app', () => {
+    expect(pageTitle('Members')).toBe('Members · Session Desk');
+    expect(pageTitle('  Fix the flaky login test ')).toBe('Fix the flaky login test · Session Desk');
+  });
+
+  it('is the app alone while the page has no name yet', () => {
+    expect(pageTitle(undefined)).toBe('Session Desk');
+    expect(pageTitle(' ')).toBe('Session Desk');
   });
 });

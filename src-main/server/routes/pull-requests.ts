@@ -1,6 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { OpenPullRequestBodySchema, PullRequestResponseSchema } from '../../../src-shared/pull-requests.js';
+import {
+  GhStatusResponseSchema,
+  OpenPullRequestBodySchema,
+  PullRequestResponseSchema,
+} from '../../../src-shared/pull-requests.js';
 import { OrgQuerySchema, SessionParamsSchema } from '../../../src-shared/sessions.js';
 import { createPullRequests, type PullRequestOutcome } from '../../pull-requests/service.js';
 import { toSummary } from '../../sessions/summary.js';
@@ -55,6 +59,21 @@ export function pullRequestRoutes(app: FastifyInstance, ctx: AppContext): void {
       const outcome = await pullRequests.open(row, request.body ?? {});
       return reply.code(outcome.created ? 201 : 200).send(answer(outcome));
     },
+  );
+
+  api.get(
+    '/api/pull-requests/tool',
+    {
+      ...either,
+      schema: {
+        summary: 'Whether pull requests can be opened here',
+        description:
+          'Key or cookie. Whether the server finds the GitHub CLI (`gh`) that opens and reads pull requests, and if not, what to do; found without running it, so whether it is signed in shows only when it is used (424).',
+        tags: ['pull requests'],
+        response: { 200: GhStatusResponseSchema, ...errorResponses(401, 429, 500, 503) },
+      },
+    },
+    async () => pullRequests.tool(),
   );
 
   api.post(

@@ -1,5 +1,9 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { PullRequestResponseSchema, type OpenPullRequestBody } from '../../../src-shared/pull-requests';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import {
+  GhStatusResponseSchema,
+  PullRequestResponseSchema,
+  type OpenPullRequestBody,
+} from '../../../src-shared/pull-requests';
 import { api } from './client';
 import { keys } from './queries';
 
@@ -28,5 +32,15 @@ export function useRefreshPullRequest(org: string, id: string) {
       await client.invalidateQueries({ queryKey: keys.session(id) });
       await client.invalidateQueries({ queryKey: keys.sessions(org) });
     },
+  });
+}
+
+/** Whether the server finds the GitHub CLI; asked again after a minute, so that installing it shows without a reload. */
+export function useGhStatus(enabled: boolean) {
+  return useQuery({
+    queryKey: ['pull-requests', 'tool'],
+    queryFn: () => api.get('/api/pull-requests/tool', GhStatusResponseSchema),
+    enabled,
+    staleTime: 60_000,
   });
 }

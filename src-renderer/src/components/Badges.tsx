@@ -6,7 +6,18 @@ const STATUS_LABEL: Record<SessionStatus, string> = {
   failed: 'Failed',
 };
 
-export function StatusBadge({ status }: { status: SessionStatus }) {
+/**
+ * A session's status. One that is completed because someone stopped its run reads as
+ * "Stopped", in neutral grey: it did not succeed, and did not fail either.
+ */
+export function StatusBadge({ status, stopped }: { status: SessionStatus; stopped?: boolean | undefined }) {
+  if (status === 'completed' && stopped) {
+    return (
+      <span className="badge badge-stopped" title="Stopped on request before the agent finished">
+        Stopped
+      </span>
+    );
+  }
   return (
     <span className={`badge badge-${status}`}>
       {status === 'active' && <span className="pulse" aria-hidden="true" />}

@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'react';
 import type { SessionSummary } from '../../../../src-shared/sessions';
-import { useOpenPullRequest, useRefreshPullRequest } from '../../api/pull-requests';
+import { useGhStatus, useOpenPullRequest, useRefreshPullRequest } from '../../api/pull-requests';
 import { RelativeTime } from '../../components/RelativeTime';
+import { inlineCodeParts } from '../../lib/inline-code';
 
 /** A session's pull request is read from GitHub on opening its page, at most this often. */
 const AUTO_REFRESH_EVERY_MS = 60_000;
@@ -10,11 +11,18 @@ const lastAutoRefresh = new Map<string, number>();
 /** Whether a pull request can still change on GitHub, so that its status is worth reading. */
 const mayChange = (status: string | undefined) => status === 'open' || status === 'draft';
 
+/** gh's and git's messages keep their lines; commands in backticks show as code. */
+function ToolMessage({ text }: { text: string }) {
+  return (
+    <>{inlineCodeParts(text).map((part, i) => (part.code ? <code key={i}>{part.text}</code> : part.text))}</>
+  );
+}
+
 function ErrorNote({ error }: { error: Error | null }) {
   if (!error) return null;
   return (
     <p className="field-error pull-request-error" role="alert">
-      {error.message}
+      <ToolMessage text={error.message} />
     </p>
   );
 }
@@ -38,6 +46,9 @@ export function PullRequestPanel({
   const realAgent = session.agent !== undefined && session.agent !== 'demo';
   const onGitHub = metadata.prUrl?.startsWith('https://github.com/') === true;
   const canRefresh = realAgent && onGitHub && metadata.prNumber !== undefined;
+  const gh = useGhStatus(realAgent && metadata.repository !== undefined);
+  const ghMissing =
+    gh.data?.available === false ? (gh.data.problem ?? 'The GitHub CLI was not found.') : null;
   const refreshNow = refresh.mutate;
 
   useEffect(() => {
@@ -74,7 +85,12 @@ export function PullRequestPanel({
               )}
             </span>
           </p>
-          {canRefresh && (
+          {canRefresh && ghMissing && (
+            <p className="field-hint pull-request-error">
+              <ToolMessage text={ghMissing} />
+            </p>
+          )}
+          {canRefresh && !ghMissing && (
             <button
               type="button"
               className="button button-small"
@@ -98,13 +114,18 @@ export function PullRequestPanel({
             Pushes <code>{metadata.branch ?? 'the branch'}</code> to {metadata.repository} and opens a pull
             request with the GitHub CLI, as you.
           </p>
+          {ghMissing && (
+            <p className="field-error pull-request-error" role="status">
+              <ToolMessage text={ghMissing} />
+            </p>
+          )}
           <label className="checkbox small">
             <input type="checkbox" checked={draft} onChange={(e) => setDraft(e.target.checked)} /> As a draft
           </label>
           <button
             type="button"
             className="button button-primary button-small"
-            disabled={open.isPending || session.status === 'active'}
+            disabled={open.isPending || session.status === 'active' || ghMissing !== null}
             onClick={() => open.mutate({ draft })}
           >
             {open.isPending ? 'Opening…' : 'Open pull request'}

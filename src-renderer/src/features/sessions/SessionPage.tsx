@@ -13,6 +13,7 @@ import { RelativeTime } from '../../components/RelativeTime';
 import { EmptyState, ErrorState, Loading } from '../../components/States';
 import { useNow } from '../../lib/use-now';
 import { displayTitle } from '../../lib/plain-text';
+import { usePageTitle } from '../../lib/use-page-title';
 import { AGENT_NAMES, usageDetail, usageText } from '../../lib/usage';
 import { useWorkspace } from '../../lib/workspace';
 import { Transcript } from '../transcript/Transcript';
@@ -21,16 +22,22 @@ import { useTranscriptPages } from '../transcript/use-transcript-pages';
 import { ContinueChoice, sandboxUnavailable } from './ContinueChoice';
 import { PullRequestPanel } from './PullRequestPanel';
 
+/**
+ * The title, renamed in place. The editor stays open until the server has taken the new
+ * title, so that its refusal (a blank title, one too long) shows where it was typed.
+ */
 function TitleEditor({
   title,
   shownTitle,
+  onEdit,
   onSave,
   error,
   saving,
 }: {
   title: string;
   shownTitle: string;
-  onSave: (t: string) => void;
+  onEdit: () => void;
+  onSave: (t: string, saved: () => void) => void;
   error?: string | undefined;
   saving: boolean;
 }) {
@@ -44,6 +51,7 @@ function TitleEditor({
           type="button"
           className="button button-small"
           onClick={() => {
+            onEdit();
             setDraft(title);
             setEditing(true);
           }}
@@ -55,8 +63,7 @@ function TitleEditor({
   }
   function submit(event: FormEvent) {
     event.preventDefault();
-    onSave(draft);
-    setEditing(false);
+    onSave(draft, () => setEditing(false));
   }
   return (
     <form className="title-row" onSubmit={submit}>
@@ -66,6 +73,8 @@ function TitleEditor({
       <input
         id="title-input"
         className="title-input"
+        aria-invalid={error ? true : undefined}
+        aria-describedby={error ? 'title-error' : undefined}
         value={draft}
         onChange={(e) => setDraft(e.target.value)}
         onKeyDown={(e) => e.key === 'Escape' && setEditing(false)}
@@ -78,7 +87,7 @@ function TitleEditor({
         Cancel
       </button>
       {error && (
-        <p className="field-error" role="alert">
+        <p id="title-error" className="field-error" role="alert">
           {error}
         </p>
       )}
@@ -154,7 +163,7 @@ function StopButton({ organizationId, sessionId }: { organizationId: string; ses
       <ConfirmDialog
         open={asking}
         title="Stop this session?"
-        body="The agent stops where it is and the session is marked completed. What it did so far stays; a follow-up starts it again."
+        body="The agent stops where it is and the session shows as Stopped (its status is completed). What it did so far stays; a follow-up starts it again."
         confirmLabel="Stop the agent"
         onCancel={() => setAsking(false)}
         onConfirm={() => {
@@ -261,6 +270,9 @@ export function SessionPage() {
   const now = useNow();
   const update = useUpdateSession(workspace.organizationId, sessionId);
   const updateError = update.error instanceof ApiError ? update.error : null;
+  usePageTitle(
+    query.data ? displayTitle(query.data.session.title, query.data.session.firstMessagePreview) : undefined,
+  );
 
   if (query.isPending) return <Loading label="Loading session" />;
   if (!query.data) {
@@ -299,10 +311,11 @@ export function SessionPage() {
         shownTitle={displayTitle(session.title, firstPrompt)}
         saving={update.isPending}
         error={updateError?.fieldError('body.title') ?? updateError?.message}
-        onSave={(title) => update.mutate({ title })}
+        onEdit={() => update.reset()}
+        onSave={(title, saved) => update.mutate({ title }, { onSuccess: saved })}
       />
       <div className="session-head">
-        <StatusBadge status={session.status} />
+        <StatusBadge status={session.status} stopped={session.stopped} />
         {session.agentState === 'queued' && <QueuedBadge />}
         {active ? (
           <StopButton organizationId={workspace.organizationId} sessionId={session.id} />
@@ -343,7 +356,16 @@ export function SessionPage() {
         <section className="session-transcript" aria-label="Conversation">
           <Transcript pages={pages} active={active} focusMessage={focusMessage} />
           {!runOver &&
-            (quiet ? (
+            (session.agentState === undefined ? (
+              // Active with no run going or waiting (an import, or a demo session paused for its person).
+              <p className="working muted" role="status">
+                No agent is working on this session now. Send a follow-up to carry on, or stop it.
+              </p>
+            ) : session.agentState === 'queued' ? (
+              <p className="working muted" role="status">
+                Waiting for a place: the agent starts when another run ends.
+              </p>
+            ) : quiet ? (
               <p className="working muted" role="status">
                 Nothing new from the agent since <RelativeTime iso={session.updatedAt} />. Stop it, or send a
                 follow-up.

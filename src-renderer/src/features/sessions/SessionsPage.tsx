@@ -22,6 +22,9 @@ import { readListView, writeListView } from './list-params';
 import { StatsCards } from './StatsCards';
 import { TranscriptHits } from './TranscriptHits';
 
+/** An update this soon after the start (the first prompt's own write) is not shown apart. */
+const UPDATE_SHOWN_AFTER_MS = 60_000;
+
 function SessionRow({ session }: { session: SessionSummary }) {
   const { metadata } = session;
   return (
@@ -30,7 +33,7 @@ function SessionRow({ session }: { session: SessionSummary }) {
         <div className="session-main">
           <div className="session-title-line">
             <span className="session-title">{displayTitle(session.title, session.firstMessagePreview)}</span>
-            <StatusBadge status={session.status} />
+            <StatusBadge status={session.status} stopped={session.stopped} />
             {session.agentState === 'queued' && <QueuedBadge />}
             {session.agent === 'demo' && <SimulatedBadge />}
             {metadata.prNumber !== undefined && (
@@ -55,8 +58,15 @@ function SessionRow({ session }: { session: SessionSummary }) {
           <span className="muted" title="Messages">
             {session.messageCount} {session.messageCount === 1 ? 'message' : 'messages'}
           </span>
-          <span className="muted">
-            <RelativeTime iso={session.updatedAt} />
+          {/* The list is ordered by when sessions started: that time is shown, named, and the
+              latest update beside it when there was one since. */}
+          <span className="muted session-times">
+            started <RelativeTime iso={session.createdAt} />
+            {Date.parse(session.updatedAt) - Date.parse(session.createdAt) >= UPDATE_SHOWN_AFTER_MS && (
+              <>
+                {' · '}updated <RelativeTime iso={session.updatedAt} />
+              </>
+            )}
           </span>
         </div>
       </Link>

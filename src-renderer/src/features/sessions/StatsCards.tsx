@@ -1,7 +1,10 @@
 import type { Stats } from '../../../../src-shared/sessions';
 import { costText } from '../../lib/usage';
 
-const CARDS: { key: keyof Stats; label: string; hint: string; show?: (value: number) => string }[] = [
+type Figure = Exclude<keyof Stats, 'simulatedCostPastWeek'>;
+
+/** Each card: its figure, a short label, and what it counts (shown on hover, read by screen readers). */
+const CARDS: { key: Figure; label: string; hint: string }[] = [
   {
     key: 'mergesPastWeek',
     label: 'Merged this week',
@@ -22,9 +25,34 @@ const CARDS: { key: keyof Stats; label: string; hint: string; show?: (value: num
     key: 'costPastWeek',
     label: 'Agent cost this week',
     hint: 'What agent CLIs reported for runs that ended in the last 7 days',
-    show: costText,
   },
 ];
+
+const SIMULATED_NOTE = 'Made up by the demo agent: no real agent ran, and nothing was paid';
+
+/**
+ * The agent cost card. Runs of the demo agent have a made-up cost: shown, marked simulated,
+ * and never added to what real agents reported.
+ */
+function CostValue({ stats }: { stats: Stats }) {
+  const simulated = stats.simulatedCostPastWeek;
+  if (simulated === undefined) return <>{costText(stats.costPastWeek)}</>;
+  if (stats.costPastWeek === 0) {
+    return (
+      <>
+        {costText(simulated)}{' '}
+        <span className="stat-simulated" title={SIMULATED_NOTE}>
+          simulated
+        </span>
+      </>
+    );
+  }
+  return (
+    <>
+      {costText(stats.costPastWeek)} <span className="stat-simulated">+ {costText(simulated)} simulated</span>
+    </>
+  );
+}
 
 export function StatsCards({ stats }: { stats: Stats | undefined }) {
   return (
@@ -32,9 +60,15 @@ export function StatsCards({ stats }: { stats: Stats | undefined }) {
       {CARDS.map((card) => {
         const value = stats?.[card.key];
         return (
-          <div key={card.key} className="stat">
+          <div key={card.key} className="stat" title={card.hint}>
             <div className="stat-value">
-              {value === undefined ? '–' : card.show ? card.show(value) : value}
+              {stats === undefined || value === undefined ? (
+                '–'
+              ) : card.key === 'costPastWeek' ? (
+                <CostValue stats={stats} />
+              ) : (
+                value
+              )}
             </div>
             <div className="stat-label">{card.label}</div>
             <div className="stat-hint">{card.hint}</div>

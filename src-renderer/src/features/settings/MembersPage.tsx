@@ -20,6 +20,12 @@ export function MembersPage() {
   const isOwner = workspace.role === 'owner';
   const error = add.error instanceof ApiError ? add.error : null;
 
+  /** Switching between adding an existing account and creating one drops the last answer, which was about the other. */
+  function chooseNewUser(on: boolean) {
+    add.reset();
+    setNewUser(on);
+  }
+
   function submit(event: FormEvent) {
     event.preventDefault();
     add.mutate(newUser ? form : { email: form.email }, {
@@ -81,8 +87,8 @@ export function MembersPage() {
             error={error?.fieldError('body.email')}
           />
           <label className="checkbox">
-            <input type="checkbox" checked={newUser} onChange={(e) => setNewUser(e.target.checked)} /> Create
-            a new local account for this person
+            <input type="checkbox" checked={newUser} onChange={(e) => chooseNewUser(e.target.checked)} />{' '}
+            Create a new local account for this person
           </label>
           {newUser && (
             <div className="field-row">
@@ -107,7 +113,7 @@ export function MembersPage() {
               {error.status === 404 && !newUser ? (
                 <>
                   No account has this email yet.{' '}
-                  <button type="button" className="link-button" onClick={() => setNewUser(true)}>
+                  <button type="button" className="link-button" onClick={() => chooseNewUser(true)}>
                     Create a local account for this person
                   </button>
                 </>

@@ -1,0 +1,122 @@
+import { rmSync } from 'node:fs';
+import { startServe } from '../helpers/cli.js';
+import { tempDir } from '../helpers/server.js';
+import { expect, signIn, test } from './fixtures.js';
+
+test('the tab names the page: the list, a session, a settings page', async ({ page, seeded }) => {
+  await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
+  await expect(page).toHaveTitle('Sessions · Session Desk');
+  await page.getByRole('link', { name: /Fix the flaky login test/ }).click();
+  await expect(page).toHaveTitle('Fix the flaky login test · Session Desk');
+  await page.getByRole('link', { name: 'Members' }).click();
+  await expect(page).toHaveTitle('Members · Session Desk');
+  await page.getByRole('link', { name: 'API keys' }).click();
+  await expect(page).toHaveTitle('API keys · Session Desk');
+});
+
+test('the list says which time it shows: when each session started, the order it is in', async ({
+  page,
+  crowded,
+}) => {
+  await signIn(page, crowded.server.url, crowded.data.email, crowded.data.password);
+  const rows = page.getByRole('list', { name: 'Sessions' }).getByRole('listitem');
+  await expect(rows.first()).toContainText(/started (just now|\d+ \w+ ago)/);
+  const started = rows.first().locator('.session-times time').first();
+  const createdAt = await started.getAttribute('datetime');
+  const next = await rows.nth(1).locator('.session-times time').first().getAttribute('datetime');
+  // Newest first by that same time.
+  expect(Date.parse(createdAt ?? '')).toBeGreaterThanOrEqual(Date.parse(next ?? ''));
+});
+
+test('renaming to a blank title keeps the editor open with the reason', async ({ page, seeded }) => {
+  await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
+  await page.getByRole('link', { name: /Fix the flaky login test/ }).click();
+  await page.getByRole('button', { name: 'Rename' }).click();
+  await page.getByLabel('Title').fill('   ');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('alert')).toContainText('blank');
+  await expect(page.getByLabel('Title')).toBeVisible();
+  await expect(page.getByLabel('Title')).toHaveAttribute('aria-invalid', 'true');
+  await page.getByLabel('Title').fill('Quarantine the login test');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('heading', { name: 'Quarantine the login test', level: 1 })).toBeVisible();
+  await expect(page.getByRole('alert')).toBeHidden();
+});
+
+test('adding a member: the unknown-email answer goes once a new account is chosen', async ({
+  page,
+  seeded,
+}) => {
+  await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
+  await page.getByRole('link', { name: 'Members' }).click();
+  await page.getByLabel('Email').fill('nobody@example.test');
+  await page.getByRole('button', { name: 'Add member' }).click();
+  await expect(page.getByRole('alert')).toContainText('No account has this email yet');
+  await page.getByLabel('Create a new local account for this person').check();
+  await expect(page.getByLabel('Name')).toBeVisible();
+  await expect(page.getByRole('alert')).toBeHidden();
+  await expect(page.getByText(/No user with email/)).toBeHidden();
+});
+
+test('at 900 px the stat cards stay short, their descriptions kept as tooltips', async ({ page, seeded }) => {
+  await page.setViewportSize({ width: 900, height: 800 });
+  await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
+  const stats = page.getByRole('region', { name: 'Workspace stats' });
+  const card = stats.locator('.stat').first();
+  await expect(card).toContainText('Merged this week');
+  await expect(card.locator('.stat-hint')).toBeHidden();
+  await expect(card).toHaveAttribute('title', /Pull requests from sessions/);
+  // Short enough that the sessions, not the cards, fill the first screen.
+  const box = await stats.boundingBox();
+  expect(box?.height).toBeLessThan(130);
+  await page.setViewportSize({ width: 1440, height: 800 });
+  await expect(card.locator('.stat-hint')).toBeVisible();
+});
+
+test('the demo: a stop reads as stopped, paused sessions say nobody is working, cost is simulated', async ({
+  page,
+}) => {
+  const dataDir = tempDir('sessiondesk-e2e-demo-');
+  const server = await startServe(dataDir, ['--demo', '--log-level', 'warn'], {
+    SESSIONDESK_DEMO_PACE_MS: '3600000',
+  });
+  try {
+    await expect.poll(() => server.stdout()).toContain('Demo sign-in:');
+    const [, email, password] = /Demo sign-in: (\S+) \/ (\S+)/u.exec(server.stdout())!;
+    await signIn(page, server.url, email!, password!);
+    const cost = page.getByRole('region', { name: 'Workspace stats' }).locator('.stat').last();
+    await expect(cost).toContainText('Agent cost this week');
+    await expect(cost.locator('.stat-value')).toContainText(/\$\d+\.\d\d simulated/);
+    await expect(cost.locator('.stat-value')).not.toHaveText('$0.00');
+
+    // An active demo session waits for its person: no endless "working".
+    const active = page.getByRole('link', { name: /Add retries with backoff to the upload client/ }).first();
+    await expect(active).toContainText('Active');
+    await expect(active).not.toContainText('step by step');
+    await active.click();
+    await expect(
+      page.getByRole('status').filter({ hasText: 'No agent is working on this session now' }),
+    ).toBeVisible();
+    await expect(page.getByText('The agent is working…')).toBeHidden();
+    const transcriptTodo = page.locator('.todo-update').last();
+    const tasksLine = page.getByRole('region', { name: 'Tasks' }).locator('p').first();
+    const done = /(\d+) of (\d+) done/u;
+    expect((await transcriptTodo.textContent())?.match(done)?.slice(1)).toEqual(
+      (await tasksLine.textContent())?.match(done)?.slice(1),
+    );
+
+    // Stopped: neutral on the page and in the list, never the green of a success.
+    await page.getByRole('button', { name: 'Stop', exact: true }).click();
+    await page
+      .getByRole('dialog', { name: 'Stop this session?' })
+      .getByRole('button', { name: 'Stop the agent' })
+      .click();
+    await expect(page.locator('.session-head .badge').first()).toHaveText('Stopped');
+    await page.getByRole('link', { name: 'Sessions' }).first().click();
+    const row = page.getByRole('link', { name: /Add retries with backoff to the upload client/ }).first();
+    await expect(row.locator('.badge').first()).toHaveText('Stopped');
+  } finally {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
