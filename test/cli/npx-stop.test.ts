@@ -80,7 +80,9 @@ function npxServe(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<NpxServ
     npx.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const onStdout = (d: Buffer) => {
       stdout += d.toString();
-      const url = /running at (http:\/\/\S+)/u.exec(stdout)?.[1];
+      // The printed URL carries the launch token; requests go to the server's own origin.
+      const printed = /running at (http:\/\/\S+)/u.exec(stdout)?.[1];
+      const url = printed === undefined ? undefined : new URL(printed).origin;
       if (!url) return;
       npx.stdout.off('data', onStdout);
       // Read on, so that the server never waits on a full pipe.
