@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeNamedCommands } from '../../src-main/agents/named-commands.js';
 import type { SessionFull } from '../../src-shared/index.js';
+import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
 import { waitForResults } from '../helpers/agent-runs.js';
+import { claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
 import { asUser, createSession, seedWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
 
 const bwrap = process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0;
@@ -145,4 +147,81 @@ describe.skipIf(!bwrap || !curl)("a workspace's network allow-list (bubblewrap, 
     expect(report.direct).toMatchObject({ code: 0, stdout: service.answer });
     expect(report.proxyEnv.HTTP_PROXY).toBeUndefined();
   }, 90_000);
+});
+
+const claude = findClaudeCode();
+
+/** What Claude Code needs to talk to the scripted server, passed on to agents by name. */
+const CLI_VARIABLES = [
+  'ANTHROPIC_BASE_URL',
+  'ANTHROPIC_API_KEY',
+  'DISABLE_TELEMETRY',
+  'DISABLE_ERROR_REPORTING',
+  'DISABLE_AUTOUPDATER',
+  'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
+  'IS_SANDBOX',
+];
+
+describe.skipIf(!bwrap || !claude)("the real Claude Code behind a workspace's network allow-list", () => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  /** One session of Claude Code against the scripted model server on 127.0.0.1. */
+  async function claudeTurn(allowedHosts: string[]): Promise<{ session: SessionFull; requests: number }> {
+    const home = mkdtempSync(join(tmpdir(), 'network-home-'));
+    cleanups.push(() => rmSync(home, { recursive: true, force: true }));
+    const model = await startScriptedAnthropicServer([
+      { match: 'SAY-HELLO', turns: [{ blocks: [{ type: 'text', text: 'Hello through the proxy.' }] }] },
+    ]);
+    cleanups.push(() => model.close());
+    const claudeEnv = claudeCodeEnv(home, model.url);
+    const server = await startTestServer({
+      agentEnv: {
+        PATH: process.env.PATH,
+        HOME: home,
+        SESSIONDESK_CLAUDE_BIN: claude!,
+        ...Object.fromEntries(CLI_VARIABLES.map((name) => [name, claudeEnv[name]])),
+      },
+      agentEnvNames: CLI_VARIABLES,
+    });
+    cleanups.push(() => server.dispose());
+    const owner = await seedWorkspace(server);
+    const chosen = await asUser(
+      server,
+      owner.user.cookie,
+      'PUT',
+      `/api/workspaces/${owner.organizationId}/agent`,
+      {
+        agent: 'claude-code',
+        allowedHosts,
+      },
+    );
+    expect(chosen.status).toBe(200);
+    const created = await createSession(server, owner.user.cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'Say hello. SAY-HELLO',
+    });
+    const session = await waitForResults(server, owner.user.cookie, created.id, 1, 150_000);
+    expect(session.isolation).toBe('sandbox');
+    return { session, requests: model.requests.length };
+  }
+
+  it('completes a turn when the model server is allowed', async () => {
+    const { session, requests } = await claudeTurn(['127.0.0.1']);
+    expect(session.status, JSON.stringify(session.messages.at(-1))).toBe('completed');
+    expect(JSON.stringify(session.messages)).toContain('Hello through the proxy.');
+    expect(requests).toBeGreaterThan(0);
+  }, 180_000);
+
+  it('fails, naming the refused host, when the list leaves the model server out', async () => {
+    const { session, requests } = await claudeTurn(['api.anthropic.com']);
+    expect(session.status).toBe('failed');
+    expect(requests).toBe(0);
+    const result = session.messages.at(-1);
+    expect(result?.type === 'result' && result.result).toMatch(
+      /403 Session Desk refused the connection to 127\.0\.0\.1:\d+: it is not in this workspace's network allow-list/u,
+    );
+  }, 180_000);
 });
