@@ -1,15 +1,16 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeNamedCommands } from '../../src-main/agents/named-commands.js';
 import type { SessionFull } from '../../src-shared/index.js';
 import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
-import { waitForResults } from '../helpers/agent-runs.js';
+import { getSession, waitForResults } from '../helpers/agent-runs.js';
 import { claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
+import { agentPid, ended, runProcesses, WAITING_AGENT } from '../helpers/run-control.js';
 import { asUser, createSession, seedWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
 
 const bwrap = process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0;
@@ -39,9 +40,6 @@ function reportOf(session: SessionFull): Report {
   }
   throw new Error(`no report in ${JSON.stringify(session.messages)}`);
 }
-
-/** The private folders the proxy keeps its sockets in, as now. */
-const proxyFolders = () => readdirSync(tmpdir()).filter((name) => name.startsWith('sessiondesk-net-'));
 
 describe.skipIf(!bwrap || !curl)("a workspace's network allow-list (bubblewrap, curl)", () => {
   const cleanups: (() => unknown)[] = [];
@@ -103,8 +101,6 @@ describe.skipIf(!bwrap || !curl)("a workspace's network allow-list (bubblewrap, 
       https_proxy: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/u),
       NO_PROXY: '',
     });
-    // The proxy's private folder goes with the last run that used it.
-    await expect.poll(proxyFolders, { timeout: 5000 }).toEqual([]);
   }, 90_000);
 
   it('refuses a host the list leaves out, saying which and why', async () => {
@@ -120,6 +116,42 @@ describe.skipIf(!bwrap || !curl)("a workspace's network allow-list (bubblewrap, 
     expect(report.tunnel.stderr).toMatch(/403/u);
     expect(report.direct.code).not.toBe(0);
     expect(report.direct.stdout).not.toContain(service.answer);
+  }, 90_000);
+
+  it('Stop ends the program behind the bridge, its tools, the bridge and the proxy', async () => {
+    const server = await startTestServer({ agentEnv: { PATH: process.env.PATH } });
+    cleanups.push(() => server.dispose());
+    const owner = await seedWorkspace(server);
+    await writeNamedCommands(server.dataDir, { wait: WAITING_AGENT });
+    const chosen = await asUser(
+      server,
+      owner.user.cookie,
+      'PUT',
+      `/api/workspaces/${owner.organizationId}/agent`,
+      {
+        agent: 'command',
+        commandName: 'wait',
+        allowedHosts: ['127.0.0.1'],
+      },
+    );
+    expect(chosen.status).toBe(200);
+    const created = await createSession(server, owner.user.cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'Wait behind the bridge.',
+    });
+    const child = await agentPid(server.sandboxRoot, created.id, 'child');
+    // The bridge's command line names the proxy's socket, in the proxy's private folder.
+    const bridge = runProcesses(created.id).find((p) => p.cmdline.includes('Session Desk network bridge'));
+    const socket = /(\S+\/sessiondesk-net-[^/\s]+\/run-\d+\.sock)/u.exec(bridge?.cmdline ?? '')?.[1];
+    expect(socket).toBeDefined();
+    expect(statSync(dirname(socket!)).mode & 0o777).toBe(0o700);
+
+    const stop = await asUser(server, owner.user.cookie, 'POST', `/api/sessions/${created.id}/stop`);
+    expect(stop.status).toBe(200);
+    await expect.poll(() => runProcesses(created.id), { timeout: 10_000, interval: 100 }).toEqual([]);
+    expect(ended(child)).toBe(true);
+    expect(existsSync(dirname(socket!))).toBe(false);
+    expect((await getSession(server, owner.user.cookie, created.id)).status).not.toBe('active');
   }, 90_000);
 
   it('leaves the network open without a list', async () => {
