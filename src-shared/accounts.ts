@@ -173,6 +173,21 @@ export const AGENT_COMMAND_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,39}$/u;
  * administrator's privilege. `claude-code`, `codex` and `gemini` run that CLI with its own
  * command line and parser.
  */
+/**
+ * A host agents may reach when a workspace limits the network: a name or IPv4 address, or
+ * `*.` and a name for its subdomains, with an optional `:port` (any port without one).
+ */
+export const HOST_PATTERN =
+  /^(?:\*\.)?[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*(?::[1-9][0-9]{0,4})?$/u;
+export const MAX_ALLOWED_HOSTS = 200;
+export const HostPatternSchema = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .max(260)
+  .regex(HOST_PATTERN, 'must be a host name, an IPv4 address or *.name, with an optional :port')
+  .refine((pattern) => Number(pattern.split(':')[1] ?? '1') <= 65535, 'must have a port up to 65535');
+
 export const AgentSettingsSchema = z.strictObject({
   agent: z.enum(AGENT_KINDS),
   commandName: z
@@ -194,6 +209,14 @@ export const AgentSettingsSchema = z.strictObject({
     .min(1000)
     .max(24 * 60 * 60 * 1000)
     .optional(),
+  allowedHosts: z
+    .array(HostPatternSchema)
+    .min(1, 'must list at least one host; to leave the network open, leave allowedHosts out')
+    .max(MAX_ALLOWED_HOSTS)
+    .optional()
+    .describe(
+      "The hosts agents' programs may reach, through Session Desk's proxy: `example.com`, `*.example.com` (its subdomains), each with an optional `:port`; `127.0.0.1` and `localhost` only when listed. Absent: the network is open. Enforced only where runs have an operating-system sandbox (see `networkEnforced`).",
+    ),
 });
 export type AgentSettings = z.infer<typeof AgentSettingsSchema>;
 export const NamedAgentCommandSchema = z.object({ name: z.string(), command: z.array(z.string()) });
@@ -202,6 +225,12 @@ export const AgentSettingsResponseSchema = z.object({
   source: z.enum(['workspace', 'environment', 'default']),
   /** The commands the administrator defined, to choose from. */
   commands: z.array(NamedAgentCommandSchema),
+  networkEnforced: z
+    .boolean()
+    .describe(
+      'Whether `allowedHosts` can be enforced here: false where agents run without an operating-system sandbox, whose programs then reach any host.',
+    ),
+  networkProblem: z.string().optional().describe('Why `allowedHosts` cannot be enforced, when it cannot.'),
 });
 
 /** An agent kind as this server sees it: for the CLI kinds, whether its program is installed. */

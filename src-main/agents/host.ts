@@ -22,8 +22,11 @@ import {
   type Continuation,
 } from './imported-continuation.js';
 import { NamedCommandsError, readNamedCommands } from './named-commands.js';
+import { BRIDGE_PORT } from './network-bridge.js';
+import { NetworkProxies, type ProxyLease } from './network-proxy.js';
 import { endOrphans } from './orphans.js';
-import { detectOsSandbox, type OsSandbox } from './os-sandbox.js';
+import { detectOsSandbox, installRoot, type Confinement, type OsSandbox } from './os-sandbox.js';
+import { locateExecutable } from './programs.js';
 import { recordBranchAtEnd, recordReportedPullRequest } from './repository-facts.js';
 import { sandboxPath, SandboxError } from './sandbox.js';
 import {
@@ -95,6 +98,7 @@ export class AgentHost {
   private readonly followUps = new Map<string, Promise<void>>();
   private closed = false;
   private osSandboxFound: OsSandbox | undefined;
+  private readonly proxies = new NetworkProxies(() => [this.deps.dataDir, this.sandboxRoot]);
 
   constructor(
     private readonly deps: {
@@ -158,18 +162,55 @@ export class AgentHost {
     settings: AgentSettings;
     source: 'workspace' | 'environment' | 'default';
     commands: { name: string; command: string[] }[];
+    networkEnforced: boolean;
+    networkProblem?: string;
   } {
     const commands = Object.entries(this.namedCommands()).map(([name, command]) => ({ name, command }));
+    // Only a sandbox can take a run's network away: without one, an allow-list is not enforced.
+    const sandbox = this.osSandbox;
+    const network =
+      sandbox.isolation === 'sandbox'
+        ? { networkEnforced: true }
+        : {
+            networkEnforced: false,
+            networkProblem: `Agents here run without an operating-system sandbox, so a list of allowed hosts cannot be enforced: their programs reach any host. ${sandbox.reason}`,
+          };
     const own = this.deps.repos.workspaces.settings(workspaceId);
-    if (own) return { settings: own, source: 'workspace', commands };
+    if (own) return { settings: own, source: 'workspace', commands, ...network };
     if (this.deps.config.defaultCommand) {
       return {
         settings: { agent: 'command', command: this.deps.config.defaultCommand },
         source: 'environment',
         commands,
+        ...network,
       };
     }
-    return { settings: { agent: 'demo' }, source: 'default', commands };
+    return { settings: { agent: 'demo' }, source: 'default', commands, ...network };
+  }
+
+  /**
+   * Where the workspace lists the hosts its agents may reach (and a sandbox can hold them to
+   * it): the run's proxy, and the bridge that runs its program, in its confinement.
+   */
+  private async limitNetwork(workspaceId: string, rules: Confinement): Promise<ProxyLease | undefined> {
+    const allowed = this.deps.repos.workspaces.settings(workspaceId)?.allowedHosts;
+    if (!allowed || this.osSandbox.isolation !== 'sandbox') return undefined;
+    const node = locateExecutable(
+      { name: 'Node.js', program: 'node', envVar: 'SESSIONDESK_NODE_BIN' },
+      {
+        ...this.agentEnvironment(),
+        SESSIONDESK_NODE_BIN: (this.deps.config.env ?? process.env).SESSIONDESK_NODE_BIN,
+      },
+    );
+    if (!node.found) {
+      throw new AgentSetupError(
+        `This workspace lists the hosts its agents may reach, which needs Node.js in their sandbox: ${node.problem}`,
+      );
+    }
+    const lease = await this.proxies.open(allowed);
+    rules.readable.push(installRoot(node.path));
+    rules.network = { socket: lease.socket, port: BRIDGE_PORT, node: node.path };
+    return lease;
   }
 
   /**
@@ -539,6 +580,7 @@ export class AgentHost {
     const entry: Running = { controller, done: Promise.resolve(), limited };
     entry.done = (async () => {
       const started = Date.now();
+      let proxy: ProxyLease | undefined;
       try {
         if (plan instanceof AgentSetupError) throw plan;
         // A branch only in the person's own clone is not in the repository: the clone starts from its default.
@@ -560,6 +602,8 @@ export class AgentHost {
                 DEFAULT_AGENT_TIMEOUT_MS,
             })
           : this.runnerFor(session.workspaceId);
+        if (runner.kind !== 'demo' && ctx.confinement)
+          proxy = await this.limitNetwork(session.workspaceId, ctx.confinement.rules);
         // The demo agent runs no program: there is nothing to hold.
         await service.runStarts(
           sessionId,
@@ -608,6 +652,7 @@ export class AgentHost {
             this.deps.logger.error(`Could not record the end of ${sessionId}: ${String(writeErr)}`),
           );
       } finally {
+        await proxy?.close();
         if (this.running.get(sessionId) === entry) this.running.delete(sessionId);
         // A run handing its place over to a follow-up leaves it to that follow-up.
         if (entry.stopReason?.handOver !== true) this.pump();

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { bridged, type NetworkBridge } from './network-bridge.js';
 import { locateExecutable } from './programs.js';
 
 /**
@@ -22,6 +23,11 @@ export interface Confinement {
   state: string[];
   /** Folders that must never be visible, even where a readable folder holds them. */
   hidden: string[];
+  /**
+   * The workspace limits the network: the run gets none of its own, and reaches the allowed
+   * hosts only through the proxy's socket, by way of a bridge that runs the program.
+   */
+  network?: NetworkBridge;
 }
 
 export type OsSandbox =
@@ -101,7 +107,11 @@ export function detectOsSandbox(env: NodeJS.ProcessEnv): OsSandbox {
     bwrap,
     wrap: (program, args, confinement, runEnv, cwd) => ({
       program: bwrap,
-      args: [...bwrapArguments(confinement, runEnv, cwd), '--', program, ...args],
+      args: [
+        ...bwrapArguments(confinement, runEnv, cwd),
+        '--',
+        ...(confinement.network ? bridged(confinement.network, program, args) : [program, ...args]),
+      ],
     }),
   };
 }
@@ -158,6 +168,8 @@ export function bwrapArguments(confinement: Confinement, env: NodeJS.ProcessEnv,
     '--unshare-ipc',
     '--unshare-uts',
     '--unshare-cgroup-try',
+    // No network but the sandbox's own loopback: the allowed hosts are reached by the proxy.
+    ...(confinement.network ? ['--unshare-net'] : []),
   ];
   for (const dir of SYSTEM_DIRS) if (existsSync(dir)) args.push(...bindArgs('--ro-bind', dir));
   // Name resolution where /etc/resolv.conf points elsewhere (systemd-resolved keeps it in /run).
@@ -193,6 +205,7 @@ export function bwrapArguments(confinement: Confinement, env: NodeJS.ProcessEnv,
     );
   }
   for (const path of confinement.writable) args.push('--bind', path, path);
+  if (confinement.network) args.push('--bind', confinement.network.socket, confinement.network.socket);
   args.push('--chdir', cwd);
   return args;
 }

@@ -318,6 +318,14 @@ export const MIGRATIONS: Migration[] = [
       `ALTER TABLE sessions ADD COLUMN isolation TEXT`,
     ],
   },
+  {
+    version: 15,
+    name: "the hosts a workspace's agents may reach",
+    sql: [
+      // A JSON array of host patterns; null when the workspace leaves the network open.
+      `ALTER TABLE workspace_settings ADD COLUMN allowed_hosts TEXT`,
+    ],
+  },
 ];
 
 export class DatabaseTooNewError extends Error {

@@ -32,13 +32,15 @@ export interface WorkspaceSettingsRecord {
   /** A program a workspace chose itself (stored before that became the administrator's choice). */
   command?: string[];
   timeoutMs?: number;
+  /** The hosts its agents may reach; absent when the network is open. */
+  allowedHosts?: string[];
 }
 
 export function createWorkspacesRepository(db: Db) {
   return {
     settings(workspaceId: string): WorkspaceSettingsRecord | null {
       const row = db.first(
-        'SELECT agent, command, timeout_ms FROM workspace_settings WHERE workspace_id = ?',
+        'SELECT agent, command, timeout_ms, allowed_hosts FROM workspace_settings WHERE workspace_id = ?',
         [workspaceId],
       );
       if (!row) return null;
@@ -51,13 +53,16 @@ export function createWorkspacesRepository(db: Db) {
         else settings.commandName = parsed.name;
       }
       if (typeof row[2] === 'number') settings.timeoutMs = row[2];
+      const allowedHosts = optStr(row[3]);
+      if (allowedHosts !== undefined) settings.allowedHosts = JSON.parse(allowedHosts) as string[];
       return settings;
     },
     putSettings(workspaceId: string, settings: WorkspaceSettingsRecord): void {
       db.run(
-        `INSERT INTO workspace_settings (workspace_id, agent, command, timeout_ms) VALUES (?, ?, ?, ?)
+        `INSERT INTO workspace_settings (workspace_id, agent, command, timeout_ms, allowed_hosts)
+         VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (workspace_id) DO UPDATE SET agent = excluded.agent, command = excluded.command,
-           timeout_ms = excluded.timeout_ms`,
+           timeout_ms = excluded.timeout_ms, allowed_hosts = excluded.allowed_hosts`,
         [
           workspaceId,
           settings.agent,
@@ -67,6 +72,7 @@ export function createWorkspacesRepository(db: Db) {
               ? JSON.stringify(settings.command)
               : null,
           settings.timeoutMs ?? null,
+          settings.allowedHosts ? JSON.stringify(settings.allowedHosts) : null,
         ],
       );
     },

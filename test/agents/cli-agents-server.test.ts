@@ -43,7 +43,13 @@ async function serverWith(kind: string, env: NodeJS.ProcessEnv = {}) {
     agent: kind,
   });
   expect(put.status, await put.clone().text()).toBe(200);
-  expect(await put.json()).toEqual({ settings: { agent: kind }, source: 'workspace', commands: [] });
+  expect(await put.json()).toEqual({
+    settings: { agent: kind },
+    source: 'workspace',
+    commands: [],
+    networkEnforced: false,
+    networkProblem: expect.stringContaining('SESSIONDESK_OS_SANDBOX=off'),
+  });
   const calls = () =>
     readFileSync(log, 'utf8')
       .trim()

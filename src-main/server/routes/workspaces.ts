@@ -321,7 +321,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: "Set the workspace's agent",
         description:
-          "Owners only. `demo`; `command` with the `commandName` of a command the administrator defined (`sessiondesk agent-command set`); or `claude-code`, `codex` or `gemini`, whose program must be installed (400 otherwise). Sending a program (`command`) is refused with 403: choosing which programs run is the administrator's privilege. Applies to runs started afterwards.",
+          "Owners only. `demo`; `command` with the `commandName` of a command the administrator defined (`sessiondesk agent-command set`); or `claude-code`, `codex` or `gemini`, whose program must be installed (400 otherwise). Sending a program (`command`) is refused with 403: choosing which programs run is the administrator's privilege. `allowedHosts` limits the network of the agents' programs to those hosts (an empty list is refused: leave it out for an open network); the answer's `networkEnforced` says whether this machine can enforce it. Applies to runs started afterwards.",
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
         body: AgentSettingsSchema,
@@ -332,7 +332,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       const { organizationId } = request.params;
       const { userId } = userOf(request);
       requireRole(userId, organizationId, 'owner');
-      const { agent, command, commandName, timeoutMs } = request.body;
+      const { agent, command, commandName, timeoutMs, allowedHosts } = request.body;
       if (agent !== 'demo') refuseDemoAccount(userId, 'run the demo agent only');
       if (command !== undefined) {
         throw forbidden(
@@ -363,6 +363,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
           agent,
           ...(agent === 'command' && commandName !== undefined ? { commandName } : {}),
           ...(timeoutMs === undefined ? {} : { timeoutMs }),
+          ...(allowedHosts === undefined ? {} : { allowedHosts: [...new Set(allowedHosts)] }),
         }),
       );
       return ctx.agents.settingsFor(organizationId);

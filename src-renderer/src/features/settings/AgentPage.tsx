@@ -5,6 +5,7 @@ import { useAgentKinds, useAgentSettings, useSaveAgentSettings } from '../../api
 import { TextField } from '../../components/Field';
 import { ErrorState, Loading } from '../../components/States';
 import { useWorkspace } from '../../lib/workspace';
+import { NetworkSection } from './NetworkSection';
 
 const SOURCE_NOTE: Record<'workspace' | 'environment' | 'default', string> = {
   workspace: 'Set for this workspace.',
@@ -64,17 +65,20 @@ function AgentForm({
   const cliKinds = kinds.data?.agents.filter((k) => k.kind !== 'demo' && k.kind !== 'command') ?? [];
   const timeoutMs = timeout.trim() ? { timeoutMs: Math.round(Number(timeout) * 1000) } : {};
 
+  // The network setting (its own section) stays as it is.
+  const network = initial.allowedHosts ? { allowedHosts: initial.allowedHosts } : {};
+
   function submit(event: FormEvent) {
     event.preventDefault();
     if (agent === 'demo') {
-      save.mutate({ agent: 'demo' });
+      save.mutate({ agent: 'demo', ...network });
       return;
     }
     if (agent !== 'command') {
-      save.mutate({ agent, ...timeoutMs });
+      save.mutate({ agent, ...timeoutMs, ...network });
       return;
     }
-    save.mutate({ agent: 'command', commandName, ...timeoutMs });
+    save.mutate({ agent: 'command', commandName, ...timeoutMs, ...network });
   }
 
   return (
@@ -203,6 +207,15 @@ export function AgentPage() {
             org={workspace.organizationId}
             initial={query.data.settings}
             commands={query.data.commands}
+            canEdit={workspace.role === 'owner'}
+          />
+          <NetworkSection
+            key={`network-${workspace.organizationId}`}
+            org={workspace.organizationId}
+            settings={query.data.settings}
+            source={query.data.source}
+            enforced={query.data.networkEnforced}
+            problem={query.data.networkProblem}
             canEdit={workspace.role === 'owner'}
           />
         </>

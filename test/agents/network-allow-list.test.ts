@@ -1,0 +1,259 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { writeNamedCommands } from '../../src-main/agents/named-commands.js';
+import type { SessionFull } from '../../src-shared/index.js';
+import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
+import { getSession, waitForResults } from '../helpers/agent-runs.js';
+import { claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
+import { agentPid, ended, runProcesses, WAITING_AGENT } from '../helpers/run-control.js';
+import { asUser, createSession, seedWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
+
+const bwrap = process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0;
+const curl = spawnSync('curl', ['--version']).status === 0;
+if (!bwrap || !curl)
+  console.warn(`Skipping the network allow-list tests: no ${bwrap ? 'curl' : 'bubblewrap'} installed.`);
+
+const PROBE = join(import.meta.dirname, '../fixtures/network-probe-agent.mjs');
+
+interface CurlRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+interface Report {
+  proxied: CurlRun;
+  direct: CurlRun;
+  tunnel: CurlRun;
+  proxyEnv: Record<string, string | undefined>;
+}
+
+/** The probe's report: the text of the session's first assistant message. */
+function reportOf(session: SessionFull): Report {
+  for (const m of session.messages) {
+    if (m.type !== 'assistant') continue;
+    for (const block of m.message.content) if (block.type === 'text') return JSON.parse(block.text) as Report;
+  }
+  throw new Error(`no report in ${JSON.stringify(session.messages)}`);
+}
+
+describe.skipIf(!bwrap || !curl)("a workspace's network allow-list (bubblewrap, curl)", () => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  /** An HTTP server on the host's loopback, answering with a text no one else would. */
+  async function hostService(): Promise<{ url: string; answer: string }> {
+    const answer = `hello from the host ${Date.now()}`;
+    const server: Server = createServer((_req, res) => res.end(answer));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, answer };
+  }
+
+  /** A server whose workspace runs the probe with the given allow-list; one probe's session. */
+  async function probeWith(
+    allowedHosts: string[],
+    url: string,
+  ): Promise<{ session: SessionFull; server: TestServer }> {
+    const server = await startTestServer({ agentEnv: { PATH: process.env.PATH } });
+    cleanups.push(() => server.dispose());
+    const owner = await seedWorkspace(server);
+    await writeNamedCommands(server.dataDir, { probe: [process.execPath, PROBE, '{prompt}'] });
+    const chosen = await asUser(
+      server,
+      owner.user.cookie,
+      'PUT',
+      `/api/workspaces/${owner.organizationId}/agent`,
+      {
+        agent: 'command',
+        commandName: 'probe',
+        allowedHosts,
+      },
+    );
+    expect(chosen.status).toBe(200);
+    const created = await createSession(server, owner.user.cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: url,
+    });
+    const session = await waitForResults(server, owner.user.cookie, created.id, 1, 60_000);
+    expect(session.isolation).toBe('sandbox');
+    return { session, server };
+  }
+
+  it('reaches an allowed host through the proxy, and nothing directly', async () => {
+    const service = await hostService();
+    const { session } = await probeWith(['127.0.0.1'], service.url);
+    expect(session.status, JSON.stringify(session.messages.at(-1))).toBe('completed');
+    const report = reportOf(session);
+    expect(report.proxied).toMatchObject({ code: 0, stdout: service.answer });
+    // Ignoring the proxy, 127.0.0.1 is the sandbox's own loopback: nothing listens there.
+    expect(report.direct.code).not.toBe(0);
+    expect(report.direct.stdout).not.toContain(service.answer);
+    expect(report.direct.stderr).toMatch(/Failed to connect|Couldn't connect/u);
+    expect(report.proxyEnv).toMatchObject({
+      HTTP_PROXY: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/u),
+      https_proxy: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/u),
+      NO_PROXY: '',
+    });
+  }, 90_000);
+
+  it('refuses a host the list leaves out, saying which and why', async () => {
+    const service = await hostService();
+    const { session } = await probeWith(['example.invalid'], service.url);
+    const report = reportOf(session);
+    // Plain http: the proxy's 403 answer is what curl printed.
+    expect(report.proxied.stdout).not.toContain(service.answer);
+    expect(report.proxied.stdout).toContain('Session Desk refused the connection to 127.0.0.1:');
+    expect(report.proxied.stdout).toContain('network allow-list (Settings › Agent › Network');
+    // https: the CONNECT tunnel is refused.
+    expect(report.tunnel.code).not.toBe(0);
+    expect(report.tunnel.stderr).toMatch(/403/u);
+    expect(report.direct.code).not.toBe(0);
+    expect(report.direct.stdout).not.toContain(service.answer);
+  }, 90_000);
+
+  it('Stop ends the program behind the bridge, its tools, the bridge and the proxy', async () => {
+    const server = await startTestServer({ agentEnv: { PATH: process.env.PATH } });
+    cleanups.push(() => server.dispose());
+    const owner = await seedWorkspace(server);
+    await writeNamedCommands(server.dataDir, { wait: WAITING_AGENT });
+    const chosen = await asUser(
+      server,
+      owner.user.cookie,
+      'PUT',
+      `/api/workspaces/${owner.organizationId}/agent`,
+      {
+        agent: 'command',
+        commandName: 'wait',
+        allowedHosts: ['127.0.0.1'],
+      },
+    );
+    expect(chosen.status).toBe(200);
+    const created = await createSession(server, owner.user.cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'Wait behind the bridge.',
+    });
+    const child = await agentPid(server.sandboxRoot, created.id, 'child');
+    // The bridge's command line names the proxy's socket, in the proxy's private folder.
+    const bridge = runProcesses(created.id).find((p) => p.cmdline.includes('Session Desk network bridge'));
+    const socket = /(\S+\/sessiondesk-net-[^/\s]+\/run-\d+\.sock)/u.exec(bridge?.cmdline ?? '')?.[1];
+    expect(socket).toBeDefined();
+    expect(statSync(dirname(socket!)).mode & 0o777).toBe(0o700);
+
+    const stop = await asUser(server, owner.user.cookie, 'POST', `/api/sessions/${created.id}/stop`);
+    expect(stop.status).toBe(200);
+    await expect.poll(() => runProcesses(created.id), { timeout: 10_000, interval: 100 }).toEqual([]);
+    expect(ended(child)).toBe(true);
+    expect(existsSync(dirname(socket!))).toBe(false);
+    expect((await getSession(server, owner.user.cookie, created.id)).status).not.toBe('active');
+  }, 90_000);
+
+  it('leaves the network open without a list', async () => {
+    const service = await hostService();
+    const server = await startTestServer({ agentEnv: { PATH: process.env.PATH } });
+    cleanups.push(() => server.dispose());
+    const owner = await seedWorkspace(server);
+    await writeNamedCommands(server.dataDir, { probe: [process.execPath, PROBE, '{prompt}'] });
+    const chosen = await asUser(
+      server,
+      owner.user.cookie,
+      'PUT',
+      `/api/workspaces/${owner.organizationId}/agent`,
+      {
+        agent: 'command',
+        commandName: 'probe',
+      },
+    );
+    expect(chosen.status).toBe(200);
+    const created = await createSession(server, owner.user.cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: service.url,
+    });
+    const report = reportOf(await waitForResults(server, owner.user.cookie, created.id, 1, 60_000));
+    expect(report.direct).toMatchObject({ code: 0, stdout: service.answer });
+    expect(report.proxyEnv.HTTP_PROXY).toBeUndefined();
+  }, 90_000);
+});
+
+const claude = findClaudeCode();
+
+/** What Claude Code needs to talk to the scripted server, passed on to agents by name. */
+const CLI_VARIABLES = [
+  'ANTHROPIC_BASE_URL',
+  'ANTHROPIC_API_KEY',
+  'DISABLE_TELEMETRY',
+  'DISABLE_ERROR_REPORTING',
+  'DISABLE_AUTOUPDATER',
+  'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
+  'IS_SANDBOX',
+];
+
+describe.skipIf(!bwrap || !claude)("the real Claude Code behind a workspace's network allow-list", () => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  /** One session of Claude Code against the scripted model server on 127.0.0.1. */
+  async function claudeTurn(allowedHosts: string[]): Promise<{ session: SessionFull; requests: number }> {
+    const home = mkdtempSync(join(tmpdir(), 'network-home-'));
+    cleanups.push(() => rmSync(home, { recursive: true, force: true }));
+    const model = await startScriptedAnthropicServer([
+      { match: 'SAY-HELLO', turns: [{ blocks: [{ type: 'text', text: 'Hello through the proxy.' }] }] },
+    ]);
+    cleanups.push(() => model.close());
+    const claudeEnv = claudeCodeEnv(home, model.url);
+    const server = await startTestServer({
+      agentEnv: {
+        PATH: process.env.PATH,
+        HOME: home,
+        SESSIONDESK_CLAUDE_BIN: claude!,
+        ...Object.fromEntries(CLI_VARIABLES.map((name) => [name, claudeEnv[name]])),
+      },
+      agentEnvNames: CLI_VARIABLES,
+    });
+    cleanups.push(() => server.dispose());
+    const owner = await seedWorkspace(server);
+    const chosen = await asUser(
+      server,
+      owner.user.cookie,
+      'PUT',
+      `/api/workspaces/${owner.organizationId}/agent`,
+      {
+        agent: 'claude-code',
+        allowedHosts,
+      },
+    );
+    expect(chosen.status).toBe(200);
+    const created = await createSession(server, owner.user.cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'Say hello. SAY-HELLO',
+    });
+    const session = await waitForResults(server, owner.user.cookie, created.id, 1, 150_000);
+    expect(session.isolation).toBe('sandbox');
+    return { session, requests: model.requests.length };
+  }
+
+  it('completes a turn when the model server is allowed', async () => {
+    const { session, requests } = await claudeTurn(['127.0.0.1']);
+    expect(session.status, JSON.stringify(session.messages.at(-1))).toBe('completed');
+    expect(JSON.stringify(session.messages)).toContain('Hello through the proxy.');
+    expect(requests).toBeGreaterThan(0);
+  }, 180_000);
+
+  it('fails, naming the refused host, when the list leaves the model server out', async () => {
+    const { session, requests } = await claudeTurn(['api.anthropic.com']);
+    expect(session.status).toBe('failed');
+    expect(requests).toBe(0);
+    const result = session.messages.at(-1);
+    expect(result?.type === 'result' && result.result).toMatch(
+      /403 Session Desk refused the connection to 127\.0\.0\.1:\d+: it is not in this workspace's network allow-list/u,
+    );
+  }, 180_000);
+});
