@@ -231,6 +231,14 @@ export const AgentSettingsResponseSchema = z.object({
       'Whether `allowedHosts` can be enforced here: false where agents run without an operating-system sandbox, whose programs then reach any host.',
     ),
   networkProblem: z.string().optional().describe('Why `allowedHosts` cannot be enforced, when it cannot.'),
+  sandbox: z
+    .object({
+      isolation: z.enum(['sandbox', 'none']),
+      detail: z.string(),
+    })
+    .describe(
+      "How agents' programs run on this machine: `sandbox`, each run in an operating-system sandbox of its own (bubblewrap on Linux); `none`, as your user, with `detail` saying why there is no sandbox.",
+    ),
 });
 
 /** An agent kind as this server sees it: for the CLI kinds, whether its program is installed. */

@@ -164,16 +164,24 @@ export class AgentHost {
     commands: { name: string; command: string[] }[];
     networkEnforced: boolean;
     networkProblem?: string;
+    sandbox: { isolation: 'sandbox' | 'none'; detail: string };
   } {
     const commands = Object.entries(this.namedCommands()).map(([name, command]) => ({ name, command }));
     // Only a sandbox can take a run's network away: without one, an allow-list is not enforced.
     const sandbox = this.osSandbox;
     const network =
       sandbox.isolation === 'sandbox'
-        ? { networkEnforced: true }
+        ? {
+            networkEnforced: true,
+            sandbox: {
+              isolation: 'sandbox' as const,
+              detail: `Each run goes in a sandbox of its own (${sandbox.bwrap}): it sees the session's folder and its CLI's own state, not your other files or Session Desk's data, and nothing it starts outlives it.`,
+            },
+          }
         : {
             networkEnforced: false,
             networkProblem: `Agents here run without an operating-system sandbox, so a list of allowed hosts cannot be enforced: their programs reach any host. ${sandbox.reason}`,
+            sandbox: { isolation: 'none' as const, detail: sandbox.reason },
           };
     const own = this.deps.repos.workspaces.settings(workspaceId);
     if (own) return { settings: own, source: 'workspace', commands, ...network };

@@ -49,6 +49,7 @@ async function serverWith(kind: string, env: NodeJS.ProcessEnv = {}) {
     commands: [],
     networkEnforced: false,
     networkProblem: expect.stringContaining('SESSIONDESK_OS_SANDBOX=off'),
+    sandbox: { isolation: 'none', detail: expect.stringContaining('SESSIONDESK_OS_SANDBOX=off') },
   });
   const calls = () =>
     readFileSync(log, 'utf8')

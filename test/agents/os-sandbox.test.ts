@@ -116,6 +116,7 @@ describe.skipIf(!bin || !bwrap)(
         agent: 'claude-code',
       });
       expect(chosen.status).toBe(200);
+      expect(((await chosen.json()) as { sandbox: { isolation: string } }).sandbox.isolation).toBe('sandbox');
       return { server, cookie, organizationId: owner.organizationId };
     }
 

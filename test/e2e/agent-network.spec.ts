@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { startServe } from '../helpers/cli.js';
 import { seedDataDir } from '../helpers/seed.js';
@@ -9,6 +10,11 @@ test('an owner limits the network to a list of hosts, and opens it again', async
   await page.getByRole('link', { name: 'Agent', exact: true }).click();
   const network = page.getByRole('region', { name: 'Network' });
   await expect(network.getByText("Network: open (agents' programs reach any host)")).toBeVisible();
+  if (process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0) {
+    await expect(page.getByRole('region', { name: 'Sandbox' })).toContainText(
+      'Agents run in an operating-system sandbox.',
+    );
+  }
 
   const hosts = network.getByLabel('Allowed hosts');
   await hosts.fill('api.anthropic.com\n*');
@@ -51,6 +57,10 @@ test('without an operating-system sandbox the page says the list is not enforced
     const network = page.getByRole('region', { name: 'Network' });
     await expect(network.getByRole('note')).toContainText('Not enforced on this machine.');
     await expect(network.getByRole('note')).toContainText('cannot be enforced');
+    // The page says plainly that agents run without a sandbox, and why.
+    const sandbox = page.getByRole('region', { name: 'Sandbox' });
+    await expect(sandbox.getByRole('note')).toContainText('No sandbox: agents run as your user');
+    await expect(sandbox.getByRole('note')).toContainText('SESSIONDESK_OS_SANDBOX=off');
   } finally {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });

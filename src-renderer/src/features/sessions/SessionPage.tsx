@@ -416,6 +416,23 @@ export function SessionPage() {
                   <dd>{session.agent === 'demo' ? <SimulatedBadge /> : AGENT_NAMES[session.agent]}</dd>
                 </>
               )}
+              {session.isolation !== undefined && (
+                <>
+                  <dt>Sandbox</dt>
+                  <dd>
+                    {session.isolation === 'sandbox' ? (
+                      'Operating-system sandbox'
+                    ) : (
+                      <span
+                        className="notice-text"
+                        title="No sandbox was available: the agent ran as your user."
+                      >
+                        None: ran as your user
+                      </span>
+                    )}
+                  </dd>
+                </>
+              )}
               <dt>Model</dt>
               <dd>
                 {session.model ? (

@@ -6,6 +6,7 @@ import { TextField } from '../../components/Field';
 import { ErrorState, Loading } from '../../components/States';
 import { useWorkspace } from '../../lib/workspace';
 import { NetworkSection } from './NetworkSection';
+import { SandboxSection } from './SandboxSection';
 
 const SOURCE_NOTE: Record<'workspace' | 'environment' | 'default', string> = {
   workspace: 'Set for this workspace.',
@@ -209,6 +210,7 @@ export function AgentPage() {
             commands={query.data.commands}
             canEdit={workspace.role === 'owner'}
           />
+          <SandboxSection sandbox={query.data.sandbox} />
           <NetworkSection
             key={`network-${workspace.organizationId}`}
             org={workspace.organizationId}
