@@ -8,7 +8,7 @@ import { ListSessionsResponseSchema } from '../../src-shared/sessions.js';
 import { CLAUDE_CODE_SCENARIOS } from '../fixtures/agents/claude-code-scenarios.mjs';
 import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
 import { waitForResults } from '../helpers/agent-runs.js';
-import { claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
+import { CLAUDE_CODE_VARIABLES, claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
 import { createGitHubFixture } from '../helpers/github-fixture.js';
 import { asUser, createSession, seedWorkspace, startTestServer } from '../helpers/server.js';
 
@@ -50,15 +50,7 @@ describe.skipIf(!bin)('a Claude Code session, from prompt to pull request', () =
     const model = await startScriptedAnthropicServer(EDIT_AND_COMMIT.script);
     cleanups.push(() => model.close());
     const claudeEnv = claudeCodeEnv(github.root, model.url);
-    const cliVariables = [
-      'ANTHROPIC_BASE_URL',
-      'ANTHROPIC_API_KEY',
-      'DISABLE_TELEMETRY',
-      'DISABLE_ERROR_REPORTING',
-      'DISABLE_AUTOUPDATER',
-      'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
-      'IS_SANDBOX',
-    ];
+    const cliVariables = CLAUDE_CODE_VARIABLES;
     const server = await startTestServer({
       agentEnv: {
         ...github.env(),

@@ -13,7 +13,7 @@ import { fieldOf, findAgentCli, runProgram } from '../helpers/agent-cli.js';
 import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
 import { getSession, waitForResults } from '../helpers/agent-runs.js';
 import { release, waitForText, WAITING_AGENT } from '../helpers/run-control.js';
-import { claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
+import { CLAUDE_CODE_VARIABLES, claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
 import { createGitHubFixture } from '../helpers/github-fixture.js';
 import { newId } from '../../src-main/accounts/secrets.js';
 import {
@@ -48,15 +48,7 @@ const SCRIPT = [
   },
 ];
 
-const CLI_VARIABLES = [
-  'ANTHROPIC_BASE_URL',
-  'ANTHROPIC_API_KEY',
-  'DISABLE_TELEMETRY',
-  'DISABLE_ERROR_REPORTING',
-  'DISABLE_AUTOUPDATER',
-  'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
-  'IS_SANDBOX',
-];
+const CLI_VARIABLES = CLAUDE_CODE_VARIABLES;
 
 /** The texts of the agent's answers, in order. */
 function answers(session: SessionFull): string[] {

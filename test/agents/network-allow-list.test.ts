@@ -9,7 +9,7 @@ import { writeNamedCommands } from '../../src-main/agents/named-commands.js';
 import type { SessionFull } from '../../src-shared/index.js';
 import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
 import { getSession, waitForResults } from '../helpers/agent-runs.js';
-import { claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
+import { CLAUDE_CODE_VARIABLES, claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
 import { agentPid, ended, runProcesses, WAITING_AGENT } from '../helpers/run-control.js';
 import { asUser, createSession, seedWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -183,16 +183,7 @@ describe.skipIf(!bwrap || !curl)("a workspace's network allow-list (bubblewrap, 
 
 const claude = findClaudeCode();
 
-/** What Claude Code needs to talk to the scripted server, passed on to agents by name. */
-const CLI_VARIABLES = [
-  'ANTHROPIC_BASE_URL',
-  'ANTHROPIC_API_KEY',
-  'DISABLE_TELEMETRY',
-  'DISABLE_ERROR_REPORTING',
-  'DISABLE_AUTOUPDATER',
-  'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
-  'IS_SANDBOX',
-];
+const CLI_VARIABLES = CLAUDE_CODE_VARIABLES;
 
 describe.skipIf(!bwrap || !claude)("the real Claude Code behind a workspace's network allow-list", () => {
   const cleanups: (() => unknown)[] = [];

@@ -11,7 +11,7 @@ import {
   type ScriptedConversation,
 } from '../fixtures/agents/scripted-anthropic-server.mjs';
 import { getSession, waitForResults } from '../helpers/agent-runs.js';
-import { claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
+import { CLAUDE_CODE_VARIABLES, claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
 import { startServe } from '../helpers/cli.js';
 import { runProcesses } from '../helpers/run-control.js';
 import { seedDataDir } from '../helpers/seed.js';
@@ -31,16 +31,7 @@ if (!bin || !bwrap)
     `Skipping the operating-system sandbox tests: ${!bwrap ? 'no bubblewrap (apt-get install bubblewrap)' : 'no `claude` (run scripts/install-agent-clis.sh /tmp/agent-clis)'}.`,
   );
 
-/** What Claude Code needs to talk to the scripted server, passed on to agents by name. */
-const CLI_VARIABLES = [
-  'ANTHROPIC_BASE_URL',
-  'ANTHROPIC_API_KEY',
-  'DISABLE_TELEMETRY',
-  'DISABLE_ERROR_REPORTING',
-  'DISABLE_AUTOUPDATER',
-  'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
-  'IS_SANDBOX',
-];
+const CLI_VARIABLES = CLAUDE_CODE_VARIABLES;
 
 const bash = (command: string) => ({
   blocks: [{ type: 'tool_use' as const, name: 'Bash', input: { command, description: 'Run a command' } }],

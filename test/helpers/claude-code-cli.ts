@@ -9,6 +9,20 @@ export function findClaudeCode(): string | null {
   return findAgentCli('claude', 'CLAUDE_CODE_BIN');
 }
 
+/**
+ * The variables of claudeCodeEnv that a server passes on to its agents, named (as any beyond the
+ * agents' allow-list must be) in SESSIONDESK_AGENT_ENV or `agentEnvNames`.
+ */
+export const CLAUDE_CODE_VARIABLES = [
+  'ANTHROPIC_BASE_URL',
+  'ANTHROPIC_API_KEY',
+  'DISABLE_TELEMETRY',
+  'DISABLE_ERROR_REPORTING',
+  'DISABLE_AUTOUPDATER',
+  'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
+  'IS_SANDBOX',
+];
+
 /** The environment that keeps the CLI on the scripted server and off every other host. */
 export function claudeCodeEnv(home: string, baseUrl: string): NodeJS.ProcessEnv {
   return {
