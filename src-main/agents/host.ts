@@ -1,5 +1,3 @@
-import { modelsFor } from '../../src-shared/agent-models.js';
-import type { AgentSettings } from '../../src-shared/accounts.js';
 import type { ContinueIn, SessionStatus, Usage } from '../../src-shared/sessions.js';
 import type { Logger } from '../clock.js';
 import type { RunHolds } from '../history/run-holds.js';
@@ -8,12 +6,10 @@ import type { Repositories } from '../store/repositories.js';
 import type { SessionRow } from '../store/sessions.js';
 import type { QueuedRun } from '../store/runs.js';
 import type { Store } from '../store/store.js';
-import { createCliAgent, roundedUsage } from './cli-agent.js';
+import { roundedUsage } from './cli-agent.js';
 import { CLI_KIND_SPECS, isCliKind } from './cli-kinds.js';
-import { createCliRunStore } from './cli-run-store.js';
-import { createCommandAgent, DEFAULT_AGENT_TIMEOUT_MS } from './command-agent.js';
+import { DEFAULT_AGENT_TIMEOUT_MS } from './command-agent.js';
 import { lastRun, unfinishedToolResults, type LastRun } from './crashed-runs.js';
-import { createDemoAgent } from './demo-agent.js';
 import { agentEnvironment } from './environment.js';
 import {
   branchToClone,
@@ -21,7 +17,8 @@ import {
   planContinuation,
   type Continuation,
 } from './imported-continuation.js';
-import { NamedCommandsError, readNamedCommands } from './named-commands.js';
+import { NamedCommandsError } from './named-commands.js';
+import { AgentSetupError, WorkspaceAgents } from './workspace-agents.js';
 import { BRIDGE_PORT } from './network-bridge.js';
 import { NetworkProxies, type ProxyLease } from './network-proxy.js';
 import { endOrphans } from './orphans.js';
@@ -46,6 +43,8 @@ import {
   type RunOutcome,
 } from './types.js';
 
+export { AgentSetupError };
+
 export interface AgentConfig {
   /** Milliseconds between the demo agent's steps (0 in tests). */
   demoPaceMs: number;
@@ -63,9 +62,6 @@ export interface AgentConfig {
 }
 
 const DEFAULT_MAX_RUNS = 3;
-
-/** The workspace's agent cannot run as set (the session fails with this message). */
-export class AgentSetupError extends Error {}
 
 export interface StopReason {
   text: string;
@@ -99,6 +95,7 @@ export class AgentHost {
   private closed = false;
   private osSandboxFound: OsSandbox | undefined;
   private readonly proxies = new NetworkProxies(() => [this.deps.dataDir, this.sandboxRoot]);
+  private readonly workspaces: WorkspaceAgents;
 
   constructor(
     private readonly deps: {
@@ -112,7 +109,16 @@ export class AgentHost {
       /** Holds the file of an imported session while a run of ours resumes its conversation. */
       history?: Pick<RunHolds, 'hold' | 'release'>;
     },
-  ) {}
+  ) {
+    this.workspaces = new WorkspaceAgents({
+      service: deps.service,
+      repos: deps.repos,
+      dataDir: deps.dataDir,
+      config: deps.config,
+      osSandbox: () => this.osSandbox,
+      agentEnvironment: () => this.agentEnvironment(),
+    });
+  }
 
   private get maxRuns(): number {
     return this.deps.config.maxRuns ?? DEFAULT_MAX_RUNS;
@@ -151,49 +157,17 @@ export class AgentHost {
 
   /** The commands the administrator defined, by name (read afresh: the CLI may change them). */
   namedCommands(): Record<string, string[]> {
-    return readNamedCommands(this.deps.dataDir);
+    return this.workspaces.namedCommands();
   }
 
-  /**
-   * The agent a workspace uses: its own setting, else the environment's command, else the
-   * demo; with the commands the administrator defined, to choose from.
-   */
-  settingsFor(workspaceId: string): {
-    settings: AgentSettings;
-    source: 'workspace' | 'environment' | 'default';
-    commands: { name: string; command: string[] }[];
-    networkEnforced: boolean;
-    networkProblem?: string;
-    sandbox: { isolation: 'sandbox' | 'none'; detail: string };
-  } {
-    const commands = Object.entries(this.namedCommands()).map(([name, command]) => ({ name, command }));
-    // Only a sandbox can take a run's network away: without one, an allow-list is not enforced.
-    const sandbox = this.osSandbox;
-    const network =
-      sandbox.isolation === 'sandbox'
-        ? {
-            networkEnforced: true,
-            sandbox: {
-              isolation: 'sandbox' as const,
-              detail: `Each run goes in a sandbox of its own (${sandbox.bwrap}): it sees the session's folder and its CLI's own state, not your other files or Session Desk's data, and nothing it starts outlives it.`,
-            },
-          }
-        : {
-            networkEnforced: false,
-            networkProblem: `Agents here run without an operating-system sandbox, so a list of allowed hosts cannot be enforced: their programs reach any host. ${sandbox.reason}`,
-            sandbox: { isolation: 'none' as const, detail: sandbox.reason },
-          };
-    const own = this.deps.repos.workspaces.settings(workspaceId);
-    if (own) return { settings: own, source: 'workspace', commands, ...network };
-    if (this.deps.config.defaultCommand) {
-      return {
-        settings: { agent: 'command', command: this.deps.config.defaultCommand },
-        source: 'environment',
-        commands,
-        ...network,
-      };
-    }
-    return { settings: { agent: 'demo' }, source: 'default', commands, ...network };
+  /** The agent a workspace uses, and what this machine holds its runs in (WorkspaceAgents). */
+  settingsFor(workspaceId: string): ReturnType<WorkspaceAgents['settingsFor']> {
+    return this.workspaces.settingsFor(workspaceId);
+  }
+
+  /** The model a new session of the workspace gets when the person chose none. */
+  defaultModel(workspaceId: string): string {
+    return this.workspaces.defaultModel(workspaceId);
   }
 
   /**
@@ -219,60 +193,6 @@ export class AgentHost {
     rules.readable.push(installRoot(node.path));
     rules.network = { socket: lease.socket, port: BRIDGE_PORT, node: node.path };
     return lease;
-  }
-
-  /**
-   * The model a new session of the workspace gets when the person chose none: the
-   * specification's default for the demo, else none, so that the agent's own default applies.
-   * Read from the workspace's setting and the environment (no file read per create).
-   */
-  defaultModel(workspaceId: string): string {
-    const own = this.deps.repos.workspaces.settings(workspaceId);
-    const kind = own?.agent ?? (this.deps.config.defaultCommand ? 'command' : 'demo');
-    return modelsFor(kind).defaultModel;
-  }
-
-  /** Throws AgentSetupError, saying why, when the workspace's agent cannot run. */
-  private runnerFor(workspaceId: string): AgentRunner {
-    const own = this.deps.repos.workspaces.settings(workspaceId);
-    const timeoutMs = own?.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS;
-    if (own && isCliKind(own.agent)) {
-      return createCliAgent({
-        spec: CLI_KIND_SPECS[own.agent],
-        env: this.agentEnvironment(),
-        lookupEnv: this.deps.config.env ?? process.env,
-        timeoutMs,
-        runs: createCliRunStore(own.agent, this.deps.service, this.deps.repos),
-      });
-    }
-    if (own?.agent === 'command') {
-      if (own.commandName === undefined) {
-        throw new AgentSetupError(
-          "This workspace's agent is a program the workspace chose itself. Only the administrator " +
-            'defines agent commands (sessiondesk agent-command set NAME -- program args…); choose one ' +
-            'of theirs in Settings, then Agent.',
-        );
-      }
-      const command = this.namedCommands()[own.commandName];
-      if (!command) {
-        throw new AgentSetupError(
-          `The agent command "${own.commandName}" is no longer defined; ask the administrator, or choose another in Settings, then Agent.`,
-        );
-      }
-      return createCommandAgent({ command, timeoutMs, environment: this.agentEnvironment() });
-    }
-    if (!own && this.deps.config.defaultCommand) {
-      return createCommandAgent({
-        command: this.deps.config.defaultCommand,
-        timeoutMs,
-        environment: this.agentEnvironment(),
-      });
-    }
-    return createDemoAgent({
-      paceMs: this.deps.config.demoPaceMs,
-      usage: (sessionId, usage) => this.deps.service.recordRun(sessionId, { kind: 'demo', usage }),
-      ...(this.deps.config.demoSeed === undefined ? {} : { seed: this.deps.config.demoSeed }),
-    });
   }
 
   /**
@@ -480,7 +400,7 @@ export class AgentHost {
   /** Whether the workspace's agent runs a program (and so counts against the limit). */
   private runsProgram(workspaceId: string): boolean {
     try {
-      return this.runnerFor(workspaceId).kind !== 'demo';
+      return this.workspaces.runnerFor(workspaceId).kind !== 'demo';
     } catch {
       return false; // It fails at once, saying why: nothing to wait for.
     }
@@ -609,7 +529,7 @@ export class AgentHost {
                 this.deps.repos.workspaces.settings(session.workspaceId)?.timeoutMs ??
                 DEFAULT_AGENT_TIMEOUT_MS,
             })
-          : this.runnerFor(session.workspaceId);
+          : this.workspaces.runnerFor(session.workspaceId);
         if (runner.kind !== 'demo' && ctx.confinement)
           proxy = await this.limitNetwork(session.workspaceId, ctx.confinement.rules);
         // The demo agent runs no program: there is nothing to hold.
