@@ -1,0 +1,99 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { detectOsSandbox } from '../src-main/agents/os-sandbox.js';
+import { runProcess } from '../src-main/agents/process-run.js';
+import { percentile } from './load.js';
+
+/**
+ * `npm run bench:sandbox` (and the end of `npm run bench`): what the operating-system sandbox
+ * costs a run. The same short program (`node -e 0`, the floor of every Node-based agent CLI)
+ * is run through the product's runProcess, as a run starts its agent, alternately without a
+ * sandbox and in bubblewrap with a run's whole confinement (the data directory and the
+ * sandboxes folder hidden, the session's folder writable, a CLI state folder bound), so both
+ * see the same machine. Medians, p95 and the difference go to bench/sandbox-results.json.
+ * Target: the sandbox adds at most 50 ms to a run's start and end (a run takes seconds to
+ * minutes).
+ */
+
+const ROUNDS = Number(process.env.SANDBOX_BENCH_ROUNDS ?? 40);
+const TARGET_MS = 50;
+
+const root = mkdtempSync(join(tmpdir(), 'sessiondesk-sandbox-bench-'));
+const dataDir = join(root, 'data');
+const sandboxRoot = join(root, 'data-sandboxes');
+const sessionDir = join(sandboxRoot, 'ses_bench');
+const home = join(root, 'home');
+
+async function main(): Promise<void> {
+  for (const dir of [dataDir, sessionDir, join(home, '.claude')]) mkdirSync(dir, { recursive: true });
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home };
+  const sandbox = detectOsSandbox(process.env);
+  if (sandbox.isolation !== 'sandbox') {
+    console.log(`No sandbox on this machine, nothing to compare: ${sandbox.reason}`);
+    return;
+  }
+  const confine = {
+    sandbox,
+    rules: {
+      writable: [sessionDir],
+      readable: [],
+      state: [join(home, '.claude')],
+      hidden: [dataDir, sandboxRoot],
+    },
+  };
+  const once = async (sandboxed: boolean): Promise<number> => {
+    const started = process.hrtime.bigint();
+    const run = runProcess({
+      program: process.execPath,
+      args: ['-e', '0'],
+      cwd: sessionDir,
+      env,
+      stdin: '',
+      timeoutMs: 30_000,
+      signal: new AbortController().signal,
+      ...(sandboxed ? { confine } : { ownedFolder: sessionDir }),
+    });
+    run.stdout.resume();
+    const exit = await run.ended;
+    if (exit.code !== 0)
+      throw new Error(`the program failed (${sandboxed ? 'sandboxed' : 'plain'}): ${exit.stderrTail}`);
+    return Number(process.hrtime.bigint() - started) / 1e6;
+  };
+  const plain: number[] = [];
+  const boxed: number[] = [];
+  await once(false);
+  await once(true);
+  for (let i = 0; i < ROUNDS; i += 1) {
+    plain.push(await once(false));
+    boxed.push(await once(true));
+  }
+  plain.sort((a, b) => a - b);
+  boxed.sort((a, b) => a - b);
+  const summary = (values: number[]) => ({
+    p50: Math.round(percentile(values, 50) * 10) / 10,
+    p95: Math.round(percentile(values, 95) * 10) / 10,
+  });
+  const result = {
+    at: new Date().toISOString(),
+    rounds: ROUNDS,
+    program: 'node -e 0',
+    plainMs: summary(plain),
+    sandboxedMs: summary(boxed),
+    addedMsP50: Math.round((percentile(boxed, 50) - percentile(plain, 50)) * 10) / 10,
+    targetAddedMs: TARGET_MS,
+  };
+  const met = result.addedMsP50 <= TARGET_MS;
+  console.log(
+    `Run start and end of \`node -e 0\` (${ROUNDS} rounds, alternating): plain p50 ${result.plainMs.p50} ms ` +
+      `(p95 ${result.plainMs.p95}), in bubblewrap p50 ${result.sandboxedMs.p50} ms (p95 ${result.sandboxedMs.p95}): ` +
+      `+${result.addedMsP50} ms, target ≤ ${TARGET_MS} ms: ${met ? 'PASS' : 'MISS'}`,
+  );
+  writeFileSync(join(import.meta.dirname, 'sandbox-results.json'), `${JSON.stringify(result, null, 2)}\n`);
+}
+
+try {
+  await main();
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}
