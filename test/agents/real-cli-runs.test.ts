@@ -199,7 +199,9 @@ const LONG_TOOL_RUNS = [
     ],
     // From Gemini CLI's own session file: it prints usage only in its result line.
     stopped: usage(200, 20, 100),
-    followUp: usage(100, 7, 300),
+    // With no model chosen, Gemini CLI routes each prompt first: one flash-lite request (the
+    // scripted server's default answer, 10 in and 5 out), which its result line counts.
+    followUp: usage(110, 12, 300),
   },
 ].filter((c) => findRealCli(c.kind) !== null);
 
@@ -248,14 +250,8 @@ describe.each(LONG_TOOL_RUNS)('a stopped $kind run', (c) => {
       const session = await waitForResults(server, cookie, created.id, 2, 60_000);
       const results = session.messages.filter((m) => m.type === 'result');
       expect(results[0]).toMatchObject({ result: 'Interrupted by a follow-up prompt.', usage: c.stopped });
-      expect(results[1]).toMatchObject({ subtype: 'success', result: 'Carrying on.' });
+      expect(results[1]).toMatchObject({ subtype: 'success', result: 'Carrying on.', usage: c.followUp });
       const second = (results[1] as { usage: Usage & { costUsd?: number } }).usage;
-      // The follow-up's own: its answer, and any side request the CLI made on resuming (Gemini
-      // CLI makes one in an operating-system sandbox), never the interrupted run's usage again.
-      expect(second.outputTokens).toBeGreaterThanOrEqual(c.followUp.outputTokens);
-      expect(second.inputTokens).toBeGreaterThanOrEqual(c.followUp.inputTokens);
-      expect(second.inputTokens).toBeLessThan(c.followUp.inputTokens + c.stopped.inputTokens);
-      if (c.kind !== 'gemini') expect(second).toEqual(c.followUp);
       // The session's usage is the sum of both runs' own.
       expect(session.usage).toEqual(sum(c.stopped, second));
     },
