@@ -250,6 +250,7 @@ describe.skipIf(!bin)('nothing a run started outlives it', () => {
       const env = await claudeServeEnv(isolation);
       const seeded = await seedDataDir(dataDir);
       const server = await startServe(dataDir, ['--log-level', 'silent'], env);
+      cleanups.push(() => server.kill());
       const { cookie, id } = await startLingeringRun(server.url, seeded);
 
       await server.kill();
