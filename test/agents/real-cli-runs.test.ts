@@ -12,6 +12,7 @@ import { getSession, waitForResults } from '../helpers/agent-runs.js';
 import { startServe } from '../helpers/cli.js';
 import { createGitHubFixture } from '../helpers/github-fixture.js';
 import { findRealCli, realCli, type RealCliKind } from '../helpers/real-cli-setup.js';
+import { runProcesses } from '../helpers/run-control.js';
 import { seedDataDir } from '../helpers/seed.js';
 import { asUser, createSession, seedWorkspace, startTestServer, tempDir } from '../helpers/server.js';
 
@@ -224,8 +225,13 @@ describe.each(LONG_TOOL_RUNS)('a stopped $kind run', (c) => {
       initialMessage: 'Wait. LONG-TOOL',
     });
     await waitForToolUse(server, cookie, created.id);
+    // The tool's command runs (Codex and Gemini CLI start it in a process session of its own).
+    const waiting = () => runProcesses(created.id).some((p) => p.cmdline.includes('120000'));
+    await expect.poll(waiting, { timeout: 30_000, interval: 100 }).toBe(true);
     const stop = await asUser(server, cookie, 'POST', `/api/sessions/${created.id}/stop`);
     expect(stop.status, await stop.clone().text()).toBe(200);
+    // Within 10 s of Stop nothing of the run is left: the CLI, its tool, or anything else.
+    await expect.poll(() => runProcesses(created.id), { timeout: 10_000, interval: 100 }).toEqual([]);
     const session = await waitForResults(server, cookie, created.id);
     const result = session.messages.at(-1);
     expect(result).toMatchObject({ type: 'result', stopped: true });
