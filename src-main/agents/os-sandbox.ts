@@ -196,15 +196,17 @@ export function bwrapArguments(confinement: Confinement, env: NodeJS.ProcessEnv,
   if (env.SSH_AUTH_SOCK && existsSync(env.SSH_AUTH_SOCK))
     args.push('--bind', env.SSH_AUTH_SOCK, env.SSH_AUTH_SOCK);
   for (const path of confinement.state) if (existsSync(path)) args.push('--bind', path, path);
-  // Hidden last but for the writable folders, so that nothing bound above shows them.
-  for (const path of confinement.hidden) {
-    if (!existsSync(path)) continue;
-    args.push(
-      statSync(path).isDirectory() ? '--tmpfs' : '--ro-bind',
-      ...(statSync(path).isDirectory() ? [path] : ['/dev/null', path]),
-    );
-  }
+  // Hidden after everything readable, so that nothing bound above shows them; then the writable
+  // folders (the session's own is inside the hidden sandboxes folder); then hidden again what a
+  // writable folder holds (a person's folder a continuation works in may hold the data directory).
+  const hide = (path: string) =>
+    statSync(path).isDirectory() ? ['--tmpfs', path] : ['--ro-bind', '/dev/null', path];
+  const hidden = confinement.hidden.filter((path) => existsSync(path));
+  for (const path of hidden) args.push(...hide(path));
   for (const path of confinement.writable) args.push('--bind', path, path);
+  for (const path of hidden) {
+    if (confinement.writable.some((dir) => inside(path, dir) && path !== dir)) args.push(...hide(path));
+  }
   if (confinement.network) args.push('--bind', confinement.network.socket, confinement.network.socket);
   args.push('--chdir', cwd);
   return args;

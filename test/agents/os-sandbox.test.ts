@@ -3,6 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { detectOsSandbox, type Confinement } from '../../src-main/agents/os-sandbox.js';
+import { runProcess } from '../../src-main/agents/process-run.js';
 import { sandboxPath } from '../../src-main/agents/sandbox.js';
 import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
 import type { SessionFull } from '../../src-shared/index.js';
@@ -266,4 +268,53 @@ describe.skipIf(!bin)('nothing a run started outlives it', () => {
     },
     120_000,
   );
+});
+
+describe.skipIf(!bwrap)('what a run in the sandbox sees, folder by folder (real bubblewrap)', () => {
+  /** Runs `sh -c script` as a run's program, in `cwd`, confined as given; returns its output. */
+  async function inSandbox(script: string, cwd: string, rules: Confinement): Promise<string> {
+    const sandbox = detectOsSandbox(process.env);
+    const run = runProcess({
+      program: 'sh',
+      args: ['-c', script],
+      cwd,
+      env: { PATH: process.env.PATH, HOME: tmpdir() },
+      stdin: '',
+      timeoutMs: 30_000,
+      signal: new AbortController().signal,
+      confine: { sandbox, rules },
+    });
+    let out = '';
+    run.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    await run.ended;
+    return out;
+  }
+
+  it("keeps the data directory hidden inside a person's folder the run works in", async () => {
+    // A continuation of an imported session works in the person's own folder, which may hold
+    // Session Desk's data directory (a CLI run in the home folder, say).
+    const folder = mkdtempSync(join(tmpdir(), 'person-folder-'));
+    try {
+      const dataDir = join(folder, 'sessiondesk-data');
+      spawnSync('mkdir', ['-p', dataDir]);
+      writeFileSync(join(dataDir, 'admin.token'), 'the-admin-token');
+      writeFileSync(join(folder, 'notes.md'), 'mine');
+      const out = await inSandbox(
+        'cat notes.md; echo; cat sessiondesk-data/admin.token; echo "rc=$?"; echo x > made.txt',
+        folder,
+        {
+          writable: [folder],
+          readable: [],
+          state: [],
+          hidden: [dataDir, defaultSandboxRoot(dataDir)],
+        },
+      );
+      expect(out).toContain('mine');
+      expect(out).not.toContain('the-admin-token');
+      expect(out).toContain('rc=1');
+      expect(readFileSync(join(folder, 'made.txt'), 'utf8')).toBe('x\n');
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
 });
