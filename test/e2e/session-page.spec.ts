@@ -97,3 +97,23 @@ test('task updates are folded in the transcript, not raw TodoWrite rows', async 
   await updates.last().locator('summary').click();
   await expect(updates.last().getByRole('list', { name: 'Task update' })).toBeVisible();
 });
+
+test('a prompt being written survives a reload of the new-session page, and is gone once started', async ({
+  page,
+  live,
+}) => {
+  await signIn(page, live.server.url, live.data.email, live.data.password);
+  await page.getByRole('link', { name: 'New session', exact: true }).first().click();
+  await page.getByLabel('Prompt').fill('A long prompt I would rather not type twice');
+  await page.getByLabel('Repository URL').fill('https://github.com/acme/widgets');
+  await page.reload();
+  await expect(page.getByLabel('Prompt')).toHaveValue('A long prompt I would rather not type twice');
+  await expect(page.getByLabel('Repository URL')).toHaveValue('https://github.com/acme/widgets');
+  await page.getByLabel('Repository URL').fill('');
+  await page.getByRole('button', { name: 'Start session' }).click();
+  await expect(
+    page.getByRole('heading', { name: 'A long prompt I would rather not type twice' }),
+  ).toBeVisible();
+  await page.getByRole('link', { name: 'New session', exact: true }).first().click();
+  await expect(page.getByLabel('Prompt')).toHaveValue('');
+});

@@ -101,6 +101,28 @@ function ModelField({
   );
 }
 
+interface Draft {
+  initialMessage: string;
+  repoUrl: string;
+  baseBranch: string;
+}
+
+const EMPTY_DRAFT: Draft = { initialMessage: '', repoUrl: '', baseBranch: DEFAULT_BASE_BRANCH };
+
+function readDraft(key: string): Draft {
+  try {
+    const saved = JSON.parse(sessionStorage.getItem(key) ?? 'null') as Partial<Draft> | null;
+    if (!saved) return EMPTY_DRAFT;
+    return {
+      initialMessage: typeof saved.initialMessage === 'string' ? saved.initialMessage : '',
+      repoUrl: typeof saved.repoUrl === 'string' ? saved.repoUrl : '',
+      baseBranch: typeof saved.baseBranch === 'string' ? saved.baseBranch : DEFAULT_BASE_BRANCH,
+    };
+  } catch {
+    return EMPTY_DRAFT;
+  }
+}
+
 export function NewSessionPage() {
   const { workspace } = useWorkspace();
   const agent = useAgentSettings(workspace.organizationId);
@@ -108,7 +130,14 @@ export function NewSessionPage() {
   const installed = useAgentKinds().data?.agents.find((k) => k.kind === settings?.agent);
   const create = useCreateSession();
   const navigate = useNavigate();
-  const [form, setForm] = useState({ initialMessage: '', repoUrl: '', baseBranch: DEFAULT_BASE_BRANCH });
+  // The draft is kept in this tab until the session starts: a reload (or the page drawn again)
+  // does not lose a prompt being written.
+  const draftKey = `sessiondesk.new-session.${workspace.organizationId}`;
+  const [form, setFormState] = useState(() => readDraft(draftKey));
+  const setForm = (next: Draft) => {
+    setFormState(next);
+    sessionStorage.setItem(draftKey, JSON.stringify(next));
+  };
   // Empty until the person picks one: the server then gives the agent none (the demo its own).
   const [model, setModel] = useState('');
   const [promptMissing, setPromptMissing] = useState(false);
@@ -131,7 +160,12 @@ export function NewSessionPage() {
         ...(form.repoUrl.trim() ? { repoUrl: form.repoUrl.trim(), baseBranch: form.baseBranch.trim() } : {}),
         ...(model.trim() ? { model: model.trim() } : {}),
       },
-      { onSuccess: ({ session }) => void navigate(`/sessions/${session.id}`) },
+      {
+        onSuccess: ({ session }) => {
+          sessionStorage.removeItem(draftKey);
+          void navigate(`/sessions/${session.id}`);
+        },
+      },
     );
   }
 
