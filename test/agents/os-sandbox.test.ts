@@ -217,19 +217,24 @@ describe.skipIf(!bin)('nothing a run started outlives it', () => {
     return { cookie, id: session.id, byUrl };
   }
 
+  /** A `serve` of a data directory of its own, with a run of the real Claude Code lingering in it. */
+  async function serveWithLingeringRun(isolation: 'sandbox' | 'none') {
+    const dataDir = tempDir('sessiondesk-linger-');
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    cleanups.push(() => rmSync(`${dataDir}-sandboxes`, { recursive: true, force: true }));
+    const env = await claudeServeEnv(isolation);
+    const seeded = await seedDataDir(dataDir);
+    const server = await startServe(dataDir, ['--log-level', 'silent'], env);
+    cleanups.push(() => server.kill());
+    return { server, dataDir, env, ...(await startLingeringRun(server.url, seeded)) };
+  }
+
   const modes = bwrap ? (['sandbox', 'none'] as const) : (['none'] as const);
 
   it.each(modes)(
     'a sleep a tool started in its own process session is gone within 10 s of Stop (isolation: %s)',
     async (isolation) => {
-      const dataDir = tempDir('sessiondesk-linger-');
-      cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-      cleanups.push(() => rmSync(`${dataDir}-sandboxes`, { recursive: true, force: true }));
-      const env = await claudeServeEnv(isolation);
-      const seeded = await seedDataDir(dataDir);
-      const server = await startServe(dataDir, ['--log-level', 'silent'], env);
-      cleanups.push(() => server.kill());
-      const { cookie, id, byUrl } = await startLingeringRun(server.url, seeded);
+      const { cookie, id, byUrl } = await serveWithLingeringRun(isolation);
 
       const stop = await asUser(byUrl, cookie, 'POST', `/api/sessions/${id}/stop`);
       expect(stop.status).toBe(200);
@@ -246,14 +251,7 @@ describe.skipIf(!bin)('nothing a run started outlives it', () => {
   it.each(modes)(
     'after a SIGKILL of the server and a restart, nothing of the run is left (isolation: %s)',
     async (isolation) => {
-      const dataDir = tempDir('sessiondesk-linger-');
-      cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-      cleanups.push(() => rmSync(`${dataDir}-sandboxes`, { recursive: true, force: true }));
-      const env = await claudeServeEnv(isolation);
-      const seeded = await seedDataDir(dataDir);
-      const server = await startServe(dataDir, ['--log-level', 'silent'], env);
-      cleanups.push(() => server.kill());
-      const { cookie, id } = await startLingeringRun(server.url, seeded);
+      const { server, dataDir, env, cookie, id } = await serveWithLingeringRun(isolation);
 
       await server.kill();
       if (isolation === 'sandbox') {

@@ -1,7 +1,8 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** Where `scripts/install-agent-clis.sh` puts the CLIs unless told otherwise. */
 export const DEFAULT_CLI_PREFIX = '/tmp/agent-clis';
@@ -75,4 +76,38 @@ export function fieldOf(stdout: string, type: string, field: string): string {
     if (record.type === type && typeof record[field] === 'string') return record[field];
   }
   throw new Error(`no ${type}.${field} in the output:\n${stdout.slice(0, 2000)}`);
+}
+
+/** The scripted MCP server the Codex scenarios call: test/fixtures/agents/scripted-mcp-server.mjs. */
+const SCRIPTED_MCP_SERVER = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  'fixtures',
+  'agents',
+  'scripted-mcp-server.mjs',
+);
+
+/**
+ * Writes `config.toml` into a Codex home folder: the scripted Responses server at `baseUrl` as
+ * its model provider (key in SCRIPTED_API_KEY), and the scripted MCP server as a tool server.
+ */
+export function writeScriptedCodexConfig(codexHome: string, baseUrl: string): void {
+  writeFileSync(
+    join(codexHome, 'config.toml'),
+    [
+      'model = "gpt-5.5"',
+      'model_provider = "scripted"',
+      '[model_providers.scripted]',
+      'name = "Scripted"',
+      `base_url = "${baseUrl}"`,
+      'wire_api = "responses"',
+      'env_key = "SCRIPTED_API_KEY"',
+      'request_max_retries = 1',
+      'stream_max_retries = 2',
+      '[mcp_servers.notes]',
+      `command = ${JSON.stringify(process.execPath)}`,
+      `args = [${JSON.stringify(SCRIPTED_MCP_SERVER)}]`,
+      '',
+    ].join('\n'),
+  );
 }

@@ -1,10 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
 import { startScriptedGeminiServer } from '../fixtures/agents/scripted-gemini-server.mjs';
 import { startScriptedResponsesServer } from '../fixtures/agents/scripted-responses-server.mjs';
-import { findAgentCli } from './agent-cli.js';
+import { findAgentCli, writeScriptedCodexConfig } from './agent-cli.js';
 import { claudeCodeEnv } from './claude-code-cli.js';
 
 export type RealCliKind = 'claude-code' | 'codex' | 'gemini';
@@ -62,31 +61,7 @@ export async function realCli(kind: RealCliKind, script: unknown[], home: string
   }
   if (kind === 'codex') {
     const server = await startScriptedResponsesServer(script as never);
-    const mcp = join(
-      dirname(fileURLToPath(import.meta.url)),
-      '..',
-      'fixtures',
-      'agents',
-      'scripted-mcp-server.mjs',
-    );
-    writeFileSync(
-      join(home, 'config.toml'),
-      [
-        'model = "gpt-5.5"',
-        'model_provider = "scripted"',
-        '[model_providers.scripted]',
-        'name = "Scripted"',
-        `base_url = "${server.url}"`,
-        'wire_api = "responses"',
-        'env_key = "SCRIPTED_API_KEY"',
-        'request_max_retries = 1',
-        'stream_max_retries = 2',
-        '[mcp_servers.notes]',
-        `command = ${JSON.stringify(process.execPath)}`,
-        `args = [${JSON.stringify(mcp)}]`,
-        '',
-      ].join('\n'),
-    );
+    writeScriptedCodexConfig(home, server.url);
     return {
       kind,
       bin,
