@@ -12,22 +12,40 @@ import { PageTitle } from './lib/use-page-title';
 import { useWorkspaceState, WorkspaceProvider } from './lib/workspace';
 
 // The sessions list is the first page; the others (and the Markdown and diff code they
-// bring) load when first opened, so the first page's code stays small.
-const NewSessionPage = lazy(() =>
-  import('./features/sessions/NewSessionPage').then((m) => ({ default: m.NewSessionPage })),
-);
-const SessionPage = lazy(() =>
-  import('./features/sessions/SessionPage').then((m) => ({ default: m.SessionPage })),
-);
-const AgentPage = lazy(() => import('./features/settings/AgentPage').then((m) => ({ default: m.AgentPage })));
-const ApiPage = lazy(() => import('./features/settings/ApiPage').then((m) => ({ default: m.ApiPage })));
-const HistoryPage = lazy(() =>
-  import('./features/settings/HistoryPage').then((m) => ({ default: m.HistoryPage })),
-);
-const KeysPage = lazy(() => import('./features/settings/KeysPage').then((m) => ({ default: m.KeysPage })));
-const MembersPage = lazy(() =>
-  import('./features/settings/MembersPage').then((m) => ({ default: m.MembersPage })),
-);
+// bring) load on their own, so the first page's code stays small. They are fetched as soon as
+// the first page is drawn, not when first opened: a click on "New session" then shows the form
+// at once, rather than leaving the list on screen (and typing into it) while the code arrives.
+const pageLoaders = {
+  newSession: () => import('./features/sessions/NewSessionPage').then((m) => ({ default: m.NewSessionPage })),
+  session: () => import('./features/sessions/SessionPage').then((m) => ({ default: m.SessionPage })),
+  agent: () => import('./features/settings/AgentPage').then((m) => ({ default: m.AgentPage })),
+  api: () => import('./features/settings/ApiPage').then((m) => ({ default: m.ApiPage })),
+  history: () => import('./features/settings/HistoryPage').then((m) => ({ default: m.HistoryPage })),
+  keys: () => import('./features/settings/KeysPage').then((m) => ({ default: m.KeysPage })),
+  members: () => import('./features/settings/MembersPage').then((m) => ({ default: m.MembersPage })),
+};
+const NewSessionPage = lazy(pageLoaders.newSession);
+const SessionPage = lazy(pageLoaders.session);
+const AgentPage = lazy(pageLoaders.agent);
+const ApiPage = lazy(pageLoaders.api);
+const HistoryPage = lazy(pageLoaders.history);
+const KeysPage = lazy(pageLoaders.keys);
+const MembersPage = lazy(pageLoaders.members);
+
+/** Fetches every page's code once the browser is idle (a failed fetch is tried again on opening). */
+function usePagesFetchedAhead() {
+  useEffect(() => {
+    const fetchAll = () => {
+      for (const load of Object.values(pageLoaders)) load().catch(() => undefined);
+    };
+    if ('requestIdleCallback' in window) {
+      const id = window.requestIdleCallback(fetchAll, { timeout: 2000 });
+      return () => window.cancelIdleCallback(id);
+    }
+    const timer = setTimeout(fetchAll, 200);
+    return () => clearTimeout(timer);
+  }, []);
+}
 
 /** A page with its tab title; a page loaded on demand shows a loading state meanwhile. */
 function Page({ title, children }: { title?: string; children: ReactNode }) {
@@ -57,6 +75,7 @@ function SignInAgain({ email, onDone }: { email: string; onDone: () => void }) {
 
 function Routed() {
   const state = useWorkspaceState();
+  usePagesFetchedAhead();
   if (!state) {
     return (
       <main className="auth-page">

@@ -10,7 +10,7 @@ import { expect, signIn, test } from './fixtures.js';
 test('a demo session is labelled simulated in the list and on its page', async ({ page, seeded }) => {
   await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
   await page.keyboard.press('n');
-  await page.getByLabel('Prompt').fill('Tidy the changelog');
+  await page.getByLabel('Prompt', { exact: true }).fill('Tidy the changelog');
   await page.getByRole('button', { name: 'Start session' }).click();
   await expect(page.getByRole('heading', { name: 'Tidy the changelog', level: 1 })).toBeVisible();
   await expect(page.getByRole('definition').filter({ hasText: 'Simulated' })).toBeVisible();
@@ -41,7 +41,7 @@ test('choose Claude Code in Settings, run a session and see its agent and cost',
     await expect(model).toHaveValue('');
     await expect(model).toHaveAttribute('placeholder', "Claude Code's own default");
     await expect(page.locator('#model-options option[value="opus"]')).toHaveCount(1);
-    await page.getByLabel('Prompt').fill('Remember the colour. scenario:resume');
+    await page.getByLabel('Prompt', { exact: true }).fill('Remember the colour. scenario:resume');
     await page.getByRole('button', { name: 'Start session' }).click();
     await expect(page.getByText('Remembered: the colour is teal.').first()).toBeVisible();
     await expect(page.getByRole('definition').filter({ hasText: /^Claude Code$/ })).toBeVisible();
@@ -85,7 +85,7 @@ test('Codex is offered the models its installed version knows, and none by defau
     await expect(model.locator('option', { hasText: 'gpt-6.1-sol' })).toHaveCount(1);
     await expect(model.locator('option', { hasText: 'gpt-5.1-codex' })).toHaveCount(0);
     await model.selectOption('gpt-6.1-sol');
-    await page.getByLabel('Prompt').fill('Say hello. scenario:plain-answer');
+    await page.getByLabel('Prompt', { exact: true }).fill('Say hello. scenario:plain-answer');
     await page.getByRole('button', { name: 'Start session' }).click();
     await expect(page.getByRole('definition').filter({ hasText: 'gpt-6.1-sol' })).toBeVisible();
   } finally {

@@ -43,7 +43,7 @@ test("a session's Changes: its files with their counts, and a diff", async ({ pa
   try {
     await signIn(page, server.url, data.email, data.password);
     await page.goto(`${server.url}/new`);
-    await page.getByLabel('Prompt').fill('Add a changelog');
+    await page.getByLabel('Prompt', { exact: true }).fill('Add a changelog');
     await page.getByLabel('Repository URL').fill('https://git.example.test/acme/widgets');
     await page.getByRole('button', { name: 'Start session' }).click();
     await expect(page.getByText('Done: Add a changelog')).toBeVisible({ timeout: 20_000 });
@@ -120,7 +120,7 @@ test('a session without a repository says there are no changes to show', async (
     "The session's sandbox does not exist",
   );
   await page.goto(`${seeded.server.url}/new`);
-  await page.getByLabel('Prompt').fill('Just talk');
+  await page.getByLabel('Prompt', { exact: true }).fill('Just talk');
   await page.getByRole('button', { name: 'Start session' }).click();
   await expect(page.getByRole('region', { name: 'Changes' })).toContainText(
     'This session has no repository, so there are no changes to show.',

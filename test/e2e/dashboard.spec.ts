@@ -51,7 +51,9 @@ test('create a session, see it in the list, rename it and change its status', as
   await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
   await page.keyboard.press('n');
   await expect(page.getByRole('heading', { name: 'New session' })).toBeVisible();
-  await page.getByLabel('Prompt').fill('Add a retry to the upload client. Uploads fail on flaky networks.');
+  await page
+    .getByLabel('Prompt', { exact: true })
+    .fill('Add a retry to the upload client. Uploads fail on flaky networks.');
   await page.getByLabel('Repository URL').fill('ftp://example.com/acme/uploads');
   await page.getByRole('button', { name: 'Start session' }).click();
   await expect(page.getByText('must look like https://<host>/<owner>/<repo>')).toBeVisible();
@@ -207,7 +209,7 @@ test('switch workspace, and add and remove a member', async ({ page, seeded }) =
 test('an expired sign-in asks again without losing what was typed', async ({ page, seeded }) => {
   await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
   await page.getByRole('link', { name: 'New session', exact: true }).first().click();
-  await page.getByLabel('Prompt').fill('A long prompt I do not want to type twice.');
+  await page.getByLabel('Prompt', { exact: true }).fill('A long prompt I do not want to type twice.');
   // End this sign-in on the server, as expiry would.
   const cookie = (await page.context().cookies()).find((c) => c.name === '__session');
   const out = await fetch(`${seeded.server.url}/api/auth/sign-out`, {
@@ -221,7 +223,9 @@ test('an expired sign-in asks again without losing what was typed', async ({ pag
   await dialog.getByLabel('Password').fill(seeded.data.password);
   await dialog.getByRole('button', { name: 'Sign in' }).click();
   await expect(dialog).toBeHidden();
-  await expect(page.getByLabel('Prompt')).toHaveValue('A long prompt I do not want to type twice.');
+  await expect(page.getByLabel('Prompt', { exact: true })).toHaveValue(
+    'A long prompt I do not want to type twice.',
+  );
   await page.getByRole('button', { name: 'Start session' }).click();
   await expect(
     page.getByRole('heading', { name: 'A long prompt I do not want to type twice', level: 1 }),

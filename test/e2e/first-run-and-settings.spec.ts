@@ -148,7 +148,7 @@ test('a command the administrator defined is chosen by name, takes any model, an
   await model.fill('');
 
   // Started without a model, its session does not claim one.
-  await page.getByLabel('Prompt').fill('Tidy the changelog');
+  await page.getByLabel('Prompt', { exact: true }).fill('Tidy the changelog');
   await page.getByRole('button', { name: 'Start session' }).click();
   await expect(page.getByRole('heading', { name: 'Tidy the changelog', level: 1 })).toBeVisible();
   await expect(page.getByRole('definition').filter({ hasText: "The agent's own default" })).toBeVisible();

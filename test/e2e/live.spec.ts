@@ -4,7 +4,7 @@ test('watch the demo agent work live, then follow up', async ({ page, live }, te
   await signIn(page, live.server.url, live.data.email, live.data.password);
   await expect(page.getByRole('status').filter({ hasText: 'Live' })).toBeVisible();
   await page.getByRole('link', { name: 'New session', exact: true }).first().click();
-  await page.getByLabel('Prompt').fill('Tidy up the retry helper');
+  await page.getByLabel('Prompt', { exact: true }).fill('Tidy up the retry helper');
   await page.getByLabel('Repository URL').fill('https://github.com/acme/web');
   await page.getByRole('button', { name: 'Start session' }).click();
   await expect(page.getByRole('heading', { name: 'Tidy up the retry helper', level: 1 })).toBeVisible();

@@ -38,7 +38,7 @@ async function serveWithGitHub(options: { withGh?: boolean } = {}): Promise<{
 
 async function startSession(page: Page, prompt: string): Promise<string> {
   await page.keyboard.press('n');
-  await page.getByLabel('Prompt').fill(prompt);
+  await page.getByLabel('Prompt', { exact: true }).fill(prompt);
   await page.getByLabel('Repository URL').fill('https://github.com/acme/widgets');
   await page.getByRole('button', { name: 'Start session' }).click();
   await expect(page.getByRole('heading', { level: 1 })).toContainText(prompt);

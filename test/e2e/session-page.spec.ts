@@ -54,17 +54,17 @@ test('an empty prompt is refused by the form; the demo agent is named and offers
   // The demo runs no model: nothing to choose, and no Claude model offered.
   await expect(page.getByLabel('Model')).toHaveCount(0);
   await expect(page.locator('option', { hasText: 'claude' })).toHaveCount(0);
-  await page.getByLabel('Prompt').fill('   \n  ');
+  await page.getByLabel('Prompt', { exact: true }).fill('   \n  ');
   await page.getByRole('button', { name: 'Start session' }).click();
   await expect(page.getByText('Write a prompt: the agent needs something to work on.')).toBeVisible();
-  await expect(page.getByLabel('Prompt')).toBeFocused();
+  await expect(page.getByLabel('Prompt', { exact: true })).toBeFocused();
   await expect(page).toHaveURL(/\/new$/);
   const list = await page.request.get(
     `${seeded.server.url}/api/sessions?organizationId=${seeded.data.organizationId}`,
   );
   expect(((await list.json()) as { sessions: unknown[] }).sessions).toHaveLength(1);
 
-  await page.getByLabel('Prompt').fill('Document the retry settings');
+  await page.getByLabel('Prompt', { exact: true }).fill('Document the retry settings');
   await page.getByRole('button', { name: 'Start session' }).click();
   await expect(page.getByRole('heading', { name: 'Document the retry settings', level: 1 })).toBeVisible();
   await expect(page.getByRole('definition').filter({ hasText: 'Simulated' })).toBeVisible();
@@ -85,7 +85,7 @@ test('a session that does not exist links back to the sessions, with no retry', 
 test('task updates are folded in the transcript, not raw TodoWrite rows', async ({ page, live }) => {
   await signIn(page, live.server.url, live.data.email, live.data.password);
   await page.getByRole('link', { name: 'New session', exact: true }).first().click();
-  await page.getByLabel('Prompt').fill('Tidy the config loader');
+  await page.getByLabel('Prompt', { exact: true }).fill('Tidy the config loader');
   await page.getByRole('button', { name: 'Start session' }).click();
   const transcript = page.getByRole('list', { name: 'Transcript' });
   await expect(transcript.locator('.result')).toContainText('Finished', { timeout: 30_000 });
@@ -104,10 +104,12 @@ test('a prompt being written survives a reload of the new-session page, and is g
 }) => {
   await signIn(page, live.server.url, live.data.email, live.data.password);
   await page.getByRole('link', { name: 'New session', exact: true }).first().click();
-  await page.getByLabel('Prompt').fill('A long prompt I would rather not type twice');
+  await page.getByLabel('Prompt', { exact: true }).fill('A long prompt I would rather not type twice');
   await page.getByLabel('Repository URL').fill('https://github.com/acme/widgets');
   await page.reload();
-  await expect(page.getByLabel('Prompt')).toHaveValue('A long prompt I would rather not type twice');
+  await expect(page.getByLabel('Prompt', { exact: true })).toHaveValue(
+    'A long prompt I would rather not type twice',
+  );
   await expect(page.getByLabel('Repository URL')).toHaveValue('https://github.com/acme/widgets');
   await page.getByLabel('Repository URL').fill('');
   await page.getByRole('button', { name: 'Start session' }).click();
@@ -115,5 +117,25 @@ test('a prompt being written survives a reload of the new-session page, and is g
     page.getByRole('heading', { name: 'A long prompt I would rather not type twice' }),
   ).toBeVisible();
   await page.getByRole('link', { name: 'New session', exact: true }).first().click();
-  await expect(page.getByLabel('Prompt')).toHaveValue('');
+  await expect(page.getByLabel('Prompt', { exact: true })).toHaveValue('');
+});
+
+test('the new-session form opens at once: its code is fetched ahead, however slowly it arrives', async ({
+  page,
+  live,
+}) => {
+  // A slow network for the page's code: before, the list stayed on screen until it arrived, and
+  // what was typed meanwhile went into the list's search box.
+  await page.route(/\/assets\/NewSessionPage-[^/]*\.js$/, async (route) => {
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    await route.continue();
+  });
+  const fetchedAhead = page.waitForResponse(/\/assets\/NewSessionPage-[^/]*\.js$/);
+  await signIn(page, live.server.url, live.data.email, live.data.password);
+  await fetchedAhead;
+  await page.getByRole('link', { name: 'New session', exact: true }).first().click();
+  await expect(page.getByRole('heading', { name: 'New session', level: 1 })).toBeVisible();
+  await page.getByLabel('Prompt', { exact: true }).fill('Tidy up the retry helper');
+  await page.getByRole('button', { name: 'Start session' }).click();
+  await expect(page.getByRole('heading', { name: 'Tidy up the retry helper', level: 1 })).toBeVisible();
 });
