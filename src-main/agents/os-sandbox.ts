@@ -180,6 +180,9 @@ export function bwrapArguments(confinement: Confinement, env: NodeJS.ProcessEnv,
     /* no resolver configuration: nothing to bind */
   }
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--dir', '/var/tmp', '--dir', '/run');
+  // The user's TMPDIR (a folder of their own, or one inside the host's /tmp) does not exist in
+  // here: temporary files go in the run's private /tmp.
+  if (env.TMPDIR !== undefined) args.push('--setenv', 'TMPDIR', '/tmp');
   const home = env.HOME && isAbsolute(env.HOME) ? env.HOME : undefined;
   if (home) args.push('--tmpfs', home);
   // The user's git identity and settings (read-only): a sandbox is a clone, and the agent commits.

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -270,13 +270,18 @@ describe.skipIf(!bin)('nothing a run started outlives it', () => {
 
 describe.skipIf(!bwrap)('what a run in the sandbox sees, folder by folder (real bubblewrap)', () => {
   /** Runs `sh -c script` as a run's program, in `cwd`, confined as given; returns its output. */
-  async function inSandbox(script: string, cwd: string, rules: Confinement): Promise<string> {
+  async function inSandbox(
+    script: string,
+    cwd: string,
+    rules: Confinement,
+    env: NodeJS.ProcessEnv = {},
+  ): Promise<string> {
     const sandbox = detectOsSandbox(process.env);
     const run = runProcess({
       program: 'sh',
       args: ['-c', script],
       cwd,
-      env: { PATH: process.env.PATH, HOME: tmpdir() },
+      env: { PATH: process.env.PATH, HOME: tmpdir(), ...env },
       stdin: '',
       timeoutMs: 30_000,
       signal: new AbortController().signal,
@@ -312,6 +317,26 @@ describe.skipIf(!bwrap)('what a run in the sandbox sees, folder by folder (real 
       expect(out).toContain('rc=1');
       expect(readFileSync(join(folder, 'made.txt'), 'utf8')).toBe('x\n');
     } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it("gives a run whose user has a TMPDIR of their own the sandbox's private /tmp instead", async () => {
+    // A TMPDIR such as macOS's /var/folders/… or a systemd user's /run/user/… is not in the sandbox.
+    const own = mkdtempSync(join('/var/tmp', 'own-tmpdir-'));
+    const folder = mkdtempSync(join(tmpdir(), 'session-folder-'));
+    try {
+      const out = await inSandbox(
+        'echo "tmpdir=$TMPDIR"; f=$(mktemp) && echo "made=$f"; ls -A "$TMPDIR"',
+        folder,
+        { writable: [folder], readable: [], state: [], hidden: [] },
+        { TMPDIR: own },
+      );
+      expect(out).toContain('tmpdir=/tmp\n');
+      expect(out).toMatch(/made=\/tmp\/tmp\.\w+/);
+      expect(readdirSync(own)).toEqual([]);
+    } finally {
+      rmSync(own, { recursive: true, force: true });
       rmSync(folder, { recursive: true, force: true });
     }
   });
