@@ -325,6 +325,9 @@ export class AgentHost {
       const usage = await this.recordCrashedUsage(id, run);
       if (usage) result.usage = usage;
       await service.finish(id, result, 'failed');
+      // A continuation of an imported session: what its CLI wrote to the session's file is in
+      // the transcript as the run printed it, so the file is read past it, not imported again.
+      if (repos.sessions.find(id)?.source) await this.releaseFile(id);
     }
     for (const queued of repos.runs.queued()) {
       if (repos.sessions.agentState(queued.sessionId) !== 'queued') continue;
@@ -382,12 +385,17 @@ export class AgentHost {
     try {
       return await work();
     } finally {
-      await history
-        .release(sessionId)
-        .catch((err: unknown) =>
-          this.deps.logger.warn(`Could not read past what the run of ${sessionId} wrote: ${String(err)}`),
-        );
+      await this.releaseFile(sessionId);
     }
+  }
+
+  /** Reads an imported session's file past what a run of ours wrote to it, and follows it again. */
+  private async releaseFile(sessionId: string): Promise<void> {
+    await this.deps.history
+      ?.release(sessionId)
+      .catch((err: unknown) =>
+        this.deps.logger.warn(`Could not read past what the run of ${sessionId} wrote: ${String(err)}`),
+      );
   }
 
   /** Runs that count against the limit: those of agents that run programs (not the demo). */

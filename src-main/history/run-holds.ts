@@ -28,7 +28,12 @@ export function rootOfSessionFile(kind: HistoryKind, path: string): string {
  * as before.
  */
 export function createRunHolds(deps: HistoryDeps) {
-  const held = new Set<string>();
+  // A continuation a crash cut off is held from the start, until the recovery after the restart
+  // reads past what its CLI wrote (AgentHost.recoverInterrupted): the follower must not import it
+  // first.
+  const held = new Set<string>(
+    deps.repos.sessions.runningIds().filter((id) => deps.repos.sessions.find(id)?.source),
+  );
   const withHolds: HistoryDeps = { ...deps, holds: held };
 
   function sourceOf(sessionId: string): HistorySourceRecord | null {
@@ -94,7 +99,10 @@ export function createRunHolds(deps: HistoryDeps) {
       await (source ? withSourceLock(source.id, prepare) : prepare());
     },
 
-    /** After the run: the file is read past what the run's CLI wrote, then followed again. */
+    /**
+     * After the run (or, for a run a crash cut off, in the recovery after the restart): the file
+     * is read past what the run's CLI wrote, then followed again.
+     */
     async release(sessionId: string): Promise<void> {
       try {
         const source = sourceOf(sessionId);

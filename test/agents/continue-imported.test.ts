@@ -12,7 +12,9 @@ import { startScriptedResponsesServer } from '../fixtures/agents/scripted-respon
 import { fieldOf, findAgentCli, runProgram } from '../helpers/agent-cli.js';
 import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
 import { getSession, waitForResults } from '../helpers/agent-runs.js';
-import { release, waitForText, WAITING_AGENT } from '../helpers/run-control.js';
+import { release, runProcesses, waitForText, WAITING_AGENT } from '../helpers/run-control.js';
+import { startServe } from '../helpers/cli.js';
+import { seedDataDir } from '../helpers/seed.js';
 import { CLAUDE_CODE_VARIABLES, claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
 import { createGitHubFixture } from '../helpers/github-fixture.js';
 import { newId } from '../../src-main/accounts/secrets.js';
@@ -241,6 +243,138 @@ describe.skipIf(!bin)('continuing a session imported from Claude Code', () => {
       'Remember that the colour is teal. CONTINUE-ME',
     ]);
   }, 120_000);
+});
+
+/**
+ * A crash of the server while a continuation runs: what the CLI had written to the session's
+ * file by then is not imported a second time once the server is back.
+ */
+describe.skipIf(!bin)('a continuation of an imported session cut off by a crash', () => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  it('leaves each message once after a SIGKILL and a restart; later terminal turns still arrive', async () => {
+    const github = createGitHubFixture(['acme/widgets']);
+    cleanups.push(() => github.dispose());
+    const work = join(github.root, 'work', 'widgets');
+    mkdirSync(join(work, '..'), { recursive: true });
+    github.git(github.root, 'clone', '--quiet', 'https://github.com/acme/widgets', work);
+    const model = await startScriptedAnthropicServer([
+      {
+        match: 'CRASH-ME',
+        turns: [
+          { blocks: [{ type: 'text', text: 'Noted: the colour is teal.' }] },
+          {
+            blocks: [
+              {
+                type: 'tool_use',
+                name: 'Bash',
+                input: { command: 'tail -f /dev/null', description: 'Wait' },
+              },
+            ],
+          },
+          { blocks: [{ type: 'text', text: 'Answered from your terminal: teal.' }] },
+        ],
+      },
+    ]);
+    cleanups.push(() => model.close());
+    const claudeEnv = claudeCodeEnv(github.root, model.url);
+    const terminal = async (prompt: string, resumeId?: string) => {
+      const command = claudeCodeCommand({ prompt, model: 'claude-sonnet-4-5', resumeId });
+      const run = await runProgram(bin!, command.args, command.stdin, work, {
+        ...github.env(),
+        ...claudeEnv,
+        PATH: process.env.PATH,
+      });
+      expect(run.code, run.stderr).toBe(0);
+      return fieldOf(run.stdout, 'system', 'session_id');
+    };
+    const conversationId = await terminal('Remember that the colour is teal. CRASH-ME');
+
+    const dataDir = tempDir('sessiondesk-continue-crash-');
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    cleanups.push(() => rmSync(defaultSandboxRoot(dataDir), { recursive: true, force: true }));
+    const seeded = await seedDataDir(dataDir);
+    const env = {
+      ...github.env(),
+      PATH: `${github.env().PATH}:${process.env.PATH}`,
+      SESSIONDESK_CLAUDE_BIN: bin!,
+      SESSIONDESK_AGENT_ENV: CLI_VARIABLES.join(','),
+      ...Object.fromEntries(CLI_VARIABLES.map((name) => [name, claudeEnv[name]])),
+    };
+    const first = await startServe(dataDir, ['--log-level', 'silent'], env);
+    cleanups.push(() => first.kill());
+    const server = { url: first.url, origin: first.url } as TestServer;
+    const signIn = await fetch(`${first.url}/api/auth/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: seeded.email, password: seeded.password }),
+    });
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const org = seeded.organizationId;
+    const added = await asUser(server, cookie, 'POST', `/api/workspaces/${org}/history-sources`, {
+      kind: 'claude-code',
+      rootDir: join(github.root, '.claude'),
+    });
+    expect(added.status, await added.clone().text()).toBe(201);
+    const imported = await waitFor('the import', async () => {
+      const list = ListSessionsResponseSchema.parse(
+        await (await asUser(server, cookie, 'GET', `/api/sessions?organizationId=${org}`)).json(),
+      );
+      return list.sessions.find((s) => s.source?.conversationId === conversationId);
+    });
+    const id = imported.id;
+
+    const sent = await asUser(server, cookie, 'POST', `/api/sessions/${id}/messages`, {
+      content: 'Wait a while. CRASH-FOLLOW-UP',
+      continueIn: 'original',
+    });
+    expect(sent.status, await sent.clone().text()).toBe(201);
+    // The run is inside its tool: the CLI has written the prompt and its tool call to its file.
+    await waitFor(
+      'the tool to run',
+      async () => (runProcesses(id).some((p) => p.cmdline.includes('tail -f /dev/null')) ? true : undefined),
+      60_000,
+    ).catch(async (err: unknown) => {
+      const seen = await getSession(server, cookie, id);
+      throw new Error(`the run did not start its tool:\n${JSON.stringify(seen.messages).slice(-3000)}`, {
+        cause: err,
+      });
+    });
+    await first.kill();
+    await waitFor('the run to end with the server', async () =>
+      runProcesses(id).length === 0 ? true : undefined,
+    );
+
+    const second = await startServe(dataDir, ['--log-level', 'silent'], env);
+    cleanups.push(() => second.kill());
+    const again = { url: second.url, origin: second.url } as TestServer;
+    const recovered = await getSession(again, cookie, id);
+    expect(recovered.status).toBe('failed');
+
+    // The person resumes the conversation in their terminal: that turn arrives (so the file was
+    // followed after the restart), and what the cut-off run wrote is there once.
+    expect(await terminal('And now?', conversationId)).toBe(conversationId);
+    const after = await waitFor('the terminal turn', async () => {
+      const session = await getSession(again, cookie, id);
+      return answers(session).includes('Answered from your terminal: teal.') ? session : undefined;
+    });
+    expect(prompts(after)).toEqual([
+      'Remember that the colour is teal. CRASH-ME',
+      'Wait a while. CRASH-FOLLOW-UP',
+      'And now?',
+    ]);
+    const toolCalls = after.messages.flatMap((m) =>
+      m.type === 'assistant' ? m.message.content.filter((b) => b.type === 'tool_use') : [],
+    );
+    expect(toolCalls).toHaveLength(1);
+    // Each scripted answer once (Claude Code adds a note of its own when resuming a cut-off turn).
+    const count = (text: string) => answers(after).filter((a) => a === text).length;
+    expect(count('Noted: the colour is teal.')).toBe(1);
+    expect(count('Answered from your terminal: teal.')).toBe(1);
+  }, 240_000);
 });
 
 /** The same, with Codex: it resumes a thread by its id from any folder, appending to its rollout file. */
