@@ -16,7 +16,8 @@ import {
 } from '../store/recovery-plan.js';
 import { LOCK_FILE, lockHolder, readLockPid } from '../store/lock.js';
 import { loadSqlJs, SqlJsDb } from '../store/sqljs.js';
-import { Store, storeLayout } from '../store/store.js';
+import { storeLayout } from '../store/load-state.js';
+import { Store } from '../store/store.js';
 import { silentLogger, systemClock, type Logger } from '../clock.js';
 import { realFiles } from '../store/file-layer.js';
 import { TRANSCRIPT_MAGIC } from '../store/transcript-format.js';

@@ -1,5 +1,6 @@
 import { crc32 } from 'node:zlib';
 import type { FileHandle } from 'node:fs/promises';
+import { describeError } from './errors.js';
 import type { FileLayer } from './file-layer.js';
 import {
   intactRecordFrom,
@@ -91,7 +92,7 @@ export async function readJournal(files: FileLayer, path: string, sink: RecordSi
         records += result.applied;
         stopped = {
           offset: failedAt,
-          reason: `a record could not be replayed (${describe(result.error)})`,
+          reason: `a record could not be replayed (${describeError(result.error)})`,
           replay: true,
         };
         batch = [];
@@ -164,12 +165,4 @@ export async function readJournal(files: FileLayer, path: string, sink: RecordSi
   } finally {
     await handle.close();
   }
-}
-
-function describe(err: unknown): string {
-  if (err instanceof Error) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return code ? `${code}: ${err.message}` : err.message;
-  }
-  return String(err);
 }

@@ -7,7 +7,8 @@ import { readAllMessages, readMessagePage } from '../../src-main/sessions/transc
 import { applyMigration, MIGRATIONS } from '../../src-main/store/migrations.js';
 import { createRepositories } from '../../src-main/store/repositories.js';
 import { loadSqlJs, SqlJsDb } from '../../src-main/store/sqljs.js';
-import { installSnapshot, Store } from '../../src-main/store/store.js';
+import { installSnapshot } from '../../src-main/store/load-state.js';
+import { Store } from '../../src-main/store/store.js';
 import { transcriptPath } from '../../src-main/store/transcripts.js';
 import { ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/server.js';
