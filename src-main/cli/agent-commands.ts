@@ -4,6 +4,7 @@ import { AGENT_COMMAND_NAME_PATTERN } from '../../src-shared/accounts.js';
 import { readNamedCommands, writeNamedCommands } from '../agents/named-commands.js';
 import { resolveDataDir } from '../paths.js';
 import { CliError } from './admin-target.js';
+import { print } from './command-line.js';
 import { USAGE, UsageError, type CommandName } from './usage.js';
 
 /**
@@ -28,8 +29,6 @@ function parse(command: CommandName, args: string[]) {
     throw new UsageError(err instanceof Error ? err.message : String(err), command);
   }
 }
-
-const print = (line: string): void => void process.stdout.write(`${line}\n`);
 
 function checkName(name: string | undefined, command: CommandName): string {
   if (name === undefined) throw new UsageError('missing NAME', command);

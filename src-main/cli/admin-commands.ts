@@ -1,0 +1,179 @@
+import {
+  AddMemberBodySchema,
+  CreateKeyBodySchema,
+  CreateUserBodySchema,
+  CreateWorkspaceBodySchema,
+} from '../../src-shared/accounts.js';
+import { resolveDataDir } from '../paths.js';
+import { openAdminTarget, type AdminTarget } from './admin-target.js';
+import { parse, print, required, stderrLogger, validate } from './command-line.js';
+import { USAGE } from './usage.js';
+
+/**
+ * The account commands (`user`, `workspace`, `member`, `key`): each checks its options with the
+ * server's own schemas, then does its one operation on the data directory or through the
+ * server that holds it (admin-target.ts decides which), and prints the result or a table.
+ */
+
+async function withTarget(dataDirFlag: unknown, run: (target: AdminTarget) => Promise<void>): Promise<void> {
+  const target = await openAdminTarget(resolveDataDir(dataDirFlag as string | undefined), stderrLogger);
+  try {
+    await run(target);
+  } finally {
+    await target.close();
+  }
+}
+
+export async function userCreate(args: string[]): Promise<void> {
+  const v = parse('user create', args, {
+    email: { type: 'string' },
+    name: { type: 'string' },
+    password: { type: 'string' },
+    'image-url': { type: 'string' },
+  });
+  if (v.help) return print(USAGE['user create']);
+  required('user create', v, 'email', 'name', 'password');
+  const input = validate('user create', CreateUserBodySchema, {
+    email: v.email,
+    name: v.name,
+    password: v.password,
+    ...(v['image-url'] === undefined ? {} : { imageUrl: v['image-url'] }),
+  });
+  await withTarget(v['data-dir'], async (target) => print((await target.createUser(input)).id));
+}
+
+export async function workspaceCreate(args: string[]): Promise<void> {
+  const v = parse('workspace create', args, { name: { type: 'string' }, owner: { type: 'string' } });
+  if (v.help) return print(USAGE['workspace create']);
+  required('workspace create', v, 'name', 'owner');
+  const input = validate('workspace create', CreateWorkspaceBodySchema, {
+    name: v.name,
+    ownerEmail: v.owner,
+  });
+  await withTarget(v['data-dir'], async (target) =>
+    print((await target.createWorkspace(input)).organizationId),
+  );
+}
+
+export async function memberAdd(args: string[]): Promise<void> {
+  const v = parse('member add', args, { workspace: { type: 'string' }, email: { type: 'string' } });
+  if (v.help) return print(USAGE['member add']);
+  required('member add', v, 'workspace', 'email');
+  const input = validate('member add', AddMemberBodySchema, { organizationId: v.workspace, email: v.email });
+  await withTarget(v['data-dir'], async (target) => {
+    const member = await target.addMember(input);
+    print(`${member.email} is now a member of ${input.organizationId}`);
+  });
+}
+
+export async function memberRemove(args: string[]): Promise<void> {
+  const v = parse('member remove', args, { workspace: { type: 'string' }, email: { type: 'string' } });
+  if (v.help) return print(USAGE['member remove']);
+  required('member remove', v, 'workspace', 'email');
+  const input = validate('member remove', AddMemberBodySchema, {
+    organizationId: v.workspace,
+    email: v.email,
+  });
+  await withTarget(v['data-dir'], async (target) => {
+    await target.removeMember(input);
+    print(`${input.email.toLowerCase()} is no longer a member of ${input.organizationId}`);
+  });
+}
+
+/**
+ * A cell as it can be printed: control characters (names stored before they were refused, or
+ * anything else a cell holds) are shown as `\u{1b}` and the like, never sent to the terminal.
+ */
+const printable = (cell: string) =>
+  cell.replace(/[\p{Cc}\u202a-\u202e\u2066-\u2069]/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+
+/** Rows as aligned columns, the header first. */
+function printTable(table: string[][]): void {
+  const rows = table.map((row) => row.map(printable));
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  for (const row of rows)
+    print(
+      row
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    );
+}
+
+export async function userList(args: string[]): Promise<void> {
+  const v = parse('user list', args, { json: { type: 'boolean' } });
+  if (v.help) return print(USAGE['user list']);
+  await withTarget(v['data-dir'], async (target) => {
+    const users = await target.listUsers();
+    if (v.json) return print(JSON.stringify(users, null, 2));
+    if (users.length === 0) return print('No users yet.');
+    printTable([
+      ['ID', 'EMAIL', 'NAME', 'WORKSPACES', 'CREATED'],
+      ...users.map((u) => [u.id, u.email, u.name, String(u.workspaces), u.createdAt]),
+    ]);
+  });
+}
+
+export async function workspaceList(args: string[]): Promise<void> {
+  const v = parse('workspace list', args, { json: { type: 'boolean' } });
+  if (v.help) return print(USAGE['workspace list']);
+  await withTarget(v['data-dir'], async (target) => {
+    const workspaces = await target.listWorkspaces();
+    if (v.json) return print(JSON.stringify(workspaces, null, 2));
+    if (workspaces.length === 0) return print('No workspaces yet.');
+    printTable([
+      ['ORGANIZATIONID', 'NAME', 'OWNERS', 'MEMBERS', 'SESSIONS', 'CREATED'],
+      ...workspaces.map((w) => [
+        w.organizationId,
+        w.name,
+        w.owners.join(', ') || '-',
+        String(w.members),
+        String(w.sessions),
+        w.createdAt,
+      ]),
+    ]);
+  });
+}
+
+export async function keyCreate(args: string[]): Promise<void> {
+  const v = parse('key create', args, { workspace: { type: 'string' }, name: { type: 'string' } });
+  if (v.help) return print(USAGE['key create']);
+  required('key create', v, 'workspace');
+  const input = validate('key create', CreateKeyBodySchema, {
+    organizationId: v.workspace,
+    ...(v.name === undefined ? {} : { label: v.name }),
+  });
+  await withTarget(v['data-dir'], async (target) => print((await target.createKey(input)).key));
+}
+
+export async function keyList(args: string[]): Promise<void> {
+  const v = parse('key list', args, { workspace: { type: 'string' }, json: { type: 'boolean' } });
+  if (v.help) return print(USAGE['key list']);
+  required('key list', v, 'workspace');
+  await withTarget(v['data-dir'], async (target) => {
+    const keys = await target.listKeys(String(v.workspace));
+    if (v.json) return print(JSON.stringify(keys, null, 2));
+    if (keys.length === 0) return print('No active API keys.');
+    printTable([
+      ['ID', 'PREFIX', 'LABEL', 'CREATED', 'LAST USED', 'CREATED BY'],
+      ...keys.map((k) => [
+        k.id,
+        `${k.prefix}…`,
+        k.label || '-',
+        k.createdAt,
+        k.lastUsedAt ?? 'never',
+        k.createdBy?.name ?? '(command line)',
+      ]),
+    ]);
+  });
+}
+
+export async function keyRevoke(args: string[]): Promise<void> {
+  const v = parse('key revoke', args, { workspace: { type: 'string' }, id: { type: 'string' } });
+  if (v.help) return print(USAGE['key revoke']);
+  required('key revoke', v, 'workspace', 'id');
+  await withTarget(v['data-dir'], async (target) => {
+    await target.revokeKey({ organizationId: String(v.workspace), keyId: String(v.id) });
+    print(`Revoked ${String(v.id)}`);
+  });
+}

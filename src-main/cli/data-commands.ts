@@ -1,0 +1,162 @@
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Readable } from 'node:stream';
+import { systemClock } from '../clock.js';
+import { resolveDataDir } from '../paths.js';
+import { describeCounts } from '../data/database.js';
+import { repairDataDir, runDoctor } from '../data/doctor.js';
+import { formatBytes, formatDoctorReport } from '../data/doctor-report.js';
+import { EXPORT_FORMATS, type ExportFormat } from '../data/format.js';
+import { formatImportReport } from '../data/import.js';
+import { restoreBackup } from '../data/restore.js';
+import { BackupCheckError, checkBackupStream, type CheckedBackup } from '../data/backup.js';
+import { TarError } from '../data/tar.js';
+import { CliError } from './admin-target.js';
+import { parse, print, required, stderrLogger } from './command-line.js';
+import { openDataTarget, type DataTarget } from './data-target.js';
+import { fileSink, stdoutSink } from './output.js';
+import { USAGE, UsageError } from './usage.js';
+
+/**
+ * The commands on the data as a whole rather than on accounts: export and import (a workspace's
+ * sessions, as a stream or a file), backup and restore (the whole database, as one archive) and
+ * doctor (the data directory checked, and with --repair its damage cut).
+ */
+
+async function withDataTarget<T>(dataDirFlag: unknown, run: (target: DataTarget) => Promise<T>): Promise<T> {
+  const dataDir = resolveDataDir(dataDirFlag as string | undefined);
+  // Unlike the admin commands, these never make sense on a directory that is not there yet.
+  if (!existsSync(dataDir)) {
+    throw new CliError(
+      `There is no data directory at ${dataDir}. Check --data-dir and SESSIONDESK_DATA_DIR.`,
+    );
+  }
+  const target = await openDataTarget(dataDir, stderrLogger);
+  try {
+    return await run(target);
+  } finally {
+    await target.close();
+  }
+}
+
+function readableFile(path: string): void {
+  let isFile: boolean;
+  try {
+    isFile = statSync(path).isFile();
+  } catch (err) {
+    throw new CliError(`Cannot read ${path}: ${(err as Error).message}`);
+  }
+  if (!isFile) throw new CliError(`${path} is not a file`);
+}
+
+export async function exportCommand(args: string[]): Promise<void> {
+  const v = parse('export', args, {
+    workspace: { type: 'string' },
+    format: { type: 'string', default: 'ndjson' },
+    output: { type: 'string' },
+  });
+  if (v.help) return print(USAGE.export);
+  required('export', v, 'workspace');
+  const format = String(v.format);
+  if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
+    throw new UsageError(`--format must be ${EXPORT_FORMATS.join(' or ')}, not ${format}`, 'export');
+  }
+  const output = typeof v.output === 'string' ? resolve(v.output) : null;
+  const bytes = await withDataTarget(v['data-dir'], async (target) => {
+    // Made once the data directory is open: opening it removes stray *.tmp files in it.
+    const out = output ? await fileSink(output) : stdoutSink();
+    try {
+      await target.exportWorkspace(String(v.workspace), format as ExportFormat, out);
+      await out.commit();
+    } catch (err) {
+      await out.abort();
+      throw err;
+    }
+    return out.bytes;
+  });
+  if (output) print(`Exported ${String(v.workspace)} to ${output} (${formatBytes(bytes)}).`);
+}
+
+export async function importCommand(args: string[]): Promise<void> {
+  const v = parse('import', args, { workspace: { type: 'string' }, input: { type: 'string' } });
+  if (v.help) return print(USAGE.import);
+  required('import', v, 'workspace');
+  let input: Readable;
+  if (typeof v.input === 'string') {
+    const path = resolve(v.input);
+    readableFile(path);
+    input = createReadStream(path);
+  } else {
+    if (process.stdin.isTTY) {
+      throw new UsageError('pass --input FILE, or pipe the export in on stdin', 'import');
+    }
+    input = process.stdin;
+  }
+  const report = await withDataTarget(v['data-dir'], (target) =>
+    target.importSessions(String(v.workspace), input),
+  );
+  print(formatImportReport(report));
+}
+
+export async function backupCommand(args: string[]): Promise<void> {
+  const v = parse('backup', args, { output: { type: 'string' } });
+  if (v.help) return print(USAGE.backup);
+  required('backup', v, 'output');
+  const output = resolve(String(v.output));
+  const sink = await fileSink(output);
+  let checked: CheckedBackup;
+  try {
+    checked = await withDataTarget(v['data-dir'], async (target) => {
+      // Checked as it is written: the file appears under its name only if it would restore.
+      const written = async function* () {
+        for await (const chunk of target.backup()) {
+          await sink.write(chunk);
+          yield chunk;
+        }
+      };
+      return checkBackupStream(written());
+    });
+    await sink.commit();
+  } catch (err) {
+    await sink.abort();
+    if (err instanceof BackupCheckError || err instanceof TarError) {
+      throw new CliError(
+        `The copy is not a usable backup (${err.message}); nothing was written. Run "sessiondesk doctor".`,
+      );
+    }
+    throw err;
+  }
+  print(
+    `Backed up ${describeCounts(checked.facts.counts)} to ${output} (${formatBytes(sink.bytes)}: the database ` +
+      `and ${checked.transcripts} transcripts; schema version ${checked.facts.schemaVersion}, integrity_check ok).`,
+  );
+}
+
+export async function restoreCommand(args: string[]): Promise<void> {
+  const v = parse('restore', args, { input: { type: 'string' } });
+  if (v.help) return print(USAGE.restore);
+  required('restore', v, 'input');
+  const input = resolve(String(v.input));
+  readableFile(input);
+  const dataDir = resolveDataDir(v['data-dir'] as string | undefined);
+  const facts = await restoreBackup(input, dataDir, {
+    clock: systemClock,
+    logger: stderrLogger,
+  });
+  print(`Restored ${describeCounts(facts.counts)} from ${input} into ${dataDir}.`);
+  print(`Start it with: sessiondesk serve --data-dir ${JSON.stringify(dataDir)}`);
+}
+
+export async function doctorCommand(args: string[]): Promise<number> {
+  const v = parse('doctor', args, { json: { type: 'boolean' }, repair: { type: 'boolean' } });
+  if (v.help) {
+    print(USAGE.doctor);
+    return 0;
+  }
+  const dataDir = resolveDataDir(v['data-dir'] as string | undefined);
+  // Only a directory that exists is repaired: opening one creates it.
+  if (v.repair && existsSync(dataDir)) await repairDataDir(dataDir, stderrLogger);
+  const report = await runDoctor(dataDir);
+  print(v.json ? JSON.stringify(report, null, 2) : formatDoctorReport(report));
+  return report.problems.length > 0 ? 1 : 0;
+}

@@ -1,0 +1,168 @@
+import { join, resolve } from 'node:path';
+import { DEFAULT_PORT } from '../../src-shared/constants.js';
+import { systemClock } from '../clock.js';
+import { createEventLog, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../event-log.js';
+import { PROJECT_ROOT, resolveDataDir } from '../paths.js';
+import { DataDirLockedError } from '../store/lock.js';
+import { readServerInfo } from '../server-file.js';
+import { PortInUseError, startServer } from '../server/start.js';
+import { DEMO, ownAccountCount } from '../demo/seed.js';
+import { readDemoSignIn } from '../demo/sign-in.js';
+import { agentConfigFromEnv, parseMaxRuns } from '../agents/config.js';
+import { createRepositories } from '../store/repositories.js';
+import { checkSandboxRoot, defaultSandboxRoot, SandboxRootError } from '../agents/sandbox-root.js';
+import { CliError } from './admin-target.js';
+import { parse, print, version } from './command-line.js';
+import { parentGone } from './parent-watch.js';
+import { USAGE, UsageError } from './usage.js';
+
+/**
+ * `sessiondesk serve`: the one command that keeps running. Its options checked before anything
+ * opens, the server started, the ways it stops (signals, the process that started it going
+ * away), and what it prints once it listens: the URL to open and how to sign in.
+ */
+
+function processRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const LOOPBACK = /^(127(?:\.\d{1,3}){3}|::1|localhost)$/u;
+
+export async function serve(args: string[]): Promise<void> {
+  const v = parse('serve', args, {
+    host: { type: 'string', default: '127.0.0.1' },
+    port: { type: 'string', default: String(DEFAULT_PORT) },
+    'log-level': { type: 'string', default: 'info' },
+    'log-format': { type: 'string', default: 'pretty' },
+    'sandbox-dir': { type: 'string' },
+    'max-runs': { type: 'string' },
+    demo: { type: 'boolean' },
+  });
+  if (v.help) return print(USAGE.serve);
+  // Watched from the start: a parent that goes away while the data opens is seen all the same.
+  const starterGone = parentGone();
+  const host = String(v.host);
+  if (!LOOPBACK.test(host))
+    throw new UsageError(
+      `--host must be a loopback address (127.0.0.1, ::1 or localhost), not ${host}`,
+      'serve',
+    );
+  const portText = String(v.port).trim();
+  if (!/^\d+$/u.test(portText))
+    throw new UsageError(`--port must be a number, not "${String(v.port)}"`, 'serve');
+  const port = Number(portText);
+  if (port > 65535) throw new UsageError(`--port must be 0 to 65535, not ${port}`, 'serve');
+  const level = String(v['log-level']) as LogLevel;
+  if (!LOG_LEVELS.includes(level))
+    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, not ${level}`, 'serve');
+  const format = String(v['log-format']) as LogFormat;
+  if (!LOG_FORMATS.includes(format))
+    throw new UsageError(`--log-format must be one of ${LOG_FORMATS.join(', ')}, not ${format}`, 'serve');
+  const dataDir = resolveDataDir(v['data-dir'] as string | undefined);
+  let maxRuns: number | undefined;
+  if (typeof v['max-runs'] === 'string') {
+    try {
+      maxRuns = parseMaxRuns(v['max-runs'], '--max-runs');
+    } catch (err) {
+      throw new UsageError((err as Error).message, 'serve');
+    }
+  }
+  let agents;
+  try {
+    agents = agentConfigFromEnv(process.env);
+    if (typeof v['sandbox-dir'] === 'string') agents.sandboxRoot = resolve(v['sandbox-dir']);
+    checkSandboxRoot(agents.sandboxRoot ?? defaultSandboxRoot(dataDir), dataDir);
+    if (maxRuns !== undefined) agents.maxRuns = maxRuns;
+  } catch (err) {
+    if (err instanceof SandboxRootError) throw new UsageError(err.message, 'serve');
+    throw new CliError(err instanceof Error ? err.message : String(err));
+  }
+
+  const snapshotAfter = process.env.SESSIONDESK_SNAPSHOT_AFTER_BYTES?.trim();
+  const snapshotAfterBytes = snapshotAfter ? Number(snapshotAfter) : undefined;
+  if (
+    snapshotAfterBytes !== undefined &&
+    !(Number.isInteger(snapshotAfterBytes) && snapshotAfterBytes >= 65536)
+  ) {
+    throw new CliError(
+      `SESSIONDESK_SNAPSHOT_AFTER_BYTES must be a whole number of bytes, at least 65536, not "${snapshotAfter}"`,
+    );
+  }
+
+  const logger = createEventLog({ level, format, stream: process.stderr, clock: systemClock });
+  const server = await startServer({
+    agents,
+    demo: v.demo === true,
+    dataDir,
+    host,
+    port,
+    rendererDir: join(PROJECT_ROOT, 'out', 'renderer'),
+    clock: systemClock,
+    logger,
+    version: version(),
+    ...(snapshotAfterBytes === undefined ? {} : { snapshotAfterBytes }),
+  }).catch((err: unknown) => {
+    // The port or the data directory is taken: if by Session Desk on this very directory, say so.
+    if (err instanceof PortInUseError || err instanceof DataDirLockedError) {
+      const running = readServerInfo(dataDir)?.info;
+      if (running && processRunning(running.pid)) {
+        throw new CliError(
+          `Session Desk is already running on this data directory, at ${running.url} (pid ${running.pid}). ` +
+            'Open that URL, or stop it first.',
+        );
+      }
+    }
+    throw err;
+  });
+  let stopping = false;
+  const stop = (reason: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info(`${reason}: stopping`, { event: 'server.stopping', reason });
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error(`could not close cleanly: ${err instanceof Error ? err.message : String(err)}`);
+        process.exit(1);
+      },
+    );
+  };
+  // Listened for before the first line: a script may signal as soon as it reads the URL.
+  // SIGHUP too: a closed terminal or a service manager's reload must not leave the directory locked.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
+  void starterGone.then((pid) => stop(`the process that started it (pid ${pid}) is gone`));
+  // Like Jupyter's: the token in the URL is what lets this browser set up and open the demo.
+  print(`Session Desk is running at ${server.launchUrl}`);
+  print(`Data directory: ${dataDir}`);
+  const repos = createRepositories(server.store.db);
+  if (v.demo) {
+    print(`Demo workspace (sample data): organizationId ${DEMO.organizationId}`);
+    const signIn = readDemoSignIn(dataDir);
+    if (signIn) print(`Demo sign-in: ${signIn.email} / ${signIn.password} (or open the URL above)`);
+  }
+  if (ownAccountCount(repos) === 0) {
+    print(
+      v.demo
+        ? 'To use your own account instead, open the URL and choose "Create your own owner account".'
+        : 'No account yet: open the URL (with its token) to create the owner account and a first workspace.',
+    );
+  } else {
+    print('Sign in at the URL with your account (add one with "sessiondesk user create").');
+  }
+  const logged = {
+    debug: 'every request too',
+    info: 'sessions, sign-ins, refused requests and errors',
+    warn: 'warnings and errors',
+    error: 'errors',
+    silent: 'nothing',
+  }[level];
+  print(
+    `Logging ${logged} to stderr${format === 'json' ? ' as JSON lines' : ''}` +
+      `${level === 'debug' ? '' : ' (every request: --log-level debug)'}. Stop with Ctrl+C.`,
+  );
+}
