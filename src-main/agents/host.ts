@@ -1,4 +1,4 @@
-import type { ContinueIn, SessionStatus, Usage } from '../../src-shared/sessions.js';
+import type { ContinueIn, SessionStatus } from '../../src-shared/sessions.js';
 import type { Logger } from '../clock.js';
 import type { RunHolds } from '../history/run-holds.js';
 import type { SessionService } from '../sessions/service.js';
@@ -6,10 +6,8 @@ import type { Repositories } from '../store/repositories.js';
 import type { SessionRow } from '../store/sessions.js';
 import type { QueuedRun } from '../store/runs.js';
 import type { Store } from '../store/store.js';
-import { roundedUsage } from './cli-agent.js';
-import { CLI_KIND_SPECS, isCliKind } from './cli-kinds.js';
 import { DEFAULT_AGENT_TIMEOUT_MS } from './command-agent.js';
-import { lastRun, unfinishedToolResults, type LastRun } from './crashed-runs.js';
+import { recoverInterrupted } from './crashed-runs.js';
 import { agentEnvironment } from './environment.js';
 import {
   branchToClone,
@@ -21,7 +19,6 @@ import { NamedCommandsError } from './named-commands.js';
 import { AgentSetupError, WorkspaceAgents } from './workspace-agents.js';
 import { BRIDGE_PORT } from './network-bridge.js';
 import { NetworkProxies, type ProxyLease } from './network-proxy.js';
-import { endOrphans } from './orphans.js';
 import { detectOsSandbox, installRoot, type Confinement, type OsSandbox } from './os-sandbox.js';
 import { locateExecutable } from './programs.js';
 import { recordBranchAtEnd, recordReportedPullRequest } from './repository-facts.js';
@@ -302,79 +299,29 @@ export class AgentHost {
   }
 
   /**
-   * After a restart: the process groups of runs a crash cut off, still running, are ended
-   * (only those verified to be theirs); then sessions whose agent was cut off are marked
-   * failed, with a result message saying so (after error results for the tool calls the run
-   * left open), and queued runs are queued again, in order.
-   * Returns how many sessions were marked.
+   * After a restart: what the runs the last stop cut off left is dealt with (crashed-runs.ts),
+   * and the runs that waited for a place are queued again, in order, and start as places allow.
+   * Returns how many sessions were marked failed.
    */
   async recoverInterrupted(): Promise<number> {
-    const { repos, service } = this.deps;
-    const ended = await endOrphans(repos.runs.processes(), this.deps.logger, (id) =>
-      sandboxPath(this.sandboxRoot, id),
-    );
-    await service.forgetProcesses(repos.runs.processes().map((p) => p.sessionId));
-    const ids = repos.sessions.runningIds();
-    for (const id of ids) {
-      const run = await lastRun({ store: this.deps.store, repos }, id);
-      for (const closing of unfinishedToolResults(run)) await service.appendMessage(id, closing, null);
-      const text = ended.has(id)
-        ? 'Session Desk stopped unexpectedly while the agent was running; the agent, still running, was ended. Send a follow-up to resume.'
-        : 'Session Desk stopped while the agent was running; send a follow-up to resume.';
-      const result = resultMessage(false, text, 0, 0);
-      const usage = await this.recordCrashedUsage(id, run);
-      if (usage) result.usage = usage;
-      await service.finish(id, result, 'failed');
-      // A continuation of an imported session: what its CLI wrote to the session's file is in
-      // the transcript as the run printed it, so the file is read past it, not imported again.
-      if (repos.sessions.find(id)?.source) await this.releaseFile(id);
-    }
-    for (const queued of repos.runs.queued()) {
-      if (repos.sessions.agentState(queued.sessionId) !== 'queued') continue;
-      if (queued.mode === 'follow-up' && repos.sessions.find(queued.sessionId)?.source) {
-        // Where to continue an imported session was chosen for that follow-up and not kept.
-        await service.finish(
-          queued.sessionId,
-          resultMessage(
-            false,
-            'Session Desk restarted while this follow-up waited for a place; send it again, choosing where to continue.',
-            0,
-            0,
-          ),
-          'failed',
-        );
-        continue;
-      }
+    const { marked, queued } = await recoverInterrupted({
+      service: this.deps.service,
+      repos: this.deps.repos,
+      store: this.deps.store,
+      logger: this.deps.logger,
+      sandboxOf: (id) => sandboxPath(this.sandboxRoot, id),
+      agentEnvironment: () => this.agentEnvironment(),
+      releaseFile: (id) => this.releaseFile(id),
+    });
+    for (const run of queued) {
       this.queue.push({
-        sessionId: queued.sessionId,
-        mode: queued.mode,
-        prompts: queued.prompt === undefined ? [] : [queued.prompt],
+        sessionId: run.sessionId,
+        mode: run.mode,
+        prompts: run.prompt === undefined ? [] : [run.prompt],
       });
     }
     this.pump();
-    return ids.length;
-  }
-
-  /**
-   * What a run a crash cut off used, as its CLI logged it in its own session file (what it
-   * printed went with the server): recorded as the run's, and returned for its result.
-   */
-  private async recordCrashedUsage(id: string, run: LastRun): Promise<Usage | undefined> {
-    const { repos, service } = this.deps;
-    const conversation = repos.sessions.conversation(id);
-    if (!conversation || !isCliKind(conversation.kind) || run.prompt === undefined) return undefined;
-    const { loggedUsage } = CLI_KIND_SPECS[conversation.kind];
-    if (!loggedUsage) return undefined;
-    const logged = await loggedUsage({
-      env: this.agentEnvironment(),
-      conversationId: conversation.id,
-      usageBefore: repos.sessions.conversationUsage(id, conversation.id),
-      prompt: run.prompt,
-    }).catch(() => null);
-    if (!logged || (logged.inputTokens === 0 && logged.outputTokens === 0)) return undefined;
-    const usage = roundedUsage(logged);
-    await service.recordRun(id, { kind: conversation.kind, conversationId: conversation.id, usage });
-    return usage;
+    return marked;
   }
 
   /** Runs `work` with the imported session's file held, so what its CLI writes is not imported twice. */
