@@ -351,6 +351,7 @@ export class AgentHost {
     }
   }
 
+  /** Starts the run now (agent-run.ts); it holds its place until its end is recorded. */
   private run(wanted: WaitingRun, limited: boolean): void {
     const { sessionId } = wanted;
     const entry: Running = { controller: new AbortController(), done: Promise.resolve(), limited };
