@@ -1,12 +1,119 @@
-import type { AssistantMessage, Message } from '../../src-shared/sessions.js';
+/**
+ * What a restart does about the runs the server's last stop cut off: their orphaned processes
+ * ended, their sessions closed off as failed (open tool calls answered, the usage their CLIs
+ * logged recorded), and the runs that waited for a place handed back to be queued again. Apart
+ * from the agent host because it runs once, before any run of this server starts, on nothing
+ * but what the last one left in the store and on disk.
+ */
+import type { AssistantMessage, Message, Usage } from '../../src-shared/sessions.js';
+import type { Logger } from '../clock.js';
+import type { SessionService } from '../sessions/service.js';
 import { readMessagePage, type TranscriptSource } from '../sessions/transcript-reads.js';
+import type { Repositories } from '../store/repositories.js';
+import type { QueuedRun } from '../store/runs.js';
+import type { Store } from '../store/store.js';
 import { OpenToolCalls } from './agent-events.js';
+import { roundedUsage } from './cli-agent.js';
+import { CLI_KIND_SPECS, isCliKind } from './cli-kinds.js';
+import { endOrphans } from './orphans.js';
+import { resultMessage } from './types.js';
+
+/** What the recovery reads, writes and asks of the agent host. */
+export interface RecoveryDeps {
+  service: SessionService;
+  repos: Repositories;
+  /** Where a crashed run's transcript is read from. */
+  store: Store;
+  logger: Logger;
+  /** A session's own folder, where processes its run left may still be working. */
+  sandboxOf: (sessionId: string) => string;
+  /** The environment agents run with: their CLIs' session files are found by it. */
+  agentEnvironment: () => NodeJS.ProcessEnv;
+  /** Reads an imported session's file past what a run of ours wrote to it, and follows it again. */
+  releaseFile: (sessionId: string) => Promise<void>;
+}
+
+export interface Recovered {
+  /** How many sessions were marked failed. */
+  marked: number;
+  /** The runs that waited for a place and still do, in their order, for the queue. */
+  queued: QueuedRun[];
+}
+
+/**
+ * After a restart: the process groups of runs a crash cut off, still running, are ended
+ * (only those verified to be theirs); then sessions whose agent was cut off are marked
+ * failed, with a result message saying so (after error results for the tool calls the run
+ * left open), and the queued runs that still stand are returned, in order, to be queued again.
+ */
+export async function recoverInterrupted(deps: RecoveryDeps): Promise<Recovered> {
+  const { repos, service } = deps;
+  const ended = await endOrphans(repos.runs.processes(), deps.logger, deps.sandboxOf);
+  await service.forgetProcesses(repos.runs.processes().map((p) => p.sessionId));
+  const ids = repos.sessions.runningIds();
+  for (const id of ids) {
+    const run = await lastRun({ store: deps.store, repos }, id);
+    for (const closing of unfinishedToolResults(run)) await service.appendMessage(id, closing, null);
+    const text = ended.has(id)
+      ? 'Session Desk stopped unexpectedly while the agent was running; the agent, still running, was ended. Send a follow-up to resume.'
+      : 'Session Desk stopped while the agent was running; send a follow-up to resume.';
+    const result = resultMessage(false, text, 0, 0);
+    const usage = await recordCrashedUsage(deps, id, run);
+    if (usage) result.usage = usage;
+    await service.finish(id, result, 'failed');
+    // A continuation of an imported session: what its CLI wrote to the session's file is in
+    // the transcript as the run printed it, so the file is read past it, not imported again.
+    if (repos.sessions.find(id)?.source) await deps.releaseFile(id);
+  }
+  const queued: QueuedRun[] = [];
+  for (const waiting of repos.runs.queued()) {
+    if (repos.sessions.agentState(waiting.sessionId) !== 'queued') continue;
+    if (waiting.mode === 'follow-up' && repos.sessions.find(waiting.sessionId)?.source) {
+      // Where to continue an imported session was chosen for that follow-up and not kept.
+      await service.finish(
+        waiting.sessionId,
+        resultMessage(
+          false,
+          'Session Desk restarted while this follow-up waited for a place; send it again, choosing where to continue.',
+          0,
+          0,
+        ),
+        'failed',
+      );
+      continue;
+    }
+    queued.push(waiting);
+  }
+  return { marked: ids.length, queued };
+}
+
+/**
+ * What a run a crash cut off used, as its CLI logged it in its own session file (what it
+ * printed went with the server): recorded as the run's, and returned for its result.
+ */
+async function recordCrashedUsage(deps: RecoveryDeps, id: string, run: LastRun): Promise<Usage | undefined> {
+  const { repos, service } = deps;
+  const conversation = repos.sessions.conversation(id);
+  if (!conversation || !isCliKind(conversation.kind) || run.prompt === undefined) return undefined;
+  const { loggedUsage } = CLI_KIND_SPECS[conversation.kind];
+  if (!loggedUsage) return undefined;
+  const logged = await loggedUsage({
+    env: deps.agentEnvironment(),
+    conversationId: conversation.id,
+    usageBefore: repos.sessions.conversationUsage(id, conversation.id),
+    prompt: run.prompt,
+  }).catch(() => null);
+  if (!logged || (logged.inputTokens === 0 && logged.outputTokens === 0)) return undefined;
+  const usage = roundedUsage(logged);
+  await service.recordRun(id, { kind: conversation.kind, conversationId: conversation.id, usage });
+  return usage;
+}
 
 /** Messages read at a time, from the end, looking for where the last run started. */
 const WINDOW = 200;
 
 /** A session's last run as its transcript holds it: its prompt, and its messages since. */
-export interface LastRun {
+interface LastRun {
   /** The person's message the run answered; none when no prompt follows the last result. */
   prompt?: string;
   messages: Message[];
@@ -16,7 +123,7 @@ export interface LastRun {
  * A session's last run: the messages after its last prompt or result. Read from the end, a
  * window at a time, so a long transcript is not read whole.
  */
-export async function lastRun(source: TranscriptSource, sessionId: string): Promise<LastRun> {
+async function lastRun(source: TranscriptSource, sessionId: string): Promise<LastRun> {
   const row = source.repos.sessions.find(sessionId);
   if (!row) return { messages: [] };
   let tail: Message[] = [];
@@ -39,7 +146,7 @@ export async function lastRun(source: TranscriptSource, sessionId: string): Prom
  * Error results for the tool calls a run cut off by a crash of the server left open, one
  * message per parent, as a run's own end gives them; none when every call has its result.
  */
-export function unfinishedToolResults(run: LastRun): AssistantMessage[] {
+function unfinishedToolResults(run: LastRun): AssistantMessage[] {
   const open = new OpenToolCalls();
   for (const message of run.messages) {
     if (message.type !== 'assistant') continue;

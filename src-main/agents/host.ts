@@ -1,4 +1,4 @@
-import type { ContinueIn, SessionStatus, Usage } from '../../src-shared/sessions.js';
+import type { ContinueIn } from '../../src-shared/sessions.js';
 import type { Logger } from '../clock.js';
 import type { RunHolds } from '../history/run-holds.js';
 import type { SessionService } from '../sessions/service.js';
@@ -6,42 +6,21 @@ import type { Repositories } from '../store/repositories.js';
 import type { SessionRow } from '../store/sessions.js';
 import type { QueuedRun } from '../store/runs.js';
 import type { Store } from '../store/store.js';
-import { roundedUsage } from './cli-agent.js';
-import { CLI_KIND_SPECS, isCliKind } from './cli-kinds.js';
-import { DEFAULT_AGENT_TIMEOUT_MS } from './command-agent.js';
-import { lastRun, unfinishedToolResults, type LastRun } from './crashed-runs.js';
+import { joinPrompts, runAgent, type RunDeps, type StopReason, type WaitingRun } from './agent-run.js';
+import { recoverInterrupted } from './crashed-runs.js';
 import { agentEnvironment } from './environment.js';
-import {
-  branchToClone,
-  createContinuationRunner,
-  planContinuation,
-  type Continuation,
-} from './imported-continuation.js';
-import { NamedCommandsError } from './named-commands.js';
+import { planContinuation, type Continuation } from './imported-continuation.js';
 import { AgentSetupError, WorkspaceAgents } from './workspace-agents.js';
-import { BRIDGE_PORT } from './network-bridge.js';
-import { NetworkProxies, type ProxyLease } from './network-proxy.js';
-import { endOrphans } from './orphans.js';
-import { detectOsSandbox, installRoot, type Confinement, type OsSandbox } from './os-sandbox.js';
-import { locateExecutable } from './programs.js';
-import { recordBranchAtEnd, recordReportedPullRequest } from './repository-facts.js';
-import { sandboxPath, SandboxError } from './sandbox.js';
+import { NetworkProxies } from './network-proxy.js';
+import { detectOsSandbox, type OsSandbox } from './os-sandbox.js';
+import { sandboxPath } from './sandbox.js';
 import {
   checkSandboxRoot,
   defaultSandboxRoot,
   moveLegacySandboxes,
-  SandboxRootError,
   secureSandboxRoot,
-  secureSessionFolder,
 } from './sandbox-root.js';
-import {
-  resultMessage,
-  RunAborted,
-  type AgentRunner,
-  type AgentSession,
-  type RunContext,
-  type RunOutcome,
-} from './types.js';
+import { resultMessage } from './types.js';
 
 export { AgentSetupError };
 
@@ -63,15 +42,6 @@ export interface AgentConfig {
 
 const DEFAULT_MAX_RUNS = 3;
 
-export interface StopReason {
-  text: string;
-  success: boolean;
-  /** The status to set; none when the caller set it already (a PATCH) or a follow-up goes on. */
-  status?: SessionStatus;
-  /** Another run takes over at once: the session stays marked as worked on. */
-  handOver?: boolean;
-}
-
 interface Running {
   controller: AbortController;
   done: Promise<void>;
@@ -83,8 +53,8 @@ interface Running {
 
 /**
  * Runs agents for sessions: one run at a time per session, each started, followed up and
- * stopped from here. Everything a run produces goes through the session service, so it is
- * durable and visible through the API as it happens.
+ * stopped from here (what happens inside one is agent-run.ts). Everything a run produces goes
+ * through the session service, so it is durable and visible through the API as it happens.
  */
 export class AgentHost {
   private readonly running = new Map<string, Running>();
@@ -96,6 +66,7 @@ export class AgentHost {
   private osSandboxFound: OsSandbox | undefined;
   private readonly proxies = new NetworkProxies(() => [this.deps.dataDir, this.sandboxRoot]);
   private readonly workspaces: WorkspaceAgents;
+  private readonly runDeps: RunDeps;
 
   constructor(
     private readonly deps: {
@@ -118,6 +89,20 @@ export class AgentHost {
       osSandbox: () => this.osSandbox,
       agentEnvironment: () => this.agentEnvironment(),
     });
+    this.runDeps = {
+      service: deps.service,
+      repos: deps.repos,
+      logger: deps.logger,
+      dataDir: deps.dataDir,
+      sandboxRoot: () => this.sandboxRoot,
+      osSandbox: () => this.osSandbox,
+      agentEnvironment: () => this.agentEnvironment(),
+      lookupEnv: deps.config.env ?? process.env,
+      proxies: this.proxies,
+      runnerFor: (workspaceId) => this.workspaces.runnerFor(workspaceId),
+      planContinuation: (session, where) => this.planContinuation(session, where),
+      holdingFile: (sessionId, workdir, work) => this.holdingFile(sessionId, workdir, work),
+    };
   }
 
   private get maxRuns(): number {
@@ -168,31 +153,6 @@ export class AgentHost {
   /** The model a new session of the workspace gets when the person chose none. */
   defaultModel(workspaceId: string): string {
     return this.workspaces.defaultModel(workspaceId);
-  }
-
-  /**
-   * Where the workspace lists the hosts its agents may reach (and a sandbox can hold them to
-   * it): the run's proxy, and the bridge that runs its program, in its confinement.
-   */
-  private async limitNetwork(workspaceId: string, rules: Confinement): Promise<ProxyLease | undefined> {
-    const allowed = this.deps.repos.workspaces.settings(workspaceId)?.allowedHosts;
-    if (!allowed || this.osSandbox.isolation !== 'sandbox') return undefined;
-    const node = locateExecutable(
-      { name: 'Node.js', program: 'node', envVar: 'SESSIONDESK_NODE_BIN' },
-      {
-        ...this.agentEnvironment(),
-        SESSIONDESK_NODE_BIN: (this.deps.config.env ?? process.env).SESSIONDESK_NODE_BIN,
-      },
-    );
-    if (!node.found) {
-      throw new AgentSetupError(
-        `This workspace lists the hosts its agents may reach, which needs Node.js in their sandbox: ${node.problem}`,
-      );
-    }
-    const lease = await this.proxies.open(allowed);
-    rules.readable.push(installRoot(node.path));
-    rules.network = { socket: lease.socket, port: BRIDGE_PORT, node: node.path };
-    return lease;
   }
 
   /**
@@ -302,79 +262,29 @@ export class AgentHost {
   }
 
   /**
-   * After a restart: the process groups of runs a crash cut off, still running, are ended
-   * (only those verified to be theirs); then sessions whose agent was cut off are marked
-   * failed, with a result message saying so (after error results for the tool calls the run
-   * left open), and queued runs are queued again, in order.
-   * Returns how many sessions were marked.
+   * After a restart: what the runs the last stop cut off left is dealt with (crashed-runs.ts),
+   * and the runs that waited for a place are queued again, in order, and start as places allow.
+   * Returns how many sessions were marked failed.
    */
   async recoverInterrupted(): Promise<number> {
-    const { repos, service } = this.deps;
-    const ended = await endOrphans(repos.runs.processes(), this.deps.logger, (id) =>
-      sandboxPath(this.sandboxRoot, id),
-    );
-    await service.forgetProcesses(repos.runs.processes().map((p) => p.sessionId));
-    const ids = repos.sessions.runningIds();
-    for (const id of ids) {
-      const run = await lastRun({ store: this.deps.store, repos }, id);
-      for (const closing of unfinishedToolResults(run)) await service.appendMessage(id, closing, null);
-      const text = ended.has(id)
-        ? 'Session Desk stopped unexpectedly while the agent was running; the agent, still running, was ended. Send a follow-up to resume.'
-        : 'Session Desk stopped while the agent was running; send a follow-up to resume.';
-      const result = resultMessage(false, text, 0, 0);
-      const usage = await this.recordCrashedUsage(id, run);
-      if (usage) result.usage = usage;
-      await service.finish(id, result, 'failed');
-      // A continuation of an imported session: what its CLI wrote to the session's file is in
-      // the transcript as the run printed it, so the file is read past it, not imported again.
-      if (repos.sessions.find(id)?.source) await this.releaseFile(id);
-    }
-    for (const queued of repos.runs.queued()) {
-      if (repos.sessions.agentState(queued.sessionId) !== 'queued') continue;
-      if (queued.mode === 'follow-up' && repos.sessions.find(queued.sessionId)?.source) {
-        // Where to continue an imported session was chosen for that follow-up and not kept.
-        await service.finish(
-          queued.sessionId,
-          resultMessage(
-            false,
-            'Session Desk restarted while this follow-up waited for a place; send it again, choosing where to continue.',
-            0,
-            0,
-          ),
-          'failed',
-        );
-        continue;
-      }
+    const { marked, queued } = await recoverInterrupted({
+      service: this.deps.service,
+      repos: this.deps.repos,
+      store: this.deps.store,
+      logger: this.deps.logger,
+      sandboxOf: (id) => sandboxPath(this.sandboxRoot, id),
+      agentEnvironment: () => this.agentEnvironment(),
+      releaseFile: (id) => this.releaseFile(id),
+    });
+    for (const run of queued) {
       this.queue.push({
-        sessionId: queued.sessionId,
-        mode: queued.mode,
-        prompts: queued.prompt === undefined ? [] : [queued.prompt],
+        sessionId: run.sessionId,
+        mode: run.mode,
+        prompts: run.prompt === undefined ? [] : [run.prompt],
       });
     }
     this.pump();
-    return ids.length;
-  }
-
-  /**
-   * What a run a crash cut off used, as its CLI logged it in its own session file (what it
-   * printed went with the server): recorded as the run's, and returned for its result.
-   */
-  private async recordCrashedUsage(id: string, run: LastRun): Promise<Usage | undefined> {
-    const { repos, service } = this.deps;
-    const conversation = repos.sessions.conversation(id);
-    if (!conversation || !isCliKind(conversation.kind) || run.prompt === undefined) return undefined;
-    const { loggedUsage } = CLI_KIND_SPECS[conversation.kind];
-    if (!loggedUsage) return undefined;
-    const logged = await loggedUsage({
-      env: this.agentEnvironment(),
-      conversationId: conversation.id,
-      usageBefore: repos.sessions.conversationUsage(id, conversation.id),
-      prompt: run.prompt,
-    }).catch(() => null);
-    if (!logged || (logged.inputTokens === 0 && logged.outputTokens === 0)) return undefined;
-    const usage = roundedUsage(logged);
-    await service.recordRun(id, { kind: conversation.kind, conversationId: conversation.id, usage });
-    return usage;
+    return marked;
   }
 
   /** Runs `work` with the imported session's file held, so what its CLI writes is not imported twice. */
@@ -441,175 +351,19 @@ export class AgentHost {
     }
   }
 
+  /** Starts the run now (agent-run.ts); it holds its place until its end is recorded. */
   private run(wanted: WaitingRun, limited: boolean): void {
     const { sessionId } = wanted;
-    const row = this.deps.repos.sessions.find(sessionId);
-    const input = this.deps.repos.sessions.agentInput(sessionId);
-    if (!row || !input) return;
-    // An imported session goes on where the follow-up chose: checked again, the folder may be gone.
-    let plan: Continuation | AgentSetupError | undefined;
-    if (wanted.continueIn !== undefined) {
-      try {
-        plan = this.planContinuation(row, wanted.continueIn);
-      } catch (err) {
-        plan = new AgentSetupError((err as Error).message);
-      }
-    }
-    const continuation = plan instanceof AgentSetupError ? undefined : plan;
-    const repoUrl = continuation ? continuation.repoUrl : input.repoUrl;
-    const author = this.deps.repos.users.findById(row.authorId);
-    const session: AgentSession = {
-      id: row.id,
-      workspaceId: row.workspaceId,
-      title: row.title,
-      model: row.model,
-      baseBranch: input.baseBranch,
-      ...(repoUrl ? { repoUrl } : {}),
-      ...(row.repository ? { repository: row.repository } : {}),
-      ...(author ? { author: { name: author.name, email: author.email } } : {}),
-    };
-    const controller = new AbortController();
-    const { service } = this.deps;
-    let recordingProcess: Promise<void> = Promise.resolve();
-    // A continuation in the person's own folder works there; every other run in its sandbox.
-    const sandboxDir = continuation?.cwd ?? sandboxPath(this.sandboxRoot, sessionId);
-    const ctx: RunContext = {
-      session,
-      sandboxDir,
-      ...(continuation?.cwd ? {} : { ownedFolder: sandboxDir }),
-      signal: controller.signal,
-      confinement: {
-        sandbox: this.osSandbox,
-        rules: {
-          writable: [sandboxDir],
-          readable: [],
-          state: [],
-          hidden: [this.deps.dataDir, this.sandboxRoot],
-        },
-      },
-      sink: {
-        assistant: async (message) => {
-          await service.appendMessage(sessionId, message, null);
-          await recordReportedPullRequest(this.deps, session, message);
-        },
-        tasks: (tasks) => service.replaceTasks(sessionId, tasks),
-        branch: (name) => service.setBranch(sessionId, name),
-      },
-      processStarted: (pgid) => {
-        recordingProcess = service
-          .recordProcess(sessionId, pgid)
-          .catch((err: unknown) =>
-            this.deps.logger.warn(`Could not record the process of ${sessionId}: ${String(err)}`),
-          );
-      },
-    };
-    const { firstMessage } = input;
-    const work = (runner: AgentRunner): Promise<RunOutcome> =>
-      wanted.mode === 'start'
-        ? runner.start(
-            ctx,
-            wanted.prompts.length === 0
-              ? firstMessage
-              : joinPrompts(firstMessage === undefined ? wanted.prompts : [firstMessage, ...wanted.prompts]),
-          )
-        : runner.followUp(ctx, joinPrompts(wanted.prompts));
-    const entry: Running = { controller, done: Promise.resolve(), limited };
-    entry.done = (async () => {
-      const started = Date.now();
-      let proxy: ProxyLease | undefined;
-      try {
-        if (plan instanceof AgentSetupError) throw plan;
-        // A branch only in the person's own clone is not in the repository: the clone starts from its default.
-        if (continuation?.repoUrl) {
-          session.baseBranch = await branchToClone(
-            continuation.repoUrl,
-            session.baseBranch,
-            this.agentEnvironment(),
-          );
-        }
-        const runner = continuation
-          ? createContinuationRunner(continuation, {
-              service,
-              repos: this.deps.repos,
-              env: this.agentEnvironment(),
-              lookupEnv: this.deps.config.env ?? process.env,
-              timeoutMs:
-                this.deps.repos.workspaces.settings(session.workspaceId)?.timeoutMs ??
-                DEFAULT_AGENT_TIMEOUT_MS,
-            })
-          : this.workspaces.runnerFor(session.workspaceId);
-        if (runner.kind !== 'demo' && ctx.confinement)
-          proxy = await this.limitNetwork(session.workspaceId, ctx.confinement.rules);
-        // The demo agent runs no program: there is nothing to hold.
-        await service.runStarts(
-          sessionId,
-          runner.kind,
-          runner.kind === 'demo' ? null : this.osSandbox.isolation,
-        );
-        // Folders may have changed hands since the start: each run checks its own again.
-        if (runner.kind !== 'demo' && !continuation?.cwd) {
-          secureSessionFolder(this.sandboxRoot, this.deps.dataDir, sessionId, this.deps.logger);
-        }
-        const { result } = continuation
-          ? await this.holdingFile(sessionId, ctx.sandboxDir, () => work(runner))
-          : await work(runner);
-        await recordingProcess;
-        if (controller.signal.aborted) throw new RunAborted();
-        await recordBranchAtEnd(this.deps, session, ctx.sandboxDir, this.agentEnvironment());
-        await service.finish(sessionId, result, result.is_error ? 'failed' : 'completed', { outcome: true });
-      } catch (err) {
-        await recordingProcess;
-        const stopped = controller.signal.aborted;
-        const reason = entry.stopReason;
-        const text = stopped
-          ? (reason?.text ?? 'Stopped.')
-          : err instanceof SandboxError ||
-              err instanceof SandboxRootError ||
-              err instanceof AgentSetupError ||
-              err instanceof NamedCommandsError
-            ? err.message
-            : `The agent failed: ${err instanceof Error ? err.message : String(err)}`;
-        // A stop by PATCH has already set the status; a failure sets it to failed.
-        const status: SessionStatus | null = stopped ? (reason?.status ?? null) : 'failed';
-        await recordBranchAtEnd(this.deps, session, ctx.sandboxDir, this.agentEnvironment());
-        const result = resultMessage(
-          stopped ? (reason?.success ?? false) : false,
-          text,
-          Date.now() - started,
-          0,
-        );
-        if (err instanceof RunAborted && err.usage) result.usage = err.usage;
-        await service
-          .finish(sessionId, result, status, {
-            keepRunning: stopped && reason?.handOver === true,
-            outcome: !stopped,
-          })
-          .catch((writeErr: unknown) =>
-            this.deps.logger.error(`Could not record the end of ${sessionId}: ${String(writeErr)}`),
-          );
-      } finally {
-        await proxy?.close();
-        if (this.running.get(sessionId) === entry) this.running.delete(sessionId);
-        // A run handing its place over to a follow-up leaves it to that follow-up.
-        if (entry.stopReason?.handOver !== true) this.pump();
-      }
-    })();
+    const entry: Running = { controller: new AbortController(), done: Promise.resolve(), limited };
+    const done = runAgent(this.runDeps, wanted, entry.controller.signal, () => entry.stopReason);
+    if (!done) return;
+    entry.done = done.finally(() => {
+      if (this.running.get(sessionId) === entry) this.running.delete(sessionId);
+      // A run handing its place over to a follow-up leaves it to that follow-up.
+      if (entry.stopReason?.handOver !== true) this.pump();
+    });
     this.running.set(sessionId, entry);
   }
-}
-
-/** A run waiting for a place (or about to start): the prompts it will pass, in order. */
-interface WaitingRun {
-  sessionId: string;
-  mode: QueuedRun['mode'];
-  prompts: string[];
-  /** A follow-up to an imported session: where its conversation goes on. */
-  continueIn?: ContinueIn;
-}
-
-/** Prompts sent while a run waited reach the agent as one, in order, a blank line apart. */
-function joinPrompts(prompts: string[]): string {
-  return prompts.join('\n\n');
 }
 
 /** What is kept of a waiting run across restarts (a start's first message is the session's). */
