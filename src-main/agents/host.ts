@@ -20,7 +20,7 @@ import {
 import { NamedCommandsError } from './named-commands.js';
 import { AgentSetupError, WorkspaceAgents } from './workspace-agents.js';
 import { BRIDGE_PORT } from './network-bridge.js';
-import { NetworkProxies, type ProxyLease } from './network-proxy.js';
+import { NetworkProxies, refusalNotices, type ProxyLease, type Refused } from './network-proxy.js';
 import { endOrphans } from './orphans.js';
 import { detectOsSandbox, installRoot, type Confinement, type OsSandbox } from './os-sandbox.js';
 import { locateExecutable } from './programs.js';
@@ -174,7 +174,11 @@ export class AgentHost {
    * Where the workspace lists the hosts its agents may reach (and a sandbox can hold them to
    * it): the run's proxy, and the bridge that runs its program, in its confinement.
    */
-  private async limitNetwork(workspaceId: string, rules: Confinement): Promise<ProxyLease | undefined> {
+  private async limitNetwork(
+    workspaceId: string,
+    rules: Confinement,
+    refused: Refused,
+  ): Promise<ProxyLease | undefined> {
     const allowed = this.deps.repos.workspaces.settings(workspaceId)?.allowedHosts;
     if (!allowed || this.osSandbox.isolation !== 'sandbox') return undefined;
     const node = locateExecutable(
@@ -189,7 +193,7 @@ export class AgentHost {
         `This workspace lists the hosts its agents may reach, which needs Node.js in their sandbox: ${node.problem}`,
       );
     }
-    const lease = await this.proxies.open(allowed);
+    const lease = await this.proxies.open(allowed, refused);
     rules.readable.push(installRoot(node.path));
     rules.network = { socket: lease.socket, port: BRIDGE_PORT, node: node.path };
     return lease;
@@ -471,6 +475,14 @@ export class AgentHost {
     const controller = new AbortController();
     const { service } = this.deps;
     let recordingProcess: Promise<void> = Promise.resolve();
+    const refusals = refusalNotices((message) =>
+      service
+        .appendMessage(sessionId, message, null)
+        .then(() => undefined)
+        .catch((err: unknown) =>
+          this.deps.logger.warn(`Could not record a refused connection of ${sessionId}: ${String(err)}`),
+        ),
+    );
     // A continuation in the person's own folder works there; every other run in its sandbox.
     const sandboxDir = continuation?.cwd ?? sandboxPath(this.sandboxRoot, sessionId);
     const ctx: RunContext = {
@@ -539,7 +551,7 @@ export class AgentHost {
             })
           : this.workspaces.runnerFor(session.workspaceId);
         if (runner.kind !== 'demo' && ctx.confinement)
-          proxy = await this.limitNetwork(session.workspaceId, ctx.confinement.rules);
+          proxy = await this.limitNetwork(session.workspaceId, ctx.confinement.rules, refusals.refused);
         // The demo agent runs no program: there is nothing to hold.
         await service.runStarts(
           sessionId,
@@ -554,11 +566,13 @@ export class AgentHost {
           ? await this.holdingFile(sessionId, ctx.sandboxDir, () => work(runner))
           : await work(runner);
         await recordingProcess;
+        await refusals.end();
         if (controller.signal.aborted) throw new RunAborted();
         await recordBranchAtEnd(this.deps, session, ctx.sandboxDir, this.agentEnvironment());
         await service.finish(sessionId, result, result.is_error ? 'failed' : 'completed', { outcome: true });
       } catch (err) {
         await recordingProcess;
+        await refusals.end();
         const stopped = controller.signal.aborted;
         const reason = entry.stopReason;
         const text = stopped
