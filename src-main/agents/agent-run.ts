@@ -11,7 +11,7 @@ import { DEFAULT_AGENT_TIMEOUT_MS } from './command-agent.js';
 import { branchToClone, createContinuationRunner, type Continuation } from './imported-continuation.js';
 import { NamedCommandsError } from './named-commands.js';
 import { BRIDGE_PORT } from './network-bridge.js';
-import type { NetworkProxies, ProxyLease } from './network-proxy.js';
+import { refusalNotices, type NetworkProxies, type ProxyLease, type Refused } from './network-proxy.js';
 import { installRoot, type Confinement, type OsSandbox } from './os-sandbox.js';
 import { locateExecutable } from './programs.js';
 import { recordBranchAtEnd, recordReportedPullRequest, type FactsDeps } from './repository-facts.js';
@@ -110,6 +110,14 @@ export function runAgent(
   };
   const { service } = deps;
   let recordingProcess: Promise<void> = Promise.resolve();
+  const refusals = refusalNotices((message) =>
+    service
+      .appendMessage(sessionId, message, null)
+      .then(() => undefined)
+      .catch((err: unknown) =>
+        deps.logger.warn(`Could not record a refused connection of ${sessionId}: ${String(err)}`),
+      ),
+  );
   // A continuation in the person's own folder works there; every other run in its sandbox.
   const sandboxDir = continuation?.cwd ?? sandboxPath(deps.sandboxRoot(), sessionId);
   const ctx: RunContext = {
@@ -176,7 +184,7 @@ export function runAgent(
           })
         : deps.runnerFor(session.workspaceId);
       if (runner.kind !== 'demo' && ctx.confinement)
-        proxy = await limitNetwork(deps, session.workspaceId, ctx.confinement.rules);
+        proxy = await limitNetwork(deps, session.workspaceId, ctx.confinement.rules, refusals.refused);
       // The demo agent runs no program: there is nothing to hold.
       await service.runStarts(
         sessionId,
@@ -191,11 +199,13 @@ export function runAgent(
         ? await deps.holdingFile(sessionId, ctx.sandboxDir, () => work(runner))
         : await work(runner);
       await recordingProcess;
+      await refusals.end();
       if (signal.aborted) throw new RunAborted();
       await recordBranchAtEnd(deps, session, ctx.sandboxDir, deps.agentEnvironment());
       await service.finish(sessionId, result, result.is_error ? 'failed' : 'completed', { outcome: true });
     } catch (err) {
       await recordingProcess;
+      await refusals.end();
       const stopped = signal.aborted;
       const reason = stopReason();
       const text = stopped
@@ -238,6 +248,7 @@ async function limitNetwork(
   deps: RunDeps,
   workspaceId: string,
   rules: Confinement,
+  refused: Refused,
 ): Promise<ProxyLease | undefined> {
   const allowed = deps.repos.workspaces.settings(workspaceId)?.allowedHosts;
   if (!allowed || deps.osSandbox().isolation !== 'sandbox') return undefined;
@@ -253,7 +264,7 @@ async function limitNetwork(
       `This workspace lists the hosts its agents may reach, which needs Node.js in their sandbox: ${node.problem}`,
     );
   }
-  const lease = await deps.proxies.open(allowed);
+  const lease = await deps.proxies.open(allowed, refused);
   rules.readable.push(installRoot(node.path));
   rules.network = { socket: lease.socket, port: BRIDGE_PORT, node: node.path };
   return lease;

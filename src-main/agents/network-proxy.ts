@@ -10,6 +10,8 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative } from 'node:path';
 import type { Duplex } from 'node:stream';
+import type { AssistantMessage } from '../../src-shared/sessions.js';
+import { notice } from './output-caps.js';
 
 /**
  * The proxy through which agents' programs reach the hosts their workspace allows. A run
@@ -35,6 +37,37 @@ export function refusalText(host: string, port: number): string {
     `Session Desk refused the connection to ${host}:${port}: it is not in this workspace's ` +
     "network allow-list (Settings › Agent › Network, the workspace's allowedHosts).\n"
   );
+}
+
+/** Called with each connection a run's proxy refuses. */
+export type Refused = (host: string, port: number) => void;
+
+/**
+ * A run's notices of what its proxy refused, once per host and port: a program may report a
+ * refusal as no more than "fetch failed" (Gemini CLI, then retrying for minutes), so the
+ * transcript says itself which host the list left out. Information, not an error: what the
+ * CLIs reach besides their model (telemetry, update checks) is refused as well, and they go on.
+ * `end` waits for the notices being written, before the run's result; nothing is said after it.
+ */
+export function refusalNotices(append: (message: AssistantMessage) => Promise<void>): {
+  refused: Refused;
+  end(): Promise<void>;
+} {
+  const said = new Set<string>();
+  let writing = Promise.resolve();
+  let open = true;
+  return {
+    refused: (host, port) => {
+      const target = `${host}:${port}`;
+      if (!open || said.has(target)) return;
+      said.add(target);
+      writing = writing.then(() => append(notice(refusalText(host, port).trimEnd(), 'info')));
+    },
+    end: () => {
+      open = false;
+      return writing;
+    },
+  };
 }
 
 /** `host:port` of a CONNECT, or the URL of an absolute-form request: its host and port. */
@@ -96,7 +129,7 @@ export class NetworkProxies {
 
   constructor(private readonly keptOut: () => string[]) {}
 
-  async open(allowed: readonly string[]): Promise<ProxyLease> {
+  async open(allowed: readonly string[], refused: Refused = () => undefined): Promise<ProxyLease> {
     this.folder ??= this.makeFolder();
     const folder = this.folder;
     this.made += 1;
@@ -114,6 +147,7 @@ export class NetworkProxies {
         return;
       }
       if (!hostAllowed(allowed, target.host, target.port)) {
+        refused(target.host, target.port);
         answer(res, 403, refusalText(target.host, target.port));
         return;
       }
@@ -153,6 +187,7 @@ export class NetworkProxies {
         return;
       }
       if (!hostAllowed(allowed, target.host, target.port)) {
+        refused(target.host, target.port);
         answerRaw(client, '403 Forbidden', refusalText(target.host, target.port));
         return;
       }

@@ -10,6 +10,7 @@ import type { SessionFull } from '../../src-shared/index.js';
 import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
 import { getSession, waitForResults } from '../helpers/agent-runs.js';
 import { CLAUDE_CODE_VARIABLES, claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
+import { findRealCli, realCli } from '../helpers/real-cli-setup.js';
 import { agentPid, ended, runProcesses, WAITING_AGENT } from '../helpers/run-control.js';
 import { asUser, createSession, seedWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -35,7 +36,7 @@ interface Report {
 /** The probe's report: the text of the session's first assistant message. */
 function reportOf(session: SessionFull): Report {
   for (const m of session.messages) {
-    if (m.type !== 'assistant') continue;
+    if (m.type !== 'assistant' || m.notice) continue;
     for (const block of m.message.content) if (block.type === 'text') return JSON.parse(block.text) as Report;
   }
   throw new Error(`no report in ${JSON.stringify(session.messages)}`);
@@ -248,3 +249,114 @@ describe.skipIf(!bwrap || !claude)("the real Claude Code behind a workspace's ne
     );
   }, 180_000);
 });
+
+/**
+ * Each other real CLI, one turn against its scripted model server on 127.0.0.1. `givesUp`: a
+ * refused model request ends its run (Gemini CLI retries a failed request for minutes).
+ */
+const OTHER_CLIS = [
+  {
+    name: 'Codex',
+    kind: 'codex' as const,
+    bin: 'SESSIONDESK_CODEX_BIN',
+    script: [{ match: 'SAY-HELLO', turns: [{ output: { text: 'Hello through the proxy.' } }] }],
+    givesUp: true,
+  },
+  {
+    name: 'Gemini CLI',
+    kind: 'gemini' as const,
+    bin: 'SESSIONDESK_GEMINI_BIN',
+    script: [{ match: 'SAY-HELLO', turns: [{ parts: [{ text: 'Hello through the proxy.' }] }] }],
+    givesUp: false,
+  },
+];
+
+/** Session Desk's own word on each refused connection, whatever the CLI made of the refusals. */
+function refusalNotices(session: SessionFull): string[] {
+  return session.messages.flatMap((m) =>
+    m.type === 'assistant' && m.notice === 'info'
+      ? m.message.content.flatMap((b) =>
+          b.type === 'text' && b.text.startsWith('Session Desk refused') ? [b.text] : [],
+        )
+      : [],
+  );
+}
+
+describe.each(OTHER_CLIS)(
+  "the real $name behind a workspace's network allow-list",
+  ({ kind, bin, script, givesUp }) => {
+    const installed = findRealCli(kind);
+    const cleanups: (() => unknown)[] = [];
+    afterEach(async () => {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    });
+
+    /** A session of the CLI, started in a workspace with this list. */
+    async function started(allowedHosts: string[]) {
+      const home = mkdtempSync(join(tmpdir(), `network-${kind}-home-`));
+      cleanups.push(() => rmSync(home, { recursive: true, force: true }));
+      const cli = await realCli(kind, script, home);
+      cleanups.push(() => cli.close());
+      const server = await startTestServer({
+        agentEnv: { PATH: process.env.PATH, ...cli.env, [bin]: cli.bin },
+        agentEnvNames: cli.names,
+      });
+      cleanups.push(() => server.dispose());
+      const owner = await seedWorkspace(server);
+      const cookie = owner.user.cookie;
+      const chosen = await asUser(server, cookie, 'PUT', `/api/workspaces/${owner.organizationId}/agent`, {
+        agent: kind,
+        allowedHosts,
+      });
+      expect(chosen.status).toBe(200);
+      const { id } = await createSession(server, cookie, {
+        organizationId: owner.organizationId,
+        initialMessage: 'Say hello. SAY-HELLO',
+      });
+      return { cli, server, cookie, id };
+    }
+
+    it.skipIf(!bwrap || !installed)(
+      'completes a turn when the model server is allowed',
+      async () => {
+        const { cli, server, cookie, id } = await started(['127.0.0.1']);
+        const session = await waitForResults(server, cookie, id, 1, 150_000);
+        expect(session.isolation).toBe('sandbox');
+        expect(session.status, JSON.stringify(session.messages.at(-1))).toBe('completed');
+        expect(JSON.stringify(session.messages)).toContain('Hello through the proxy.');
+        // The CLI's own other traffic (its telemetry, updates) may be refused: the model's is not.
+        const refusals = refusalNotices(session);
+        expect(refusals.filter((text) => text.includes('127.0.0.1'))).toEqual([]);
+        expect(cli.requests.length).toBeGreaterThan(0);
+      },
+      180_000,
+    );
+
+    it.skipIf(!bwrap || !installed)(
+      'says which host was refused, and why, when the list leaves the model server out',
+      async () => {
+        const { cli, server, cookie, id } = await started(['example.invalid']);
+        await expect
+          .poll(async () => refusalNotices(await getSession(server, cookie, id)), { timeout: 120_000 })
+          .toContainEqual(
+            expect.stringMatching(
+              /^Session Desk refused the connection to 127\.0\.0\.1:\d+: it is not in this workspace's network allow-list \(Settings › Agent › Network/u,
+            ),
+          );
+        if (givesUp) {
+          const session = await waitForResults(server, cookie, id, 1, 150_000);
+          expect(session.status).toBe('failed');
+        } else {
+          const stop = await asUser(server, cookie, 'POST', `/api/sessions/${id}/stop`);
+          expect(stop.status).toBe(200);
+          // Still retrying: it was going on until stopped.
+          const session = await waitForResults(server, cookie, id, 1, 30_000);
+          expect(session.messages.at(-1)).toMatchObject({ type: 'result', stopped: true });
+          expect(JSON.stringify(session.messages)).not.toContain('Hello through the proxy.');
+        }
+        expect(cli.requests).toEqual([]);
+      },
+      180_000,
+    );
+  },
+);

@@ -1,6 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
+import {
+  startScriptedAnthropicServer,
+  type RecordedRequest,
+} from '../fixtures/agents/scripted-anthropic-server.mjs';
 import { startScriptedGeminiServer } from '../fixtures/agents/scripted-gemini-server.mjs';
 import { startScriptedResponsesServer } from '../fixtures/agents/scripted-responses-server.mjs';
 import { findAgentCli, writeScriptedCodexConfig } from './agent-cli.js';
@@ -16,6 +19,8 @@ export interface RealCli {
   env: NodeJS.ProcessEnv;
   /** The names in `env` beyond the agents' allow-list. */
   names: string[];
+  /** The requests its model server answered so far. */
+  requests: RecordedRequest[];
   close(): Promise<void>;
 }
 
@@ -56,6 +61,7 @@ export async function realCli(kind: RealCliKind, script: unknown[], home: string
       bin,
       env: { HOME: home, ...Object.fromEntries(names.map((n) => [n, all[n]])) },
       names,
+      requests: server.requests,
       close: () => server.close(),
     };
   }
@@ -67,6 +73,7 @@ export async function realCli(kind: RealCliKind, script: unknown[], home: string
       bin,
       env: { HOME: home, CODEX_HOME: home, SCRIPTED_API_KEY: 'scripted' },
       names: ['SCRIPTED_API_KEY'],
+      requests: server.requests,
       close: () => server.close(),
     };
   }
@@ -87,6 +94,7 @@ export async function realCli(kind: RealCliKind, script: unknown[], home: string
       GEMINI_TELEMETRY_ENABLED: 'false',
     },
     names: ['GEMINI_TELEMETRY_ENABLED'],
+    requests: server.requests,
     close: () => server.close(),
   };
 }
