@@ -47,7 +47,20 @@ export const HistorySourceSchema = z.object({
   lastImportAt: z.string().optional(),
 });
 export type HistorySource = z.infer<typeof HistorySourceSchema>;
-export const HistorySourcesResponseSchema = z.object({ sources: z.array(HistorySourceSchema) });
+/** An agent CLI's folder in its default place on this machine, not yet a source of the workspace. */
+export const FoundHistoryFolderSchema = z.object({
+  kind: z.enum(HISTORY_KINDS),
+  rootDir: z.string(),
+});
+export type FoundHistoryFolder = z.infer<typeof FoundHistoryFolderSchema>;
+export const HistorySourcesResponseSchema = z.object({
+  sources: z.array(HistorySourceSchema),
+  found: z
+    .array(FoundHistoryFolderSchema)
+    .describe(
+      "The CLIs' folders in their default places (as the agents' environment sets them) that hold sessions and are not sources yet; for owners only, empty for other members.",
+    ),
+});
 export const HistorySourceResponseSchema = z.object({ source: HistorySourceSchema });
 export const NewHistorySourceBodySchema = z.strictObject({
   kind: z.enum(HISTORY_KINDS),

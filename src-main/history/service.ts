@@ -1,11 +1,24 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
-import type { HistoryImportBody, HistorySource, HistorySourceReport } from '../../src-shared/history.js';
-import type { HistoryKind } from '../../src-shared/sessions.js';
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import type {
+  FoundHistoryFolder,
+  HistoryImportBody,
+  HistorySource,
+  HistorySourceReport,
+} from '../../src-shared/history.js';
+import { HISTORY_KINDS, type HistoryKind } from '../../src-shared/sessions.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import type { HistorySourceRecord } from '../store/history.js';
-import { importSource, type HistoryDeps } from './importer.js';
+import { defaultRoot, importSource, type HistoryDeps } from './importer.js';
+
+/** The folder under a CLI's root that holds its sessions: a root without it has none to import. */
+const SESSIONS_FOLDER: Record<HistoryKind, string> = {
+  'claude-code': 'projects',
+  codex: 'sessions',
+  gemini: 'tmp',
+};
 
 /** A source folder that was named but cannot be read. */
 function unreadable(rootDir: string, why: string): AppError {
@@ -136,6 +149,24 @@ export function createHistorySources(deps: HistoryDeps) {
   return {
     list(workspaceId: string): HistorySource[] {
       return repos.history.sources(workspaceId).map(view);
+    },
+
+    /**
+     * The CLIs' folders in their default places that hold sessions and the workspace does not
+     * follow yet: what a person who runs these CLIs in a terminal most likely wants to add.
+     */
+    found(workspaceId: string, env: NodeJS.ProcessEnv): FoundHistoryFolder[] {
+      const home = env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir();
+      const followed = new Set(repos.history.sources(workspaceId).map((s) => `${s.kind}:${s.rootDir}`));
+      return HISTORY_KINDS.flatMap((kind) => {
+        const rootDir = resolve(defaultRoot(kind, env, home));
+        if (followed.has(`${kind}:${rootDir}`)) return [];
+        try {
+          return statSync(join(rootDir, SESSIONS_FOLDER[kind])).isDirectory() ? [{ kind, rootDir }] : [];
+        } catch {
+          return [];
+        }
+      });
     },
 
     async add(

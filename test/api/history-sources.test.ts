@@ -1,6 +1,6 @@
 // Settings' history sources over HTTP: members list them, owners add, pause and remove them,
 // and the server follows an added source.
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -112,5 +112,46 @@ describe('history sources', () => {
       await (await withKey(server, apiKey, 'GET', `/api/sessions?organizationId=${organizationId}`)).json(),
     );
     expect(after.sessions.filter((s) => s.source)).toHaveLength(1);
+  });
+
+  it("offers owners the CLIs' folders found in their default places, until added", async () => {
+    // The agents' home holds Claude Code's and Codex's folders with sessions; Gemini CLI's
+    // folder exists but holds none; CODEX_HOME moves Codex's folder, as the CLI itself does.
+    const home = mkdtempSync(join(tmpdir(), 'history-home-'));
+    dirs.push(home);
+    const fixtures = join(ROOT, 'test', 'fixtures', 'history');
+    cpSync(join(fixtures, 'claude-code', '2.1.330', 'resume'), join(home, '.claude'), { recursive: true });
+    cpSync(join(fixtures, 'codex', '0.169.0', 'plain-answer'), join(home, 'codex-home'), {
+      recursive: true,
+    });
+    cpSync(join(fixtures, 'codex', '0.169.0', 'plain-answer'), join(home, '.codex'), { recursive: true });
+    mkdirSync(join(home, '.gemini'));
+    const server = await startTestServer({
+      agentEnv: { PATH: process.env.PATH, HOME: home, CODEX_HOME: join(home, 'codex-home') },
+    });
+    servers.push(server);
+    const { user, organizationId } = await seedWorkspace(server);
+    const base = `/api/workspaces/${organizationId}/history-sources`;
+    const list = async (cookie: string) =>
+      HistorySourcesResponseSchema.parse(await (await asUser(server, cookie, 'GET', base)).json());
+
+    expect((await list(user.cookie)).found).toEqual([
+      { kind: 'claude-code', rootDir: join(home, '.claude') },
+      { kind: 'codex', rootDir: join(home, 'codex-home') },
+    ]);
+
+    const email = uniqueEmail('member');
+    await server.accounts.createUser({ email, name: 'Member', password: PASSWORD });
+    await server.accounts.addMember({ organizationId, email });
+    expect((await list(await signIn(server, email))).found).toEqual([]);
+
+    const added = await asUser(server, user.cookie, 'POST', base, {
+      kind: 'claude-code',
+      rootDir: join(home, '.claude'),
+    });
+    expect(added.status).toBe(201);
+    const after = await list(user.cookie);
+    expect(after.found).toEqual([{ kind: 'codex', rootDir: join(home, 'codex-home') }]);
+    expect(after.sources.map((s) => s.rootDir)).toEqual([join(home, '.claude')]);
   });
 });

@@ -3,7 +3,9 @@
 import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT } from '../helpers/cli.js';
+import { ROOT, startServe } from '../helpers/cli.js';
+import { seedDataDir } from '../helpers/seed.js';
+import { tempDir } from '../helpers/server.js';
 import { expect, signIn, test } from './fixtures.js';
 
 test('an owner adds, pauses and removes a history source in Settings', async ({ page, seeded }) => {
@@ -46,5 +48,37 @@ test('an owner adds, pauses and removes a history source in Settings', async ({ 
     await expect(page.getByRole('link', { name: /Track your work/ }).first()).toBeVisible();
   } finally {
     rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("an owner adds a CLI's folder found in its default place with one click", async ({ page }) => {
+  const home = mkdtempSync(join(tmpdir(), 'e2e-history-home-'));
+  const dataDir = tempDir('sessiondesk-e2e-');
+  try {
+    cpSync(
+      join(ROOT, 'test', 'fixtures', 'history', 'gemini', '0.61.0', 'write-todos'),
+      join(home, '.gemini'),
+      {
+        recursive: true,
+      },
+    );
+    const data = await seedDataDir(dataDir);
+    const server = await startServe(dataDir, ['--log-level', 'warn'], { HOME: home });
+    try {
+      await signIn(page, server.url, data.email, data.password);
+      await page.getByRole('link', { name: 'History' }).click();
+      const found = page.getByRole('region', { name: 'Found on this machine' });
+      await expect(found).toContainText(`Gemini CLI ${join(home, '.gemini')}`);
+      await found.getByRole('button', { name: `Add ${join(home, '.gemini')}` }).click();
+      const row = page.getByRole('row', { name: new RegExp(join(home, '.gemini')) });
+      await expect(row).toContainText('Gemini CLI');
+      await expect(found).toBeHidden();
+      await expect(row.getByRole('cell').nth(2)).toHaveText('1', { timeout: 15_000 });
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });

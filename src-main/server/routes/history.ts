@@ -39,15 +39,22 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
       ...userOnly,
       schema: {
         summary: 'List the history sources',
-        description: 'The agent CLI folders this workspace imports and follows, with their counts.',
+        description:
+          "The agent CLI folders this workspace imports and follows, with their counts; for owners, the CLIs' folders found in their default places that are not sources yet.",
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
         response: { 200: HistorySourcesResponseSchema, ...errorResponses(400, 401, 403, 500, 503) },
       },
     },
     async (request) => {
-      requireRole(userOf(request).userId, request.params.organizationId, 'member');
-      return { sources: sources.list(request.params.organizationId) };
+      const { userId } = userOf(request);
+      const { organizationId } = request.params;
+      requireRole(userId, organizationId, 'member');
+      const owner = repos.workspaces.role(organizationId, userId) === 'owner';
+      return {
+        sources: sources.list(organizationId),
+        found: owner ? sources.found(organizationId, ctx.agentEnv) : [],
+      };
     },
   );
 

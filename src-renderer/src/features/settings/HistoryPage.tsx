@@ -77,6 +77,31 @@ export function HistoryPage() {
           </button>
         </form>
       )}
+      {isOwner && sources.data && sources.data.found.length > 0 && (
+        <section className="stack card" aria-labelledby="found-heading">
+          <h2 id="found-heading">Found on this machine</h2>
+          <p className="muted small">
+            Where these programs keep their sessions by default, as the agents&apos; environment sets it.
+          </p>
+          <ul className="found-folders">
+            {sources.data.found.map((folder) => (
+              <li key={`${folder.kind}:${folder.rootDir}`}>
+                <span>
+                  {KIND_NAMES[folder.kind]} <code>{folder.rootDir}</code>
+                </span>
+                <button
+                  type="button"
+                  className="button button-small"
+                  disabled={add.isPending}
+                  onClick={() => add.mutate({ kind: folder.kind, rootDir: folder.rootDir })}
+                >
+                  Add<span className="visually-hidden"> {folder.rootDir}</span>
+                </button>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
       {add.error && (
         <p className="form-error" role="alert">
           {add.error.message}
