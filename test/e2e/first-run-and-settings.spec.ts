@@ -65,6 +65,10 @@ test('first-run setup offers the agent CLIs installed here and gives the workspa
     await page.goto(`${server.url}/settings/agent`);
     await expect(page.getByText('Set for this workspace.')).toBeVisible();
     await expect(page.getByLabel(/Gemini CLI/)).toBeChecked();
+    // The missing CLI's row says what is missing without naming the CLI twice.
+    await expect(
+      page.getByText("(claude was not found on the server's PATH; install it or set SESSIONDESK_CLAUDE_BIN"),
+    ).toBeVisible();
   } finally {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });

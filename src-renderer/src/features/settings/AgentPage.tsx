@@ -29,7 +29,10 @@ function CliChoice({
 }) {
   const detail = info.found
     ? `${info.version ? `version ${info.version}, ` : ''}${info.path ?? ''}`
-    : (info.problem ?? 'Not installed').replaceAll('`', '');
+    : // The server's sentence names the CLI, which the row already does.
+      (info.problem ?? 'Not installed')
+        .replace(`${info.name} (\`${info.program ?? ''}\`)`, info.program ?? info.name)
+        .replaceAll('`', '');
   return (
     <label className="checkbox cli-choice">
       <input
