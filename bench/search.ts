@@ -1,16 +1,16 @@
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { createAccounts } from '../src-main/accounts/accounts.js';
 import { newId } from '../src-main/accounts/secrets.js';
 import { silentLogger, systemClock } from '../src-main/clock.js';
 import { createRepositories } from '../src-main/store/repositories.js';
 import { Store } from '../src-main/store/store.js';
 import type { Message } from '../src-shared/sessions.js';
+import { buildBenchServer, get, startChild } from './bench-child.js';
+import { sessionSizes, TextPool } from './corpus.js';
 import { percentile } from './load.js';
 import { randomGenerator } from './seed.js';
 
@@ -33,62 +33,6 @@ const outFile = process.env.SEARCH_OUT ?? fileURLToPath(new URL('./search-result
 const startedAt = performance.now();
 const progress = (line: string) =>
   process.stderr.write(`[${((performance.now() - startedAt) / 1000).toFixed(1).padStart(6)}s] ${line}\n`);
-
-/**
- * Text as real transcripts hold it: agents read and write source files and talk about them in
- * prose. The tool outputs here are slices of the real source files installed in node_modules
- * (JavaScript, TypeScript, JSON), and the prose slices of the Markdown there: a real code
- * base's vocabulary, not made-up words. The files are read in a fixed order, so a run on the
- * same lockfile sees the same corpus.
- */
-class TextPool {
-  private readonly code: string;
-  private readonly prose: string;
-  constructor(private readonly random: () => number) {
-    const root = fileURLToPath(new URL('../node_modules', import.meta.url));
-    const code: string[] = [];
-    const prose: string[] = [];
-    let codeBytes = 0;
-    let proseBytes = 0;
-    const walk = (dir: string) => {
-      if (codeBytes >= 48 * MB && proseBytes >= 8 * MB) return;
-      for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
-        a.name.localeCompare(b.name),
-      )) {
-        const path = join(dir, entry.name);
-        if (entry.isDirectory()) walk(path);
-        else if (
-          /\.(?:js|ts|mjs|cjs|json)$/u.test(entry.name) &&
-          !entry.name.endsWith('.min.js') &&
-          codeBytes < 48 * MB
-        ) {
-          const text = readFileSync(path, 'utf8');
-          if (text.length < 2 * MB) {
-            code.push(text);
-            codeBytes += text.length;
-          }
-        } else if (/\.md$/u.test(entry.name) && proseBytes < 8 * MB) {
-          const text = readFileSync(path, 'utf8');
-          prose.push(text);
-          proseBytes += text.length;
-        }
-      }
-    };
-    walk(root);
-    this.code = code.join('\n');
-    this.prose = prose.join('\n');
-  }
-  private slice(from: string, chars: number): string {
-    const start = Math.floor(this.random() * Math.max(1, from.length - chars));
-    return from.slice(start, start + chars);
-  }
-  codeText(chars: number): string {
-    return this.slice(this.code, chars);
-  }
-  proseText(chars: number): string {
-    return this.slice(this.prose, chars);
-  }
-}
 
 /** Rare words planted once each in known messages: the targets of the "rare" queries. */
 const RARE = Array.from({ length: 20 }, (_, i) => `zqrare${i}marker`);
@@ -166,28 +110,6 @@ class ConversationMaker {
       },
     };
   }
-}
-
-/** Session sizes as in bench/scale.ts: log-normal around 300 KB, capped at 8 MB, one of 2% 10 MB+. */
-function sessionSizes(totalBytes: number, random: () => number): number[] {
-  const sizes: number[] = [];
-  let sum = 0;
-  while (sum < totalBytes) {
-    const n = sizes.length;
-    const size =
-      n % 50 === 7
-        ? 10 * MB * 10 ** (random() * 0.7)
-        : Math.min(
-            8 * MB,
-            300 *
-              1024 *
-              Math.exp(1.2 * Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random())),
-          );
-    const bounded = Math.max(4_000, Math.min(size, totalBytes - sum + 4_000));
-    sizes.push(bounded);
-    sum += bounded;
-  }
-  return sizes;
 }
 
 interface Seeded {
@@ -285,48 +207,6 @@ async function seed(dataDir: string): Promise<Seeded> {
   };
 }
 
-function get(
-  url: string,
-  headers: Record<string, string>,
-): Promise<{ ms: number; status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const req = request(url, { headers }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ ms: performance.now() - started, status: res.statusCode ?? 0, body }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-/** The bench's server: startServer in a process of its own, with an IPC channel. */
-async function startChild(script: string, dataDir: string) {
-  const spawned = performance.now();
-  const child: ChildProcess = fork(script, [dataDir], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const replies: Array<Record<string, unknown>> = [];
-  let wake: (() => void) | null = null;
-  child.on('message', (m) => {
-    replies.push(m as Record<string, unknown>);
-    wake?.();
-  });
-  const reply = async (): Promise<Record<string, unknown>> => {
-    while (replies.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-    const next = replies.shift() as Record<string, unknown>;
-    if (next.error) throw new Error(`server: ${String(next.error)}`);
-    return next;
-  };
-  const ask = async (command: object) => {
-    child.send(command);
-    return reply();
-  };
-  const ready = await reply();
-  return { url: String(ready.ready), ask, spawned, child };
-}
-
 const QUERIES: Record<'rare' | 'common' | 'prefix' | 'phrase', string[]> = {
   rare: RARE.slice(0, 10),
   common: [
@@ -392,17 +272,7 @@ async function main(): Promise<void> {
       `seeded ${transcriptMB.toFixed(0)} MB in ${seeded.sessions} sessions, ${(seeded.seedMs / 1000).toFixed(1)} s`,
     );
 
-    const serverScript = fileURLToPath(new URL('../out/bench/scale-server.mjs', import.meta.url));
-    await build({
-      entryPoints: [fileURLToPath(new URL('./scale-server.ts', import.meta.url))],
-      outfile: serverScript,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node22.13',
-      packages: 'external',
-      logLevel: 'warning',
-    });
+    const serverScript = await buildBenchServer();
     const headers = { 'x-api-key': seeded.apiKey };
     const searchUrl = (url: string, q: string) => `${url}/api/search?q=${encodeURIComponent(q)}&limit=20`;
 
