@@ -1,0 +1,473 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  closeSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createAccounts } from '../src-main/accounts/accounts.js';
+import { silentLogger, systemClock } from '../src-main/clock.js';
+import { createRepositories } from '../src-main/store/repositories.js';
+import { Store } from '../src-main/store/store.js';
+import { buildBenchServer, get, startChild } from './bench-child.js';
+import { sessionSizes, TextPool } from './corpus.js';
+import { percentile } from './load.js';
+import { randomGenerator } from './seed.js';
+
+/**
+ * `npm run bench:history`: importing and following a heavy user's Claude Code history, the
+ * CLI's own files as Claude Code 2.1.330 writes them. Writes HISTORY_BENCH_MB of session files
+ * (default 300; 3072 for the 3 GB proof) under a `~/.claude/projects` of its own, each line
+ * made from the recorded session in test/fixtures/history (the same record types, fields and
+ * order: the prompt and its snapshots, API request shapes and blobs, assistant turns, tool
+ * results whose output is also kept in `toolUseResult` and in the request blob), with tool
+ * output cut from the real source files in node_modules. Then, side by side in one run:
+ *
+ * 1. `sessiondesk history import` with no server (wall time, peak RSS of the process), and the
+ *    same command again with nothing changed;
+ * 2. a server (bench/scale-server.ts, as `serve` runs) that is given the folder as a history
+ *    source through the API and imports and indexes it in the background, while the list is
+ *    read one request at a time: until the last session's last words are found by search, the
+ *    list's latency, the longest event-loop stall and the server's peak RSS;
+ * 3. a line appended to a session file, until the API has the message.
+ *
+ * Results go to bench/history-results.json and stdout.
+ */
+
+const MB = 1024 * 1024;
+const targetMB = Number(process.env.HISTORY_BENCH_MB ?? 300);
+if (!Number.isFinite(targetMB) || targetMB <= 0)
+  throw new Error('HISTORY_BENCH_MB must be a positive number');
+const outFile = process.env.HISTORY_OUT ?? fileURLToPath(new URL('./history-results.json', import.meta.url));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const CLI = join(ROOT, 'bin', 'sessiondesk.js');
+const startedAt = performance.now();
+const progress = (line: string) =>
+  process.stderr.write(`[${((performance.now() - startedAt) / 1000).toFixed(1).padStart(6)}s] ${line}\n`);
+
+/** Found once the last session is imported and indexed: the first import is complete. */
+const LAST_MARKER = 'zqhistorylastmarker';
+const APPENDED_MARKER = 'zqhistoryappendedmarker';
+
+type Line = Record<string, unknown> & { type: string };
+
+/** The recorded Claude Code 2.1.330 session every generated line is made from. */
+function templateLines(): Line[] {
+  const dir = join(
+    ROOT,
+    'test',
+    'fixtures',
+    'history',
+    'claude-code',
+    '2.1.330',
+    'edit-and-commit',
+    'projects',
+  );
+  const project = readdirSync(dir)[0];
+  if (!project) throw new Error(`no recorded project in ${dir}`);
+  const file = readdirSync(join(dir, project)).find((name) => name.endsWith('.jsonl'));
+  if (!file) throw new Error(`no recorded session in ${join(dir, project)}`);
+  return readFileSync(join(dir, project, file), 'utf8')
+    .trim()
+    .split('\n')
+    .map((text) => JSON.parse(text) as Line);
+}
+
+const attachmentType = (line: Line) => (line.attachment as { type?: string } | undefined)?.type;
+
+/**
+ * Writes Claude Code sessions: the recorded session's opening (up to its first answer), then
+ * turns made from its first turn (an answer, a tool call, its result and the request lines
+ * around them), a new prompt every 25 turns, and its closing line.
+ */
+class SessionWriter {
+  private readonly head: Line[];
+  private readonly turn: Line[];
+  private readonly closing: Line[];
+  private readonly prompt: Line;
+  private readonly promptSnapshot: Line;
+  private tool = 0;
+
+  constructor(
+    template: Line[],
+    private readonly random: () => number,
+    private readonly text: TextPool,
+  ) {
+    const first = template.findIndex((l) => l.type === 'assistant');
+    const toolsUsed = template.findIndex((l, i) => i > first && l.type === 'tools-used');
+    this.head = template.slice(0, first);
+    this.turn = template.slice(first, toolsUsed + 1).filter((l) => attachmentType(l) !== 'prompt_snapshot');
+    this.closing = template.filter((l) => l.type === 'cost-state');
+    this.prompt = template.find(
+      (l) => l.type === 'user' && typeof (l.message as { content: unknown }).content === 'string',
+    )!;
+    this.promptSnapshot = template.find((l) => attachmentType(l) === 'prompt_snapshot')!;
+  }
+
+  /** Writes one session of about `bytes` to `path`; returns the bytes written. */
+  write(path: string, bytes: number, cwd: string, started: number, lastWords?: string): number {
+    const sessionId = randomUUID();
+    const fd = openSync(path, 'w');
+    let written = 0;
+    let parent: string | null = null;
+    let time = started;
+    const emit = (line: Line) => {
+      time += 1 + Math.floor(this.random() * 2_000);
+      const copy: Line = { ...line, sessionId, timestamp: new Date(time).toISOString() };
+      if ('cwd' in copy) copy.cwd = cwd;
+      if ('uuid' in copy) {
+        copy.uuid = randomUUID();
+        copy.parentUuid = parent;
+        parent = copy.uuid as string;
+      }
+      const text = `${JSON.stringify(copy)}\n`;
+      written += writeSync(fd, text);
+      return copy;
+    };
+    const promptText = () => `Please look into ${this.text.proseText(60 + Math.floor(this.random() * 200))}`;
+    for (const line of this.head) {
+      if (line === this.prompt) emit({ ...line, message: { role: 'user', content: promptText() } });
+      else emit(line);
+    }
+    for (let turns = 0; written < bytes; turns += 1) {
+      if (turns > 0 && turns % 25 === 0) {
+        emit({ ...this.prompt, message: { role: 'user', content: promptText() } });
+        emit(this.promptSnapshot);
+      }
+      this.turnLines(emit, bytes > 10 * MB);
+    }
+    if (lastWords) {
+      emit(
+        this.answer(
+          this.turn.find((l) => l.type === 'assistant')!,
+          `All done. ${lastWords}`,
+        ),
+      );
+    }
+    for (const line of this.closing) emit(line);
+    closeSync(fd);
+    return written;
+  }
+
+  private answer(template: Line, text: string): Line {
+    const message = template.message as Record<string, unknown>;
+    return { ...template, message: { ...message, content: [{ type: 'text', text }] } };
+  }
+
+  /** One turn: an answer, a Bash call and its output (kept three times, as Claude Code does). */
+  private turnLines(emit: (line: Line) => Line, big: boolean): void {
+    this.tool += 1;
+    const id = `toolu_${this.tool.toString(36)}`;
+    const output = this.text.codeText(
+      big && this.random() < 0.1
+        ? 200_000 + Math.floor(this.random() * 1_800_000)
+        : 2_000 + Math.floor(this.random() * 58_000),
+    );
+    let callUuid = '';
+    let sawText = false;
+    for (const line of this.turn) {
+      const message = line.message as Record<string, unknown> | undefined;
+      const content = (message?.content ?? []) as Array<{ type: string }>;
+      if (line.type === 'assistant' && content[0]?.type === 'text' && !sawText) {
+        sawText = true;
+        emit(this.answer(line, this.text.proseText(200 + Math.floor(this.random() * 1_300))));
+      } else if (line.type === 'assistant' && content[0]?.type === 'tool_use') {
+        const call = emit({
+          ...line,
+          message: {
+            ...message,
+            id: `msg_${this.tool.toString(36)}`,
+            content: [
+              {
+                type: 'tool_use',
+                id,
+                name: 'Bash',
+                input: {
+                  command: `rg -n "${this.text.proseText(12).replace(/\W/gu, '')}" src`,
+                  description: 'Search the code',
+                },
+              },
+            ],
+          },
+        });
+        callUuid = call.uuid as string;
+      } else if (line.type === 'user' && content[0]?.type === 'tool_result') {
+        emit({
+          ...line,
+          message: { role: 'user', content: [{ tool_use_id: id, type: 'tool_result', content: output }] },
+          toolUseResult: { stdout: output, stderr: '', interrupted: false, isImage: false },
+          sourceToolAssistantUUID: callUuid,
+        });
+      } else if (line.type === 'api-request-blob') {
+        emit({
+          ...line,
+          hash: randomUUID().replaceAll('-', ''),
+          message: { role: 'user', content: [{ tool_use_id: id, type: 'tool_result', content: output }] },
+        });
+      } else if (line.type !== 'assistant') {
+        emit(line);
+      }
+    }
+  }
+}
+
+interface Corpus {
+  root: string;
+  bytes: number;
+  sessions: number;
+  lastFile: string;
+  writeMs: number;
+}
+
+function writeCorpus(root: string): Corpus {
+  const random = randomGenerator(0x415701);
+  const writer = new SessionWriter(templateLines(), random, new TextPool(random));
+  const sizes = sessionSizes(targetMB * MB, random);
+  const started = performance.now();
+  const now = Date.now();
+  let bytes = 0;
+  let lastFile = '';
+  for (const [n, size] of sizes.entries()) {
+    // Twenty projects, as a person's repositories: `-home-ada-src-<name>` is how Claude Code names them.
+    const project = join(root, 'projects', `-home-ada-src-project-${n % 20}`);
+    mkdirSync(project, { recursive: true });
+    lastFile = join(project, `${randomUUID()}.jsonl`);
+    const last = n === sizes.length - 1;
+    bytes += writer.write(
+      lastFile,
+      size,
+      `/home/ada/src/project-${n % 20}`,
+      now - (sizes.length - n) * 3_600_000,
+      last ? LAST_MARKER : undefined,
+    );
+    if (n % 200 === 0) progress(`  wrote ${n} of ${sizes.length} sessions, ${(bytes / MB).toFixed(0)} MB`);
+  }
+  return { root, bytes, sessions: sizes.length, lastFile, writeMs: performance.now() - started };
+}
+
+interface Seeded {
+  organizationId: string;
+  email: string;
+  password: string;
+  apiKey: string;
+}
+
+async function seedWorkspace(dataDir: string): Promise<Seeded> {
+  const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
+  try {
+    const repos = createRepositories(store.db);
+    const accounts = createAccounts(store, repos, systemClock);
+    const email = 'ada@bench.test';
+    const password = 'bench password, not secret';
+    await accounts.createUser({ email, name: 'Ada', password });
+    const workspace = await accounts.createWorkspace({ name: 'History', ownerEmail: email });
+    const key = await accounts.createKey({ organizationId: workspace.organizationId, label: 'bench' });
+    return { organizationId: workspace.organizationId, email, password, apiKey: key.key };
+  } finally {
+    await store.close();
+  }
+}
+
+/** `sessiondesk history import` with no server, under GNU time: its output, wall time and peak RSS. */
+function importCommand(dataDir: string, seeded: Seeded, root: string) {
+  const run = spawnSync(
+    '/usr/bin/time',
+    [
+      '-f',
+      'time-report %e %M',
+      process.execPath,
+      CLI,
+      'history',
+      'import',
+      '--workspace',
+      seeded.organizationId,
+      '--claude-dir',
+      root,
+      '--data-dir',
+      dataDir,
+    ],
+    {
+      encoding: 'utf8',
+      maxBuffer: 64 * MB,
+      // HISTORY_COMMAND_NODE_OPTIONS (say --max-old-space-size=64) tells what the command needs
+      // from what V8 merely keeps.
+      env: { ...process.env, NODE_OPTIONS: process.env.HISTORY_COMMAND_NODE_OPTIONS ?? '' },
+    },
+  );
+  if (run.status !== 0) throw new Error(`history import failed (${run.status}): ${run.stderr}`);
+  const report = /time-report ([\d.]+) (\d+)/u.exec(run.stderr);
+  if (!report) throw new Error(`no time report in: ${run.stderr}`);
+  return { output: run.stdout.trim(), seconds: Number(report[1]), peakRssMB: Number(report[2]) / 1024 };
+}
+
+async function signIn(url: string, seeded: Seeded): Promise<string> {
+  const response = await fetch(`${url}/api/auth/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: url },
+    body: JSON.stringify({ email: seeded.email, password: seeded.password }),
+  });
+  if (response.status !== 200) throw new Error(`sign-in: ${response.status} ${await response.text()}`);
+  return (response.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+}
+
+async function main(): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), 'sessiondesk-history-bench-'));
+  try {
+    const root = join(work, 'claude');
+    progress(`writing about ${targetMB} MB of Claude Code session files into ${root}`);
+    const corpus = writeCorpus(root);
+    const corpusMB = corpus.bytes / MB;
+    progress(
+      `wrote ${corpusMB.toFixed(0)} MB in ${corpus.sessions} sessions, ${(corpus.writeMs / 1000).toFixed(1)} s`,
+    );
+    execFileSync('sync');
+
+    // 1. The command, with no server; then again, with nothing changed.
+    const commandDir = join(work, 'data-command');
+    const seededCommand = await seedWorkspace(commandDir);
+    const first = importCommand(commandDir, seededCommand, root);
+    progress(`command: ${first.output} in ${first.seconds} s, peak RSS ${first.peakRssMB.toFixed(0)} MB`);
+    const again = importCommand(commandDir, seededCommand, root);
+    progress(`command again: ${again.output} in ${again.seconds} s`);
+
+    // 2. A server given the folder as a source: import and index in the background.
+    const serverDir = join(work, 'data-server');
+    const seeded = await seedWorkspace(serverDir);
+    const serverScript = await buildBenchServer();
+    const server = await startChild(serverScript, serverDir);
+    const cookie = await signIn(server.url, seeded);
+    await server.ask({ cmd: 'phase', name: 'start' });
+    const headers = { 'x-api-key': seeded.apiKey };
+    const loadBefore = loadavg()[0] ?? 0;
+    const added = await fetch(`${server.url}/api/workspaces/${seeded.organizationId}/history-sources`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie, origin: server.url },
+      body: JSON.stringify({ kind: 'claude-code', rootDir: root }),
+    });
+    if (added.status !== 201) throw new Error(`adding the source: ${added.status} ${await added.text()}`);
+    const importStarted = performance.now();
+    const listMs: number[] = [];
+    let importedMs = 0;
+    let foundMs = 0;
+    for (let i = 0; ; i += 1) {
+      listMs.push((await get(`${server.url}/api/sessions?limit=50`, headers)).ms);
+      if (i % 10 === 0) {
+        if (importedMs === 0) {
+          const sources = await get(`${server.url}/api/workspaces/${seeded.organizationId}/history-sources`, {
+            cookie,
+          });
+          const [source] = (JSON.parse(sources.body) as { sources: Array<{ sessions: number }> }).sources;
+          if (source && source.sessions >= corpus.sessions) importedMs = performance.now() - importStarted;
+        }
+        const found = await get(`${server.url}/api/search?q=${LAST_MARKER}&limit=5`, headers);
+        if (found.status === 200 && (JSON.parse(found.body) as { hits: unknown[] }).hits.length > 0) {
+          foundMs = performance.now() - importStarted;
+          if (importedMs === 0) importedMs = foundMs;
+          break;
+        }
+        if (performance.now() - importStarted > 30 * 60_000)
+          throw new Error('the import took over 30 minutes');
+        if (i % 500 === 0)
+          progress(`  importing… ${((performance.now() - importStarted) / 1000).toFixed(0)} s`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const importPhase = await server.ask({ cmd: 'phase', name: 'import' });
+    listMs.sort((a, b) => a - b);
+    progress(
+      `server: imported in ${(importedMs / 1000).toFixed(1)} s, searchable in ${(foundMs / 1000).toFixed(1)} s; list p99 ${percentile(listMs, 99).toFixed(1)} ms`,
+    );
+
+    // 3. A line appended to a session file, until the API has it.
+    const line = JSON.parse(
+      readFileSync(corpus.lastFile, 'utf8')
+        .trim()
+        .split('\n')
+        .find((l) => l.includes('"type":"assistant"'))!,
+    ) as Line;
+    const appended = {
+      ...line,
+      uuid: randomUUID(),
+      timestamp: new Date().toISOString(),
+      message: {
+        ...(line.message as object),
+        content: [{ type: 'text', text: `One more thing. ${APPENDED_MARKER}` }],
+      },
+    };
+    const appendStarted = performance.now();
+    appendFileSync(corpus.lastFile, `${JSON.stringify(appended)}\n`);
+    let appendMs = 0;
+    for (;;) {
+      const found = await get(`${server.url}/api/search?q=${APPENDED_MARKER}&limit=5`, headers);
+      if (found.status === 200 && (JSON.parse(found.body) as { hits: unknown[] }).hits.length > 0) {
+        appendMs = performance.now() - appendStarted;
+        break;
+      }
+      if (performance.now() - appendStarted > 60_000)
+        throw new Error('the appended line was not found in 60 s');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    progress(`appended line found by search in ${appendMs.toFixed(0)} ms`);
+    await server.ask({ cmd: 'stop' });
+
+    const storeBytes = (dir: string): number =>
+      readdirSync(dir).reduce((sum: number, name): number => {
+        const path = join(dir, name);
+        const stat = statSync(path);
+        return sum + (stat.isDirectory() ? storeBytes(path) : stat.size);
+      }, 0);
+    const results = {
+      at: new Date().toISOString(),
+      node: process.version,
+      loadAverageAtServerStart: loadBefore,
+      corpus: { mb: corpusMB, sessions: corpus.sessions, writeSeconds: corpus.writeMs / 1000 },
+      command: {
+        output: first.output,
+        seconds: first.seconds,
+        peakRssMB: first.peakRssMB,
+        againSeconds: again.seconds,
+        againOutput: again.output,
+        dataDirMB: storeBytes(commandDir) / MB,
+      },
+      server: {
+        importedSeconds: importedMs / 1000,
+        searchableSeconds: foundMs / 1000,
+        listP50Ms: percentile(listMs, 50),
+        listP99Ms: percentile(listMs, 99),
+        listRequests: listMs.length,
+        maxStallMs: importPhase.maxStallMs,
+        peakRssMB: importPhase.peakRssMB,
+        appendedFoundMs: appendMs,
+      },
+    };
+    writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
+    const verdict = (ok: boolean) => (ok ? 'PASS' : 'MISS');
+    const importTargetSeconds = (180 * corpusMB) / 3072;
+    const lines = [
+      `Importing ${corpusMB.toFixed(0)} MB of Claude Code history (${corpus.sessions} sessions):`,
+      `${verdict(first.peakRssMB <= 300)}  command: ${first.seconds} s, peak RSS ${first.peakRssMB.toFixed(0)} MB (target ≤ 300 MB); again, unchanged: ${again.seconds} s`,
+      `${verdict(foundMs / 1000 <= importTargetSeconds)}  server: imported ${(importedMs / 1000).toFixed(1)} s, searchable ${(foundMs / 1000).toFixed(1)} s (target ≤ ${importTargetSeconds.toFixed(0)} s: 180 s per 3 GB)`,
+      `${verdict(percentile(listMs, 99) <= 50)}  list while importing: p50 ${percentile(listMs, 50).toFixed(1)} ms, p99 ${percentile(listMs, 99).toFixed(1)} ms (target p99 ≤ 50 ms)`,
+      `${verdict(Number(importPhase.maxStallMs) <= 50)}  longest event-loop stall: ${Number(importPhase.maxStallMs).toFixed(0)} ms (target ≤ 50 ms)`,
+      `${verdict(Number(importPhase.peakRssMB) <= 300)}  server peak RSS: ${Number(importPhase.peakRssMB).toFixed(0)} MB (target ≤ 300 MB)`,
+      `${verdict(appendMs <= 5_000)}  appended line found: ${appendMs.toFixed(0)} ms (target ≤ 5,000 ms)`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    if (process.env.HISTORY_KEEP) progress(`kept ${work}`);
+    else rmSync(work, { recursive: true, force: true });
+  }
+}
+
+await main();
