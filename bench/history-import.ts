@@ -56,8 +56,12 @@ const startedAt = performance.now();
 const progress = (line: string) =>
   process.stderr.write(`[${((performance.now() - startedAt) / 1000).toFixed(1).padStart(6)}s] ${line}\n`);
 
-/** Found once the last session is imported and indexed: the first import is complete. */
-const LAST_MARKER = 'zqhistorylastmarker';
+/**
+ * Planted in the last answer of every MARK_EVERY-th session (and of the last): when search finds
+ * all of them, the sessions across the whole corpus are imported and indexed.
+ */
+const MARKER = 'zqhistorymarker';
+const MARK_EVERY = 40;
 const APPENDED_MARKER = 'zqhistoryappendedmarker';
 
 type Line = Record<string, unknown> & { type: string };
@@ -226,6 +230,8 @@ interface Corpus {
   root: string;
   bytes: number;
   sessions: number;
+  /** How many sessions hold MARKER. */
+  markers: number;
   lastFile: string;
   writeMs: number;
 }
@@ -234,26 +240,30 @@ function writeCorpus(root: string): Corpus {
   const random = randomGenerator(0x415701);
   const writer = new SessionWriter(templateLines(), random, new TextPool(random));
   const sizes = sessionSizes(targetMB * MB, random);
+  if (Math.ceil(sizes.length / MARK_EVERY) + 1 > 100)
+    throw new Error('too many sessions for one page of markers');
   const started = performance.now();
   const now = Date.now();
   let bytes = 0;
   let lastFile = '';
+  let markers = 0;
   for (const [n, size] of sizes.entries()) {
     // Twenty projects, as a person's repositories: `-home-ada-src-<name>` is how Claude Code names them.
     const project = join(root, 'projects', `-home-ada-src-project-${n % 20}`);
     mkdirSync(project, { recursive: true });
     lastFile = join(project, `${randomUUID()}.jsonl`);
-    const last = n === sizes.length - 1;
+    const marked = n % MARK_EVERY === 0 || n === sizes.length - 1;
+    if (marked) markers += 1;
     bytes += writer.write(
       lastFile,
       size,
       `/home/ada/src/project-${n % 20}`,
       now - (sizes.length - n) * 3_600_000,
-      last ? LAST_MARKER : undefined,
+      marked ? MARKER : undefined,
     );
     if (n % 200 === 0) progress(`  wrote ${n} of ${sizes.length} sessions, ${(bytes / MB).toFixed(0)} MB`);
   }
-  return { root, bytes, sessions: sizes.length, lastFile, writeMs: performance.now() - started };
+  return { root, bytes, sessions: sizes.length, markers, lastFile, writeMs: performance.now() - started };
 }
 
 interface Seeded {
@@ -370,8 +380,11 @@ async function main(): Promise<void> {
           const [source] = (JSON.parse(sources.body) as { sources: Array<{ sessions: number }> }).sources;
           if (source && source.sessions >= corpus.sessions) importedMs = performance.now() - importStarted;
         }
-        const found = await get(`${server.url}/api/search?q=${LAST_MARKER}&limit=5`, headers);
-        if (found.status === 200 && (JSON.parse(found.body) as { hits: unknown[] }).hits.length > 0) {
+        const found = await get(`${server.url}/api/search?q=${MARKER}&limit=100`, headers);
+        if (
+          found.status === 200 &&
+          (JSON.parse(found.body) as { hits: unknown[] }).hits.length >= corpus.markers
+        ) {
           foundMs = performance.now() - importStarted;
           if (importedMs === 0) importedMs = foundMs;
           break;
