@@ -164,15 +164,17 @@ class SessionWriter {
     return written;
   }
 
-  private answer(template: Line, text: string): Line {
+  /** An answer; `id` is the model response's (a text and the tool call after it share one). */
+  private answer(template: Line, text: string, id = `msg_${randomUUID()}`): Line {
     const message = template.message as Record<string, unknown>;
-    return { ...template, message: { ...message, content: [{ type: 'text', text }] } };
+    return { ...template, message: { ...message, id, content: [{ type: 'text', text }] } };
   }
 
   /** One turn: an answer, a Bash call and its output (kept three times, as Claude Code does). */
   private turnLines(emit: (line: Line) => Line, big: boolean): void {
     this.tool += 1;
     const id = `toolu_${this.tool.toString(36)}`;
+    const response = `msg_${this.tool.toString(36)}`;
     const output = this.text.codeText(
       big && this.random() < 0.1
         ? 200_000 + Math.floor(this.random() * 1_800_000)
@@ -185,13 +187,13 @@ class SessionWriter {
       const content = (message?.content ?? []) as Array<{ type: string }>;
       if (line.type === 'assistant' && content[0]?.type === 'text' && !sawText) {
         sawText = true;
-        emit(this.answer(line, this.text.proseText(200 + Math.floor(this.random() * 1_300))));
+        emit(this.answer(line, this.text.proseText(200 + Math.floor(this.random() * 1_300)), response));
       } else if (line.type === 'assistant' && content[0]?.type === 'tool_use') {
         const call = emit({
           ...line,
           message: {
             ...message,
-            id: `msg_${this.tool.toString(36)}`,
+            id: response,
             content: [
               {
                 type: 'tool_use',
@@ -333,6 +335,8 @@ async function signIn(url: string, seeded: Seeded): Promise<string> {
 
 async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'sessiondesk-history-bench-'));
+  // A failed run leaves no server behind.
+  let stopServer = () => {};
   try {
     const root = join(work, 'claude');
     progress(`writing about ${targetMB} MB of Claude Code session files into ${root}`);
@@ -356,6 +360,7 @@ async function main(): Promise<void> {
     const seeded = await seedWorkspace(serverDir);
     const serverScript = await buildBenchServer();
     const server = await startChild(serverScript, serverDir);
+    stopServer = () => server.child.kill('SIGKILL');
     const cookie = await signIn(server.url, seeded);
     await server.ask({ cmd: 'phase', name: 'start' });
     const headers = { 'x-api-key': seeded.apiKey };
@@ -415,11 +420,34 @@ async function main(): Promise<void> {
       timestamp: new Date().toISOString(),
       message: {
         ...(line.message as object),
+        id: `msg_${randomUUID()}`,
         content: [{ type: 'text', text: `One more thing. ${APPENDED_MARKER}` }],
       },
     };
+    // The newest session is the last file's: its messages in the API, then in search.
+    const newest = (
+      JSON.parse((await get(`${server.url}/api/sessions?limit=1`, headers)).body) as {
+        sessions: Array<{ id: string }>;
+      }
+    ).sessions[0];
+    if (!newest) throw new Error('no sessions listed');
+    const messageCount = async () =>
+      (
+        JSON.parse((await get(`${server.url}/api/sessions/${newest.id}`, headers)).body) as {
+          session: { messages: unknown[] };
+        }
+      ).session.messages.length;
+    const before = await messageCount();
     const appendStarted = performance.now();
     appendFileSync(corpus.lastFile, `${JSON.stringify(appended)}\n`);
+    let inApiMs = 0;
+    while (inApiMs === 0) {
+      if ((await messageCount()) > before) inApiMs = performance.now() - appendStarted;
+      else if (performance.now() - appendStarted > 60_000)
+        throw new Error('the appended line was not in the API in 60 s');
+      else await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    progress(`appended line in the API in ${inApiMs.toFixed(0)} ms`);
     let appendMs = 0;
     for (;;) {
       const found = await get(`${server.url}/api/search?q=${APPENDED_MARKER}&limit=5`, headers);
@@ -461,6 +489,7 @@ async function main(): Promise<void> {
         listRequests: listMs.length,
         maxStallMs: importPhase.maxStallMs,
         peakRssMB: importPhase.peakRssMB,
+        appendedInApiMs: inApiMs,
         appendedFoundMs: appendMs,
       },
     };
@@ -474,10 +503,12 @@ async function main(): Promise<void> {
       `${verdict(percentile(listMs, 99) <= 50)}  list while importing: p50 ${percentile(listMs, 50).toFixed(1)} ms, p99 ${percentile(listMs, 99).toFixed(1)} ms (target p99 ≤ 50 ms)`,
       `${verdict(Number(importPhase.maxStallMs) <= 50)}  longest event-loop stall: ${Number(importPhase.maxStallMs).toFixed(0)} ms (target ≤ 50 ms)`,
       `${verdict(Number(importPhase.peakRssMB) <= 300)}  server peak RSS: ${Number(importPhase.peakRssMB).toFixed(0)} MB (target ≤ 300 MB)`,
-      `${verdict(appendMs <= 5_000)}  appended line found: ${appendMs.toFixed(0)} ms (target ≤ 5,000 ms)`,
+      `${verdict(inApiMs <= 5_000)}  appended line in the API: ${inApiMs.toFixed(0)} ms (target ≤ 5,000 ms)`,
+      `${verdict(appendMs <= 5_000)}  appended line found by search: ${appendMs.toFixed(0)} ms (target ≤ 5,000 ms)`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
+    stopServer();
     if (process.env.HISTORY_KEEP) progress(`kept ${work}`);
     else rmSync(work, { recursive: true, force: true });
   }
