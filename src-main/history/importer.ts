@@ -136,6 +136,17 @@ export interface ImportOptions {
    * so the file's offset and its parser's state move past it.
    */
   discard?: boolean;
+  /**
+   * Sessions whose files went quiet, to settle together once every file is read (a scan's one
+   * write) rather than a write each: without it, each is settled as its file is read.
+   */
+  settle?: Settling[];
+}
+
+/** A session shown active whose file has not been written for ACTIVE_WITHIN_MS. */
+interface Settling {
+  sessionId: string;
+  failed: boolean;
 }
 
 /** Whether the parser state saved for a file says its CLI recorded an error end. */
@@ -147,16 +158,28 @@ function recordedFailure(file: HistoryFileRecord): boolean {
   }
 }
 
-async function settleStatus(deps: HistoryDeps, sessionId: string, failed: boolean): Promise<void> {
-  if (deps.holds?.has(sessionId)) return; // The run resuming it decides its status.
-  const row = deps.repos.sessions.find(sessionId);
-  if (!row || row.status !== 'active') return;
-  const status: SessionStatus = failed ? 'failed' : 'completed';
-  await deps.store.write(() => {
-    deps.repos.sessions.update(sessionId, { status }, row.updatedAt);
-    deps.repos.history.setSessionFacts(sessionId, { updatedAt: row.updatedAt });
-  });
-  publish(deps, sessionId, false);
+/**
+ * Sessions still shown active whose files went quiet turn completed (or failed), in one write:
+ * a folder copied from another machine can make thousands of them at once.
+ */
+async function settleStatuses(deps: HistoryDeps, settling: Settling[]): Promise<void> {
+  const due = settling.filter(
+    // The run resuming a held session decides its status.
+    ({ sessionId }) =>
+      !deps.holds?.has(sessionId) && deps.repos.sessions.find(sessionId)?.status === 'active',
+  );
+  if (due.length === 0) return;
+  const settled = await deps.store.write(() =>
+    due.flatMap(({ sessionId, failed }) => {
+      const row = deps.repos.sessions.find(sessionId);
+      if (!row || row.status !== 'active') return [];
+      const status: SessionStatus = failed ? 'failed' : 'completed';
+      deps.repos.sessions.update(sessionId, { status }, row.updatedAt);
+      deps.repos.history.setSessionFacts(sessionId, { updatedAt: row.updatedAt });
+      return [sessionId];
+    }),
+  );
+  for (const sessionId of settled) publish(deps, sessionId, false);
 }
 
 interface Pending {
@@ -234,8 +257,11 @@ export async function importFile(
   const stale = clock.now().getTime() - info.mtimeMs >= ACTIVE_WITHIN_MS;
   if (last && last.size === info.size && last.mtimeMs === info.mtimeMs && last.offset === info.size) {
     // Unchanged; a session still shown active turns completed (or failed) once its file is stale.
-    if (stale && last.sessionId && !file.parent)
-      await settleStatus(deps, last.sessionId, recordedFailure(last));
+    if (stale && last.sessionId && !file.parent) {
+      const settling = { sessionId: last.sessionId, failed: recordedFailure(last) };
+      if (options.settle) options.settle.push(settling);
+      else await settleStatuses(deps, [settling]);
+    }
     return 'unchanged';
   }
   let from = await startOffset(file.path, last);
@@ -395,13 +421,15 @@ async function importSourceNow(
 ): Promise<SourceCounts> {
   const counts: SourceCounts = { sessions: 0, newSessions: 0, updatedSessions: 0, messages: 0 };
   let changed = false;
+  const settle: Settling[] = [];
   for (const file of await sessionFiles(source.kind, source.rootDir)) {
-    const outcome = await importFile(deps, source, file, options);
+    const outcome = await importFile(deps, source, file, { ...options, settle });
     if (outcome !== 'unchanged') changed = true;
     if (file.parent) continue;
     if (outcome === 'new') counts.newSessions += 1;
     else if (outcome === 'updated') counts.updatedSessions += 1;
   }
+  await settleStatuses(deps, settle);
   // Following rescans often: it notes an import only when a file changed.
   if (changed || !options.quiet) {
     await deps.store.write(() => deps.repos.history.noteImport(source.id, deps.clock.now().toISOString()));

@@ -16,6 +16,8 @@ import { describe, expect, it } from 'vitest';
 import { silentLogger, systemClock } from '../../src-main/clock.js';
 import { createClaudeCodeHistoryParser } from '../../src-main/history/claude-code.js';
 import { createRepositories } from '../../src-main/store/repositories.js';
+import { realFiles } from '../../src-main/store/file-layer.js';
+import { readJournal } from '../../src-main/store/journal-reader.js';
 import { Store } from '../../src-main/store/store.js';
 import { ListSessionsResponseSchema, MessagesPageResponseSchema } from '../../src-shared/sessions.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
@@ -216,6 +218,43 @@ describe('sessiondesk history import', () => {
     expect(list.sessions[0]!.usage?.costUsd).toBeCloseTo(0.000909, 6);
     expect(list.stats.costPastWeek - before.stats.costPastWeek).toBeCloseTo(0.000909, 6);
   });
+
+  it('settles the sessions whose files went quiet together, in one write, not one each', async () => {
+    // A CLI folder copied from another machine: every file new, so every session active until
+    // its file is two minutes old. Forty of them then turn completed in one store write. The
+    // files were written 110 s ago: active at the first import, quiet 10 s later.
+    const dataDir = sandbox.dataDir();
+    const { org } = await seedOwner(dataDir);
+    const root = copyRoot(claude('plain-answer'));
+    const [file] = filesUnder(root, /\.jsonl$/u);
+    for (let i = 0; i < 39; i += 1)
+      cpSync(file!, join(file!, '..', `00000000-0000-4000-8000-${String(i).padStart(12, '0')}.jsonl`));
+    const writtenAt = new Date(Date.now() - 110_000);
+    for (const path of filesUnder(root, /./u)) utimesSync(path, writtenAt, writtenAt);
+    const history = historyIn(dataDir);
+    await ok(history('--workspace', org, '--claude-dir', root));
+    const statuses = () =>
+      withStore(dataDir, (repos) => repos.sessions.list(org, {}, { limit: 100 }).map((s) => s.status));
+    expect(await statuses()).toEqual(Array.from({ length: 40 }, () => 'active'));
+
+    const journalRecords = async () => {
+      const journal = readdirSync(dataDir)
+        .filter((name) => /^journal-\d+\.log$/u.test(name))
+        .sort()
+        .at(-1)!;
+      return (
+        await readJournal(realFiles, join(dataDir, journal), (records) => ({ applied: records.length }))
+      ).records;
+    };
+    const before = await journalRecords();
+    await new Promise((resolve) => setTimeout(resolve, writtenAt.getTime() + 121_000 - Date.now()));
+    expect(await ok(history('--workspace', org, '--claude-dir', root))).toMatch(
+      /^claude-code: 40 sessions \(0 new, 0 updated\)/u,
+    );
+    expect(await statuses()).toEqual(Array.from({ length: 40 }, () => 'completed'));
+    // One write settles them, one notes the import.
+    expect((await journalRecords()) - before).toBe(2);
+  }, 60_000);
 
   it('reads only what was appended, and a rewritten file again', async () => {
     const dataDir = sandbox.dataDir();
