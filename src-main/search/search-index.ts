@@ -40,7 +40,7 @@ const WRITER_STARTS = 3;
 const RANKED_MATCHES_MAX = 5_000;
 /** A prefix's matches are estimated from its first this many terms (a lower bound past it). */
 const PREFIX_TERMS_COUNTED = 200;
-/** Pages of segment merging done in one turn (FTS5's own merging is off: it would stall). */
+/** Pages of segment merging the writer does per batch (FTS5's own merging is off, see MERGING). */
 const MERGE_PAGES = 12;
 /** Messages read from a transcript at once while catching up. */
 const READ_MESSAGES = 200;
@@ -492,7 +492,8 @@ const SCHEMA = [
 
 /**
  * FTS5 merges its segments inside the write that makes one too many, which can hold the
- * event loop for long; here merging happens in bounded steps between writes instead.
+ * writer for long (and what it has to write waits); here merging happens in bounded steps
+ * between writes instead.
  */
 const MERGING = [
   "INSERT INTO body(body, rank) VALUES ('hashsize', 131072)",
@@ -536,8 +537,8 @@ function openIndexFile(file: string, logger: Logger, now: () => number): Databas
 }
 
 function tune(db: DatabaseSync): DatabaseSync {
-  // The index can always be rebuilt, so it is never synced (a checkpoint's fsync would hold
-  // the event loop): a process crash cannot damage it; a power cut may, and then it is rebuilt.
+  // The index can always be rebuilt, so it is never synced (a checkpoint's fsync would only
+  // slow it): a process crash cannot damage it; a power cut may, and then it is rebuilt.
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF; PRAGMA cache_size = -16000');
   return db;
 }
