@@ -252,7 +252,20 @@ describe('sessiondesk serve', () => {
       rmSync(join(dataDir, name), { force: true });
 
     const serve = await sandbox.serve(dataDir);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Stopped once its writer has committed a first batch, while the rest is still to index.
+    const indexedSessions = () => {
+      try {
+        const db = new DatabaseSync(join(dataDir, 'search.db'), { readOnly: true });
+        try {
+          return Number(db.prepare('SELECT count(*) AS n FROM sessions WHERE indexed > 0').get()?.n);
+        } finally {
+          db.close();
+        }
+      } catch {
+        return 0;
+      }
+    };
+    expect(await until(indexedSessions, (n) => n > 0, 20_000)).toBeGreaterThan(0);
     expect(await serve.stop()).toBe(0);
     expect(serve.stderr()).not.toMatch(/search index/iu);
     const doctor = await runCli(['doctor', '--data-dir', dataDir]);
