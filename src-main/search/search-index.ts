@@ -267,7 +267,11 @@ export class SearchIndex {
         } else if (message.type === 'reset') {
           const restarting = this.restarting;
           if (restarting?.gen !== message.gen) return;
-          this.readBack();
+          try {
+            this.readBack();
+          } catch (err) {
+            this.giveUp(err instanceof Error ? err.message : String(err), 'the index cannot be read');
+          }
           restarting.done();
         }
       },
@@ -286,16 +290,26 @@ export class SearchIndex {
     this.forgetWork();
     this.writerEnds += 1;
     if (this.writerEnds >= WRITER_STARTS) {
-      this.unavailable = 'the index writer keeps stopping; restart the server to index again';
-      this.options.logger.error(`search index: the writer stopped (${why}); ${this.unavailable}`);
-      this.restarting?.done();
+      this.giveUp(`the writer stopped (${why})`, 'the index writer keeps stopping');
       return;
     }
     this.options.logger.error(`search index: the writer stopped (${why}); starting it again`);
-    this.readBack();
+    try {
+      this.readBack();
+      this.writer = this.startWriter();
+    } catch (err) {
+      this.giveUp(err instanceof Error ? err.message : String(err), 'the index cannot be read');
+      return;
+    }
     this.restarting?.done();
-    this.writer = this.startWriter();
     this.sweep();
+  }
+
+  /** Indexing ends until the next start, and searches say why (never the server's end). */
+  private giveUp(cause: string, why: string): void {
+    this.unavailable = `${why}; restart the server to index again`;
+    this.options.logger.error(`search index: ${cause}; ${this.unavailable}`);
+    this.restarting?.done();
   }
 
   /** After a failed write: the writer drops its open transaction, then indexing resumes. */
