@@ -5,7 +5,9 @@ import { repositoryFilter } from '../../src-shared/repo-url.js';
 import type { Logger } from '../clock.js';
 import type { Repositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
+import { AppError } from '../errors.js';
 import { readMessagePage, settledRow, type TranscriptSource } from '../sessions/transcript-reads.js';
+import { IndexWriter, type IndexOp } from './index-writer.js';
 import { chunks, MAX_CHUNKS, searchableText } from './message-text.js';
 import type { ParsedQuery } from './query.js';
 
@@ -23,19 +25,22 @@ const rowidOf = (sessionKey: number, messageIndex: number, chunk: number) =>
   sessionKey * SESSION_STRIDE + messageIndex * MAX_CHUNKS + chunk;
 
 /**
- * Work done in one turn of the event loop before it yields: at most this long tokenizing, and
- * this much text, since FTS5 does most of its work when the write commits (it builds the new
- * segment then), at about four times the cost of tokenizing.
+ * Work done in one turn of the event loop before it yields: at most this long reading messages
+ * and cutting their text into pieces, and this much text, sent to the writer as one batch.
  */
 const SLICE_MS = 8;
 const SLICE_CHARS = 96 * 1024;
-/** How long the indexing write transaction stays open before it commits, in milliseconds. */
+/** Batches sent and not yet written: reading waits beyond this, so memory stays bounded. */
+const BATCHES_IN_FLIGHT = 4;
+/** How long the writer's transaction stays open before it commits, in milliseconds. */
 const COMMIT_EVERY_MS = 250;
+/** The writer ending this many times in a row, with nothing written between, ends indexing. */
+const WRITER_STARTS = 3;
 /** Up to this many matching pieces, hits are ranked by bm25; past it, newest first. */
 const RANKED_MATCHES_MAX = 5_000;
 /** A prefix's matches are estimated from its first this many terms (a lower bound past it). */
 const PREFIX_TERMS_COUNTED = 200;
-/** Pages of segment merging done in one turn (FTS5's own merging is off: it would stall). */
+/** Pages of segment merging the writer does per batch (FTS5's own merging is off, see MERGING). */
 const MERGE_PAGES = 12;
 /** Messages read from a transcript at once while catching up. */
 const READ_MESSAGES = 200;
@@ -74,10 +79,14 @@ interface OpenMessage {
  * node:sqlite). It keeps no copy of any text (a contentless table): snippets are cut from the
  * transcripts themselves, so it can always be rebuilt from them, and is when it is missing,
  * damaged or of another format. It follows the store in the background: a session named
- * by `touch` (every live event does) is brought up to date in slices of about 12 ms.
+ * by `touch` (every live event does) is brought up to date, its messages read and cut into
+ * pieces here in slices of about 8 ms, and written by the index writer (index-writer.ts) on a
+ * thread of its own; searches read through a connection of their own here.
  */
 export class SearchIndex {
   private readonly db: DatabaseSync;
+  private readonly file: string;
+  /** Each session's key and how many of its messages have been sent to the writer. */
   private readonly sessions = new Map<string, SessionEntry>();
   private readonly statements = new Map<string, StatementSync>();
   /** Sessions to bring up to date, each with the number of the latest touch. */
@@ -94,8 +103,21 @@ export class SearchIndex {
     offsets: number[];
     next: number;
   } | null = null;
-  /** When the open write transaction began, or null when none is open. */
-  private transactionAt: number | null = null;
+  /** Changes made since the last batch was sent. */
+  private ops: IndexOp[] = [];
+  private writer: IndexWriter;
+  /**
+   * Batches carry the generation they were made in: after a failure the writer drops what it
+   * had not committed, this side reads back what was, and batches of older generations are
+   * skipped.
+   */
+  private gen = 0;
+  /** Set while the writer is asked to start again; indexing waits for it. */
+  private restarting: { gen: number; done: () => void; promise: Promise<void> } | null = null;
+  /** Times the writer ended in a row with no batch written between. */
+  private writerEnds = 0;
+  /** Why searching is off, once the writer kept ending. */
+  private unavailable: string | null = null;
   private closed = false;
   private nextKey = 1;
   private readonly source: TranscriptSource;
@@ -104,12 +126,10 @@ export class SearchIndex {
     private readonly options: { store: Store; repos: Repositories; logger: Logger; now?: () => number },
   ) {
     this.source = { store: options.store, repos: options.repos };
-    const file = join(options.store.dataDir, SEARCH_INDEX_FILE);
-    this.db = openIndexFile(file, options.logger, options.now ?? Date.now);
-    for (const row of this.statement('SELECT sk, id, indexed FROM sessions').all()) {
-      this.sessions.set(String(row.id), { key: Number(row.sk), indexed: Number(row.indexed) });
-      this.nextKey = Math.max(this.nextKey, Number(row.sk) + 1);
-    }
+    this.file = join(options.store.dataDir, SEARCH_INDEX_FILE);
+    this.db = openIndexFile(this.file, options.logger, options.now ?? Date.now);
+    this.readBack();
+    this.writer = this.startWriter();
     // Every write names the session it changes (null: the whole database was reloaded), the
     // API's, the agents', imports' and the admin commands' alike.
     this.unsubscribe = options.store.onChange((sessionId) => {
@@ -138,7 +158,7 @@ export class SearchIndex {
    * names a session before it changes it), in the background.
    */
   touch(sessionId: string): void {
-    if (this.closed) return;
+    if (this.closed || this.unavailable !== null) return;
     this.touches += 1;
     this.dirty.set(sessionId, this.touches);
     this.pumping ??= new Promise<void>((resolve) => setImmediate(resolve))
@@ -149,13 +169,11 @@ export class SearchIndex {
       });
   }
 
-  /** Resolves once everything touched so far is indexed (for tests and tools). */
-  async idle(): Promise<void> {
-    while (this.pumping) await this.pumping;
-  }
-
   /** Best matches first: the message pieces matching `query` in the workspace, a page of them. */
   search(query: ParsedQuery, filters: SearchFilters, offset: number, limit: number): SearchRow[] {
+    if (this.unavailable !== null) {
+      throw new AppError(503, 'unavailable', `Search is unavailable: ${this.unavailable}`);
+    }
     const where = ['body MATCH ?', 's.workspace_id = ?'];
     const params: Array<string | number> = [query.match, filters.workspaceId];
     if (filters.agent) {
@@ -221,44 +239,110 @@ export class SearchIndex {
     return bound;
   }
 
+  /** Stops indexing; resolves once the writer has committed what it was sent and ended. */
   async close(): Promise<void> {
     this.unsubscribe();
     this.closed = true;
     this.dirty.clear();
-    await this.idle();
+    this.restarting?.done();
+    while (this.pumping) await this.pumping;
+    await this.writer.close();
     this.statements.clear();
     this.db.close();
   }
 
+  private startWriter(): IndexWriter {
+    return new IndexWriter({
+      file: this.file,
+      gen: this.gen,
+      stride: SESSION_STRIDE,
+      commitEveryMs: COMMIT_EVERY_MS,
+      mergePages: MERGE_PAGES,
+      onMessage: (message) => {
+        if (message.type === 'done' && message.gen === this.gen) this.writerEnds = 0;
+        else if (message.type === 'failed' && message.gen === this.gen) {
+          // The index is never the only copy: a failure here costs search results, not data.
+          this.options.logger.error(`search index: ${message.message}`);
+          this.startOver();
+        } else if (message.type === 'reset') {
+          const restarting = this.restarting;
+          if (restarting?.gen !== message.gen) return;
+          try {
+            this.readBack();
+          } catch (err) {
+            this.giveUp(err instanceof Error ? err.message : String(err), 'the index cannot be read');
+          }
+          restarting.done();
+        }
+      },
+      onExit: (why) => this.writerEnded(why),
+    });
+  }
+
   /**
-   * Writes go into one transaction that stays open across turns and commits about four times
-   * a second (and when the work is done): FTS5 then writes a few large segments, flushing its
-   * buffer (128 KiB, see MERGING) as it fills, instead of a small segment per turn.
+   * The writer thread ended unasked (a crash, or out of memory): what it had not committed is
+   * gone with its connection, so this side reads back what was and a new writer catches up
+   * with every session; after WRITER_STARTS ends in a row searching is reported unavailable.
    */
-  private begin(): void {
-    if (this.transactionAt !== null) return;
-    this.db.exec('BEGIN');
-    this.transactionAt = performance.now();
-  }
-
-  private commit(force: boolean): void {
-    if (this.transactionAt === null) return;
-    if (!force && performance.now() - this.transactionAt < COMMIT_EVERY_MS) return;
-    this.db.exec('COMMIT');
-    this.transactionAt = null;
-  }
-
-  /** After a failed write: undoes the open transaction and forgets what it had counted. */
-  private rollback(): void {
-    if (this.transactionAt !== null) {
-      this.db.exec('ROLLBACK');
-      this.transactionAt = null;
+  private writerEnded(why: string): void {
+    if (this.closed) return;
+    this.gen += 1;
+    this.forgetWork();
+    this.writerEnds += 1;
+    if (this.writerEnds >= WRITER_STARTS) {
+      this.giveUp(`the writer stopped (${why})`, 'the index writer keeps stopping');
+      return;
     }
+    this.options.logger.error(`search index: the writer stopped (${why}); starting it again`);
+    try {
+      this.readBack();
+      this.writer = this.startWriter();
+    } catch (err) {
+      this.giveUp(err instanceof Error ? err.message : String(err), 'the index cannot be read');
+      return;
+    }
+    this.restarting?.done();
+    this.sweep();
+  }
+
+  /** Indexing ends until the next start, and searches say why (never the server's end). */
+  private giveUp(cause: string, why: string): void {
+    this.unavailable = `${why}; restart the server to index again`;
+    this.options.logger.error(`search index: ${cause}; ${this.unavailable}`);
+    this.restarting?.done();
+  }
+
+  /** After a failed write: the writer drops its open transaction, then indexing resumes. */
+  private startOver(): void {
+    this.gen += 1;
+    this.forgetWork();
+    this.restarting?.done();
+    const gen = this.gen;
+    let wake = () => {};
+    const promise = new Promise<void>((resolve) => (wake = resolve));
+    const done = () => {
+      if (this.restarting?.gen === gen) this.restarting = null;
+      wake();
+    };
+    this.restarting = { gen, promise, done };
+    this.writer.reset(gen);
+  }
+
+  private forgetWork(): void {
+    this.ops = [];
+    this.open = null;
     this.readAhead = null;
+    this.dirty.clear();
+  }
+
+  /** What the index holds, as committed: each session's key and its messages indexed. */
+  private readBack(): void {
     this.sessions.clear();
     for (const row of this.statement('SELECT sk, id, indexed FROM sessions').all()) {
       this.sessions.set(String(row.id), { key: Number(row.sk), indexed: Number(row.indexed) });
     }
+    this.nextKey = 1;
+    for (const { key } of this.sessions.values()) this.nextKey = Math.max(this.nextKey, key + 1);
   }
 
   /**
@@ -275,44 +359,37 @@ export class SearchIndex {
   }
 
   private async pump(): Promise<void> {
-    while (!this.closed && (this.open || this.dirty.size > 0)) {
+    while (!this.closed && this.unavailable === null && (this.open || this.dirty.size > 0)) {
+      if (this.restarting) {
+        await this.restarting.promise;
+        continue;
+      }
+      const gen = this.gen;
       try {
-        this.begin();
-        this.mergeStep();
         if (this.open) this.insertPieces();
         else {
           const [sessionId, touch] = this.dirty.entries().next().value as [string, number];
           // Touched again meanwhile: it stays, to be read once more.
-          if ((await this.catchUp(sessionId)) && this.dirty.get(sessionId) === touch)
+          if ((await this.catchUp(sessionId, gen)) && this.gen === gen && this.dirty.get(sessionId) === touch)
             this.dirty.delete(sessionId);
         }
-        this.commit(!this.open && this.dirty.size === 0);
+        if (this.gen === gen && this.ops.length > 0) {
+          const ops = this.ops;
+          this.ops = [];
+          await this.writer.write(gen, ops, !this.open && this.dirty.size === 0, BATCHES_IN_FLIGHT);
+        }
       } catch (err) {
-        // The index is never the only copy: a failure here costs search results, not data.
         this.options.logger.error(`search index: ${err instanceof Error ? err.message : String(err)}`);
-        this.rollback();
-        this.open = null;
-        this.dirty.clear();
+        if (this.gen === gen) this.startOver();
       }
       await new Promise((resolve) => setImmediate(resolve));
     }
-    try {
-      this.commit(true);
-    } catch (err) {
-      this.options.logger.error(`search index: ${err instanceof Error ? err.message : String(err)}`);
-      this.rollback();
-    }
   }
 
-  /** One bounded step of merging the index's segments, between writes. */
-  private mergeStep(): void {
-    this.statement("INSERT INTO body(body, rank) VALUES ('merge', ?)").run(MERGE_PAGES);
-  }
-
-  /** Reads the next messages of a session and indexes them; true once it is up to date. */
-  private async catchUp(sessionId: string): Promise<boolean> {
+  /** Reads the next messages of a session and cuts them into pieces; true once it is up to date. */
+  private async catchUp(sessionId: string, gen: number): Promise<boolean> {
     const row = await settledRow(this.source, sessionId);
-    if (this.closed) return true;
+    if (this.closed || this.gen !== gen) return true;
     if (!row) return true;
     const entry = this.entryFor(sessionId, row.workspaceId, row.agentKind, row.repository);
     if (entry.indexed >= row.messageCount) return true;
@@ -326,39 +403,35 @@ export class SearchIndex {
       ahead.next >= ahead.messages.length
     ) {
       const page = await readMessagePage(this.source, row, entry.indexed, READ_MESSAGES, READ_BYTES);
-      if (this.closed) return true;
+      if (this.closed || this.gen !== gen) return true;
       ahead = { sessionId, from: entry.indexed, messages: page.messages, offsets: page.offsets, next: 0 };
       this.readAhead = ahead;
     }
     const began = performance.now();
-    {
-      const insert = this.statement('INSERT OR REPLACE INTO body (rowid, text) VALUES (?, ?)');
-      const frame = this.statement('INSERT OR REPLACE INTO frames (k, offset) VALUES (?, ?)');
-      let done = 0;
-      let chars = 0;
-      while (ahead.next < ahead.messages.length) {
-        const i = ahead.next;
-        const json = ahead.messages[i] as Buffer;
-        ahead.next += 1;
-        const messageIndex = entry.indexed + done;
-        frame.run(entry.key * SESSION_STRIDE + messageIndex, ahead.offsets[i] as number);
-        const pieces = chunks(searchableText(JSON.parse(json.toString('utf8')) as unknown));
-        if (pieces.length > 1) {
-          // A long message goes in piece by piece, over several turns.
-          this.open = { sessionId, key: entry.key, messageIndex, pieces, next: 0 };
-          break;
-        }
-        if (pieces[0]) insert.run(rowidOf(entry.key, messageIndex, 0), pieces[0]);
-        done += 1;
-        chars += pieces[0]?.length ?? 0;
-        if (performance.now() - began > SLICE_MS || chars >= SLICE_CHARS) break;
+    let done = 0;
+    let chars = 0;
+    while (ahead.next < ahead.messages.length) {
+      const i = ahead.next;
+      const json = ahead.messages[i] as Buffer;
+      ahead.next += 1;
+      const messageIndex = entry.indexed + done;
+      this.ops.push(['frame', entry.key * SESSION_STRIDE + messageIndex, ahead.offsets[i] as number]);
+      const pieces = chunks(searchableText(JSON.parse(json.toString('utf8')) as unknown));
+      if (pieces.length > 1) {
+        // A long message goes in piece by piece, over several turns.
+        this.open = { sessionId, key: entry.key, messageIndex, pieces, next: 0 };
+        break;
       }
-      this.setIndexed(sessionId, entry, entry.indexed + done);
+      if (pieces[0]) this.ops.push(['insert', rowidOf(entry.key, messageIndex, 0), pieces[0]]);
+      done += 1;
+      chars += pieces[0]?.length ?? 0;
+      if (performance.now() - began > SLICE_MS || chars >= SLICE_CHARS) break;
     }
+    this.setIndexed(sessionId, entry, entry.indexed + done);
     return this.open === null && entry.indexed >= row.messageCount;
   }
 
-  /** Indexes pieces of the open long message for one slice; the message counts once whole. */
+  /** Sends pieces of the open long message for one slice; the message counts once whole. */
   private insertPieces(): void {
     const open = this.open as OpenMessage;
     const entry = this.sessions.get(open.sessionId);
@@ -366,20 +439,16 @@ export class SearchIndex {
       this.open = null;
       return;
     }
-    const began = performance.now();
-    {
-      const insert = this.statement('INSERT OR REPLACE INTO body (rowid, text) VALUES (?, ?)');
-      let chars = 0;
-      while (open.next < open.pieces.length && performance.now() - began <= SLICE_MS && chars < SLICE_CHARS) {
-        const piece = open.pieces[open.next] as string;
-        insert.run(rowidOf(open.key, open.messageIndex, open.next), piece);
-        chars += piece.length;
-        open.next += 1;
-      }
-      if (open.next >= open.pieces.length) {
-        this.setIndexed(open.sessionId, entry, open.messageIndex + 1);
-        this.open = null;
-      }
+    let chars = 0;
+    while (open.next < open.pieces.length && chars < SLICE_CHARS) {
+      const piece = open.pieces[open.next] as string;
+      this.ops.push(['insert', rowidOf(open.key, open.messageIndex, open.next), piece]);
+      chars += piece.length;
+      open.next += 1;
+    }
+    if (open.next >= open.pieces.length) {
+      this.setIndexed(open.sessionId, entry, open.messageIndex + 1);
+      this.open = null;
     }
   }
 
@@ -390,31 +459,26 @@ export class SearchIndex {
     repository?: string,
   ): SessionEntry {
     const known = this.sessions.get(sessionId);
-    const facts = [agent ?? null, repository?.toLowerCase() ?? null] as const;
+    const agentName = agent ?? null;
+    const repo = repository?.toLowerCase() ?? null;
     if (known) {
-      this.statement(
-        'UPDATE sessions SET agent = ?, repository = ? WHERE sk = ? AND (agent IS NOT ? OR repository IS NOT ?)',
-      ).run(facts[0], facts[1], known.key, facts[0], facts[1]);
+      this.ops.push(['facts', known.key, agentName, repo]);
       return known;
     }
     const entry = { key: this.nextKey, indexed: 0 };
     this.nextKey += 1;
-    this.statement(
-      'INSERT INTO sessions (sk, id, workspace_id, agent, repository, indexed) VALUES (?, ?, ?, ?, ?, 0)',
-    ).run(entry.key, sessionId, workspaceId, facts[0], facts[1]);
+    this.ops.push(['session', entry.key, sessionId, workspaceId, agentName, repo]);
     this.sessions.set(sessionId, entry);
     return entry;
   }
 
   private forget(sessionId: string, entry: SessionEntry): void {
-    const first = rowidOf(entry.key, 0, 0);
-    this.statement('DELETE FROM body WHERE rowid >= ? AND rowid < ?').run(first, first + SESSION_STRIDE);
-    this.statement('DELETE FROM frames WHERE k >= ? AND k < ?').run(first, first + SESSION_STRIDE);
+    this.ops.push(['forget', entry.key]);
     this.setIndexed(sessionId, entry, 0);
   }
 
   private setIndexed(sessionId: string, entry: SessionEntry, indexed: number): void {
-    this.statement('UPDATE sessions SET indexed = ? WHERE sk = ?').run(indexed, entry.key);
+    this.ops.push(['indexed', entry.key, indexed]);
     entry.indexed = indexed;
     this.sessions.set(sessionId, entry);
   }
@@ -442,7 +506,8 @@ const SCHEMA = [
 
 /**
  * FTS5 merges its segments inside the write that makes one too many, which can hold the
- * event loop for long; here merging happens in bounded steps between writes instead.
+ * writer for long (and what it has to write waits); here merging happens in bounded steps
+ * between writes instead.
  */
 const MERGING = [
   "INSERT INTO body(body, rank) VALUES ('hashsize', 131072)",
@@ -486,8 +551,8 @@ function openIndexFile(file: string, logger: Logger, now: () => number): Databas
 }
 
 function tune(db: DatabaseSync): DatabaseSync {
-  // The index can always be rebuilt, so it is never synced (a checkpoint's fsync would hold
-  // the event loop): a process crash cannot damage it; a power cut may, and then it is rebuilt.
+  // The index can always be rebuilt, so it is never synced (a checkpoint's fsync would only
+  // slow it): a process crash cannot damage it; a power cut may, and then it is rebuilt.
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF; PRAGMA cache_size = -16000');
   return db;
 }

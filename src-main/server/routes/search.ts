@@ -19,7 +19,7 @@ export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
           "Full-text search over every message of a workspace's sessions (prompts, answers, thinking, tool inputs and outputs, results), best matches first.",
         tags: ['sessions'],
         querystring: SearchQuerySchema,
-        response: { 200: SearchResponseSchema, ...errorResponses(400, 401, 403, 429, 500) },
+        response: { 200: SearchResponseSchema, ...errorResponses(400, 401, 403, 429, 500, 503) },
       },
     },
     async (request) => {

@@ -1,0 +1,274 @@
+import { rmSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { Writable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SearchResponse } from '../../src-shared/search.js';
+import type { Message } from '../../src-shared/sessions.js';
+import { runCli } from '../helpers/cli.js';
+import { useSandbox } from '../helpers/cli-extra.js';
+import {
+  createSession,
+  seedWorkspace,
+  startTestServer,
+  tempDir,
+  withKey,
+  type TestServer,
+} from '../helpers/server.js';
+
+/**
+ * The index is written on a thread of its own (the index writer); these are the ways that
+ * thread can fail or be cut short, with the real server over HTTP. Faults are made in the
+ * writer itself through the inspector, as a crash or a long SQLite step would.
+ */
+
+const text = (t: string): Message => ({
+  type: 'assistant',
+  message: { content: [{ type: 'text', text: t }] },
+});
+
+async function until<T>(read: () => Promise<T> | T, ok: (value: T) => boolean, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (ok(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Runs `expression` on the live index writer thread of this process. */
+async function onWriter(expression: string): Promise<void> {
+  const session = new Session();
+  session.connect();
+  try {
+    const attached = new Promise<string>((resolve) =>
+      session.on('NodeWorker.attachedToWorker', ({ params }) => {
+        if (params.workerInfo.title.endsWith('search index writer')) resolve(params.sessionId);
+      }),
+    );
+    const answered = new Promise<void>((resolve) =>
+      session.on('NodeWorker.receivedMessageFromWorker', () => resolve()),
+    );
+    await session.post('NodeWorker.enable', { waitForDebuggerOnStart: false });
+    const sessionId = await attached;
+    await session.post('NodeWorker.sendMessageToWorker', {
+      sessionId,
+      message: JSON.stringify({
+        id: 1,
+        method: 'Runtime.evaluate',
+        params: { expression: `${expression}; 0` },
+      }),
+    });
+    await answered;
+  } finally {
+    session.disconnect();
+  }
+}
+
+function captureLog() {
+  let log = '';
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      log += chunk.toString();
+      done();
+    },
+  });
+  return { stream, text: () => log, count: (what: string) => log.split(what).length - 1 };
+}
+
+describe('the index writer', () => {
+  let server: TestServer | null = null;
+  afterEach(async () => {
+    await server?.dispose();
+    server = null;
+  });
+
+  async function seeded(options: Parameters<typeof startTestServer>[0] = {}) {
+    const started = await startTestServer(options);
+    server = started;
+    const owner = await seedWorkspace(started, 'owner');
+    const id = (
+      await createSession(started, owner.user.cookie, {
+        organizationId: owner.organizationId,
+        initialMessage: 'Sort the penguin roster.',
+      })
+    ).id;
+    const append = (...messages: Message[]) =>
+      started.store.write(() => {
+        for (const message of messages) {
+          started.repos.sessions.appendMessage(
+            id,
+            owner.organizationId,
+            message,
+            null,
+            new Date().toISOString(),
+          );
+        }
+      });
+    const search = async (q: string) => {
+      const response = await withKey(started, owner.apiKey, 'GET', `/api/search?q=${encodeURIComponent(q)}`);
+      return {
+        status: response.status,
+        body: (await response.json()) as SearchResponse & { error?: { code: string } },
+      };
+    };
+    const found = async (q: string) =>
+      ((await search(q)).body.hits ?? []).map((h) => h.messageIndex).sort((a, b) => a - b);
+    expect(
+      await until(
+        () => found('penguin'),
+        (hits) => hits.length === 1,
+      ),
+    ).toEqual([0]);
+    return { server: started, owner, id, append, search, found };
+  }
+
+  it('that dies is started again and catches up; one that keeps dying turns search off, not the server', async () => {
+    const log = captureLog();
+    const { append, search, found, owner } = await seeded({ log: { level: 'info', stream: log.stream } });
+
+    await onWriter("setImmediate(() => { throw new Error('simulated writer fault'); })");
+    await until(log.text, (text) => text.includes('simulated writer fault'));
+    expect(log.text()).toMatch(
+      /search index: the writer stopped \(simulated writer fault\); starting it again/u,
+    );
+    // A new writer indexes what is written next, and what the first had not committed.
+    await append(text('The penguin roster is sorted by height.'));
+    expect(
+      await until(
+        () => found('penguin'),
+        (hits) => hits.length === 2,
+      ),
+    ).toEqual([0, 1]);
+
+    // Ending again and again with nothing written between: searching says it is unavailable.
+    for (let end = 1; end <= 3; end += 1) {
+      await onWriter('setImmediate(() => process.exit(3))');
+      await until(
+        () => log.count('the writer stopped'),
+        (n) => n === end + 1,
+      );
+    }
+    expect(log.text()).toMatch(
+      /the writer stopped \(it exited with code 3\); the index writer keeps stopping/u,
+    );
+    const off = await search('penguin');
+    expect(off.status).toBe(503);
+    expect(off.body.error?.code).toBe('unavailable');
+    // Everything else goes on, and the server still closes (afterEach).
+    const list = await withKey(server!, owner.apiKey, 'GET', '/api/sessions');
+    expect(list.status).toBe(200);
+  });
+
+  it('whose write fails drops what it had not committed, says so, and indexes again at the next write', async () => {
+    const dataDir = tempDir();
+    const log = captureLog();
+    const { append, found } = await seeded({ dataDir, log: { level: 'info', stream: log.stream } });
+    // Another program holds the index's write lock longer than the writer waits.
+    const holder = new DatabaseSync(join(dataDir, 'search.db'));
+    holder.exec('BEGIN IMMEDIATE');
+    await append(text('Otters hold the lock.'));
+    await until(log.text, (logged) => logged.includes('search index: database is locked'));
+    holder.exec('ROLLBACK');
+    holder.close();
+    expect(await found('otters')).toEqual([]);
+    await append(text('Otters let go.'));
+    expect(
+      await until(
+        () => found('otters'),
+        (hits) => hits.length === 2,
+      ),
+    ).toEqual([1, 2]);
+  });
+
+  it('closed while it still has batches to write: closing waits, commits them and leaves a sound index', async () => {
+    const dataDir = tempDir();
+    const log = captureLog();
+    const {
+      append,
+      owner,
+      server: first,
+    } = await seeded({ dataDir, log: { level: 'info', stream: log.stream } });
+    // The writer held up, as by a long merge, while 400 messages are read and sent to it.
+    await onWriter('setImmediate(() => { const end = Date.now() + 1500; while (Date.now() < end); })');
+    await append(...Array.from({ length: 400 }, (_, i) => text(`Walrus number ${i} joins the roster.`)));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await first.stop();
+    expect(log.text()).not.toMatch(/search index:/u);
+
+    // What was sent before closing is in the index, committed; the file is sound.
+    const url = pathToFileURL(join(dataDir, 'search.db'));
+    url.searchParams.set('immutable', '1');
+    const db = new DatabaseSync(url, { readOnly: true });
+    expect(db.prepare('PRAGMA quick_check').get()?.quick_check).toBe('ok');
+    const indexed = Number(db.prepare('SELECT max(indexed) AS n FROM sessions').get()?.n);
+    db.close();
+    expect(indexed).toBeGreaterThan(1);
+    const doctor = await runCli(['doctor', '--data-dir', dataDir]);
+    expect(doctor.stdout).toMatch(/Search index\s+search\.db quick_check ok/u);
+
+    // The next start indexes the rest.
+    server = await startTestServer({ dataDir });
+    const last = async () => {
+      const response = await withKey(server!, owner.apiKey, 'GET', '/api/search?q=399');
+      return ((await response.json()) as SearchResponse).hits.map((h) => h.messageIndex);
+    };
+    expect(await until(last, (hits) => hits.length > 0)).toEqual([400]);
+  });
+});
+
+describe('sessiondesk serve', () => {
+  const sandbox = useSandbox();
+
+  it('stopped while indexing a whole data directory exits 0 and leaves a sound index', async () => {
+    const dataDir = sandbox.dataDir();
+    const seeding = await startTestServer({ dataDir });
+    const owner = await seedWorkspace(seeding, 'owner');
+    const line = 'The quokka census counts every burrow on the island twice. '.repeat(400);
+    for (let s = 0; s < 8; s += 1) {
+      const id = (
+        await createSession(seeding, owner.user.cookie, {
+          organizationId: owner.organizationId,
+          initialMessage: `Census ${s}`,
+        })
+      ).id;
+      await seeding.store.write(() => {
+        for (let i = 0; i < 300; i += 1) {
+          seeding.repos.sessions.appendMessage(
+            id,
+            owner.organizationId,
+            text(`${i} ${line}`),
+            null,
+            new Date().toISOString(),
+          );
+        }
+      });
+    }
+    await seeding.stop();
+    // No index: the next start builds it from about 60 MB of transcripts.
+    for (const name of ['search.db', 'search.db-wal', 'search.db-shm'])
+      rmSync(join(dataDir, name), { force: true });
+
+    const serve = await sandbox.serve(dataDir);
+    // Stopped once its writer has committed a first batch, while the rest is still to index.
+    const indexedSessions = () => {
+      try {
+        const db = new DatabaseSync(join(dataDir, 'search.db'), { readOnly: true });
+        try {
+          return Number(db.prepare('SELECT count(*) AS n FROM sessions WHERE indexed > 0').get()?.n);
+        } finally {
+          db.close();
+        }
+      } catch {
+        return 0;
+      }
+    };
+    expect(await until(indexedSessions, (n) => n > 0, 20_000)).toBeGreaterThan(0);
+    expect(await serve.stop()).toBe(0);
+    expect(serve.stderr()).not.toMatch(/search index/iu);
+    const doctor = await runCli(['doctor', '--data-dir', dataDir]);
+    expect(doctor.stdout).toMatch(/Search index\s+search\.db quick_check ok/u);
+  });
+});
