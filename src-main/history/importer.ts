@@ -280,7 +280,17 @@ export async function importFile(
   const parser = parserFor(source.kind, file, state);
   const fingerprint = await fingerprintOf(file.path);
   let outcome: 'new' | 'updated' | 'unchanged' = 'unchanged';
-  let skipped = last !== undefined && last.sessionId === null && last.offset > 0 && !file.parent;
+  // A file read before without a session of its own is either only remembered (a session Session
+  // Desk ran holds its conversation) or had no message yet (a CLI writes its bookkeeping lines
+  // first, and the file was read in between): that one is read on, into a session of its own.
+  let skipped = false;
+  if (last !== undefined && last.sessionId === null && last.offset > 0 && !file.parent) {
+    const conversationId = parser.facts.conversationId;
+    const holder = conversationId
+      ? repos.history.sessionForConversation(source.workspaceId, conversationId)
+      : null;
+    skipped = holder !== null && !holder.imported;
+  }
   const commit = async (lines: string[], end: number, final: boolean) => {
     const pending: Pending = { messages: [], runs: [] };
     for (const line of lines)

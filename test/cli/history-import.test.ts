@@ -256,6 +256,27 @@ describe('sessiondesk history import', () => {
     expect((await journalRecords()) - before).toBe(2);
   }, 60_000);
 
+  it('imports a session first read while it held only the CLI bookkeeping lines, once its messages come', async () => {
+    // Claude Code writes its queue lines before the prompt: a scan in between reads no message.
+    const dataDir = sandbox.dataDir();
+    const { org } = await seedOwner(dataDir);
+    const root = copyRoot(claude('plain-answer'));
+    const [file] = filesUnder(root, /\.jsonl$/u);
+    const lines = readFileSync(file!, 'utf8').split('\n');
+    const firstPrompt = lines.findIndex((line) => line.includes('"type":"user"'));
+    expect(firstPrompt).toBeGreaterThan(0);
+    writeFileSync(file!, `${lines.slice(0, firstPrompt).join('\n')}\n`);
+    const history = historyIn(dataDir);
+    expect(await ok(history('--workspace', org, '--claude-dir', root))).toMatch(/^claude-code: 0 sessions/u);
+
+    appendFileSync(file!, lines.slice(firstPrompt).join('\n'));
+    expect(await ok(history('--workspace', org, '--claude-dir', root))).toMatch(
+      /^claude-code: 1 sessions \(1 new, 0 updated\), [1-9]\d* messages$/mu,
+    );
+    const [session] = await withStore(dataDir, (repos) => repos.sessions.list(org, {}, {}));
+    expect(session?.title).toBe('Say hello');
+  });
+
   it('reads only what was appended, and a rewritten file again', async () => {
     const dataDir = sandbox.dataDir();
     const { org } = await seedOwner(dataDir);
