@@ -6,6 +6,12 @@ import { importSource, type HistoryDeps } from './importer.js';
 export const RESCAN_MS = 2_000;
 /** Smaller batches than the command's: each is one write, so the event loop is never held long. */
 export const FOLLOW_BATCH_BYTES = 256 * 1024;
+/**
+ * How long one scan reads before it ends and another starts (newest files first): a first
+ * import of GBs goes on in scans of this length, and a line appended meanwhile to a session is
+ * read at the start of the next.
+ */
+export const SCAN_BUDGET_MS = 2_000;
 
 /**
  * Follows the remembered sources of every workspace in a running server: each root is watched
@@ -51,15 +57,18 @@ export function createHistoryFollower(deps: HistoryDeps & { logger: Logger }) {
 
   async function scanOnce(): Promise<void> {
     watchRoots();
+    const budget = { until: Date.now() + SCAN_BUDGET_MS, stopped: false };
     for (const source of deps.repos.history.sources()) {
       if (closed) return;
       if (source.paused) continue;
       try {
-        await importSource(deps, source, { batchBytes: FOLLOW_BATCH_BYTES, quiet: true });
+        await importSource(deps, source, { batchBytes: FOLLOW_BATCH_BYTES, quiet: true, budget });
       } catch (err) {
         deps.logger.warn(`History import of ${source.rootDir} failed: ${(err as Error).message}`);
       }
     }
+    // Out of time with files left to read: the next scan starts at once, newest files first.
+    if (budget.stopped) again = true;
   }
 
   /** Scans now, or once more after the scan going on (never two at once). */

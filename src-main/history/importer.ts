@@ -141,6 +141,20 @@ export interface ImportOptions {
    * write) rather than a write each: without it, each is settled as its file is read.
    */
   settle?: Settling[];
+  /**
+   * Following: the import stops between batches once `until` (a `Date.now()` time) has passed,
+   * setting `stopped`; the next scan reads on from there. A scan of a large first import then
+   * never keeps a line just appended to a session waiting behind it.
+   */
+  budget?: ScanBudget;
+}
+
+/** A scan's time: until when it reads, whether it read anything, whether it stopped early. */
+export interface ScanBudget {
+  until: number;
+  stopped: boolean;
+  /** Set once a batch is read: a scan always gets that far, however short its time. */
+  read?: boolean;
 }
 
 /** A session shown active whose file has not been written for ACTIVE_WITHIN_MS. */
@@ -380,12 +394,38 @@ export async function importFile(
     }
   };
   for await (const batch of readLines(file.path, from, options.batchBytes)) {
+    if (options.budget?.read && Date.now() >= options.budget.until) {
+      // Out of time: this batch is read again by the next scan, which goes on from `from`.
+      options.budget.stopped = true;
+      return outcome;
+    }
     from = batch.end;
     await commit(batch.lines, batch.end, false);
+    if (options.budget) options.budget.read = true;
   }
   // The end for now: closes what only the file's end closes, and records status and size.
   await commit([], from, true);
   return outcome;
+}
+
+/**
+ * The files in the order to read them: the sessions written most recently first (what the
+ * person is working on now), each session's sub-agent files right after their parent's file.
+ */
+async function newestFirst(files: SessionFile[]): Promise<SessionFile[]> {
+  const groups: { files: SessionFile[]; mtimeMs: number }[] = [];
+  for (const file of files) {
+    const mtimeMs = await stat(file.path).then(
+      (info) => info.mtimeMs,
+      () => 0,
+    );
+    const group = file.parent ? groups.at(-1) : undefined;
+    if (group && group.files[0]?.path === file.parent?.path) {
+      group.files.push(file);
+      group.mtimeMs = Math.max(group.mtimeMs, mtimeMs);
+    } else groups.push({ files: [file], mtimeMs });
+  }
+  return groups.sort((a, b) => b.mtimeMs - a.mtimeMs).flatMap((group) => group.files);
 }
 
 function publish(deps: HistoryDeps, sessionId: string, created: boolean): void {
@@ -432,7 +472,12 @@ async function importSourceNow(
   const counts: SourceCounts = { sessions: 0, newSessions: 0, updatedSessions: 0, messages: 0 };
   let changed = false;
   const settle: Settling[] = [];
-  for (const file of await sessionFiles(source.kind, source.rootDir)) {
+  for (const file of await newestFirst(await sessionFiles(source.kind, source.rootDir))) {
+    // Every scan reads at least a batch, however short its time: the files read whole are passed.
+    if (options.budget?.read && Date.now() >= options.budget.until) {
+      options.budget.stopped = true;
+      break;
+    }
     const outcome = await importFile(deps, source, file, { ...options, settle });
     if (outcome !== 'unchanged') changed = true;
     if (file.parent) continue;
