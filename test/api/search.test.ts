@@ -355,3 +355,72 @@ describe('the search index on disk', () => {
     await server.dispose();
   });
 });
+
+describe('a session going on while the index has a large backlog', () => {
+  it('is searchable before the backlog is through', async () => {
+    const server = await startTestServer();
+    try {
+      const owner = await seedWorkspace(server, 'owner');
+      const search = async (q: string) =>
+        SearchResponseSchema.parse(
+          await (await withKey(server, owner.apiKey, 'GET', `/api/search?q=${q}&limit=100`)).json(),
+        ).hits;
+      const live = (
+        await createSession(server, owner.user.cookie, {
+          organizationId: owner.organizationId,
+          initialMessage: 'Keep going on the parser.',
+        })
+      ).id;
+      const append = (id: string, message: Message) =>
+        server.repos.sessions.appendMessage(
+          id,
+          owner.organizationId,
+          message,
+          null,
+          new Date().toISOString(),
+        );
+      await server.store.write(() => append(live, text('The parser keeps its place.')));
+      await until(
+        () => search('place'),
+        (hits) => hits.length > 0,
+      );
+
+      // A backlog: 120 sessions of 40 messages of 6 KB each (an import, say), each found by its
+      // last message once indexed whole; then a message added to the session going on.
+      const filler = 'lorem ipsum dolor sit amet consectetur adipiscing elit '.repeat(110);
+      await server.store.write(() => {
+        for (let n = 0; n < 120; n += 1) {
+          const id = `session_backlog${String(n).padStart(4, '0')}`;
+          server.repos.sessions.insert({
+            id,
+            workspaceId: owner.organizationId,
+            authorId: owner.user.userId,
+            title: `Backlog ${n}`,
+            model: 'claude-sonnet-4-5',
+            createdAt: new Date().toISOString(),
+            baseBranch: 'main',
+            initialMessage: `Backlog ${n}`,
+          });
+          for (let m = 0; m < 39; m += 1) append(id, text(`${filler} ${n} ${m}`));
+          append(id, text('backlogdone'));
+        }
+      });
+      await server.store.write(() => append(live, text('A new turn: zqgoingon.')));
+
+      await until(
+        () => search('zqgoingon'),
+        (hits) => hits.length > 0,
+        30_000,
+      );
+      // Found while most of the backlog still waits.
+      expect((await search('backlogdone')).length).toBeLessThan(100);
+      await until(
+        () => search('backlogdone'),
+        (hits) => hits.length >= 100,
+        60_000,
+      );
+    } finally {
+      await server.dispose();
+    }
+  }, 120_000);
+});
