@@ -60,5 +60,5 @@ export async function startChild(script: string, dataDir: string) {
     return reply();
   };
   const ready = await reply();
-  return { url: String(ready.ready), ask, spawned, child };
+  return { url: String(ready.ready), ready, ask, spawned, child };
 }

@@ -1,11 +1,9 @@
-import { fork } from 'node:child_process';
 import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import Fastify from 'fastify';
 import { createAccounts } from '../src-main/accounts/accounts.js';
 import { newId } from '../src-main/accounts/secrets.js';
@@ -13,6 +11,7 @@ import { silentLogger, systemClock } from '../src-main/clock.js';
 import { createRepositories } from '../src-main/store/repositories.js';
 import { Store } from '../src-main/store/store.js';
 import type { Message } from '../src-shared/sessions.js';
+import { buildBenchServer, startChild } from './bench-child.js';
 import { listeningUrl, runLoad, type LoadResult } from './load.js';
 import { randomGenerator } from './seed.js';
 
@@ -286,37 +285,7 @@ async function main(): Promise<void> {
 
     // The server runs built, as `sessiondesk serve` does (out/cli/): compiling TypeScript at
     // start would be measured too. Inside the checkout, so that its packages resolve.
-    const serverScript = fileURLToPath(new URL('../out/bench/scale-server.mjs', import.meta.url));
-    await build({
-      entryPoints: [fileURLToPath(new URL('./scale-server.ts', import.meta.url))],
-      outfile: serverScript,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node22.13',
-      packages: 'external',
-      logLevel: 'warning',
-    });
-    const spawned = performance.now();
-    const child = fork(serverScript, [dataDir], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    const replies: Array<Record<string, unknown>> = [];
-    let wake: (() => void) | null = null;
-    child.on('message', (m) => {
-      replies.push(m as Record<string, unknown>);
-      wake?.();
-    });
-    const reply = async (): Promise<Record<string, unknown>> => {
-      while (replies.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-      const next = replies.shift() as Record<string, unknown>;
-      if (next.error) throw new Error(`server: ${String(next.error)}`);
-      return next;
-    };
-    const ask = async (command: object) => {
-      child.send(command);
-      return reply();
-    };
-    const ready = await reply();
-    const url = String(ready.ready);
+    const { url, ready, ask, spawned, child } = await startChild(await buildBenchServer(), dataDir);
     const headers = { 'x-api-key': seeded.apiKey };
     const firstAnswer = await get(`${url}/api/sessions?limit=1`, headers);
     const startupMs = performance.now() - spawned;
