@@ -29,7 +29,10 @@ export interface TestServer {
   app: FastifyInstance;
   /** Stops the server and closes the store; the data directory stays until `dispose`. */
   stop(): Promise<void>;
-  /** Stops and deletes the data directory. */
+  /**
+   * Stops, and deletes the data directory unless a server started later over the same
+   * directory still runs: the last of them to be disposed deletes it.
+   */
   dispose(): Promise<void>;
 }
 
@@ -58,6 +61,13 @@ export interface TestServerOptions {
   /** Agent programs running at once before runs queue (the server's default: 3). */
   maxRuns?: number;
 }
+
+/**
+ * The servers not yet disposed, by data directory. A test that reopens a directory has two
+ * servers over it, and disposing the first must not delete what the second is writing (its
+ * search index, say): `rmSync` then fails with ENOTEMPTY, or the second loses its files.
+ */
+const serversByDataDir = new Map<string, Set<object>>();
 
 /** A real server on an ephemeral loopback port, over a fresh data directory. */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -93,6 +103,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   if (address === null || typeof address === 'string') throw new Error('no address');
   const url = `http://127.0.0.1:${address.port}`;
   const repos = createRepositories(store.db);
+  const users = serversByDataDir.get(dataDir) ?? new Set<object>();
+  serversByDataDir.set(dataDir, users);
+  const self = {};
+  users.add(self);
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
@@ -113,6 +127,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     stop,
     async dispose() {
       await stop();
+      users.delete(self);
+      if (users.size > 0) return;
+      serversByDataDir.delete(dataDir);
       rmSync(dataDir, { recursive: true, force: true });
       rmSync(sandboxRoot, { recursive: true, force: true });
     },
