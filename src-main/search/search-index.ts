@@ -91,6 +91,12 @@ export class SearchIndex {
   private readonly statements = new Map<string, StatementSync>();
   /** Sessions to bring up to date, each with the number of the latest touch. */
   private readonly dirty = new Map<string, number>();
+  /**
+   * Of those, sessions that were up to date when touched (a message added to a session going
+   * on): brought up to date before the others, so a large backlog (a first index, a history
+   * import) does not keep what is being written now out of search.
+   */
+  private readonly first = new Map<string, number>();
   private touches = 0;
   private readonly unsubscribe: () => void;
   private open: OpenMessage | null = null;
@@ -160,12 +166,20 @@ export class SearchIndex {
   touch(sessionId: string): void {
     if (this.closed || this.unavailable !== null) return;
     this.touches += 1;
-    this.dirty.set(sessionId, this.touches);
+    // A write names its session before it runs: a session indexed up to its messages so far is
+    // one going on, gaining a message now.
+    const entry = this.sessions.get(sessionId);
+    const upToDate =
+      entry !== undefined &&
+      !this.dirty.has(sessionId) &&
+      entry.indexed >= (this.options.repos.sessions.find(sessionId)?.messageCount ?? Infinity);
+    (upToDate || this.first.has(sessionId) ? this.first : this.dirty).set(sessionId, this.touches);
     this.pumping ??= new Promise<void>((resolve) => setImmediate(resolve))
       .then(() => this.pump())
       .finally(() => {
         this.pumping = null;
-        if (this.dirty.size > 0 && !this.closed) this.touch(this.dirty.keys().next().value as string);
+        const next = this.first.keys().next().value ?? this.dirty.keys().next().value;
+        if (next !== undefined && !this.closed) this.touch(next);
       });
   }
 
@@ -244,6 +258,7 @@ export class SearchIndex {
     this.unsubscribe();
     this.closed = true;
     this.dirty.clear();
+    this.first.clear();
     this.restarting?.done();
     while (this.pumping) await this.pumping;
     await this.writer.close();
@@ -333,6 +348,7 @@ export class SearchIndex {
     this.open = null;
     this.readAhead = null;
     this.dirty.clear();
+    this.first.clear();
   }
 
   /** What the index holds, as committed: each session's key and its messages indexed. */
@@ -358,8 +374,13 @@ export class SearchIndex {
     return statement;
   }
 
+  /** Sessions waiting to be brought up to date. */
+  private pending(): number {
+    return this.first.size + this.dirty.size;
+  }
+
   private async pump(): Promise<void> {
-    while (!this.closed && this.unavailable === null && (this.open || this.dirty.size > 0)) {
+    while (!this.closed && this.unavailable === null && (this.open || this.pending() > 0)) {
       if (this.restarting) {
         await this.restarting.promise;
         continue;
@@ -368,15 +389,21 @@ export class SearchIndex {
       try {
         if (this.open) this.insertPieces();
         else {
-          const [sessionId, touch] = this.dirty.entries().next().value as [string, number];
+          const queue = this.first.size > 0 ? this.first : this.dirty;
+          const [sessionId, touch] = queue.entries().next().value as [string, number];
           // Touched again meanwhile: it stays, to be read once more.
-          if ((await this.catchUp(sessionId, gen)) && this.gen === gen && this.dirty.get(sessionId) === touch)
-            this.dirty.delete(sessionId);
+          if ((await this.catchUp(sessionId, gen)) && this.gen === gen && queue.get(sessionId) === touch) {
+            queue.delete(sessionId);
+            this.options.logger.debug?.('search index: session up to date', {
+              sessionId,
+              messages: this.sessions.get(sessionId)?.indexed ?? 0,
+            });
+          }
         }
         if (this.gen === gen && this.ops.length > 0) {
           const ops = this.ops;
           this.ops = [];
-          await this.writer.write(gen, ops, !this.open && this.dirty.size === 0, BATCHES_IN_FLIGHT);
+          await this.writer.write(gen, ops, !this.open && this.pending() === 0, BATCHES_IN_FLIGHT);
         }
       } catch (err) {
         this.options.logger.error(`search index: ${err instanceof Error ? err.message : String(err)}`);

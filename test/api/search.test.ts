@@ -1,6 +1,7 @@
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SearchResponseSchema, type SearchResponse } from '../../src-shared/search.js';
 import type { Message } from '../../src-shared/sessions.js';
@@ -354,4 +355,88 @@ describe('the search index on disk', () => {
     expect(keptAside()).toHaveLength(1);
     await server.dispose();
   });
+});
+
+describe('a session going on while the index has a backlog', () => {
+  it('is indexed before the backlog', async () => {
+    const lines: string[] = [];
+    let partial = '';
+    const log = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        const parts = (partial + chunk.toString()).split('\n');
+        partial = parts.pop() ?? '';
+        lines.push(...parts);
+        done();
+      },
+    });
+    const server = await startTestServer({ log: { level: 'debug', stream: log } });
+    try {
+      const owner = await seedWorkspace(server, 'owner');
+      const search = async (q: string) =>
+        SearchResponseSchema.parse(
+          await (await withKey(server, owner.apiKey, 'GET', `/api/search?q=${q}&limit=100`)).json(),
+        ).hits;
+      const live = (
+        await createSession(server, owner.user.cookie, {
+          organizationId: owner.organizationId,
+          initialMessage: 'Keep going on the parser.',
+        })
+      ).id;
+      const append = (id: string, message: Message) =>
+        server.repos.sessions.appendMessage(
+          id,
+          owner.organizationId,
+          message,
+          null,
+          new Date().toISOString(),
+        );
+      await server.store.write(() => append(live, text('The parser keeps its place.')));
+      await until(
+        () => search('place'),
+        (hits) => hits.length > 0,
+      );
+
+      // One write brings a backlog of 30 sessions (an import, say), then a message to the
+      // session going on: the index hears of the backlog first.
+      const backlog: string[] = [];
+      const filler = 'lorem ipsum dolor sit amet consectetur adipiscing elit '.repeat(40);
+      const upToDate = lines.length;
+      await server.store.write(() => {
+        for (let n = 0; n < 30; n += 1) {
+          const id = `session_backlog${String(n).padStart(4, '0')}`;
+          backlog.push(id);
+          server.repos.sessions.insert({
+            id,
+            workspaceId: owner.organizationId,
+            authorId: owner.user.userId,
+            title: `Backlog ${n}`,
+            model: 'claude-sonnet-4-5',
+            createdAt: new Date().toISOString(),
+            baseBranch: 'main',
+            initialMessage: `Backlog ${n}`,
+          });
+          for (let m = 0; m < 10; m += 1) append(id, text(`${filler} ${n} ${m}`));
+          append(id, text('backlogdone'));
+        }
+        append(live, text('A new turn: zqgoingon.'));
+      });
+      await until(
+        () => search('backlogdone'),
+        (hits) => hits.length === 30,
+        30_000,
+      );
+      expect(await search('zqgoingon')).toHaveLength(1);
+
+      // The order the index brought them up to date in, from its log.
+      const order = lines
+        .slice(upToDate)
+        .map((line) => JSON.parse(line) as { msg: string; sessionId?: string })
+        .filter((entry) => entry.msg === 'search index: session up to date')
+        .map((entry) => entry.sessionId);
+      expect(order.indexOf(live)).toBeGreaterThanOrEqual(0);
+      for (const id of backlog) expect(order.indexOf(id)).toBeGreaterThan(order.indexOf(live));
+    } finally {
+      await server.dispose();
+    }
+  }, 60_000);
 });
