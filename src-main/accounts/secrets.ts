@@ -28,10 +28,23 @@ export function hashSecret(secret: string): string {
 const SCRYPT = { logN: 17, r: 8, p: 1 };
 const KEY_LENGTH = 32;
 
+/** The last scrypt asked for: each waits for the one before it. */
+let lastScrypt: Promise<unknown> = Promise.resolve();
+
+/**
+ * One scrypt at a time: each holds 128 MiB while it runs, so sign-ins arriving together (a
+ * script retrying, several tabs) wait their turn, about a third of a second each, rather than
+ * take 128 MiB each at once.
+ */
 function scryptAsync(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    scrypt(password, salt, KEY_LENGTH, options, (err, key) => (err ? reject(err) : resolve(key)));
-  });
+  const run = lastScrypt.then(
+    () =>
+      new Promise<Buffer>((resolve, reject) => {
+        scrypt(password, salt, KEY_LENGTH, options, (err, key) => (err ? reject(err) : resolve(key)));
+      }),
+  );
+  lastScrypt = run.catch(() => undefined);
+  return run;
 }
 
 function options(logN: number, r: number, p: number): ScryptOptions {
@@ -48,16 +61,19 @@ export async function hashPassword(password: string): Promise<string> {
   );
 }
 
-/** A hash of nothing in particular, checked against when the email is unknown. */
-let decoyHash: Promise<string> | undefined;
+/**
+ * Checked against when the email is unknown, so that costs one scrypt like a known email: the
+ * hash of a random password that was thrown away, with the parameters new hashes get (a test
+ * holds them equal). A constant, not made at the first sign-in, which would then run two scrypts.
+ */
+export const DECOY_HASH = 'scrypt$17$8$1$OnCln+HWxj6ViCt+fmAvwg==$b67RLUeZ8VH+H2F1yxgBHkM1QpbeYdCP/slvSpmPCNc=';
 
 /**
  * Checks a password against a stored hash, or against a decoy when there is no user, so
  * an unknown email and a wrong password take the same time.
  */
 export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
-  decoyHash ??= hashPassword(randomBytes(16).toString('hex'));
-  const encoded = stored ?? (await decoyHash);
+  const encoded = stored ?? DECOY_HASH;
   const [scheme, logN, r, p, salt, hash] = encoded.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64');
