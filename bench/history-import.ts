@@ -488,6 +488,8 @@ async function main(): Promise<void> {
         listP99Ms: percentile(listMs, 99),
         listRequests: listMs.length,
         maxStallMs: importPhase.maxStallMs,
+        // The import's own peak; and since the start, the sign-in's scrypt (128 MiB) included.
+        importPeakRssMB: importPhase.phasePeakRssMB,
         peakRssMB: importPhase.peakRssMB,
         appendedInApiMs: inApiMs,
         appendedFoundMs: appendMs,
@@ -502,7 +504,7 @@ async function main(): Promise<void> {
       `${verdict(foundMs / 1000 <= importTargetSeconds)}  server: imported ${(importedMs / 1000).toFixed(1)} s, searchable ${(foundMs / 1000).toFixed(1)} s (target ≤ ${importTargetSeconds.toFixed(0)} s: 180 s per 3 GB)`,
       `${verdict(percentile(listMs, 99) <= 50)}  list while importing: p50 ${percentile(listMs, 50).toFixed(1)} ms, p99 ${percentile(listMs, 99).toFixed(1)} ms (target p99 ≤ 50 ms)`,
       `${verdict(Number(importPhase.maxStallMs) <= 50)}  longest event-loop stall: ${Number(importPhase.maxStallMs).toFixed(0)} ms (target ≤ 50 ms)`,
-      `${verdict(Number(importPhase.peakRssMB) <= 300)}  server peak RSS: ${Number(importPhase.peakRssMB).toFixed(0)} MB (target ≤ 300 MB)`,
+      `${verdict(Number(importPhase.phasePeakRssMB) <= 300)}  server peak RSS while importing: ${Number(importPhase.phasePeakRssMB).toFixed(0)} MB (target ≤ 300 MB); since its start, a sign-in's scrypt included: ${Number(importPhase.peakRssMB).toFixed(0)} MB`,
       `${verdict(inApiMs <= 5_000)}  appended line in the API: ${inApiMs.toFixed(0)} ms (target ≤ 5,000 ms)`,
       `${verdict(appendMs <= 5_000)}  appended line found by search: ${appendMs.toFixed(0)} ms (target ≤ 5,000 ms)`,
     ];

@@ -1,5 +1,5 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { silentLogger, systemClock } from '../src-main/clock.js';
 import { createRepositories } from '../src-main/store/repositories.js';
 import { startServer } from '../src-main/server/start.js';
@@ -29,11 +29,18 @@ const send = (message: unknown) => process.send?.(message);
 const loop = monitorEventLoopDelay({ resolution: 1 });
 loop.enable();
 
-function memory(): { rssMB: number; peakRssMB: number } {
-  // VmHWM: the peak resident set size of this process since it started.
+/** The highest peak RSS read so far: each phase's peak is read, then reset. */
+let peakSoFarMB = 0;
+
+function memory(): { rssMB: number; peakRssMB: number; phasePeakRssMB: number } {
+  // VmHWM: the peak resident set size of this process since it started, or since the last
+  // reset: writing 5 to clear_refs resets it, so each phase reads its own peak.
   const status = readFileSync('/proc/self/status', 'utf8');
   const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
-  return { rssMB: kb('VmRSS') / 1024, peakRssMB: kb('VmHWM') / 1024 };
+  const phasePeakRssMB = kb('VmHWM') / 1024;
+  peakSoFarMB = Math.max(peakSoFarMB, phasePeakRssMB);
+  writeFileSync('/proc/self/clear_refs', '5');
+  return { rssMB: kb('VmRSS') / 1024, peakRssMB: peakSoFarMB, phasePeakRssMB };
 }
 
 function endPhase(): { maxStallMs: number; p99StallMs: number } & ReturnType<typeof memory> {
