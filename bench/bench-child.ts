@@ -2,6 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { NODE_FLAGS } from '../bin/node-flags.js';
 
 /** The benchmarks' server in a process of its own (bench/scale-server.ts), and requests to it. */
 
@@ -42,7 +43,11 @@ export function get(
 /** The bench's server: startServer in a process of its own, with an IPC channel. */
 export async function startChild(script: string, dataDir: string) {
   const spawned = performance.now();
-  const child: ChildProcess = fork(script, [dataDir], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // With the V8 flags `sessiondesk serve` runs with (bin/node-flags.js).
+  const child: ChildProcess = fork(script, [dataDir], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv: [...process.execArgv, ...NODE_FLAGS],
+  });
   const replies: Array<Record<string, unknown>> = [];
   let wake: (() => void) | null = null;
   child.on('message', (m) => {

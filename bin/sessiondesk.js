@@ -6,6 +6,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { COMMANDS_WITH_NODE_FLAGS, NODE_FLAGS } from './node-flags.js';
 
 // The search index needs node:sqlite (Node 22.13 and later); say so plainly on an older Node.
 const [major, minor] = process.versions.node.split('.').map(Number);
@@ -14,6 +15,23 @@ if (major < 22 || (major === 22 && minor < 13)) {
     `Session Desk needs Node.js 22.13 or later (24 recommended); this is Node ${process.version}.\n`,
   );
   process.exit(1);
+}
+
+// The server and the long data commands run with V8 flags of their own (node-flags.js).
+// process.execve starts Node again in this very process (the same pid, so a signal sent to it
+// still reaches the command), with the flags; where Node lacks it (before 22.15, or on
+// Windows) the command runs without them.
+if (
+  COMMANDS_WITH_NODE_FLAGS.includes(process.argv[2] ?? '') &&
+  !NODE_FLAGS.every((flag) => process.execArgv.includes(flag)) &&
+  typeof process.execve === 'function' &&
+  process.platform !== 'win32'
+) {
+  process.execve(
+    process.execPath,
+    [process.execPath, ...NODE_FLAGS, ...process.execArgv, ...process.argv.slice(1)],
+    process.env,
+  );
 }
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');

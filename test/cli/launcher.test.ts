@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
+import { NODE_FLAGS } from '../../bin/node-flags.js';
 import { PROJECT_ROOT } from '../../src-main/paths.js';
 
 const run = promisify(execFile);
@@ -32,6 +33,7 @@ function checkout(): { root: string; write: (path: string, text: string, at: num
   };
   mkdirSync(join(dir, 'bin'));
   copyFileSync(join(PROJECT_ROOT, 'bin', 'sessiondesk.js'), join(dir, 'bin', 'sessiondesk.js'));
+  copyFileSync(join(PROJECT_ROOT, 'bin', 'node-flags.js'), join(dir, 'bin', 'node-flags.js'));
   symlinkSync(join(PROJECT_ROOT, 'node_modules'), join(dir, 'node_modules'));
   write('package.json', '{ "type": "module" }', 1000);
   write('src-shared/constants.ts', 'export const ran: string = "source";\n', 1000);
@@ -67,6 +69,31 @@ describe('the sessiondesk launcher', () => {
     write('src-shared/constants.ts', 'export const ran: string = "source";\n', 1000);
     write('package.json', '{ "type": "module", "version": "2" }', 3000);
     expect(await launch(root)).toBe('source serve --x');
+  });
+
+  it('starts serve, history and import again in the same process with the V8 flags, and no other command', async () => {
+    const { root, write } = checkout();
+    write(
+      'src-main/cli/main.ts',
+      'console.log(JSON.stringify({ pid: process.pid, flags: process.execArgv, args: process.argv.slice(2) }));\n',
+      1000,
+    );
+    const launched = async (...args: string[]) => {
+      const running = run(process.execPath, [join(root, 'bin', 'sessiondesk.js'), ...args]);
+      const { stdout } = await running;
+      return {
+        spawned: running.child.pid,
+        ...(JSON.parse(stdout) as { pid: number; flags: string[]; args: string[] }),
+      };
+    };
+    for (const command of ['serve', 'history', 'import']) {
+      const ran = await launched(command, '--data-dir', 'x');
+      expect(ran.flags).toEqual(expect.arrayContaining([...NODE_FLAGS]));
+      expect(ran.args).toEqual([command, '--data-dir', 'x']);
+      // The same process: a signal sent to the pid that was started reaches the command.
+      expect(ran.pid).toBe(ran.spawned);
+    }
+    for (const flag of NODE_FLAGS) expect((await launched('user', 'list')).flags).not.toContain(flag);
   });
 });
 
