@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -149,6 +149,29 @@ describe('the index writer', () => {
     const list = await withKey(server!, owner.apiKey, 'GET', '/api/sessions');
     expect(list.status).toBe(200);
     expect((await search('penguin')).status).toBe(200);
+  });
+
+  it('that keeps dying is given up: search answers 503 and says why, the server going on', async () => {
+    const dataDir = tempDir();
+    const log = captureLog();
+    const { search, owner } = await seeded({ dataDir, log: { level: 'info', stream: log.stream } });
+    // The index file is gone and a folder stands in its place: a new writer cannot open it
+    // and ends at once. The server's own connection still holds the file it opened.
+    renameSync(join(dataDir, 'search.db'), join(dataDir, 'search.db.moved'));
+    mkdirSync(join(dataDir, 'search.db'));
+    // The first end, made in the writer; each writer started after it ends as it opens.
+    await onWriter("setTimeout(() => { throw new Error('simulated writer fault'); }, 300)");
+    await until(log.text, (text) => text.includes('the index writer keeps stopping'));
+    expect(log.count('starting it again')).toBe(2);
+    expect(log.text()).toMatch(/search index: the writer stopped \([^)]*unable to open database file/u);
+
+    const refused = await search('penguin');
+    expect(refused.status).toBe(503);
+    expect(refused.body.error?.code).toBe('unavailable');
+    expect(JSON.stringify(refused.body)).toMatch(/keeps stopping; restart the server to index again/u);
+    // Everything else goes on, and the server still closes (afterEach).
+    const list = await withKey(server!, owner.apiKey, 'GET', '/api/sessions');
+    expect(list.status).toBe(200);
   });
 
   it('whose write fails drops what it had not committed, says so, and indexes again at the next write', async () => {
