@@ -66,7 +66,8 @@ export async function hashPassword(password: string): Promise<string> {
  * hash of a random password that was thrown away, with the parameters new hashes get (a test
  * holds them equal). A constant, not made at the first sign-in, which would then run two scrypts.
  */
-export const DECOY_HASH = 'scrypt$17$8$1$OnCln+HWxj6ViCt+fmAvwg==$b67RLUeZ8VH+H2F1yxgBHkM1QpbeYdCP/slvSpmPCNc=';
+export const DECOY_HASH =
+  'scrypt$17$8$1$OnCln+HWxj6ViCt+fmAvwg==$b67RLUeZ8VH+H2F1yxgBHkM1QpbeYdCP/slvSpmPCNc=';
 
 /**
  * Checks a password against a stored hash, or against a decoy when there is no user, so
