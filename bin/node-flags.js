@@ -1,5 +1,6 @@
 // The V8 flags the server and the long data commands run with, in one place: the launcher
-// (bin/sessiondesk.js), the desktop app (as Electron's js-flags) and the benchmarks use them.
+// (bin/sessiondesk.js) and the benchmarks' server use them. The desktop app's main process runs
+// without them: Electron takes --js-flags for its main process only on its own command line.
 //
 // --max-semi-space-size=16: V8 sizes the young generation by the machine's memory, 32 MiB a
 // semi-space (about 100 MiB in all) on a machine of 16 GB or more. A history import, an export
