@@ -16,6 +16,7 @@ import { createClaudeCodeHistoryParser, subAgentParent } from './claude-code.js'
 import { createCodexHistoryParser } from './codex.js';
 import { fingerprintOf, readLines, startOffset } from './file-reader.js';
 import { createGeminiHistoryParser } from './gemini.js';
+import { readChatDocument } from './gemini-document.js';
 import type { HistoryEvent, HistoryParser } from './history-events.js';
 
 const run = promisify(execFile);
@@ -43,6 +44,8 @@ interface SessionFile {
   parent?: { path: string; toolUseId: string | undefined };
   /** The working folder the CLI recorded beside the file (Gemini CLI's `.project_root`). */
   cwd?: string;
+  /** Gemini CLI's older chat file: one JSON document, rewritten whole (gemini-document.ts). */
+  document?: boolean;
 }
 
 /** What importing one source did. */
@@ -96,8 +99,14 @@ export async function sessionFiles(kind: HistoryKind, rootDir: string): Promise<
       const rootFile = join(tmp, project, '.project_root');
       const cwd = existsSync(rootFile) ? readFileSync(rootFile, 'utf8').trim() : undefined;
       for (const name of await listDir(join(tmp, project, 'chats'))) {
-        if (name.startsWith('session-') && name.endsWith('.jsonl'))
-          files.push({ path: join(tmp, project, 'chats', name), ...(cwd ? { cwd } : {}) });
+        if (!name.startsWith('session-')) continue;
+        const document = name.endsWith('.json');
+        if (document || name.endsWith('.jsonl'))
+          files.push({
+            path: join(tmp, project, 'chats', name),
+            ...(cwd ? { cwd } : {}),
+            ...(document ? { document } : {}),
+          });
       }
     }
   }
@@ -269,7 +278,9 @@ export async function importFile(
     return 'unchanged';
   const discard = options.discard === true && options.only !== undefined;
   const stale = clock.now().getTime() - info.mtimeMs >= ACTIVE_WITHIN_MS;
-  if (last && last.size === info.size && last.mtimeMs === info.mtimeMs && last.offset === info.size) {
+  // A chat document's offset counts its messages: it is read whole whenever it changed.
+  const readWhole = file.document === true || last?.offset === info.size;
+  if (last && last.size === info.size && last.mtimeMs === info.mtimeMs && readWhole) {
     // Unchanged; a session still shown active turns completed (or failed) once its file is stale.
     if (stale && last.sessionId && !file.parent) {
       const settling = { sessionId: last.sessionId, failed: recordedFailure(last) };
@@ -278,7 +289,10 @@ export async function importFile(
     }
     return 'unchanged';
   }
-  let from = await startOffset(file.path, last);
+  const chat = file.document ? await readChatDocument(file.path, stale) : null;
+  // A chat document that does not parse yet is being rewritten: the next scan reads it.
+  if (file.document && chat === null) return 'unchanged';
+  let from = chat ? chat.resumeAt(last) : await startOffset(file.path, last);
   let sessionId = last?.sessionId ?? null;
   let state = from > 0 ? last?.parserState : undefined;
   if (last && from === 0 && last.offset > 0) {
@@ -292,7 +306,7 @@ export async function importFile(
     sessionId = parentSession;
   }
   const parser = parserFor(source.kind, file, state);
-  const fingerprint = await fingerprintOf(file.path);
+  const fingerprint = chat ? chat.fingerprint : await fingerprintOf(file.path);
   let outcome: 'new' | 'updated' | 'unchanged' = 'unchanged';
   // A file read before without a session of its own is either only remembered (a session Session
   // Desk ran holds its conversation) or had no message yet (a CLI writes its bookkeeping lines
@@ -393,7 +407,8 @@ export async function importFile(
       publish(deps, sessionId, created);
     }
   };
-  for await (const batch of readLines(file.path, from, options.batchBytes)) {
+  const batches = chat ? chat.batches(from) : readLines(file.path, from, options.batchBytes);
+  for await (const batch of batches) {
     if (options.budget?.read && Date.now() >= options.budget.until) {
       // Out of time: this batch is read again by the next scan, which goes on from `from`.
       options.budget.stopped = true;

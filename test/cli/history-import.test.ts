@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { silentLogger, systemClock } from '../../src-main/clock.js';
 import { createClaudeCodeHistoryParser } from '../../src-main/history/claude-code.js';
+import { readMessagePage } from '../../src-main/sessions/transcript-reads.js';
 import { createRepositories } from '../../src-main/store/repositories.js';
 import { realFiles } from '../../src-main/store/file-layer.js';
 import { readJournal } from '../../src-main/store/journal-reader.js';
@@ -306,6 +307,125 @@ describe('sessiondesk history import', () => {
     expect(await ok(history('--workspace', org, '--claude-dir', root))).toMatch(
       /^claude-code: 1 sessions \(1 new, 0 updated\), 3 messages$/mu,
     );
+  });
+
+  it("imports Gemini CLI's older chat documents (0.19.1), a rewritten one only for its new messages, a torn one once whole", async () => {
+    const dataDir = sandbox.dataDir();
+    const { org } = await seedOwner(dataDir);
+    const history = historyIn(dataDir);
+    const root = copyRoot(join(FIXTURES, 'gemini', '0.19.1', 'resume'));
+    const [file] = filesUnder(root, /^session-.*\.json$/u);
+    const whole = readFileSync(file!, 'utf8');
+    const document = JSON.parse(whole) as { messages: unknown[] };
+    const anHourAgo = new Date(Date.now() - 3_600_000);
+    const write = (text: string) => {
+      writeFileSync(file!, text);
+      utimesSync(file!, anHourAgo, anHourAgo);
+    };
+    const imported = () =>
+      withStore(dataDir, (repos) =>
+        repos.sessions.list(org, {}, { limit: 10 }).map((s) => ({ id: s.id, messages: s.messageCount })),
+      );
+
+    // The first run of the conversation: its first prompt and answer.
+    write(JSON.stringify({ ...document, messages: document.messages.slice(0, 2) }, null, 2));
+    expect((await ok(history('--workspace', org, '--gemini-dir', root))).split('\n')[2]).toMatch(
+      /^gemini: 1 sessions \(1 new, 0 updated\), \d+ messages$/u,
+    );
+    const [first] = await imported();
+
+    // The CLI rewrote it whole with the second run: the same session grows, nothing twice.
+    write(whole);
+    expect((await ok(history('--workspace', org, '--gemini-dir', root))).split('\n')[2]).toMatch(
+      /^gemini: 1 sessions \(0 new, 1 updated\), \d+ messages$/u,
+    );
+    const [grown] = await imported();
+    expect(grown!.id).toBe(first!.id);
+    // As many messages as one import of the whole document gives.
+    const fresh = sandbox.dataDir();
+    const freshOwner = await seedOwner(fresh);
+    await ok(
+      historyIn(fresh)(
+        '--workspace',
+        freshOwner.org,
+        '--gemini-dir',
+        finishedCopy(join(FIXTURES, 'gemini', '0.19.1', 'resume')),
+      ),
+    );
+    const [once] = await withStore(fresh, (repos) => repos.sessions.list(freshOwner.org, {}, { limit: 10 }));
+    expect(grown!.messages).toBe(once!.messageCount);
+    expect(grown!.messages).toBeGreaterThan(first!.messages);
+
+    // Caught while the CLI rewrites it: a torn document waits for the next import.
+    const torn = join(file!, '..', 'session-2026-11-25T19-00-0badc0de.json');
+    writeFileSync(torn, whole.slice(0, 200));
+    expect((await ok(history('--workspace', org, '--gemini-dir', root))).split('\n')[2]).toMatch(
+      /^gemini: 1 sessions \(0 new, 0 updated\)/u,
+    );
+    writeFileSync(
+      torn,
+      whole.replace(/"sessionId": "[^"]+"/u, '"sessionId": "0badc0de-0000-4000-8000-000000000000"'),
+    );
+    expect((await ok(history('--workspace', org, '--gemini-dir', root))).split('\n')[2]).toMatch(
+      /^gemini: 2 sessions \(1 new, 0 updated\)/u,
+    );
+    // One that has not parsed for two minutes never will: its lines are kept, as notices.
+    const broken = join(file!, '..', 'session-2026-11-25T19-01-0badbeef.json');
+    writeFileSync(
+      broken,
+      '{"sessionId": "0badbeef-0000-4000-8000-000000000000", "messages": [\n  {"id": "1", "type"',
+    );
+    utimesSync(broken, anHourAgo, anHourAgo);
+    expect((await ok(history('--workspace', org, '--gemini-dir', root))).split('\n')[2]).toMatch(
+      /^gemini: 3 sessions \(1 new, 0 updated\), \d+ messages$/u,
+    );
+    const notices = await withStore(dataDir, async (repos, store) => {
+      const row = repos.sessions.list(org, {}, { limit: 10 }).find((s) => s.messageCount === 2);
+      const page = await readMessagePage({ store, repos }, repos.sessions.find(row!.id)!, 0, 10, 1 << 20);
+      return page.messages.map((m) => (JSON.parse(m.toString('utf8')) as { notice?: string }).notice);
+    });
+    expect(notices).toEqual(['info', 'info']);
+  });
+
+  it("shows the tool results Gemini CLI wrote into a chat document's last answer after it was read", async () => {
+    const dataDir = sandbox.dataDir();
+    const { org } = await seedOwner(dataDir);
+    const history = historyIn(dataDir);
+    const root = copyRoot(join(FIXTURES, 'gemini', '0.19.1', 'edit-and-commit'));
+    const [file] = filesUnder(root, /^session-.*\.json$/u);
+    const whole = readFileSync(file!, 'utf8');
+    type Doc = { messages: Array<{ toolCalls?: Array<Record<string, unknown>> }> };
+    const document = JSON.parse(whole) as Doc;
+    // Read before its calls were recorded: the CLI writes an answer's text first, then adds its
+    // tool calls to that same answer (the 0.19 source's recordToolCalls), then goes on.
+    const running: Doc = {
+      ...document,
+      messages: document.messages.slice(0, 2).map(({ toolCalls: _calls, ...message }) => message),
+    };
+    const anHourAgo = new Date(Date.now() - 3_600_000);
+    writeFileSync(file!, JSON.stringify(running, null, 2));
+    await ok(history('--workspace', org, '--gemini-dir', root));
+    // The CLI rewrote the answer with its calls and their results, then went on.
+    writeFileSync(file!, whole);
+    utimesSync(file!, anHourAgo, anHourAgo);
+    await ok(history('--workspace', org, '--gemini-dir', root));
+
+    const blocks = await withStore(dataDir, async (repos, store) => {
+      const [row] = repos.sessions.list(org, {}, { limit: 1 });
+      const page = await readMessagePage({ store, repos }, repos.sessions.find(row!.id)!, 0, 100, 1 << 24);
+      return page.messages.flatMap((m) => {
+        const message = JSON.parse(m.toString('utf8')) as { message?: { content?: unknown } };
+        return Array.isArray(message.message?.content)
+          ? (message.message.content as Array<Record<string, unknown>>)
+          : [];
+      });
+    });
+    const calls = blocks.filter((b) => b.type === 'tool_use').map((b) => b.id);
+    const results = blocks.filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id);
+    expect(calls).toHaveLength(document.messages[1]!.toolCalls!.length);
+    // Each call once, each with its result.
+    expect(new Set(calls).size).toBe(calls.length);
+    expect(new Set(results)).toEqual(new Set(calls));
   });
 
   it('a running server, and every later start, follows the sources: appends and new files within 5 s', async () => {

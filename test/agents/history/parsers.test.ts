@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createClaudeCodeHistoryParser, subAgentParent } from '../../../src-main/history/claude-code.js';
 import { createCodexHistoryParser } from '../../../src-main/history/codex.js';
 import { createGeminiHistoryParser } from '../../../src-main/history/gemini.js';
+import { readChatDocument } from '../../../src-main/history/gemini-document.js';
 import type { HistoryEvent, HistoryFacts, HistoryParser } from '../../../src-main/history/history-events.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'history');
@@ -173,11 +174,25 @@ describe('Codex rollout files', () => {
   });
 });
 
+/**
+ * A Gemini chat file as lines: a JSONL file's own, or those the importer hands the parser for
+ * an older chat document (`session-*.json`, Gemini CLI 0.19.1 here).
+ */
+async function geminiParse(file: string): Promise<{ events: HistoryEvent[]; facts: HistoryFacts }> {
+  const parser = createGeminiHistoryParser();
+  if (file.endsWith('.jsonl')) return parse(parser, file);
+  const document = await readChatDocument(file, true);
+  const events: HistoryEvent[] = [];
+  for await (const batch of document!.batches(0)) events.push(...batch.lines.flatMap((l) => parser.line(l)));
+  events.push(...parser.flush());
+  return { events, facts: parser.facts };
+}
+
 describe('Gemini CLI chat files', () => {
   const all = scenarios('gemini');
-  const file = (dir: string) => filesUnder(join(dir, 'tmp'), /^session-.*\.jsonl$/u)[0]!;
-  it.each(all)('$version $scenario: facts, paired calls, no unknown line', ({ dir, scenario }) => {
-    const { events, facts } = parse(createGeminiHistoryParser(), file(dir));
+  const file = (dir: string) => filesUnder(join(dir, 'tmp'), /^session-.*\.jsonl?$/u)[0]!;
+  it.each(all)('$version $scenario: facts, paired calls, no unknown line', async ({ dir, scenario }) => {
+    const { events, facts } = await geminiParse(file(dir));
     expect(file(dir)).toContain(facts.conversationId!.slice(0, 8));
     expect(prompts(events).length).toBe(scenario === 'resume' ? 2 : 1);
     expect(runs(events)).toHaveLength(scenario === 'resume' ? 2 : 1);
@@ -185,21 +200,23 @@ describe('Gemini CLI chat files', () => {
     expectPaired(events);
   });
 
-  it('write_todos gives tasks, a call rewritten under its id is shown once', () => {
-    const { events } = parse(
-      createGeminiHistoryParser(),
-      file(all.find((s) => s.scenario === 'write-todos')!.dir),
-    );
-    expect(lastTasks(events)).toMatchObject({
-      tasks: expect.arrayContaining([expect.objectContaining({ status: 'completed' })]),
-    });
-    const ids = blocks(events).flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
-    // Gemini records no cost: gemini-2.5-pro is priced by the table.
-    const [run] = runs(events);
-    const expected =
-      (run!.inputTokens * 1.25 + run!.outputTokens * 10 + run!.cacheReadTokens * 0.31) / 1_000_000;
-    expect(run!.costUsd).toBeCloseTo(expected, 12);
-    expect(run!.costUsd).toBeGreaterThan(0);
-    expect(new Set(ids).size).toBe(ids.length);
-  });
+  it.each(['0.61.0', '0.19.1'])(
+    '%s: write_todos gives tasks, a call rewritten under its id is shown once',
+    async (version) => {
+      const { events } = await geminiParse(
+        file(all.find((s) => s.scenario === 'write-todos' && s.version === version)!.dir),
+      );
+      expect(lastTasks(events)).toMatchObject({
+        tasks: expect.arrayContaining([expect.objectContaining({ status: 'completed' })]),
+      });
+      const ids = blocks(events).flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
+      // Gemini records no cost: gemini-2.5-pro is priced by the table.
+      const [run] = runs(events);
+      const expected =
+        (run!.inputTokens * 1.25 + run!.outputTokens * 10 + run!.cacheReadTokens * 0.31) / 1_000_000;
+      expect(run!.costUsd).toBeCloseTo(expected, 12);
+      expect(run!.costUsd).toBeGreaterThan(0);
+      expect(new Set(ids).size).toBe(ids.length);
+    },
+  );
 });
