@@ -280,8 +280,12 @@ export async function importFile(
   const stale = clock.now().getTime() - info.mtimeMs >= ACTIVE_WITHIN_MS;
   // A chat document's offset counts its messages: it is read whole whenever it changed.
   const readWhole = file.document === true || last?.offset === info.size;
-  if (last && last.size === info.size && last.mtimeMs === info.mtimeMs && readWhole) {
-    // Unchanged; a session still shown active turns completed (or failed) once its file is stale.
+  // Unchanged, and nothing left for the file's end to close: a run that was going on when the
+  // file was last read (Gemini CLI's) ends once the file is quiet, by the read below, which
+  // reads nothing new and closes it.
+  const closes = () => stale && parserFor(source.kind, file, last?.parserState).flush().length > 0;
+  if (last && last.size === info.size && last.mtimeMs === info.mtimeMs && readWhole && !closes()) {
+    // A session still shown active turns completed (or failed) once its file is stale.
     if (stale && last.sessionId && !file.parent) {
       const settling = { sessionId: last.sessionId, failed: recordedFailure(last) };
       if (options.settle) options.settle.push(settling);

@@ -257,6 +257,40 @@ describe('sessiondesk history import', () => {
     expect((await journalRecords()) - before).toBe(2);
   }, 60_000);
 
+  it("ends a Gemini run read while it went on once its file is quiet: the run's usage and cost count", async () => {
+    // Gemini CLI's file says a run ended only by the next prompt, or by going quiet. A file read
+    // while its run went on, then left as it was, is not read again: its run still has to end.
+    const dataDir = sandbox.dataDir();
+    const { org } = await seedOwner(dataDir);
+    const root = copyRoot(gemini('plain-answer'));
+    const writtenAt = new Date(Date.now() - 110_000);
+    for (const path of filesUnder(root, /./u)) utimesSync(path, writtenAt, writtenAt);
+    const history = historyIn(dataDir);
+    await ok(history('--workspace', org, '--gemini-dir', root));
+    const session = () => withStore(dataDir, (repos) => repos.sessions.list(org, {}, { limit: 1 })[0]!);
+    expect(await session()).toMatchObject({ status: 'active', messageCount: 2 });
+
+    await new Promise((resolve) => setTimeout(resolve, writtenAt.getTime() + 121_000 - Date.now()));
+    expect((await ok(history('--workspace', org, '--gemini-dir', root))).split('\n')[2]).toMatch(
+      /^gemini: 1 sessions \(0 new, 1 updated\), 3 messages$/u,
+    );
+    const ended = await session();
+    expect(ended).toMatchObject({ status: 'completed', messageCount: 3 });
+    // As one import of the quiet file gives.
+    const fresh = sandbox.dataDir();
+    const freshOwner = await seedOwner(fresh);
+    await ok(
+      historyIn(fresh)('--workspace', freshOwner.org, '--gemini-dir', finishedCopy(gemini('plain-answer'))),
+    );
+    const once = await withStore(fresh, (repos) => repos.sessions.list(freshOwner.org, {}, { limit: 1 })[0]!);
+    expect(ended.usage).toEqual(once.usage);
+    expect(ended.usage?.costUsd).toBeGreaterThan(0);
+    // Read again, nothing changes.
+    expect((await ok(history('--workspace', org, '--gemini-dir', root))).split('\n')[2]).toMatch(
+      /^gemini: 1 sessions \(0 new, 0 updated\), 3 messages$/u,
+    );
+  }, 60_000);
+
   it('imports a session first read while it held only the CLI bookkeeping lines, once its messages come', async () => {
     // Claude Code writes its queue lines before the prompt: a scan in between reads no message.
     const dataDir = sandbox.dataDir();
