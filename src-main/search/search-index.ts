@@ -172,7 +172,7 @@ export class SearchIndex {
     const upToDate =
       entry !== undefined &&
       !this.dirty.has(sessionId) &&
-      entry.indexed >= (this.options.repos.sessions.find(sessionId)?.messageCount ?? Infinity);
+      entry.indexed >= this.options.repos.sessions.extent(sessionId).messageCount;
     (upToDate || this.first.has(sessionId) ? this.first : this.dirty).set(sessionId, this.touches);
     this.pumping ??= new Promise<void>((resolve) => setImmediate(resolve))
       .then(() => this.pump())
