@@ -6,6 +6,7 @@ import { ListSessionsResponseSchema, type Message } from '../../src-shared/index
 import { getSession, waitForResults } from '../helpers/agent-runs.js';
 import { installRecordedClis } from '../helpers/recorded-clis.js';
 import { asUser, createSession, seedWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
+import { assistantText as text } from '../helpers/messages.js';
 
 interface Call {
   kind: string;
@@ -68,10 +69,6 @@ async function followUp(s: TestServer, cookie: string, id: string, content: stri
 }
 
 const user = (content: string): Message => ({ type: 'user', message: { content } });
-const text = (t: string): Message => ({
-  type: 'assistant',
-  message: { content: [{ type: 'text', text: t }] },
-});
 const usage = (input: number, output: number, cacheRead: number, costUsd?: number) => ({
   inputTokens: input,
   outputTokens: output,

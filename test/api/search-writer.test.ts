@@ -17,26 +17,14 @@ import {
   withKey,
   type TestServer,
 } from '../helpers/server.js';
+import { assistantText as text } from '../helpers/messages.js';
+import { until } from '../helpers/until.js';
 
 /**
  * The index is written on a thread of its own (the index writer); these are the ways that
  * thread can fail or be cut short, with the real server over HTTP. Faults are made in the
  * writer itself through the inspector, as a crash or a long SQLite step would.
  */
-
-const text = (t: string): Message => ({
-  type: 'assistant',
-  message: { content: [{ type: 'text', text: t }] },
-});
-
-async function until<T>(read: () => Promise<T> | T, ok: (value: T) => boolean, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (ok(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** Runs `expression` on the live index writer thread of this process. */
 async function onWriter(expression: string): Promise<void> {

@@ -15,11 +15,8 @@ import {
   withKey,
   type TestServer,
 } from '../helpers/server.js';
-
-const text = (t: string): Message => ({
-  type: 'assistant',
-  message: { content: [{ type: 'text', text: t }] },
-});
+import { assistantText as text } from '../helpers/messages.js';
+import { until } from '../helpers/until.js';
 
 /** A file of about 2 MB whose one rare word sits near its end. */
 const BIG_FILE = `${'const filler = "nothing to see here";\n'.repeat(52_000)}export const zanzibarRetryBudget = 3;\n`;
@@ -67,15 +64,6 @@ const TRANSCRIPT: Message[] = [
     num_turns: 3,
   },
 ];
-
-async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, ms = 5000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (ok(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('GET /api/search', () => {
   let server: TestServer;
