@@ -82,6 +82,14 @@ function historyIn(dataDir: string) {
     });
 }
 
+/** The one session a finished copy of a scenario gives, imported into a data directory of its own. */
+async function importedOnce(flag: string, scenario: string) {
+  const dataDir = sandbox.dataDir();
+  const { org } = await seedOwner(dataDir);
+  await ok(historyIn(dataDir)('--workspace', org, flag, finishedCopy(scenario)));
+  return withStore(dataDir, (repos) => repos.sessions.list(org, {}, { limit: 1 })[0]!);
+}
+
 async function apiKey(dataDir: string, org: string): Promise<string> {
   return ok(cliIn(dataDir)('key', 'create', '--workspace', org));
 }
@@ -277,12 +285,7 @@ describe('sessiondesk history import', () => {
     const ended = await session();
     expect(ended).toMatchObject({ status: 'completed', messageCount: 3 });
     // As one import of the quiet file gives.
-    const fresh = sandbox.dataDir();
-    const freshOwner = await seedOwner(fresh);
-    await ok(
-      historyIn(fresh)('--workspace', freshOwner.org, '--gemini-dir', finishedCopy(gemini('plain-answer'))),
-    );
-    const once = await withStore(fresh, (repos) => repos.sessions.list(freshOwner.org, {}, { limit: 1 })[0]!);
+    const once = await importedOnce('--gemini-dir', gemini('plain-answer'));
     expect(ended.usage).toEqual(once.usage);
     expect(ended.usage?.costUsd).toBeGreaterThan(0);
     // Read again, nothing changes.
@@ -376,18 +379,8 @@ describe('sessiondesk history import', () => {
     const [grown] = await imported();
     expect(grown!.id).toBe(first!.id);
     // As many messages as one import of the whole document gives.
-    const fresh = sandbox.dataDir();
-    const freshOwner = await seedOwner(fresh);
-    await ok(
-      historyIn(fresh)(
-        '--workspace',
-        freshOwner.org,
-        '--gemini-dir',
-        finishedCopy(join(FIXTURES, 'gemini', '0.19.1', 'resume')),
-      ),
-    );
-    const [once] = await withStore(fresh, (repos) => repos.sessions.list(freshOwner.org, {}, { limit: 10 }));
-    expect(grown!.messages).toBe(once!.messageCount);
+    const once = await importedOnce('--gemini-dir', join(FIXTURES, 'gemini', '0.19.1', 'resume'));
+    expect(grown!.messages).toBe(once.messageCount);
     expect(grown!.messages).toBeGreaterThan(first!.messages);
 
     // Caught while the CLI rewrites it: a torn document waits for the next import.
