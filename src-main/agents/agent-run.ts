@@ -7,13 +7,14 @@
 import type { ContinueIn, SessionStatus } from '../../src-shared/sessions.js';
 import type { SessionRow } from '../store/sessions.js';
 import type { QueuedRun } from '../store/runs.js';
+import { cliHomePath } from './cli-homes.js';
 import { DEFAULT_AGENT_TIMEOUT_MS } from './command-agent.js';
 import { branchToClone, createContinuationRunner, type Continuation } from './imported-continuation.js';
 import { NamedCommandsError } from './named-commands.js';
 import { BRIDGE_PORT } from './network-bridge.js';
 import { refusalNotices, type NetworkProxies, type ProxyLease, type Refused } from './network-proxy.js';
-import { installRoot, type Confinement, type OsSandbox } from './os-sandbox.js';
-import { locateExecutable } from './programs.js';
+import type { Confinement, OsSandbox } from './os-sandbox.js';
+import { installRoot, locateExecutable } from './programs.js';
 import { recordBranchAtEnd, recordReportedPullRequest, type FactsDeps } from './repository-facts.js';
 import { sandboxPath, SandboxError } from './sandbox.js';
 import { SandboxRootError, secureSessionFolder } from './sandbox-root.js';
@@ -67,8 +68,8 @@ export interface RunDeps extends FactsDeps {
   runnerFor: (workspaceId: string) => AgentRunner;
   /** How a follow-up to an imported session goes on, or an error saying why it cannot. */
   planContinuation: (session: SessionRow, where: ContinueIn) => Continuation;
-  /** Runs `work` with an imported session's file held, so what its CLI writes is not imported twice. */
-  holdingFile: <T>(sessionId: string, workdir: string, work: () => Promise<T>) => Promise<T>;
+  /** Runs `work` with an imported session's file held: the follower reads it again once the run ends. */
+  holdingFile: <T>(sessionId: string, work: () => Promise<T>) => Promise<T>;
 }
 
 /**
@@ -120,17 +121,18 @@ export function runAgent(
   );
   // A continuation in the person's own folder works there; every other run in its sandbox.
   const sandboxDir = continuation?.cwd ?? sandboxPath(deps.sandboxRoot(), sessionId);
+  const cliHome = cliHomePath(deps.sandboxRoot(), sessionId);
   const ctx: RunContext = {
     session,
     sandboxDir,
     ...(continuation?.cwd ? {} : { ownedFolder: sandboxDir }),
+    cliHome,
     signal,
     confinement: {
       sandbox: deps.osSandbox(),
       rules: {
-        writable: [sandboxDir],
+        writable: [sandboxDir, cliHome],
         readable: [],
-        state: [],
         hidden: [deps.dataDir, deps.sandboxRoot()],
       },
     },
@@ -196,7 +198,7 @@ export function runAgent(
         secureSessionFolder(deps.sandboxRoot(), deps.dataDir, sessionId, deps.logger);
       }
       const { result } = continuation
-        ? await deps.holdingFile(sessionId, ctx.sandboxDir, () => work(runner))
+        ? await deps.holdingFile(sessionId, () => work(runner))
         : await work(runner);
       await recordingProcess;
       await refusals.end();
@@ -265,7 +267,7 @@ async function limitNetwork(
     );
   }
   const lease = await deps.proxies.open(allowed, refused);
-  rules.readable.push(installRoot(node.path));
+  rules.readable.push(installRoot(node.path, deps.agentEnvironment().HOME));
   rules.network = { socket: lease.socket, port: BRIDGE_PORT, node: node.path };
   return lease;
 }

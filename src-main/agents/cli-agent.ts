@@ -1,13 +1,19 @@
-import { mkdir } from 'node:fs/promises';
 import type { AssistantMessage, ResultMessage } from '../../src-shared/sessions.js';
 import { roundDollars } from '../store/sessions.js';
 import type { AgentEvent, AgentUsage } from './agent-events.js';
+import {
+  bindConversation,
+  copyConversation,
+  findConversationFile,
+  personCliFolder,
+  prepareCliHome,
+  sessionCliFolder,
+} from './cli-homes.js';
 import type { CliKindSpec } from './cli-kinds.js';
 import { LINE_MAX_BYTES, splitLines } from './line-splitter.js';
 import { appendWithinCap, notice, oversizeLineText } from './output-caps.js';
 import { runProcess } from './process-run.js';
-import { locateProgram } from './programs.js';
-import { installRoot } from './os-sandbox.js';
+import { installRoot, locateProgram } from './programs.js';
 import { prepareSandbox } from './sandbox.js';
 import {
   branchName,
@@ -40,6 +46,11 @@ export interface CliAgentOptions {
   runs: CliRunStore;
   /** Longest output line read; longer ones are skipped with a notice. */
   lineMaxBytes?: number;
+  /**
+   * The file of the conversation a continuation resumes (an imported session's), copied into
+   * the session's CLI home before the first run; else the person's folder is looked in.
+   */
+  conversationFile?: string;
 }
 
 /** Events waiting to be written before the program's output is paused. */
@@ -70,7 +81,8 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
   async function run(ctx: RunContext, prompt: string, resume = true): Promise<RunOutcome> {
     const started = Date.now();
     const sessionId = ctx.session.id;
-    const located = locateProgram(spec.kind, options.lookupEnv ?? options.env);
+    // Session Desk's own folders (its data, the sandboxes with the CLI homes) never hold a program it runs.
+    const located = locateProgram(spec.kind, options.lookupEnv ?? options.env, ctx.confinement?.rules.hidden);
     if (!located.found) return { result: resultMessage(false, located.problem, 0, 0) };
     if (ctx.signal.aborted) throw new RunAborted();
 
@@ -85,24 +97,29 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
     const lingering = new AbortController();
     let lingerTimer: NodeJS.Timeout | undefined;
     const { stderrEvents } = spec;
-    const state = spec.state(options.env);
-    for (const folder of state.folders) await mkdir(folder, { recursive: true, mode: 0o700 });
+    const home = ctx.cliHome ? await prepareCliHome(ctx.cliHome, [spec.kind], options.env) : undefined;
+    const env = { ...options.env, ...home?.env };
+    const conversation =
+      ctx.cliHome && previous.conversationId !== undefined
+        ? await carryConversation(ctx, ctx.cliHome, previous.conversationId)
+        : undefined;
     const child = runProcess({
       program: located.path,
       args,
       cwd: ctx.sandboxDir,
-      env: { ...options.env, SESSIONDESK_SESSION_ID: sessionId },
+      env: { ...env, SESSIONDESK_SESSION_ID: sessionId },
       stdin: stdin ?? '',
       timeoutMs: options.timeoutMs,
       signal: AbortSignal.any([ctx.signal, lingering.signal]),
       onStart: ctx.processStarted,
       onStderrLine: stderrEvents && ((line) => enqueue(stderrEvents(line))),
       confine: withFolders(ctx.confinement, {
-        readable: [installRoot(located.path)],
-        state: [...state.folders, ...state.files],
+        readable: [installRoot(located.path, options.env.HOME)],
+        files: conversation ? [conversation] : [],
       }),
       ownedFolder: ctx.ownedFolder,
     });
+    for (const note of home?.notes ?? []) enqueue([{ kind: 'notice', level: 'info', text: note }]);
 
     let conversationId = previous.conversationId;
     let usage: AgentUsage | undefined;
@@ -191,7 +208,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
     if (!ending && !usage && conversationId !== undefined && spec.loggedUsage) {
       // Ended before the line that reports usage: what the CLI logged as it went.
       const logged = await spec
-        .loggedUsage({ env: options.env, conversationId, usageBefore: previous.usageBefore, prompt })
+        .loggedUsage({ env, conversationId, usageBefore: previous.usageBefore, prompt })
         .catch(() => null);
       if (logged) usage = roundedUsage(logged);
     }
@@ -227,6 +244,26 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
     }
     if (usage) result.usage = usage;
     return { result };
+  }
+
+  /**
+   * The conversation a run resumes, in the session's home: an imported session's own file bound
+   * in (returned, for the sandbox), or a copy of one an earlier version kept in the person's folder.
+   */
+  async function carryConversation(ctx: RunContext, home: string, conversationId: string) {
+    if (options.conversationFile !== undefined) {
+      const sandboxed = ctx.confinement?.sandbox.isolation === 'sandbox';
+      return bindConversation(spec.kind, home, options.conversationFile, ctx.sandboxDir, sandboxed);
+    }
+    if (await findConversationFile(spec.kind, sessionCliFolder(spec.kind, home), conversationId))
+      return undefined;
+    const file = await findConversationFile(
+      spec.kind,
+      personCliFolder(spec.kind, options.env),
+      conversationId,
+    );
+    if (file) await copyConversation(spec.kind, home, file, ctx.sandboxDir);
+    return undefined;
   }
 
   async function sandbox(ctx: RunContext, signal?: AbortSignal): Promise<string> {

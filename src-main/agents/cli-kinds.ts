@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import type { AgentCommand, AgentCommandInput } from './agent-command.js';
 import type { AgentEvent, AgentParser, AgentUsage } from './agent-events.js';
 import { claudeCodeCommand } from './claude-code/command.js';
@@ -41,17 +40,7 @@ export interface CliKindSpec {
   refusedResume: RegExp;
   /** What a line the CLI writes on stderr means for the transcript, as it is written. */
   stderrEvents?: (line: string) => AgentEvent[];
-  /**
-   * The CLI's own state and credentials (its conversations, settings, logins): reachable and
-   * writable in the sandbox, as the CLI needs them. Its folders are made if missing (as the CLI
-   * would make them), so that what a run keeps there is there for the next; its files are
-   * reachable when they exist.
-   */
-  state(env: NodeJS.ProcessEnv): { folders: string[]; files: string[] };
 }
-
-const inHome = (env: NodeJS.ProcessEnv, ...names: string[]): string[] =>
-  env.HOME ? names.map((name) => join(env.HOME as string, name)) : [];
 
 export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
   'claude-code': {
@@ -63,12 +52,6 @@ export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
     parser: () => createClaudeCodeParser(),
     loggedUsage: claudeCodeLoggedUsage,
     refusedResume: /No conversation found with session ID/u,
-    // `.claude.json` (settings and the onboarding state) sits beside `.claude`, or inside the
-    // folder CLAUDE_CONFIG_DIR names.
-    state: (env) =>
-      env.CLAUDE_CONFIG_DIR
-        ? { folders: [env.CLAUDE_CONFIG_DIR], files: [] }
-        : { folders: inHome(env, '.claude'), files: inHome(env, '.claude.json') },
   },
   codex: {
     kind: 'codex',
@@ -79,7 +62,6 @@ export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
     parser: (options) => createCodexParser(options),
     loggedUsage: codexLoggedUsage(threadUsage, minus),
     refusedResume: /no rollout found for thread id/u,
-    state: (env) => ({ folders: env.CODEX_HOME ? [env.CODEX_HOME] : inHome(env, '.codex'), files: [] }),
   },
   gemini: {
     kind: 'gemini',
@@ -91,11 +73,6 @@ export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
     loggedUsage: geminiLoggedUsage,
     refusedResume: /Error resuming session: (?:No previous sessions found|Invalid session identifier)/u,
     stderrEvents: geminiStderrEvents,
-    // GEMINI_CLI_HOME stands for the home folder, where its `.gemini` is.
-    state: (env) => ({
-      folders: env.GEMINI_CLI_HOME ? [join(env.GEMINI_CLI_HOME, '.gemini')] : inHome(env, '.gemini'),
-      files: [],
-    }),
   },
 };
 

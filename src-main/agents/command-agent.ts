@@ -12,10 +12,10 @@ import {
 } from './types.js';
 import { LINE_MAX_BYTES, splitLines } from './line-splitter.js';
 import { appendWithinCap, notice, oversizeLineText } from './output-caps.js';
-import { CLI_KIND_SPECS } from './cli-kinds.js';
-import { installRoot } from './os-sandbox.js';
+import { prepareCliHome } from './cli-homes.js';
+import { CLI_KINDS } from './cli-kinds.js';
+import { folderHolding, installRoot, locateExecutable } from './programs.js';
 import { runProcess } from './process-run.js';
-import { locateExecutable } from './programs.js';
 import { prepareSandbox } from './sandbox.js';
 
 export interface CommandAgentOptions {
@@ -68,30 +68,20 @@ export function takesPromptArgument(template: string[]): boolean {
 }
 
 /**
- * What an administrator's command may see in the sandbox besides the session's folder: its
- * program's install, the files and folders its arguments name by absolute path (a script, a
- * configuration), and the agent CLIs' own state folders (such commands are often one of them).
+ * What an administrator's command may see in the sandbox besides the session's folder and its
+ * CLI home: its program's install, and the files and folders its arguments name by absolute path
+ * (a script, a configuration).
  */
 function commandFolders(
-  program: string,
+  located: string | undefined,
   args: string[],
   env: NodeJS.ProcessEnv,
-): { readable: string[]; state: string[] } {
-  const located = isAbsolute(program)
-    ? program
-    : (() => {
-        const found = locateExecutable({ name: program, program, envVar: '' }, env);
-        return found.found ? found.path : undefined;
-      })();
+): { readable: string[] } {
   const readable = [
-    ...(located === undefined ? [] : [installRoot(located)]),
+    ...(located === undefined ? [] : [installRoot(located, env.HOME)]),
     ...args.filter((arg) => isAbsolute(arg) && existsSync(arg)),
   ];
-  const state = Object.values(CLI_KIND_SPECS).flatMap((spec) => {
-    const { folders, files } = spec.state(env);
-    return [...folders, ...files].filter((path) => existsSync(path));
-  });
-  return { readable, state };
+  return { readable };
 }
 
 /**
@@ -116,17 +106,36 @@ export function createCommandAgent(options: CommandAgentOptions): AgentRunner {
     if (!program) throw new Error('the agent command is empty');
     if (ctx.signal.aborted) throw new RunAborted();
     const promptOnStdin = !takesPromptArgument(options.command);
+    const located = isAbsolute(program)
+      ? program
+      : (() => {
+          const found = locateExecutable({ name: program, program, envVar: '' }, options.environment);
+          return found.found ? found.path : undefined;
+        })();
+    const holding = located && folderHolding(located, ctx.confinement?.rules.hidden ?? []);
+    if (holding !== undefined) {
+      return {
+        result: resultMessage(
+          false,
+          `The agent command's program ${program} lies in ${holding}, where agents write or Session Desk keeps its data: Session Desk never runs a program an agent could have replaced.`,
+          0,
+          0,
+        ),
+      };
+    }
 
+    // Such commands are often one of the agent CLIs: each finds its state in the session's home.
+    const home = ctx.cliHome ? await prepareCliHome(ctx.cliHome, CLI_KINDS, options.environment) : undefined;
     const child = runProcess({
       program,
       args,
       cwd: ctx.sandboxDir,
-      env: { ...options.environment, SESSIONDESK_SESSION_ID: ctx.session.id },
+      env: { ...options.environment, ...home?.env, SESSIONDESK_SESSION_ID: ctx.session.id },
       stdin: promptOnStdin ? prompt : '',
       timeoutMs: options.timeoutMs,
       signal: ctx.signal,
       onStart: ctx.processStarted,
-      confine: withFolders(ctx.confinement, commandFolders(program, args, options.environment)),
+      confine: withFolders(ctx.confinement, commandFolders(located, args, options.environment)),
       ownedFolder: ctx.ownedFolder,
     });
 

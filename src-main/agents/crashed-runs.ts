@@ -14,6 +14,7 @@ import type { QueuedRun } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 import { OpenToolCalls } from './agent-events.js';
 import { roundedUsage } from './cli-agent.js';
+import { cliHomeEnv } from './cli-homes.js';
 import { CLI_KIND_SPECS, isCliKind } from './cli-kinds.js';
 import { endOrphans } from './orphans.js';
 import { resultMessage } from './types.js';
@@ -27,9 +28,11 @@ export interface RecoveryDeps {
   logger: Logger;
   /** A session's own folder, where processes its run left may still be working. */
   sandboxOf: (sessionId: string) => string;
-  /** The environment agents run with: their CLIs' session files are found by it. */
+  /** The session's home for its CLIs' state, where their session files are. */
+  cliHomeOf: (sessionId: string) => string;
+  /** The environment agents run with. */
   agentEnvironment: () => NodeJS.ProcessEnv;
-  /** Reads an imported session's file past what a run of ours wrote to it, and follows it again. */
+  /** Reads an imported session's file again, and follows it again. */
   releaseFile: (sessionId: string) => Promise<void>;
 }
 
@@ -94,15 +97,20 @@ export async function recoverInterrupted(deps: RecoveryDeps): Promise<Recovered>
 async function recordCrashedUsage(deps: RecoveryDeps, id: string, run: LastRun): Promise<Usage | undefined> {
   const { repos, service } = deps;
   const conversation = repos.sessions.conversation(id);
-  if (!conversation || !isCliKind(conversation.kind) || run.prompt === undefined) return undefined;
+  const { prompt } = run;
+  if (!conversation || !isCliKind(conversation.kind) || prompt === undefined) return undefined;
   const { loggedUsage } = CLI_KIND_SPECS[conversation.kind];
   if (!loggedUsage) return undefined;
-  const logged = await loggedUsage({
-    env: deps.agentEnvironment(),
-    conversationId: conversation.id,
-    usageBefore: repos.sessions.conversationUsage(id, conversation.id),
-    prompt: run.prompt,
-  }).catch(() => null);
+  const read = (env: NodeJS.ProcessEnv) =>
+    loggedUsage({
+      env,
+      conversationId: conversation.id,
+      usageBefore: repos.sessions.conversationUsage(id, conversation.id),
+      prompt,
+    }).catch(() => null);
+  // A run of an earlier version kept its files in the person's own folders.
+  const env = deps.agentEnvironment();
+  const logged = (await read({ ...env, ...cliHomeEnv(deps.cliHomeOf(id)) })) ?? (await read(env));
   if (!logged || (logged.inputTokens === 0 && logged.outputTokens === 0)) return undefined;
   const usage = roundedUsage(logged);
   await service.recordRun(id, { kind: conversation.kind, conversationId: conversation.id, usage });

@@ -1,3 +1,4 @@
+import type { AgentKindInfo } from '../../src-shared/accounts.js';
 import type { ContinueIn } from '../../src-shared/sessions.js';
 import type { Logger } from '../clock.js';
 import type { RunHolds } from '../history/run-holds.js';
@@ -8,7 +9,10 @@ import type { QueuedRun } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 import { joinPrompts, runAgent, type RunDeps, type StopReason, type WaitingRun } from './agent-run.js';
 import { recoverInterrupted } from './crashed-runs.js';
+import { cliHomePath } from './cli-homes.js';
+import type { CliKind } from './cli-kinds.js';
 import { agentEnvironment } from './environment.js';
+import { describeAgentKinds, locateProgram, type Located } from './programs.js';
 import { planContinuation, type Continuation } from './imported-continuation.js';
 import { AgentSetupError, WorkspaceAgents } from './workspace-agents.js';
 import { NetworkProxies } from './network-proxy.js';
@@ -101,7 +105,7 @@ export class AgentHost {
       proxies: this.proxies,
       runnerFor: (workspaceId) => this.workspaces.runnerFor(workspaceId),
       planContinuation: (session, where) => this.planContinuation(session, where),
-      holdingFile: (sessionId, workdir, work) => this.holdingFile(sessionId, workdir, work),
+      holdingFile: (sessionId, work) => this.holdingFile(sessionId, work),
     };
   }
 
@@ -165,6 +169,25 @@ export class AgentHost {
       env: this.agentEnvironment(),
       dataDir: this.deps.dataDir,
       sandboxRoot: this.sandboxRoot,
+    });
+  }
+
+  /** Session Desk's own folders: no program it runs may lie in them, and no sandbox shows them. */
+  private get ownFolders(): string[] {
+    return [this.deps.dataDir, this.sandboxRoot];
+  }
+
+  /** Where a CLI kind's program is, refused when it lies in Session Desk's own folders. */
+  locateProgram(kind: CliKind, env: NodeJS.ProcessEnv): Located {
+    return locateProgram(kind, env, this.ownFolders);
+  }
+
+  /** Every agent kind, for Settings: each CLI's version asked in the agents' sandbox. */
+  describeAgents(env: NodeJS.ProcessEnv): Promise<AgentKindInfo[]> {
+    return describeAgentKinds(env, {
+      sandbox: this.osSandbox,
+      hidden: this.ownFolders,
+      agentFolders: this.ownFolders,
     });
   }
 
@@ -273,6 +296,7 @@ export class AgentHost {
       store: this.deps.store,
       logger: this.deps.logger,
       sandboxOf: (id) => sandboxPath(this.sandboxRoot, id),
+      cliHomeOf: (id) => cliHomePath(this.sandboxRoot, id),
       agentEnvironment: () => this.agentEnvironment(),
       releaseFile: (id) => this.releaseFile(id),
     });
@@ -287,11 +311,11 @@ export class AgentHost {
     return marked;
   }
 
-  /** Runs `work` with the imported session's file held, so what its CLI writes is not imported twice. */
-  private async holdingFile<T>(sessionId: string, workdir: string, work: () => Promise<T>): Promise<T> {
+  /** Runs `work` with the imported session's file held: it is read again once the run ends. */
+  private async holdingFile<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
     const history = this.deps.history;
     if (!history) return work();
-    await history.hold(sessionId, workdir);
+    await history.hold(sessionId);
     try {
       return await work();
     } finally {
@@ -299,12 +323,12 @@ export class AgentHost {
     }
   }
 
-  /** Reads an imported session's file past what a run of ours wrote to it, and follows it again. */
+  /** Reads an imported session's file again (what the person added meanwhile), and follows it again. */
   private async releaseFile(sessionId: string): Promise<void> {
     await this.deps.history
       ?.release(sessionId)
       .catch((err: unknown) =>
-        this.deps.logger.warn(`Could not read past what the run of ${sessionId} wrote: ${String(err)}`),
+        this.deps.logger.warn(`Could not read the file of ${sessionId} again after its run: ${String(err)}`),
       );
   }
 

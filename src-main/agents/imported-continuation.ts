@@ -1,17 +1,17 @@
 import { execFileSync } from 'node:child_process';
-import { statSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
-import { basename, dirname, isAbsolute, relative, resolve } from 'node:path';
+import { realpathSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { isAbsolute, relative, resolve } from 'node:path';
 import { parseRepoUrl } from '../../src-shared/repo-url.js';
 import type { ContinueIn } from '../../src-shared/sessions.js';
 import { conflict } from '../errors.js';
-import { defaultRoot } from '../history/importer.js';
 import { rootOfSessionFile } from '../history/run-holds.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Repositories } from '../store/repositories.js';
 import type { SessionRow } from '../store/sessions.js';
 import { createCliAgent } from './cli-agent.js';
-import { CLI_KIND_SPECS, type CliKind } from './cli-kinds.js';
+import { personCliFolder } from './cli-homes.js';
+import { CLI_KIND_SPECS, CLI_KINDS, type CliKind } from './cli-kinds.js';
 import { createCliRunStore } from './cli-run-store.js';
 import { runProgram } from './sandbox.js';
 import type { AgentRunner } from './types.js';
@@ -25,8 +25,8 @@ export interface Continuation {
   cwd?: string;
   /** `sandbox`: the repository cloned into the session's sandbox. */
   repoUrl?: string;
-  /** Points the CLI at the folder its files are in, when that is not where it looks by default. */
-  env: Record<string, string>;
+  /** The conversation's file, copied into the session's CLI home, where the CLI resumes it. */
+  conversationFile: string;
 }
 
 const COMMANDS: Record<CliKind, string> = {
@@ -68,18 +68,42 @@ function repoUrlOf(session: SessionRow): string | undefined {
   return session.repository ? `https://github.com/${session.repository}` : undefined;
 }
 
+const within = (folder: string, root: string) => {
+  const rel = relative(root, folder);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+};
+
+/** The path with its symbolic links resolved (as far as it exists). */
+function realOf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
 /**
- * The variables that make the CLI read and write the folder the session's file is in: none
- * when that is the CLI's default for the agents' environment.
+ * Why an agent may not work in a person's folder, or null. A continuation binds the folder
+ * writable in the run's sandbox, so the folder must not be the whole file system, the home
+ * folder or one holding it, nor hold (or lie in) Session Desk's own data or an agent CLI's
+ * folder, where what an agent writes would run outside any sandbox later.
  */
-function homeOf(kind: CliKind, root: string, env: NodeJS.ProcessEnv): Record<string, string> | string {
-  const home = env.HOME ?? homedir();
-  if (resolve(defaultRoot(kind, env, home)) === root) return {};
-  if (kind === 'claude-code') return { CLAUDE_CONFIG_DIR: root };
-  if (kind === 'codex') return { CODEX_HOME: root };
-  if (basename(root) !== '.gemini')
-    return `Gemini CLI keeps its files in a folder named .gemini, and ${root} is not one.`;
-  return { GEMINI_CLI_HOME: dirname(root) };
+export function originalFolderRefusal(
+  folder: string,
+  reserved: { path: string; what: string }[],
+  home: string | undefined,
+): string | null {
+  const real = realOf(folder);
+  if (real === '/' || (home !== undefined && within(realOf(home), real))) {
+    return `The folder ${folder} this session ran in is ${real === '/' ? 'the root of the file system' : 'your home folder or holds it'}: an agent is never given all of it.`;
+  }
+  for (const { path, what } of reserved) {
+    const other = realOf(path);
+    if (within(real, other) || within(other, real)) {
+      return `The folder ${folder} this session ran in ${within(real, other) ? 'lies in' : 'holds'} ${what} (${path}), where an agent never writes.`;
+    }
+  }
+  return null;
 }
 
 /**
@@ -118,9 +142,7 @@ export function planContinuation(
   if (!source.conversationId) {
     throw conflict(`${name}'s file of this session names no conversation id, so there is nothing to resume.`);
   }
-  const home = homeOf(kind, rootOfSessionFile(kind, source.path), env);
-  if (typeof home === 'string') throw conflict(home);
-  const base = { where, kind, conversationId: source.conversationId, env: home };
+  const base = { where, kind, conversationId: source.conversationId, conversationFile: source.path };
   if (where === 'original') {
     if (!source.cwd)
       throw conflict(`${name} recorded no working folder for this session; continue it in a sandbox.`);
@@ -129,15 +151,23 @@ export function planContinuation(
         `The folder ${source.cwd} this session ran in is gone; continue it in a sandbox (a fresh clone) instead.`,
       );
     }
-    const within = (folder: string, root: string) => {
-      const rel = relative(resolve(root), resolve(folder));
-      return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-    };
-    if (within(source.cwd, host.dataDir) || within(source.cwd, host.sandboxRoot)) {
-      throw conflict(
-        `The folder ${source.cwd} this session ran in is Session Desk's own (its data or its sandboxes), where agents never work; continue it in a sandbox instead.`,
-      );
-    }
+    const refusal = originalFolderRefusal(
+      source.cwd,
+      [
+        { path: host.dataDir, what: "Session Desk's data directory" },
+        { path: host.sandboxRoot, what: "Session Desk's sandboxes" },
+        ...CLI_KINDS.map((cli) => ({
+          path: personCliFolder(cli, env),
+          what: `${CLI_KIND_SPECS[cli].name}'s own folder`,
+        })),
+        {
+          path: rootOfSessionFile(kind, source.path),
+          what: `the ${name} folder this session was imported from`,
+        },
+      ],
+      env.HOME,
+    );
+    if (refusal) throw conflict(`${refusal} Continue it in a sandbox (a fresh clone) instead.`);
     return { ...base, cwd: source.cwd };
   }
   const repoUrl = repoUrlOf(session);
@@ -167,7 +197,8 @@ export function createContinuationRunner(
   const runs = createCliRunStore(plan.kind, deps.service, deps.repos);
   return createCliAgent({
     spec: CLI_KIND_SPECS[plan.kind],
-    env: { ...deps.env, ...plan.env },
+    env: deps.env,
+    conversationFile: plan.conversationFile,
     lookupEnv: deps.lookupEnv,
     timeoutMs: deps.timeoutMs,
     runs: {

@@ -96,7 +96,8 @@ function isRunPrompt(recorded: string, prompt: string): boolean {
  * cached tokens, output without thoughts.
  */
 export const geminiLoggedUsage: LoggedUsage = async ({ env, conversationId, prompt }) => {
-  const projects = join(env.HOME || homedir(), '.gemini', 'tmp');
+  // GEMINI_CLI_HOME stands for the home folder the CLI keeps its `.gemini` in.
+  const projects = join(env.GEMINI_CLI_HOME || env.HOME || homedir(), '.gemini', 'tmp');
   const suffix = `-${conversationId.slice(0, 8)}.jsonl`;
   for (const project of await names(projects)) {
     const chats = join(projects, project, 'chats');

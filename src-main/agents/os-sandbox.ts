@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
-import { basename, delimiter, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { bridged, type NetworkBridge } from './network-bridge.js';
 import { locateExecutable } from './programs.js';
 
@@ -9,18 +9,24 @@ import { locateExecutable } from './programs.js';
  * the same tool Claude Code's own sandbox mode uses there: a PID namespace of the run's own
  * (when the run's first process ends, the kernel ends everything it started, tools that made
  * process sessions of their own included), a private /tmp, the user's home replaced by an
- * empty one holding only the agent CLI's own state folder, the data directory and the other
- * sessions' sandboxes not there at all, and writes only in the session's folder.
+ * empty one, the data directory and the other sessions' sandboxes not there at all, and writes
+ * only in the session's folder and the session's own home for its CLIs (see cli-homes.ts).
  */
 
 /** What a run may see and write, besides the system's own programs and libraries. */
 export interface Confinement {
-  /** Folders the run writes in: the session's sandbox (or the folder a person chose). */
+  /**
+   * Folders the run writes in: the session's sandbox (or the folder a person chose) and the
+   * session's home for its CLIs' state (never the person's own CLI folders).
+   */
   writable: string[];
   /** Files and folders it reads: the agent's program and what it needs to run. */
   readable: string[];
-  /** Folders (or files) it writes that belong to the agent CLI: its state and credentials. */
-  state: string[];
+  /**
+   * Single files of the person's it writes, bound at another place (`to`, in the session's CLI
+   * home): an imported conversation's file, which the CLI resumes and appends to.
+   */
+  files?: { from: string; to: string }[];
   /** Folders that must never be visible, even where a readable folder holds them. */
   hidden: string[];
   /**
@@ -129,20 +135,10 @@ function bindArgs(kind: '--ro-bind' | '--bind', path: string): string[] {
 }
 
 /**
- * The folder a program is installed in, as read-only: for a program inside a `node_modules`
- * tree, the folder holding that tree (its package and its dependencies); else its own folder.
- */
-export function installRoot(program: string): string {
-  const path = real(program);
-  const parts = path.split(sep);
-  const at = parts.indexOf('node_modules');
-  if (at > 0) return parts.slice(0, at).join(sep) || sep;
-  return dirname(path);
-}
-
-/**
- * The folders of PATH a program may need, outside the system's own: a `…/bin` folder brings
- * its parent (a Node.js install keeps `npm` in `../lib`), unless that is the home folder.
+ * The folders of PATH a program may need, outside the system's own. A `…/bin` folder outside the
+ * home brings its parent (a Node.js install keeps `npm` in `../lib`); inside the home only the
+ * folder itself is bound (`~/.cargo/bin`, never `~/.cargo` with its credentials), with the
+ * `lib` beside it when it holds `node` (a Node.js install of the person's, as nvm makes).
  */
 function pathFolders(env: NodeJS.ProcessEnv): string[] {
   const home = env.HOME ? real(env.HOME) : undefined;
@@ -151,9 +147,15 @@ function pathFolders(env: NodeJS.ProcessEnv): string[] {
     if (!isAbsolute(entry) || !existsSync(entry)) continue;
     const dir = real(entry);
     if (SYSTEM_DIRS.some((system) => inside(dir, system))) continue;
+    // The home itself, or a folder holding it, is never bound whole.
+    if (home !== undefined && inside(home, dir)) continue;
     const parent = dirname(dir);
-    const wide = basename(dir) === 'bin' && parent !== '/' && parent !== home;
-    folders.push(wide ? parent : dir);
+    if (basename(dir) !== 'bin' || parent === '/') folders.push(dir);
+    else if (home === undefined || !inside(parent, home)) folders.push(parent);
+    else {
+      folders.push(dir);
+      if (existsSync(join(dir, 'node')) && existsSync(join(parent, 'lib'))) folders.push(join(parent, 'lib'));
+    }
   }
   return folders;
 }
@@ -198,7 +200,6 @@ export function bwrapArguments(confinement: Confinement, env: NodeJS.ProcessEnv,
   }
   if (env.SSH_AUTH_SOCK && existsSync(env.SSH_AUTH_SOCK))
     args.push('--bind', env.SSH_AUTH_SOCK, env.SSH_AUTH_SOCK);
-  for (const path of confinement.state) if (existsSync(path)) args.push('--bind', path, path);
   // Hidden after everything readable, so that nothing bound above shows them; then the writable
   // folders (the session's own is inside the hidden sandboxes folder); then hidden again what a
   // writable folder holds (a person's folder a continuation works in may hold the data directory).
@@ -207,6 +208,7 @@ export function bwrapArguments(confinement: Confinement, env: NodeJS.ProcessEnv,
   const hidden = confinement.hidden.filter((path) => existsSync(path));
   for (const path of hidden) args.push(...hide(path));
   for (const path of confinement.writable) args.push('--bind', path, path);
+  for (const { from, to } of confinement.files ?? []) args.push('--bind', from, to);
   for (const path of hidden) {
     if (confinement.writable.some((dir) => inside(path, dir) && path !== dir)) args.push(...hide(path));
   }

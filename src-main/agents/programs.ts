@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
-import { delimiter, isAbsolute, join } from 'node:path';
+import { accessSync, constants, realpathSync, statSync } from 'node:fs';
+import { delimiter, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import type { AgentKindInfo } from '../../src-shared/accounts.js';
 import { CLI_KIND_SPECS, CLI_KINDS, type CliKind } from './cli-kinds.js';
+import type { OsSandbox } from './os-sandbox.js';
 
 /** Where a CLI kind's program is, or why it is not there. */
 export type Located = { found: true; path: string } | { found: false; problem: string };
@@ -48,9 +49,59 @@ export function locateExecutable(spec: ProgramSpec, env: NodeJS.ProcessEnv): Loc
   };
 }
 
-/** Finds a CLI kind's program (see locateExecutable). */
-export function locateProgram(kind: CliKind, env: NodeJS.ProcessEnv): Located {
-  return locateExecutable(CLI_KIND_SPECS[kind], env);
+const inside = (child: string, parent: string) => {
+  const rel = relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+};
+
+const realOf = (path: string) => {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+};
+
+/** The first of `folders` that holds `path`, as named or once links are followed, or undefined. */
+export function folderHolding(path: string, folders: readonly string[]): string | undefined {
+  const real = realOf(path);
+  return folders.find((dir) => inside(path, dir) || inside(real, dir) || inside(real, realOf(dir)));
+}
+
+/**
+ * The folder a program is installed in, read-only in its sandbox: for a program inside a
+ * `node_modules` tree, that tree (its package and its dependencies); else its own folder. The
+ * home folder, or one holding it, is never the answer (a CLI installed with `npm install` in the
+ * home has its tree at `~/node_modules`; a program kept in the home itself is bound alone).
+ */
+export function installRoot(program: string, home: string | undefined): string {
+  const path = realOf(program);
+  const parts = path.split(sep);
+  const at = parts.indexOf('node_modules');
+  const root = at > 0 ? parts.slice(0, at + 1).join(sep) : dirname(path);
+  if (root === sep || (home !== undefined && inside(realOf(home), root))) return path;
+  return root;
+}
+
+/**
+ * Finds a CLI kind's program (see locateExecutable). One that lies, as named or once its links
+ * are followed, in a folder agents write (`agentFolders`: the sandboxes, with the sessions' CLI
+ * homes) or in Session Desk's data is refused: a run could have replaced it, and the server runs
+ * it outside any sandbox to ask its version, and starts every later run with it.
+ */
+export function locateProgram(
+  kind: CliKind,
+  env: NodeJS.ProcessEnv,
+  agentFolders: readonly string[] = [],
+): Located {
+  const located = locateExecutable(CLI_KIND_SPECS[kind], env);
+  if (!located.found) return located;
+  const folder = folderHolding(located.path, agentFolders);
+  if (folder === undefined) return located;
+  return {
+    found: false,
+    problem: `${CLI_KIND_SPECS[kind].name}'s program ${located.path} lies in ${folder}, where agents write or Session Desk keeps its data: Session Desk never runs a program an agent could have replaced. Install it elsewhere, or set ${CLI_KIND_SPECS[kind].envVar} to another copy.`,
+  };
 }
 
 const VERSION_TIMEOUT_MS = 10_000;
@@ -72,13 +123,23 @@ function fileStamp(path: string): string | undefined {
   }
 }
 
+/** Where a program's `--version` is asked: in the agents' sandbox, with Session Desk's folders hidden. */
+export interface VersionSandbox {
+  sandbox: OsSandbox;
+  hidden: string[];
+}
+
 /** The version a program prints for `--version`, asked once per version of the file. */
-export function programVersion(path: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+export function programVersion(
+  path: string,
+  env: NodeJS.ProcessEnv,
+  confine?: VersionSandbox,
+): Promise<string | undefined> {
   const stamp = fileStamp(path);
   if (stamp === undefined) return Promise.resolve(undefined);
   const known = versions.get(path);
   if (known?.stamp === stamp) return known.version;
-  const version = askVersion(path, env).then((found) => {
+  const version = askVersion(path, env, confine).then((found) => {
     // A program that could not answer (busy machine, timeout) is asked again next time.
     if (found === undefined && versions.get(path)?.version === version) versions.delete(path);
     return found;
@@ -87,11 +148,29 @@ export function programVersion(path: string, env: NodeJS.ProcessEnv): Promise<st
   return version;
 }
 
-/** Runs `program --version` (a Node CLI can take a few seconds) and reads the version, or undefined. */
-function askVersion(path: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+/**
+ * Runs `program --version` (a Node CLI can take a few seconds) and reads the version, or
+ * undefined. In the operating-system sandbox where there is one, as a run would: it writes
+ * nothing that lasts and sees neither the data directory nor the person's files.
+ */
+function askVersion(
+  path: string,
+  env: NodeJS.ProcessEnv,
+  confine?: VersionSandbox,
+): Promise<string | undefined> {
+  const wrapped =
+    confine?.sandbox.isolation === 'sandbox'
+      ? confine.sandbox.wrap(
+          path,
+          ['--version'],
+          { writable: [], readable: [installRoot(path, env.HOME)], hidden: confine.hidden },
+          env,
+          '/tmp',
+        )
+      : { program: path, args: ['--version'] };
   return new Promise((resolve) => {
     let output = '';
-    const child = spawn(path, ['--version'], {
+    const child = spawn(wrapped.program, wrapped.args, {
       env,
       stdio: ['ignore', 'pipe', 'ignore'],
       timeout: VERSION_TIMEOUT_MS,
@@ -104,12 +183,18 @@ function askVersion(path: string, env: NodeJS.ProcessEnv): Promise<string | unde
   });
 }
 
-/** Every agent kind as this server sees it, for the Settings page. */
-export async function describeAgentKinds(env: NodeJS.ProcessEnv): Promise<AgentKindInfo[]> {
+/**
+ * Every agent kind as this server sees it, for the Settings page: `agentFolders` as for
+ * locateProgram, the version asked in `confine`.
+ */
+export async function describeAgentKinds(
+  env: NodeJS.ProcessEnv,
+  confine?: VersionSandbox & { agentFolders: string[] },
+): Promise<AgentKindInfo[]> {
   const cli = await Promise.all(
     CLI_KINDS.map(async (kind): Promise<AgentKindInfo> => {
       const spec = CLI_KIND_SPECS[kind];
-      const located = locateProgram(kind, env);
+      const located = locateProgram(kind, env, confine?.agentFolders);
       const info: AgentKindInfo = {
         kind,
         name: spec.name,
@@ -119,7 +204,7 @@ export async function describeAgentKinds(env: NodeJS.ProcessEnv): Promise<AgentK
         found: located.found,
       };
       if (!located.found) return { ...info, problem: located.problem };
-      const version = await programVersion(located.path, env);
+      const version = await programVersion(located.path, env, confine);
       return { ...info, path: located.path, ...(version ? { version } : {}) };
     }),
   );

@@ -41,12 +41,17 @@ export interface RunContext {
    * still working there when the run ends is the run's, and is ended with it.
    */
   ownedFolder?: string;
+  /**
+   * The session's home for its agent CLIs' state (see cli-homes.ts), writable in its runs:
+   * never the person's own `~/.claude`, `~/.codex` or `~/.gemini`.
+   */
+  cliHome?: string;
 }
 
-/** The confinement with more folders readable and CLI state folders reachable. */
+/** The confinement with more folders readable, and files of the person's bound in. */
 export function withFolders(
   confinement: RunContext['confinement'],
-  more: { readable?: string[]; state?: string[] },
+  more: { readable?: string[]; files?: Confinement['files'] },
 ): RunContext['confinement'] {
   if (!confinement) return undefined;
   const { rules } = confinement;
@@ -55,7 +60,7 @@ export function withFolders(
     rules: {
       ...rules,
       readable: [...rules.readable, ...(more.readable ?? [])],
-      state: [...rules.state, ...(more.state ?? [])],
+      files: [...(rules.files ?? []), ...(more.files ?? [])],
     },
   };
 }

@@ -1,8 +1,6 @@
-import { dirname, resolve, sep } from 'node:path';
+import { dirname, sep } from 'node:path';
 import type { HistoryKind } from '../../src-shared/sessions.js';
 import type { HistorySourceRecord } from '../store/history.js';
-import { fingerprintOf } from './file-reader.js';
-import { geminiChatFor } from './gemini-project.js';
 import { importFile, sessionFiles, withSourceLock, type HistoryDeps } from './importer.js';
 
 /** How deep a session file lies under its CLI's root folder. */
@@ -21,8 +19,7 @@ export function rootOfSessionFile(kind: HistoryKind, path: string): string {
 
 /**
  * While a run of Session Desk's own resumes an imported session, its CLI appends to the
- * session's file (Claude Code and Codex write to the conversation's own file wherever they
- * run). The run's parsed output is the session's record, so the file is held: the follower
+ * session's file, the one file of the person's CLI folder its sandbox has. The run's parsed output is the session's record, so the file is held: the follower
  * leaves it alone, and when the run ends the file is read past what the CLI wrote without
  * recording it again. What is appended later (the person resuming in a terminal) is imported
  * as before.
@@ -63,40 +60,14 @@ export function createRunHolds(deps: HistoryDeps) {
     held: held as ReadonlySet<string>,
 
     /**
-     * Before the run: what the file gained so far is imported, then the file is held. `workdir`
-     * is the folder the run's CLI works in: for Gemini CLI in another folder than the session's,
-     * the chat is copied into that folder's project (see gemini-project.ts), and the copy is the
-     * session's file too, read past when the run ends.
+     * Before the run: what the file gained so far is imported, then the file is held. The run's
+     * CLI works in the session's own CLI home, with this one file bound in (see
+     * agents/cli-homes.ts): it appends to it, and nothing else of the CLI's folder is reachable.
      */
-    async hold(sessionId: string, workdir: string): Promise<void> {
+    async hold(sessionId: string): Promise<void> {
       held.add(sessionId);
-      const row = deps.repos.sessions.find(sessionId);
-      const from = row?.source;
       const source = sourceOf(sessionId);
-      const prepare = async () => {
-        if (source) await readSessionFiles(source, sessionId, false);
-        if (from?.kind !== 'gemini' || (from.cwd !== undefined && resolve(from.cwd) === resolve(workdir)))
-          return;
-        const copy = geminiChatFor(
-          source?.rootDir ?? rootOfSessionFile(from.kind, from.path),
-          from.path,
-          workdir,
-        );
-        if (!source || deps.repos.history.file(source.id, copy)) return;
-        const fingerprint = await fingerprintOf(copy);
-        await deps.store.write(() =>
-          deps.repos.history.putFile({
-            sourceId: source.id,
-            path: copy,
-            sessionId,
-            offset: 0,
-            fingerprint,
-            size: 0,
-            mtimeMs: 0,
-          }),
-        );
-      };
-      await (source ? withSourceLock(source.id, prepare) : prepare());
+      if (source) await withSourceLock(source.id, () => readSessionFiles(source, sessionId, false));
     },
 
     /**

@@ -464,7 +464,11 @@ describe('choosing an agent CLI', () => {
       chmodSync(path, 0o755);
     };
     install(program, '0.61.0');
-    const s = await startTestServer({ agentEnv: { PATH: `${dir}:/usr/bin:/bin` } });
+    // Without the sandbox, where versions are asked (cli-homes.test.ts), so that the program can
+    // count the times it is asked in a file that lasts.
+    const s = await startTestServer({
+      agentEnv: { PATH: `${dir}:/usr/bin:/bin`, SESSIONDESK_OS_SANDBOX: 'off' },
+    });
     server = s;
     const owner = await seedWorkspace(s);
     const gemini = async () => {

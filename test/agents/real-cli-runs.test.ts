@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UNFINISHED_TOOL_RESULT } from '../../src-main/agents/agent-events.js';
+import { cliHomePath, sessionCliFolder } from '../../src-main/agents/cli-homes.js';
 import { sandboxPath } from '../../src-main/agents/sandbox.js';
 import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
 import type { SessionFull } from '../../src-shared/index.js';
@@ -346,7 +347,10 @@ describe.skipIf(!claude || process.platform !== 'linux')(
         // operating-system sandbox it ends with the server, at once, and what it had not
         // written yet is lost with it.
         const [open] = toolUses(await getSession(byUrl(first.url), cookie, created.id));
-        await expect.poll(() => loggedBy(join(home, '.claude'), open!.id), { timeout: 20_000 }).toBe(true);
+        // It logs in the session's own CLI home, never in the person's ~/.claude.
+        const logs = sessionCliFolder('claude-code', cliHomePath(defaultSandboxRoot(dataDir), created.id));
+        await expect.poll(() => loggedBy(logs, open!.id), { timeout: 20_000 }).toBe(true);
+        expect(existsSync(join(home, '.claude'))).toBe(false);
         await first.kill();
 
         const restarted = await startServe(dataDir, ['--log-level', 'silent'], env);

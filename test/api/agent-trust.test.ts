@@ -27,6 +27,7 @@ import {
   type TestServer,
 } from '../helpers/server.js';
 import { rm } from 'node:fs/promises';
+import { cliHomePath, sessionCliFolder } from '../../src-main/agents/cli-homes.js';
 import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
 
 const PROBE = join(ROOT, 'test', 'fixtures', 'probe-agent.mjs');
@@ -343,7 +344,11 @@ describe('agents work outside the data directory with an allow-listed environmen
           expect(report.env.ANTHROPIC_API_KEY).toBe('sk-ant-test');
           expect(report.env.GOOGLE_GEMINI_BASE_URL).toBe('http://127.0.0.1:9/gemini');
           expect(report.env.IS_SANDBOX).toBe('1');
-          expect(report.env.CLAUDE_CONFIG_DIR).toBe('/opt/claude-config');
+          // The CLIs keep their state in the session's own home, never in the person's folder
+          // (here the administrator's CLAUDE_CONFIG_DIR, which seeds it).
+          expect(report.env.CLAUDE_CONFIG_DIR).toBe(
+            sessionCliFolder('claude-code', cliHomePath(defaultSandboxRoot(dataDir), session.id)),
+          );
           expect(report.env.MY_TOOL_HOME).toBe('/opt/tool');
           expect(report.env.PATH).toBe(process.env.PATH);
         } finally {

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AgentKindsResponseSchema } from '../../../src-shared/accounts.js';
-import { describeAgentKinds } from '../../agents/programs.js';
 import { authHooks } from '../auth/authenticate.js';
 import type { AppContext } from '../context.js';
 import { errorResponses } from './error-responses.js';
@@ -18,11 +17,11 @@ export function agentRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: 'Agent kinds',
         description:
-          'Every agent kind, and for the agent CLIs whether the program is installed on the server (its PATH, or SESSIONDESK_CLAUDE_BIN, SESSIONDESK_CODEX_BIN, SESSIONDESK_GEMINI_BIN), where, and its version.',
+          "Every agent kind, and for the agent CLIs whether the program is installed on the server (its PATH, or SESSIONDESK_CLAUDE_BIN, SESSIONDESK_CODEX_BIN, SESSIONDESK_GEMINI_BIN), where, and its version (asked in the agents' sandbox). A program in a folder agents write, or in Session Desk's data, is not found: its `problem` says why.",
         tags: ['dashboard'],
         response: { 200: AgentKindsResponseSchema, ...errorResponses(400, 401, 500) },
       },
     },
-    async () => ({ agents: await describeAgentKinds(ctx.agentEnv) }),
+    async () => ({ agents: await ctx.agents.describeAgents(ctx.agentEnv) }),
   );
 }

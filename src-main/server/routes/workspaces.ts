@@ -23,7 +23,6 @@ import {
   type SetupAgent,
 } from '../../../src-shared/accounts.js';
 import { isCliKind, type CliKind } from '../../agents/cli-kinds.js';
-import { describeAgentKinds, locateProgram } from '../../agents/programs.js';
 import { badRequest, conflict, forbidden } from '../../errors.js';
 import { DEMO, isDemoAccount, ownAccountCount, seedDemo } from '../../demo/seed.js';
 import { authHooks } from '../auth/authenticate.js';
@@ -70,7 +69,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       const demo = repos.workspaces.findById(DEMO.organizationId) !== null;
       const launchToken = ctx.launch.holds(request);
       if (!needed) return { needed, demo, launchToken };
-      return { needed, demo, launchToken, agents: await setupAgents(ctx.agentEnv) };
+      return { needed, demo, launchToken, agents: await setupAgents(ctx) };
     },
   );
 
@@ -89,7 +88,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       const { agent } = request.body;
-      if (agent !== undefined && isCliKind(agent)) requireInstalled(agent, ctx.agentEnv);
+      if (agent !== undefined && isCliKind(agent)) requireInstalled(ctx, agent);
       const result = await accounts.setUp(request.body);
       await startSignIn(ctx, reply, result.user.id);
       return reply.code(201).send(result);
@@ -357,7 +356,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
           { path: 'body.commandName', message: 'is only for agent "command"' },
         ]);
       }
-      if (isCliKind(agent)) requireInstalled(agent, ctx.agentEnv);
+      if (isCliKind(agent)) requireInstalled(ctx, agent);
       await ctx.store.write(() =>
         repos.workspaces.putSettings(organizationId, {
           agent,
@@ -372,15 +371,15 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
 }
 
 /** An agent CLI may be chosen only where its program is installed: 400 saying what is missing. */
-function requireInstalled(kind: CliKind, env: NodeJS.ProcessEnv): void {
-  const located = locateProgram(kind, env);
+function requireInstalled(ctx: AppContext, kind: CliKind): void {
+  const located = ctx.agents.locateProgram(kind, ctx.agentEnv);
   if (!located.found)
     throw badRequest(located.problem, [{ path: 'body.agent', message: 'is not installed on the server' }]);
 }
 
 /** The agents setup offers, as Settings describes them, without where their programs are. */
-async function setupAgents(env: NodeJS.ProcessEnv): Promise<SetupAgent[]> {
-  const kinds = await describeAgentKinds(env);
+async function setupAgents(ctx: AppContext): Promise<SetupAgent[]> {
+  const kinds = await ctx.agents.describeAgents(ctx.agentEnv);
   return SETUP_AGENTS.flatMap((kind) => {
     const info = kinds.find((k) => k.kind === kind);
     if (!info) return [];
