@@ -348,7 +348,15 @@ export const FollowUpBodySchema = z.strictObject({
     .enum(CONTINUE_IN)
     .optional()
     .describe(
-      "Only for a session imported from an agent CLI's files (it is required there): `original` resumes the CLI's conversation in the folder it ran in (the person's own work tree), `sandbox` in a fresh clone of the session's repository.",
+      "Only for a session imported from an agent CLI's files (it is required there): `original` resumes the CLI's conversation in the folder it ran in (the person's own work tree; the administrator only), `sandbox` in a fresh clone of the session's repository.",
+    ),
+  continueFolder: z
+    .string()
+    .min(1)
+    .max(4096)
+    .optional()
+    .describe(
+      'With `continueIn: "original"` (required there): the folder the person confirms the agent may work in, which must be the session\'s `source.cwd` (409 when it is not).',
     ),
 });
 export type FollowUpBody = z.infer<typeof FollowUpBodySchema>;

@@ -25,6 +25,9 @@ const PEOPLE = [
   { email: 'margaret@sessiondesk.local', name: 'Margaret Hamilton' },
 ];
 
+/** The demo's people's emails: their accounts are never the administrator's. */
+export const DEMO_EMAILS: readonly string[] = PEOPLE.map((person) => person.email);
+
 /**
  * The demo's people, whose sign-in the launch token or the printed password gives: they stay
  * in the demo workspace, with the demo agent, and create nothing outside it.

@@ -74,7 +74,7 @@ export function createSessionCommands(deps: {
     },
 
     followUp(row: SessionRow, body: FollowUpBody, authorId: string): Promise<SessionRow> {
-      return sendFollowUp({ sessions: service, agents }, row, body, authorId);
+      return sendFollowUp({ sessions: service, agents, repos }, row, body, authorId);
     },
 
     /** Stops the session's agent; its result says who stopped it. */

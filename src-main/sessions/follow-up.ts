@@ -1,15 +1,47 @@
 import type { AgentHost } from '../agents/host.js';
 import type { FollowUpBody } from '../../src-shared/sessions.js';
-import { badRequest } from '../errors.js';
+import { resolve } from 'node:path';
+import { requireAdministrator } from '../accounts/administrator.js';
+import { badRequest, conflict } from '../errors.js';
+import type { Repositories } from '../store/repositories.js';
 import type { SessionRow } from '../store/sessions.js';
 import type { SessionService } from './service.js';
+
+/**
+ * An agent works in a person's own folder only when the administrator asks, naming the folder
+ * they confirm: a confirmation given for one folder never sends the agent to another.
+ */
+function confirmOriginalFolder(
+  repos: Repositories,
+  session: SessionRow,
+  body: FollowUpBody,
+  authorId: string,
+): void {
+  requireAdministrator(
+    repos,
+    authorId,
+    'continue a session in a folder of this machine (continue it in a sandbox instead)',
+  );
+  const folder = session.source?.cwd;
+  if (body.continueFolder === undefined) {
+    throw badRequest(
+      `Name the folder you confirm the agent may work in: "continueFolder": ${JSON.stringify(folder ?? '')}`,
+      [{ path: 'body.continueFolder', message: 'is required with "continueIn": "original"' }],
+    );
+  }
+  if (folder === undefined || resolve(body.continueFolder) !== resolve(folder)) {
+    throw conflict(
+      `The folder you confirmed, ${body.continueFolder}, is not the one this session runs in${folder ? ` (${folder})` : ''}; nothing was sent.`,
+    );
+  }
+}
 
 /**
  * A person's follow-up: the run going on, if any, is stopped and its result written first;
  * then the prompt is appended (the session becomes active again) and passed to the agent.
  */
 export function sendFollowUp(
-  deps: { sessions: SessionService; agents: AgentHost },
+  deps: { sessions: SessionService; agents: AgentHost; repos: Repositories },
   session: SessionRow,
   body: FollowUpBody,
   authorId: string,
@@ -20,11 +52,16 @@ export function sendFollowUp(
   // resume, in the folder it ran in or in a fresh clone, as the follow-up says (checked first).
   if (session.source) {
     try {
+      if (body.continueIn === 'original') confirmOriginalFolder(deps.repos, session, body, authorId);
+      else if (body.continueFolder !== undefined)
+        throw badRequest('continueFolder goes with "continueIn": "original"', [
+          { path: 'body.continueFolder', message: 'only with "continueIn": "original"' },
+        ]);
       deps.agents.planContinuation(session, body.continueIn);
     } catch (err) {
       return Promise.reject(err as Error);
     }
-  } else if (body.continueIn !== undefined) {
+  } else if (body.continueIn !== undefined || body.continueFolder !== undefined) {
     return Promise.reject(
       badRequest("continueIn is only for a session imported from an agent CLI's own files", [
         { path: 'body.continueIn', message: 'this session was not imported' },

@@ -50,6 +50,15 @@ export function createUsersRepository(db: Db) {
     setPasswordHash(id: string, passwordHash: string): void {
       db.run('UPDATE users SET password_hash = ? WHERE id = ?', [passwordHash, id]);
     },
+    /** The account created first among those whose email is not in `except`, or null. */
+    firstCreated(except: readonly string[]): UserRecord | null {
+      const row = db.first(
+        `SELECT ${COLUMNS} FROM users WHERE email NOT IN (${except.map(() => '?').join(', ') || "''"})
+         ORDER BY created_at, rowid LIMIT 1`,
+        [...except],
+      );
+      return row ? toUser(row) : null;
+    },
     count(): number {
       return Number(db.first('SELECT count(*) FROM users')?.[0] ?? 0);
     },

@@ -17,7 +17,7 @@ import { startServe } from '../helpers/cli.js';
 import { seedDataDir } from '../helpers/seed.js';
 import { CLAUDE_CODE_VARIABLES, claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
 import { createGitHubFixture } from '../helpers/github-fixture.js';
-import { newId } from '../../src-main/accounts/secrets.js';
+import { seedImported } from '../helpers/imported.js';
 import {
   asUser,
   createSession,
@@ -159,6 +159,7 @@ describe.skipIf(!bin)('continuing a session imported from Claude Code', () => {
     const sent = await followUp(server, cookie, id, {
       content: 'Which colour did I name?',
       continueIn: 'original',
+      continueFolder: work,
     });
     expect(sent.status, await sent.clone().text()).toBe(201);
     const continued = await waitForResults(server, cookie, id, 2, 120_000);
@@ -234,7 +235,11 @@ describe.skipIf(!bin)('continuing a session imported from Claude Code', () => {
   it('refuses clearly when the original folder is gone', async () => {
     const { server, cookie, id, work } = await setUp();
     rmSync(work, { recursive: true, force: true });
-    const refused = await followUp(server, cookie, id, { content: 'Still there?', continueIn: 'original' });
+    const refused = await followUp(server, cookie, id, {
+      content: 'Still there?',
+      continueIn: 'original',
+      continueFolder: work,
+    });
     expect(refused.status).toBe(409);
     expect(((await refused.json()) as { error: { message: string } }).error.message).toContain(
       `The folder ${work}`,
@@ -330,6 +335,7 @@ describe.skipIf(!bin)('a continuation of an imported session cut off by a crash'
     const sent = await asUser(server, cookie, 'POST', `/api/sessions/${id}/messages`, {
       content: 'Wait a while. CRASH-FOLLOW-UP',
       continueIn: 'original',
+      continueFolder: work,
     });
     expect(sent.status, await sent.clone().text()).toBe(201);
     // The run is inside its tool: the CLI has written the prompt and its tool call to its file.
@@ -466,7 +472,11 @@ describe.skipIf(!codexBin)('continuing a session imported from Codex', () => {
     const followUp = (body: Record<string, unknown>) =>
       asUser(server, cookie, 'POST', `/api/sessions/${id}/messages`, body);
 
-    const original = await followUp({ content: 'Which colour did I name?', continueIn: 'original' });
+    const original = await followUp({
+      content: 'Which colour did I name?',
+      continueIn: 'original',
+      continueFolder: work,
+    });
     expect(original.status, await original.clone().text()).toBe(201);
     const continued = await waitForResults(server, cookie, id, 2, 120_000);
     expect(continued.status, JSON.stringify(continued.messages.at(-1))).toBe('completed');
@@ -595,7 +605,11 @@ describe.skipIf(!geminiBin)('continuing a session imported from Gemini CLI', () 
     const followUp = (body: Record<string, unknown>) =>
       asUser(server, cookie, 'POST', `/api/sessions/${id}/messages`, body);
 
-    const original = await followUp({ content: 'Which colour did I name?', continueIn: 'original' });
+    const original = await followUp({
+      content: 'Which colour did I name?',
+      continueIn: 'original',
+      continueFolder: work,
+    });
     expect(original.status, await original.clone().text()).toBe(201);
     // Gemini CLI 0.61.0 records no result in its file: the run's is the first.
     const continued = await waitForResults(server, cookie, id, 1, 120_000);
@@ -636,42 +650,6 @@ describe.skipIf(!geminiBin)('continuing a session imported from Gemini CLI', () 
     expect((await list()).map((s) => s.id)).toEqual([id]);
   }, 300_000);
 });
-
-/** An imported Claude Code session of `folder`, written to the store as an import writes it. */
-async function seedImported(
-  server: TestServer,
-  owner: Awaited<ReturnType<typeof seedWorkspace>>,
-  folder: string,
-): Promise<string> {
-  const id = newId('session');
-  const at = new Date().toISOString();
-  await server.store.write(() => {
-    server.repos.sessions.insert({
-      id,
-      workspaceId: owner.organizationId,
-      authorId: owner.user.userId,
-      title: 'From a terminal',
-      model: 'claude-sonnet-4-5',
-      createdAt: at,
-      baseBranch: 'main',
-    });
-    server.repos.sessions.appendMessage(
-      id,
-      owner.organizationId,
-      { type: 'user', message: { content: 'Hi' } },
-      owner.user.userId,
-      at,
-    );
-    server.repos.history.setSessionSource(id, {
-      kind: 'claude-code',
-      path: join(folder, '.claude', 'projects', 'p', 'c.jsonl'),
-      cwd: folder,
-      conversationId: '6f1c1f64-3b5e-4b8e-9d5c-2a4c1f0e9b11',
-    });
-    server.repos.sessions.update(id, { status: 'completed' }, at);
-  });
-  return id;
-}
 
 /** What is refused before anything runs: no CLI is needed to see it. */
 describe('where a follow-up goes on is checked first', () => {
@@ -726,9 +704,10 @@ describe('where a follow-up goes on is checked first', () => {
       const refused = await asUser(server, cookie, 'POST', `/api/sessions/${own}/messages`, {
         content: 'Go on',
         continueIn: 'original',
+        continueFolder: folder,
       });
       expect(refused.status).toBe(409);
-      expect(await message(refused)).toContain("is Session Desk's own");
+      expect(await message(refused)).toMatch(/lies in Session Desk's (data directory|sandboxes)/u);
     }
   });
 });
@@ -753,6 +732,7 @@ describe('a continuation waiting for a place across a restart', () => {
         const sent = await asUser(first, cookie, 'POST', `/api/sessions/${id}/messages`, {
           content: 'Go on in my folder',
           continueIn: 'original',
+          continueFolder: folder,
         });
         expect(sent.status, await sent.clone().text()).toBe(201);
         expect((await getSession(first, cookie, id)).agentState).toBe('queued');

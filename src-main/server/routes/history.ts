@@ -10,6 +10,7 @@ import {
   UpdateHistorySourceBodySchema,
 } from '../../../src-shared/history.js';
 import { forbidden } from '../../errors.js';
+import { isAdministrator, requireAdministrator } from '../../accounts/administrator.js';
 import { createHistorySources } from '../../history/service.js';
 import { authHooks } from '../auth/authenticate.js';
 import { userOf, type AppContext } from '../context.js';
@@ -40,7 +41,7 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: 'List the history sources',
         description:
-          "The agent CLI folders this workspace imports and follows, with their counts; for owners, the CLIs' folders found in their default places that are not sources yet.",
+          "The agent CLI folders this workspace imports and follows, with their counts; for the administrator (when an owner of the workspace), the CLIs' folders found in their default places that are not sources yet.",
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
         response: { 200: HistorySourcesResponseSchema, ...errorResponses(400, 401, 403, 500, 503) },
@@ -50,10 +51,11 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
       const { userId } = userOf(request);
       const { organizationId } = request.params;
       requireRole(userId, organizationId, 'member');
-      const owner = repos.workspaces.role(organizationId, userId) === 'owner';
+      const mayAdd =
+        repos.workspaces.role(organizationId, userId) === 'owner' && isAdministrator(repos, userId);
       return {
         sources: sources.list(organizationId),
-        found: owner ? sources.found(organizationId, ctx.agentEnv) : [],
+        found: mayAdd ? sources.found(organizationId, ctx.agentEnv) : [],
       };
     },
   );
@@ -65,7 +67,7 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: 'Add a history source',
         description:
-          'Owners only. The server follows it from its next scan; its sessions are imported as the owner.',
+          "The administrator only (the account made at first-run setup), when an owner of the workspace: which of the machine's folders are read is the installation's decision, never any account's (403 otherwise). The server follows it from its next scan; its sessions are imported as the owner.",
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
         body: NewHistorySourceBodySchema,
@@ -75,6 +77,7 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       const { userId } = userOf(request);
       requireRole(userId, request.params.organizationId, 'owner');
+      requireAdministrator(repos, userId, 'add a folder of this machine as a history source');
       const { kind, rootDir } = request.body;
       const source = await sources.add(request.params.organizationId, userId, kind, rootDir);
       return reply.code(201).send({ source });

@@ -205,7 +205,12 @@ function FollowUp({
   function post() {
     setConfirming(false);
     send.mutate(
-      { content: text, ...(source && continueIn ? { continueIn } : {}) },
+      {
+        content: text,
+        ...(source && continueIn ? { continueIn } : {}),
+        // The folder the person confirmed: the server runs the agent there only if it is the session's.
+        ...(source && continueIn === 'original' && source.cwd ? { continueFolder: source.cwd } : {}),
+      },
       { onSuccess: () => setText('') },
     );
   }
