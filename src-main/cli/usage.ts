@@ -1,4 +1,4 @@
-/** Help texts: the command line is a contract (see the README), so it is spelled out here. */
+/** Help texts: the command line is a contract (docs/reference/command-line.md), so it is spelled out here. */
 export const USAGE = {
   main: `Usage: sessiondesk <command> [options]
 

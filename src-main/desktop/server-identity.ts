@@ -39,7 +39,7 @@ export type DevServerProbe = { ok: true } | { ok: false; reason: string };
 
 /**
  * Under `npm run dev` the window loads the Vite dev server, which must proxy /api to this
- * app's server (electron.vite.config.ts; "Desktop app" in the README). The probe proves it:
+ * app's server (electron.vite.config.ts; docs/guides/desktop-app.md). The probe proves it:
  * a sign-out request (harmless without a cookie) sent to the dev server with the dev
  * server's Origin must arrive at our own socket, carrying a one-time nonce, and be accepted
  * (204), which needs the proxy to rewrite Host and Origin. Any other program behind the

@@ -56,7 +56,7 @@ async function start(config: DesktopConfig): Promise<Running> {
       } else {
         logger.warn(
           `dev: ${probe.reason}. The window shows the built dashboard from ${server.url} instead ` +
-            '(no hot reload for the dashboard); see "Desktop app" in the README for the Vite proxy.',
+            '(no hot reload for the dashboard); see "Development" in docs/guides/desktop-app.md for the Vite proxy.',
         );
       }
     }

@@ -50,7 +50,7 @@ interface NpxServe {
 }
 
 /**
- * `npx sessiondesk serve` as the README runs it, with this machine's own npm, in a process
+ * `npx sessiondesk serve` as the manual runs it, with this machine's own npm, in a process
  * group of its own as a terminal's foreground job is.
  */
 function npxServe(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<NpxServe> {
@@ -138,7 +138,7 @@ async function expectCleanStop(serve: NpxServe, dataDir: string): Promise<void> 
 
 describe.skipIf(process.platform !== 'linux')('npx sessiondesk serve, stopped', () => {
   // SIGINT to npm's process alone is not among them: npm passes it to its shell, which holds it
-  // until the command ends (see the README); a terminal's Ctrl+C goes to the whole group.
+  // until the command ends (docs/reference/command-line.md, "Stopping `serve`"); a terminal's Ctrl+C goes to the whole group.
   for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
     it(`by ${signal} to the npx process, stops the server cleanly`, async () => {
       const dataDir = newDataDir();

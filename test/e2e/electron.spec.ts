@@ -247,7 +247,7 @@ test('navigation away is blocked; links to other sites open in the system browse
 test('a script calls the API with a key while the app runs', async ({ launchDesktop, userDataDir }) => {
   const seeded = await seedDataDir(userDataDir);
   const desktop = await launchDesktop();
-  // The CLI reaches the running app through its data folder, as the README shows.
+  // The CLI reaches the running app through its data folder, as docs/guides/desktop-app.md shows.
   const key = await createKey(userDataDir, seeded.organizationId);
   expect(key).toMatch(/^sdk_/u);
 
