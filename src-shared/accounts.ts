@@ -37,6 +37,11 @@ export const LaunchBodySchema = z.strictObject({ token: z.string().min(1).max(25
 export const MeResponseSchema = z.object({
   user: UserSchema,
   workspaces: z.array(WorkspaceSchema),
+  administrator: z
+    .boolean()
+    .describe(
+      "Whether the user is the installation's administrator (the account made at first-run setup): only they add folders of the machine as history sources and continue an imported session in its original folder.",
+    ),
 });
 export type MeResponse = z.infer<typeof MeResponseSchema>;
 

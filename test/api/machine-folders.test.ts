@@ -37,6 +37,14 @@ const messageOf = async (response: Response) =>
 describe('folders of the machine', () => {
   it('only the administrator adds a history source; another owner is refused and is offered none', async () => {
     const { server, home, admin, other } = await twoOwners();
+    const administrator = async (actor: typeof admin) =>
+      (
+        (await (await asUser(server, actor.user.cookie, 'GET', '/api/auth/me')).json()) as {
+          administrator: boolean;
+        }
+      ).administrator;
+    expect(await administrator(admin)).toBe(true);
+    expect(await administrator(other)).toBe(false);
     const root = join(home, 'codex-history');
     cpSync(join(ROOT, 'test', 'fixtures', 'history', 'codex', '0.169.0', 'plain-answer'), root, {
       recursive: true,

@@ -1,3 +1,4 @@
+import { isAdministrator } from '../../accounts/administrator.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -135,7 +136,11 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request) => {
       const user = repos.users.findById(userOf(request).userId);
       if (!user) throw unauthorized('Your account no longer exists');
-      return { user: publicUser(user), workspaces: repos.workspaces.listForUser(user.id) };
+      return {
+        user: publicUser(user),
+        workspaces: repos.workspaces.listForUser(user.id),
+        administrator: isAdministrator(repos, user.id),
+      };
     },
   );
 }

@@ -13,11 +13,14 @@ export function sandboxUnavailable(repository: string | undefined): string | nul
 export function ContinueChoice({
   source,
   repository,
+  administrator,
   value,
   onChange,
 }: {
   source: SessionSource;
   repository: string | undefined;
+  /** Only the administrator sends an agent into a folder of this machine (the server's rule). */
+  administrator: boolean;
   value: ContinueIn | null;
   onChange: (value: ContinueIn) => void;
 }) {
@@ -34,12 +37,16 @@ export function ContinueChoice({
           name="continue-in"
           value="original"
           checked={value === 'original'}
-          disabled={!source.cwd}
+          disabled={!source.cwd || !administrator}
           onChange={() => onChange('original')}
         />{' '}
         <span>
           In its original folder <code>{source.cwd ?? 'not recorded'}</code>
-          <span className="field-hint"> your own work tree; asks first</span>
+          <span className="field-hint">
+            {administrator
+              ? ' your own work tree; asks first'
+              : ' only the administrator of this Session Desk (the account made at first-run setup) may'}
+          </span>
         </span>
       </label>
       <label className="checkbox cli-choice">

@@ -4,7 +4,7 @@ import { SESSION_STATUSES } from '../../../../src-shared/constants';
 import type { ContinueIn, SessionSource, SessionStatus, Task } from '../../../../src-shared/sessions';
 import { ApiError } from '../../api/client';
 import { useLive } from '../../api/live';
-import { useFollowUp, useStopSession, useUpdateSession } from '../../api/queries';
+import { useFollowUp, useMe, useStopSession, useUpdateSession } from '../../api/queries';
 import { useSessionSummary } from '../../api/session-summary';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { Avatar } from '../../components/Avatar';
@@ -195,6 +195,7 @@ function FollowUp({
   repository: string | undefined;
 }) {
   const send = useFollowUp(organizationId, sessionId);
+  const me = useMe();
   const [text, setText] = useState('');
   const [continueIn, setContinueIn] = useState<ContinueIn | null>(() =>
     source && sandboxUnavailable(repository) === null ? 'sandbox' : null,
@@ -223,7 +224,13 @@ function FollowUp({
   return (
     <form className="follow-up" onSubmit={submit}>
       {source && (
-        <ContinueChoice source={source} repository={repository} value={continueIn} onChange={setContinueIn} />
+        <ContinueChoice
+          source={source}
+          repository={repository}
+          administrator={me.data?.administrator === true}
+          value={continueIn}
+          onChange={setContinueIn}
+        />
       )}
       {source && (
         <ConfirmDialog

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import type { HistorySource } from '../../../../src-shared/history';
 import { HISTORY_KINDS, type HistoryKind } from '../../../../src-shared/sessions';
 import {
+  useMe,
   useAddHistorySource,
   useHistorySources,
   usePauseHistorySource,
@@ -30,6 +31,9 @@ export function HistoryPage() {
   const { workspace } = useWorkspace();
   const org = workspace.organizationId;
   const isOwner = workspace.role === 'owner';
+  // Which folders of the machine are read is the administrator's decision (the server's rule).
+  const me = useMe();
+  const mayAdd = isOwner && me.data?.administrator === true;
   const sources = useHistorySources(org);
   const add = useAddHistorySource(org);
   const pause = usePauseHistorySource(org);
@@ -53,7 +57,13 @@ export function HistoryPage() {
         Sessions you ran in a terminal with Claude Code, Codex or Gemini CLI, imported from the folders those
         programs keep them in and followed as they grow. Their files are only read, never changed.
       </p>
-      {isOwner && (
+      {isOwner && !mayAdd && (
+        <p className="muted">
+          Only the administrator of this Session Desk (the account made at first-run setup) adds folders of
+          this machine here, or anyone with <code>sessiondesk history import</code> on it.
+        </p>
+      )}
+      {mayAdd && (
         <form className="inline-form" onSubmit={submit} noValidate>
           <div className="field field-choice">
             <label htmlFor="history-kind">Program</label>
@@ -77,7 +87,7 @@ export function HistoryPage() {
           </button>
         </form>
       )}
-      {isOwner && sources.data && sources.data.found.length > 0 && (
+      {mayAdd && sources.data && sources.data.found.length > 0 && (
         <section className="stack card" aria-labelledby="found-heading">
           <h2 id="found-heading">Found on this machine</h2>
           <p className="muted small">
