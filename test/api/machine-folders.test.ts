@@ -35,54 +35,58 @@ const messageOf = async (response: Response) =>
   ((await response.json()) as { error: { message: string } }).error.message;
 
 describe('folders of the machine', () => {
-  it('only the administrator adds a history source; another owner is refused and is offered none', async () => {
-    const { server, home, admin, other } = await twoOwners();
-    const administrator = async (actor: typeof admin) =>
-      (
-        (await (await asUser(server, actor.user.cookie, 'GET', '/api/auth/me')).json()) as {
-          administrator: boolean;
-        }
-      ).administrator;
-    expect(await administrator(admin)).toBe(true);
-    expect(await administrator(other)).toBe(false);
-    const root = join(home, 'codex-history');
-    cpSync(join(ROOT, 'test', 'fixtures', 'history', 'codex', '0.169.0', 'plain-answer'), root, {
-      recursive: true,
-    });
-    // The other owner names the person's home as a CLI folder, as an attack would.
-    const refused = await asUser(
-      server,
-      other.user.cookie,
-      'POST',
-      `/api/workspaces/${other.organizationId}/history-sources`,
-      { kind: 'codex', rootDir: root },
-    );
-    expect(refused.status).toBe(403);
-    expect(await messageOf(refused)).toContain('Only the administrator');
-    const listed = await asUser(
-      server,
-      other.user.cookie,
-      'GET',
-      `/api/workspaces/${other.organizationId}/history-sources`,
-    );
-    expect(((await listed.json()) as { sources: unknown[]; found: unknown[] }).found).toEqual([]);
-    const sessions = await asUser(
-      server,
-      other.user.cookie,
-      'GET',
-      `/api/sessions?organizationId=${other.organizationId}`,
-    );
-    expect(((await sessions.json()) as { sessions: unknown[] }).sessions).toEqual([]);
+  it(
+    'only the administrator adds a history source; another owner is refused and is offered none',
+    { timeout: 90_000 },
+    async () => {
+      const { server, home, admin, other } = await twoOwners();
+      const administrator = async (actor: typeof admin) =>
+        (
+          (await (await asUser(server, actor.user.cookie, 'GET', '/api/auth/me')).json()) as {
+            administrator: boolean;
+          }
+        ).administrator;
+      expect(await administrator(admin)).toBe(true);
+      expect(await administrator(other)).toBe(false);
+      const root = join(home, 'codex-history');
+      cpSync(join(ROOT, 'test', 'fixtures', 'history', 'codex', '0.169.0', 'plain-answer'), root, {
+        recursive: true,
+      });
+      // The other owner names the person's home as a CLI folder, as an attack would.
+      const refused = await asUser(
+        server,
+        other.user.cookie,
+        'POST',
+        `/api/workspaces/${other.organizationId}/history-sources`,
+        { kind: 'codex', rootDir: root },
+      );
+      expect(refused.status).toBe(403);
+      expect(await messageOf(refused)).toContain('Only the administrator');
+      const listed = await asUser(
+        server,
+        other.user.cookie,
+        'GET',
+        `/api/workspaces/${other.organizationId}/history-sources`,
+      );
+      expect(((await listed.json()) as { sources: unknown[]; found: unknown[] }).found).toEqual([]);
+      const sessions = await asUser(
+        server,
+        other.user.cookie,
+        'GET',
+        `/api/sessions?organizationId=${other.organizationId}`,
+      );
+      expect(((await sessions.json()) as { sessions: unknown[] }).sessions).toEqual([]);
 
-    const added = await asUser(
-      server,
-      admin.user.cookie,
-      'POST',
-      `/api/workspaces/${admin.organizationId}/history-sources`,
-      { kind: 'codex', rootDir: root },
-    );
-    expect(added.status).toBe(201);
-  });
+      const added = await asUser(
+        server,
+        admin.user.cookie,
+        'POST',
+        `/api/workspaces/${admin.organizationId}/history-sources`,
+        { kind: 'codex', rootDir: root },
+      );
+      expect(added.status).toBe(201);
+    },
+  );
 
   it("an agent goes into a person's folder only for the administrator, only into the folder confirmed, never a folder too wide", async () => {
     const { server, home, admin, other } = await twoOwners();
