@@ -31,6 +31,17 @@ function processRunning(pid: number): boolean {
   }
 }
 
+/** A setting from the environment that must be a whole number of `unit`, at least `min`; unset, undefined. */
+function wholeNumberFromEnv(name: string, min: number, unit: string): number | undefined {
+  const text = process.env[name]?.trim();
+  if (!text) return undefined;
+  const value = Number(text);
+  if (!(Number.isInteger(value) && value >= min)) {
+    throw new CliError(`${name} must be a whole number of ${unit}, at least ${min}, not "${text}"`);
+  }
+  return value;
+}
+
 const LOOPBACK = /^(127(?:\.\d{1,3}){3}|::1|localhost)$/u;
 
 export async function serve(args: string[]): Promise<void> {
@@ -83,16 +94,8 @@ export async function serve(args: string[]): Promise<void> {
     throw new CliError(err instanceof Error ? err.message : String(err));
   }
 
-  const snapshotAfter = process.env.SESSIONDESK_SNAPSHOT_AFTER_BYTES?.trim();
-  const snapshotAfterBytes = snapshotAfter ? Number(snapshotAfter) : undefined;
-  if (
-    snapshotAfterBytes !== undefined &&
-    !(Number.isInteger(snapshotAfterBytes) && snapshotAfterBytes >= 65536)
-  ) {
-    throw new CliError(
-      `SESSIONDESK_SNAPSHOT_AFTER_BYTES must be a whole number of bytes, at least 65536, not "${snapshotAfter}"`,
-    );
-  }
+  const snapshotAfterBytes = wholeNumberFromEnv('SESSIONDESK_SNAPSHOT_AFTER_BYTES', 65536, 'bytes');
+  const searchTimeLimitMs = wholeNumberFromEnv('SESSIONDESK_SEARCH_TIME_LIMIT_MS', 1, 'milliseconds');
 
   const logger = createEventLog({ level, format, stream: process.stderr, clock: systemClock });
   const server = await startServer({
@@ -106,6 +109,7 @@ export async function serve(args: string[]): Promise<void> {
     logger,
     version: version(),
     ...(snapshotAfterBytes === undefined ? {} : { snapshotAfterBytes }),
+    ...(searchTimeLimitMs === undefined ? {} : { searchTimeLimitMs }),
   }).catch((err: unknown) => {
     // The port or the data directory is taken: if by Session Desk on this very directory, say so.
     if (err instanceof PortInUseError || err instanceof DataDirLockedError) {

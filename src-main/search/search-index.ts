@@ -10,6 +10,7 @@ import { readMessagePage, settledRow, type TranscriptSource } from '../sessions/
 import { IndexWriter, type IndexOp } from './index-writer.js';
 import { chunks, MAX_CHUNKS, searchableText } from './message-text.js';
 import type { ParsedQuery } from './query.js';
+import { SearchReader, type SearchPlan } from './search-reader.js';
 
 export const SEARCH_INDEX_FILE = 'search.db';
 /** Bumped when the index's layout changes: an index of another format is rebuilt. */
@@ -36,6 +37,8 @@ const BATCHES_IN_FLIGHT = 4;
 const COMMIT_EVERY_MS = 250;
 /** The writer ending this many times in a row, with nothing written between, ends indexing. */
 const WRITER_STARTS = 3;
+/** How long one search may run before it is stopped and answered 503, by default. */
+export const SEARCH_TIME_LIMIT_MS = 5_000;
 /** Up to this many matching pieces, hits are ranked by bm25; past it, newest first. */
 const RANKED_MATCHES_MAX = 5_000;
 /** A prefix's matches are estimated from its first this many terms (a lower bound past it). */
@@ -58,6 +61,50 @@ export interface SearchFilters {
   workspaceId: string;
   agent?: string | undefined;
   repository?: string | undefined;
+}
+
+/**
+ * The statements of one search. Best first is bm25's order, which must score every match; for
+ * a query matching very many pieces (common words) that is too slow, and the newest matches
+ * come first instead, which FTS5 finds without visiting the rest: the reader picks one by the
+ * query's rarest term.
+ */
+function searchPlan(query: ParsedQuery, filters: SearchFilters, offset: number, limit: number): SearchPlan {
+  const where = ['body MATCH ?', 's.workspace_id = ?'];
+  const params: Array<string | number> = [query.match, filters.workspaceId];
+  if (filters.agent) {
+    where.push('s.agent = ?');
+    params.push(filters.agent);
+  }
+  if (filters.repository) {
+    const wanted = repositoryFilter(filters.repository);
+    if ('owner' in wanted) {
+      where.push('substr(s.repository, 1, ?) = ?');
+      params.push(wanted.owner.length + 1, `${wanted.owner}/`);
+    } else {
+      where.push('s.repository = ?');
+      params.push(wanted.repository);
+    }
+  }
+  params.push(limit, offset);
+  const select = (order: string) =>
+    `SELECT body.rowid AS rowid, s.id AS id FROM body
+       JOIN sessions s ON s.sk = body.rowid / ${SESSION_STRIDE}
+       WHERE ${where.join(' AND ')}
+       ORDER BY ${order} LIMIT ? OFFSET ?`;
+  const tokens: SearchPlan['tokens'] = query.terms.flatMap((term) =>
+    term.tokens.map((token, i): [string, boolean] => [
+      token,
+      term.kind === 'prefix' && i === term.tokens.length - 1,
+    ]),
+  );
+  return {
+    tokens,
+    ranked: select('bm25(body), body.rowid'),
+    newest: select('body.rowid DESC'),
+    rankedMax: RANKED_MATCHES_MAX,
+    params,
+  };
 }
 
 interface SessionEntry {
@@ -112,6 +159,7 @@ export class SearchIndex {
   /** Changes made since the last batch was sent. */
   private ops: IndexOp[] = [];
   private writer: IndexWriter;
+  private readonly reader: SearchReader;
   /**
    * Batches carry the generation they were made in: after a failure the writer drops what it
    * had not committed, this side reads back what was, and batches of older generations are
@@ -129,13 +177,28 @@ export class SearchIndex {
   private readonly source: TranscriptSource;
 
   constructor(
-    private readonly options: { store: Store; repos: Repositories; logger: Logger; now?: () => number },
+    private readonly options: {
+      store: Store;
+      repos: Repositories;
+      logger: Logger;
+      now?: () => number;
+      /** How long one search may run (SEARCH_TIME_LIMIT_MS when unset). */
+      searchTimeLimitMs?: number | undefined;
+    },
   ) {
     this.source = { store: options.store, repos: options.repos };
     this.file = join(options.store.dataDir, SEARCH_INDEX_FILE);
     this.db = openIndexFile(this.file, options.logger, options.now ?? Date.now);
     this.readBack();
     this.writer = this.startWriter();
+    this.reader = new SearchReader({
+      file: this.file,
+      stride: SESSION_STRIDE,
+      maxChunks: MAX_CHUNKS,
+      prefixTermsCounted: PREFIX_TERMS_COUNTED,
+      timeLimitMs: options.searchTimeLimitMs ?? SEARCH_TIME_LIMIT_MS,
+      logger: options.logger,
+    });
     // Every write names the session it changes (null: the whole database was reloaded), the
     // API's, the agents', imports' and the admin commands' alike.
     this.unsubscribe = options.store.onChange((sessionId) => {
@@ -183,74 +246,24 @@ export class SearchIndex {
       });
   }
 
-  /** Best matches first: the message pieces matching `query` in the workspace, a page of them. */
-  search(query: ParsedQuery, filters: SearchFilters, offset: number, limit: number): SearchRow[] {
+  /**
+   * Best matches first: the message pieces matching `query` in the workspace, a page of them,
+   * read on the search reader's thread within its time limit.
+   */
+  async search(
+    query: ParsedQuery,
+    filters: SearchFilters,
+    offset: number,
+    limit: number,
+  ): Promise<SearchRow[]> {
     if (this.unavailable !== null) {
       throw new AppError(503, 'unavailable', `Search is unavailable: ${this.unavailable}`);
     }
-    const where = ['body MATCH ?', 's.workspace_id = ?'];
-    const params: Array<string | number> = [query.match, filters.workspaceId];
-    if (filters.agent) {
-      where.push('s.agent = ?');
-      params.push(filters.agent);
-    }
-    if (filters.repository) {
-      const wanted = repositoryFilter(filters.repository);
-      if ('owner' in wanted) {
-        where.push('substr(s.repository, 1, ?) = ?');
-        params.push(wanted.owner.length + 1, `${wanted.owner}/`);
-      } else {
-        where.push('s.repository = ?');
-        params.push(wanted.repository);
-      }
-    }
-    params.push(limit, offset);
-    // Best first is bm25's order, which must score every match; for a query matching very many
-    // messages (common words) that is too slow, and the newest matches come first instead,
-    // which FTS5 finds without visiting the rest.
-    const order =
-      this.matchesAtMost(query) <= RANKED_MATCHES_MAX ? 'bm25(body), body.rowid' : 'body.rowid DESC';
-    const rows = this.statement(
-      `SELECT body.rowid AS rowid, s.id AS id FROM body
-         JOIN sessions s ON s.sk = body.rowid / ${SESSION_STRIDE}
-         WHERE ${where.join(' AND ')}
-         ORDER BY ${order} LIMIT ? OFFSET ?`,
-    ).all(...params);
-    const frame = this.statement('SELECT offset FROM frames WHERE k = ?');
-    return rows.map((row) => {
-      const rowid = Number(row.rowid);
+    const rows = await this.reader.run(searchPlan(query, filters, offset, limit));
+    return rows.map(([rowid, sessionId, offset]) => {
       const within = rowid % SESSION_STRIDE;
-      const messageIndex = Math.floor(within / MAX_CHUNKS);
-      const offset = frame.get(rowid - within + messageIndex)?.offset;
-      return {
-        sessionId: String(row.id),
-        messageIndex,
-        chunk: within % MAX_CHUNKS,
-        offset: offset === undefined ? null : Number(offset),
-      };
+      return { sessionId, messageIndex: Math.floor(within / MAX_CHUNKS), chunk: within % MAX_CHUNKS, offset };
     });
-  }
-
-  /**
-   * An upper bound of the pieces a query matches, read from the index's term list (each term
-   * says in how many pieces it appears): the rarest term bounds the intersection.
-   */
-  private matchesAtMost(query: ParsedQuery): number {
-    const exact = this.statement('SELECT doc FROM body_vocab WHERE term = ?');
-    const prefix = this.statement(
-      `SELECT sum(doc) AS docs FROM (SELECT doc FROM body_vocab WHERE term >= ? AND term < ? LIMIT ${PREFIX_TERMS_COUNTED})`,
-    );
-    let bound = Infinity;
-    for (const term of query.terms) {
-      for (const [i, token] of term.tokens.entries()) {
-        const isPrefix = term.kind === 'prefix' && i === term.tokens.length - 1;
-        const docs = isPrefix
-          ? Number(prefix.get(token, `${token}\u{10FFFF}`)?.docs ?? 0)
-          : Number(exact.get(token)?.doc ?? 0);
-        bound = Math.min(bound, docs);
-      }
-    }
-    return bound;
   }
 
   /** Stops indexing; resolves once the writer has committed what it was sent and ended. */
@@ -261,7 +274,7 @@ export class SearchIndex {
     this.first.clear();
     this.restarting?.done();
     while (this.pumping) await this.pumping;
-    await this.writer.close();
+    await Promise.all([this.writer.close(), this.reader.close()]);
     this.statements.clear();
     this.db.close();
   }

@@ -56,14 +56,11 @@ export function createSearchService(deps: { index: SearchIndex; source: Transcri
   return {
     async search(input: SearchInput): Promise<SearchResponse> {
       const parsed = parseQuery(input.q);
-      if (!parsed) {
-        throw badRequest('Search for at least one word', [
-          { path: 'query.q', message: 'has no letters or digits to search for' },
-        ]);
-      }
+      if ('refused' in parsed)
+        throw badRequest(parsed.refused, [{ path: 'query.q', message: parsed.detail }]);
       const offset = input.cursor === undefined ? 0 : decodeCursor(input.cursor);
       const limit = input.limit ?? SEARCH_LIMIT_DEFAULT;
-      const rows = deps.index.search(
+      const rows = await deps.index.search(
         parsed,
         { workspaceId: input.workspaceId, agent: input.agent, repository: input.repository },
         offset,
