@@ -46,8 +46,20 @@ export const SearchHitSchema = z.object({
 });
 export type SearchHit = z.infer<typeof SearchHitSchema>;
 
+export const SearchIndexingSchema = z
+  .object({
+    complete: z.boolean(),
+    pendingSessions: z.number().int().min(0),
+  })
+  .describe(
+    "Whether the index held every message of the workspace's sessions when the search ran; " +
+      'while it does not (a first index, an import), hits may be missing: `pendingSessions` are still being indexed.',
+  );
+export type SearchIndexing = z.infer<typeof SearchIndexingSchema>;
+
 export const SearchResponseSchema = z.object({
   hits: z.array(SearchHitSchema),
   nextCursor: z.string().optional(),
+  indexing: SearchIndexingSchema,
 });
 export type SearchResponse = z.infer<typeof SearchResponseSchema>;

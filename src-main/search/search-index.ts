@@ -2,6 +2,7 @@ import { existsSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { repositoryFilter } from '../../src-shared/repo-url.js';
+import type { SearchIndexing } from '../../src-shared/search.js';
 import type { Logger } from '../clock.js';
 import type { Repositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
@@ -160,6 +161,8 @@ export class SearchIndex {
   private ops: IndexOp[] = [];
   private writer: IndexWriter;
   private readonly reader: SearchReader;
+  /** What `indexing` said of each workspace, until the next write to the store or the index. */
+  private readonly indexingByWorkspace = new Map<string, SearchIndexing>();
   /**
    * Batches carry the generation they were made in: after a failure the writer drops what it
    * had not committed, this side reads back what was, and batches of older generations are
@@ -202,6 +205,7 @@ export class SearchIndex {
     // Every write names the session it changes (null: the whole database was reloaded), the
     // API's, the agents', imports' and the admin commands' alike.
     this.unsubscribe = options.store.onChange((sessionId) => {
+      this.indexingByWorkspace.clear();
       if (sessionId === null) this.sweep();
       else this.touch(sessionId);
     });
@@ -266,6 +270,30 @@ export class SearchIndex {
     });
   }
 
+  /**
+   * Whether every message the store holds of the workspace's sessions is committed to the
+   * index, and how many of its sessions are not: what a search says beside its hits. Read from
+   * the index file itself, so batches sent to the writer and not yet committed count as pending.
+   */
+  indexing(workspaceId: string): SearchIndexing {
+    let known = this.indexingByWorkspace.get(workspaceId);
+    if (!known) {
+      const committed = new Map<string, number>();
+      for (const row of this.statement('SELECT id, indexed FROM sessions WHERE workspace_id = ?').all(
+        workspaceId,
+      )) {
+        committed.set(String(row.id), Number(row.indexed));
+      }
+      let pendingSessions = 0;
+      for (const { id, messageCount } of this.options.repos.sessions.messageCounts(workspaceId)) {
+        if ((committed.get(id) ?? 0) !== messageCount) pendingSessions += 1;
+      }
+      known = { complete: pendingSessions === 0, pendingSessions };
+      this.indexingByWorkspace.set(workspaceId, known);
+    }
+    return known;
+  }
+
   /** Stops indexing; resolves once the writer has committed what it was sent and ended. */
   async close(): Promise<void> {
     this.unsubscribe();
@@ -287,7 +315,8 @@ export class SearchIndex {
       commitEveryMs: COMMIT_EVERY_MS,
       mergePages: MERGE_PAGES,
       onMessage: (message) => {
-        if (message.type === 'done' && message.gen === this.gen) this.writerEnds = 0;
+        if (message.type === 'committed') this.indexingByWorkspace.clear();
+        else if (message.type === 'done' && message.gen === this.gen) this.writerEnds = 0;
         else if (message.type === 'failed' && message.gen === this.gen) {
           // The index is never the only copy: a failure here costs search results, not data.
           this.options.logger.error(`search index: ${message.message}`);
@@ -367,6 +396,7 @@ export class SearchIndex {
   /** What the index holds, as committed: each session's key and its messages indexed. */
   private readBack(): void {
     this.sessions.clear();
+    this.indexingByWorkspace.clear();
     for (const row of this.statement('SELECT sk, id, indexed FROM sessions').all()) {
       this.sessions.set(String(row.id), { key: Number(row.sk), indexed: Number(row.indexed) });
     }

@@ -60,6 +60,8 @@ export function createSearchService(deps: { index: SearchIndex; source: Transcri
         throw badRequest(parsed.refused, [{ path: 'query.q', message: parsed.detail }]);
       const offset = input.cursor === undefined ? 0 : decodeCursor(input.cursor);
       const limit = input.limit ?? SEARCH_LIMIT_DEFAULT;
+      // Read before the search: complete then means the search saw every message.
+      const indexing = deps.index.indexing(input.workspaceId);
       const rows = await deps.index.search(
         parsed,
         { workspaceId: input.workspaceId, agent: input.agent, repository: input.repository },
@@ -77,7 +79,7 @@ export function createSearchService(deps: { index: SearchIndex; source: Transcri
         const hit = await hitFor(row, parsed.terms);
         if (hit) hits.push(hit);
       }
-      return more ? { hits, nextCursor: encodeCursor(offset + limit) } : { hits };
+      return more ? { hits, nextCursor: encodeCursor(offset + limit), indexing } : { hits, indexing };
     },
   };
 }
