@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SearchResponseSchema } from '../../src-shared/search.js';
-import { assistantText as text } from '../helpers/messages.js';
-import { holdWriter } from '../helpers/search-writer.js';
+import { holdWriter, writeBacklog } from '../helpers/search-writer.js';
 import {
   createSession,
   seedWorkspace,
@@ -44,47 +43,35 @@ describe('GET /api/search while the index has a backlog', () => {
     // The writer held, as by a long merge, while one write brings 12 sessions to this
     // workspace and 3 to another (an import, say).
     const release = await holdWriter();
-    const backlog = (organizationId: string, authorId: string, count: number) => {
-      for (let n = 0; n < count; n += 1) {
-        const id = `session_${organizationId.slice(-6)}backlog${String(n).padStart(4, '0')}`;
-        started.repos.sessions.insert({
-          id,
-          workspaceId: organizationId,
-          authorId,
-          title: `Backlog ${n}`,
-          model: 'claude-sonnet-4-5',
-          createdAt: new Date().toISOString(),
-          baseBranch: 'main',
-          initialMessage: `Backlog ${n}`,
-        });
-        started.repos.sessions.appendMessage(
-          id,
-          organizationId,
-          text('The numbat census is in.'),
-          null,
-          new Date().toISOString(),
-        );
-      }
-    };
-    await started.store.write(() => {
-      backlog(owner.organizationId, owner.user.userId, 12);
-      backlog(other.organizationId, other.user.userId, 3);
-    });
-    const early = await search(owner.apiKey, 'numbat');
-    expect(early.hits).toEqual([]);
-    expect(early.indexing).toEqual({ complete: false, pendingSessions: 12 });
-    expect((await search(other.apiKey, 'numbat')).indexing).toEqual({ complete: false, pendingSessions: 3 });
-    // Searched by any word, the same: it is the workspace's index that is behind.
-    expect((await search(owner.apiKey, 'wombat')).indexing).toEqual({ complete: false, pendingSessions: 12 });
+    try {
+      await started.store.write(() => {
+        writeBacklog(started, owner, 12, 'The numbat census is in.');
+        writeBacklog(started, other, 3, 'The numbat census is in.');
+      });
+      const early = await search(owner.apiKey, 'numbat');
+      expect(early.hits).toEqual([]);
+      expect(early.indexing).toEqual({ complete: false, pendingSessions: 12 });
+      expect((await search(other.apiKey, 'numbat')).indexing).toEqual({
+        complete: false,
+        pendingSessions: 3,
+      });
+      // Searched by any word, the same: it is the workspace's index that is behind.
+      expect((await search(owner.apiKey, 'wombat')).indexing).toEqual({
+        complete: false,
+        pendingSessions: 12,
+      });
 
-    release();
-    const done = await until(
-      () => search(owner.apiKey, 'numbat'),
-      (answer) => answer.indexing.complete,
-      30_000,
-    );
-    // Complete means every message was searched: all 12 are found.
-    expect(done.indexing).toEqual({ complete: true, pendingSessions: 0 });
-    expect(new Set(done.hits.map((hit) => hit.sessionId)).size).toBe(12);
+      release();
+      const done = await until(
+        () => search(owner.apiKey, 'numbat'),
+        (answer) => answer.indexing.complete,
+        30_000,
+      );
+      // Complete means every message was searched: all 12 are found.
+      expect(done.indexing).toEqual({ complete: true, pendingSessions: 0 });
+      expect(new Set(done.hits.map((hit) => hit.sessionId)).size).toBe(12);
+    } finally {
+      release();
+    }
   }, 60_000);
 });

@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
-import { tempDir } from './server.js';
+import { assistantText } from './messages.js';
+import { tempDir, type TestServer } from './server.js';
 
 /**
  * Runs `expression` on the live search index writer thread of this process, through the
@@ -37,8 +38,8 @@ export async function onWriter(expression: string): Promise<void> {
 }
 
 /**
- * Holds the index writer, as a long merge would, until the returned function is called: what
- * is written to the store meanwhile waits to be indexed. The thread sleeps between looks at a
+ * Holds the index writer, as a long merge would, until the returned function is called (once
+ * or more): what is written to the store meanwhile waits to be indexed. The thread sleeps between looks at a
  * file of the test's, so holding it costs no CPU.
  */
 export async function holdWriter(): Promise<() => void> {
@@ -52,5 +53,42 @@ export async function holdWriter(): Promise<() => void> {
       rmSync(${JSON.stringify(dir)}, { recursive: true, force: true });
     })`,
   );
-  return () => writeFileSync(release, '');
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    writeFileSync(release, '');
+  };
+}
+
+/**
+ * `count` sessions of one message saying `words`, in the workspace, written as one import
+ * would: a backlog for the index, within the caller's `store.write`.
+ */
+export function writeBacklog(
+  server: TestServer,
+  workspace: { organizationId: string; user: { userId: string } },
+  count: number,
+  words: string,
+): void {
+  for (let n = 0; n < count; n += 1) {
+    const id = `session_${workspace.organizationId.slice(-6)}backlog${String(n).padStart(4, '0')}`;
+    server.repos.sessions.insert({
+      id,
+      workspaceId: workspace.organizationId,
+      authorId: workspace.user.userId,
+      title: `Backlog ${n}`,
+      model: 'claude-sonnet-4-5',
+      createdAt: new Date().toISOString(),
+      baseBranch: 'main',
+      initialMessage: `Backlog ${n}`,
+    });
+    server.repos.sessions.appendMessage(
+      id,
+      workspace.organizationId,
+      assistantText(words),
+      null,
+      new Date().toISOString(),
+    );
+  }
 }
