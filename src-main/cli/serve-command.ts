@@ -13,13 +13,13 @@ import { createRepositories } from '../store/repositories.js';
 import { checkSandboxRoot, defaultSandboxRoot, SandboxRootError } from '../agents/sandbox-root.js';
 import { CliError } from './admin-target.js';
 import { parse, print, version } from './command-line.js';
-import { parentGone } from './parent-watch.js';
+import { npmGone, startedByNohup } from './parent-watch.js';
 import { USAGE, UsageError } from './usage.js';
 
 /**
  * `sessiondesk serve`: the one command that keeps running. Its options checked before anything
- * opens, the server started, the ways it stops (signals, the process that started it going
- * away), and what it prints once it listens: the URL to open and how to sign in.
+ * opens, the server started, the ways it stops (signals, and npm going away when it runs under
+ * `npx` or `npm run`), and what it prints once it listens: the URL to open and how to sign in.
  */
 
 function processRunning(pid: number): boolean {
@@ -55,8 +55,11 @@ export async function serve(args: string[]): Promise<void> {
     demo: { type: 'boolean' },
   });
   if (v.help) return print(USAGE.serve);
-  // Watched from the start: a parent that goes away while the data opens is seen all the same.
-  const starterGone = parentGone();
+  // Whoever started it under nohup asked it to outlive the terminal: neither the hang-up nor npm
+  // going away stops it then.
+  const nohup = startedByNohup();
+  // Watched from the start: npm going away while the data opens is seen all the same.
+  const npmStopped = nohup ? null : npmGone();
   const host = String(v.host);
   if (!LOOPBACK.test(host))
     throw new UsageError(
@@ -137,9 +140,14 @@ export async function serve(args: string[]): Promise<void> {
     );
   };
   // Listened for before the first line: a script may signal as soon as it reads the URL.
-  // SIGHUP too: a closed terminal or a service manager's reload must not leave the directory locked.
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
-  void starterGone.then((pid) => stop(`the process that started it (pid ${pid}) is gone`));
+  // SIGHUP too: a closed terminal or a service manager's reload must not leave the directory
+  // locked, unless nohup asked for the hang-up to be ignored (Node itself no longer ignores it).
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop(signal));
+  process.on('SIGHUP', () => {
+    if (nohup) logger.info('SIGHUP ignored: started with nohup', { event: 'server.hangup-ignored' });
+    else stop('SIGHUP');
+  });
+  void npmStopped?.then((pid) => stop(`npm, which started it (pid ${pid}), is gone`));
   // Like Jupyter's: the token in the URL is what lets this browser set up and open the demo.
   print(`Session Desk is running at ${server.launchUrl}`);
   print(`Data directory: ${dataDir}`);
