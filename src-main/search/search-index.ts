@@ -1,28 +1,17 @@
-import { existsSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import { repositoryFilter } from '../../src-shared/repo-url.js';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { SearchIndexing } from '../../src-shared/search.js';
 import type { Logger } from '../clock.js';
 import type { Repositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
 import { AppError } from '../errors.js';
 import { readMessagePage, settledRow, type TranscriptSource } from '../sessions/transcript-reads.js';
+import { openIndexFile, SEARCH_INDEX_FILE, SESSION_STRIDE } from './index-file.js';
 import { IndexWriter, type IndexOp } from './index-writer.js';
 import { chunks, MAX_CHUNKS, searchableText } from './message-text.js';
 import type { ParsedQuery } from './query.js';
-import { SearchReader, type SearchPlan } from './search-reader.js';
+import { SearchReader, searchPlan, type SearchFilters } from './search-reader.js';
 
-export const SEARCH_INDEX_FILE = 'search.db';
-/** Bumped when the index's layout changes: an index of another format is rebuilt. */
-export const SEARCH_INDEX_FORMAT = '6';
-const FORMAT = SEARCH_INDEX_FORMAT;
-
-/**
- * Each indexed piece's rowid says where it comes from: the session's number in the index,
- * the message's position and the piece of that message.
- */
-const SESSION_STRIDE = 2 ** 32;
 const rowidOf = (sessionKey: number, messageIndex: number, chunk: number) =>
   sessionKey * SESSION_STRIDE + messageIndex * MAX_CHUNKS + chunk;
 
@@ -40,10 +29,6 @@ const COMMIT_EVERY_MS = 250;
 const WRITER_STARTS = 3;
 /** How long one search may run before it is stopped and answered 503, by default. */
 export const SEARCH_TIME_LIMIT_MS = 5_000;
-/** Up to this many matching pieces, hits are ranked by bm25; past it, newest first. */
-const RANKED_MATCHES_MAX = 5_000;
-/** A prefix's matches are estimated from its first this many terms (a lower bound past it). */
-const PREFIX_TERMS_COUNTED = 200;
 /** Pages of segment merging the writer does per batch (FTS5's own merging is off, see MERGING). */
 const MERGE_PAGES = 12;
 /** Messages read from a transcript at once while catching up. */
@@ -56,56 +41,6 @@ export interface SearchRow {
   chunk: number;
   /** Where the message's frame starts in its transcript, so its text is read from there. */
   offset: number | null;
-}
-
-export interface SearchFilters {
-  workspaceId: string;
-  agent?: string | undefined;
-  repository?: string | undefined;
-}
-
-/**
- * The statements of one search. Best first is bm25's order, which must score every match; for
- * a query matching very many pieces (common words) that is too slow, and the newest matches
- * come first instead, which FTS5 finds without visiting the rest: the reader picks one by the
- * query's rarest term.
- */
-function searchPlan(query: ParsedQuery, filters: SearchFilters, offset: number, limit: number): SearchPlan {
-  const where = ['body MATCH ?', 's.workspace_id = ?'];
-  const params: Array<string | number> = [query.match, filters.workspaceId];
-  if (filters.agent) {
-    where.push('s.agent = ?');
-    params.push(filters.agent);
-  }
-  if (filters.repository) {
-    const wanted = repositoryFilter(filters.repository);
-    if ('owner' in wanted) {
-      where.push('substr(s.repository, 1, ?) = ?');
-      params.push(wanted.owner.length + 1, `${wanted.owner}/`);
-    } else {
-      where.push('s.repository = ?');
-      params.push(wanted.repository);
-    }
-  }
-  params.push(limit, offset);
-  const select = (order: string) =>
-    `SELECT body.rowid AS rowid, s.id AS id FROM body
-       JOIN sessions s ON s.sk = body.rowid / ${SESSION_STRIDE}
-       WHERE ${where.join(' AND ')}
-       ORDER BY ${order} LIMIT ? OFFSET ?`;
-  const tokens: SearchPlan['tokens'] = query.terms.flatMap((term) =>
-    term.tokens.map((token, i): [string, boolean] => [
-      token,
-      term.kind === 'prefix' && i === term.tokens.length - 1,
-    ]),
-  );
-  return {
-    tokens,
-    ranked: select('bm25(body), body.rowid'),
-    newest: select('body.rowid DESC'),
-    rankedMax: RANKED_MATCHES_MAX,
-    params,
-  };
 }
 
 interface SessionEntry {
@@ -196,9 +131,6 @@ export class SearchIndex {
     this.writer = this.startWriter();
     this.reader = new SearchReader({
       file: this.file,
-      stride: SESSION_STRIDE,
-      maxChunks: MAX_CHUNKS,
-      prefixTermsCounted: PREFIX_TERMS_COUNTED,
       timeLimitMs: options.searchTimeLimitMs ?? SEARCH_TIME_LIMIT_MS,
       logger: options.logger,
     });
@@ -552,77 +484,4 @@ export class SearchIndex {
     entry.indexed = indexed;
     this.sessions.set(sessionId, entry);
   }
-}
-
-const SCHEMA = [
-  'CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)',
-  `CREATE TABLE IF NOT EXISTS sessions (
-    sk INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    workspace_id TEXT NOT NULL,
-    agent TEXT,
-    repository TEXT,
-    indexed INTEGER NOT NULL DEFAULT 0
-  )`,
-  // Contentless: the text is tokenized into the index and not kept.
-  `CREATE VIRTUAL TABLE IF NOT EXISTS body USING fts5(
-    text, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
-  )`,
-  // Where each indexed message starts in its transcript (k: the session's key, then the message).
-  'CREATE TABLE IF NOT EXISTS frames (k INTEGER PRIMARY KEY, offset INTEGER NOT NULL)',
-  // The index's term list, with how many pieces each term is in.
-  `CREATE VIRTUAL TABLE IF NOT EXISTS body_vocab USING fts5vocab(body, row)`,
-];
-
-/**
- * FTS5 merges its segments inside the write that makes one too many, which can hold the
- * writer for long (and what it has to write waits); here merging happens in bounded steps
- * between writes instead.
- */
-const MERGING = [
-  "INSERT INTO body(body, rank) VALUES ('hashsize', 131072)",
-  "INSERT INTO body(body, rank) VALUES ('automerge', 0)",
-  "INSERT INTO body(body, rank) VALUES ('crisismerge', 200)",
-];
-
-/**
- * Opens the index file; one of another format is removed, one that cannot be read is put aside
- * (as `search.db.damaged-<time>`), and an empty index starts in their place. (No integrity check here: it would read
- * the whole file at every start; `doctor` runs one.)
- */
-function openIndexFile(file: string, logger: Logger, now: () => number): DatabaseSync {
-  const files = [file, `${file}-wal`, `${file}-shm`];
-  if (existsSync(file)) {
-    let damage: string | null = null;
-    try {
-      const db = new DatabaseSync(file);
-      const format = db.prepare("SELECT value FROM meta WHERE key = 'format'").get();
-      if (format?.value === FORMAT) return tune(db);
-      db.close();
-      // Another format: nothing in it is needed, so it goes (it may be gigabytes).
-      for (const path of files) rmSync(path, { force: true });
-      logger.info(`The search index is of format ${String(format?.value)}, not ${FORMAT}; rebuilding it.`);
-    } catch (err) {
-      damage = err instanceof Error ? err.message : String(err);
-    }
-    if (damage !== null) {
-      const aside = `${file}.damaged-${now()}`;
-      for (const path of files) {
-        if (existsSync(path)) renameSync(path, path.replace(file, aside));
-      }
-      logger.warn(`The search index could not be used (${damage}); kept aside as ${aside}, rebuilding it.`);
-    }
-  }
-  const db = tune(new DatabaseSync(file));
-  db.exec(SCHEMA.join(';'));
-  for (const statement of MERGING) db.exec(statement);
-  db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('format', ?)").run(FORMAT);
-  return db;
-}
-
-function tune(db: DatabaseSync): DatabaseSync {
-  // The index can always be rebuilt, so it is never synced (a checkpoint's fsync would only
-  // slow it): a process crash cannot damage it; a power cut may, and then it is rebuilt.
-  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF; PRAGMA cache_size = -16000');
-  return db;
 }

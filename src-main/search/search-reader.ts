@@ -1,6 +1,21 @@
 import { Worker } from 'node:worker_threads';
+import { repositoryFilter } from '../../src-shared/repo-url.js';
 import type { Logger } from '../clock.js';
 import { AppError } from '../errors.js';
+import { SESSION_STRIDE } from './index-file.js';
+import { MAX_CHUNKS } from './message-text.js';
+import type { ParsedQuery } from './query.js';
+
+/** Up to this many matching pieces, hits are ranked by bm25; past it, newest first. */
+const RANKED_MATCHES_MAX = 5_000;
+/** A prefix's matches are estimated from its first this many terms (a lower bound past it). */
+const PREFIX_TERMS_COUNTED = 200;
+
+export interface SearchFilters {
+  workspaceId: string;
+  agent?: string | undefined;
+  repository?: string | undefined;
+}
 
 /** What the reader runs for one search: the statements, their parameters and the term list. */
 export interface SearchPlan {
@@ -12,6 +27,55 @@ export interface SearchPlan {
   newest: string;
   rankedMax: number;
   params: Array<string | number>;
+}
+
+/**
+ * The statements of one search. Best first is bm25's order, which must score every match; for
+ * a query matching very many pieces (common words) that is too slow, and the newest matches
+ * come first instead, which FTS5 finds without visiting the rest: the reader picks one by the
+ * query's rarest term.
+ */
+export function searchPlan(
+  query: ParsedQuery,
+  filters: SearchFilters,
+  offset: number,
+  limit: number,
+): SearchPlan {
+  const where = ['body MATCH ?', 's.workspace_id = ?'];
+  const params: Array<string | number> = [query.match, filters.workspaceId];
+  if (filters.agent) {
+    where.push('s.agent = ?');
+    params.push(filters.agent);
+  }
+  if (filters.repository) {
+    const wanted = repositoryFilter(filters.repository);
+    if ('owner' in wanted) {
+      where.push('substr(s.repository, 1, ?) = ?');
+      params.push(wanted.owner.length + 1, `${wanted.owner}/`);
+    } else {
+      where.push('s.repository = ?');
+      params.push(wanted.repository);
+    }
+  }
+  params.push(limit, offset);
+  const select = (order: string) =>
+    `SELECT body.rowid AS rowid, s.id AS id FROM body
+       JOIN sessions s ON s.sk = body.rowid / ${SESSION_STRIDE}
+       WHERE ${where.join(' AND ')}
+       ORDER BY ${order} LIMIT ? OFFSET ?`;
+  const tokens: SearchPlan['tokens'] = query.terms.flatMap((term) =>
+    term.tokens.map((token, i): [string, boolean] => [
+      token,
+      term.kind === 'prefix' && i === term.tokens.length - 1,
+    ]),
+  );
+  return {
+    tokens,
+    ranked: select('bm25(body), body.rowid'),
+    newest: select('body.rowid DESC'),
+    rankedMax: RANKED_MATCHES_MAX,
+    params,
+  };
 }
 
 /** A matching piece: its rowid, its session's id, and where its message starts (null: unknown). */
@@ -77,9 +141,6 @@ const WAITING_MAX = 8;
 
 export interface SearchReaderOptions {
   file: string;
-  stride: number;
-  maxChunks: number;
-  prefixTermsCounted: number;
   /** How long one search may run before it is stopped and answered 503. */
   timeLimitMs: number;
   logger: Logger;
@@ -164,9 +225,9 @@ export class SearchReader {
       resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 4 },
       workerData: {
         file: this.options.file,
-        stride: this.options.stride,
-        maxChunks: this.options.maxChunks,
-        prefixTermsCounted: this.options.prefixTermsCounted,
+        stride: SESSION_STRIDE,
+        maxChunks: MAX_CHUNKS,
+        prefixTermsCounted: PREFIX_TERMS_COUNTED,
       },
     });
     let lastError: string | null = null;
