@@ -93,16 +93,21 @@ async function expectItOutlives(server: { pid: number; url: string }, starter: n
   expect(processEnded(server.pid)).toBe(false);
 }
 
-/** SIGTERM still stops it cleanly: it ends, and the data directory's lock is gone. */
-async function expectCleanStop(server: { pid: number }, dataDir: string): Promise<void> {
-  process.kill(server.pid, 'SIGTERM');
+/** It stops cleanly on `signal`: it says so, ends, and the data directory's lock is gone. */
+async function expectCleanStopOn(signal: 'SIGTERM' | 'SIGHUP', server: { pid: number }, dataDir: string) {
   const stopped = await until(
     () => processEnded(server.pid) && !existsSync(join(dataDir, 'sessiondesk.lock')),
     (done) => done,
     15_000,
   );
   expect(stopped, logOf(dataDir)).toBe(true);
-  expect(logOf(dataDir)).toMatch(/SIGTERM: stopping/u);
+  expect(logOf(dataDir)).toContain(`${signal}: stopping`);
+}
+
+/** SIGTERM still stops it cleanly. */
+async function expectCleanStop(server: { pid: number }, dataDir: string): Promise<void> {
+  process.kill(server.pid, 'SIGTERM');
+  await expectCleanStopOn('SIGTERM', server, dataDir);
 }
 
 describe.skipIf(process.platform !== 'linux')('sessiondesk serve started in the background', () => {
@@ -179,13 +184,7 @@ describe.skipIf(process.platform !== 'linux' || !hasScript)(
       term.type(`${serveCommand(dataDir)} &`);
       const server = await serverOf(dataDir);
       await term.close();
-      const stopped = await until(
-        () => processEnded(server.pid) && !existsSync(join(dataDir, 'sessiondesk.lock')),
-        (done) => done,
-        15_000,
-      );
-      expect(stopped, logOf(dataDir)).toBe(true);
-      expect(logOf(dataDir)).toMatch(/SIGHUP: stopping/u);
+      await expectCleanStopOn('SIGHUP', server, dataDir);
     }, 60_000);
   },
 );
