@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -33,36 +35,76 @@ async function describeProcess(pid: number): Promise<ProcessInfo | null> {
   }
 }
 
+/** How often the starter is looked at. */
+export const STARTER_CHECK_MS = 1000;
+
 /**
- * The pid of npm when this process runs as the command of `npx`, `npm exec` or `npm run`:
- * npm runs it through `sh -c`, a shell that neither passes npm's signals on (npm forwards
- * SIGTERM and SIGINT to the shell alone) nor ends when npm does. Null otherwise, and when the
- * shell ran the command in its own place (`exec`), for then npm is the parent itself.
+ * npm's process, when this one runs as the command of `npx`, `npm exec` or `npm run`: npm runs
+ * it through `sh -c`, a shell that neither passes npm's signals on (npm forwards SIGTERM and
+ * SIGINT to the shell alone) nor ends when npm does; a shell that ran the command in its own
+ * place (`exec`) leaves npm the parent itself. Told by the variables npm sets for its command
+ * (inherited by whatever that command starts in turn) and by the parent's own command line:
+ * the shell running npm's script, or npm, whose process title is `npm …`.
  */
-async function npmAbove(parent: number): Promise<number | null> {
+async function npmOf(parent: number): Promise<{ npm: number; shell: number | null } | null> {
   const script = process.env.npm_lifecycle_script;
   if (!script) return null;
-  const shell = await describeProcess(parent);
-  if (!shell) return null;
-  // npm appends the command's own arguments to its script: `sh -c 'sessiondesk' serve --port 0`.
-  const ranByShell = /^\S+ -c (.*)$/su.exec(shell.commandLine)?.[1];
-  return ranByShell?.startsWith(script) ? shell.ppid : null;
+  const above = await describeProcess(parent);
+  if (!above) return null;
+  // npm appends the command's own arguments to its script: `sh -c 'sessiondesk serve --port 0'`.
+  const ranByShell = /^\S+ -c (.*)$/su.exec(above.commandLine)?.[1];
+  if (ranByShell?.startsWith(script)) return { npm: above.ppid, shell: parent };
+  const execPath = process.env.npm_execpath;
+  const isNpm =
+    /^npm(?:\s|$)/u.test(above.commandLine) ||
+    (execPath !== undefined && above.commandLine.includes(execPath));
+  return isNpm ? { npm: parent, shell: null } : null;
 }
 
 /**
- * Resolves with the pid of the process that started this one once it has gone away (SIGKILL, a
- * crash, a service manager stopping it): the parent, and npm too when npm started it through a
- * shell. Nothing else tells a server whose parent died; stdin cannot be relied on, as npm and
- * service managers hand it over in any state. Checked every second, from the call on.
+ * Whether `nohup` started this process from a terminal, asking it to outlive the terminal's
+ * hang-up. Node sets every signal a process inherits as ignored back to its default before any
+ * script runs (so SigIgn in /proc/self/status never shows nohup's SIGHUP here, and a Node
+ * program under nohup dies of the hang-up like any other): what nohup leaves to see is its
+ * redirections. At a terminal it reopens standard input from /dev/null write-only (GNU
+ * coreutils) and appends standard output to `nohup.out`. Linux only (read from /proc); with all
+ * three streams redirected by hand, nohup leaves no trace at all.
  */
-export function parentGone(): Promise<number> {
+export function startedByNohup(): boolean {
+  if (process.platform !== 'linux') return false;
+  try {
+    const stdinFlags = /^flags:\s*([0-7]+)$/mu.exec(readFileSync('/proc/self/fdinfo/0', 'utf8'))?.[1];
+    const O_ACCMODE = 0o3;
+    const O_WRONLY = 0o1;
+    if (
+      readlinkSync('/proc/self/fd/0') === '/dev/null' &&
+      stdinFlags !== undefined &&
+      (parseInt(stdinFlags, 8) & O_ACCMODE) === O_WRONLY
+    ) {
+      return true;
+    }
+    return basename(readlinkSync('/proc/self/fd/1')) === 'nohup.out';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Resolves with the pid of npm, or of the shell it ran this process in, once either has gone
+ * away (SIGKILL, a crash, SIGTERM that ended only the shell): then nothing else tells this
+ * process that the `npx sessiondesk serve` it is was stopped. Never resolves when npm did not
+ * start it: a server started in the background by a script, a terminal or `nohup` outlives
+ * them, as a server should, until it is signalled. Checked every STARTER_CHECK_MS, from the call.
+ */
+export function npmGone(): Promise<number> {
   const parent = process.ppid;
-  const npm = npmAbove(parent);
+  const npm = npmOf(parent);
   const goneNow = async (): Promise<number | null> => {
+    const above = await npm;
+    if (above === null) return null;
     // An orphan is handed to init (or a subreaper): its parent pid changes.
     if (process.ppid !== parent) return parent;
-    const above = await npm;
-    if (above !== null && (await describeProcess(parent))?.ppid !== above) return above;
+    if (above.shell !== null && (await describeProcess(above.shell))?.ppid !== above.npm) return above.npm;
     return null;
   };
   return new Promise((resolve) => {
@@ -76,8 +118,11 @@ export function parentGone(): Promise<number> {
         clearInterval(timer);
         resolve(pid);
       });
-    }, 1000);
+    }, STARTER_CHECK_MS);
     // The watch alone never keeps the command running.
     timer.unref();
+    void npm.then((above) => {
+      if (above === null) clearInterval(timer);
+    });
   });
 }

@@ -13,13 +13,13 @@ import { createRepositories } from '../store/repositories.js';
 import { checkSandboxRoot, defaultSandboxRoot, SandboxRootError } from '../agents/sandbox-root.js';
 import { CliError } from './admin-target.js';
 import { parse, print, version } from './command-line.js';
-import { parentGone } from './parent-watch.js';
+import { npmGone, startedByNohup } from './parent-watch.js';
 import { USAGE, UsageError } from './usage.js';
 
 /**
  * `sessiondesk serve`: the one command that keeps running. Its options checked before anything
- * opens, the server started, the ways it stops (signals, the process that started it going
- * away), and what it prints once it listens: the URL to open and how to sign in.
+ * opens, the server started, the ways it stops (signals, and npm going away when it runs under
+ * `npx` or `npm run`), and what it prints once it listens: the URL to open and how to sign in.
  */
 
 function processRunning(pid: number): boolean {
@@ -29,6 +29,17 @@ function processRunning(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/** A setting from the environment that must be a whole number of `unit`, at least `min`; unset, undefined. */
+function wholeNumberFromEnv(name: string, min: number, unit: string): number | undefined {
+  const text = process.env[name]?.trim();
+  if (!text) return undefined;
+  const value = Number(text);
+  if (!(Number.isInteger(value) && value >= min)) {
+    throw new CliError(`${name} must be a whole number of ${unit}, at least ${min}, not "${text}"`);
+  }
+  return value;
 }
 
 const LOOPBACK = /^(127(?:\.\d{1,3}){3}|::1|localhost)$/u;
@@ -44,8 +55,11 @@ export async function serve(args: string[]): Promise<void> {
     demo: { type: 'boolean' },
   });
   if (v.help) return print(USAGE.serve);
-  // Watched from the start: a parent that goes away while the data opens is seen all the same.
-  const starterGone = parentGone();
+  // Whoever started it under nohup asked it to outlive the terminal: neither the hang-up nor npm
+  // going away stops it then.
+  const nohup = startedByNohup();
+  // Watched from the start: npm going away while the data opens is seen all the same.
+  const npmStopped = nohup ? null : npmGone();
   const host = String(v.host);
   if (!LOOPBACK.test(host))
     throw new UsageError(
@@ -83,16 +97,8 @@ export async function serve(args: string[]): Promise<void> {
     throw new CliError(err instanceof Error ? err.message : String(err));
   }
 
-  const snapshotAfter = process.env.SESSIONDESK_SNAPSHOT_AFTER_BYTES?.trim();
-  const snapshotAfterBytes = snapshotAfter ? Number(snapshotAfter) : undefined;
-  if (
-    snapshotAfterBytes !== undefined &&
-    !(Number.isInteger(snapshotAfterBytes) && snapshotAfterBytes >= 65536)
-  ) {
-    throw new CliError(
-      `SESSIONDESK_SNAPSHOT_AFTER_BYTES must be a whole number of bytes, at least 65536, not "${snapshotAfter}"`,
-    );
-  }
+  const snapshotAfterBytes = wholeNumberFromEnv('SESSIONDESK_SNAPSHOT_AFTER_BYTES', 65536, 'bytes');
+  const searchTimeLimitMs = wholeNumberFromEnv('SESSIONDESK_SEARCH_TIME_LIMIT_MS', 1, 'milliseconds');
 
   const logger = createEventLog({ level, format, stream: process.stderr, clock: systemClock });
   const server = await startServer({
@@ -106,6 +112,7 @@ export async function serve(args: string[]): Promise<void> {
     logger,
     version: version(),
     ...(snapshotAfterBytes === undefined ? {} : { snapshotAfterBytes }),
+    ...(searchTimeLimitMs === undefined ? {} : { searchTimeLimitMs }),
   }).catch((err: unknown) => {
     // The port or the data directory is taken: if by Session Desk on this very directory, say so.
     if (err instanceof PortInUseError || err instanceof DataDirLockedError) {
@@ -133,9 +140,14 @@ export async function serve(args: string[]): Promise<void> {
     );
   };
   // Listened for before the first line: a script may signal as soon as it reads the URL.
-  // SIGHUP too: a closed terminal or a service manager's reload must not leave the directory locked.
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
-  void starterGone.then((pid) => stop(`the process that started it (pid ${pid}) is gone`));
+  // SIGHUP too: a closed terminal or a service manager's reload must not leave the directory
+  // locked, unless nohup asked for the hang-up to be ignored (Node itself no longer ignores it).
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop(signal));
+  process.on('SIGHUP', () => {
+    if (nohup) logger.info('SIGHUP ignored: started with nohup', { event: 'server.hangup-ignored' });
+    else stop('SIGHUP');
+  });
+  void npmStopped?.then((pid) => stop(`npm, which started it (pid ${pid}), is gone`));
   // Like Jupyter's: the token in the URL is what lets this browser set up and open the demo.
   print(`Session Desk is running at ${server.launchUrl}`);
   print(`Data directory: ${dataDir}`);

@@ -47,7 +47,8 @@ Environment: SESSIONDESK_AGENT_COMMAND (the agent CLI for workspaces without the
 setting), SESSIONDESK_AGENT_ENV (more variables agents may see, beyond the allow-list),
 SESSIONDESK_SANDBOX_DIR, SESSIONDESK_MAX_RUNS, SESSIONDESK_DEMO_PACE_MS (the demo agent's pause between steps,
 default 700), SESSIONDESK_SNAPSHOT_AFTER_BYTES (snapshot once the journals pass this, default
-64 MiB).`,
+64 MiB), SESSIONDESK_SEARCH_TIME_LIMIT_MS (a search running longer is stopped and answered 503,
+default 5000).`,
   'user create': `Usage: sessiondesk user create --email E --name N --password P [--image-url U] [--data-dir DIR]
 
 Creates a local user who can sign in to the dashboard. Prints the user id.

@@ -1,5 +1,5 @@
 import type { SearchIndexReport } from '../search/index-check.js';
-import { SEARCH_INDEX_FILE } from '../search/search-index.js';
+import { SEARCH_INDEX_FILE } from '../search/index-file.js';
 import type { ServerInfo } from '../server-file.js';
 import type { JournalDamage } from '../store/journal.js';
 import { journalName, snapshotName } from '../store/recovery-plan.js';

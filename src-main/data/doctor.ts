@@ -1,5 +1,5 @@
 import { inspectSearchIndex, type SearchIndexReport } from '../search/index-check.js';
-import { SEARCH_INDEX_FILE } from '../search/search-index.js';
+import { SEARCH_INDEX_FILE } from '../search/index-file.js';
 import { existsSync, statSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';

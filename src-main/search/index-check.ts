@@ -2,7 +2,7 @@ import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DatabaseSync } from 'node:sqlite';
-import { SEARCH_INDEX_FILE, SEARCH_INDEX_FORMAT } from './search-index.js';
+import { SEARCH_INDEX_FILE, SEARCH_INDEX_FORMAT } from './index-file.js';
 
 export type SearchIndexReport =
   | { state: 'missing' }

@@ -20,7 +20,8 @@ export type IndexOp =
 type FromWriter =
   | { type: 'done'; gen: number }
   | { type: 'failed'; gen: number; message: string }
-  | { type: 'reset'; gen: number };
+  | { type: 'reset'; gen: number }
+  | { type: 'committed' };
 
 /**
  * The writer's program, run on a worker thread of its own with its own connection to the
@@ -89,6 +90,7 @@ const commit = () => {
   if (openedAt === null) return;
   openedAt = null;
   db.exec('COMMIT');
+  parentPort.postMessage({ type: 'committed' });
 };
 parentPort.on('message', (m) => {
   if (m.type === 'batch') {
@@ -130,7 +132,7 @@ export interface IndexWriterOptions {
   stride: number;
   commitEveryMs: number;
   mergePages: number;
-  /** A batch failed (rolled back) or the writer said where it starts again. */
+  /** A batch written or failed (rolled back), a commit, or where the writer starts again. */
   onMessage: (message: FromWriter) => void;
   /** The writer ended without being asked to: why, for the log. */
   onExit: (why: string) => void;

@@ -1,26 +1,17 @@
-import { existsSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import { repositoryFilter } from '../../src-shared/repo-url.js';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { SearchIndexing } from '../../src-shared/search.js';
 import type { Logger } from '../clock.js';
 import type { Repositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
 import { AppError } from '../errors.js';
 import { readMessagePage, settledRow, type TranscriptSource } from '../sessions/transcript-reads.js';
+import { openIndexFile, SEARCH_INDEX_FILE, SESSION_STRIDE } from './index-file.js';
 import { IndexWriter, type IndexOp } from './index-writer.js';
 import { chunks, MAX_CHUNKS, searchableText } from './message-text.js';
 import type { ParsedQuery } from './query.js';
+import { SearchReader, searchPlan, type SearchFilters } from './search-reader.js';
 
-export const SEARCH_INDEX_FILE = 'search.db';
-/** Bumped when the index's layout changes: an index of another format is rebuilt. */
-export const SEARCH_INDEX_FORMAT = '6';
-const FORMAT = SEARCH_INDEX_FORMAT;
-
-/**
- * Each indexed piece's rowid says where it comes from: the session's number in the index,
- * the message's position and the piece of that message.
- */
-const SESSION_STRIDE = 2 ** 32;
 const rowidOf = (sessionKey: number, messageIndex: number, chunk: number) =>
   sessionKey * SESSION_STRIDE + messageIndex * MAX_CHUNKS + chunk;
 
@@ -36,10 +27,8 @@ const BATCHES_IN_FLIGHT = 4;
 const COMMIT_EVERY_MS = 250;
 /** The writer ending this many times in a row, with nothing written between, ends indexing. */
 const WRITER_STARTS = 3;
-/** Up to this many matching pieces, hits are ranked by bm25; past it, newest first. */
-const RANKED_MATCHES_MAX = 5_000;
-/** A prefix's matches are estimated from its first this many terms (a lower bound past it). */
-const PREFIX_TERMS_COUNTED = 200;
+/** How long one search may run before it is stopped and answered 503, by default. */
+export const SEARCH_TIME_LIMIT_MS = 5_000;
 /** Pages of segment merging the writer does per batch (FTS5's own merging is off, see MERGING). */
 const MERGE_PAGES = 12;
 /** Messages read from a transcript at once while catching up. */
@@ -52,12 +41,6 @@ export interface SearchRow {
   chunk: number;
   /** Where the message's frame starts in its transcript, so its text is read from there. */
   offset: number | null;
-}
-
-export interface SearchFilters {
-  workspaceId: string;
-  agent?: string | undefined;
-  repository?: string | undefined;
 }
 
 interface SessionEntry {
@@ -112,6 +95,9 @@ export class SearchIndex {
   /** Changes made since the last batch was sent. */
   private ops: IndexOp[] = [];
   private writer: IndexWriter;
+  private readonly reader: SearchReader;
+  /** What `indexing` said of each workspace, until the next write to the store or the index. */
+  private readonly indexingByWorkspace = new Map<string, SearchIndexing>();
   /**
    * Batches carry the generation they were made in: after a failure the writer drops what it
    * had not committed, this side reads back what was, and batches of older generations are
@@ -129,16 +115,29 @@ export class SearchIndex {
   private readonly source: TranscriptSource;
 
   constructor(
-    private readonly options: { store: Store; repos: Repositories; logger: Logger; now?: () => number },
+    private readonly options: {
+      store: Store;
+      repos: Repositories;
+      logger: Logger;
+      now?: () => number;
+      /** How long one search may run (SEARCH_TIME_LIMIT_MS when unset). */
+      searchTimeLimitMs?: number | undefined;
+    },
   ) {
     this.source = { store: options.store, repos: options.repos };
     this.file = join(options.store.dataDir, SEARCH_INDEX_FILE);
     this.db = openIndexFile(this.file, options.logger, options.now ?? Date.now);
     this.readBack();
     this.writer = this.startWriter();
+    this.reader = new SearchReader({
+      file: this.file,
+      timeLimitMs: options.searchTimeLimitMs ?? SEARCH_TIME_LIMIT_MS,
+      logger: options.logger,
+    });
     // Every write names the session it changes (null: the whole database was reloaded), the
     // API's, the agents', imports' and the admin commands' alike.
     this.unsubscribe = options.store.onChange((sessionId) => {
+      this.indexingByWorkspace.clear();
       if (sessionId === null) this.sweep();
       else this.touch(sessionId);
     });
@@ -183,74 +182,48 @@ export class SearchIndex {
       });
   }
 
-  /** Best matches first: the message pieces matching `query` in the workspace, a page of them. */
-  search(query: ParsedQuery, filters: SearchFilters, offset: number, limit: number): SearchRow[] {
+  /**
+   * Best matches first: the message pieces matching `query` in the workspace, a page of them,
+   * read on the search reader's thread within its time limit.
+   */
+  async search(
+    query: ParsedQuery,
+    filters: SearchFilters,
+    offset: number,
+    limit: number,
+  ): Promise<SearchRow[]> {
     if (this.unavailable !== null) {
       throw new AppError(503, 'unavailable', `Search is unavailable: ${this.unavailable}`);
     }
-    const where = ['body MATCH ?', 's.workspace_id = ?'];
-    const params: Array<string | number> = [query.match, filters.workspaceId];
-    if (filters.agent) {
-      where.push('s.agent = ?');
-      params.push(filters.agent);
-    }
-    if (filters.repository) {
-      const wanted = repositoryFilter(filters.repository);
-      if ('owner' in wanted) {
-        where.push('substr(s.repository, 1, ?) = ?');
-        params.push(wanted.owner.length + 1, `${wanted.owner}/`);
-      } else {
-        where.push('s.repository = ?');
-        params.push(wanted.repository);
-      }
-    }
-    params.push(limit, offset);
-    // Best first is bm25's order, which must score every match; for a query matching very many
-    // messages (common words) that is too slow, and the newest matches come first instead,
-    // which FTS5 finds without visiting the rest.
-    const order =
-      this.matchesAtMost(query) <= RANKED_MATCHES_MAX ? 'bm25(body), body.rowid' : 'body.rowid DESC';
-    const rows = this.statement(
-      `SELECT body.rowid AS rowid, s.id AS id FROM body
-         JOIN sessions s ON s.sk = body.rowid / ${SESSION_STRIDE}
-         WHERE ${where.join(' AND ')}
-         ORDER BY ${order} LIMIT ? OFFSET ?`,
-    ).all(...params);
-    const frame = this.statement('SELECT offset FROM frames WHERE k = ?');
-    return rows.map((row) => {
-      const rowid = Number(row.rowid);
+    const rows = await this.reader.run(searchPlan(query, filters, offset, limit));
+    return rows.map(([rowid, sessionId, offset]) => {
       const within = rowid % SESSION_STRIDE;
-      const messageIndex = Math.floor(within / MAX_CHUNKS);
-      const offset = frame.get(rowid - within + messageIndex)?.offset;
-      return {
-        sessionId: String(row.id),
-        messageIndex,
-        chunk: within % MAX_CHUNKS,
-        offset: offset === undefined ? null : Number(offset),
-      };
+      return { sessionId, messageIndex: Math.floor(within / MAX_CHUNKS), chunk: within % MAX_CHUNKS, offset };
     });
   }
 
   /**
-   * An upper bound of the pieces a query matches, read from the index's term list (each term
-   * says in how many pieces it appears): the rarest term bounds the intersection.
+   * Whether every message the store holds of the workspace's sessions is committed to the
+   * index, and how many of its sessions are not: what a search says beside its hits. Read from
+   * the index file itself, so batches sent to the writer and not yet committed count as pending.
    */
-  private matchesAtMost(query: ParsedQuery): number {
-    const exact = this.statement('SELECT doc FROM body_vocab WHERE term = ?');
-    const prefix = this.statement(
-      `SELECT sum(doc) AS docs FROM (SELECT doc FROM body_vocab WHERE term >= ? AND term < ? LIMIT ${PREFIX_TERMS_COUNTED})`,
-    );
-    let bound = Infinity;
-    for (const term of query.terms) {
-      for (const [i, token] of term.tokens.entries()) {
-        const isPrefix = term.kind === 'prefix' && i === term.tokens.length - 1;
-        const docs = isPrefix
-          ? Number(prefix.get(token, `${token}\u{10FFFF}`)?.docs ?? 0)
-          : Number(exact.get(token)?.doc ?? 0);
-        bound = Math.min(bound, docs);
+  indexing(workspaceId: string): SearchIndexing {
+    let known = this.indexingByWorkspace.get(workspaceId);
+    if (!known) {
+      const committed = new Map<string, number>();
+      for (const row of this.statement('SELECT id, indexed FROM sessions WHERE workspace_id = ?').all(
+        workspaceId,
+      )) {
+        committed.set(String(row.id), Number(row.indexed));
       }
+      let pendingSessions = 0;
+      for (const { id, messageCount } of this.options.repos.sessions.messageCounts(workspaceId)) {
+        if ((committed.get(id) ?? 0) !== messageCount) pendingSessions += 1;
+      }
+      known = { complete: pendingSessions === 0, pendingSessions };
+      this.indexingByWorkspace.set(workspaceId, known);
     }
-    return bound;
+    return known;
   }
 
   /** Stops indexing; resolves once the writer has committed what it was sent and ended. */
@@ -261,7 +234,7 @@ export class SearchIndex {
     this.first.clear();
     this.restarting?.done();
     while (this.pumping) await this.pumping;
-    await this.writer.close();
+    await Promise.all([this.writer.close(), this.reader.close()]);
     this.statements.clear();
     this.db.close();
   }
@@ -274,7 +247,8 @@ export class SearchIndex {
       commitEveryMs: COMMIT_EVERY_MS,
       mergePages: MERGE_PAGES,
       onMessage: (message) => {
-        if (message.type === 'done' && message.gen === this.gen) this.writerEnds = 0;
+        if (message.type === 'committed') this.indexingByWorkspace.clear();
+        else if (message.type === 'done' && message.gen === this.gen) this.writerEnds = 0;
         else if (message.type === 'failed' && message.gen === this.gen) {
           // The index is never the only copy: a failure here costs search results, not data.
           this.options.logger.error(`search index: ${message.message}`);
@@ -354,6 +328,7 @@ export class SearchIndex {
   /** What the index holds, as committed: each session's key and its messages indexed. */
   private readBack(): void {
     this.sessions.clear();
+    this.indexingByWorkspace.clear();
     for (const row of this.statement('SELECT sk, id, indexed FROM sessions').all()) {
       this.sessions.set(String(row.id), { key: Number(row.sk), indexed: Number(row.indexed) });
     }
@@ -509,77 +484,4 @@ export class SearchIndex {
     entry.indexed = indexed;
     this.sessions.set(sessionId, entry);
   }
-}
-
-const SCHEMA = [
-  'CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)',
-  `CREATE TABLE IF NOT EXISTS sessions (
-    sk INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    workspace_id TEXT NOT NULL,
-    agent TEXT,
-    repository TEXT,
-    indexed INTEGER NOT NULL DEFAULT 0
-  )`,
-  // Contentless: the text is tokenized into the index and not kept.
-  `CREATE VIRTUAL TABLE IF NOT EXISTS body USING fts5(
-    text, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
-  )`,
-  // Where each indexed message starts in its transcript (k: the session's key, then the message).
-  'CREATE TABLE IF NOT EXISTS frames (k INTEGER PRIMARY KEY, offset INTEGER NOT NULL)',
-  // The index's term list, with how many pieces each term is in.
-  `CREATE VIRTUAL TABLE IF NOT EXISTS body_vocab USING fts5vocab(body, row)`,
-];
-
-/**
- * FTS5 merges its segments inside the write that makes one too many, which can hold the
- * writer for long (and what it has to write waits); here merging happens in bounded steps
- * between writes instead.
- */
-const MERGING = [
-  "INSERT INTO body(body, rank) VALUES ('hashsize', 131072)",
-  "INSERT INTO body(body, rank) VALUES ('automerge', 0)",
-  "INSERT INTO body(body, rank) VALUES ('crisismerge', 200)",
-];
-
-/**
- * Opens the index file; one of another format is removed, one that cannot be read is put aside
- * (as `search.db.damaged-<time>`), and an empty index starts in their place. (No integrity check here: it would read
- * the whole file at every start; `doctor` runs one.)
- */
-function openIndexFile(file: string, logger: Logger, now: () => number): DatabaseSync {
-  const files = [file, `${file}-wal`, `${file}-shm`];
-  if (existsSync(file)) {
-    let damage: string | null = null;
-    try {
-      const db = new DatabaseSync(file);
-      const format = db.prepare("SELECT value FROM meta WHERE key = 'format'").get();
-      if (format?.value === FORMAT) return tune(db);
-      db.close();
-      // Another format: nothing in it is needed, so it goes (it may be gigabytes).
-      for (const path of files) rmSync(path, { force: true });
-      logger.info(`The search index is of format ${String(format?.value)}, not ${FORMAT}; rebuilding it.`);
-    } catch (err) {
-      damage = err instanceof Error ? err.message : String(err);
-    }
-    if (damage !== null) {
-      const aside = `${file}.damaged-${now()}`;
-      for (const path of files) {
-        if (existsSync(path)) renameSync(path, path.replace(file, aside));
-      }
-      logger.warn(`The search index could not be used (${damage}); kept aside as ${aside}, rebuilding it.`);
-    }
-  }
-  const db = tune(new DatabaseSync(file));
-  db.exec(SCHEMA.join(';'));
-  for (const statement of MERGING) db.exec(statement);
-  db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('format', ?)").run(FORMAT);
-  return db;
-}
-
-function tune(db: DatabaseSync): DatabaseSync {
-  // The index can always be rebuilt, so it is never synced (a checkpoint's fsync would only
-  // slow it): a process crash cannot damage it; a power cut may, and then it is rebuilt.
-  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF; PRAGMA cache_size = -16000');
-  return db;
 }

@@ -56,14 +56,13 @@ export function createSearchService(deps: { index: SearchIndex; source: Transcri
   return {
     async search(input: SearchInput): Promise<SearchResponse> {
       const parsed = parseQuery(input.q);
-      if (!parsed) {
-        throw badRequest('Search for at least one word', [
-          { path: 'query.q', message: 'has no letters or digits to search for' },
-        ]);
-      }
+      if ('refused' in parsed)
+        throw badRequest(parsed.refused, [{ path: 'query.q', message: parsed.detail }]);
       const offset = input.cursor === undefined ? 0 : decodeCursor(input.cursor);
       const limit = input.limit ?? SEARCH_LIMIT_DEFAULT;
-      const rows = deps.index.search(
+      // Read before the search: complete then means the search saw every message.
+      const indexing = deps.index.indexing(input.workspaceId);
+      const rows = await deps.index.search(
         parsed,
         { workspaceId: input.workspaceId, agent: input.agent, repository: input.repository },
         offset,
@@ -80,7 +79,7 @@ export function createSearchService(deps: { index: SearchIndex; source: Transcri
         const hit = await hitFor(row, parsed.terms);
         if (hit) hits.push(hit);
       }
-      return more ? { hits, nextCursor: encodeCursor(offset + limit) } : { hits };
+      return more ? { hits, nextCursor: encodeCursor(offset + limit), indexing } : { hits, indexing };
     },
   };
 }

@@ -139,7 +139,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger,
     history: historyHolds,
   });
-  const searchIndex = new SearchIndex({ store: deps.store, repos, logger });
+  const searchIndex = new SearchIndex({
+    store: deps.store,
+    repos,
+    logger,
+    searchTimeLimitMs: deps.config.searchTimeLimitMs,
+  });
   const ctx: AppContext = {
     events,
     searchIndex,

@@ -36,6 +36,8 @@ export interface ServerConfig {
   maxConnections?: number;
   /** How long an event stream may stay open before the client must reconnect; 1 hour when unset. */
   eventStreamMaxMs?: number;
+  /** How long one search may run before it is stopped and answered 503; 5 s when unset. */
+  searchTimeLimitMs?: number | undefined;
 }
 
 /** What every route plugin receives: the app's dependencies, built once in buildApp. */

@@ -38,6 +38,8 @@ export interface StartOptions {
   demo?: boolean;
   /** Snapshot once the journals a start would replay pass this (the store's default: 64 MiB). */
   snapshotAfterBytes?: number;
+  /** How long one search may run before it is stopped and answered 503 (the server's default: 5 s). */
+  searchTimeLimitMs?: number;
 }
 
 export interface RunningServer {
@@ -164,6 +166,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         adminToken,
         launchToken,
         ...(options.rendererDir === undefined ? {} : { rendererDir: options.rendererDir }),
+        ...(options.searchTimeLimitMs === undefined ? {} : { searchTimeLimitMs: options.searchTimeLimitMs }),
       },
       logger: options.logger,
       ...(options.version ? { version: options.version } : {}),

@@ -323,11 +323,16 @@ export function createSessionsRepository(db: Db) {
   }
 
   return {
-    /** Every session's id and message count: what the search index compares itself with. */
-    messageCounts(): Array<{ id: string; messageCount: number }> {
-      return db
-        .all('SELECT id, message_count FROM sessions')
-        .map((r) => ({ id: str(r[0]), messageCount: num(r[1]) }));
+    /**
+     * Every session's id and message count, or those of one workspace's sessions: what the
+     * search index compares itself with.
+     */
+    messageCounts(workspaceId?: string): Array<{ id: string; messageCount: number }> {
+      const rows =
+        workspaceId === undefined
+          ? db.all('SELECT id, message_count FROM sessions')
+          : db.all('SELECT id, message_count FROM sessions WHERE workspace_id = ?', [workspaceId]);
+      return rows.map((r) => ({ id: str(r[0]), messageCount: num(r[1]) }));
     },
     insert(session: NewSession): void {
       db.changed(session.id);

@@ -1,5 +1,4 @@
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Writable } from 'node:stream';
@@ -19,41 +18,13 @@ import {
 } from '../helpers/server.js';
 import { assistantText as text } from '../helpers/messages.js';
 import { until } from '../helpers/until.js';
+import { onWriter } from '../helpers/search-writer.js';
 
 /**
  * The index is written on a thread of its own (the index writer); these are the ways that
  * thread can fail or be cut short, with the real server over HTTP. Faults are made in the
  * writer itself through the inspector, as a crash or a long SQLite step would.
  */
-
-/** Runs `expression` on the live index writer thread of this process. */
-async function onWriter(expression: string): Promise<void> {
-  const session = new Session();
-  session.connect();
-  try {
-    const attached = new Promise<string>((resolve) =>
-      session.on('NodeWorker.attachedToWorker', ({ params }) => {
-        if (params.workerInfo.title.endsWith('search index writer')) resolve(params.sessionId);
-      }),
-    );
-    const answered = new Promise<void>((resolve) =>
-      session.on('NodeWorker.receivedMessageFromWorker', () => resolve()),
-    );
-    await session.post('NodeWorker.enable', { waitForDebuggerOnStart: false });
-    const sessionId = await attached;
-    await session.post('NodeWorker.sendMessageToWorker', {
-      sessionId,
-      message: JSON.stringify({
-        id: 1,
-        method: 'Runtime.evaluate',
-        params: { expression: `${expression}; 0` },
-      }),
-    });
-    await answered;
-  } finally {
-    session.disconnect();
-  }
-}
 
 function captureLog() {
   let log = '';

@@ -60,6 +60,8 @@ export interface TestServerOptions {
   maxConnections?: number;
   /** Agent programs running at once before runs queue (the server's default: 3). */
   maxRuns?: number;
+  /** How long one search may run before it is answered 503 (the server's default: 5 s). */
+  searchTimeLimitMs?: number;
 }
 
 /**
@@ -88,6 +90,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.eventStreamMaxMs === undefined ? {} : { eventStreamMaxMs: options.eventStreamMaxMs }),
       ...(options.bodyTimeoutMs === undefined ? {} : { bodyTimeoutMs: options.bodyTimeoutMs }),
       ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
+      ...(options.searchTimeLimitMs === undefined ? {} : { searchTimeLimitMs: options.searchTimeLimitMs }),
     },
     ...(options.log ? { logger: createEventLog({ ...options.log, format: 'json', clock }) } : {}),
     agents: {

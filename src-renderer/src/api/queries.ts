@@ -133,6 +133,9 @@ export function useTranscriptSearch(org: string, q: string, repository: string |
     initialPageParam: null as string | null,
     getNextPageParam: (last) => last.nextCursor ?? null,
     enabled: q.trim() !== '',
+    // While the index catches up (a first index, an import), asked again until it has.
+    refetchInterval: (query) =>
+      query.state.data?.pages.at(-1)?.indexing.complete === false ? POLL_MS : false,
   });
 }
 

@@ -55,8 +55,18 @@ export function TranscriptHits({
   if (search.isPending) return <Loading label="Searching transcripts" />;
   if (search.isError) return <ErrorState error={search.error} onRetry={() => void search.refetch()} />;
   const hits = search.data.pages.flatMap((page) => page.hits);
+  const indexing = search.data.pages.at(-1)?.indexing;
+  // Until the index holds every message, finding nothing proves nothing.
+  const stillIndexing = indexing && !indexing.complete && (
+    <p className="muted" role="status">
+      Still indexing {indexing.pendingSessions.toLocaleString()}{' '}
+      {indexing.pendingSessions === 1 ? 'session' : 'sessions'}: results may be incomplete.
+    </p>
+  );
   if (hits.length === 0) {
-    return (
+    return stillIndexing ? (
+      <EmptyState title="No messages match yet">{stillIndexing}</EmptyState>
+    ) : (
       <EmptyState title="No messages match">
         <p>No transcript of this workspace says “{q}”.</p>
       </EmptyState>
@@ -64,6 +74,7 @@ export function TranscriptHits({
   }
   return (
     <section aria-label="Transcript matches">
+      {stillIndexing}
       <ul className="hit-groups">
         {bySession(hits).map((group) => {
           const first = group[0] as SearchHit;
