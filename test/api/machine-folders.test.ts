@@ -88,44 +88,48 @@ describe('folders of the machine', () => {
     },
   );
 
-  it("an agent goes into a person's folder only for the administrator, only into the folder confirmed, never a folder too wide", async () => {
-    const { server, home, admin, other } = await twoOwners();
-    const work = join(home, 'work', 'widgets');
-    mkdirSync(work, { recursive: true });
-    const send = (actor: typeof admin, id: string, body: Record<string, unknown>) =>
-      asUser(server, actor.user.cookie, 'POST', `/api/sessions/${id}/messages`, {
-        content: 'Go on',
-        ...body,
-      });
+  it(
+    "an agent goes into a person's folder only for the administrator, only into the folder confirmed, never a folder too wide",
+    { timeout: 90_000 },
+    async () => {
+      const { server, home, admin, other } = await twoOwners();
+      const work = join(home, 'work', 'widgets');
+      mkdirSync(work, { recursive: true });
+      const send = (actor: typeof admin, id: string, body: Record<string, unknown>) =>
+        asUser(server, actor.user.cookie, 'POST', `/api/sessions/${id}/messages`, {
+          content: 'Go on',
+          ...body,
+        });
 
-    const theirs = await seedImported(server, other, work);
-    const notAdministrator = await send(other, theirs, { continueIn: 'original', continueFolder: work });
-    expect(notAdministrator.status).toBe(403);
-    expect(await messageOf(notAdministrator)).toContain('Only the administrator');
+      const theirs = await seedImported(server, other, work);
+      const notAdministrator = await send(other, theirs, { continueIn: 'original', continueFolder: work });
+      expect(notAdministrator.status).toBe(403);
+      expect(await messageOf(notAdministrator)).toContain('Only the administrator');
 
-    const mine = await seedImported(server, admin, work);
-    const unconfirmed = await send(admin, mine, { continueIn: 'original' });
-    expect(unconfirmed.status).toBe(400);
-    expect(await messageOf(unconfirmed)).toContain(JSON.stringify(work));
-    const another = await send(admin, mine, { continueIn: 'original', continueFolder: join(home, 'work') });
-    expect(another.status).toBe(409);
-    expect(await messageOf(another)).toContain('is not the one this session runs in');
-    const misplaced = await send(admin, mine, { continueIn: 'sandbox', continueFolder: work });
-    expect(misplaced.status).toBe(400);
+      const mine = await seedImported(server, admin, work);
+      const unconfirmed = await send(admin, mine, { continueIn: 'original' });
+      expect(unconfirmed.status).toBe(400);
+      expect(await messageOf(unconfirmed)).toContain(JSON.stringify(work));
+      const another = await send(admin, mine, { continueIn: 'original', continueFolder: join(home, 'work') });
+      expect(another.status).toBe(409);
+      expect(await messageOf(another)).toContain('is not the one this session runs in');
+      const misplaced = await send(admin, mine, { continueIn: 'sandbox', continueFolder: work });
+      expect(misplaced.status).toBe(400);
 
-    mkdirSync(join(home, '.claude', 'projects'), { recursive: true });
-    const tooWide: [string, RegExp][] = [
-      ['/', /the root of the file system/u],
-      [home, /your home folder or holds it/u],
-      [dirname(home), /your home folder or holds it/u],
-      [join(home, '.claude', 'projects'), /lies in Claude Code's own folder/u],
-      [server.dataDir, /lies in Session Desk's data directory/u],
-    ];
-    for (const [folder, why] of tooWide) {
-      const id = await seedImported(server, admin, folder);
-      const refused = await send(admin, id, { continueIn: 'original', continueFolder: folder });
-      expect(refused.status, folder).toBe(409);
-      expect(await messageOf(refused), folder).toMatch(why);
-    }
-  });
+      mkdirSync(join(home, '.claude', 'projects'), { recursive: true });
+      const tooWide: [string, RegExp][] = [
+        ['/', /the root of the file system/u],
+        [home, /your home folder or holds it/u],
+        [dirname(home), /your home folder or holds it/u],
+        [join(home, '.claude', 'projects'), /lies in Claude Code's own folder/u],
+        [server.dataDir, /lies in Session Desk's data directory/u],
+      ];
+      for (const [folder, why] of tooWide) {
+        const id = await seedImported(server, admin, folder);
+        const refused = await send(admin, id, { continueIn: 'original', continueFolder: folder });
+        expect(refused.status, folder).toBe(409);
+        expect(await messageOf(refused), folder).toMatch(why);
+      }
+    },
+  );
 });
