@@ -3,7 +3,9 @@ import type { HistoryKind } from '../../src-shared/sessions.js';
 import type { HistorySourceRecord } from '../store/history.js';
 import { fingerprintOf } from './file-reader.js';
 import { geminiChatFor } from './gemini-project.js';
-import { importFile, sessionFiles, withSourceLock, type HistoryDeps } from './importer.js';
+import { importFile, withSourceLock, type HistoryDeps } from './importer.js';
+import { openRegularFile } from './safe-files.js';
+import { sessionFiles, Skips } from './session-files.js';
 
 /** How deep a session file lies under its CLI's root folder. */
 const DEPTH: Record<HistoryKind, number> = {
@@ -53,7 +55,8 @@ export function createRunHolds(deps: HistoryDeps) {
 
   /** Reads the files of the session alone: recorded, or only read past when `discard`. */
   async function readSessionFiles(source: HistorySourceRecord, sessionId: string, discard: boolean) {
-    for (const file of await sessionFiles(source.kind, source.rootDir)) {
+    // What is not read here is noted by the follower's and the command's imports.
+    for (const file of await sessionFiles(source.kind, source.rootDir, new Skips(source.rootDir))) {
       await importFile(withHolds, source, file, { only: sessionId, discard });
     }
   }
@@ -77,13 +80,11 @@ export function createRunHolds(deps: HistoryDeps) {
         if (source) await readSessionFiles(source, sessionId, false);
         if (from?.kind !== 'gemini' || (from.cwd !== undefined && resolve(from.cwd) === resolve(workdir)))
           return;
-        const copy = geminiChatFor(
-          source?.rootDir ?? rootOfSessionFile(from.kind, from.path),
-          from.path,
-          workdir,
-        );
+        const root = source?.rootDir ?? rootOfSessionFile(from.kind, from.path);
+        const copy = await geminiChatFor(root, from.path, workdir);
         if (!source || deps.repos.history.file(source.id, copy)) return;
-        const fingerprint = await fingerprintOf(copy);
+        const handle = await openRegularFile(root, copy);
+        const fingerprint = await fingerprintOf(handle).finally(() => handle.close());
         await deps.store.write(() =>
           deps.repos.history.putFile({
             sourceId: source.id,
