@@ -11,7 +11,7 @@ import type { Repositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
 import { newSession } from '../sessions/new-session.js';
 import { toSummary } from '../sessions/summary.js';
-import { createClaudeCodeHistoryParser } from './claude-code.js';
+import { createClaudeCodeHistoryParser, subAgentParent } from './claude-code.js';
 import { createCodexHistoryParser } from './codex.js';
 import { fingerprintOf, readLines, startOffset } from './file-reader.js';
 import { createGeminiHistoryParser } from './gemini.js';
@@ -19,7 +19,7 @@ import { readChatDocument } from './gemini-document.js';
 import type { HistoryParser } from './history-events.js';
 import { appendRead, collect, type Pending } from './pending-writes.js';
 import { entryKind, ONLY_REGULAR, openRegularFile, SkippedEntry } from './safe-files.js';
-import { sessionFiles, Skips, type SessionFile } from './session-files.js';
+import { sessionFiles, sideFile, Skips, type SessionFile } from './session-files.js';
 import { storedFacts, storedFolder } from './stored-values.js';
 
 const run = promisify(execFile);
@@ -50,10 +50,11 @@ export interface SourceCounts {
   skippedCount: number;
 }
 
-function parserFor(kind: HistoryKind, file: SessionFile, state: string | undefined): HistoryParser {
+/** The parser of a file; a Claude Code sub-agent's marks its content with the call that started it. */
+function parserFor(kind: HistoryKind, state: string | undefined, toolUseId?: string): HistoryParser {
   if (kind === 'codex') return createCodexHistoryParser(state);
   if (kind === 'gemini') return createGeminiHistoryParser(state);
-  return createClaudeCodeHistoryParser(file.parent?.toolUseId, state);
+  return createClaudeCodeHistoryParser(toolUseId, state);
 }
 
 /** `<owner>/<repo>` of the working folder's `origin` when it names one on a code host. */
@@ -188,7 +189,7 @@ export async function importFile(
   // Unchanged, and nothing left for the file's end to close: a run that was going on when the
   // file was last read (Gemini CLI's) ends once the file is quiet, by the read below, which
   // reads nothing new and closes it.
-  const closes = () => stale && parserFor(source.kind, file, last?.parserState).flush().length > 0;
+  const closes = () => stale && parserFor(source.kind, last?.parserState).flush().length > 0;
   if (last && last.size === info.size && last.mtimeMs === info.mtimeMs && readWhole && !closes()) {
     // A session still shown active turns completed (or failed) once its file is stale.
     if (stale && last.sessionId && !file.parent) {
@@ -243,7 +244,9 @@ async function readFile(
     if (!parentSession) return 'unchanged';
     sessionId = parentSession;
   }
-  const parser = parserFor(source.kind, file, state);
+  const meta = file.parent && (await sideFile(source.rootDir, file.parent.meta, options.skips));
+  const parser = parserFor(source.kind, state, meta ? subAgentParent(meta) : undefined);
+  const marker = file.marker && (await sideFile(source.rootDir, file.marker, options.skips));
   const fingerprint = chat ? chat.fingerprint : await fingerprintOf(handle);
   let outcome: 'new' | 'updated' | 'unchanged' = 'unchanged';
   // A file read before without a session of its own is either only remembered (a session Session
@@ -269,7 +272,7 @@ async function readFile(
     }
     // Every value the file gave is put in the API's form, or left out, before it is stored.
     const facts = storedFacts(parser.facts);
-    const cwd = facts.cwd ?? storedFolder(file.cwd);
+    const cwd = facts.cwd ?? storedFolder(marker?.trim());
     const repository = sessionId === null && !skipped ? await repositoryOf(cwd) : undefined;
     const status: SessionStatus = !stale ? 'active' : facts.failed ? 'failed' : 'completed';
     const created = await store.write(() => {

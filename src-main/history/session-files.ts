@@ -1,16 +1,19 @@
 import type { Dirent } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { HistoryKind } from '../../src-shared/sessions.js';
-import { subAgentParent } from './claude-code.js';
 import { entryKind, listFolder, ONLY_REGULAR, readSmallFile, SkippedEntry } from './safe-files.js';
 
-/** One session file of a source: a sub-agent's file names its session's file and the call. */
+/**
+ * One session file of a source: a sub-agent's file names its session's file. The small files
+ * beside it are read only when the file itself is (`sideFile`): a scan reads nothing of a
+ * folder whose files have not changed.
+ */
 export interface SessionFile {
   path: string;
-  /** A Claude Code sub-agent file: its session's own file, and the call that started it. */
-  parent?: { path: string; toolUseId: string | undefined };
-  /** The working folder the CLI recorded beside the file (Gemini CLI's `.project_root`). */
-  cwd?: string;
+  /** A Claude Code sub-agent file: its session's own file, and its meta file naming the call that started it. */
+  parent?: { path: string; meta: string };
+  /** The file where the CLI recorded the working folder (Gemini CLI's `.project_root`). */
+  marker?: string;
   /** Gemini CLI's older chat file: one JSON document, rewritten whole (gemini-document.ts). */
   document?: boolean;
 }
@@ -56,7 +59,6 @@ export async function sessionFiles(kind: HistoryKind, rootDir: string, skips: Sk
       skips.add(join(dir, entry.name), `${entryKind(entry)}: ${ONLY_REGULAR}`);
       return false;
     });
-  const small = (path: string) => skips.guard(() => readSmallFile(rootDir, path), undefined);
   const any = () => true;
   if (kind === 'claude-code') {
     const projects = join(rootDir, 'projects');
@@ -71,9 +73,8 @@ export async function sessionFiles(kind: HistoryKind, rootDir: string, skips: Sk
         if (!pick(entries, dir, 'folder', (n) => n === session).length) continue;
         const subagents = join(dir, session, 'subagents');
         for (const sub of pick(await list(subagents), subagents, 'file', (n) => n.endsWith('.jsonl'))) {
-          const meta = await small(join(subagents, sub.name.replace(/\.jsonl$/u, '.meta.json')));
-          const toolUseId = meta === undefined ? undefined : subAgentParent(meta);
-          files.push({ path: join(subagents, sub.name), parent: { path, toolUseId } });
+          const meta = join(subagents, sub.name.replace(/\.jsonl$/u, '.meta.json'));
+          files.push({ path: join(subagents, sub.name), parent: { path, meta } });
         }
       }
     }
@@ -97,14 +98,32 @@ export async function sessionFiles(kind: HistoryKind, rootDir: string, skips: Sk
     const tmp = join(rootDir, 'tmp');
     for (const project of pick(await list(tmp), tmp, 'folder', any)) {
       const dir = join(tmp, project.name);
-      const cwd = (await small(join(dir, '.project_root')))?.trim();
+      const marker = join(dir, '.project_root');
       const chats = join(dir, 'chats');
       const named = (n: string) => n.startsWith('session-') && (n.endsWith('.json') || n.endsWith('.jsonl'));
       for (const { name } of pick(await list(chats), chats, 'file', named)) {
         const document = name.endsWith('.json');
-        files.push({ path: join(chats, name), ...(cwd ? { cwd } : {}), ...(document ? { document } : {}) });
+        files.push({ path: join(chats, name), marker, ...(document ? { document } : {}) });
       }
     }
   }
   return files;
+}
+
+/**
+ * A small file beside a session file (a marker, a meta file), undefined when absent; one that
+ * is not a regular file, or cannot be read, is noted and read as absent.
+ */
+export async function sideFile(
+  rootDir: string,
+  path: string,
+  skips: Skips | undefined,
+): Promise<string | undefined> {
+  try {
+    return await readSmallFile(rootDir, path);
+  } catch (err) {
+    const reason = err instanceof SkippedEntry ? err.reason : `it cannot be read: ${(err as Error).message}`;
+    skips?.add(path, reason);
+    return undefined;
+  }
 }
