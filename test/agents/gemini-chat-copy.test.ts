@@ -3,23 +3,21 @@
 // written through. The real server, a real recorded chat, github.com as a bare repository.
 import { cpSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ListSessionsResponseSchema } from '../../src-shared/sessions.js';
 import { waitForResults } from '../helpers/agent-runs.js';
 import { createGitHubFixture } from '../helpers/github-fixture.js';
 import { filesUnder, HISTORY_FIXTURES } from '../helpers/hostile-history.js';
-import { asUser, seedWorkspace, startTestServer } from '../helpers/server.js';
+import { addHistorySource, asUser, seedWorkspace, startTestServer } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
+import { useCleanups } from '../helpers/cleanups.js';
 
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanup = useCleanups();
 
 describe("the copy of an imported Gemini CLI chat for a sandbox's folder", () => {
   it('is never written through a link planted where it goes: the run fails saying what is in the way', async () => {
     const github = createGitHubFixture(['acme/widgets']);
-    cleanups.push(() => github.dispose());
+    cleanup(() => github.dispose());
     // The person's clone, where the recorded conversation ran.
     const work = join(github.root, 'work', 'widgets');
     mkdirSync(join(work, '..'), { recursive: true });
@@ -32,20 +30,13 @@ describe("the copy of an imported Gemini CLI chat for a sandbox's folder", () =>
     const server = await startTestServer({
       agentEnv: { ...github.env(), PATH: `${github.env().PATH}:${process.env.PATH}` },
     });
-    cleanups.push(() => server.dispose());
+    cleanup(() => server.dispose());
     const owner = await seedWorkspace(server);
     const cookie = owner.user.cookie;
-    const added = await asUser(
-      server,
-      cookie,
-      'POST',
-      `/api/workspaces/${owner.organizationId}/history-sources`,
-      {
-        kind: 'gemini',
-        rootDir: geminiRoot,
-      },
-    );
-    expect(added.status, await added.clone().text()).toBe(201);
+    const sourceId = await addHistorySource(server, cookie, owner.organizationId, {
+      kind: 'gemini',
+      rootDir: geminiRoot,
+    });
     const sessions = await until(
       async () =>
         ListSessionsResponseSchema.parse(
@@ -54,17 +45,17 @@ describe("the copy of an imported Gemini CLI chat for a sandbox's folder", () =>
           ).json(),
         ).sessions,
       (list) => list.length === 1,
+      30_000,
     );
     const session = sessions[0]!;
     expect(session.metadata.repository).toBe('acme/widgets');
 
     // The folder is no longer followed (its sessions stay): the copy is all that is left to make.
-    const { source } = (await added.json()) as { source: { id: string } };
     const removed = await asUser(
       server,
       cookie,
       'DELETE',
-      `/api/workspaces/${owner.organizationId}/history-sources/${source.id}`,
+      `/api/workspaces/${owner.organizationId}/history-sources/${sourceId}`,
     );
     expect(removed.status).toBe(204);
 

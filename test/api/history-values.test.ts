@@ -3,13 +3,13 @@
 import { cpSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SessionSummaryResponseSchema } from '../../src-shared/session-summary.js';
 import { ListSessionsResponseSchema, type SessionSummary } from '../../src-shared/sessions.js';
 import { newId } from '../../src-main/accounts/secrets.js';
 import { filesUnder, HISTORY_FIXTURES } from '../helpers/hostile-history.js';
 import {
-  asUser,
+  addHistorySource,
   seedWorkspace,
   startTestServer,
   tempDir,
@@ -17,18 +17,16 @@ import {
   type TestServer,
 } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
+import { useCleanups } from '../helpers/cleanups.js';
 
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanup = useCleanups();
 
 async function serverWithLog(): Promise<{ server: TestServer; log: () => string }> {
   const stream = new PassThrough();
   let text = '';
   stream.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
   const server = await startTestServer({ log: { level: 'info', stream } });
-  cleanups.push(() => server.dispose());
+  cleanup(() => server.dispose());
   return { server, log: () => text };
 }
 
@@ -43,7 +41,7 @@ describe("values from another program's files", () => {
     const { server } = await serverWithLog();
     const owner = await seedWorkspace(server);
     const folder = tempDir('history-values-');
-    cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
+    cleanup(() => rmSync(folder, { recursive: true, force: true }));
     const root = join(folder, 'claude');
     cpSync(join(HISTORY_FIXTURES, 'claude-code', '2.1.330', 'plain-answer'), root, { recursive: true });
     const [file] = filesUnder(root, /\.jsonl$/u);
@@ -55,20 +53,14 @@ describe("values from another program's files", () => {
     expect(readFileSync(file!, 'utf8')).toMatch(/"timestamp":"[^"]+\.\d{6}Z"/u);
     const anHourAgo = new Date(Date.now() - 3_600_000);
     utimesSync(file!, anHourAgo, anHourAgo);
-    const added = await asUser(
-      server,
-      owner.user.cookie,
-      'POST',
-      `/api/workspaces/${owner.organizationId}/history-sources`,
-      {
-        kind: 'claude-code',
-        rootDir: root,
-      },
-    );
-    expect(added.status).toBe(201);
+    await addHistorySource(server, owner.user.cookie, owner.organizationId, {
+      kind: 'claude-code',
+      rootDir: root,
+    });
     const [session] = await until(
       () => list(server, owner.apiKey, owner.organizationId),
       (sessions) => sessions.length === 1,
+      30_000,
     );
     const summary = await withKey(server, owner.apiKey, 'GET', `/api/sessions/${session!.id}/summary`);
     expect(summary.status, await summary.clone().text()).toBe(200);
