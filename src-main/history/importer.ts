@@ -10,16 +10,17 @@ import type { HistoryFileRecord, HistorySourceRecord } from '../store/history.js
 import type { Repositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
 import { newSession } from '../sessions/new-session.js';
-import { toSummary } from '../sessions/summary.js';
+import { normalTimestamp } from '../sessions/timestamps.js';
 import { createClaudeCodeHistoryParser, subAgentParent } from './claude-code.js';
 import { createCodexHistoryParser } from './codex.js';
 import { fingerprintOf, readLines, startOffset } from './file-reader.js';
 import { createGeminiHistoryParser } from './gemini.js';
 import { readChatDocument } from './gemini-document.js';
-import type { HistoryParser } from './history-events.js';
+import { plainNotice, type HistoryEvent, type HistoryParser } from './history-events.js';
 import { appendRead, collect, type Pending } from './pending-writes.js';
 import { entryKind, ONLY_REGULAR, openRegularFile, SkippedEntry } from './safe-files.js';
 import { sessionFiles, sideFile, Skips, type SessionFile } from './session-files.js';
+import { publish, recordedFailure, settleStatuses, type Settling } from './session-updates.js';
 import { storedFacts, storedFolder } from './stored-values.js';
 
 const run = promisify(execFile);
@@ -55,6 +56,15 @@ function parserFor(kind: HistoryKind, state: string | undefined, toolUseId?: str
   if (kind === 'codex') return createCodexHistoryParser(state);
   if (kind === 'gemini') return createGeminiHistoryParser(state);
   return createClaudeCodeHistoryParser(toolUseId, state);
+}
+
+/** A line's events; a line its parser fails on (a shape not foreseen) is kept as it is, as a notice. */
+function readLine(parser: HistoryParser, line: string): HistoryEvent[] {
+  try {
+    return parser.line(line);
+  } catch {
+    return plainNotice(line);
+  }
 }
 
 /** `<owner>/<repo>` of the working folder's `origin` when it names one on a code host. */
@@ -111,45 +121,6 @@ export interface ScanBudget {
   stopped: boolean;
   /** Set once a batch is read: a scan always gets that far, however short its time. */
   read?: boolean;
-}
-
-/** A session shown active whose file has not been written for ACTIVE_WITHIN_MS. */
-interface Settling {
-  sessionId: string;
-  failed: boolean;
-}
-
-/** Whether the parser state saved for a file says its CLI recorded an error end. */
-function recordedFailure(file: HistoryFileRecord): boolean {
-  try {
-    return (JSON.parse(file.parserState ?? '{}') as { facts?: { failed?: boolean } }).facts?.failed === true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Sessions still shown active whose files went quiet turn completed (or failed), in one write:
- * a folder copied from another machine can make thousands of them at once.
- */
-async function settleStatuses(deps: HistoryDeps, settling: Settling[]): Promise<void> {
-  const due = settling.filter(
-    // The run resuming a held session decides its status.
-    ({ sessionId }) =>
-      !deps.holds?.has(sessionId) && deps.repos.sessions.find(sessionId)?.status === 'active',
-  );
-  if (due.length === 0) return;
-  const settled = await deps.store.write(() =>
-    due.flatMap(({ sessionId, failed }) => {
-      const row = deps.repos.sessions.find(sessionId);
-      if (!row || row.status !== 'active') return [];
-      const status: SessionStatus = failed ? 'failed' : 'completed';
-      deps.repos.sessions.update(sessionId, { status }, row.updatedAt);
-      deps.repos.history.setSessionFacts(sessionId, { updatedAt: row.updatedAt });
-      return [sessionId];
-    }),
-  );
-  for (const sessionId of settled) publish(deps, sessionId, false);
 }
 
 /**
@@ -262,8 +233,8 @@ async function readFile(
   }
   const commit = async (lines: string[], end: number, final: boolean) => {
     const pending: Pending = { messages: [], runs: [] };
-    const at = () => storedFacts(parser.facts).lastAt ?? clock.now().toISOString();
-    for (const line of lines) collect(pending, parser.line(line), at(), source.authorId);
+    const at = () => normalTimestamp(parser.facts.lastAt) ?? clock.now().toISOString();
+    for (const line of lines) collect(pending, readLine(parser, line), at(), source.authorId);
     if (final && stale && !discard) collect(pending, parser.flush(), at(), source.authorId);
     if (discard) {
       pending.messages = [];
@@ -382,17 +353,6 @@ async function newestFirst(files: SessionFile[]): Promise<SessionFile[]> {
     } else groups.push({ files: [file], mtimeMs });
   }
   return groups.sort((a, b) => b.mtimeMs - a.mtimeMs).flatMap((group) => group.files);
-}
-
-function publish(deps: HistoryDeps, sessionId: string, created: boolean): void {
-  if (!deps.events) return;
-  const row = deps.repos.sessions.find(sessionId);
-  if (!row) return;
-  deps.events.publish(row.workspaceId, {
-    type: created ? 'session.created' : 'session.updated',
-    sessionId,
-    session: toSummary(row, 'both'),
-  });
 }
 
 /** Imports of a source going on in this process: one at a time, or a file would be read twice. */

@@ -20,8 +20,8 @@ export class SkippedEntry extends Error {
   }
 }
 
-/** Opening a regular file never takes long: one that does is given up. */
-const OPEN_TIMEOUT_MS = 5_000;
+/** Opening or reading a little of a regular file never takes long: one that does is given up. */
+const ANSWER_TIMEOUT_MS = 5_000;
 
 /** What an entry is, in words, when it is not what may be read. */
 export function entryKind(entry: Stats | Dirent): string {
@@ -44,7 +44,7 @@ async function within<T>(work: Promise<T>, ms: number, path: string, late: (valu
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       timedOut = true;
-      reject(new SkippedEntry(path, `it did not open within ${ms / 1000} s`));
+      reject(new SkippedEntry(path, `it did not answer within ${ms / 1000} s`));
     }, ms);
   });
   work.then((value) => timedOut && late(value)).catch(() => undefined);
@@ -103,7 +103,7 @@ export async function openRegularFile(root: string, path: string): Promise<FileH
   const flags = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
   let handle: FileHandle;
   try {
-    handle = await within(open(path, flags), OPEN_TIMEOUT_MS, path, (late) => void late.close());
+    handle = await within(open(path, flags), ANSWER_TIMEOUT_MS, path, (late) => void late.close());
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ELOOP')
       throw new SkippedEntry(path, `a symbolic link: ${ONLY_REGULAR}`);
@@ -136,14 +136,23 @@ export async function readSmallFile(
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
+  const buffer = Buffer.alloc(maxBytes + 1);
+  let bytesRead: number;
   try {
-    const buffer = Buffer.alloc(maxBytes + 1);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    if (bytesRead > maxBytes) throw new SkippedEntry(path, `larger than ${maxBytes / 1024} KiB`);
-    return buffer.subarray(0, bytesRead).toString('utf8');
-  } finally {
-    await handle.close();
+    ({ bytesRead } = await within(
+      handle.read(buffer, 0, buffer.length, 0),
+      ANSWER_TIMEOUT_MS,
+      path,
+      () => {},
+    ));
+  } catch (err) {
+    // Closing waits for the read: a read that never ends would hold this up too.
+    void handle.close().catch(() => undefined);
+    throw err;
   }
+  await handle.close();
+  if (bytesRead > maxBytes) throw new SkippedEntry(path, `larger than ${maxBytes / 1024} KiB`);
+  return buffer.subarray(0, bytesRead).toString('utf8');
 }
 
 /**
