@@ -28,6 +28,12 @@ export const HistorySourceReportSchema = z.object({
   newSessions: z.number().int(),
   updatedSessions: z.number().int(),
   messages: z.number().int(),
+  /**
+   * Entries of the folder that were not read: links, pipes and other files that are not
+   * regular files inside it, and files that could not be read (the first few, then a count).
+   */
+  skipped: z.array(z.object({ path: z.string(), reason: z.string() })),
+  skippedCount: z.number().int(),
 });
 export type HistorySourceReport = z.infer<typeof HistorySourceReportSchema>;
 export const HistoryImportResponseSchema = z.object({ sources: z.array(HistorySourceReportSchema) });

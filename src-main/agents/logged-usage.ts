@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { tokenCost } from '../../src-shared/model-prices.js';
 import { readLines } from '../history/file-reader.js';
+import { openRegularFile } from '../history/safe-files.js';
 import { num, parseJsonObject, type AgentUsage } from './agent-events.js';
 
 /**
@@ -25,13 +26,22 @@ export interface LoggedUsageInput {
 
 export type LoggedUsage = (input: LoggedUsageInput) => Promise<AgentUsage | null>;
 
-/** Each record of a JSONL file, parsed; lines that are not objects are skipped. */
-async function* records(path: string): AsyncGenerator<Record<string, unknown>> {
-  for await (const { lines } of readLines(path, 0)) {
-    for (const line of lines) {
-      const record = parseJsonObject(line);
-      if (record) yield record;
+/**
+ * Each record of a JSONL file inside `root`, parsed; lines that are not objects are skipped. The
+ * CLI's folder is the agent's to write: none when the file is a link, a pipe or unreadable.
+ */
+async function* records(root: string, path: string): AsyncGenerator<Record<string, unknown>> {
+  const handle = await openRegularFile(root, path).catch(() => null);
+  if (!handle) return;
+  try {
+    for await (const { lines } of readLines(handle, 0)) {
+      for (const line of lines) {
+        const record = parseJsonObject(line);
+        if (record) yield record;
+      }
     }
+  } finally {
+    await handle.close();
   }
 }
 
@@ -61,7 +71,7 @@ export function codexLoggedUsage(
           const file = (await names(dir)).find((n) => n.startsWith('rollout-') && n.endsWith(suffix));
           if (file === undefined) continue;
           let total: AgentUsage | null = null;
-          for await (const record of records(join(dir, file))) {
+          for await (const record of records(sessions, join(dir, file))) {
             const payload = record.payload as Record<string, unknown> | undefined;
             const thread = payload?.thread_token_usage;
             if (record.type === 'token_usage_record' && typeof thread === 'object' && thread !== null)
@@ -106,7 +116,7 @@ export const geminiLoggedUsage: LoggedUsage = async ({ env, conversationId, prom
       let ours: boolean | undefined;
       let lastPrompt = '';
       let responses = new Map<unknown, Record<string, unknown>>();
-      for await (const record of records(join(chats, file))) {
+      for await (const record of records(projects, join(chats, file))) {
         ours ??= record.sessionId === conversationId;
         if (!ours) break;
         const text = record.type === 'user' ? promptText(record.content) : '';
@@ -143,7 +153,7 @@ export const claudeCodeLoggedUsage: LoggedUsage = async ({ env, conversationId, 
     if (!(await names(join(projects, project))).includes(`${conversationId}.jsonl`)) continue;
     let lastPrompt = '';
     let responses = new Map<unknown, { model: unknown; usage: Record<string, unknown> }>();
-    for await (const record of records(join(projects, project, `${conversationId}.jsonl`))) {
+    for await (const record of records(projects, join(projects, project, `${conversationId}.jsonl`))) {
       const message = (record.message ?? {}) as Record<string, unknown>;
       const text = record.type === 'user' && record.isMeta !== true ? promptText(message.content) : '';
       if (text.trim() !== '') {

@@ -1,10 +1,16 @@
 import { createHash } from 'node:crypto';
-import { open, stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { MAX_MESSAGE_BYTES } from '../store/transcript-format.js';
 
 /** How much of a file's start its fingerprint covers: a rewritten file changes it. */
 export const FINGERPRINT_BYTES = 1024;
 /** Bytes read at a time: memory stays bounded whatever the file's size. */
 const CHUNK_BYTES = 1 << 20;
+/**
+ * The longest line kept: a message larger than a session stores could not be kept anyway, and
+ * a file without newlines must not fill the memory. A longer line is replaced by a line saying so.
+ */
+export const LINE_MAX_BYTES = MAX_MESSAGE_BYTES;
 
 /** Where an earlier read of a file stopped. */
 export interface FileProgress {
@@ -14,75 +20,96 @@ export interface FileProgress {
 }
 
 /** The fingerprint of a file's first KB (fewer bytes when it is shorter). */
-export async function fingerprintOf(path: string): Promise<string> {
-  const handle = await open(path, 'r');
-  try {
-    const buffer = Buffer.alloc(FINGERPRINT_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, FINGERPRINT_BYTES, 0);
-    return createHash('sha256').update(buffer.subarray(0, bytesRead)).digest('hex').slice(0, 32);
-  } finally {
-    await handle.close();
-  }
+export async function fingerprintOf(handle: FileHandle): Promise<string> {
+  const buffer = Buffer.alloc(FINGERPRINT_BYTES);
+  const { bytesRead } = await handle.read(buffer, 0, FINGERPRINT_BYTES, 0);
+  return createHash('sha256').update(buffer.subarray(0, bytesRead)).digest('hex').slice(0, 32);
 }
 
 /**
- * Where to read `path` from, given the last read's progress: that offset while the file only
- * grew (an append-only session file), 0 when it was rewritten or shortened (smaller than the
- * offset, or its first KB changed, compared once the file holds the KB the last read saw).
+ * Where to read a file of `size` bytes from, given the last read's progress: that offset while
+ * the file only grew (an append-only session file), 0 when it was rewritten or shortened
+ * (smaller than the offset, or its first KB changed, compared once the file holds the KB the
+ * last read saw).
  */
-export async function startOffset(path: string, last: FileProgress | undefined): Promise<number> {
+export async function startOffset(
+  handle: FileHandle,
+  size: number,
+  last: FileProgress | undefined,
+): Promise<number> {
   if (!last) return 0;
-  const { size } = await stat(path);
   if (size < last.offset || size < last.size) return 0;
   if (last.size >= FINGERPRINT_BYTES || size < FINGERPRINT_BYTES) {
-    if ((await fingerprintOf(path)) !== last.fingerprint) return 0;
+    if ((await fingerprintOf(handle)) !== last.fingerprint) return 0;
   }
   return last.offset;
 }
 
+/** What stands in for a line longer than LINE_MAX_BYTES: not JSON, so it is kept as a notice. */
+export function oversizeLine(bytes: number): string {
+  const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+  return `A line of more than ${mib(bytes)} was left out: lines are read up to ${mib(LINE_MAX_BYTES)}.`;
+}
+
 /**
- * The complete lines of `path` from byte `offset`, in batches of about `batchBytes`, each with
- * the offset just past its last line. A last line without its newline is left for a later read
- * (the CLI may be writing it). Lines are decoded as UTF-8 one by one, never split inside.
+ * The complete lines of an open file from byte `offset`, in batches of about `batchBytes`, each
+ * with the offset just past its last line. A last line without its newline is left for a later
+ * read (the CLI may be writing it). Lines are decoded as UTF-8 one by one, never split inside
+ * (invalid bytes become U+FFFD); one longer than LINE_MAX_BYTES is replaced by oversizeLine.
  */
 export async function* readLines(
-  path: string,
+  handle: FileHandle,
   offset: number,
   batchBytes = 4 * CHUNK_BYTES,
 ): AsyncGenerator<{ lines: string[]; end: number }> {
-  const handle = await open(path, 'r');
-  try {
-    const chunk = Buffer.alloc(CHUNK_BYTES);
-    let position = offset;
-    let pending: Buffer[] = [];
-    let lines: string[] = [];
-    let lineStart = offset;
-    let batchSize = 0;
+  const chunk = Buffer.alloc(CHUNK_BYTES);
+  let position = offset;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  /** Bytes of the current line dropped for being over the limit. */
+  let dropped = 0;
+  let lines: string[] = [];
+  let lineStart = offset;
+  let batchSize = 0;
+  for (;;) {
+    const { bytesRead } = await handle.read(chunk, 0, CHUNK_BYTES, position);
+    if (bytesRead === 0) break;
+    let from = 0;
     for (;;) {
-      const { bytesRead } = await handle.read(chunk, 0, CHUNK_BYTES, position);
-      if (bytesRead === 0) break;
-      let from = 0;
-      for (;;) {
-        const newline = chunk.indexOf(10, from);
-        if (newline === -1 || newline >= bytesRead) break;
-        const piece = chunk.subarray(from, newline);
+      const newline = chunk.indexOf(10, from);
+      if (newline === -1 || newline >= bytesRead) break;
+      const piece = chunk.subarray(from, newline);
+      if (dropped > 0 || pendingBytes + piece.length > LINE_MAX_BYTES) {
+        lines.push(oversizeLine(dropped + pendingBytes + piece.length));
+      } else {
         const line = pending.length > 0 ? Buffer.concat([...pending, piece]) : piece;
-        pending = [];
         lines.push(line.toString('utf8'));
-        batchSize += line.length + 1;
-        lineStart = position + newline + 1;
-        from = newline + 1;
-        if (batchSize >= batchBytes) {
-          yield { lines, end: lineStart };
-          lines = [];
-          batchSize = 0;
-        }
       }
-      if (from < bytesRead) pending.push(Buffer.from(chunk.subarray(from, bytesRead)));
-      position += bytesRead;
+      batchSize += Math.min(dropped + pendingBytes + piece.length, LINE_MAX_BYTES) + 1;
+      pending = [];
+      pendingBytes = 0;
+      dropped = 0;
+      lineStart = position + newline + 1;
+      from = newline + 1;
+      if (batchSize >= batchBytes) {
+        yield { lines, end: lineStart };
+        lines = [];
+        batchSize = 0;
+      }
     }
-    if (lines.length > 0) yield { lines, end: lineStart };
-  } finally {
-    await handle.close();
+    if (from < bytesRead) {
+      const rest = chunk.subarray(from, bytesRead);
+      if (dropped > 0 || pendingBytes + rest.length > LINE_MAX_BYTES) {
+        // Over the limit: only its length is kept, until its newline comes.
+        dropped += pendingBytes + rest.length;
+        pending = [];
+        pendingBytes = 0;
+      } else {
+        pending.push(Buffer.from(rest));
+        pendingBytes += rest.length;
+      }
+    }
+    position += bytesRead;
   }
+  if (lines.length > 0) yield { lines, end: lineStart };
 }

@@ -1,6 +1,7 @@
 import { watch, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
 import type { Logger } from '../clock.js';
-import { importSource, type HistoryDeps } from './importer.js';
+import { importSource, type HistoryDeps, type SourceCounts } from './importer.js';
 
 /** The periodic rescan: a safety net for changes fs.watch misses (and for status turning stale). */
 export const RESCAN_MS = 2_000;
@@ -26,6 +27,21 @@ export function createHistoryFollower(deps: HistoryDeps & { logger: Logger }) {
   let running: Promise<void> | null = null;
   let again = false;
   let closed = false;
+  /** What was said about entries not read: each is said once, not at every scan. */
+  const noted = new Set<string>();
+
+  /** Logs the entries of a source's folder that a scan did not read, each once. */
+  function noteSkipped(rootDir: string, counts: SourceCounts): void {
+    if (noted.size > 10_000) noted.clear();
+    const lines = counts.skipped.map((skip) => `${join(rootDir, skip.path)} was not read: ${skip.reason}`);
+    const unnamed = counts.skippedCount - counts.skipped.length;
+    if (unnamed > 0) lines.push(`${unnamed} more entries of ${rootDir} were not read`);
+    for (const line of lines) {
+      if (noted.has(line)) continue;
+      noted.add(line);
+      deps.logger.warn(`History: ${line}`);
+    }
+  }
 
   function watchRoots(): void {
     const roots = new Set(
@@ -62,7 +78,12 @@ export function createHistoryFollower(deps: HistoryDeps & { logger: Logger }) {
       if (closed) return;
       if (source.paused) continue;
       try {
-        await importSource(deps, source, { batchBytes: FOLLOW_BATCH_BYTES, quiet: true, budget });
+        const counts = await importSource(deps, source, {
+          batchBytes: FOLLOW_BATCH_BYTES,
+          quiet: true,
+          budget,
+        });
+        noteSkipped(source.rootDir, counts);
       } catch (err) {
         deps.logger.warn(`History import of ${source.rootDir} failed: ${(err as Error).message}`);
       }

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 
 /** Bytes of records per batch, as the line reader's (file-reader.ts). */
 const BATCH_BYTES = 4 << 20;
+/** A chat document is read whole: one larger than this is left out, saying so. */
+export const DOCUMENT_MAX_BYTES = 256 << 20;
 
 /** Where an earlier read of a chat document stopped: its `offset` counts messages, not bytes. */
 interface DocumentProgress {
@@ -37,9 +39,31 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The document, or null while it does not parse and may still be being written. */
-export async function readChatDocument(path: string, settled: boolean): Promise<ChatDocument | null> {
-  const text = await readFile(path, 'utf8');
+/** The whole of an open file of `size` bytes, as UTF-8 (invalid bytes become U+FFFD). */
+async function readWhole(handle: FileHandle, size: number): Promise<string> {
+  const buffer = Buffer.alloc(size);
+  let at = 0;
+  while (at < size) {
+    const { bytesRead } = await handle.read(buffer, at, size - at, at);
+    if (bytesRead === 0) break;
+    at += bytesRead;
+  }
+  return buffer.subarray(0, at).toString('utf8');
+}
+
+/** The document in an open file, or null while it does not parse and may still be being written. */
+export async function readChatDocument(
+  handle: FileHandle,
+  size: number,
+  settled: boolean,
+): Promise<ChatDocument | null> {
+  if (size > DOCUMENT_MAX_BYTES) {
+    if (!settled) return null;
+    const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+    const text = `A chat file of ${mib(size)} was left out: chat files are read up to ${mib(DOCUMENT_MAX_BYTES)}.`;
+    return document(createHash('sha256').update(text).digest('hex').slice(0, 32), [text], [], []);
+  }
+  const text = await readWhole(handle, size);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -1,5 +1,6 @@
 import { tokenCost } from '../../src-shared/model-prices.js';
 import { noticeText, type AgentEvent, type AgentUsage } from '../agents/agent-events.js';
+import { normalTimestamp } from '../sessions/timestamps.js';
 
 /**
  * What one line of a CLI's own session file asks an imported session to record: the agent
@@ -56,10 +57,14 @@ export function emptyUsage(): Required<AgentUsage> {
   return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0 };
 }
 
-/** Notes a line's time as the session's first or last. */
+/**
+ * Notes a line's time as the session's first or last, in the API's form: times are compared as
+ * text, and a CLI's own form (microseconds, an offset) would compare wrong and fail the API's
+ * schema. A time that names no instant is left out.
+ */
 export function noteTime(facts: HistoryFacts, at: unknown): void {
-  const time = str(at);
-  if (!time || Number.isNaN(Date.parse(time))) return;
+  const time = normalTimestamp(at);
+  if (!time) return;
   if (!facts.firstAt || time < facts.firstAt) facts.firstAt = time;
   if (!facts.lastAt || time > facts.lastAt) facts.lastAt = time;
 }

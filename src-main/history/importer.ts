@@ -1,23 +1,27 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { lstat, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseRepoUrl } from '../../src-shared/repo-url.js';
-import type { HistoryKind, Message, SessionStatus, Task } from '../../src-shared/sessions.js';
+import type { HistoryKind, SessionStatus } from '../../src-shared/sessions.js';
 import type { Clock } from '../clock.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { HistoryFileRecord, HistorySourceRecord } from '../store/history.js';
 import type { Repositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
 import { newSession } from '../sessions/new-session.js';
-import { toSummary } from '../sessions/summary.js';
+import { normalTimestamp } from '../sessions/timestamps.js';
 import { createClaudeCodeHistoryParser, subAgentParent } from './claude-code.js';
 import { createCodexHistoryParser } from './codex.js';
 import { fingerprintOf, readLines, startOffset } from './file-reader.js';
 import { createGeminiHistoryParser } from './gemini.js';
 import { readChatDocument } from './gemini-document.js';
-import type { HistoryEvent, HistoryParser } from './history-events.js';
+import { plainNotice, type HistoryEvent, type HistoryParser } from './history-events.js';
+import { appendRead, collect, type Pending } from './pending-writes.js';
+import { entryKind, ONLY_REGULAR, openRegularFile, SkippedEntry } from './safe-files.js';
+import { sessionFiles, sideFile, Skips, type SessionFile } from './session-files.js';
+import { publish, recordedFailure, settleStatuses, type Settling } from './session-updates.js';
+import { storedFacts, storedFolder } from './stored-values.js';
 
 const run = promisify(execFile);
 
@@ -37,91 +41,42 @@ export interface HistoryDeps {
   holds?: ReadonlySet<string> | undefined;
 }
 
-/** One session file of a source: a sub-agent's file names its session's file and the call. */
-interface SessionFile {
-  path: string;
-  /** A Claude Code sub-agent file: its session's own file, and the call that started it. */
-  parent?: { path: string; toolUseId: string | undefined };
-  /** The working folder the CLI recorded beside the file (Gemini CLI's `.project_root`). */
-  cwd?: string;
-  /** Gemini CLI's older chat file: one JSON document, rewritten whole (gemini-document.ts). */
-  document?: boolean;
-}
-
-/** What importing one source did. */
+/** What importing one source did, and what of its folder it did not read (and why). */
 export interface SourceCounts {
   sessions: number;
   newSessions: number;
   updatedSessions: number;
   messages: number;
+  skipped: { path: string; reason: string }[];
+  skippedCount: number;
 }
 
-async function listDir(dir: string): Promise<string[]> {
-  try {
-    return (await readdir(dir)).sort();
-  } catch {
-    return [];
-  }
-}
-
-/** The session files under a CLI's root folder, sessions before their sub-agents. */
-export async function sessionFiles(kind: HistoryKind, rootDir: string): Promise<SessionFile[]> {
-  const files: SessionFile[] = [];
-  if (kind === 'claude-code') {
-    const projects = join(rootDir, 'projects');
-    for (const project of await listDir(projects)) {
-      const dir = join(projects, project);
-      for (const name of await listDir(dir)) {
-        if (!name.endsWith('.jsonl')) continue;
-        const path = join(dir, name);
-        files.push({ path });
-        const subagents = join(dir, name.slice(0, -'.jsonl'.length), 'subagents');
-        for (const sub of await listDir(subagents)) {
-          if (!sub.endsWith('.jsonl')) continue;
-          const meta = join(subagents, sub.replace(/\.jsonl$/u, '.meta.json'));
-          const toolUseId = existsSync(meta) ? subAgentParent(readFileSync(meta, 'utf8')) : undefined;
-          files.push({ path: join(subagents, sub), parent: { path, toolUseId } });
-        }
-      }
-    }
-  } else if (kind === 'codex') {
-    const walk = async (dir: string, depth: number): Promise<void> => {
-      for (const name of await listDir(dir)) {
-        const path = join(dir, name);
-        if (depth < 3) await walk(path, depth + 1);
-        else if (name.startsWith('rollout-') && name.endsWith('.jsonl')) files.push({ path });
-      }
-    };
-    await walk(join(rootDir, 'sessions'), 0);
-  } else {
-    const tmp = join(rootDir, 'tmp');
-    for (const project of await listDir(tmp)) {
-      const rootFile = join(tmp, project, '.project_root');
-      const cwd = existsSync(rootFile) ? readFileSync(rootFile, 'utf8').trim() : undefined;
-      for (const name of await listDir(join(tmp, project, 'chats'))) {
-        if (!name.startsWith('session-')) continue;
-        const document = name.endsWith('.json');
-        if (document || name.endsWith('.jsonl'))
-          files.push({
-            path: join(tmp, project, 'chats', name),
-            ...(cwd ? { cwd } : {}),
-            ...(document ? { document } : {}),
-          });
-      }
-    }
-  }
-  return files;
-}
-
-function parserFor(kind: HistoryKind, file: SessionFile, state: string | undefined): HistoryParser {
+/** The parser of a file; a Claude Code sub-agent's marks its content with the call that started it. */
+function parserFor(kind: HistoryKind, state: string | undefined, toolUseId?: string): HistoryParser {
   if (kind === 'codex') return createCodexHistoryParser(state);
   if (kind === 'gemini') return createGeminiHistoryParser(state);
-  return createClaudeCodeHistoryParser(file.parent?.toolUseId, state);
+  return createClaudeCodeHistoryParser(toolUseId, state);
+}
+
+/** A line's events; a line its parser fails on (a shape not foreseen) is kept as it is, as a notice. */
+function readLine(parser: HistoryParser, line: string): HistoryEvent[] {
+  try {
+    return parser.line(line);
+  } catch {
+    return plainNotice(line);
+  }
 }
 
 /** `<owner>/<repo>` of the working folder's `origin` when it names one on a code host. */
 async function repositoryOf(cwd: string | undefined): Promise<string | undefined> {
-  if (!cwd || !existsSync(cwd)) return undefined;
+  if (
+    !cwd ||
+    !(await stat(cwd).then(
+      (info) => info.isDirectory(),
+      () => false,
+    ))
+  )
+    return undefined;
   try {
     const { stdout } = await run('git', ['-C', cwd, 'config', '--get', 'remote.origin.url'], {
       timeout: 5000,
@@ -156,6 +111,8 @@ export interface ImportOptions {
    * never keeps a line just appended to a session waiting behind it.
    */
   budget?: ScanBudget;
+  /** Where the files not read (links, pipes, unreadable) are noted for the report. */
+  skips?: Skips;
 }
 
 /** A scan's time: until when it reads, whether it read anything, whether it stopped early. */
@@ -164,94 +121,6 @@ export interface ScanBudget {
   stopped: boolean;
   /** Set once a batch is read: a scan always gets that far, however short its time. */
   read?: boolean;
-}
-
-/** A session shown active whose file has not been written for ACTIVE_WITHIN_MS. */
-interface Settling {
-  sessionId: string;
-  failed: boolean;
-}
-
-/** Whether the parser state saved for a file says its CLI recorded an error end. */
-function recordedFailure(file: HistoryFileRecord): boolean {
-  try {
-    return (JSON.parse(file.parserState ?? '{}') as { facts?: { failed?: boolean } }).facts?.failed === true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Sessions still shown active whose files went quiet turn completed (or failed), in one write:
- * a folder copied from another machine can make thousands of them at once.
- */
-async function settleStatuses(deps: HistoryDeps, settling: Settling[]): Promise<void> {
-  const due = settling.filter(
-    // The run resuming a held session decides its status.
-    ({ sessionId }) =>
-      !deps.holds?.has(sessionId) && deps.repos.sessions.find(sessionId)?.status === 'active',
-  );
-  if (due.length === 0) return;
-  const settled = await deps.store.write(() =>
-    due.flatMap(({ sessionId, failed }) => {
-      const row = deps.repos.sessions.find(sessionId);
-      if (!row || row.status !== 'active') return [];
-      const status: SessionStatus = failed ? 'failed' : 'completed';
-      deps.repos.sessions.update(sessionId, { status }, row.updatedAt);
-      deps.repos.history.setSessionFacts(sessionId, { updatedAt: row.updatedAt });
-      return [sessionId];
-    }),
-  );
-  for (const sessionId of settled) publish(deps, sessionId, false);
-}
-
-interface Pending {
-  messages: { message: Message; authorId: string | null; at: string }[];
-  tasks?: Task[];
-  runs: { usage: Extract<HistoryEvent, { kind: 'run' }>; at: string }[];
-  firstPrompt?: string;
-}
-
-function collect(pending: Pending, events: HistoryEvent[], at: string, authorId: string): void {
-  for (const event of events) {
-    switch (event.kind) {
-      case 'prompt':
-        pending.firstPrompt ??= event.text;
-        pending.messages.push({ message: { type: 'user', message: { content: event.text } }, authorId, at });
-        break;
-      case 'assistant':
-        pending.messages.push({
-          message: {
-            type: 'assistant',
-            message: { content: event.content },
-            ...(event.parentToolUseId ? { parent_tool_use_id: event.parentToolUseId } : {}),
-          },
-          authorId: null,
-          at,
-        });
-        break;
-      case 'notice':
-        pending.messages.push({
-          message: {
-            type: 'assistant',
-            message: { content: [{ type: 'text', text: event.text }] },
-            notice: event.level,
-          },
-          authorId: null,
-          at,
-        });
-        break;
-      case 'result':
-        pending.messages.push({ message: event.result, authorId: null, at });
-        break;
-      case 'tasks':
-        pending.tasks = event.tasks;
-        break;
-      case 'run':
-        pending.runs.push({ usage: event, at });
-        break;
-    }
-  }
 }
 
 /**
@@ -268,22 +137,30 @@ export async function importFile(
   file: SessionFile,
   options: ImportOptions = {},
 ): Promise<'new' | 'updated' | 'unchanged'> {
-  const { store, repos, clock } = deps;
-  const info = await stat(file.path);
+  const { repos, clock } = deps;
+  // Only what a file's size and time say; its content is read only through the checked handle.
+  const info = await lstat(file.path).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return null; // Gone since the folder was listed.
+    throw err;
+  });
+  if (!info) return 'unchanged';
+  if (!info.isFile()) {
+    options.skips?.add(file.path, `${entryKind(info)}: ${ONLY_REGULAR}`);
+    return 'unchanged';
+  }
   const last = repos.history.file(source.id, file.path) ?? undefined;
   const owner = file.parent
     ? (repos.history.file(source.id, file.parent.path)?.sessionId ?? null)
     : (last?.sessionId ?? null);
   if (options.only !== undefined ? owner !== options.only : owner !== null && deps.holds?.has(owner))
     return 'unchanged';
-  const discard = options.discard === true && options.only !== undefined;
   const stale = clock.now().getTime() - info.mtimeMs >= ACTIVE_WITHIN_MS;
   // A chat document's offset counts its messages: it is read whole whenever it changed.
   const readWhole = file.document === true || last?.offset === info.size;
   // Unchanged, and nothing left for the file's end to close: a run that was going on when the
   // file was last read (Gemini CLI's) ends once the file is quiet, by the read below, which
   // reads nothing new and closes it.
-  const closes = () => stale && parserFor(source.kind, file, last?.parserState).flush().length > 0;
+  const closes = () => stale && parserFor(source.kind, last?.parserState).flush().length > 0;
   if (last && last.size === info.size && last.mtimeMs === info.mtimeMs && readWhole && !closes()) {
     // A session still shown active turns completed (or failed) once its file is stale.
     if (stale && last.sessionId && !file.parent) {
@@ -293,10 +170,39 @@ export async function importFile(
     }
     return 'unchanged';
   }
-  const chat = file.document ? await readChatDocument(file.path, stale) : null;
+  let handle: FileHandle;
+  try {
+    handle = await openRegularFile(source.rootDir, file.path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'unchanged';
+    // One file that cannot be read is noted; the others are read.
+    if (err instanceof SkippedEntry) options.skips?.add(err.path, err.reason);
+    else options.skips?.add(file.path, `it cannot be read: ${(err as Error).message}`);
+    return 'unchanged';
+  }
+  try {
+    return await readFile(deps, source, file, handle, { ...options, last, stale });
+  } finally {
+    await handle.close();
+  }
+}
+
+/** importFile's reading of a file it opened, from where the last read stopped. */
+async function readFile(
+  deps: HistoryDeps,
+  source: HistorySourceRecord,
+  file: SessionFile,
+  handle: FileHandle,
+  options: ImportOptions & { last: HistoryFileRecord | undefined; stale: boolean },
+): Promise<'new' | 'updated' | 'unchanged'> {
+  const { store, repos, clock } = deps;
+  const { last, stale } = options;
+  const info = await handle.stat();
+  const discard = options.discard === true && options.only !== undefined;
+  const chat = file.document ? await readChatDocument(handle, info.size, stale) : null;
   // A chat document that does not parse yet is being rewritten: the next scan reads it.
   if (file.document && chat === null) return 'unchanged';
-  let from = chat ? chat.resumeAt(last) : await startOffset(file.path, last);
+  let from = chat ? chat.resumeAt(last) : await startOffset(handle, info.size, last);
   let sessionId = last?.sessionId ?? null;
   let state = from > 0 ? last?.parserState : undefined;
   if (last && from === 0 && last.offset > 0) {
@@ -309,15 +215,17 @@ export async function importFile(
     if (!parentSession) return 'unchanged';
     sessionId = parentSession;
   }
-  const parser = parserFor(source.kind, file, state);
-  const fingerprint = chat ? chat.fingerprint : await fingerprintOf(file.path);
+  const meta = file.parent && (await sideFile(source.rootDir, file.parent.meta, options.skips));
+  const parser = parserFor(source.kind, state, meta ? subAgentParent(meta) : undefined);
+  const marker = file.marker && (await sideFile(source.rootDir, file.marker, options.skips));
+  const fingerprint = chat ? chat.fingerprint : await fingerprintOf(handle);
   let outcome: 'new' | 'updated' | 'unchanged' = 'unchanged';
   // A file read before without a session of its own is either only remembered (a session Session
   // Desk ran holds its conversation) or had no message yet (a CLI writes its bookkeeping lines
   // first, and the file was read in between): that one is read on, into a session of its own.
   let skipped = false;
   if (last !== undefined && last.sessionId === null && last.offset > 0 && !file.parent) {
-    const conversationId = parser.facts.conversationId;
+    const conversationId = storedFacts(parser.facts).conversationId;
     const holder = conversationId
       ? repos.history.sessionForConversation(source.workspaceId, conversationId)
       : null;
@@ -325,17 +233,18 @@ export async function importFile(
   }
   const commit = async (lines: string[], end: number, final: boolean) => {
     const pending: Pending = { messages: [], runs: [] };
-    for (const line of lines)
-      collect(pending, parser.line(line), parser.facts.lastAt ?? clock.now().toISOString(), source.authorId);
-    if (final && stale && !discard)
-      collect(pending, parser.flush(), parser.facts.lastAt ?? clock.now().toISOString(), source.authorId);
+    const at = () => normalTimestamp(parser.facts.lastAt) ?? clock.now().toISOString();
+    for (const line of lines) collect(pending, readLine(parser, line), at(), source.authorId);
+    if (final && stale && !discard) collect(pending, parser.flush(), at(), source.authorId);
     if (discard) {
       pending.messages = [];
       pending.runs = [];
       delete pending.tasks;
     }
-    const facts = parser.facts;
-    const repository = sessionId === null && !skipped ? await repositoryOf(facts.cwd ?? file.cwd) : undefined;
+    // Every value the file gave is put in the API's form, or left out, before it is stored.
+    const facts = storedFacts(parser.facts);
+    const cwd = facts.cwd ?? storedFolder(marker?.trim());
+    const repository = sessionId === null && !skipped ? await repositoryOf(cwd) : undefined;
     const status: SessionStatus = !stale ? 'active' : facts.failed ? 'failed' : 'completed';
     const created = await store.write(() => {
       let isNew = false;
@@ -359,14 +268,13 @@ export async function importFile(
         repos.history.setSessionSource(sessionId, {
           kind: source.kind,
           path: file.path,
-          cwd: facts.cwd ?? file.cwd,
+          cwd,
           conversationId: facts.conversationId,
         });
         isNew = true;
       }
       if (sessionId !== null && !skipped) {
-        for (const m of pending.messages)
-          repos.sessions.appendMessage(sessionId, source.workspaceId, m.message, m.authorId, m.at);
+        for (const m of pending.messages) appendRead(repos, sessionId, source.workspaceId, m);
         if (pending.tasks) repos.sessions.replaceTasks(sessionId, pending.tasks);
         for (const r of pending.runs) {
           const { usage, costUsd } = r.usage;
@@ -411,7 +319,7 @@ export async function importFile(
       publish(deps, sessionId, created);
     }
   };
-  const batches = chat ? chat.batches(from) : readLines(file.path, from, options.batchBytes);
+  const batches = chat ? chat.batches(from) : readLines(handle, from, options.batchBytes);
   for await (const batch of batches) {
     if (options.budget?.read && Date.now() >= options.budget.until) {
       // Out of time: this batch is read again by the next scan, which goes on from `from`.
@@ -434,7 +342,7 @@ export async function importFile(
 async function newestFirst(files: SessionFile[]): Promise<SessionFile[]> {
   const groups: { files: SessionFile[]; mtimeMs: number }[] = [];
   for (const file of files) {
-    const mtimeMs = await stat(file.path).then(
+    const mtimeMs = await lstat(file.path).then(
       (info) => info.mtimeMs,
       () => 0,
     );
@@ -445,17 +353,6 @@ async function newestFirst(files: SessionFile[]): Promise<SessionFile[]> {
     } else groups.push({ files: [file], mtimeMs });
   }
   return groups.sort((a, b) => b.mtimeMs - a.mtimeMs).flatMap((group) => group.files);
-}
-
-function publish(deps: HistoryDeps, sessionId: string, created: boolean): void {
-  if (!deps.events) return;
-  const row = deps.repos.sessions.find(sessionId);
-  if (!row) return;
-  deps.events.publish(row.workspaceId, {
-    type: created ? 'session.created' : 'session.updated',
-    sessionId,
-    session: toSummary(row, 'both'),
-  });
 }
 
 /** Imports of a source going on in this process: one at a time, or a file would be read twice. */
@@ -488,16 +385,17 @@ async function importSourceNow(
   source: HistorySourceRecord,
   options: ImportOptions,
 ): Promise<SourceCounts> {
-  const counts: SourceCounts = { sessions: 0, newSessions: 0, updatedSessions: 0, messages: 0 };
   let changed = false;
   const settle: Settling[] = [];
-  for (const file of await newestFirst(await sessionFiles(source.kind, source.rootDir))) {
+  const skips = new Skips(source.rootDir);
+  const counts = { newSessions: 0, updatedSessions: 0 };
+  for (const file of await newestFirst(await sessionFiles(source.kind, source.rootDir, skips))) {
     // Every scan reads at least a batch, however short its time: the files read whole are passed.
     if (options.budget?.read && Date.now() >= options.budget.until) {
       options.budget.stopped = true;
       break;
     }
-    const outcome = await importFile(deps, source, file, { ...options, settle });
+    const outcome = await importFile(deps, source, file, { ...options, settle, skips });
     if (outcome !== 'unchanged') changed = true;
     if (file.parent) continue;
     if (outcome === 'new') counts.newSessions += 1;
@@ -509,9 +407,13 @@ async function importSourceNow(
     await deps.store.write(() => deps.repos.history.noteImport(source.id, deps.clock.now().toISOString()));
   }
   const after = deps.repos.history.source(source.id);
-  counts.sessions = after?.sessionCount ?? 0;
-  counts.messages = after?.messageCount ?? 0;
-  return counts;
+  return {
+    ...counts,
+    sessions: after?.sessionCount ?? 0,
+    messages: after?.messageCount ?? 0,
+    skipped: skips.named,
+    skippedCount: skips.count,
+  };
 }
 
 /** The default root of each CLI: its environment variable, else its folder in the home. */

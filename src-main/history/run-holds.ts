@@ -1,7 +1,8 @@
 import { dirname, sep } from 'node:path';
 import type { HistoryKind } from '../../src-shared/sessions.js';
 import type { HistorySourceRecord } from '../store/history.js';
-import { importFile, sessionFiles, withSourceLock, type HistoryDeps } from './importer.js';
+import { importFile, withSourceLock, type HistoryDeps } from './importer.js';
+import { sessionFiles, Skips } from './session-files.js';
 
 /** How deep a session file lies under its CLI's root folder. */
 const DEPTH: Record<HistoryKind, number> = {
@@ -50,7 +51,8 @@ export function createRunHolds(deps: HistoryDeps) {
 
   /** Reads the files of the session alone: recorded, or only read past when `discard`. */
   async function readSessionFiles(source: HistorySourceRecord, sessionId: string, discard: boolean) {
-    for (const file of await sessionFiles(source.kind, source.rootDir)) {
+    // What is not read here is noted by the follower's and the command's imports.
+    for (const file of await sessionFiles(source.kind, source.rootDir, new Skips(source.rootDir))) {
       await importFile(withHolds, source, file, { only: sessionId, discard });
     }
   }

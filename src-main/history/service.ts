@@ -69,6 +69,8 @@ export async function runHistoryImport(
       newSessions: 0,
       updatedSessions: 0,
       messages: 0,
+      skipped: [],
+      skippedCount: 0,
     };
     if (!existsSync(rootDir)) {
       if (spec.explicit) throw unreadable(rootDir, 'no such folder');
@@ -107,14 +109,21 @@ export async function runHistoryImport(
   return reports;
 }
 
-/** `claude-code: 212 sessions (12 new, 3 updated), 48,113 messages`, or the missing note. */
+/**
+ * `claude-code: 212 sessions (12 new, 3 updated), 48,113 messages`, or the missing note; then a
+ * line for each entry of the folder that was not read (`  skipped <path>: <why>`).
+ */
 export function formatSourceReport(report: HistorySourceReport): string {
   if (report.missing) return `${report.kind}: no ${report.rootDir}, nothing to import`;
   const n = (value: number) => value.toLocaleString('en-US');
-  return (
+  const lines = [
     `${report.kind}: ${n(report.sessions)} sessions (${n(report.newSessions)} new, ` +
-    `${n(report.updatedSessions)} updated), ${n(report.messages)} messages`
-  );
+      `${n(report.updatedSessions)} updated), ${n(report.messages)} messages`,
+    ...report.skipped.map((skip) => `  skipped ${skip.path}: ${skip.reason}`),
+  ];
+  const unnamed = report.skippedCount - report.skipped.length;
+  if (unnamed > 0) lines.push(`  skipped ${n(unnamed)} more`);
+  return lines.join('\n');
 }
 
 /**

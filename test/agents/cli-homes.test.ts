@@ -1,5 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliHomePath, sessionCliFolder } from '../../src-main/agents/cli-homes.js';
@@ -95,7 +104,7 @@ describe.skipIf(!claude || !bwrap)("a session's agent CLIs keep their state in a
       },
     );
     expect(put.status).toBe(200);
-    return { server, owner };
+    return { server, owner, model };
   }
 
   it("seeds the credentials, never writes the person's folder, drops what a run planted, and shows no other session's home", async () => {
@@ -171,6 +180,40 @@ describe.skipIf(!claude || !bwrap)("a session's agent CLIs keep their state in a
     const [homes] = toolOutputs(other);
     expect(homes).toContain(second.id);
     expect(homes).not.toContain(first.id);
+  }, 300_000);
+
+  it("resumes a conversation an earlier version kept in the person's folder from a copy, leaving the person's file as it was", async () => {
+    const home = personHome();
+    const { server, owner, model } = await serverWithClaude(home, () => [
+      { match: 'EARLIER-VERSION', turns: [say('Noted: teal.'), say('You said teal.')] },
+    ]);
+    const cookie = owner.user.cookie;
+    const created = await createSession(server, cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'Remember teal. EARLIER-VERSION',
+    });
+    await waitForResults(server, cookie, created.id, 1, 120_000);
+    // As an earlier version left it: the conversation in the person's folder, no session home.
+    const own = cliHomePath(server.sandboxRoot, created.id);
+    const projects = join(sessionCliFolder('claude-code', own), 'projects');
+    const [project] = readdirSync(projects);
+    const [file] = readdirSync(join(projects, project!)).filter((name) => name.endsWith('.jsonl'));
+    const theirs = join(home, '.claude', 'projects', project!, file!);
+    mkdirSync(join(theirs, '..'), { recursive: true });
+    cpSync(join(projects, project!, file!), theirs);
+    rmSync(own, { recursive: true });
+    const before = readFileSync(theirs, 'utf8');
+
+    const sent = await asUser(server, cookie, 'POST', `/api/sessions/${created.id}/messages`, {
+      content: 'Which colour?',
+    });
+    expect(sent.status).toBe(201);
+    const session = await waitForResults(server, cookie, created.id, 2, 120_000);
+    expect(session.status, JSON.stringify(session.messages.at(-1))).toBe('completed');
+    const asked = model.requests.find((r) => JSON.stringify(r.body).includes('Which colour?'));
+    expect(JSON.stringify(asked?.body)).toContain('Noted: teal.');
+    expect(readFileSync(join(projects, project!, file!), 'utf8')).toContain('Which colour?');
+    expect(readFileSync(theirs, 'utf8')).toBe(before);
   }, 300_000);
 });
 

@@ -237,3 +237,22 @@ export async function createSession(
   if (response.status !== 201) throw new Error(`create failed: ${response.status} ${await response.text()}`);
   return ((await response.json()) as { session: { id: string } }).session;
 }
+
+/** Adds a CLI's folder as a history source of the workspace, as an owner does in Settings; its id. */
+export async function addHistorySource(
+  server: TestServer,
+  cookie: string,
+  organizationId: string,
+  source: { kind: string; rootDir: string },
+): Promise<string> {
+  const response = await asUser(
+    server,
+    cookie,
+    'POST',
+    `/api/workspaces/${organizationId}/history-sources`,
+    source,
+  );
+  const text = await response.text();
+  if (response.status !== 201) throw new Error(`adding the source failed: ${response.status} ${text}`);
+  return (JSON.parse(text) as { source: { id: string } }).source.id;
+}

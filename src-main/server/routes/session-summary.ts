@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { SessionSummaryResponseSchema } from '../../../src-shared/session-summary.js';
 import { OrgQuerySchema, SessionParamsSchema } from '../../../src-shared/sessions.js';
-import { toSummary } from '../../sessions/summary.js';
+import { checkedSummary } from '../../sessions/checked-summary.js';
 import { authHooks } from '../auth/authenticate.js';
 import { principalOf, type AppContext } from '../context.js';
 import { errorResponses } from './error-responses.js';
@@ -35,7 +35,10 @@ export function sessionSummaryRoutes(app: FastifyInstance, ctx: AppContext): voi
         request.query.organizationId,
         (id) => ctx.repos.sessions.find(id),
       );
-      return { session: { ...toSummary(row, 'both'), tasks: ctx.repos.sessions.tasks(row.id) } };
+      const summary = checkedSummary(row, 'both', ctx.logger);
+      // Logged by checkedSummary; the answer is the generic 500.
+      if (!summary) throw new Error(`Session ${row.id} cannot be shown in the API's form`);
+      return { session: { ...summary, tasks: ctx.repos.sessions.tasks(row.id) } };
     },
   );
 }

@@ -25,6 +25,7 @@ import type { SessionRow } from '../../store/sessions.js';
 import { principalOf, userOf, type AppContext } from '../context.js';
 import { authHooks, type Principal } from '../auth/authenticate.js';
 import { messagesJson, readMessagePage, settledRow } from '../../sessions/transcript-reads.js';
+import { checkedSummary } from '../../sessions/checked-summary.js';
 import { toSummary } from '../../sessions/summary.js';
 import { fullSessionFrame } from '../serialize.js';
 import { errorResponses } from './error-responses.js';
@@ -145,7 +146,10 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
         );
         const more = limit !== undefined && rows.length > limit;
         if (more) rows.length = limit;
-        const sessions: SessionSummary[] = rows.map((row) => toSummary(row, 'both'));
+        // One row out of the schema's form never takes the whole list down (checked-summary.ts).
+        const sessions: SessionSummary[] = rows.flatMap(
+          (row) => checkedSummary(row, 'both', ctx.logger) ?? [],
+        );
         page = { sessions: JSON.stringify(sessions) };
         if (more) page.nextCursor = encodeCursor(rows[rows.length - 1] as SessionRow);
         // Counted with the page, and dropped with it by any change to a session.

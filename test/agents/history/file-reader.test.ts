@@ -1,13 +1,16 @@
 // The incremental reader over real files: append-only reads from an offset, torn last lines,
 // rewritten and shortened files, lines longer than a read chunk.
 import { appendFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   fingerprintOf,
+  LINE_MAX_BYTES,
+  oversizeLine,
   readLines,
-  startOffset,
+  startOffset as startOffsetOf,
   type FileProgress,
 } from '../../../src-main/history/file-reader.js';
 
@@ -17,20 +20,35 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-async function readAll(path: string, offset: number, batchBytes?: number) {
-  const lines: string[] = [];
-  let end = offset;
-  let batches = 0;
-  for await (const batch of readLines(path, offset, batchBytes)) {
-    lines.push(...batch.lines);
-    end = batch.end;
-    batches += 1;
+/** `read` with the file open, as the importer reads it. */
+async function opened<T>(path: string, read: (handle: FileHandle) => Promise<T>): Promise<T> {
+  const handle = await open(path);
+  try {
+    return await read(handle);
+  } finally {
+    await handle.close();
   }
-  return { lines, end, batches };
 }
 
+function readAll(path: string, offset: number, batchBytes?: number) {
+  return opened(path, async (handle) => {
+    const lines: string[] = [];
+    let end = offset;
+    let batches = 0;
+    for await (const batch of readLines(handle, offset, batchBytes)) {
+      lines.push(...batch.lines);
+      end = batch.end;
+      batches += 1;
+    }
+    return { lines, end, batches };
+  });
+}
+
+const startOffset = (path: string, last: FileProgress) =>
+  opened(path, (handle) => startOffsetOf(handle, statSync(path).size, last));
+
 async function progress(path: string, offset: number): Promise<FileProgress> {
-  return { offset, size: statSync(path).size, fingerprint: await fingerprintOf(path) };
+  return { offset, size: statSync(path).size, fingerprint: await opened(path, fingerprintOf) };
 }
 
 describe('readLines and startOffset', () => {
@@ -66,5 +84,15 @@ describe('readLines and startOffset', () => {
     expect(lines).toEqual(['a', long, 'b']);
     expect(end).toBe(statSync(path).size);
     expect(batches).toBe(2);
+  });
+
+  it('replaces a line longer than a session keeps by a line saying so, and reads on', async () => {
+    const path = join(dir, 'd.jsonl');
+    const huge = LINE_MAX_BYTES + 3 * 1024 * 1024;
+    writeFileSync(path, `a\n${'x'.repeat(huge)}\nb\n${'y'.repeat(huge)}`);
+    const { lines, end } = await readAll(path, 0);
+    expect(lines).toEqual(['a', oversizeLine(huge), 'b']);
+    // The long last line has no newline yet: it is read again once it has one.
+    expect(end).toBe(2 + huge + 1 + 2);
   });
 });

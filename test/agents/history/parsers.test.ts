@@ -1,5 +1,6 @@
 // The session-file parsers over the real files the CLIs wrote (test/fixtures/history/).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -181,7 +182,10 @@ describe('Codex rollout files', () => {
 async function geminiParse(file: string): Promise<{ events: HistoryEvent[]; facts: HistoryFacts }> {
   const parser = createGeminiHistoryParser();
   if (file.endsWith('.jsonl')) return parse(parser, file);
-  const document = await readChatDocument(file, true);
+  const handle = await open(file);
+  const document = await readChatDocument(handle, (await handle.stat()).size, true).finally(() =>
+    handle.close(),
+  );
   const events: HistoryEvent[] = [];
   for await (const batch of document!.batches(0)) events.push(...batch.lines.flatMap((l) => parser.line(l)));
   events.push(...parser.flush());
