@@ -127,7 +127,12 @@ describe('the data-directory lock', () => {
       token: 'old',
       startedAt: 'then',
     });
-    acquireLock(dir)();
+    const release = acquireLock(dir);
+    const taken = JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')) as Record<string, unknown>;
+    expect(taken).toMatchObject({ pid: process.pid, bootId: bootId() });
+    expect(taken.token).not.toBe('old');
+    release();
+    expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
   });
 
   it('a lock naming this process that this process does not hold (its pid reused) is taken over', () => {
