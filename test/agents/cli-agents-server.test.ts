@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,6 +12,8 @@ interface Call {
   kind: string;
   args: string[];
   stdin: string;
+  /** Why the player refused the call: not the command line its recordings were made with. */
+  problem?: string;
 }
 
 let server: TestServer | undefined;
@@ -19,7 +21,17 @@ let dir = '';
 afterEach(async () => {
   await server?.dispose();
   server = undefined;
+  const log = join(dir, 'calls.jsonl');
+  const refused = existsSync(log)
+    ? readFileSync(log, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Call)
+        .flatMap((call) => (call.problem ? [call.problem] : []))
+    : [];
   rmSync(dir, { recursive: true, force: true });
+  // Whatever the test saw, a refused command line is the first thing to know.
+  expect(refused, 'calls the recorded CLIs refused').toEqual([]);
 });
 
 /** A real server whose agent CLIs are the recorded players, and a workspace using `kind`. */
