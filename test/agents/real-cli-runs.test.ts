@@ -225,13 +225,19 @@ function sum(a: Usage & { costUsd?: number }, b: Usage & { costUsd?: number }) {
 
 describe.each(LONG_TOOL_RUNS)('a stopped $kind run', (c) => {
   const needs = () => ({ ...requireTools(agentCliTool(PROGRAMS[c.kind])), timeout: 120_000 });
-  it('keeps the usage the CLI reported before the stop', needs(), async () => {
+  /** A session whose run has called its tool that goes on until stopped. */
+  async function waitingOnItsTool() {
     const { server, owner, cookie } = await serverWith(c.kind, c.script);
     const created = await createSession(server, cookie, {
       organizationId: owner.organizationId,
       initialMessage: 'Wait. LONG-TOOL',
     });
     await waitForToolUse(server, cookie, created.id);
+    return { server, cookie, created };
+  }
+
+  it('keeps the usage the CLI reported before the stop', needs(), async () => {
+    const { server, cookie, created } = await waitingOnItsTool();
     // The tool's command runs (Codex and Gemini CLI start it in a process session of its own).
     const waiting = () => runProcesses(created.id).some((p) => p.cmdline.includes('120000'));
     await expect.poll(waiting, { timeout: 30_000, interval: 100 }).toBe(true);
@@ -247,12 +253,7 @@ describe.each(LONG_TOOL_RUNS)('a stopped $kind run', (c) => {
   });
 
   it('interrupted by a follow-up: its usage is kept, and the follow-up counts its own', needs(), async () => {
-    const { server, owner, cookie } = await serverWith(c.kind, c.script);
-    const created = await createSession(server, cookie, {
-      organizationId: owner.organizationId,
-      initialMessage: 'Wait. LONG-TOOL',
-    });
-    await waitForToolUse(server, cookie, created.id);
+    const { server, cookie, created } = await waitingOnItsTool();
     const posted = await asUser(server, cookie, 'POST', `/api/sessions/${created.id}/messages`, {
       content: 'Never mind, carry on.',
     });
