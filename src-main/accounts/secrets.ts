@@ -31,16 +31,32 @@ const KEY_LENGTH = 32;
 /** The last scrypt asked for: each waits for the one before it. */
 let lastScrypt: Promise<unknown> = Promise.resolve();
 
+/** Told when a password check's scrypt starts, once its turn came, and when it ends. */
+export interface ScryptWatch {
+  started(): void;
+  ended(): void;
+}
+
 /**
  * One scrypt at a time: each holds 128 MiB while it runs, so sign-ins arriving together (a
  * script retrying, several tabs) wait their turn, about a third of a second each, rather than
  * take 128 MiB each at once.
  */
-function scryptAsync(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
+function scryptAsync(
+  password: string,
+  salt: Buffer,
+  options: ScryptOptions,
+  watch?: ScryptWatch,
+): Promise<Buffer> {
   const run = lastScrypt.then(
     () =>
       new Promise<Buffer>((resolve, reject) => {
-        scrypt(password, salt, KEY_LENGTH, options, (err, key) => (err ? reject(err) : resolve(key)));
+        watch?.started();
+        scrypt(password, salt, KEY_LENGTH, options, (err, key) => {
+          watch?.ended();
+          if (err) reject(err);
+          else resolve(key);
+        });
       }),
   );
   lastScrypt = run.catch(() => undefined);
@@ -73,7 +89,11 @@ export const DECOY_HASH =
  * Checks a password against a stored hash, or against a decoy when there is no user, so
  * an unknown email and a wrong password take the same time.
  */
-export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
+export async function verifyPassword(
+  password: string,
+  stored: string | null,
+  watch?: ScryptWatch,
+): Promise<boolean> {
   const encoded = stored ?? DECOY_HASH;
   const [scheme, logN, r, p, salt, hash] = encoded.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
@@ -83,6 +103,7 @@ export async function verifyPassword(password: string, stored: string | null): P
     password,
     Buffer.from(salt, 'base64'),
     options(Number(logN), Number(r), Number(p)),
+    watch,
   );
   return timingSafeEqual(actual, expected) && stored !== null;
 }

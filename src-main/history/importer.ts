@@ -25,8 +25,23 @@ import { storedFacts, storedFolder } from './stored-values.js';
 
 const run = promisify(execFile);
 
-/** A session is `active` while its file was written this recently. */
-export const ACTIVE_WITHIN_MS = 2 * 60_000;
+/**
+ * A session is `active` while its file was written this recently: two minutes, or
+ * SESSIONDESK_HISTORY_ACTIVE_WITHIN_MS (whole milliseconds), which lets a test see a file go
+ * quiet without waiting for two minutes to pass.
+ */
+export const ACTIVE_WITHIN_MS = activeWithin(process.env.SESSIONDESK_HISTORY_ACTIVE_WITHIN_MS);
+
+function activeWithin(value: string | undefined): number {
+  if (value === undefined || value.trim() === '') return 2 * 60_000;
+  const ms = Number(value);
+  if (!Number.isSafeInteger(ms) || ms < 0) {
+    throw new Error(
+      `SESSIONDESK_HISTORY_ACTIVE_WITHIN_MS must be a whole number of milliseconds, not "${value}"`,
+    );
+  }
+  return ms;
+}
 
 export interface HistoryDeps {
   store: Store;

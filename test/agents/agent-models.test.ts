@@ -4,32 +4,34 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { modelsFor } from '../../src-shared/agent-models.js';
-import { findAgentCli } from '../helpers/agent-cli.js';
+import { requireTools } from '../helpers/require-tools.js';
+import { agentCliTool, ripgrepTool, type Tool } from '../helpers/tools.js';
 
-/** The installed CLI, if it is the version the form's list was taken from. */
-function installed(kind: string, program: string, envVariable: string): string | null {
-  const bin = findAgentCli(program, envVariable);
-  if (!bin) return null;
-  const version = execFileSync(bin, ['--version'], { encoding: 'utf8' });
+/** The installed CLI, which must be the version the form's list was taken from. */
+function installed(kind: string, program: 'claude' | 'codex' | 'gemini'): Tool & { path: string | null } {
+  const cli = agentCliTool(program);
+  if (!cli.path) return cli;
+  const version = execFileSync(cli.path, ['--version'], { encoding: 'utf8' }).trim();
   const { checkedWith } = modelsFor(kind);
   // A list with no version is checked against whatever is installed.
-  if (checkedWith !== undefined && !version.includes(checkedWith)) {
-    console.warn(`Skipping ${kind}'s model list: it was checked with ${checkedWith}, not ${version.trim()}`);
-    return null;
-  }
-  return bin;
+  if (checkedWith === undefined || version.includes(checkedWith)) return cli;
+  return {
+    ...cli,
+    found: false,
+    name: `${program} ${checkedWith}, the version ${kind}'s model list was checked with (${cli.path} is ${version})`,
+  };
 }
 
-const codex = installed('codex', 'codex', 'CODEX_BIN');
-const gemini = installed('gemini', 'gemini', 'GEMINI_BIN');
-const claude = installed('claude-code', 'claude', 'CLAUDE_CODE_BIN');
+const codex = installed('codex', 'codex');
+const gemini = installed('gemini', 'gemini');
+const claude = installed('claude-code', 'claude');
 
 describe('the models the form offers are the ones the installed CLI knows', () => {
-  it.skipIf(!codex)('Codex: each is in its bundled catalog, listed for people to pick', () => {
+  it('Codex: each is in its bundled catalog, listed for people to pick', requireTools(codex), () => {
     const home = mkdtempSync(join(tmpdir(), 'codex-home-'));
     try {
       const catalog = JSON.parse(
-        execFileSync(codex!, ['debug', 'models', '--bundled'], {
+        execFileSync(codex.path!, ['debug', 'models', '--bundled'], {
           encoding: 'utf8',
           env: { PATH: process.env.PATH, CODEX_HOME: home },
           stdio: ['ignore', 'pipe', 'ignore'],
@@ -43,8 +45,8 @@ describe('the models the form offers are the ones the installed CLI knows', () =
     }
   });
 
-  it.skipIf(!gemini)('Gemini CLI: each is a model id or alias in its bundle', () => {
-    const bundle = dirname(realpathSync(gemini!));
+  it('Gemini CLI: each is a model id or alias in its bundle', requireTools(gemini), () => {
+    const bundle = dirname(realpathSync(gemini.path!));
     const source = readdirSync(bundle)
       .filter((f) => f.endsWith('.js'))
       .map((f) => readFileSync(join(bundle, f), 'utf8'))
@@ -56,7 +58,7 @@ describe('the models the form offers are the ones the installed CLI knows', () =
     }
   });
 
-  it.skipIf(!claude)('Claude Code: each full id is one it names', () => {
+  it('Claude Code: each full id is one it names', requireTools(claude, ripgrepTool()), () => {
     const ids = modelsFor('claude-code').models.filter((m) => m.startsWith('claude-'));
     // The native program is large: rg reads it once for all the ids.
     const found = execFileSync(
@@ -66,7 +68,7 @@ describe('the models the form offers are the ones the installed CLI knows', () =
         '--only-matching',
         '--no-filename',
         ...ids.flatMap((id) => ['-e', `"${id}"`]),
-        realpathSync(claude!),
+        realpathSync(claude.path!),
       ],
       { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
     );

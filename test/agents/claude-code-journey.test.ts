@@ -8,15 +8,14 @@ import { ListSessionsResponseSchema } from '../../src-shared/sessions.js';
 import { CLAUDE_CODE_SCENARIOS } from '../fixtures/agents/claude-code-scenarios.mjs';
 import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
 import { waitForResults } from '../helpers/agent-runs.js';
-import { CLAUDE_CODE_VARIABLES, claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
+import { CLAUDE_CODE_VARIABLES, claudeCodeEnv } from '../helpers/claude-code-cli.js';
+import { requireTools } from '../helpers/require-tools.js';
+import { agentCliTool } from '../helpers/tools.js';
 import { createGitHubFixture } from '../helpers/github-fixture.js';
 import { asUser, createSession, seedWorkspace, startTestServer } from '../helpers/server.js';
 
-const bin = findClaudeCode();
-if (!bin)
-  console.warn(
-    'Skipping the Claude Code journey: no `claude` (set CLAUDE_CODE_BIN, put it on PATH, or run scripts/install-agent-clis.sh /tmp/agent-clis).',
-  );
+const claude = agentCliTool('claude');
+const bin = claude.path;
 
 const EDIT_AND_COMMIT = CLAUDE_CODE_SCENARIOS.find((s) => s.name === 'edit-and-commit')!;
 
@@ -26,7 +25,7 @@ const EDIT_AND_COMMIT = CLAUDE_CODE_SCENARIOS.find((s) => s.name === 'edit-and-c
  * sandbox, the session shows its cost and its changes, and a pull request is opened with gh.
  * github.com is a bare repository reached through `insteadOf`; gh is the stand-in.
  */
-describe.skipIf(!bin)('a Claude Code session, from prompt to pull request', () => {
+describe('a Claude Code session, from prompt to pull request', requireTools(claude), () => {
   const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

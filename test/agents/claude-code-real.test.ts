@@ -7,13 +7,12 @@ import { claudeCodeCommand } from '../../src-main/agents/claude-code/command.js'
 import { CLAUDE_CODE_SCENARIOS } from '../fixtures/agents/claude-code-scenarios.mjs';
 import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
 import { makeRunRoot, runProgram } from '../helpers/agent-cli.js';
-import { claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
+import { claudeCodeEnv } from '../helpers/claude-code-cli.js';
+import { requireTools } from '../helpers/require-tools.js';
+import { agentCliTool } from '../helpers/tools.js';
 
-const bin = findClaudeCode();
-if (!bin)
-  console.warn(
-    'Skipping the real Claude Code test: no `claude` (set CLAUDE_CODE_BIN, put it on PATH, or run scripts/install-agent-clis.sh /tmp/agent-clis).',
-  );
+const claude = agentCliTool('claude');
+const bin = claude.path;
 
 const scenario = (name: string) => CLAUDE_CODE_SCENARIOS.find((s) => s.name === name)!;
 
@@ -23,7 +22,7 @@ function parse(stdout: string): AgentEvent[] {
   return [...stdout.split('\n').flatMap((line) => parser.line(line)), ...parser.end()];
 }
 
-describe.skipIf(!bin)('the real Claude Code CLI against the scripted model server', () => {
+describe('the real Claude Code CLI against the scripted model server', requireTools(claude), () => {
   const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

@@ -9,13 +9,15 @@ import { ListSessionsResponseSchema, type SessionFull } from '../../src-shared/s
 import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
 import { startScriptedGeminiServer } from '../fixtures/agents/scripted-gemini-server.mjs';
 import { startScriptedResponsesServer } from '../fixtures/agents/scripted-responses-server.mjs';
-import { fieldOf, findAgentCli, runProgram } from '../helpers/agent-cli.js';
+import { fieldOf, runProgram } from '../helpers/agent-cli.js';
 import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
 import { getSession, waitForResults } from '../helpers/agent-runs.js';
 import { release, runProcesses, waitForText, WAITING_AGENT } from '../helpers/run-control.js';
 import { startServe } from '../helpers/cli.js';
 import { seedDataDir } from '../helpers/seed.js';
-import { CLAUDE_CODE_VARIABLES, claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
+import { CLAUDE_CODE_VARIABLES, claudeCodeEnv } from '../helpers/claude-code-cli.js';
+import { requireTools } from '../helpers/require-tools.js';
+import { agentCliTool } from '../helpers/tools.js';
 import { createGitHubFixture } from '../helpers/github-fixture.js';
 import { seedImported } from '../helpers/imported.js';
 import {
@@ -27,15 +29,12 @@ import {
   type TestServer,
 } from '../helpers/server.js';
 
-const bin = findClaudeCode();
-const codexBin = findAgentCli('codex', 'CODEX_BIN');
-if (!codexBin) console.warn('Skipping continuing imported Codex sessions: no `codex`.');
-const geminiBin = findAgentCli('gemini', 'GEMINI_BIN');
-if (!geminiBin) console.warn('Skipping continuing imported Gemini CLI sessions: no `gemini`.');
-if (!bin)
-  console.warn(
-    'Skipping continuing imported sessions: no `claude` (set CLAUDE_CODE_BIN, put it on PATH, or run scripts/install-agent-clis.sh /tmp/agent-clis).',
-  );
+const claude = agentCliTool('claude');
+const bin = claude.path;
+const codex = agentCliTool('codex');
+const codexBin = codex.path;
+const gemini = agentCliTool('gemini');
+const geminiBin = gemini.path;
 
 /** One conversation, a distinct answer per turn, so that a message counted twice shows. */
 const SCRIPT = [
@@ -81,7 +80,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tim
  * continued from Session Desk with Claude Code's own resume: in that folder, and in a fresh
  * clone. github.com is a bare repository reached through `insteadOf`.
  */
-describe.skipIf(!bin)('continuing a session imported from Claude Code', () => {
+describe('continuing a session imported from Claude Code', requireTools(claude), () => {
   const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -254,7 +253,7 @@ describe.skipIf(!bin)('continuing a session imported from Claude Code', () => {
  * A crash of the server while a continuation runs: what the CLI had written to the session's
  * file by then is not imported a second time once the server is back.
  */
-describe.skipIf(!bin)('a continuation of an imported session cut off by a crash', () => {
+describe('a continuation of an imported session cut off by a crash', requireTools(claude), () => {
   const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -384,7 +383,7 @@ describe.skipIf(!bin)('a continuation of an imported session cut off by a crash'
 });
 
 /** The same, with Codex: it resumes a thread by its id from any folder, appending to its rollout file. */
-describe.skipIf(!codexBin)('continuing a session imported from Codex', () => {
+describe('continuing a session imported from Codex', requireTools(codex), () => {
   const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -524,7 +523,7 @@ describe.skipIf(!codexBin)('continuing a session imported from Codex', () => {
 });
 
 /** The same, with Gemini CLI: its conversations are found among the chats of the folder it runs in. */
-describe.skipIf(!geminiBin)('continuing a session imported from Gemini CLI', () => {
+describe('continuing a session imported from Gemini CLI', requireTools(gemini), () => {
   const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,15 +8,14 @@ import { writeNamedCommands } from '../../src-main/agents/named-commands.js';
 import type { SessionFull } from '../../src-shared/index.js';
 import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
 import { getSession, waitForResults } from '../helpers/agent-runs.js';
-import { CLAUDE_CODE_VARIABLES, claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
-import { findRealCli, realCli } from '../helpers/real-cli-setup.js';
+import { CLAUDE_CODE_VARIABLES, claudeCodeEnv } from '../helpers/claude-code-cli.js';
+import { realCli } from '../helpers/real-cli-setup.js';
+import { requireTools } from '../helpers/require-tools.js';
 import { agentPid, ended, runProcesses, WAITING_AGENT } from '../helpers/run-control.js';
 import { asUser, createSession, seedWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
+import { agentCliTool, bubblewrapTool, curlTool } from '../helpers/tools.js';
 
-const bwrap = process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0;
-const curl = spawnSync('curl', ['--version']).status === 0;
-if (!bwrap || !curl)
-  console.warn(`Skipping the network allow-list tests: no ${bwrap ? 'curl' : 'bubblewrap'} installed.`);
+const bwrap = bubblewrapTool();
 
 const PROBE = join(import.meta.dirname, '../fixtures/network-probe-agent.mjs');
 
@@ -42,7 +40,7 @@ function reportOf(session: SessionFull): Report {
   throw new Error(`no report in ${JSON.stringify(session.messages)}`);
 }
 
-describe.skipIf(!bwrap || !curl)("a workspace's network allow-list (bubblewrap, curl)", () => {
+describe("a workspace's network allow-list (bubblewrap, curl)", requireTools(bwrap, curlTool()), () => {
   const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -182,11 +180,11 @@ describe.skipIf(!bwrap || !curl)("a workspace's network allow-list (bubblewrap, 
   }, 90_000);
 });
 
-const claude = findClaudeCode();
+const claude = agentCliTool('claude');
 
 const CLI_VARIABLES = CLAUDE_CODE_VARIABLES;
 
-describe.skipIf(!bwrap || !claude)("the real Claude Code behind a workspace's network allow-list", () => {
+describe("the real Claude Code behind a workspace's network allow-list", requireTools(bwrap, claude), () => {
   const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -205,7 +203,7 @@ describe.skipIf(!bwrap || !claude)("the real Claude Code behind a workspace's ne
       agentEnv: {
         PATH: process.env.PATH,
         HOME: home,
-        SESSIONDESK_CLAUDE_BIN: claude!,
+        SESSIONDESK_CLAUDE_BIN: claude.path!,
         ...Object.fromEntries(CLI_VARIABLES.map((name) => [name, claudeEnv[name]])),
       },
       agentEnvNames: CLI_VARIABLES,
@@ -285,7 +283,7 @@ function refusalNotices(session: SessionFull): string[] {
 describe.each(OTHER_CLIS)(
   "the real $name behind a workspace's network allow-list",
   ({ kind, bin, script, givesUp }) => {
-    const installed = findRealCli(kind);
+    const needs = () => ({ ...requireTools(bwrap, agentCliTool(kind)), timeout: 180_000 });
     const cleanups: (() => unknown)[] = [];
     afterEach(async () => {
       for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -316,24 +314,21 @@ describe.each(OTHER_CLIS)(
       return { cli, server, cookie, id };
     }
 
-    it.skipIf(!bwrap || !installed)(
-      'completes a turn when the model server is allowed',
-      async () => {
-        const { cli, server, cookie, id } = await started(['127.0.0.1']);
-        const session = await waitForResults(server, cookie, id, 1, 150_000);
-        expect(session.isolation).toBe('sandbox');
-        expect(session.status, JSON.stringify(session.messages.at(-1))).toBe('completed');
-        expect(JSON.stringify(session.messages)).toContain('Hello through the proxy.');
-        // The CLI's own other traffic (its telemetry, updates) may be refused: the model's is not.
-        const refusals = refusalNotices(session);
-        expect(refusals.filter((text) => text.includes('127.0.0.1'))).toEqual([]);
-        expect(cli.requests.length).toBeGreaterThan(0);
-      },
-      180_000,
-    );
+    it('completes a turn when the model server is allowed', needs(), async () => {
+      const { cli, server, cookie, id } = await started(['127.0.0.1']);
+      const session = await waitForResults(server, cookie, id, 1, 150_000);
+      expect(session.isolation).toBe('sandbox');
+      expect(session.status, JSON.stringify(session.messages.at(-1))).toBe('completed');
+      expect(JSON.stringify(session.messages)).toContain('Hello through the proxy.');
+      // The CLI's own other traffic (its telemetry, updates) may be refused: the model's is not.
+      const refusals = refusalNotices(session);
+      expect(refusals.filter((text) => text.includes('127.0.0.1'))).toEqual([]);
+      expect(cli.requests.length).toBeGreaterThan(0);
+    });
 
-    it.skipIf(!bwrap || !installed)(
+    it(
       'says which host was refused, and why, when the list leaves the model server out',
+      needs(),
       async () => {
         const { cli, server, cookie, id } = await started(['example.invalid']);
         await expect
@@ -356,7 +351,6 @@ describe.each(OTHER_CLIS)(
         }
         expect(cli.requests).toEqual([]);
       },
-      180_000,
     );
   },
 );

@@ -13,8 +13,9 @@ import {
   type ScriptedConversation,
 } from '../fixtures/agents/scripted-anthropic-server.mjs';
 import { getSession, waitForResults } from '../helpers/agent-runs.js';
-import { CLAUDE_CODE_VARIABLES, claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
+import { CLAUDE_CODE_VARIABLES, claudeCodeEnv } from '../helpers/claude-code-cli.js';
 import { startServe } from '../helpers/cli.js';
+import { requireTools } from '../helpers/require-tools.js';
 import { runProcesses } from '../helpers/run-control.js';
 import { seedDataDir } from '../helpers/seed.js';
 import {
@@ -25,13 +26,11 @@ import {
   tempDir,
   type TestServer,
 } from '../helpers/server.js';
+import { agentCliTool, bubblewrapTool } from '../helpers/tools.js';
 
-const bin = findClaudeCode();
-const bwrap = process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0;
-if (!bin || !bwrap)
-  console.warn(
-    `Skipping the operating-system sandbox tests: ${!bwrap ? 'no bubblewrap (apt-get install bubblewrap)' : 'no `claude` (run scripts/install-agent-clis.sh /tmp/agent-clis)'}.`,
-  );
+const claude = agentCliTool('claude');
+const bin = claude.path;
+const bwrap = bubblewrapTool();
 
 const CLI_VARIABLES = CLAUDE_CODE_VARIABLES;
 
@@ -70,8 +69,9 @@ async function processRunning(sessionId: string, marker: string): Promise<number
 const anyRunning = (sessionId: string, marker: string) =>
   runProcesses(sessionId).some((p) => p.cmdline.includes(marker));
 
-describe.skipIf(!bin || !bwrap)(
+describe(
   'agents in an operating-system sandbox (bubblewrap, real Claude Code)',
+  requireTools(claude, bwrap),
   () => {
     const cleanups: (() => unknown)[] = [];
     afterEach(async () => {
@@ -167,7 +167,7 @@ const LINGERING_TOOL: ScriptedConversation[] = [
   },
 ];
 
-describe.skipIf(!bin)('nothing a run started outlives it', () => {
+describe('nothing a run started outlives it', requireTools(claude), () => {
   const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -229,46 +229,56 @@ describe.skipIf(!bin)('nothing a run started outlives it', () => {
     return { server, dataDir, env, ...(await startLingeringRun(server.url, seeded)) };
   }
 
-  const modes = bwrap ? (['sandbox', 'none'] as const) : (['none'] as const);
+  // The sandboxed case needs bubblewrap (and fails without it under CI); the other runs anywhere.
+  const needs = (isolation: 'sandbox' | 'none') => ({
+    ...(isolation === 'sandbox' ? requireTools(bwrap) : {}),
+    timeout: 120_000,
+  });
 
-  it.each(modes)(
-    'a sleep a tool started in its own process session is gone within 10 s of Stop (isolation: %s)',
-    async (isolation) => {
-      const { cookie, id, byUrl } = await serveWithLingeringRun(isolation);
+  for (const isolation of ['sandbox', 'none'] as const) {
+    it(
+      `a sleep a tool started in its own process session is gone within 10 s of Stop (isolation: ${isolation})`,
+      needs(isolation),
+      async () => {
+        const { cookie, id, byUrl } = await serveWithLingeringRun(isolation);
 
-      const stop = await asUser(byUrl, cookie, 'POST', `/api/sessions/${id}/stop`);
-      expect(stop.status).toBe(200);
-      const stoppedAt = Date.now();
-      await expect.poll(() => anyRunning(id, 'sleep 3017'), { timeout: 10_000, interval: 100 }).toBe(false);
-      expect(Date.now() - stoppedAt).toBeLessThan(10_000);
-      const session = await getSession(byUrl, cookie, id);
-      expect(session.isolation).toBe(isolation);
-      expect(runProcesses(id)).toEqual([]);
-    },
-    120_000,
-  );
+        const stop = await asUser(byUrl, cookie, 'POST', `/api/sessions/${id}/stop`);
+        expect(stop.status).toBe(200);
+        const stoppedAt = Date.now();
+        await expect.poll(() => anyRunning(id, 'sleep 3017'), { timeout: 10_000, interval: 100 }).toBe(false);
+        expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+        const session = await getSession(byUrl, cookie, id);
+        expect(session.isolation).toBe(isolation);
+        expect(runProcesses(id)).toEqual([]);
+      },
+    );
 
-  it.each(modes)(
-    'after a SIGKILL of the server and a restart, nothing of the run is left (isolation: %s)',
-    async (isolation) => {
-      const { server, dataDir, env, cookie, id } = await serveWithLingeringRun(isolation);
+    it(
+      `after a SIGKILL of the server and a restart, nothing of the run is left (isolation: ${isolation})`,
+      needs(isolation),
+      async () => {
+        const { server, dataDir, env, cookie, id } = await serveWithLingeringRun(isolation);
 
-      await server.kill();
-      if (isolation === 'sandbox') {
-        // The sandbox ends with the server that started it, before any restart.
-        await expect.poll(() => runProcesses(id), { timeout: 10_000, interval: 100 }).toEqual([]);
-      }
-      const restarted = await startServe(dataDir, ['--log-level', 'silent'], env);
-      cleanups.push(() => restarted.kill());
-      expect(runProcesses(id)).toEqual([]);
-      const after = await getSession({ url: restarted.url, origin: restarted.url } as TestServer, cookie, id);
-      expect(after.status).toBe('failed');
-    },
-    120_000,
-  );
+        await server.kill();
+        if (isolation === 'sandbox') {
+          // The sandbox ends with the server that started it, before any restart.
+          await expect.poll(() => runProcesses(id), { timeout: 10_000, interval: 100 }).toEqual([]);
+        }
+        const restarted = await startServe(dataDir, ['--log-level', 'silent'], env);
+        cleanups.push(() => restarted.kill());
+        expect(runProcesses(id)).toEqual([]);
+        const after = await getSession(
+          { url: restarted.url, origin: restarted.url } as TestServer,
+          cookie,
+          id,
+        );
+        expect(after.status).toBe('failed');
+      },
+    );
+  }
 });
 
-describe.skipIf(!bwrap)('what a run in the sandbox sees, folder by folder (real bubblewrap)', () => {
+describe('what a run in the sandbox sees, folder by folder (real bubblewrap)', requireTools(bwrap), () => {
   /** Runs `sh -c script` as a run's program, in `cwd`, confined as given; returns its output. */
   async function inSandbox(
     script: string,

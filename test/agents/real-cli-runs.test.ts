@@ -12,10 +12,12 @@ import { GEMINI_SCENARIOS } from '../fixtures/agents/gemini-scenarios.mjs';
 import { getSession, waitForResults } from '../helpers/agent-runs.js';
 import { startServe } from '../helpers/cli.js';
 import { createGitHubFixture } from '../helpers/github-fixture.js';
-import { findRealCli, realCli, type RealCliKind } from '../helpers/real-cli-setup.js';
+import { realCli, type RealCliKind } from '../helpers/real-cli-setup.js';
+import { requireTools, skipWithReason } from '../helpers/require-tools.js';
 import { runProcesses } from '../helpers/run-control.js';
 import { seedDataDir } from '../helpers/seed.js';
 import { asUser, createSession, seedWorkspace, startTestServer, tempDir } from '../helpers/server.js';
+import { agentCliTool } from '../helpers/tools.js';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -105,10 +107,11 @@ async function waitForToolUse(server: Parameters<typeof getSession>[0], cookie: 
     .toBeGreaterThan(0);
 }
 
-const claude = findRealCli('claude-code');
-const gemini = findRealCli('gemini');
+const claude = agentCliTool('claude');
+const gemini = agentCliTool('gemini');
+const PROGRAMS = { 'claude-code': 'claude', codex: 'codex', gemini: 'gemini' } as const;
 
-describe.skipIf(!claude)('a Claude Code run that lingers after its result', () => {
+describe('a Claude Code run that lingers after its result', requireTools(claude), () => {
   it('is completed with that result, and what it left running is ended', { timeout: 120_000 }, async () => {
     // A command no other program on the machine runs, so the check below sees only this one's.
     const watcher = `sleep 300.${String(process.pid).padStart(6, '0')}`;
@@ -208,7 +211,7 @@ const LONG_TOOL_RUNS = [
     // scripted server's default answer, 10 in and 5 out), which its result line counts.
     followUp: usage(110, 12, 300),
   },
-].filter((c) => findRealCli(c.kind) !== null);
+];
 
 function sum(a: Usage & { costUsd?: number }, b: Usage & { costUsd?: number }) {
   const total: Usage & { costUsd?: number } = {
@@ -222,13 +225,20 @@ function sum(a: Usage & { costUsd?: number }, b: Usage & { costUsd?: number }) {
 }
 
 describe.each(LONG_TOOL_RUNS)('a stopped $kind run', (c) => {
-  it('keeps the usage the CLI reported before the stop', { timeout: 120_000 }, async () => {
+  const needs = () => ({ ...requireTools(agentCliTool(PROGRAMS[c.kind])), timeout: 120_000 });
+  /** A session whose run has called its tool that goes on until stopped. */
+  async function waitingOnItsTool() {
     const { server, owner, cookie } = await serverWith(c.kind, c.script);
     const created = await createSession(server, cookie, {
       organizationId: owner.organizationId,
       initialMessage: 'Wait. LONG-TOOL',
     });
     await waitForToolUse(server, cookie, created.id);
+    return { server, cookie, created };
+  }
+
+  it('keeps the usage the CLI reported before the stop', needs(), async () => {
+    const { server, cookie, created } = await waitingOnItsTool();
     // The tool's command runs (Codex and Gemini CLI start it in a process session of its own).
     const waiting = () => runProcesses(created.id).some((p) => p.cmdline.includes('120000'));
     await expect.poll(waiting, { timeout: 30_000, interval: 100 }).toBe(true);
@@ -243,32 +253,23 @@ describe.each(LONG_TOOL_RUNS)('a stopped $kind run', (c) => {
     expect(session.usage).toEqual(c.stopped);
   });
 
-  it(
-    'interrupted by a follow-up: its usage is kept, and the follow-up counts its own',
-    { timeout: 120_000 },
-    async () => {
-      const { server, owner, cookie } = await serverWith(c.kind, c.script);
-      const created = await createSession(server, cookie, {
-        organizationId: owner.organizationId,
-        initialMessage: 'Wait. LONG-TOOL',
-      });
-      await waitForToolUse(server, cookie, created.id);
-      const posted = await asUser(server, cookie, 'POST', `/api/sessions/${created.id}/messages`, {
-        content: 'Never mind, carry on.',
-      });
-      expect(posted.status, await posted.clone().text()).toBe(201);
-      const session = await waitForResults(server, cookie, created.id, 2, 60_000);
-      const results = session.messages.filter((m) => m.type === 'result');
-      expect(results[0]).toMatchObject({ result: 'Interrupted by a follow-up prompt.', usage: c.stopped });
-      expect(results[1]).toMatchObject({ subtype: 'success', result: 'Carrying on.', usage: c.followUp });
-      const second = (results[1] as { usage: Usage & { costUsd?: number } }).usage;
-      // The session's usage is the sum of both runs' own.
-      expect(session.usage).toEqual(sum(c.stopped, second));
-    },
-  );
+  it('interrupted by a follow-up: its usage is kept, and the follow-up counts its own', needs(), async () => {
+    const { server, cookie, created } = await waitingOnItsTool();
+    const posted = await asUser(server, cookie, 'POST', `/api/sessions/${created.id}/messages`, {
+      content: 'Never mind, carry on.',
+    });
+    expect(posted.status, await posted.clone().text()).toBe(201);
+    const session = await waitForResults(server, cookie, created.id, 2, 60_000);
+    const results = session.messages.filter((m) => m.type === 'result');
+    expect(results[0]).toMatchObject({ result: 'Interrupted by a follow-up prompt.', usage: c.stopped });
+    expect(results[1]).toMatchObject({ subtype: 'success', result: 'Carrying on.', usage: c.followUp });
+    const second = (results[1] as { usage: Usage & { costUsd?: number } }).usage;
+    // The session's usage is the sum of both runs' own.
+    expect(session.usage).toEqual(sum(c.stopped, second));
+  });
 });
 
-describe.skipIf(!gemini)('a Gemini CLI session in a repository', () => {
+describe('a Gemini CLI session in a repository', requireTools(gemini), () => {
   it(
     'commits as the session’s author, though its shell ignores the global git configuration',
     { timeout: 120_000 },
@@ -300,8 +301,9 @@ describe.skipIf(!gemini)('a Gemini CLI session in a repository', () => {
   );
 });
 
-describe.skipIf(!claude || process.platform !== 'linux')(
+describe(
   'a Claude Code run cut off by a crash of the server',
+  process.platform === 'linux' ? requireTools(claude) : skipWithReason('it reads /proc: Linux only'),
   () => {
     it(
       'gets an error result for the tool call it left open, and keeps the usage the CLI logged',

@@ -83,6 +83,35 @@ describe.each(KINDS)('the recorded %s on PATH', (kind, command, createParser) =>
     }
   });
 
+  it('refuses a command line its recordings were not made with, saying how it differs', async () => {
+    dir = installRecordedClis(mkdtempSync(join(tmpdir(), 'recorded-clis-')));
+    const env = { PATH: `${dir}:${process.env.PATH ?? ''}` };
+    const { args, stdin } = command({ prompt: 'Say hello. scenario:plain-answer', model: 'gpt-5.5' });
+    const program = PROGRAMS[kind];
+    const changed = [
+      // A flag added, one left out, and a prompt on the command line instead of stdin.
+      { args: [...args, '--verbose-extra'], stdin },
+      { args: args.slice(1), stdin },
+      { args: [...args, stdin ?? ''], stdin: '' },
+    ];
+    for (const call of changed) {
+      const run = await runProgram(program, call.args, call.stdin, dir, env);
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain(`recorded-cli.mjs: ${program} was called otherwise than its ${kind}`);
+      expect(run.stderr).toContain(`called:   ${program} `);
+    }
+    // The same call as the product makes it is played.
+    const played = await runProgram(program, args, stdin, dir, env);
+    expect(played.code, played.stderr).toBe(0);
+    // A model the session chose, or none, is the person's choice.
+    const plain = command({ prompt: 'Say hello. scenario:plain-answer' });
+    expect((await runProgram(program, plain.args, plain.stdin, dir, env)).code).toBe(0);
+    const empty = await runProgram(program, plain.args, ' \n', dir, env);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('no prompt came on stdin');
+  });
+
   it('exits 1 when the recorded run ended in an error', async () => {
     dir = installRecordedClis(mkdtempSync(join(tmpdir(), 'recorded-clis-')));
     const scenario = kind === 'codex' ? 'error-retry' : 'error-api';

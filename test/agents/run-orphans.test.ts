@@ -11,10 +11,13 @@ import { startServe } from '../helpers/cli.js';
 import { agentPid, ended, transcript, waitForText, WAITING_AGENT } from '../helpers/run-control.js';
 import { seedDataDir } from '../helpers/seed.js';
 import { createSession, seedWorkspace, startTestServer, tempDir } from '../helpers/server.js';
+import { skipWithReason } from '../helpers/require-tools.js';
 
 const linux = process.platform === 'linux';
 
-describe.skipIf(!linux)('agents left running by a crash of the server', () => {
+const linuxOnly = skipWithReason(linux ? null : 'it reads /proc: Linux only');
+
+describe('agents left running by a crash of the server', linuxOnly, () => {
   it('are ended by the next start, which then marks their sessions', { timeout: 90_000 }, async () => {
     const dataDir = tempDir('sessiondesk-orphans-');
     const sandboxRoot = defaultSandboxRoot(dataDir);

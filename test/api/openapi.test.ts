@@ -94,6 +94,21 @@ describe('GET /api/openapi.json', () => {
   });
 });
 
+/**
+ * The operations a caller without credentials may use: signing in and out, the first-run setup
+ * and the demo's. Written here, not read from the server's document, so that a route left open
+ * by mistake (and so declared open in the document it generates) fails.
+ */
+const PUBLIC_OPERATIONS = [
+  'POST /api/auth/sign-in',
+  'POST /api/auth/launch',
+  'POST /api/auth/sign-out',
+  'GET /api/setup',
+  'POST /api/setup',
+  'POST /api/setup/demo',
+  'POST /api/demo/sign-in',
+];
+
 describe('the security of each operation', () => {
   let server: TestServer;
   let owner: Awaited<ReturnType<typeof seedWorkspace>>;
@@ -114,6 +129,19 @@ describe('the security of each operation', () => {
       .replace('{organizationId}', owner.organizationId)
       .replace('{sessionId}', 'ses_aaaaaaaaaaaaaaaaaaaaaa')
       .replace(/\{[a-zA-Z]+\}/gu, 'xyz_aaaaaaaaaaaaaaaaaaaaaa');
+  }
+
+  /** The status of the operation called with no credentials at all. */
+  async function statusWithout(method: string, path: string): Promise<number> {
+    const abort = new AbortController();
+    const response = await fetch(`${server.url}${concrete(path)}`, {
+      method: method.toUpperCase(),
+      headers: { origin: server.origin, ...(method === 'get' ? {} : { 'content-type': 'application/json' }) },
+      ...(method === 'get' ? {} : { body: '{}' }),
+      signal: abort.signal,
+    });
+    abort.abort();
+    return response.status;
   }
 
   /** Whether the route let these credentials in: anything but 401 and a refused key. */
@@ -152,6 +180,30 @@ describe('the security of each operation', () => {
     expect(followUp.parameters?.map((p) => p.name)).not.toContain('apiKey');
   });
 
+  /** Every operation of the document, as `METHOD /path`. */
+  const operations = () =>
+    Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => ({ method, path, operation })),
+    );
+  const name = (method: string, path: string) => `${method.toUpperCase()} ${path}`;
+
+  it('opens only the operations this test names to callers without credentials', async () => {
+    const all = operations();
+    const names = all.map(({ method, path }) => name(method, path));
+    // Each operation held open exists, and says it takes no credentials.
+    expect(names).toEqual(expect.arrayContaining(PUBLIC_OPERATIONS));
+    for (const { method, path, operation } of all) {
+      if (PUBLIC_OPERATIONS.includes(name(method, path))) {
+        expect(schemesOf(operation.security), name(method, path)).toEqual([]);
+        // Open: it lets in a caller with nothing (sign-out would end the cookie used below).
+        expect(await accepted(method, path, {}), `${name(method, path)} without credentials`).toBe(true);
+        continue;
+      }
+      expect(await statusWithout(method, path), `${name(method, path)} without credentials`).toBe(401);
+    }
+    expect(all.length - PUBLIC_OPERATIONS.length).toBeGreaterThan(25);
+  });
+
   it('matches what every route accepts: a declared credential is let in, an undeclared one is not', async () => {
     const ways: Record<string, { headers: Record<string, string>; query?: string }> = {
       apiKeyHeader: { headers: { 'x-api-key': owner.apiKey } },
@@ -160,20 +212,14 @@ describe('the security of each operation', () => {
       sessionCookie: { headers: { cookie: owner.user.cookie } },
     };
     let checked = 0;
-    for (const [path, operations] of Object.entries(doc.paths)) {
-      for (const [method, operation] of Object.entries(operations)) {
-        const declared = schemesOf(operation.security);
-        if (declared.length === 0) {
-          // Open routes let in a caller with nothing (sign-out would end the cookie used below).
-          expect(await accepted(method, path, {}), `${method} ${path} without credentials`).toBe(true);
-          continue;
-        }
-        expect(await accepted(method, path, {}), `${method} ${path} without credentials`).toBe(false);
-        for (const [scheme, way] of Object.entries(ways)) {
-          const result = await accepted(method, path, way.headers, way.query);
-          expect(result, `${method} ${path} with ${scheme}`).toBe(declared.includes(scheme));
-          checked += 1;
-        }
+    for (const { method, path, operation } of operations()) {
+      if (PUBLIC_OPERATIONS.includes(name(method, path))) continue;
+      const declared = schemesOf(operation.security);
+      expect(declared.length, `${name(method, path)} declares no credentials`).toBeGreaterThan(0);
+      for (const [scheme, way] of Object.entries(ways)) {
+        const result = await accepted(method, path, way.headers, way.query);
+        expect(result, `${method} ${path} with ${scheme}`).toBe(declared.includes(scheme));
+        checked += 1;
       }
     }
     expect(checked).toBeGreaterThan(100);

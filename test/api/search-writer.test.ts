@@ -1,5 +1,6 @@
-import { mkdirSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
@@ -37,9 +38,52 @@ function captureLog() {
   return { stream, text: () => log, count: (what: string) => log.split(what).length - 1 };
 }
 
+/**
+ * Holds the writer thread, as a long SQLite step would, in a blocking read of a FIFO: it can
+ * take no message until the returned function opens the FIFO's other end and closes it.
+ */
+async function holdWriter(): Promise<() => Promise<void>> {
+  const fifo = join(tempDir('writer-hold-'), 'hold');
+  execFileSync('mkfifo', [fifo]);
+  await onWriter(
+    `setImmediate(() => process.getBuiltinModule('node:fs').readFileSync(${JSON.stringify(fifo)}))`,
+  );
+  let held = true;
+  return async () => {
+    if (!held) return;
+    // Opening for writing without blocking fails (ENXIO) until the writer waits at the other end.
+    const fd = await until(
+      () => {
+        try {
+          return openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'ENXIO') return null;
+          throw err;
+        }
+      },
+      (opened) => opened !== null,
+    );
+    if (fd === null) throw new Error('the index writer never started reading the FIFO that holds it');
+    closeSync(fd);
+    held = false;
+    rmSync(dirname(fifo), { recursive: true, force: true });
+  };
+}
+
+/** The log's lines, as pino wrote them. */
+function logLines(text: string): Array<Record<string, unknown>> {
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
 describe('the index writer', () => {
   let server: TestServer | null = null;
+  let letGo: (() => Promise<void>) | null = null;
   afterEach(async () => {
+    await letGo?.();
+    letGo = null;
     await server?.dispose();
     server = null;
   });
@@ -160,14 +204,31 @@ describe('the index writer', () => {
     const {
       append,
       owner,
+      id,
       server: first,
-    } = await seeded({ dataDir, log: { level: 'info', stream: log.stream } });
-    // The writer held up, as by a long merge, while 400 messages are read and sent to it.
-    await onWriter('setImmediate(() => { const end = Date.now() + 1500; while (Date.now() < end); })');
+    } = await seeded({ dataDir, log: { level: 'debug', stream: log.stream } });
+    // The writer held up, as by a long merge, while 400 messages are read and sent to it: the
+    // index says when it has sent the session's last one.
+    letGo = await holdWriter();
     await append(...Array.from({ length: 400 }, (_, i) => text(`Walrus number ${i} joins the roster.`)));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    await first.stop();
-    expect(log.text()).not.toMatch(/search index:/u);
+    const sentAll = (line: Record<string, unknown>) =>
+      line.msg === 'search index: session up to date' && line.sessionId === id && line.messages === 401;
+    expect(await until(() => logLines(log.text()).some(sentAll), Boolean, 30_000)).toBe(true);
+    // Closing begins (the server stops listening, then closes the index) with the batches
+    // still waiting for the writer, which is let go only then.
+    const stopping = first.stop();
+    expect(
+      await until(
+        () => first.app.server.listening,
+        (listening) => !listening,
+      ),
+    ).toBe(false);
+    await letGo();
+    await stopping;
+    const complaints = logLines(log.text()).filter(
+      (line) => Number(line.level) >= 40 && String(line.msg).startsWith('search index:'),
+    );
+    expect(complaints).toEqual([]);
 
     // What was sent before closing is in the index, committed; the file is sound.
     const url = pathToFileURL(join(dataDir, 'search.db'));
@@ -176,11 +237,12 @@ describe('the index writer', () => {
     expect(db.prepare('PRAGMA quick_check').get()?.quick_check).toBe('ok');
     const indexed = Number(db.prepare('SELECT max(indexed) AS n FROM sessions').get()?.n);
     db.close();
-    expect(indexed).toBeGreaterThan(1);
+    // Every message it was sent before closing: the first, and the 400.
+    expect(indexed).toBe(401);
     const doctor = await runCli(['doctor', '--data-dir', dataDir]);
     expect(doctor.stdout).toMatch(/Search index\s+search\.db quick_check ok/u);
 
-    // The next start indexes the rest.
+    // The next start finds them in the index.
     server = await startTestServer({ dataDir });
     const last = async () => {
       const response = await withKey(server!, owner.apiKey, 'GET', '/api/search?q=399');

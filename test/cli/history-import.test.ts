@@ -24,6 +24,7 @@ import { ListSessionsResponseSchema, MessagesPageResponseSchema } from '../../sr
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { cliEmail, cliIn, ok, seedOwner, signInAt, useSandbox } from '../helpers/cli-extra.js';
 import { PASSWORD } from '../helpers/server.js';
+import { until } from '../helpers/until.js';
 
 const sandbox = useSandbox();
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'history');
@@ -72,15 +73,25 @@ async function withStore<T>(
 }
 
 /** The command in a home of its own: no default location of this machine is read. */
-function historyIn(dataDir: string) {
+function historyIn(dataDir: string, env: NodeJS.ProcessEnv = {}) {
   const home = sandbox.dataDir();
   return (...args: string[]) =>
     runCli(['history', 'import', ...args, '--data-dir', dataDir], {
       HOME: home,
       CLAUDE_CONFIG_DIR: '',
       CODEX_HOME: '',
+      ...env,
     });
 }
+
+/**
+ * The command as it runs once the files written `WRITTEN_AGO_MS` ago have gone quiet: a session
+ * counts as going on for ACTIVE_WITHIN_MS after its file was written (two minutes), and this
+ * shortens that, rather than waiting for the two minutes to pass.
+ */
+const WRITTEN_AGO_MS = 30_000;
+const afterQuiet = (dataDir: string) =>
+  historyIn(dataDir, { SESSIONDESK_HISTORY_ACTIVE_WITHIN_MS: String(WRITTEN_AGO_MS / 3) });
 
 /** The one session a finished copy of a scenario gives, imported into a data directory of its own. */
 async function importedOnce(flag: string, scenario: string) {
@@ -156,15 +167,13 @@ describe('sessiondesk history import', () => {
     });
     expect(claudeSession.createdAt < claudeSession.updatedAt).toBe(true);
     // Imported while no server ran: the server indexes it at start, and search finds its prompt.
-    const deadline = Date.now() + 5000;
-    let hits: Array<{ sessionId: string; messageIndex: number }> = [];
-    while (hits.length === 0 && Date.now() < deadline) {
+    const search = async () => {
       const found = await fetch(`${serve.url}/api/search?q=hello&organizationId=${org}`, {
         headers: { 'x-api-key': key },
       });
-      hits = ((await found.json()) as { hits: typeof hits }).hits;
-      if (hits.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+      return ((await found.json()) as { hits: Array<{ sessionId: string; messageIndex: number }> }).hits;
+    };
+    const hits = await until(search, (found) => found.length > 0, 30_000);
     expect(hits.map((h) => [h.sessionId, h.messageIndex])).toContainEqual([claudeSession.id, 0]);
 
     // A follow-up without saying where to continue is refused, naming the two places.
@@ -231,14 +240,14 @@ describe('sessiondesk history import', () => {
   it('settles the sessions whose files went quiet together, in one write, not one each', async () => {
     // A CLI folder copied from another machine: every file new, so every session active until
     // its file is two minutes old. Forty of them then turn completed in one store write. The
-    // files were written 110 s ago: active at the first import, quiet 10 s later.
+    // files were written 30 s ago: active at the first import, quiet at the second (afterQuiet).
     const dataDir = sandbox.dataDir();
     const { org } = await seedOwner(dataDir);
     const root = copyRoot(claude('plain-answer'));
     const [file] = filesUnder(root, /\.jsonl$/u);
     for (let i = 0; i < 39; i += 1)
       cpSync(file!, join(file!, '..', `00000000-0000-4000-8000-${String(i).padStart(12, '0')}.jsonl`));
-    const writtenAt = new Date(Date.now() - 110_000);
+    const writtenAt = new Date(Date.now() - WRITTEN_AGO_MS);
     for (const path of filesUnder(root, /./u)) utimesSync(path, writtenAt, writtenAt);
     const history = historyIn(dataDir);
     await ok(history('--workspace', org, '--claude-dir', root));
@@ -256,8 +265,7 @@ describe('sessiondesk history import', () => {
       ).records;
     };
     const before = await journalRecords();
-    await new Promise((resolve) => setTimeout(resolve, writtenAt.getTime() + 121_000 - Date.now()));
-    expect(await ok(history('--workspace', org, '--claude-dir', root))).toMatch(
+    expect(await ok(afterQuiet(dataDir)('--workspace', org, '--claude-dir', root))).toMatch(
       /^claude-code: 40 sessions \(0 new, 0 updated\)/u,
     );
     expect(await statuses()).toEqual(Array.from({ length: 40 }, () => 'completed'));
@@ -271,15 +279,15 @@ describe('sessiondesk history import', () => {
     const dataDir = sandbox.dataDir();
     const { org } = await seedOwner(dataDir);
     const root = copyRoot(gemini('plain-answer'));
-    const writtenAt = new Date(Date.now() - 110_000);
+    const writtenAt = new Date(Date.now() - WRITTEN_AGO_MS);
     for (const path of filesUnder(root, /./u)) utimesSync(path, writtenAt, writtenAt);
     const history = historyIn(dataDir);
     await ok(history('--workspace', org, '--gemini-dir', root));
     const session = () => withStore(dataDir, (repos) => repos.sessions.list(org, {}, { limit: 1 })[0]!);
     expect(await session()).toMatchObject({ status: 'active', messageCount: 2 });
 
-    await new Promise((resolve) => setTimeout(resolve, writtenAt.getTime() + 121_000 - Date.now()));
-    expect((await ok(history('--workspace', org, '--gemini-dir', root))).split('\n')[2]).toMatch(
+    const quiet = afterQuiet(dataDir);
+    expect((await ok(quiet('--workspace', org, '--gemini-dir', root))).split('\n')[2]).toMatch(
       /^gemini: 1 sessions \(0 new, 1 updated\), 3 messages$/u,
     );
     const ended = await session();
@@ -289,7 +297,7 @@ describe('sessiondesk history import', () => {
     expect(ended.usage).toEqual(once.usage);
     expect(ended.usage?.costUsd).toBeGreaterThan(0);
     // Read again, nothing changes.
-    expect((await ok(history('--workspace', org, '--gemini-dir', root))).split('\n')[2]).toMatch(
+    expect((await ok(quiet('--workspace', org, '--gemini-dir', root))).split('\n')[2]).toMatch(
       /^gemini: 1 sessions \(0 new, 0 updated\), 3 messages$/u,
     );
   }, 60_000);
@@ -455,7 +463,7 @@ describe('sessiondesk history import', () => {
     expect(new Set(results)).toEqual(new Set(calls));
   });
 
-  it('a running server, and every later start, follows the sources: appends and new files within 5 s', async () => {
+  it('a running server, and every later start, follows the sources: appends and new files', async () => {
     const dataDir = sandbox.dataDir();
     const { org } = await seedOwner(dataDir);
     const key = await apiKey(dataDir, org);
@@ -468,29 +476,24 @@ describe('sessiondesk history import', () => {
     await ok(historyIn(dataDir)('--workspace', org, '--claude-dir', root));
     const list = () =>
       get(`${serve.url}/api/sessions?organizationId=${org}`, key, ListSessionsResponseSchema);
-    /** Polls the list until `done` holds; returns how long that took. */
-    async function within(done: (l: Awaited<ReturnType<typeof list>>) => boolean): Promise<number> {
-      const started = Date.now();
-      while (!done(await list())) {
-        expect(Date.now() - started).toBeLessThan(5_000);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      return Date.now() - started;
-    }
+    // The follower rescans every 2 s; how soon it follows is the history bench's to measure.
+    // Here it is what it reads: the list is polled until it shows it (30 s at most, on a
+    // machine busy with other tests), then compared.
+    const counts = async () => (await list()).sessions.map((s) => s.messageCount).sort((a, b) => a - b);
     expect((await list()).sessions[0]).toMatchObject({ messageCount: 3, status: 'active' });
     appendFileSync(file!, lines.slice(firstRunEnd).join('\n'));
-    expect(await within((l) => l.sessions[0]?.messageCount === 6)).toBeLessThan(5_000);
+    expect(await until(counts, (c) => c[0] === 6, 30_000)).toEqual([6]);
     // A new session file in a new project folder.
     const [plain] = filesUnder(claude('plain-answer'), /\.jsonl$/u);
     mkdirSync(join(root, 'projects', 'another-project'));
     cpSync(plain!, join(root, 'projects', 'another-project', 'c0ffee00-0000-4000-8000-000000000001.jsonl'));
-    expect(await within((l) => l.sessions.length === 2)).toBeLessThan(5_000);
+    expect(await until(counts, (c) => c.length === 2, 30_000)).toEqual([4, 6]);
     // Stopped, a file is written; the next start follows on.
     await serve.stop();
     cpSync(plain!, join(root, 'projects', 'another-project', 'c0ffee00-0000-4000-8000-000000000002.jsonl'));
     serve = await sandbox.serve(dataDir);
-    expect(await within((l) => l.sessions.length === 3)).toBeLessThan(5_000);
-  }, 60_000);
+    expect(await until(counts, (c) => c.length === 3, 30_000)).toEqual([4, 4, 6]);
+  }, 120_000);
 
   it('never imports a conversation a session of its own ran', async () => {
     const dataDir = sandbox.dataDir();

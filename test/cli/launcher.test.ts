@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../../bin/node-flags.js';
 import { PROJECT_ROOT } from '../../src-main/paths.js';
+import { skipWithReason } from '../helpers/require-tools.js';
 
 const run = promisify(execFile);
 let dir = '';
@@ -114,10 +115,9 @@ function olderNode(): string | null {
 const older = olderNode();
 
 describe('the launcher on a Node older than 22.13', () => {
-  it.skipIf(!older)(
-    older
-      ? `says which Node it needs and exits 1 (tried with ${older})`
-      : 'says which Node it needs (skipped: this machine has no Node older than 22.13 to try)',
+  it(
+    `says which Node it needs and exits 1${older ? ` (tried with ${older})` : ''}`,
+    skipWithReason(older ? null : 'this machine has no Node older than 22.13 to try the launcher with'),
     async () => {
       const { root } = checkout();
       const failure = await run(older!, [join(root, 'bin', 'sessiondesk.js'), '--version']).then(

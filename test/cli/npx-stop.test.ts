@@ -11,6 +11,7 @@ import { readServerJson } from '../helpers/cli-extra.js';
 import { agentPid, transcript, waitForText, WAITING_AGENT } from '../helpers/run-control.js';
 import { seedDataDir } from '../helpers/seed.js';
 import { tempDir, type TestServer } from '../helpers/server.js';
+import { skipWithReason } from '../helpers/require-tools.js';
 
 /** Every process a test started (or that its npx started), with its start time to tell it from a later one. */
 const started: Array<{ pid: number; startTime: string | null }> = [];
@@ -136,7 +137,9 @@ async function expectCleanStop(serve: NpxServe, dataDir: string): Promise<void> 
   expect(await again.stop()).toBe(0);
 }
 
-describe.skipIf(process.platform !== 'linux')('npx sessiondesk serve, stopped', () => {
+const linuxOnly = skipWithReason(process.platform === 'linux' ? null : 'it reads /proc: Linux only');
+
+describe('npx sessiondesk serve, stopped', linuxOnly, () => {
   // SIGINT to npm's process alone is not among them: npm passes it to its shell, which holds it
   // until the command ends (docs/reference/command-line.md, "Stopping `serve`"); a terminal's Ctrl+C goes to the whole group.
   for (const signal of ['SIGTERM', 'SIGHUP'] as const) {

@@ -1,20 +1,16 @@
-import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { startServe } from '../helpers/cli.js';
 import { seedDataDir } from '../helpers/seed.js';
 import { tempDir } from '../helpers/server.js';
+import { bubblewrapTool } from '../helpers/tools.js';
 import { expect, signIn, test } from './fixtures.js';
+import { requireTools } from './require-tools.js';
 
 test('an owner limits the network to a list of hosts, and opens it again', async ({ page, seeded }) => {
   await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
   await page.getByRole('link', { name: 'Agent', exact: true }).click();
   const network = page.getByRole('region', { name: 'Network' });
   await expect(network.getByText("Network: open (agents' programs reach any host)")).toBeVisible();
-  if (process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0) {
-    await expect(page.getByRole('region', { name: 'Sandbox' })).toContainText(
-      'Agents run in an operating-system sandbox.',
-    );
-  }
 
   const hosts = network.getByLabel('Allowed hosts');
   await hosts.fill('api.anthropic.com\n*');
@@ -45,6 +41,15 @@ test('an owner limits the network to a list of hosts, and opens it again', async
   await page.reload();
   await expect(network.getByText("Network: open (agents' programs reach any host)")).toBeVisible();
   await expect(hosts).toHaveValue('');
+});
+
+test('with bubblewrap the page says agents run in an operating-system sandbox', async ({ page, seeded }) => {
+  requireTools(bubblewrapTool());
+  await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
+  await page.getByRole('link', { name: 'Agent', exact: true }).click();
+  await expect(page.getByRole('region', { name: 'Sandbox' })).toContainText(
+    'Agents run in an operating-system sandbox.',
+  );
 });
 
 test('without an operating-system sandbox the page says the list is not enforced', async ({ page }) => {

@@ -7,13 +7,16 @@ import { join } from 'node:path';
 import { claudeCodeCommand } from '../../src-main/agents/claude-code/command.js';
 import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
 import { runProgram } from '../helpers/agent-cli.js';
-import { claudeCodeEnv, findClaudeCode } from '../helpers/claude-code-cli.js';
+import { claudeCodeEnv } from '../helpers/claude-code-cli.js';
 import { runCli, startServe } from '../helpers/cli.js';
 import { seedDataDir } from '../helpers/seed.js';
 import { tempDir } from '../helpers/server.js';
+import { agentCliTool } from '../helpers/tools.js';
 import { expect, signIn, test } from './fixtures.js';
+import { requireTools } from './require-tools.js';
 
-const bin = findClaudeCode();
+const claude = agentCliTool('claude');
+const bin = claude.path;
 
 const SCRIPT = [
   {
@@ -32,9 +35,8 @@ const QUIET = [
   'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
 ];
 
-test.skip(!bin, 'no `claude` (set CLAUDE_CODE_BIN, or run scripts/install-agent-clis.sh /tmp/agent-clis)');
-
 test('an imported session continues in its own folder after a confirmation', async ({ page }) => {
+  requireTools(claude);
   test.setTimeout(180_000);
   const root = tempDir('sessiondesk-e2e-continue-');
   const model = await startScriptedAnthropicServer(SCRIPT);

@@ -58,6 +58,22 @@ export const MEMBER = 'grace@example.test';
 export const T0 = Date.parse('2030-01-06T10:00:00.000Z');
 export const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString();
 
+/** The follow-up another member sends in seedRich's first session. */
+const FOLLOW_UP: Message = { type: 'user', message: { content: 'Also update the changelog' } };
+/** The first message of seedRich's second session, with fields beyond the schema's. */
+const EXTRA_FIELDS: Message = {
+  type: 'user',
+  message: { content: 'Explain the cache', id: 'm1' },
+  uuid: 'u-1',
+} as Message;
+
+/** What seedRich writes into each of its sessions, in order: the answer key of what an export holds. */
+export const RICH_TRANSCRIPTS: readonly [Message[], Message[], Message[]] = [
+  [...FULL_TRANSCRIPT, FOLLOW_UP],
+  [EXTRA_FIELDS],
+  [],
+];
+
 /**
  * Three sessions that cover what an export must carry: a full transcript with tasks, a
  * branch, a merged pull request and a follow-up by another member; a session created
@@ -83,13 +99,7 @@ export async function seedRich(db: Opened) {
     FULL_TRANSCRIPT.slice(1).forEach((m, i) =>
       sessions.appendMessage(ids[0], organizationId, m, null, at(i + 1)),
     );
-    sessions.appendMessage(
-      ids[0],
-      organizationId,
-      { type: 'user', message: { content: 'Also update the changelog' } },
-      memberId,
-      at(10),
-    );
+    sessions.appendMessage(ids[0], organizationId, FOLLOW_UP, memberId, at(10));
     sessions.replaceTasks(ids[0], FULL_TASKS);
     sessions.setBranch(ids[0], 'agent/fix-flaky-login', at(11));
     sessions.updatePullRequest(
@@ -108,13 +118,7 @@ export async function seedRich(db: Opened) {
       createdAt: at(20),
       baseBranch: 'develop',
     });
-    sessions.appendMessage(
-      ids[1],
-      organizationId,
-      { type: 'user', message: { content: 'Explain the cache', id: 'm1' }, uuid: 'u-1' } as Message,
-      memberId,
-      at(21),
-    );
+    sessions.appendMessage(ids[1], organizationId, EXTRA_FIELDS, memberId, at(21));
 
     sessions.insert({
       id: ids[2],

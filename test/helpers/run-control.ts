@@ -2,7 +2,6 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { sandboxPath } from '../../src-main/agents/sandbox.js';
-import { processEnded } from '../../src-main/agents/process-group.js';
 import type { SessionFull } from '../../src-shared/index.js';
 import { getSession } from './agent-runs.js';
 import { ROOT } from './cli.js';
@@ -62,10 +61,33 @@ export function release(sandboxRoot: string, sessionId: string): void {
 }
 
 /**
- * Whether a process has ended. Where nothing reaps orphans (pid 1 of some containers), a
- * killed grandchild stays a zombie: ended, yet `kill(pid, 0)` still finds it.
+ * Whether a process has ended, read from /proc/<pid>/stat here rather than with the product's
+ * own check (the code under test): ended when the file is gone or its state is Z or X. Where
+ * nothing reaps orphans (pid 1 of some containers), a killed grandchild stays a zombie: ended,
+ * yet `kill(pid, 0)` still finds it. Elsewhere than Linux, `kill(pid, 0)` finding no process.
  */
-export const ended = (pid: number) => processEnded(pid);
+export function ended(pid: number): boolean {
+  if (process.platform !== 'linux') {
+    try {
+      process.kill(pid, 0);
+      return false;
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === 'ESRCH';
+    }
+  }
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ESRCH')
+      return true;
+    throw err;
+  }
+  // "pid (comm) state …": comm may hold spaces and parentheses, so the state follows the last ")".
+  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  if (!/^[A-Za-z]$/u.test(state)) throw new Error(`no process state in /proc/${pid}/stat: ${stat}`);
+  return state === 'Z' || state === 'X';
+}
 
 /** The text of each message, in order: a user's content, an assistant's text, a result's result. */
 export function transcript(session: SessionFull): string[] {

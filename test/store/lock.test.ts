@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { acquireLock, DataDirLockedError, LOCK_FILE } from '../../src-main/store/lock.js';
 import { ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/server.js';
+import { skipWithReason } from '../helpers/require-tools.js';
 
 /**
  * The data-directory lock, with real processes: several taking it at once (exactly one
@@ -72,6 +73,7 @@ function liveProcess(): ChildProcess {
 }
 
 const onLinux = process.platform === 'linux';
+const linuxOnly = skipWithReason(onLinux ? null : 'it reads /proc: Linux only');
 const bootId = () => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
 const startTimeOf = (pid: number) => {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -105,8 +107,9 @@ describe('the data-directory lock', () => {
     }
   }, 120_000);
 
-  it.runIf(onLinux)(
+  it(
     'a live pid started at another time than the lock says is a reused pid: taken over',
+    linuxOnly,
     async () => {
       const dir = newDir();
       const other = liveProcess();
@@ -118,7 +121,7 @@ describe('the data-directory lock', () => {
     },
   );
 
-  it.runIf(onLinux)('a lock written before a reboot is taken over, whatever runs under its pid now', () => {
+  it('a lock written before a reboot is taken over, whatever runs under its pid now', linuxOnly, () => {
     const dir = newDir();
     writeLock(dir, {
       pid: 1,
@@ -127,7 +130,12 @@ describe('the data-directory lock', () => {
       token: 'old',
       startedAt: 'then',
     });
-    acquireLock(dir)();
+    const release = acquireLock(dir);
+    const taken = JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')) as Record<string, unknown>;
+    expect(taken).toMatchObject({ pid: process.pid, bootId: bootId() });
+    expect(taken.token).not.toBe('old');
+    release();
+    expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
   });
 
   it('a lock naming this process that this process does not hold (its pid reused) is taken over', () => {
@@ -139,7 +147,7 @@ describe('the data-directory lock', () => {
     release();
   });
 
-  it.runIf(onLinux)('a lock whose pid is alive and started when the lock says is refused', () => {
+  it('a lock whose pid is alive and started when the lock says is refused', linuxOnly, () => {
     const dir = newDir();
     const holder = liveProcess();
     const pid = holder.pid!;

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ExportHeaderSchema, ExportSessionSchema, type ExportSession } from '../../src-main/data/format.js';
 import { formatImportReport, ImportInputError, importSessions } from '../../src-main/data/import.js';
-import { readAllMessages } from '../../src-main/sessions/transcript-reads.js';
 import { SessionFullSchema } from '../../src-shared/sessions.js';
 import {
   at,
@@ -11,6 +10,7 @@ import {
   MEMBER,
   open,
   OWNER,
+  RICH_TRANSCRIPTS,
   seedRich,
   sessionLines,
   T0,
@@ -70,7 +70,7 @@ describe('export', () => {
       prMergedAt: at(12),
       tasks: FULL_TASKS,
     });
-    expect(full.messages).toEqual(await readAllMessages(db, ids[0]));
+    expect(full.messages).toEqual(RICH_TRANSCRIPTS[0]);
     expect(full.messageMeta?.[0]).toEqual({ createdAt: at(0), authorEmail: OWNER });
     expect(full.messageMeta?.[1]).toEqual({ createdAt: at(1) });
     expect(full.messageMeta?.at(-1)).toEqual({ createdAt: at(10), authorEmail: MEMBER });

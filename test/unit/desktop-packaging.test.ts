@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 import type { Configuration } from 'electron-builder';
 import { describe, expect, it } from 'vitest';
 import { APP_NAME } from '../../src-main/paths.js';
+import { requireTools } from '../helpers/require-tools.js';
+import { builtAppTool } from '../helpers/tools.js';
 
 /**
  * electron-builder.yml, read and checked by electron-builder's own code (app-builder-lib is
@@ -188,7 +190,7 @@ describe('electron-builder.yml', () => {
   });
 
   const mainBundle = join(ROOT, 'out', 'main', 'main.js');
-  it.skipIf(!existsSync(mainBundle))('ships every package the built main process imports', async () => {
+  it('ships every package the built main process imports', requireTools(builtAppTool()), async () => {
     const { config, moduleFiles } = await loadConfig();
     const included = moduleFiles(config.linux ?? {});
     const source = readFileSync(mainBundle, 'utf8');

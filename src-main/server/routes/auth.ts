@@ -56,8 +56,13 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
       }
 
       const user = repos.users.findByEmail(email);
-      // Unknown email and wrong password take the same path and the same time.
-      const ok = await verifyPassword(request.body.password, user?.passwordHash ?? null);
+      // Unknown email and wrong password take the same path and the same time. At debug level
+      // each check says when its scrypt starts and ends: one at a time, never two at once.
+      const ok = await verifyPassword(request.body.password, user?.passwordHash ?? null, {
+        started: () =>
+          ctx.logger.debug?.('password check: scrypt started', { event: 'password-check.started' }),
+        ended: () => ctx.logger.debug?.('password check: scrypt ended', { event: 'password-check.ended' }),
+      });
       if (!ok || !user) {
         signInLimits.perAccount.fail(email);
         // Which of the two was wrong is the server's to know, not the caller's.
