@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { cliHomePath, sessionCliFolder } from '../../src-main/agents/cli-homes.js';
 import { ListSessionsResponseSchema } from '../../src-shared/sessions.js';
 import { startScriptedGeminiServer } from '../fixtures/agents/scripted-gemini-server.mjs';
-import { findAgentCli } from '../helpers/agent-cli.js';
+import { requireTools } from '../helpers/require-tools.js';
+import { agentCliTool } from '../helpers/tools.js';
 import { waitForResults } from '../helpers/agent-runs.js';
 import { createGitHubFixture } from '../helpers/github-fixture.js';
 import { filesUnder, HISTORY_FIXTURES } from '../helpers/hostile-history.js';
@@ -18,11 +19,13 @@ import { useCleanups } from '../helpers/cleanups.js';
 
 const cleanup = useCleanups();
 
-const gemini = findAgentCli('gemini', 'GEMINI_BIN');
+const geminiTool = agentCliTool('gemini');
+const gemini = geminiTool.path;
 
 describe("an imported Gemini CLI chat placed in the session's home for a sandbox's folder", () => {
-  it.skipIf(!gemini)(
+  it(
     'is never written through a link planted where it goes',
+    { ...requireTools(geminiTool), timeout: 120_000 },
     async () => {
       const model = await startScriptedGeminiServer([
         { match: '', turns: [{ parts: [{ text: 'Going on in the sandbox.' }] }] },
@@ -101,6 +104,5 @@ describe("an imported Gemini CLI chat placed in the session's home for a sandbox
       expect(lstatSync(join(planted, 'chats', basename(chat!))).isSymbolicLink()).toBe(false);
       expect(JSON.stringify(model.requests.at(-1)?.body)).toContain('Go on in a sandbox.');
     },
-    120_000,
   );
 });

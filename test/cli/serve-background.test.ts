@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { requireTools, skipWithReason } from '../helpers/require-tools.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processEnded } from '../../src-main/agents/process-group.js';
 import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
@@ -110,7 +111,11 @@ async function expectCleanStop(server: { pid: number }, dataDir: string): Promis
   await expectCleanStopOn('SIGTERM', server, dataDir);
 }
 
-describe.skipIf(process.platform !== 'linux')('sessiondesk serve started in the background', () => {
+const linuxOnly = skipWithReason(
+  process.platform === 'linux' ? null : 'Linux only: serve recognises nohup through /proc (Linux)',
+);
+
+describe('sessiondesk serve started in the background', linuxOnly, () => {
   // As scripts do: start it in the background, wait until it is up, go on, and end.
   const upThenExit = (start: string) => `${start} &\nuntil [ -e server.json ]; do sleep 0.1; done`;
   for (const [how, start] of [
@@ -158,8 +163,11 @@ function terminal(cwd: string) {
   };
 }
 
-describe.skipIf(process.platform !== 'linux' || !hasScript)(
+describe(
   'sessiondesk serve in a terminal that closes',
+  process.platform === 'linux'
+    ? requireTools({ name: 'script (util-linux)', found: hasScript, install: 'apt-get install bsdutils' })
+    : linuxOnly,
   () => {
     it('started with nohup … &, ignores the hang-up and keeps answering', async () => {
       const dataDir = newDataDir();
