@@ -12,12 +12,11 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliHomePath, sessionCliFolder } from '../../src-main/agents/cli-homes.js';
 import type { AgentKindInfo } from '../../src-shared/accounts.js';
-import type { SessionFull } from '../../src-shared/index.js';
 import {
   startScriptedAnthropicServer,
   type ScriptedConversation,
 } from '../fixtures/agents/scripted-anthropic-server.mjs';
-import { waitForResults } from '../helpers/agent-runs.js';
+import { bash, toolOutputs, waitForResults } from '../helpers/agent-runs.js';
 import { CLAUDE_CODE_VARIABLES, claudeCodeEnv } from '../helpers/claude-code-cli.js';
 import { requireTools } from '../helpers/require-tools.js';
 import { agentCliTool, bubblewrapTool } from '../helpers/tools.js';
@@ -33,23 +32,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-const bash = (command: string) => ({
-  blocks: [{ type: 'tool_use' as const, name: 'Bash', input: { command, description: 'Run a command' } }],
-});
 const say = (text: string) => ({ blocks: [{ type: 'text' as const, text }] });
-
-/** The outputs of the session's tool calls, in order. */
-function toolOutputs(session: SessionFull): string[] {
-  return session.messages.flatMap((m) =>
-    m.type === 'assistant'
-      ? m.message.content.flatMap((b) =>
-          b.type === 'tool_result'
-            ? [typeof b.content === 'string' ? b.content : JSON.stringify(b.content)]
-            : [],
-        )
-      : [],
-  );
-}
 
 /** The person's home: Claude Code signed in, with settings and a conversation of their own. */
 function personHome(): string {

@@ -7,12 +7,11 @@ import { detectOsSandbox, type Confinement } from '../../src-main/agents/os-sand
 import { runProcess } from '../../src-main/agents/process-run.js';
 import { sandboxPath } from '../../src-main/agents/sandbox.js';
 import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
-import type { SessionFull } from '../../src-shared/index.js';
 import {
   startScriptedAnthropicServer,
   type ScriptedConversation,
 } from '../fixtures/agents/scripted-anthropic-server.mjs';
-import { getSession, waitForResults } from '../helpers/agent-runs.js';
+import { bash, getSession, toolOutputs, waitForResults } from '../helpers/agent-runs.js';
 import { CLAUDE_CODE_VARIABLES, claudeCodeEnv } from '../helpers/claude-code-cli.js';
 import { startServe } from '../helpers/cli.js';
 import { requireTools } from '../helpers/require-tools.js';
@@ -33,23 +32,6 @@ const bin = claude.path;
 const bwrap = bubblewrapTool();
 
 const CLI_VARIABLES = CLAUDE_CODE_VARIABLES;
-
-const bash = (command: string) => ({
-  blocks: [{ type: 'tool_use' as const, name: 'Bash', input: { command, description: 'Run a command' } }],
-});
-
-/** The outputs of the session's tool calls, in order. */
-function toolOutputs(session: SessionFull): string[] {
-  return session.messages.flatMap((m) =>
-    m.type === 'assistant'
-      ? m.message.content.flatMap((b) =>
-          b.type === 'tool_result'
-            ? [typeof b.content === 'string' ? b.content : JSON.stringify(b.content)]
-            : [],
-        )
-      : [],
-  );
-}
 
 /** Polls until a process of the session runs `marker` (in its command line); returns its pid. */
 async function processRunning(sessionId: string, marker: string): Promise<number> {

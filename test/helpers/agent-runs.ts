@@ -27,3 +27,21 @@ export async function waitForResults(
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/** A scripted Claude Code turn that runs `command` with its Bash tool. */
+export const bash = (command: string) => ({
+  blocks: [{ type: 'tool_use' as const, name: 'Bash', input: { command, description: 'Run a command' } }],
+});
+
+/** The outputs of the session's tool calls, in order. */
+export function toolOutputs(session: SessionFull): string[] {
+  return session.messages.flatMap((m) =>
+    m.type === 'assistant'
+      ? m.message.content.flatMap((b) =>
+          b.type === 'tool_result'
+            ? [typeof b.content === 'string' ? b.content : JSON.stringify(b.content)]
+            : [],
+        )
+      : [],
+  );
+}
