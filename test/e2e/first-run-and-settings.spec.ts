@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { writeNamedCommands } from '../../src-main/agents/named-commands.js';
 import { startServe } from '../helpers/cli.js';
 import { installRecordedClis } from '../helpers/recorded-clis.js';
@@ -43,7 +43,11 @@ test('first-run setup offers the agent CLIs installed here and gives the workspa
   const dataDir = tempDir('sessiondesk-e2e-');
   // Only Codex and Gemini CLI are installed for this server.
   rmSync(join(bin, 'claude'));
-  const server = await startServe(dataDir, ['--log-level', 'warn'], { PATH: `${bin}:/usr/bin:/bin` });
+  // The recorded CLIs are scripts run by this Node: its folder is on PATH, as a real install's is,
+  // so that the agents' sandbox, where versions are asked, holds it too.
+  const server = await startServe(dataDir, ['--log-level', 'warn'], {
+    PATH: `${bin}:${dirname(process.execPath)}:/usr/bin:/bin`,
+  });
   try {
     await page.goto(server.launchUrl);
     await expect(page.getByRole('heading', { name: 'Welcome to Session Desk' })).toBeVisible();
