@@ -124,7 +124,8 @@ export function HistoryPage() {
       ) : sources.data.sources.length === 0 ? (
         <EmptyState title="No history sources">
           <p>
-            Add a folder above, or run <code>sessiondesk history import --workspace {org}</code>.
+            {mayAdd ? 'Add a folder above, or run' : 'On this machine, run'}{' '}
+            <code>sessiondesk history import --workspace {org}</code>.
           </p>
         </EmptyState>
       ) : (
