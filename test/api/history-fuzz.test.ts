@@ -7,7 +7,7 @@
 //
 // Bounded by default; `npm run fuzz` runs it long. FUZZ_HISTORY_RUNS and FUZZ_SEED change the
 // number of runs and the seed (fixed by default, so a failure replays).
-import { cpSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -71,6 +71,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.dispose();
+  if (work) rmSync(work, { recursive: true, force: true });
 });
 
 /** GET as the key holder: 200, and the body in the schema's form. */

@@ -1,6 +1,6 @@
 // The follower's scans of a large first import: each reads for a bounded time, the most
 // recently written sessions first, and the next goes on where it stopped, with nothing twice.
-import { cpSync, readdirSync, statSync, utimesSync } from 'node:fs';
+import { cpSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccounts } from '../../src-main/accounts/accounts.js';
@@ -13,13 +13,16 @@ import { tempDir } from '../helpers/server.js';
 
 const SCENARIOS = ['plain-answer', 'todo-write', 'edit-and-commit'];
 const stores: Store[] = [];
+const folders: string[] = [];
 afterEach(async () => {
   for (const store of stores.splice(0)) await store.close({ snapshot: false });
+  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
 });
 
 /** A Claude Code root holding the recorded sessions, the last one written most recently. */
 function claudeRoot(): { root: string; newest: string } {
   const root = tempDir('history-budget-root-');
+  folders.push(root);
   const anHourAgo = Date.now() / 1000 - 3600;
   const seen = new Set<string>();
   let newest = '';
@@ -41,8 +44,10 @@ function claudeRoot(): { root: string; newest: string } {
 }
 
 async function workspaceWithSource(root: string) {
+  const dataDir = tempDir('history-budget-');
+  folders.push(dataDir);
   const store = await Store.open({
-    dataDir: tempDir('history-budget-'),
+    dataDir,
     clock: systemClock,
     logger: silentLogger,
   });
