@@ -1,6 +1,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cliHomePath, prepareCliHome } from '../src-main/agents/cli-homes.js';
+import { CLI_KINDS } from '../src-main/agents/cli-kinds.js';
 import { detectOsSandbox } from '../src-main/agents/os-sandbox.js';
 import { runProcess } from '../src-main/agents/process-run.js';
 import { percentile } from './load.js';
@@ -24,9 +26,27 @@ const dataDir = join(root, 'data');
 const sandboxRoot = join(root, 'data-sandboxes');
 const sessionDir = join(sandboxRoot, 'ses_bench');
 const home = join(root, 'home');
+const cliHome = cliHomePath(sandboxRoot, 'ses_bench');
 
 async function main(): Promise<void> {
-  for (const dir of [dataDir, sessionDir, join(home, '.claude')]) mkdirSync(dir, { recursive: true });
+  for (const dir of [
+    dataDir,
+    sessionDir,
+    cliHome,
+    join(home, '.claude'),
+    join(home, '.codex'),
+    join(home, '.gemini'),
+  ])
+    mkdirSync(dir, { recursive: true });
+  // A signed-in person's folders: what each run's CLI home is seeded from.
+  writeFileSync(join(home, '.claude', '.credentials.json'), '{"claudeAiOauth":{"accessToken":"token"}}');
+  writeFileSync(join(home, '.claude.json'), JSON.stringify({ primaryApiKey: 'key', projects: {} }));
+  writeFileSync(join(home, '.codex', 'auth.json'), '{"OPENAI_API_KEY":"key"}');
+  writeFileSync(join(home, '.codex', 'config.toml'), 'model = "gpt-5.5"\n[mcp_servers.x]\ncommand = "x"\n');
+  writeFileSync(
+    join(home, '.gemini', 'settings.json'),
+    '{"security":{"auth":{"selectedType":"oauth-personal"}}}',
+  );
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home };
   const sandbox = detectOsSandbox(process.env);
   if (sandbox.isolation !== 'sandbox') {
@@ -36,14 +56,14 @@ async function main(): Promise<void> {
   const confine = {
     sandbox,
     rules: {
-      writable: [sessionDir],
+      writable: [sessionDir, cliHome],
       readable: [],
-      state: [join(home, '.claude')],
       hidden: [dataDir, sandboxRoot],
     },
   };
-  const once = async (sandboxed: boolean): Promise<number> => {
+  const once = async (sandboxed: boolean, withHome = false): Promise<number> => {
     const started = process.hrtime.bigint();
+    if (withHome) await prepareCliHome(cliHome, CLI_KINDS, env);
     const run = runProcess({
       program: process.execPath,
       args: ['-e', '0'],
@@ -62,14 +82,18 @@ async function main(): Promise<void> {
   };
   const plain: number[] = [];
   const boxed: number[] = [];
+  const homed: number[] = [];
   await once(false);
   await once(true);
+  await once(true, true);
   for (let i = 0; i < ROUNDS; i += 1) {
     plain.push(await once(false));
     boxed.push(await once(true));
+    homed.push(await once(true, true));
   }
   plain.sort((a, b) => a - b);
   boxed.sort((a, b) => a - b);
+  homed.sort((a, b) => a - b);
   const summary = (values: number[]) => ({
     p50: Math.round(percentile(values, 50) * 10) / 10,
     p95: Math.round(percentile(values, 95) * 10) / 10,
@@ -81,13 +105,16 @@ async function main(): Promise<void> {
     plainMs: summary(plain),
     sandboxedMs: summary(boxed),
     addedMsP50: Math.round((percentile(boxed, 50) - percentile(plain, 50)) * 10) / 10,
+    withCliHomeMs: summary(homed),
+    cliHomeAddedMsP50: Math.round((percentile(homed, 50) - percentile(boxed, 50)) * 10) / 10,
     targetAddedMs: TARGET_MS,
   };
   const met = result.addedMsP50 <= TARGET_MS;
   console.log(
     `Run start and end of \`node -e 0\` (${ROUNDS} rounds, alternating): plain p50 ${result.plainMs.p50} ms ` +
       `(p95 ${result.plainMs.p95}), in bubblewrap p50 ${result.sandboxedMs.p50} ms (p95 ${result.sandboxedMs.p95}): ` +
-      `+${result.addedMsP50} ms, target ≤ ${TARGET_MS} ms: ${met ? 'PASS' : 'MISS'}`,
+      `+${result.addedMsP50} ms, target ≤ ${TARGET_MS} ms: ${met ? 'PASS' : 'MISS'}; ` +
+      `preparing the session's CLI home adds ${result.cliHomeAddedMsP50} ms more (p50 ${result.withCliHomeMs.p50} ms)`,
   );
   writeFileSync(join(import.meta.dirname, 'sandbox-results.json'), `${JSON.stringify(result, null, 2)}\n`);
 }
