@@ -45,7 +45,7 @@ export function ContinueChoice({
           <span className="field-hint">
             {administrator
               ? ' your own work tree; asks first'
-              : ' only the administrator of this Session Desk (the account made at first-run setup) may'}
+              : ' only the administrator of this Session Desk (the account made at first-run setup) may continue here'}
           </span>
         </span>
       </label>
