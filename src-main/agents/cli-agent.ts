@@ -4,12 +4,12 @@ import type { AgentEvent, AgentUsage } from './agent-events.js';
 import {
   bindConversation,
   copyConversation,
-  findConversationFile,
   personCliFolder,
   prepareCliHome,
   sessionCliFolder,
 } from './cli-homes.js';
 import type { CliKindSpec } from './cli-kinds.js';
+import { findConversationFile } from './conversation-files.js';
 import { LINE_MAX_BYTES, splitLines } from './line-splitter.js';
 import { appendWithinCap, notice, oversizeLineText } from './output-caps.js';
 import { runProcess } from './process-run.js';
@@ -208,7 +208,14 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
     if (!ending && !usage && conversationId !== undefined && spec.loggedUsage) {
       // Ended before the line that reports usage: what the CLI logged as it went.
       const logged = await spec
-        .loggedUsage({ env, conversationId, usageBefore: previous.usageBefore, prompt })
+        .loggedUsage({
+          env,
+          conversationId,
+          usageBefore: previous.usageBefore,
+          prompt,
+          // The imported conversation's own file, when this run resumed it (not a new one).
+          file: conversationId === previous.conversationId ? options.conversationFile : undefined,
+        })
         .catch(() => null);
       if (logged) usage = roundedUsage(logged);
     }

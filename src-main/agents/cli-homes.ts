@@ -1,11 +1,13 @@
 import { constants } from 'node:fs';
-import { copyFile, lstat, mkdir, open, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { readSmallFile } from '../history/safe-files.js';
 import { randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
 import { defaultRoot } from '../history/importer.js';
 import type { CliKind } from './cli-kinds.js';
+import { names } from './conversation-files.js';
 
 /**
  * Each session's agent CLIs keep their state in a home of the session's own, never in the
@@ -49,32 +51,17 @@ export function personCliFolder(kind: CliKind, env: NodeJS.ProcessEnv): string {
   return defaultRoot(kind, env, env.HOME ?? homedir());
 }
 
-/** Files larger than this are not credentials or settings: they are not copied. */
-const SMALL_FILE_MAX = 1024 * 1024;
+/** Claude Code's `.claude.json` keeps every project's history too: it grows to megabytes. */
+const GLOBAL_CONFIG_MAX = 16 * 1024 * 1024;
 
 /**
- * A small regular file, or null: a FIFO, a device or a folder is never read. A link is followed
- * in the person's own folders (they may keep theirs elsewhere), never in a session's home,
- * where a run may have left one to a file of the person's.
+ * A regular file's text, or null when there is none (or it is larger than `maxBytes`). Links
+ * are not followed, pipes and devices never read, a read that does not answer is given up (the
+ * history reader's rules): the person's folders are written by other programs, and a session's
+ * home by its runs, which could leave a link there to any file of the person's.
  */
-async function readSmallFile(
-  path: string,
-  follow: 'follow' | 'no-follow' = 'follow',
-): Promise<string | null> {
-  let handle;
-  try {
-    const noFollow = follow === 'no-follow' ? constants.O_NOFOLLOW : 0;
-    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | noFollow);
-  } catch {
-    return null;
-  }
-  try {
-    const stats = await handle.stat();
-    if (!stats.isFile() || stats.size > SMALL_FILE_MAX) return null;
-    return await handle.readFile('utf8');
-  } finally {
-    await handle.close();
-  }
+async function readRegularFile(path: string, maxBytes = 1024 * 1024): Promise<string | null> {
+  return (await readSmallFile(dirname(path), path, maxBytes).catch(() => undefined)) ?? null;
 }
 
 /**
@@ -115,7 +102,7 @@ async function removeEntry(path: string): Promise<void> {
 
 /** The copy of a credentials file follows the person's: replaced, or removed when they have none. */
 async function syncFile(from: string, dir: string, name: string): Promise<void> {
-  const content = await readSmallFile(from);
+  const content = await readRegularFile(from);
   if (content === null) await removeEntry(join(dir, name));
   else await replaceFile(dir, name, content);
 }
@@ -161,8 +148,8 @@ async function seedClaudeCode(home: string, env: NodeJS.ProcessEnv): Promise<voi
   const globalFile = env.CLAUDE_CONFIG_DIR
     ? join(env.CLAUDE_CONFIG_DIR, '.claude.json')
     : join(env.HOME ?? homedir(), '.claude.json');
-  const theirs = parseJsonObject(await readSmallFile(globalFile));
-  const ours = parseJsonObject(await readSmallFile(join(dir, '.claude.json'), 'no-follow')) ?? {};
+  const theirs = parseJsonObject(await readRegularFile(globalFile, GLOBAL_CONFIG_MAX));
+  const ours = parseJsonObject(await readRegularFile(join(dir, '.claude.json'), GLOBAL_CONFIG_MAX)) ?? {};
   for (const key of CLAUDE_SIGN_IN_KEYS) delete ours[key];
   delete ours.mcpServers;
   await replaceFile(
@@ -177,7 +164,7 @@ async function seedCodex(home: string, env: NodeJS.ProcessEnv, notes: string[]):
   const dir = sessionCliFolder('codex', home);
   await ownFolders(home, dir);
   await syncFile(join(person, 'auth.json'), dir, 'auth.json');
-  const text = await readSmallFile(join(person, 'config.toml'));
+  const text = await readRegularFile(join(person, 'config.toml'));
   let config: Record<string, unknown> = {};
   if (text !== null) {
     try {
@@ -199,7 +186,7 @@ async function seedGemini(home: string, env: NodeJS.ProcessEnv): Promise<void> {
   for (const name of ['oauth_creds.json', 'google_accounts.json'])
     await syncFile(join(person, name), dir, name);
   // How the person signs in, and nothing else of their settings (no MCP servers, hooks, tools).
-  const theirs = parseJsonObject(await readSmallFile(join(person, 'settings.json'))) ?? {};
+  const theirs = parseJsonObject(await readRegularFile(join(person, 'settings.json'))) ?? {};
   const auth = (theirs.security as Record<string, unknown> | undefined)?.auth;
   const settings: Record<string, unknown> = {};
   if (typeof auth === 'object' && auth !== null)
@@ -272,7 +259,7 @@ async function geminiChats(home: string, root: string, workdir: string): Promise
   for (const name of await names(tmp)) {
     const project = join(tmp, name);
     if (!(await isFolder(project))) continue;
-    const marker = await readSmallFile(join(project, '.project_root'), 'no-follow');
+    const marker = await readRegularFile(join(project, '.project_root'));
     if (marker !== null && resolve(marker.trim()) === resolve(workdir)) {
       await ownFolder(join(project, 'chats'));
       return join(project, 'chats');
@@ -363,39 +350,4 @@ export async function copyConversation(
   if (await isFile(to)) return;
   await rm(to, { force: true, recursive: true });
   await copyInto(file, dirname(to), basename(to));
-}
-
-async function names(dir: string): Promise<string[]> {
-  return readdir(dir).catch(() => []);
-}
-
-/**
- * The file of a conversation in a CLI folder (Claude Code and Codex name it by the
- * conversation's id), or null.
- */
-export async function findConversationFile(
-  kind: CliKind,
-  root: string,
-  conversationId: string,
-): Promise<string | null> {
-  if (kind === 'claude-code') {
-    const projects = join(root, 'projects');
-    for (const project of await names(projects)) {
-      const file = join(projects, project, `${conversationId}.jsonl`);
-      if (await isFile(file)) return file;
-    }
-    return null;
-  }
-  if (kind === 'codex') {
-    const sessions = join(root, 'sessions');
-    const suffix = `-${conversationId}.jsonl`;
-    for (const year of (await names(sessions)).sort().reverse())
-      for (const month of (await names(join(sessions, year))).sort().reverse())
-        for (const day of (await names(join(sessions, year, month))).sort().reverse()) {
-          const dir = join(sessions, year, month, day);
-          const name = (await names(dir)).find((n) => n.startsWith('rollout-') && n.endsWith(suffix));
-          if (name !== undefined && (await isFile(join(dir, name)))) return join(dir, name);
-        }
-  }
-  return null;
 }

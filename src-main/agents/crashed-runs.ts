@@ -101,9 +101,13 @@ async function recordCrashedUsage(deps: RecoveryDeps, id: string, run: LastRun):
   if (!conversation || !isCliKind(conversation.kind) || prompt === undefined) return undefined;
   const { loggedUsage } = CLI_KIND_SPECS[conversation.kind];
   if (!loggedUsage) return undefined;
+  // An imported session's conversation is its own file (the run saw it in the session's home).
+  const source = repos.sessions.find(id)?.source;
+  const file = source?.conversationId === conversation.id ? source.path : undefined;
   const read = (env: NodeJS.ProcessEnv) =>
     loggedUsage({
       env,
+      file,
       conversationId: conversation.id,
       usageBefore: repos.sessions.conversationUsage(id, conversation.id),
       prompt,

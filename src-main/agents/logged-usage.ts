@@ -1,10 +1,10 @@
-import { readdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { tokenCost } from '../../src-shared/model-prices.js';
 import { readLines } from '../history/file-reader.js';
 import { openRegularFile } from '../history/safe-files.js';
 import { num, parseJsonObject, type AgentUsage } from './agent-events.js';
+import { findConversationFile, names } from './conversation-files.js';
 
 /**
  * What a run that ended before its final line used, from the CLI's own session file: Codex
@@ -22,6 +22,11 @@ export interface LoggedUsageInput {
    * another was not reached by this run, whose usage is then unknown.
    */
   prompt: string;
+  /**
+   * The conversation's file, when it is known (an imported session's own, which a run's sandbox
+   * sees at another place); else it is looked for where `env` says the CLI keeps its files.
+   */
+  file?: string | undefined;
 }
 
 export type LoggedUsage = (input: LoggedUsageInput) => Promise<AgentUsage | null>;
@@ -45,11 +50,6 @@ async function* records(root: string, path: string): AsyncGenerator<Record<strin
   }
 }
 
-/** Names in a folder, or none when it cannot be read. */
-async function names(dir: string): Promise<string[]> {
-  return readdir(dir).catch(() => []);
-}
-
 /**
  * Codex: `sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl` under CODEX_HOME (else
  * ~/.codex). Each `token_usage_record` holds the thread's totals so far, so the run's usage is
@@ -60,26 +60,23 @@ export function codexLoggedUsage(
   toUsage: (usage: Record<string, unknown>) => AgentUsage,
   minus: (total: AgentUsage, before: AgentUsage | undefined) => AgentUsage,
 ): LoggedUsage {
-  return async ({ env, conversationId, usageBefore }) => {
-    const sessions = join(env.CODEX_HOME || join(env.HOME || homedir(), '.codex'), 'sessions');
-    const suffix = `-${conversationId}.jsonl`;
-    // Newest days first: the run's thread was written to lately.
-    for (const year of (await names(sessions)).sort().reverse())
-      for (const month of (await names(join(sessions, year))).sort().reverse())
-        for (const day of (await names(join(sessions, year, month))).sort().reverse()) {
-          const dir = join(sessions, year, month, day);
-          const file = (await names(dir)).find((n) => n.startsWith('rollout-') && n.endsWith(suffix));
-          if (file === undefined) continue;
-          let total: AgentUsage | null = null;
-          for await (const record of records(sessions, join(dir, file))) {
-            const payload = record.payload as Record<string, unknown> | undefined;
-            const thread = payload?.thread_token_usage;
-            if (record.type === 'token_usage_record' && typeof thread === 'object' && thread !== null)
-              total = toUsage(thread as Record<string, unknown>);
-          }
-          return total && minus(total, usageBefore);
-        }
-    return null;
+  return async ({ env, conversationId, usageBefore, file }) => {
+    const found =
+      file ??
+      (await findConversationFile(
+        'codex',
+        env.CODEX_HOME || join(env.HOME || homedir(), '.codex'),
+        conversationId,
+      ));
+    if (found === null) return null;
+    let total: AgentUsage | null = null;
+    for await (const record of records(dirname(found), found)) {
+      const payload = record.payload as Record<string, unknown> | undefined;
+      const thread = payload?.thread_token_usage;
+      if (record.type === 'token_usage_record' && typeof thread === 'object' && thread !== null)
+        total = toUsage(thread as Record<string, unknown>);
+    }
+    return total && minus(total, usageBefore);
   };
 }
 
@@ -105,38 +102,47 @@ function isRunPrompt(recorded: string, prompt: string): boolean {
  * last person's record. Counted as the CLI's own result line counts them: input without the
  * cached tokens, output without thoughts.
  */
-export const geminiLoggedUsage: LoggedUsage = async ({ env, conversationId, prompt }) => {
+export const geminiLoggedUsage: LoggedUsage = async ({ env, conversationId, prompt, file: known }) => {
   // GEMINI_CLI_HOME stands for the home folder the CLI keeps its `.gemini` in.
   const projects = join(env.GEMINI_CLI_HOME || env.HOME || homedir(), '.gemini', 'tmp');
   const suffix = `-${conversationId.slice(0, 8)}.jsonl`;
-  for (const project of await names(projects)) {
-    const chats = join(projects, project, 'chats');
-    for (const file of await names(chats)) {
-      if (!file.startsWith('session-') || !file.endsWith(suffix)) continue;
-      let ours: boolean | undefined;
-      let lastPrompt = '';
-      let responses = new Map<unknown, Record<string, unknown>>();
-      for await (const record of records(projects, join(chats, file))) {
-        ours ??= record.sessionId === conversationId;
-        if (!ours) break;
-        const text = record.type === 'user' ? promptText(record.content) : '';
-        if (text.trim() !== '') {
-          lastPrompt = text;
-          responses = new Map();
-        } else if (record.type === 'gemini' && typeof record.tokens === 'object' && record.tokens !== null)
-          responses.set(record.id, record.tokens as Record<string, unknown>);
-      }
-      if (!ours) continue;
-      if (!isRunPrompt(lastPrompt, prompt)) return null;
-      const usage: AgentUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
-      for (const tokens of responses.values()) {
-        const cached = num(tokens.cached);
-        usage.inputTokens += Math.max(0, num(tokens.input) - cached);
-        usage.outputTokens += num(tokens.output);
-        usage.cacheReadTokens += cached;
-      }
-      return responses.size > 0 ? usage : null;
+  const candidates = known
+    ? [known]
+    : (
+        await Promise.all(
+          (await names(projects)).map(async (project) =>
+            (await names(join(projects, project, 'chats'))).map((name) =>
+              join(projects, project, 'chats', name),
+            ),
+          ),
+        )
+      ).flat();
+  for (const path of candidates) {
+    const file = basename(path);
+    if (!file.startsWith('session-') || !file.endsWith(suffix)) continue;
+    let ours: boolean | undefined;
+    let lastPrompt = '';
+    let responses = new Map<unknown, Record<string, unknown>>();
+    for await (const record of records(dirname(path), path)) {
+      ours ??= record.sessionId === conversationId;
+      if (!ours) break;
+      const text = record.type === 'user' ? promptText(record.content) : '';
+      if (text.trim() !== '') {
+        lastPrompt = text;
+        responses = new Map();
+      } else if (record.type === 'gemini' && typeof record.tokens === 'object' && record.tokens !== null)
+        responses.set(record.id, record.tokens as Record<string, unknown>);
     }
+    if (!ours) continue;
+    if (!isRunPrompt(lastPrompt, prompt)) return null;
+    const usage: AgentUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    for (const tokens of responses.values()) {
+      const cached = num(tokens.cached);
+      usage.inputTokens += Math.max(0, num(tokens.input) - cached);
+      usage.outputTokens += num(tokens.output);
+      usage.cacheReadTokens += cached;
+    }
+    return responses.size > 0 ? usage : null;
   }
   return null;
 };
@@ -147,13 +153,18 @@ export const geminiLoggedUsage: LoggedUsage = async ({ env, conversationId, prom
  * response); the run's are those after its prompt, the last person's record, priced from the
  * price table (the file's cost records come only at a run's end).
  */
-export const claudeCodeLoggedUsage: LoggedUsage = async ({ env, conversationId, prompt }) => {
-  const projects = join(env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), '.claude'), 'projects');
-  for (const project of await names(projects)) {
-    if (!(await names(join(projects, project))).includes(`${conversationId}.jsonl`)) continue;
+export const claudeCodeLoggedUsage: LoggedUsage = async ({ env, conversationId, prompt, file }) => {
+  const found =
+    file ??
+    (await findConversationFile(
+      'claude-code',
+      env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), '.claude'),
+      conversationId,
+    ));
+  if (found !== null) {
     let lastPrompt = '';
     let responses = new Map<unknown, { model: unknown; usage: Record<string, unknown> }>();
-    for await (const record of records(projects, join(projects, project, `${conversationId}.jsonl`))) {
+    for await (const record of records(dirname(found), found)) {
       const message = (record.message ?? {}) as Record<string, unknown>;
       const text = record.type === 'user' && record.isMeta !== true ? promptText(message.content) : '';
       if (text.trim() !== '') {
