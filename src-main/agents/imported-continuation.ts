@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { realpathSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { isAbsolute, relative, resolve } from 'node:path';
 import { parseRepoUrl } from '../../src-shared/repo-url.js';
 import type { ContinueIn } from '../../src-shared/sessions.js';
 import { conflict } from '../errors.js';
@@ -11,6 +10,7 @@ import type { Repositories } from '../store/repositories.js';
 import type { SessionRow } from '../store/sessions.js';
 import { createCliAgent } from './cli-agent.js';
 import { personCliFolder } from './cli-homes.js';
+import { isInside, realOf } from './folders.js';
 import { CLI_KIND_SPECS, CLI_KINDS, type CliKind } from './cli-kinds.js';
 import { createCliRunStore } from './cli-run-store.js';
 import { runProgram } from './sandbox.js';
@@ -68,20 +68,6 @@ function repoUrlOf(session: SessionRow): string | undefined {
   return session.repository ? `https://github.com/${session.repository}` : undefined;
 }
 
-const within = (folder: string, root: string) => {
-  const rel = relative(root, folder);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-};
-
-/** The path with its symbolic links resolved (as far as it exists). */
-function realOf(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return resolve(path);
-  }
-}
-
 /**
  * Why an agent may not work in a person's folder, or null. A continuation binds the folder
  * writable in the run's sandbox, so the folder must not be the whole file system, the home
@@ -94,13 +80,13 @@ export function originalFolderRefusal(
   home: string | undefined,
 ): string | null {
   const real = realOf(folder);
-  if (real === '/' || (home !== undefined && within(realOf(home), real))) {
+  if (real === '/' || (home !== undefined && isInside(realOf(home), real))) {
     return `The folder ${folder} this session ran in is ${real === '/' ? 'the root of the file system' : 'your home folder or holds it'}: an agent is never given all of it.`;
   }
   for (const { path, what } of reserved) {
     const other = realOf(path);
-    if (within(real, other) || within(other, real)) {
-      return `The folder ${folder} this session ran in ${within(real, other) ? 'lies in' : 'holds'} ${what} (${path}), where an agent never writes.`;
+    if (isInside(real, other) || isInside(other, real)) {
+      return `The folder ${folder} this session ran in ${isInside(real, other) ? 'lies in' : 'holds'} ${what} (${path}), where an agent never writes.`;
     }
   }
   return null;

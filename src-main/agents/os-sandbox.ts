@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
-import { basename, delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';
+import { isInside, realOf } from './folders.js';
 import { bridged, type NetworkBridge } from './network-bridge.js';
 import { locateExecutable } from './programs.js';
 
@@ -52,19 +53,6 @@ export type OsSandbox =
 
 /** Where the system keeps its programs and libraries: read-only in the sandbox. */
 const SYSTEM_DIRS = ['/usr', '/etc', '/opt', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/nix'];
-
-const inside = (child: string, parent: string) => {
-  const rel = relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-};
-
-const real = (path: string): string => {
-  try {
-    return realpathSync(path);
-  } catch {
-    return resolve(path);
-  }
-};
 
 /**
  * Finds bubblewrap and checks that it can make the namespaces a run needs here (a kernel or
@@ -141,17 +129,17 @@ function bindArgs(kind: '--ro-bind' | '--bind', path: string): string[] {
  * `lib` beside it when it holds `node` (a Node.js install of the person's, as nvm makes).
  */
 function pathFolders(env: NodeJS.ProcessEnv): string[] {
-  const home = env.HOME ? real(env.HOME) : undefined;
+  const home = env.HOME ? realOf(env.HOME) : undefined;
   const folders: string[] = [];
   for (const entry of (env.PATH ?? '').split(delimiter)) {
     if (!isAbsolute(entry) || !existsSync(entry)) continue;
-    const dir = real(entry);
-    if (SYSTEM_DIRS.some((system) => inside(dir, system))) continue;
+    const dir = realOf(entry);
+    if (SYSTEM_DIRS.some((system) => isInside(dir, system))) continue;
     // The home itself, or a folder holding it, is never bound whole.
-    if (home !== undefined && inside(home, dir)) continue;
+    if (home !== undefined && isInside(home, dir)) continue;
     const parent = dirname(dir);
     if (basename(dir) !== 'bin' || parent === '/') folders.push(dir);
-    else if (home === undefined || !inside(parent, home)) folders.push(parent);
+    else if (home === undefined || !isInside(parent, home)) folders.push(parent);
     else {
       folders.push(dir);
       if (existsSync(join(dir, 'node')) && existsSync(join(parent, 'lib'))) folders.push(join(parent, 'lib'));
@@ -177,7 +165,7 @@ export function bwrapArguments(confinement: Confinement, env: NodeJS.ProcessEnv,
   // Name resolution where /etc/resolv.conf points elsewhere (systemd-resolved keeps it in /run).
   try {
     const resolvConf = realpathSync('/etc/resolv.conf');
-    if (!inside(resolvConf, '/etc')) args.push('--ro-bind', dirname(resolvConf), dirname(resolvConf));
+    if (!isInside(resolvConf, '/etc')) args.push('--ro-bind', dirname(resolvConf), dirname(resolvConf));
   } catch {
     /* no resolver configuration: nothing to bind */
   }
@@ -210,7 +198,7 @@ export function bwrapArguments(confinement: Confinement, env: NodeJS.ProcessEnv,
   for (const path of confinement.writable) args.push('--bind', path, path);
   for (const { from, to } of confinement.files ?? []) args.push('--bind', from, to);
   for (const path of hidden) {
-    if (confinement.writable.some((dir) => inside(path, dir) && path !== dir)) args.push(...hide(path));
+    if (confinement.writable.some((dir) => isInside(path, dir) && path !== dir)) args.push(...hide(path));
   }
   if (confinement.network) args.push('--bind', confinement.network.socket, confinement.network.socket);
   args.push('--chdir', cwd);

@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants, realpathSync, statSync } from 'node:fs';
-import { delimiter, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, dirname, isAbsolute, join, sep } from 'node:path';
 import type { AgentKindInfo } from '../../src-shared/accounts.js';
 import { CLI_KIND_SPECS, CLI_KINDS, type CliKind } from './cli-kinds.js';
+import { isInside, realOf } from './folders.js';
 import type { OsSandbox } from './os-sandbox.js';
 
 /** Where a CLI kind's program is, or why it is not there. */
@@ -49,23 +50,10 @@ export function locateExecutable(spec: ProgramSpec, env: NodeJS.ProcessEnv): Loc
   };
 }
 
-const inside = (child: string, parent: string) => {
-  const rel = relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-};
-
-const realOf = (path: string) => {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
-};
-
 /** The first of `folders` that holds `path`, as named or once links are followed, or undefined. */
 export function folderHolding(path: string, folders: readonly string[]): string | undefined {
   const real = realOf(path);
-  return folders.find((dir) => inside(path, dir) || inside(real, dir) || inside(real, realOf(dir)));
+  return folders.find((dir) => isInside(path, dir) || isInside(real, dir) || isInside(real, realOf(dir)));
 }
 
 /**
@@ -79,7 +67,7 @@ export function installRoot(program: string, home: string | undefined): string {
   const parts = path.split(sep);
   const at = parts.indexOf('node_modules');
   const root = at > 0 ? parts.slice(0, at + 1).join(sep) : dirname(path);
-  if (root === sep || (home !== undefined && inside(realOf(home), root))) return path;
+  if (root === sep || (home !== undefined && isInside(realOf(home), root))) return path;
   return root;
 }
 
