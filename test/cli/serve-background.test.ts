@@ -142,9 +142,12 @@ describe('sessiondesk serve started in the background', linuxOnly, () => {
 const hasScript = spawnSync('script', ['--version']).status === 0;
 
 /**
- * A terminal, as `script` makes one: an interactive bash on a pseudo-terminal. Killing
- * `script` closes the terminal as closing its window does: bash is hung up and passes SIGHUP
- * on to its jobs.
+ * A terminal, as `script` makes one: an interactive bash on a pseudo-terminal. Closing it hangs
+ * bash up as closing the window does: bash passes SIGHUP on to its jobs and exits, and `script`
+ * with it. The hang-up is sent to bash itself (`kill -HUP $$`, what the kernel sends it when the
+ * window goes) rather than by killing `script`: then bash may also read end-of-file from the
+ * vanished terminal before it handles the signal, and at end-of-file it exits without passing
+ * SIGHUP on (huponexit is off), which would make this test race against bash, not the server.
  */
 function terminal(cwd: string) {
   const script = spawn('script', ['-qfc', 'bash --norc --noprofile -i', '/dev/null'], {
@@ -157,7 +160,7 @@ function terminal(cwd: string) {
   return {
     type: (line: string) => script.stdin.write(`${line}\n`),
     async close() {
-      script.kill('SIGKILL');
+      script.stdin.write('kill -HUP $$\n');
       await exited;
     },
   };
