@@ -1,10 +1,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cliHomePath, prepareCliHome } from '../src-main/agents/cli-homes.js';
-import { CLI_KINDS } from '../src-main/agents/cli-kinds.js';
-import { detectOsSandbox } from '../src-main/agents/os-sandbox.js';
-import { runProcess } from '../src-main/agents/process-run.js';
+import { cliHomePath, prepareCliHome } from '../src-main/agents/kinds/cli/cli-homes.js';
+import { CLI_KINDS } from '../src-main/agents/kinds/cli-kind-names.js';
+import { detectOsSandbox } from '../src-main/agents/sandbox/os-sandbox.js';
+import { runProcess } from '../src-main/agents/process/process-run.js';
 import { percentile } from './load.js';
 
 /**

@@ -6,7 +6,7 @@ import type {
   Workspace,
 } from '../../src-shared/accounts.js';
 import type { Clock } from '../clock.js';
-import { ownAccountCount } from '../demo/seed.js';
+import { ownAccountCount } from '../demo/people.js';
 import { AppError, conflict, notFound } from '../errors.js';
 import type { Repositories } from '../store/repositories.js';
 import type { ApiKeyRecord, MemberRecord } from '../store/index.js';

@@ -1,5 +1,5 @@
 import { forbidden } from '../errors.js';
-import { DEMO_EMAILS } from '../demo/seed.js';
+import { DEMO_EMAILS } from '../demo/people.js';
 import type { Repositories } from '../store/repositories.js';
 
 /**

@@ -1,6 +1,50 @@
 import type { AgentKind } from '../../src-shared/constants.js';
 import type { AssistantMessage, ResultMessage, Task } from '../../src-shared/sessions.js';
-import type { Confinement, OsSandbox } from './os-sandbox.js';
+
+/** Where a run's proxy is reached: its socket (same path in and out), the port inside, Node.js. */
+export interface NetworkBridge {
+  socket: string;
+  port: number;
+  /** The Node.js program that runs the bridge (found on the agent's PATH). */
+  node: string;
+}
+
+/** What a run may see and write, besides the system's own programs and libraries. */
+export interface Confinement {
+  /**
+   * Folders the run writes in: the session's sandbox (or the folder a person chose) and the
+   * session's home for its CLIs' state (never the person's own CLI folders).
+   */
+  writable: string[];
+  /** Files and folders it reads: the agent's program and what it needs to run. */
+  readable: string[];
+  /**
+   * Single files of the person's it writes, bound at another place (`to`, in the session's CLI
+   * home): an imported conversation's file, which the CLI resumes and appends to.
+   */
+  files?: { from: string; to: string }[];
+  /** Folders that must never be visible, even where a readable folder holds them. */
+  hidden: string[];
+  /**
+   * The workspace limits the network: the run gets none of its own, and reaches the allowed
+   * hosts only through the proxy's socket, by way of a bridge that runs the program.
+   */
+  network?: NetworkBridge;
+}
+
+export type OsSandbox =
+  | {
+      isolation: 'sandbox';
+      bwrap: string;
+      wrap(
+        program: string,
+        args: string[],
+        confinement: Confinement,
+        env: NodeJS.ProcessEnv,
+        cwd: string,
+      ): { program: string; args: string[] };
+    }
+  | { isolation: 'none'; reason: string };
 
 /** What a runner may do to its session: every call is a durable write and a live event. */
 export interface SessionSink {

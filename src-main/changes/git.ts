@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname } from 'node:path';
-import { agentEnvironment } from '../agents/environment.js';
+import { agentEnvironment } from '../agents/sandbox/environment.js';
 
 /**
  * Running git on a sandbox the agent controls. The repository's own configuration is the

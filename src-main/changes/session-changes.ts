@@ -1,5 +1,5 @@
 import type { SessionChangesResponse } from '../../src-shared/changes.js';
-import { sandboxPath } from '../agents/sandbox.js';
+import { sandboxPath } from '../agents/sandbox/session-folder.js';
 import type { Clock } from '../clock.js';
 import type { Repositories } from '../store/repositories.js';
 import { sandboxChanges } from './sandbox-changes.js';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { AGENT_COMMAND_NAME_PATTERN } from '../../src-shared/accounts.js';
-import { readNamedCommands, writeNamedCommands } from '../agents/named-commands.js';
+import { readNamedCommands, writeNamedCommands } from '../agents/kinds/command/named-commands.js';
 import { resolveDataDir } from '../paths.js';
 import { CliError } from './admin-target.js';
 import { print } from './command-line.js';

@@ -4,9 +4,9 @@ import { DataDirLockedError } from '../store/lock.js';
 import { ImportInputError } from '../data/import.js';
 import { RestoreRefusedError } from '../data/restore.js';
 import { PortInUseError } from '../server/start.js';
-import { NamedCommandsError } from '../agents/named-commands.js';
+import { NamedCommandsError } from '../agents/kinds/command/named-commands.js';
 import { DataDirPermissionError } from '../data-dir-permissions.js';
-import { SandboxRootError } from '../agents/sandbox-root.js';
+import { SandboxRootError } from '../agents/sandbox/sandbox-root.js';
 import { CliError } from './admin-target.js';
 import {
   keyCreate,

@@ -6,7 +6,7 @@ import { resolveDesktopConfig, userDataDirFromArgv, type DesktopConfig } from '.
 import { probeDevServer, verifiedAppOrigin } from '../desktop/server-identity.js';
 import { endSignIn } from '../desktop/sign-out.js';
 import { describeStartupError } from '../desktop/startup-error.js';
-import { agentConfigFromEnv } from '../agents/config.js';
+import { agentConfigFromEnv } from '../agents/run/config.js';
 import { withLaunchToken } from '../server/auth/launch-token.js';
 import { startServer, type RunningServer } from '../server/start.js';
 import { buildAppMenu } from './menu.js';

@@ -1,7 +1,7 @@
 import { tokenCost } from '../../src-shared/model-prices.js';
 import { ContentBlockSchema, type ContentBlock, type Task } from '../../src-shared/sessions.js';
 import { noticeText, num, parseJsonObject, type AgentUsage } from '../agents/agent-events.js';
-import { ClaudeTaskList, type WaitingCall } from '../agents/claude-code/tasks.js';
+import { ClaudeTaskList, type WaitingCall } from '../agents/kinds/claude-code/tasks.js';
 import { resultMessage } from '../agents/types.js';
 import {
   emptyUsage,

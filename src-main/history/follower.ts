@@ -1,7 +1,8 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../clock.js';
-import { importSource, type HistoryDeps, type SourceCounts } from './importer.js';
+import { importSource, type SourceCounts } from './importer.js';
+import { type HistoryDeps } from './history-deps.js';
 
 /** The periodic rescan: a safety net for changes fs.watch misses (and for status turning stale). */
 export const RESCAN_MS = 2_000;

@@ -1,6 +1,6 @@
 import type { ContentBlock, Task } from '../../src-shared/sessions.js';
 import { noticeText, num, parseJsonObject } from '../agents/agent-events.js';
-import { writeTodosTasks } from '../agents/gemini/parse.js';
+import { writeTodosTasks } from '../agents/kinds/gemini/parse.js';
 import { resultMessage } from '../agents/types.js';
 import {
   noteTime,

@@ -4,16 +4,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseRepoUrl } from '../../src-shared/repo-url.js';
 import type { HistoryKind, SessionStatus } from '../../src-shared/sessions.js';
-import type { Clock } from '../clock.js';
-import type { EventBus } from '../events/event-bus.js';
 import type { HistoryFileRecord, HistorySourceRecord } from '../store/history.js';
-import type { Repositories } from '../store/repositories.js';
-import type { Store } from '../store/store.js';
 import { newSession } from '../sessions/new-session.js';
 import { normalTimestamp } from '../sessions/timestamps.js';
 import { createClaudeCodeHistoryParser, subAgentParent } from './claude-code.js';
 import { createCodexHistoryParser } from './codex.js';
 import { fingerprintOf, readLines, startOffset } from './file-reader.js';
+import type { HistoryDeps } from './history-deps.js';
 import { createGeminiHistoryParser } from './gemini.js';
 import { readChatDocument } from './gemini-document.js';
 import { plainNotice, type HistoryEvent, type HistoryParser } from './history-events.js';
@@ -41,19 +38,6 @@ function activeWithin(value: string | undefined): number {
     );
   }
   return ms;
-}
-
-export interface HistoryDeps {
-  store: Store;
-  repos: Repositories;
-  clock: Clock;
-  /** The running server's live events; absent when the command opens the data directory itself. */
-  events?: EventBus | undefined;
-  /**
-   * Sessions a run of Session Desk's own is resuming: that run's output is their record, so
-   * what its CLI writes to their files meanwhile is not imported (see run-holds.ts).
-   */
-  holds?: ReadonlySet<string> | undefined;
 }
 
 /** What importing one source did, and what of its folder it did not read (and why). */

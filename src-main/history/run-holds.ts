@@ -1,7 +1,8 @@
 import { dirname, sep } from 'node:path';
 import type { HistoryKind } from '../../src-shared/sessions.js';
 import type { HistorySourceRecord } from '../store/history.js';
-import { importFile, withSourceLock, type HistoryDeps } from './importer.js';
+import { importFile, withSourceLock } from './importer.js';
+import { type HistoryDeps } from './history-deps.js';
 import { sessionFiles, Skips } from './session-files.js';
 
 /** How deep a session file lies under its CLI's root folder. */
@@ -64,7 +65,7 @@ export function createRunHolds(deps: HistoryDeps) {
     /**
      * Before the run: what the file gained so far is imported, then the file is held. The run's
      * CLI works in the session's own CLI home, with this one file bound in (see
-     * agents/cli-homes.ts): it appends to it, and nothing else of the CLI's folder is reachable.
+     * agents/kinds/cli/cli-homes.ts): it appends to it, and nothing else of the CLI's folder is reachable.
      */
     async hold(sessionId: string): Promise<void> {
       held.add(sessionId);

@@ -11,7 +11,8 @@ import type {
 import { HISTORY_KINDS, type HistoryKind } from '../../src-shared/sessions.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import type { HistorySourceRecord } from '../store/history.js';
-import { defaultRoot, importSource, type HistoryDeps } from './importer.js';
+import { defaultRoot, importSource } from './importer.js';
+import { type HistoryDeps } from './history-deps.js';
 
 /** The folder under a CLI's root that holds its sessions: a root without it has none to import. */
 const SESSIONS_FOLDER: Record<HistoryKind, string> = {

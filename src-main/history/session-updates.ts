@@ -1,7 +1,7 @@
 import type { SessionStatus } from '../../src-shared/sessions.js';
 import { toSummary } from '../sessions/summary.js';
 import type { HistoryFileRecord } from '../store/history.js';
-import type { HistoryDeps } from './importer.js';
+import type { HistoryDeps } from './history-deps.js';
 
 /** A session shown active whose file has not been written for ACTIVE_WITHIN_MS. */
 export interface Settling {

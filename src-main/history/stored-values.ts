@@ -2,7 +2,7 @@ import { isAbsolute } from 'node:path';
 import { TITLE_UPDATE_MAX_CHARS } from '../../src-shared/constants.js';
 import { BRANCH_PATTERN } from '../../src-shared/repo-url.js';
 import { TaskSchema, type Task } from '../../src-shared/sessions.js';
-import { checkedConversationId } from '../agents/agent-command.js';
+import { checkedConversationId } from '../agents/kinds/agent-command.js';
 import { normalTimestamp } from '../sessions/timestamps.js';
 import type { HistoryEvent, HistoryFacts, RunTokens } from './history-events.js';
 

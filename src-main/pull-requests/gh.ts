@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { z } from 'zod';
 import type { PrStatus } from '../../src-shared/sessions.js';
-import { locateExecutable } from '../agents/programs.js';
+import { locateExecutable } from '../agents/executables.js';
 import { AppError } from '../errors.js';
 import { lastLines, runTool, type ToolResult } from './run-tool.js';
 import { pullRequestsIn, type PullRequestRef } from './urls.js';

@@ -1,10 +1,10 @@
 import type { OpenPullRequestBody, PullRequest } from '../../src-shared/pull-requests.js';
 import { PR_BODY_MAX_CHARS } from '../../src-shared/pull-requests.js';
 import type { Task } from '../../src-shared/sessions.js';
-import type { AgentHost } from '../agents/host.js';
-import { sandboxPath } from '../agents/sandbox.js';
+import type { AgentHost } from '../agents/run/host.js';
+import { sandboxPath } from '../agents/sandbox/session-folder.js';
 import type { Logger } from '../clock.js';
-import { DEMO } from '../demo/seed.js';
+import { DEMO } from '../demo/people.js';
 import { conflict } from '../errors.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Repositories } from '../store/repositories.js';

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Accounts } from '../accounts/accounts.js';
-import type { AgentHost } from '../agents/host.js';
+import type { AgentHost } from '../agents/run/host.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { SessionCommands } from '../sessions/commands.js';
 import type { SessionService } from '../sessions/service.js';

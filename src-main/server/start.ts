@@ -3,7 +3,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import type { Clock, Logger } from '../clock.js';
 import { announceServer, newAdminToken, withdrawServer } from '../server-file.js';
 import { Store } from '../store/store.js';
-import type { AgentConfig } from '../agents/host.js';
+import type { AgentConfig } from '../agents/run/config.js';
 import { buildApp } from './app.js';
 import { newLaunchToken, withLaunchToken } from './auth/launch-token.js';
 import { createAccounts } from '../accounts/accounts.js';

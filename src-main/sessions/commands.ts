@@ -1,6 +1,6 @@
 import type { FollowUpBody } from '../../src-shared/sessions.js';
 import type { CreateSessionBody, SessionStatus } from '../../src-shared/sessions.js';
-import type { AgentHost } from '../agents/host.js';
+import type { AgentHost } from '../agents/run/host.js';
 import type { Logger } from '../clock.js';
 import type { Repositories } from '../store/repositories.js';
 import type { SessionRow } from '../store/sessions.js';

@@ -1,4 +1,4 @@
-import type { AgentHost } from '../agents/host.js';
+import type { AgentHost } from '../agents/run/host.js';
 import type { FollowUpBody } from '../../src-shared/sessions.js';
 import { resolve } from 'node:path';
 import { requireAdministrator } from '../accounts/administrator.js';

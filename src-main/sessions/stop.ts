@@ -1,5 +1,5 @@
 import type { ResultMessage } from '../../src-shared/sessions.js';
-import type { AgentHost } from '../agents/host.js';
+import type { AgentHost } from '../agents/run/host.js';
 import { conflict } from '../errors.js';
 import type { SessionRow } from '../store/sessions.js';
 import type { SessionService } from './service.js';

@@ -1,4 +1,5 @@
 import { moveMessagesToTranscripts } from './move-messages.js';
+import type { MigrationStep } from './migration-step.js';
 import type { Db } from './sqljs.js';
 
 /**
@@ -11,12 +12,6 @@ export interface Migration {
   sql: string[];
   /** Data work done before the SQL, in writes of its own; it must be safe to repeat. */
   prepare?: (step: MigrationStep) => Promise<void>;
-}
-
-export interface MigrationStep {
-  db: Db;
-  write<T>(fn: (db: Db) => T): Promise<T>;
-  progress(text: string): void;
 }
 
 export const MIGRATIONS: Migration[] = [

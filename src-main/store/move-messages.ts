@@ -1,4 +1,4 @@
-import type { MigrationStep } from './migrations.js';
+import type { MigrationStep } from './migration-step.js';
 import { optStr, str } from './row.js';
 import { stageMessages } from './sessions.js';
 import type { Db } from './sqljs.js';

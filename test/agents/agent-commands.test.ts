@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { claudeCodeCommand } from '../../src-main/agents/claude-code/command.js';
-import { codexCommand } from '../../src-main/agents/codex/command.js';
-import { geminiCommand } from '../../src-main/agents/gemini/command.js';
+import { claudeCodeCommand } from '../../src-main/agents/kinds/claude-code/command.js';
+import { codexCommand } from '../../src-main/agents/kinds/codex/command.js';
+import { geminiCommand } from '../../src-main/agents/kinds/gemini/command.js';
 
 const BUILDERS = { 'claude-code': claudeCodeCommand, codex: codexCommand, gemini: geminiCommand };
 const HOSTILE_PROMPTS = [

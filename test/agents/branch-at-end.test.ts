@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxPath } from '../../src-main/agents/sandbox.js';
+import { sandboxPath } from '../../src-main/agents/sandbox/session-folder.js';
 import { waitForResults } from '../helpers/agent-runs.js';
 import { ROOT } from '../helpers/cli.js';
 import { createGitHubFixture, git, type GitHubFixture } from '../helpers/github-fixture.js';

@@ -10,7 +10,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cliHomePath, sessionCliFolder } from '../../src-main/agents/cli-homes.js';
+import { cliHomePath, sessionCliFolder } from '../../src-main/agents/kinds/cli/cli-homes.js';
 import type { AgentKindInfo } from '../../src-shared/accounts.js';
 import {
   startScriptedAnthropicServer,

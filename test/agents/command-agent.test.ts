@@ -3,9 +3,9 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FullSessionResponseSchema, type SessionFull } from '../../src-shared/index.js';
-import { writeNamedCommands } from '../../src-main/agents/named-commands.js';
-import { sandboxPath } from '../../src-main/agents/sandbox.js';
-import { mapStreamLine } from '../../src-main/agents/stream-json.js';
+import { writeNamedCommands } from '../../src-main/agents/kinds/command/named-commands.js';
+import { sandboxPath } from '../../src-main/agents/sandbox/session-folder.js';
+import { mapStreamLine } from '../../src-main/agents/kinds/claude-code/stream-json.js';
 import { ROOT } from '../helpers/cli.js';
 import {
   asUser,

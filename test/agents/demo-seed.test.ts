@@ -6,7 +6,7 @@ import {
   SetupResponseSchema,
   SetupStatusSchema,
 } from '../../src-shared/index.js';
-import { DEMO } from '../../src-main/demo/seed.js';
+import { DEMO } from '../../src-main/demo/people.js';
 import { runCli, startServe } from '../helpers/cli.js';
 import {
   asUser,
@@ -19,7 +19,7 @@ import {
   type TestServer,
 } from '../helpers/server.js';
 import { rm } from 'node:fs/promises';
-import { writeNamedCommands } from '../../src-main/agents/named-commands.js';
+import { writeNamedCommands } from '../../src-main/agents/kinds/command/named-commands.js';
 
 describe('the demo workspace', () => {
   it(

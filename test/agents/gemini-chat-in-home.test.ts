@@ -5,7 +5,7 @@
 import { cpSync, existsSync, lstatSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliHomePath, sessionCliFolder } from '../../src-main/agents/cli-homes.js';
+import { cliHomePath, sessionCliFolder } from '../../src-main/agents/kinds/cli/cli-homes.js';
 import { ListSessionsResponseSchema } from '../../src-shared/sessions.js';
 import { startScriptedGeminiServer } from '../fixtures/agents/scripted-gemini-server.mjs';
 import { requireTools } from '../helpers/require-tools.js';

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { splitLines } from '../../src-main/agents/line-splitter.js';
+import { splitLines } from '../../src-main/agents/process/line-splitter.js';
 
 async function split(chunks: Buffer[], max: number) {
   const seen: Array<string | { oversize: number }> = [];

@@ -2,7 +2,7 @@ import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLI_KIND_SPECS } from '../../src-main/agents/cli-kinds.js';
+import { CLI_KIND_SPECS } from '../../src-main/agents/kinds/cli-kinds.js';
 import { tempDir } from '../helpers/server.js';
 
 /** The real CLIs' own session files of a conversation resumed once (test/fixtures/history). */

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { writeNamedCommands } from '../../src-main/agents/named-commands.js';
+import { writeNamedCommands } from '../../src-main/agents/kinds/command/named-commands.js';
 import type { SessionFull } from '../../src-shared/index.js';
 import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
 import { getSession, waitForResults } from '../helpers/agent-runs.js';

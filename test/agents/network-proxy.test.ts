@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { hostAllowed, NetworkProxies, type ProxyLease } from '../../src-main/agents/network-proxy.js';
+import { hostAllowed, NetworkProxies, type ProxyLease } from '../../src-main/agents/sandbox/network-proxy.js';
 import { tempDir } from '../helpers/server.js';
 
 describe('which hosts an allow-list lets through', () => {

@@ -3,10 +3,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { detectOsSandbox, type Confinement } from '../../src-main/agents/os-sandbox.js';
-import { runProcess } from '../../src-main/agents/process-run.js';
-import { sandboxPath } from '../../src-main/agents/sandbox.js';
-import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
+import { detectOsSandbox } from '../../src-main/agents/sandbox/os-sandbox.js';
+import type { Confinement } from '../../src-main/agents/types.js';
+import { runProcess } from '../../src-main/agents/process/process-run.js';
+import { sandboxPath } from '../../src-main/agents/sandbox/session-folder.js';
+import { defaultSandboxRoot } from '../../src-main/agents/sandbox/sandbox-root.js';
 import {
   startScriptedAnthropicServer,
   type ScriptedConversation,

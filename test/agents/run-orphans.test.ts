@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
+import { defaultSandboxRoot } from '../../src-main/agents/sandbox/sandbox-root.js';
 import { silentLogger, systemClock } from '../../src-main/clock.js';
 import { bootId, startTimeOf } from '../../src-main/store/lock.js';
 import { createRepositories } from '../../src-main/store/repositories.js';

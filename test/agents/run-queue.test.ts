@@ -6,8 +6,8 @@ import {
   SessionEventSchema,
   SessionResponseSchema,
 } from '../../src-shared/index.js';
-import { sandboxPath } from '../../src-main/agents/sandbox.js';
-import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
+import { sandboxPath } from '../../src-main/agents/sandbox/session-folder.js';
+import { defaultSandboxRoot } from '../../src-main/agents/sandbox/sandbox-root.js';
 import { getSession, waitForResults } from '../helpers/agent-runs.js';
 import { openEventStream } from '../helpers/events.js';
 import { release, transcript, waitForText, WAITING_AGENT } from '../helpers/run-control.js';

@@ -27,8 +27,8 @@ import {
   type TestServer,
 } from '../helpers/server.js';
 import { rm } from 'node:fs/promises';
-import { cliHomePath, sessionCliFolder } from '../../src-main/agents/cli-homes.js';
-import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
+import { cliHomePath, sessionCliFolder } from '../../src-main/agents/kinds/cli/cli-homes.js';
+import { defaultSandboxRoot } from '../../src-main/agents/sandbox/sandbox-root.js';
 
 const PROBE = join(ROOT, 'test', 'fixtures', 'probe-agent.mjs');
 

@@ -18,7 +18,7 @@ import {
   type ChangedFile,
   type SessionChanges,
 } from '../../src-shared/index.js';
-import { sandboxPath } from '../../src-main/agents/sandbox.js';
+import { sandboxPath } from '../../src-main/agents/sandbox/session-folder.js';
 import { ROOT } from '../helpers/cli.js';
 import {
   asUser,

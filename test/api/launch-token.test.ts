@@ -8,9 +8,9 @@ import {
   SetupStatusSchema,
   SignInResponseSchema,
 } from '../../src-shared/index.js';
-import { DEMO } from '../../src-main/demo/seed.js';
+import { DEMO } from '../../src-main/demo/people.js';
 import { DEMO_SIGN_IN_FILE } from '../../src-main/demo/sign-in.js';
-import { writeNamedCommands } from '../../src-main/agents/named-commands.js';
+import { writeNamedCommands } from '../../src-main/agents/kinds/command/named-commands.js';
 import { installRecordedClis } from '../helpers/recorded-clis.js';
 import {
   asUser,

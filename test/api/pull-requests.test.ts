@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GhStatusResponseSchema, PullRequestResponseSchema } from '../../src-shared/pull-requests.js';
 import { ListSessionsResponseSchema } from '../../src-shared/sessions.js';
-import { sandboxPath } from '../../src-main/agents/sandbox.js';
+import { sandboxPath } from '../../src-main/agents/sandbox/session-folder.js';
 import { getSession, waitForResults } from '../helpers/agent-runs.js';
 import { ROOT } from '../helpers/cli.js';
 import { createGitHubFixture, git, type GitHubFixture } from '../helpers/github-fixture.js';

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sandboxPath } from '../../src-main/agents/sandbox.js';
-import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
+import { sandboxPath } from '../../src-main/agents/sandbox/session-folder.js';
+import { defaultSandboxRoot } from '../../src-main/agents/sandbox/sandbox-root.js';
 import { ROOT, startServe } from '../helpers/cli.js';
 import { seedDataDir } from '../helpers/seed.js';
 import { tempDir } from '../helpers/server.js';

@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { claudeCodeCommand } from '../../src-main/agents/claude-code/command.js';
+import { claudeCodeCommand } from '../../src-main/agents/kinds/claude-code/command.js';
 import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
 import { runProgram } from '../helpers/agent-cli.js';
 import { claudeCodeEnv } from '../helpers/claude-code-cli.js';

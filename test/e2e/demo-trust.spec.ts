@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { writeNamedCommands } from '../../src-main/agents/named-commands.js';
+import { writeNamedCommands } from '../../src-main/agents/kinds/command/named-commands.js';
 import { startServe } from '../helpers/cli.js';
 import { tempDir } from '../helpers/server.js';
 import { expect, test } from './fixtures.js';

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { writeNamedCommands } from '../../src-main/agents/named-commands.js';
+import { writeNamedCommands } from '../../src-main/agents/kinds/command/named-commands.js';
 import { startServe } from '../helpers/cli.js';
 import { installRecordedClis } from '../helpers/recorded-clis.js';
 import { PASSWORD, tempDir } from '../helpers/server.js';

@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
+import { defaultSandboxRoot } from '../../src-main/agents/sandbox/sandbox-root.js';
 import { ROOT, startServe } from '../helpers/cli.js';
 import { seedDataDir } from '../helpers/seed.js';
 import { tempDir } from '../helpers/server.js';

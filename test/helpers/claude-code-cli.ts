@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { claudeCodeCommand } from '../../src-main/agents/claude-code/command.js';
+import { claudeCodeCommand } from '../../src-main/agents/kinds/claude-code/command.js';
 import type { ClaudeCodeScenario } from '../fixtures/agents/claude-code-scenarios.mjs';
 import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
 import { fieldOf, findAgentCli, makeRunRoot, runProgram, type ProgramRun } from './agent-cli.js';

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { sandboxPath } from '../../src-main/agents/sandbox.js';
+import { sandboxPath } from '../../src-main/agents/sandbox/session-folder.js';
 import type { SessionFull } from '../../src-shared/index.js';
 import { getSession } from './agent-runs.js';
 import { ROOT } from './cli.js';

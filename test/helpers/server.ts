@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createAccounts, type Accounts } from '../../src-main/accounts/accounts.js';
 import { silentLogger, steppableClock, systemClock, type Clock } from '../../src-main/clock.js';
-import { defaultSandboxRoot } from '../../src-main/agents/sandbox-root.js';
+import { defaultSandboxRoot } from '../../src-main/agents/sandbox/sandbox-root.js';
 import { createEventLog, type LogLevel } from '../../src-main/event-log.js';
 import { buildApp } from '../../src-main/server/app.js';
 import { newLaunchToken } from '../../src-main/server/auth/launch-token.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { simulatedUsage, subjectOf } from '../../src-main/agents/demo-agent.js';
+import { simulatedUsage, subjectOf } from '../../src-main/agents/kinds/demo/demo-agent.js';
 import { seededRandom } from '../../src-main/seeded-random.js';
 
 describe("the demo agent's words", () => {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { SignInResponseSchema } from '../../../src-shared/accounts.js';
-import { DEMO } from '../../demo/seed.js';
+import { DEMO } from '../../demo/people.js';
 import { notFound } from '../../errors.js';
 import type { AppContext } from '../context.js';
 import { publicUser, startSignIn } from './auth.js';

@@ -22,9 +22,10 @@ import {
   WorkspacesResponseSchema,
   type SetupAgent,
 } from '../../../src-shared/accounts.js';
-import { isCliKind, type CliKind } from '../../agents/cli-kinds.js';
+import { isCliKind, type CliKind } from '../../agents/kinds/cli-kind-names.js';
 import { badRequest, conflict, forbidden } from '../../errors.js';
-import { DEMO, isDemoAccount, ownAccountCount, seedDemo } from '../../demo/seed.js';
+import { seedDemo } from '../../demo/seed.js';
+import { DEMO, isDemoAccount, ownAccountCount } from '../../demo/people.js';
 import { authHooks } from '../auth/authenticate.js';
 import { userOf, type AppContext } from '../context.js';
 import { startSignIn } from './auth.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UNFINISHED_TOOL_RESULT, type AgentEvent } from '../../../src-main/agents/agent-events.js';
-import { createClaudeCodeParser } from '../../../src-main/agents/claude-code/parse.js';
+import { createClaudeCodeParser } from '../../../src-main/agents/kinds/claude-code/parse.js';
 import { fixtureLines, fixtureRecords, recordedScenarios, recordedVersions, replay } from './replay.js';
 
 const KIND = 'claude-code';

@@ -4,7 +4,7 @@ import {
   type AgentEvent,
   type AgentUsage,
 } from '../../../src-main/agents/agent-events.js';
-import { createCodexParser } from '../../../src-main/agents/codex/parse.js';
+import { createCodexParser } from '../../../src-main/agents/kinds/codex/parse.js';
 import { fixtureLines, fixtureRecords, recordedScenarios, recordedVersions, replay } from './replay.js';
 
 const KIND = 'codex';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UNFINISHED_TOOL_RESULT, type AgentEvent } from '../../../src-main/agents/agent-events.js';
-import { createGeminiParser, geminiStderrEvents } from '../../../src-main/agents/gemini/parse.js';
+import { createGeminiParser, geminiStderrEvents } from '../../../src-main/agents/kinds/gemini/parse.js';
 import {
   fixtureFile,
   fixtureLines,

@@ -1,0 +1,278 @@
+/**
+ * One run of a session's agent, from what it is given to how its end is recorded: the
+ * session and its folder, the confinement and network it runs in, the runner, and the result
+ * (the agent's, or why it stopped or failed). Apart from the agent host, which decides when
+ * runs start, wait and stop; this is what happens inside one.
+ */
+import type { ContinueIn, SessionStatus } from '../../../src-shared/sessions.js';
+import type { SessionRow } from '../../store/sessions.js';
+import type { QueuedRun } from '../../store/runs.js';
+import { cliHomePath } from '../kinds/cli/cli-homes.js';
+import { DEFAULT_AGENT_TIMEOUT_MS } from '../kinds/command/command-agent.js';
+import { branchToClone, createContinuationRunner, type Continuation } from './imported-continuation.js';
+import { NamedCommandsError } from '../kinds/command/named-commands.js';
+import { BRIDGE_PORT } from '../sandbox/network-bridge.js';
+import {
+  refusalNotices,
+  type NetworkProxies,
+  type ProxyLease,
+  type Refused,
+} from '../sandbox/network-proxy.js';
+import type { Confinement, OsSandbox } from '../types.js';
+import { installRoot, locateExecutable } from '../executables.js';
+import { recordBranchAtEnd, recordReportedPullRequest, type FactsDeps } from './repository-facts.js';
+import { sandboxPath, SandboxError } from '../sandbox/session-folder.js';
+import { SandboxRootError, secureSessionFolder } from '../sandbox/sandbox-root.js';
+import {
+  resultMessage,
+  RunAborted,
+  type AgentRunner,
+  type AgentSession,
+  type RunContext,
+  type RunOutcome,
+} from '../types.js';
+import { AgentSetupError } from './workspace-agents.js';
+
+/** Why a run was stopped: becomes its result message, and says what the session becomes. */
+export interface StopReason {
+  text: string;
+  success: boolean;
+  /** The status to set; none when the caller set it already (a PATCH) or a follow-up goes on. */
+  status?: SessionStatus;
+  /** Another run takes over at once: the session stays marked as worked on. */
+  handOver?: boolean;
+}
+
+/** A run waiting for a place (or about to start): the prompts it will pass, in order. */
+export interface WaitingRun {
+  sessionId: string;
+  mode: QueuedRun['mode'];
+  prompts: string[];
+  /** A follow-up to an imported session: where its conversation goes on. */
+  continueIn?: ContinueIn;
+}
+
+/** Prompts sent while a run waited reach the agent as one, in order, a blank line apart. */
+export function joinPrompts(prompts: string[]): string {
+  return prompts.join('\n\n');
+}
+
+/** What a run needs: the session service and the store, and these of the agent host. */
+export interface RunDeps extends FactsDeps {
+  dataDir: string;
+  /** The folder holding every session's sandbox (checked each time it is asked for). */
+  sandboxRoot: () => string;
+  /** The operating-system sandbox agents' programs run in, or why there is none. */
+  osSandbox: () => OsSandbox;
+  /** The allow-listed environment agents run with. */
+  agentEnvironment: () => NodeJS.ProcessEnv;
+  /** The environment agent CLIs are found in: the server's own unless configured. */
+  lookupEnv: NodeJS.ProcessEnv;
+  /** The proxies of workspaces that list the hosts their agents may reach. */
+  proxies: Pick<NetworkProxies, 'open'>;
+  runnerFor: (workspaceId: string) => AgentRunner;
+  /** How a follow-up to an imported session goes on, or an error saying why it cannot. */
+  planContinuation: (session: SessionRow, where: ContinueIn) => Continuation;
+  /** Runs `work` with an imported session's file held: the follower reads it again once the run ends. */
+  holdingFile: <T>(sessionId: string, work: () => Promise<T>) => Promise<T>;
+}
+
+/**
+ * Starts the run `wanted` (none when the session or what it passes is gone); the promise
+ * settles once its end is recorded. `stopReason` says why it was stopped, once `signal` is
+ * aborted.
+ */
+export function runAgent(
+  deps: RunDeps,
+  wanted: WaitingRun,
+  signal: AbortSignal,
+  stopReason: () => StopReason | undefined,
+): Promise<void> | undefined {
+  const { sessionId } = wanted;
+  const row = deps.repos.sessions.find(sessionId);
+  const input = deps.repos.sessions.agentInput(sessionId);
+  if (!row || !input) return undefined;
+  // An imported session goes on where the follow-up chose: checked again, the folder may be gone.
+  let plan: Continuation | AgentSetupError | undefined;
+  if (wanted.continueIn !== undefined) {
+    try {
+      plan = deps.planContinuation(row, wanted.continueIn);
+    } catch (err) {
+      plan = new AgentSetupError((err as Error).message);
+    }
+  }
+  const continuation = plan instanceof AgentSetupError ? undefined : plan;
+  const repoUrl = continuation ? continuation.repoUrl : input.repoUrl;
+  const author = deps.repos.users.findById(row.authorId);
+  const session: AgentSession = {
+    id: row.id,
+    workspaceId: row.workspaceId,
+    title: row.title,
+    model: row.model,
+    baseBranch: input.baseBranch,
+    ...(repoUrl ? { repoUrl } : {}),
+    ...(row.repository ? { repository: row.repository } : {}),
+    ...(author ? { author: { name: author.name, email: author.email } } : {}),
+  };
+  const { service } = deps;
+  let recordingProcess: Promise<void> = Promise.resolve();
+  const refusals = refusalNotices((message) =>
+    service
+      .appendMessage(sessionId, message, null)
+      .then(() => undefined)
+      .catch((err: unknown) =>
+        deps.logger.warn(`Could not record a refused connection of ${sessionId}: ${String(err)}`),
+      ),
+  );
+  // A continuation in the person's own folder works there; every other run in its sandbox.
+  const sandboxDir = continuation?.cwd ?? sandboxPath(deps.sandboxRoot(), sessionId);
+  const cliHome = cliHomePath(deps.sandboxRoot(), sessionId);
+  const ctx: RunContext = {
+    session,
+    sandboxDir,
+    ...(continuation?.cwd ? {} : { ownedFolder: sandboxDir }),
+    cliHome,
+    signal,
+    confinement: {
+      sandbox: deps.osSandbox(),
+      rules: {
+        writable: [sandboxDir, cliHome],
+        readable: [],
+        hidden: [deps.dataDir, deps.sandboxRoot()],
+      },
+    },
+    sink: {
+      assistant: async (message) => {
+        await service.appendMessage(sessionId, message, null);
+        await recordReportedPullRequest(deps, session, message);
+      },
+      tasks: (tasks) => service.replaceTasks(sessionId, tasks),
+      branch: (name) => service.setBranch(sessionId, name),
+    },
+    processStarted: (pgid) => {
+      recordingProcess = service
+        .recordProcess(sessionId, pgid)
+        .catch((err: unknown) =>
+          deps.logger.warn(`Could not record the process of ${sessionId}: ${String(err)}`),
+        );
+    },
+  };
+  const { firstMessage } = input;
+  const work = (runner: AgentRunner): Promise<RunOutcome> =>
+    wanted.mode === 'start'
+      ? runner.start(
+          ctx,
+          wanted.prompts.length === 0
+            ? firstMessage
+            : joinPrompts(firstMessage === undefined ? wanted.prompts : [firstMessage, ...wanted.prompts]),
+        )
+      : runner.followUp(ctx, joinPrompts(wanted.prompts));
+  return (async () => {
+    const started = Date.now();
+    let proxy: ProxyLease | undefined;
+    try {
+      if (plan instanceof AgentSetupError) throw plan;
+      // A branch only in the person's own clone is not in the repository: the clone starts from its default.
+      if (continuation?.repoUrl) {
+        session.baseBranch = await branchToClone(
+          continuation.repoUrl,
+          session.baseBranch,
+          deps.agentEnvironment(),
+        );
+      }
+      const runner = continuation
+        ? createContinuationRunner(continuation, {
+            service,
+            repos: deps.repos,
+            env: deps.agentEnvironment(),
+            lookupEnv: deps.lookupEnv,
+            timeoutMs:
+              deps.repos.workspaces.settings(session.workspaceId)?.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS,
+          })
+        : deps.runnerFor(session.workspaceId);
+      if (runner.kind !== 'demo' && ctx.confinement)
+        proxy = await limitNetwork(deps, session.workspaceId, ctx.confinement.rules, refusals.refused);
+      // The demo agent runs no program: there is nothing to hold.
+      await service.runStarts(
+        sessionId,
+        runner.kind,
+        runner.kind === 'demo' ? null : deps.osSandbox().isolation,
+      );
+      // Folders may have changed hands since the start: each run checks its own again.
+      if (runner.kind !== 'demo' && !continuation?.cwd) {
+        secureSessionFolder(deps.sandboxRoot(), deps.dataDir, sessionId, deps.logger);
+      }
+      const { result } = continuation
+        ? await deps.holdingFile(sessionId, () => work(runner))
+        : await work(runner);
+      await recordingProcess;
+      await refusals.end();
+      if (signal.aborted) throw new RunAborted();
+      await recordBranchAtEnd(deps, session, ctx.sandboxDir, deps.agentEnvironment());
+      await service.finish(sessionId, result, result.is_error ? 'failed' : 'completed', { outcome: true });
+    } catch (err) {
+      await recordingProcess;
+      await refusals.end();
+      const stopped = signal.aborted;
+      const reason = stopReason();
+      const text = stopped
+        ? (reason?.text ?? 'Stopped.')
+        : err instanceof SandboxError ||
+            err instanceof SandboxRootError ||
+            err instanceof AgentSetupError ||
+            err instanceof NamedCommandsError
+          ? err.message
+          : `The agent failed: ${err instanceof Error ? err.message : String(err)}`;
+      // A stop by PATCH has already set the status; a failure sets it to failed.
+      const status: SessionStatus | null = stopped ? (reason?.status ?? null) : 'failed';
+      await recordBranchAtEnd(deps, session, ctx.sandboxDir, deps.agentEnvironment());
+      const result = resultMessage(
+        stopped ? (reason?.success ?? false) : false,
+        text,
+        Date.now() - started,
+        0,
+      );
+      if (err instanceof RunAborted && err.usage) result.usage = err.usage;
+      await service
+        .finish(sessionId, result, status, {
+          keepRunning: stopped && reason?.handOver === true,
+          outcome: !stopped,
+        })
+        .catch((writeErr: unknown) =>
+          deps.logger.error(`Could not record the end of ${sessionId}: ${String(writeErr)}`),
+        );
+    } finally {
+      await proxy?.close();
+    }
+  })();
+}
+
+/**
+ * Where the workspace lists the hosts its agents may reach (and a sandbox can hold them to
+ * it): the run's proxy, and the bridge that runs its program, in its confinement.
+ */
+async function limitNetwork(
+  deps: RunDeps,
+  workspaceId: string,
+  rules: Confinement,
+  refused: Refused,
+): Promise<ProxyLease | undefined> {
+  const allowed = deps.repos.workspaces.settings(workspaceId)?.allowedHosts;
+  if (!allowed || deps.osSandbox().isolation !== 'sandbox') return undefined;
+  const node = locateExecutable(
+    { name: 'Node.js', program: 'node', envVar: 'SESSIONDESK_NODE_BIN' },
+    {
+      ...deps.agentEnvironment(),
+      SESSIONDESK_NODE_BIN: deps.lookupEnv.SESSIONDESK_NODE_BIN,
+    },
+  );
+  if (!node.found) {
+    throw new AgentSetupError(
+      `This workspace lists the hosts its agents may reach, which needs Node.js in their sandbox: ${node.problem}`,
+    );
+  }
+  const lease = await deps.proxies.open(allowed, refused);
+  rules.readable.push(installRoot(node.path, deps.agentEnvironment().HOME));
+  rules.network = { socket: lease.socket, port: BRIDGE_PORT, node: node.path };
+  return lease;
+}

@@ -1,0 +1,136 @@
+import { modelsFor } from '../../../src-shared/agent-models.js';
+import type { AgentSettings } from '../../../src-shared/accounts.js';
+import type { SessionService } from '../../sessions/service.js';
+import type { Repositories } from '../../store/repositories.js';
+import { createCliAgent } from '../kinds/cli/cli-agent.js';
+import { CLI_KIND_SPECS } from '../kinds/cli-kinds.js';
+import { isCliKind } from '../kinds/cli-kind-names.js';
+import { createCliRunStore } from '../kinds/cli/cli-run-store.js';
+import { createCommandAgent, DEFAULT_AGENT_TIMEOUT_MS } from '../kinds/command/command-agent.js';
+import { createDemoAgent } from '../kinds/demo/demo-agent.js';
+import type { AgentConfig } from './config.js';
+import { readNamedCommands } from '../kinds/command/named-commands.js';
+import type { OsSandbox } from '../types.js';
+import type { AgentRunner } from '../types.js';
+
+/** The workspace's agent cannot run as set (the session fails with this message). */
+export class AgentSetupError extends Error {}
+
+/**
+ * Which agent each workspace uses, and the runner that runs it: the workspace's own setting,
+ * else the environment's command, else the demo; with the commands the administrator defined
+ * and what this machine can hold them in.
+ */
+export class WorkspaceAgents {
+  constructor(
+    private readonly deps: {
+      service: SessionService;
+      repos: Repositories;
+      dataDir: string;
+      config: AgentConfig;
+      osSandbox: () => OsSandbox;
+      agentEnvironment: () => NodeJS.ProcessEnv;
+    },
+  ) {}
+
+  /** The commands the administrator defined, by name (read afresh: the CLI may change them). */
+  namedCommands(): Record<string, string[]> {
+    return readNamedCommands(this.deps.dataDir);
+  }
+
+  /**
+   * The agent a workspace uses: its own setting, else the environment's command, else the
+   * demo; with the commands the administrator defined, to choose from.
+   */
+  settingsFor(workspaceId: string): {
+    settings: AgentSettings;
+    source: 'workspace' | 'environment' | 'default';
+    commands: { name: string; command: string[] }[];
+    networkEnforced: boolean;
+    networkProblem?: string;
+    sandbox: { isolation: 'sandbox' | 'none'; detail: string };
+  } {
+    const commands = Object.entries(this.namedCommands()).map(([name, command]) => ({ name, command }));
+    // Only a sandbox can take a run's network away: without one, an allow-list is not enforced.
+    const sandbox = this.deps.osSandbox();
+    const network =
+      sandbox.isolation === 'sandbox'
+        ? {
+            networkEnforced: true,
+            sandbox: {
+              isolation: 'sandbox' as const,
+              detail: `Each run goes in a sandbox of its own (${sandbox.bwrap}): it sees the session's folder and its CLI's own state, not your other files or Session Desk's data, and nothing it starts outlives it.`,
+            },
+          }
+        : {
+            networkEnforced: false,
+            networkProblem: `Agents here run without an operating-system sandbox, so a list of allowed hosts cannot be enforced: their programs reach any host. ${sandbox.reason}`,
+            sandbox: { isolation: 'none' as const, detail: sandbox.reason },
+          };
+    const own = this.deps.repos.workspaces.settings(workspaceId);
+    if (own) return { settings: own, source: 'workspace', commands, ...network };
+    if (this.deps.config.defaultCommand) {
+      return {
+        settings: { agent: 'command', command: this.deps.config.defaultCommand },
+        source: 'environment',
+        commands,
+        ...network,
+      };
+    }
+    return { settings: { agent: 'demo' }, source: 'default', commands, ...network };
+  }
+
+  /**
+   * The model a new session of the workspace gets when the person chose none: the
+   * specification's default for the demo, else none, so that the agent's own default applies.
+   * Read from the workspace's setting and the environment (no file read per create).
+   */
+  defaultModel(workspaceId: string): string {
+    const own = this.deps.repos.workspaces.settings(workspaceId);
+    const kind = own?.agent ?? (this.deps.config.defaultCommand ? 'command' : 'demo');
+    return modelsFor(kind).defaultModel;
+  }
+
+  /** Throws AgentSetupError, saying why, when the workspace's agent cannot run. */
+  runnerFor(workspaceId: string): AgentRunner {
+    const own = this.deps.repos.workspaces.settings(workspaceId);
+    const timeoutMs = own?.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS;
+    if (own && isCliKind(own.agent)) {
+      return createCliAgent({
+        spec: CLI_KIND_SPECS[own.agent],
+        env: this.deps.agentEnvironment(),
+        lookupEnv: this.deps.config.env ?? process.env,
+        timeoutMs,
+        runs: createCliRunStore(own.agent, this.deps.service, this.deps.repos),
+      });
+    }
+    if (own?.agent === 'command') {
+      if (own.commandName === undefined) {
+        throw new AgentSetupError(
+          "This workspace's agent is a program the workspace chose itself. Only the administrator " +
+            'defines agent commands (sessiondesk agent-command set NAME -- program args…); choose one ' +
+            'of theirs in Settings, then Agent.',
+        );
+      }
+      const command = this.namedCommands()[own.commandName];
+      if (!command) {
+        throw new AgentSetupError(
+          `The agent command "${own.commandName}" is no longer defined; ask the administrator, or choose another in Settings, then Agent.`,
+        );
+      }
+      return createCommandAgent({ command, timeoutMs, environment: this.deps.agentEnvironment() });
+    }
+    if (!own && this.deps.config.defaultCommand) {
+      return createCommandAgent({
+        command: this.deps.config.defaultCommand,
+        timeoutMs,
+        environment: this.deps.agentEnvironment(),
+      });
+    }
+    return createDemoAgent({
+      paceMs: this.deps.config.demoPaceMs,
+      usage: (sessionId, usage) => this.deps.service.recordRun(sessionId, { kind: 'demo', usage }),
+      ...(this.deps.config.demoSeed === undefined ? {} : { seed: this.deps.config.demoSeed }),
+    });
+  }
+}
