@@ -7,10 +7,11 @@ import type { Db } from '../store/sqljs.js';
 import { StoreUnavailableError, type Store } from '../store/store.js';
 import { writeAgentFields } from './agent-fields.js';
 import type { ImportReport } from './format.js';
-import { openInput, type ImportedMessage, type ImportedSession } from './import-input.js';
+import { openInput } from './import-input.js';
+import type { ImportedMessage, ImportedSession } from './import-records.js';
 import type { LineTooLong } from './lines.js';
 
-export { ImportInputError } from './import-input.js';
+export { ImportInputError } from './import-records.js';
 
 export interface ImportTarget {
   store: Store;
