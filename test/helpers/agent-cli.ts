@@ -8,11 +8,15 @@ import { fileURLToPath } from 'node:url';
 export const DEFAULT_CLI_PREFIX = '/tmp/agent-clis';
 
 /** A CLI program: the given env variable, else `name` on PATH, else the install prefix. */
-export function findAgentCli(name: string, envVariable: string): string | null {
+export function findAgentCli(
+  name: string,
+  envVariable: string,
+  prefix = process.env.AGENT_CLIS_PREFIX ?? DEFAULT_CLI_PREFIX,
+): string | null {
   const fromEnv = process.env[envVariable];
   if (fromEnv) return existsSync(fromEnv) ? fromEnv : null;
   const dirs = (process.env.PATH ?? '').split(delimiter).filter(Boolean);
-  dirs.push(join(process.env.AGENT_CLIS_PREFIX ?? DEFAULT_CLI_PREFIX, 'node_modules', '.bin'));
+  dirs.push(join(prefix, 'node_modules', '.bin'));
   for (const dir of dirs) {
     const candidate = join(dir, name);
     if (existsSync(candidate)) return candidate;
@@ -89,14 +93,20 @@ const SCRIPTED_MCP_SERVER = join(
 
 /**
  * Writes `config.toml` into a Codex home folder: the scripted Responses server at `baseUrl` as
- * its model provider (key in SCRIPTED_API_KEY), and the scripted MCP server as a tool server.
+ * its model provider (key in SCRIPTED_API_KEY), the scripted MCP server as a tool server unless
+ * `mcp` is false, and any `settings` (top-level TOML lines).
  */
-export function writeScriptedCodexConfig(codexHome: string, baseUrl: string): void {
+export function writeScriptedCodexConfig(
+  codexHome: string,
+  baseUrl: string,
+  { mcp = true, settings = [] as string[] } = {},
+): void {
   writeFileSync(
     join(codexHome, 'config.toml'),
     [
       'model = "gpt-5.5"',
       'model_provider = "scripted"',
+      ...settings,
       '[model_providers.scripted]',
       'name = "Scripted"',
       `base_url = "${baseUrl}"`,
@@ -104,9 +114,13 @@ export function writeScriptedCodexConfig(codexHome: string, baseUrl: string): vo
       'env_key = "SCRIPTED_API_KEY"',
       'request_max_retries = 1',
       'stream_max_retries = 2',
-      '[mcp_servers.notes]',
-      `command = ${JSON.stringify(process.execPath)}`,
-      `args = [${JSON.stringify(SCRIPTED_MCP_SERVER)}]`,
+      ...(mcp
+        ? [
+            '[mcp_servers.notes]',
+            `command = ${JSON.stringify(process.execPath)}`,
+            `args = [${JSON.stringify(SCRIPTED_MCP_SERVER)}]`,
+          ]
+        : []),
       '',
     ].join('\n'),
   );
