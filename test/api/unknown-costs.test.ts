@@ -13,11 +13,11 @@ import { filesUnder, HISTORY_FIXTURES } from '../helpers/hostile-history.js';
 import { installRecordedClis } from '../helpers/recorded-clis.js';
 import {
   addHistorySource,
-  asUser,
   createSession,
   seedWorkspace,
   startTestServer,
   type TestServer,
+  useAgent,
 } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
 
@@ -108,16 +108,7 @@ describe('a live run whose agent reports no cost', () => {
     });
     cleanup(() => server.dispose());
     const owner = await seedWorkspace(server);
-    const put = await asUser(
-      server,
-      owner.user.cookie,
-      'PUT',
-      `/api/workspaces/${owner.organizationId}/agent`,
-      {
-        agent: 'codex',
-      },
-    );
-    expect(put.status, await put.clone().text()).toBe(200);
+    await useAgent(server, owner, 'codex');
     const run = async (model: string) => {
       const { id } = await createSession(server, owner.user.cookie, {
         organizationId: owner.organizationId,

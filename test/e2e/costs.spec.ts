@@ -1,27 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startServe } from '../helpers/cli.js';
-import { installRecordedClis } from '../helpers/recorded-clis.js';
-import { seedDataDir } from '../helpers/seed.js';
-import { tempDir } from '../helpers/server.js';
-import { expect, signIn, test } from './fixtures.js';
+import { chooseAgent, expect, serveWithRecordedClis, signIn, test } from './fixtures.js';
 
 test('a Codex run on a model without a price: its session and the week’s cost card say the cost is unknown, and why', async ({
   page,
 }) => {
-  const bin = installRecordedClis(mkdtempSync(join(tmpdir(), 'e2e-clis-')));
-  const dataDir = tempDir('sessiondesk-e2e-');
-  const data = await seedDataDir(dataDir);
-  const server = await startServe(dataDir, ['--log-level', 'warn'], {
-    PATH: `${bin}:${process.env.PATH ?? ''}`,
-  });
+  const { server, data, stop } = await serveWithRecordedClis();
   try {
     await signIn(page, server.url, data.email, data.password);
-    await page.goto(`${server.url}/settings/agent`);
-    await page.getByLabel(/Codex/).check();
-    await page.getByRole('button', { name: 'Save' }).click();
-    await expect(page.getByText('Set for this workspace.')).toBeVisible();
+    await chooseAgent(page, server.url, /Codex/);
 
     await page.getByRole('link', { name: 'New session' }).click();
     // Codex reports tokens and no cost, and the price table has no price for gpt-5.5.
@@ -42,8 +27,6 @@ test('a Codex run on a model without a price: its session and the week’s cost 
       'cost of 1 Codex session unknown: no price for gpt-5.5',
     ]);
   } finally {
-    await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-    rmSync(bin, { recursive: true, force: true });
+    await stop();
   }
 });
