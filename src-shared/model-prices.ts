@@ -1,10 +1,13 @@
+import { GENERATED_PRICES, MODEL_PRICES_SOURCE } from './model-prices.generated.js';
+
 /**
- * Model prices, in US dollars per million tokens, as the vendors published them on
- * MODEL_PRICES_DATE. The one place Session Desk prices tokens: used only where an agent CLI
- * records no cost of its own (Codex, Gemini CLI, Claude Code files without a cost record).
- * A model missing here has an unknown cost (null), never 0.
+ * Model prices, in US dollars per million tokens, from LiteLLM's price list as it stood in
+ * MODEL_PRICES_SOURCE (model-prices.generated.ts, written by `npm run refresh:prices`). The one
+ * place Session Desk prices tokens: used only where an agent CLI records no cost of its own
+ * (Codex, Gemini CLI, Claude Code files without a cost record). A model missing here has an
+ * unknown cost (null), never 0.
  */
-export const MODEL_PRICES_DATE = '2025-11-01';
+export const MODEL_PRICES_DATE: string = MODEL_PRICES_SOURCE.generatedOn;
 
 export interface ModelPrice {
   input: number;
@@ -13,30 +16,23 @@ export interface ModelPrice {
   cacheWrite: number;
 }
 
-const PRICES: Record<string, ModelPrice> = {
-  'claude-opus-4-5': { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 },
-  'claude-opus-4-1': { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
-  'claude-opus-4': { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
-  'claude-sonnet-4-5': { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
-  'claude-sonnet-4': { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
-  'claude-haiku-4-5': { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 },
-  'claude-3-5-haiku': { input: 0.8, output: 4, cacheRead: 0.08, cacheWrite: 1 },
-  'gpt-5': { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 },
-  'gpt-5-codex': { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 },
-  'gpt-5-mini': { input: 0.25, output: 2, cacheRead: 0.025, cacheWrite: 0 },
-  'gpt-5-nano': { input: 0.05, output: 0.4, cacheRead: 0.005, cacheWrite: 0 },
-  'gpt-4.1': { input: 2, output: 8, cacheRead: 0.5, cacheWrite: 0 },
-  o3: { input: 2, output: 8, cacheRead: 0.5, cacheWrite: 0 },
-  'o4-mini': { input: 1.1, output: 4.4, cacheRead: 0.275, cacheWrite: 0 },
-  'gemini-2.5-pro': { input: 1.25, output: 10, cacheRead: 0.31, cacheWrite: 0 },
-  'gemini-2.5-flash': { input: 0.3, output: 2.5, cacheRead: 0.075, cacheWrite: 0 },
-  'gemini-2.5-flash-lite': { input: 0.1, output: 0.4, cacheRead: 0.025, cacheWrite: 0 },
-};
+/**
+ * The names a model goes by besides the vendor's plain one, as CLIs and clouds report them:
+ * a provider path (`anthropic/…`, `models/…`), Bedrock's `us.anthropic.…-v1:0`, Vertex's
+ * `…@20250929`, and a trailing date (`-20250929`, `-2025-08-07`). Stripped in that order.
+ */
+const PROVIDER_PATH = /^.*\//u;
+const BEDROCK_FORM = /^(?:[a-z]{2,4}\.)?anthropic\.(.+?)(?:-v\d+(?::\d+)?)?$/u;
+const VERTEX_DATE = /@\d{8}$/u;
+const TRAILING_DATE = /-(?:\d{8}|\d{4}-\d\d-\d\d)$/u;
 
-/** A model's price: by its exact name, else without a trailing date (`-20250929`). */
+/** A model's price: by its exact name, else by the plain name under its provider's forms. */
 export function modelPrice(model: string): ModelPrice | null {
-  const name = model.toLowerCase();
-  return PRICES[name] ?? PRICES[name.replace(/-\d{8}$/u, '')] ?? null;
+  const name = model.trim().toLowerCase();
+  const exact = GENERATED_PRICES[name];
+  if (exact) return exact;
+  const plain = name.replace(PROVIDER_PATH, '').replace(BEDROCK_FORM, '$1').replace(VERTEX_DATE, '');
+  return GENERATED_PRICES[plain] ?? GENERATED_PRICES[plain.replace(TRAILING_DATE, '')] ?? null;
 }
 
 export interface PricedTokens {

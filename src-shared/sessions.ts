@@ -64,13 +64,37 @@ export const UserMessageSchema = z.looseObject({
   type: z.literal('user'),
   message: z.looseObject({ content: z.string() }),
 });
+/** Most models named in a cost that is unknown; past this the list is cut. */
+export const MAX_UNPRICED_MODELS = 20;
+const UnpricedModelsSchema = z
+  .array(z.string().max(200))
+  .max(MAX_UNPRICED_MODELS)
+  .describe(
+    'The models those runs ran that the price table has no price for; empty when the agent named no model and reported no cost.',
+  );
+
+/** Runs that used tokens but have no cost: the agent reported none, and their model has no price. */
+export const CostUnknownSchema = z.object({
+  runs: z.number().int().min(1).describe('How many runs.'),
+  models: UnpricedModelsSchema,
+});
+export type CostUnknown = z.infer<typeof CostUnknownSchema>;
+
 /** Tokens and cost: of one run (on its result message) or summed over a session's runs. */
 export const UsageSchema = z.object({
   inputTokens: z.number().int().describe('Input tokens not read from the prompt cache.'),
   outputTokens: z.number().int(),
   cacheReadTokens: z.number().int(),
   cacheWriteTokens: z.number().int(),
-  costUsd: z.number().optional().describe('In US dollars; only when the agent CLI reports a cost.'),
+  costUsd: z
+    .number()
+    .optional()
+    .describe(
+      'In US dollars: what the runs whose cost is known cost, reported by the agent CLI or priced from its tokens; absent when no run has a known cost. See `costUnknown` for the rest.',
+    ),
+  costUnknown: CostUnknownSchema.optional().describe(
+    'Present when some runs used tokens whose cost is unknown: `costUsd` leaves them out, so it is not the whole cost.',
+  ),
 });
 export type Usage = z.infer<typeof UsageSchema>;
 
@@ -199,13 +223,25 @@ export const StatsSchema = z.object({
   costPastWeek: z
     .number()
     .describe(
-      "US dollars reported by agent runs that ended in the last 7 days (0 without any); the demo agent's simulated runs are not counted here.",
+      "US dollars of the agent runs that ended in the last 7 days and whose cost is known (0 without any); the demo agent's simulated runs are not counted here, nor are the runs `costUnknownPastWeek` counts.",
     ),
   simulatedCostPastWeek: z
     .number()
     .optional()
     .describe(
       "The made-up cost of the demo agent's simulated runs that ended in the last 7 days, apart from `costPastWeek`; present when there is some.",
+    ),
+  costUnknownPastWeek: z
+    .array(
+      z.object({
+        agent: z.enum(AGENT_KINDS),
+        sessions: z.number().int().min(1).describe('Sessions with such a run.'),
+        models: UnpricedModelsSchema,
+      }),
+    )
+    .optional()
+    .describe(
+      'Per agent kind, the sessions with runs that ended in the last 7 days and used tokens of unknown cost, which `costPastWeek` leaves out; present when there are some.',
     ),
 });
 export type Stats = z.infer<typeof StatsSchema>;

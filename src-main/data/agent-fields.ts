@@ -3,6 +3,7 @@ import type { Usage } from '../../src-shared/sessions.js';
 import { num, optStr, str } from '../store/row.js';
 import { insertRun } from '../store/sessions.js';
 import type { Db } from '../store/sqljs.js';
+import { costIsUnknown, setUnknownCost } from '../store/unpriced-runs.js';
 import type { ExportRun } from './format.js';
 
 /**
@@ -23,7 +24,7 @@ export function readRuns(db: Db, sessionId: string): ExportRun[] {
   return db
     .all(
       `SELECT kind, conversation_id, ended_at, input_tokens, output_tokens, cache_read_tokens,
-         cache_write_tokens, cost_usd
+         cache_write_tokens, cost_usd, unpriced_model
        FROM agent_runs WHERE session_id = ? ORDER BY ended_at, rowid`,
       [sessionId],
     )
@@ -35,9 +36,13 @@ export function readRuns(db: Db, sessionId: string): ExportRun[] {
         cacheWriteTokens: num(r[6]),
       };
       if (r[7] !== null) usage.costUsd = num(r[7]);
+      const kind = str(r[0]) as AgentKind;
+      const model = optStr(r[8]);
+      if (costIsUnknown({ kind, usage }))
+        usage.costUnknown = { runs: 1, models: model === undefined ? [] : [model] };
       const conversationId = optStr(r[1]);
       return {
-        kind: str(r[0]) as AgentKind,
+        kind,
         ...(conversationId === undefined ? {} : { conversationId }),
         endedAt: str(r[2]),
         usage,
@@ -65,7 +70,10 @@ export function writeAgentFields(db: Db, sessionId: string, workspaceId: string,
       sessionId,
     ],
   );
+  setUnknownCost(db, sessionId, usage?.costUnknown);
   // A session completed by a later import gets its runs once, not twice.
   db.run('DELETE FROM agent_runs WHERE session_id = ?', [sessionId]);
-  for (const run of fields.runs ?? []) insertRun(db, sessionId, workspaceId, run);
+  for (const run of fields.runs ?? []) {
+    insertRun(db, sessionId, workspaceId, { ...run, model: run.usage.costUnknown?.models[0] });
+  }
 }

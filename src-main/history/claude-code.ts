@@ -176,7 +176,7 @@ export function createClaudeCodeHistoryParser(parentToolUseId?: string, state?: 
     runFailed = false;
     runError = '';
     return [
-      { kind: 'run', usage, costUsd },
+      { kind: 'run', usage, costUsd, ...(facts.model ? { model: facts.model } : {}) },
       { kind: 'result', result },
     ];
   }

@@ -12,9 +12,10 @@ export type HistoryEvent =
   | { kind: 'prompt'; text: string }
   /**
    * A run ended: its tokens, and its cost in US dollars: the CLI's own where it recorded one,
-   * else priced by the dated table in src-shared (model-prices.ts), null for a model it lacks.
+   * else priced by the dated table in src-shared (model-prices.ts), null for a model it lacks;
+   * and the model it ran, where the file says.
    */
-  | { kind: 'run'; usage: RunTokens; costUsd: number | null };
+  | { kind: 'run'; usage: RunTokens; costUsd: number | null; model?: string };
 
 export type RunTokens = Omit<AgentUsage, 'costUsd'>;
 
@@ -77,5 +78,5 @@ export function plainNotice(text: string): HistoryEvent[] {
 
 /** A run's end priced by the table: for CLIs that record no cost of their own. */
 export function pricedRun(model: string | undefined, usage: RunTokens): HistoryEvent {
-  return { kind: 'run', usage, costUsd: tokenCost(model, usage) };
+  return { kind: 'run', usage, costUsd: tokenCost(model, usage), ...(model ? { model } : {}) };
 }

@@ -276,11 +276,12 @@ async function readFile(
         for (const m of pending.messages) appendRead(repos, sessionId, source.workspaceId, m);
         if (pending.tasks) repos.sessions.replaceTasks(sessionId, pending.tasks);
         for (const r of pending.runs) {
-          const { usage, costUsd } = r.usage;
+          const { usage, costUsd, model } = r.usage;
           repos.sessions.recordRun(sessionId, source.workspaceId, {
             kind: source.kind,
             conversationId: facts.conversationId,
             usage: { ...usage, ...(costUsd === null ? {} : { costUsd }) },
+            model,
             endedAt: r.at,
           });
         }

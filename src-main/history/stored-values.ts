@@ -102,7 +102,8 @@ export function storedEvents(events: HistoryEvent[]): HistoryEvent[] {
       const cost = event.costUsd;
       const costUsd =
         cost !== null && Number.isFinite(cost) && cost >= 0 && cost <= MAX_RUN_COST_USD ? cost : null;
-      return { kind: 'run', usage: runTokens(event.usage), costUsd };
+      const model = exact(event.model, MAX_MODEL_CHARS);
+      return { kind: 'run', usage: runTokens(event.usage), costUsd, ...(model ? { model } : {}) };
     }
     if (event.kind === 'tasks') {
       const tasks = event.tasks.slice(0, MAX_TASKS).flatMap((t) => task(t) ?? []);

@@ -19,6 +19,7 @@ import type { Store } from '../store/store.js';
 import type { QueuedRun } from '../store/runs.js';
 import { bootId, startTimeOf } from '../store/lock.js';
 import { newSession, type SessionDraft } from './new-session.js';
+import { withSessionModel } from './run-cost.js';
 
 export interface PullRequestUpdate {
   number: number;
@@ -253,7 +254,11 @@ export function createSessionService(deps: {
     async recordRun(id: string, run: Omit<RunRecord, 'endedAt'>): Promise<void> {
       publishUpdated(
         await store.write(() => {
-          repos.sessions.recordRun(id, summary(id).workspaceId, { ...run, endedAt: now() });
+          const session = summary(id);
+          repos.sessions.recordRun(id, session.workspaceId, {
+            ...withSessionModel(run, session.model),
+            endedAt: now(),
+          });
           return summary(id);
         }),
       );

@@ -321,6 +321,26 @@ export const MIGRATIONS: Migration[] = [
       `ALTER TABLE workspace_settings ADD COLUMN allowed_hosts TEXT`,
     ],
   },
+  {
+    version: 16,
+    name: 'runs whose cost is unknown',
+    sql: [
+      // The model a run ran when its cost is unknown because the price table has no price for it.
+      `ALTER TABLE agent_runs ADD COLUMN unpriced_model TEXT`,
+      // Runs with tokens but no cost, and the JSON array of their unpriced models: the part of
+      // the session's usage that usage_cost_usd leaves out. Null while there is none.
+      `ALTER TABLE sessions ADD COLUMN usage_unpriced_runs INTEGER`,
+      `ALTER TABLE sessions ADD COLUMN usage_unpriced_models TEXT`,
+      // Earlier runs of unknown cost are counted; which models they ran was not kept.
+      `UPDATE sessions SET usage_unpriced_runs = (
+         SELECT count(*) FROM agent_runs r WHERE r.session_id = sessions.id AND r.kind <> 'demo'
+           AND r.cost_usd IS NULL
+           AND r.input_tokens + r.output_tokens + r.cache_read_tokens + r.cache_write_tokens > 0),
+         usage_unpriced_models = '[]'
+       WHERE id IN (SELECT session_id FROM agent_runs WHERE kind <> 'demo' AND cost_usd IS NULL
+         AND input_tokens + output_tokens + cache_read_tokens + cache_write_tokens > 0)`,
+    ],
+  },
 ];
 
 export class DatabaseTooNewError extends Error {

@@ -7,6 +7,13 @@ import { makePreview } from '../../src-shared/text.js';
 import type { Db, Params, Row } from './sqljs.js';
 import { num, optStr, str } from './row.js';
 import { encodeFrame, MAX_MESSAGE_BYTES, TRANSCRIPT_MAGIC } from './transcript-format.js';
+import {
+  addUnknownCost,
+  costUnknownOf,
+  unknownCostBetween,
+  unpricedModel,
+  type PricedRun,
+} from './unpriced-runs.js';
 
 /** Every MARK_EVERY-th message's start in the transcript is recorded (transcript_marks). */
 export const MARK_EVERY = 64;
@@ -96,10 +103,8 @@ export interface SessionRow {
 export type AgentState = 'queued' | 'running';
 
 /** One run's usage as recorded when it ends. */
-export interface RunRecord {
-  kind: AgentKind;
+export interface RunRecord extends PricedRun {
   conversationId?: string | undefined;
-  usage: Usage;
   endedAt: string;
 }
 
@@ -108,8 +113,8 @@ export function insertRun(db: Db, sessionId: string, workspaceId: string, run: R
   const { usage } = run;
   db.run(
     `INSERT INTO agent_runs (session_id, workspace_id, kind, conversation_id, ended_at, input_tokens,
-       output_tokens, cache_read_tokens, cache_write_tokens, cost_usd)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, unpriced_model)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       sessionId,
       workspaceId,
@@ -121,6 +126,7 @@ export function insertRun(db: Db, sessionId: string, workspaceId: string, run: R
       usage.cacheReadTokens,
       usage.cacheWriteTokens,
       usage.costUsd ?? null,
+      unpricedModel(run),
     ],
   );
 }
@@ -155,7 +161,8 @@ const SUMMARY_COLUMNS = `s.id, s.workspace_id, s.title, s.status, s.created_at, 
   s.author_id, u.name, u.image_url, s.repository, s.branch, s.pr_number, s.pr_url, s.pr_status,
   s.message_count, s.first_preview, s.last_preview, s.transcript_bytes, s.agent_kind, s.usage_input,
   s.usage_output, s.usage_cache_read, s.usage_cache_write, s.usage_cost_usd, s.agent_state, s.source_kind,
-  s.source_path, s.source_cwd, s.source_conversation_id, s.isolation, s.stopped`;
+  s.source_path, s.source_cwd, s.source_conversation_id, s.isolation, s.stopped, s.usage_unpriced_runs,
+  s.usage_unpriced_models`;
 const SUMMARY_FROM = 'sessions s JOIN users u ON u.id = s.author_id';
 /**
  * The same columns for one session. Measured in sql.js, the JOIN made finding one session
@@ -199,6 +206,8 @@ function toSessionRow(r: Row): SessionRow {
       cacheWriteTokens: num(r[23]),
     };
     if (r[24] !== null) usage.costUsd = roundDollars(num(r[24]));
+    const costUnknown = costUnknownOf(r[32], r[33]);
+    if (costUnknown) usage.costUnknown = costUnknown;
     row.usage = usage;
   }
   if (r[25] !== null) row.agentState = str(r[25]) as AgentState;
@@ -470,6 +479,7 @@ export function createSessionsRepository(db: Db) {
           sessionId,
         ],
       );
+      addUnknownCost(db, sessionId, run);
     },
 
     /** The usage of a session's earlier runs in one conversation (what a resumed CLI counts again). */
@@ -593,6 +603,7 @@ export function createSessionsRepository(db: Db) {
       const until = now.toISOString();
       const since = new Date(now.getTime() - STATS_WINDOW_MS).toISOString();
       const count = (sql: string, params: Params) => num(db.first(sql, params)?.[0] ?? 0);
+      const unknown = unknownCostBetween(db, workspaceId, since, until);
       // The demo agent's made-up cost is kept apart from what real agents reported.
       const simulated = roundDollars(
         count(
@@ -629,6 +640,7 @@ export function createSessionsRepository(db: Db) {
           ),
         ),
         ...(simulated > 0 ? { simulatedCostPastWeek: simulated } : {}),
+        ...(unknown ? { costUnknownPastWeek: unknown } : {}),
       };
     },
 

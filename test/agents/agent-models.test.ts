@@ -1,9 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { realpathSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { modelsFor } from '../../src-shared/agent-models.js';
+import { bundledCodexModels, geminiBundleSource } from '../helpers/agent-cli.js';
 import { requireTools } from '../helpers/require-tools.js';
 import { agentCliTool, ripgrepTool, type Tool } from '../helpers/tools.js';
 
@@ -28,29 +27,15 @@ const claude = installed('claude-code', 'claude');
 
 describe('the models the form offers are the ones the installed CLI knows', () => {
   it('Codex: each is in its bundled catalog, listed for people to pick', requireTools(codex), () => {
-    const home = mkdtempSync(join(tmpdir(), 'codex-home-'));
-    try {
-      const catalog = JSON.parse(
-        execFileSync(codex.path!, ['debug', 'models', '--bundled'], {
-          encoding: 'utf8',
-          env: { PATH: process.env.PATH, CODEX_HOME: home },
-          stdio: ['ignore', 'pipe', 'ignore'],
-        }),
-      ) as { models: { slug: string; visibility: string }[] };
-      const listed = catalog.models.filter((m) => m.visibility === 'list').map((m) => m.slug);
-      expect(listed.length).toBeGreaterThan(0);
-      expect(listed).toEqual(expect.arrayContaining([...modelsFor('codex').models]));
-    } finally {
-      rmSync(home, { recursive: true, force: true });
-    }
+    const listed = bundledCodexModels(codex.path!)
+      .filter((m) => m.visibility === 'list')
+      .map((m) => m.slug);
+    expect(listed.length).toBeGreaterThan(0);
+    expect(listed).toEqual(expect.arrayContaining([...modelsFor('codex').models]));
   });
 
   it('Gemini CLI: each is a model id or alias in its bundle', requireTools(gemini), () => {
-    const bundle = dirname(realpathSync(gemini.path!));
-    const source = readdirSync(bundle)
-      .filter((f) => f.endsWith('.js'))
-      .map((f) => readFileSync(join(bundle, f), 'utf8'))
-      .join('\n');
+    const source = geminiBundleSource(gemini.path!);
     for (const model of modelsFor('gemini').models) {
       expect(source, model).toMatch(
         new RegExp(`(?:_MODEL|_ALIAS_[A-Z_]+) = "${model.replaceAll('.', '\\.')}"`, 'u'),

@@ -56,6 +56,14 @@ const usage = (input: number, output: number, cacheRead: number, costUsd?: numbe
   cacheWriteTokens: 0,
   ...(costUsd === undefined ? {} : { costUsd }),
 });
+/**
+ * A session's usage with `runs` runs whose cost is unknown: the runs here name no model, and a
+ * run that reports no cost (stopped, or Codex and Gemini CLI) has nothing to price it by.
+ */
+const withUnknownCost = (sessionUsage: object, runs: number) => ({
+  ...sessionUsage,
+  costUnknown: { runs, models: [] },
+});
 const claudeUsage = (input: number, output: number, cacheRead: number) => ({
   input_tokens: input,
   output_tokens: output,
@@ -250,7 +258,7 @@ describe.each(LONG_TOOL_RUNS)('a stopped $kind run', (c) => {
     const result = session.messages.at(-1);
     expect(result).toMatchObject({ type: 'result', stopped: true });
     expect(result?.type === 'result' && result.usage).toEqual(c.stopped);
-    expect(session.usage).toEqual(c.stopped);
+    expect(session.usage).toEqual(withUnknownCost(c.stopped, 1));
   });
 
   it('interrupted by a follow-up: its usage is kept, and the follow-up counts its own', needs(), async () => {
@@ -264,8 +272,9 @@ describe.each(LONG_TOOL_RUNS)('a stopped $kind run', (c) => {
     expect(results[0]).toMatchObject({ result: 'Interrupted by a follow-up prompt.', usage: c.stopped });
     expect(results[1]).toMatchObject({ subtype: 'success', result: 'Carrying on.', usage: c.followUp });
     const second = (results[1] as { usage: Usage & { costUsd?: number } }).usage;
-    // The session's usage is the sum of both runs' own.
-    expect(session.usage).toEqual(sum(c.stopped, second));
+    // The session's usage is the sum of both runs' own; what has no cost is counted apart.
+    const unknownRuns = second.costUsd === undefined ? 2 : 1;
+    expect(session.usage).toEqual(withUnknownCost(sum(c.stopped, second), unknownRuns));
   });
 });
 
@@ -372,7 +381,7 @@ describe(
         // went with the server); the session's model has no price, so no cost.
         const used = usage(300, 20, 100);
         expect(after.messages.at(-1)).toMatchObject({ type: 'result', is_error: true, usage: used });
-        expect(after.usage).toEqual(used);
+        expect(after.usage).toEqual(withUnknownCost(used, 1));
       },
     );
   },

@@ -1,11 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startServe } from '../helpers/cli.js';
-import { installRecordedClis } from '../helpers/recorded-clis.js';
-import { seedDataDir } from '../helpers/seed.js';
-import { tempDir } from '../helpers/server.js';
-import { expect, signIn, test } from './fixtures.js';
+import { chooseAgent, expect, serveWithRecordedClis, signIn, test } from './fixtures.js';
 
 test('a demo session is labelled simulated in the list and on its page', async ({ page, seeded }) => {
   await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
@@ -19,12 +12,7 @@ test('a demo session is labelled simulated in the list and on its page', async (
 });
 
 test('choose Claude Code in Settings, run a session and see its agent and cost', async ({ page }) => {
-  const bin = installRecordedClis(mkdtempSync(join(tmpdir(), 'e2e-clis-')));
-  const dataDir = tempDir('sessiondesk-e2e-');
-  const data = await seedDataDir(dataDir);
-  const server = await startServe(dataDir, ['--log-level', 'warn'], {
-    PATH: `${bin}:${process.env.PATH ?? ''}`,
-  });
+  const { server, data, stop } = await serveWithRecordedClis();
   try {
     await signIn(page, server.url, data.email, data.password);
     await page.goto(`${server.url}/settings/agent`);
@@ -56,25 +44,15 @@ test('choose Claude Code in Settings, run a session and see its agent and cost',
     });
     await expect(cost.locator('.stat-value')).toHaveText('$0.0004');
   } finally {
-    await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-    rmSync(bin, { recursive: true, force: true });
+    await stop();
   }
 });
 
 test('Codex is offered the models its installed version knows, and none by default', async ({ page }) => {
-  const bin = installRecordedClis(mkdtempSync(join(tmpdir(), 'e2e-clis-')));
-  const dataDir = tempDir('sessiondesk-e2e-');
-  const data = await seedDataDir(dataDir);
-  const server = await startServe(dataDir, ['--log-level', 'warn'], {
-    PATH: `${bin}:${process.env.PATH ?? ''}`,
-  });
+  const { server, data, stop } = await serveWithRecordedClis();
   try {
     await signIn(page, server.url, data.email, data.password);
-    await page.goto(`${server.url}/settings/agent`);
-    await page.getByLabel(/Codex/).check();
-    await page.getByRole('button', { name: 'Save' }).click();
-    await expect(page.getByText('Set for this workspace.')).toBeVisible();
+    await chooseAgent(page, server.url, /Codex/);
 
     await page.getByRole('link', { name: 'New session' }).click();
     await expect(page.getByText("Runs with Codex, this workspace's agent.")).toBeVisible();
@@ -89,8 +67,6 @@ test('Codex is offered the models its installed version knows, and none by defau
     await page.getByRole('button', { name: 'Start session' }).click();
     await expect(page.getByRole('definition').filter({ hasText: 'gpt-6.1-sol' })).toBeVisible();
   } finally {
-    await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-    rmSync(bin, { recursive: true, force: true });
+    await stop();
   }
 });

@@ -1,6 +1,9 @@
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test as base, expect, type Page } from '@playwright/test';
 import { startServe, type ServeProcess } from '../helpers/cli.js';
+import { installRecordedClis } from '../helpers/recorded-clis.js';
 import type { Message } from '../../src-shared/sessions.js';
 import { addSession, seedDataDir, seedManySessions, type Seeded } from '../helpers/seed.js';
 import { tempDir } from '../helpers/server.js';
@@ -92,4 +95,35 @@ export async function serveWithSession(title: string, messages: Message[]): Prom
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A seeded data directory served with the recorded agent CLIs first on PATH. */
+export async function serveWithRecordedClis(): Promise<{
+  server: ServeProcess;
+  data: Seeded;
+  stop(): Promise<void>;
+}> {
+  const bin = installRecordedClis(mkdtempSync(join(tmpdir(), 'e2e-clis-')));
+  const dataDir = tempDir('sessiondesk-e2e-');
+  const data = await seedDataDir(dataDir);
+  const server = await startServe(dataDir, ['--log-level', 'warn'], {
+    PATH: `${bin}:${process.env.PATH ?? ''}`,
+  });
+  return {
+    server,
+    data,
+    async stop() {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(bin, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Chooses the workspace's agent in Settings › Agent, as its owner does. */
+export async function chooseAgent(page: Page, url: string, agent: RegExp): Promise<void> {
+  await page.goto(`${url}/settings/agent`);
+  await page.getByLabel(agent).check();
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByText('Set for this workspace.')).toBeVisible();
 }

@@ -1,5 +1,14 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +31,39 @@ export function findAgentCli(
     if (existsSync(candidate)) return candidate;
   }
   return null;
+}
+
+/** A model of Codex's catalog; `visibility: 'list'` is one it offers people to pick. */
+export interface CodexCatalogModel {
+  slug: string;
+  visibility: string;
+  priority: number;
+}
+
+/** The model catalog an installed Codex carries (`codex debug models --bundled`). */
+export function bundledCodexModels(codexPath: string): CodexCatalogModel[] {
+  const home = mkdtempSync(join(tmpdir(), 'codex-home-'));
+  try {
+    const catalog = JSON.parse(
+      execFileSync(codexPath, ['debug', 'models', '--bundled'], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, CODEX_HOME: home },
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }),
+    ) as { models: CodexCatalogModel[] };
+    return catalog.models;
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/** The JavaScript of an installed Gemini CLI's bundle (the folder its program is in), as one text. */
+export function geminiBundleSource(geminiPath: string): string {
+  const bundle = dirname(realpathSync(geminiPath));
+  return readdirSync(bundle)
+    .filter((f) => f.endsWith('.js'))
+    .map((f) => readFileSync(join(bundle, f), 'utf8'))
+    .join('\n');
 }
 
 export interface ProgramRun {

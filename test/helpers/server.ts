@@ -238,6 +238,23 @@ export async function createSession(
   return ((await response.json()) as { session: { id: string } }).session;
 }
 
+/** Sets the workspace's agent kind, as its owner does in Settings › Agent. */
+export async function useAgent(
+  server: TestServer,
+  owner: { user: { cookie: string }; organizationId: string },
+  agent: string,
+): Promise<void> {
+  const response = await asUser(
+    server,
+    owner.user.cookie,
+    'PUT',
+    `/api/workspaces/${owner.organizationId}/agent`,
+    { agent },
+  );
+  if (response.status !== 200)
+    throw new Error(`setting the agent failed: ${response.status} ${await response.text()}`);
+}
+
 /** Adds a CLI's folder as a history source of the workspace, as an owner does in Settings; its id. */
 export async function addHistorySource(
   server: TestServer,

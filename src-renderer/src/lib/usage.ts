@@ -11,11 +11,26 @@ export const AGENT_NAMES: Record<AgentKind, string> = {
 
 const tokens = new Intl.NumberFormat('en', { notation: 'compact', maximumFractionDigits: 1 });
 
-/** "12.3K in · 1.2K out" (input counts cached tokens too), and the cost when there is one. */
+/**
+ * "12.3K in · 1.2K out" (input counts cached tokens too), and the cost when there is one. A cost
+ * left partly or wholly unknown says so and why: it never passes for the whole cost, nor for $0.
+ */
 export function usageText(usage: Usage): string {
   const input = usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
   const text = `${tokens.format(input)} in · ${tokens.format(usage.outputTokens)} out`;
-  return usage.costUsd === undefined ? text : `${text} · ${costText(usage.costUsd)}`;
+  const { costUsd, costUnknown } = usage;
+  if (costUnknown !== undefined) {
+    const why = unknownCostReason(costUnknown.models);
+    return costUsd === undefined
+      ? `${text} · cost unknown: ${why}`
+      : `${text} · ${costText(costUsd)} + unknown: ${why}`;
+  }
+  return costUsd === undefined ? text : `${text} · ${costText(costUsd)}`;
+}
+
+/** Why a cost is unknown: the models the price table lacks, else the agent reported none. */
+export function unknownCostReason(models: readonly string[]): string {
+  return models.length > 0 ? `no price for ${models.join(', ')}` : 'no cost reported';
 }
 
 /** Dollars with cents, or to a tenth of a cent below one cent. */

@@ -1,7 +1,7 @@
 import type { Stats } from '../../../../src-shared/sessions';
-import { costText } from '../../lib/usage';
+import { AGENT_NAMES, costText, unknownCostReason } from '../../lib/usage';
 
-type Figure = Exclude<keyof Stats, 'simulatedCostPastWeek'>;
+type Figure = Exclude<keyof Stats, 'simulatedCostPastWeek' | 'costUnknownPastWeek'>;
 
 /** Each card: its figure, a short label, and what it counts (shown on hover, read by screen readers). */
 const CARDS: { key: Figure; label: string; hint: string }[] = [
@@ -36,8 +36,12 @@ const SIMULATED_NOTE = 'Made up by the demo agent: no real agent ran, and nothin
  */
 function CostValue({ stats }: { stats: Stats }) {
   const simulated = stats.simulatedCostPastWeek;
-  if (simulated === undefined) return <>{costText(stats.costPastWeek)}</>;
-  if (stats.costPastWeek === 0) {
+  const known = stats.costPastWeek;
+  // Runs of unknown cost are left out of the sum: it is shown as a part, never as the whole.
+  const unknown = stats.costUnknownPastWeek !== undefined;
+  const real = unknown ? (known > 0 ? `${costText(known)} + unknown` : 'Unknown') : costText(known);
+  if (simulated === undefined) return <>{real}</>;
+  if (known === 0 && !unknown) {
     return (
       <>
         {costText(simulated)}{' '}
@@ -49,8 +53,22 @@ function CostValue({ stats }: { stats: Stats }) {
   }
   return (
     <>
-      {costText(stats.costPastWeek)} <span className="stat-simulated">+ {costText(simulated)} simulated</span>
+      {real} <span className="stat-simulated">+ {costText(simulated)} simulated</span>
     </>
+  );
+}
+
+/** What the cost card leaves out, per agent: "cost of 6 Codex sessions unknown: no price for gpt-5.5". */
+function UnknownCosts({ unknown }: { unknown: NonNullable<Stats['costUnknownPastWeek']> }) {
+  return (
+    <ul className="stat-unknown">
+      {unknown.map((u) => (
+        <li key={u.agent}>
+          cost of {u.sessions} {AGENT_NAMES[u.agent]} {u.sessions === 1 ? 'session' : 'sessions'} unknown:{' '}
+          {unknownCostReason(u.models)}
+        </li>
+      ))}
+    </ul>
   );
 }
 
@@ -71,6 +89,9 @@ export function StatsCards({ stats }: { stats: Stats | undefined }) {
               )}
             </div>
             <div className="stat-label">{card.label}</div>
+            {card.key === 'costPastWeek' && stats?.costUnknownPastWeek !== undefined && (
+              <UnknownCosts unknown={stats.costUnknownPastWeek} />
+            )}
             <div className="stat-hint">{card.hint}</div>
           </div>
         );
