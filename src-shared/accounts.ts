@@ -193,8 +193,18 @@ export const HostPatternSchema = z
   .regex(HOST_PATTERN, 'must be a host name, an IPv4 address or *.name, with an optional :port')
   .refine((pattern) => Number(pattern.split(':')[1] ?? '1') <= 65535, 'must have a port up to 65535');
 
+/** The id of an ACP agent: lower-case words joined by hyphens. */
+export const ACP_AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/u;
+
 export const AgentSettingsSchema = z.strictObject({
   agent: z.enum(AGENT_KINDS),
+  acpAgent: z
+    .string()
+    .regex(ACP_AGENT_ID_PATTERN, 'must be the id of an ACP agent GET /api/agents lists')
+    .optional()
+    .describe(
+      'With `agent: "acp"`: which agent that speaks the Agent Client Protocol (see `GET /api/agents`).',
+    ),
   commandName: z
     .string()
     .regex(AGENT_COMMAND_NAME_PATTERN, 'must be the name of a command the administrator defined')
@@ -249,6 +259,7 @@ export const AgentSettingsResponseSchema = z.object({
 /** An agent kind as this server sees it: for the CLI kinds, whether its program is installed. */
 export const AgentKindInfoSchema = z.object({
   kind: z.enum(AGENT_KINDS),
+  acpAgent: z.string().optional().describe('For `kind: "acp"`: the id to choose it by, as `acpAgent`.'),
   name: z.string(),
   simulated: z.boolean().describe('True for the demo agent: its runs are made up, not real work.'),
   program: z.string().optional().describe('The program a CLI kind runs, as looked up on PATH.'),

@@ -30,5 +30,5 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
  * Which agent runs a workspace's sessions: the built-in simulation (`demo`), a custom command
  * (`command`), or one of the coding-agent CLIs Session Desk knows.
  */
-export const AGENT_KINDS = ['demo', 'command', 'claude-code', 'codex', 'gemini'] as const;
+export const AGENT_KINDS = ['demo', 'command', 'claude-code', 'codex', 'gemini', 'acp'] as const;
 export type AgentKind = (typeof AGENT_KINDS)[number];

@@ -181,6 +181,12 @@ const SessionBaseSchema = z.object({
     .enum(AGENT_KINDS)
     .optional()
     .describe('The agent kind of the latest run; `demo` is simulated. Absent before any run.'),
+  acpAgent: z
+    .string()
+    .optional()
+    .describe(
+      'With `agent: "acp"`: which agent that speaks the Agent Client Protocol ran it (`GET /api/agents`).',
+    ),
   usage: UsageSchema.optional().describe("Summed over the session's runs, once one reported usage."),
   agentState: z
     .enum(['queued', 'running'])

@@ -120,6 +120,8 @@ export interface RunOutcome {
  */
 export interface AgentRunner {
   readonly kind: AgentKind;
+  /** With kind `acp`: which ACP agent it runs. */
+  readonly acpAgent?: string;
   start(ctx: RunContext, prompt: string | undefined): Promise<RunOutcome>;
   followUp(ctx: RunContext, text: string): Promise<RunOutcome>;
 }

@@ -197,12 +197,17 @@ export function createSessionService(deps: {
      * `agent`) and leaves the queue if it waited there. Only a move out of the queue is
      * published; otherwise the run's first message or its end publishes the session.
      */
-    async runStarts(id: string, kind: AgentKind, isolation: Isolation | null = null): Promise<void> {
+    async runStarts(
+      id: string,
+      kind: AgentKind,
+      isolation: Isolation | null = null,
+      acpAgent: string | null = null,
+    ): Promise<void> {
       const { row, wasQueued } = await store.write(() => {
         const wasQueued = repos.sessions.agentState(id) === 'queued';
         repos.runs.dequeue(id);
         repos.sessions.setAgentState(id, 'running');
-        repos.sessions.setAgentKind(id, kind, isolation);
+        repos.sessions.setAgentKind(id, kind, isolation, acpAgent);
         return { row: summary(id), wasQueued };
       });
       if (wasQueued) publishUpdated(row);

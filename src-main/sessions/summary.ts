@@ -34,6 +34,7 @@ export function sessionFields(row: SessionRow): Omit<SessionSummary, 'messageCou
   };
   // Additive fields, after the specification's own and only when they apply.
   if (row.agentKind !== undefined) value.agent = row.agentKind;
+  if (row.acpAgent !== undefined) value.acpAgent = row.acpAgent;
   if (row.usage !== undefined) value.usage = row.usage;
   if (row.agentState !== undefined) value.agentState = row.agentState;
   if (row.source !== undefined) value.source = row.source;

@@ -341,6 +341,28 @@ export const MIGRATIONS: Migration[] = [
          AND input_tokens + output_tokens + cache_read_tokens + cache_write_tokens > 0)`,
     ],
   },
+  {
+    version: 17,
+    name: 'agents that speak the Agent Client Protocol',
+    sql: [
+      // SQLite cannot change a CHECK: the table is rebuilt with the `acp` kind allowed, and
+      // the ACP agent a workspace chose beside it.
+      `CREATE TABLE workspace_settings_new (
+        workspace_id TEXT PRIMARY KEY REFERENCES workspaces(id),
+        agent TEXT NOT NULL CHECK (agent IN ('demo', 'command', 'claude-code', 'codex', 'gemini', 'acp')),
+        command TEXT,
+        timeout_ms INTEGER,
+        allowed_hosts TEXT,
+        acp_agent TEXT
+      )`,
+      `INSERT INTO workspace_settings_new (workspace_id, agent, command, timeout_ms, allowed_hosts)
+        SELECT workspace_id, agent, command, timeout_ms, allowed_hosts FROM workspace_settings`,
+      `DROP TABLE workspace_settings`,
+      `ALTER TABLE workspace_settings_new RENAME TO workspace_settings`,
+      // The ACP agent of the session's latest run, beside its kind (`acp`).
+      `ALTER TABLE sessions ADD COLUMN acp_agent TEXT`,
+    ],
+  },
 ];
 
 export class DatabaseTooNewError extends Error {

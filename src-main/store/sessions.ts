@@ -88,6 +88,8 @@ export interface SessionRow {
   lastPreview?: string;
   /** The agent kind of the latest run. */
   agentKind?: AgentKind;
+  /** With agentKind `acp`: the ACP agent's id. */
+  acpAgent?: string;
   /** Summed over the runs that reported usage. */
   usage?: Usage;
   /** Whether an agent is working on the session now, or waiting for a place to. */
@@ -162,7 +164,7 @@ const SUMMARY_COLUMNS = `s.id, s.workspace_id, s.title, s.status, s.created_at, 
   s.message_count, s.first_preview, s.last_preview, s.transcript_bytes, s.agent_kind, s.usage_input,
   s.usage_output, s.usage_cache_read, s.usage_cache_write, s.usage_cost_usd, s.agent_state, s.source_kind,
   s.source_path, s.source_cwd, s.source_conversation_id, s.isolation, s.stopped, s.usage_unpriced_runs,
-  s.usage_unpriced_models`;
+  s.usage_unpriced_models, s.acp_agent`;
 const SUMMARY_FROM = 'sessions s JOIN users u ON u.id = s.author_id';
 /**
  * The same columns for one session. Measured in sql.js, the JOIN made finding one session
@@ -219,6 +221,7 @@ function toSessionRow(r: Row): SessionRow {
   }
   if (r[30] !== null) row.isolation = str(r[30]) as Isolation;
   if (r[31] === 1) row.stopped = true;
+  if (r[34] !== null) row.acpAgent = str(r[34]);
   return row;
 }
 
@@ -434,9 +437,19 @@ export function createSessionsRepository(db: Db) {
     },
 
     /** The kind of agent running (or that last ran) the session, and how its program is held. */
-    setAgentKind(sessionId: string, kind: AgentKind, isolation: Isolation | null = null): void {
+    setAgentKind(
+      sessionId: string,
+      kind: AgentKind,
+      isolation: Isolation | null = null,
+      acpAgent: string | null = null,
+    ): void {
       db.changed(sessionId);
-      db.run('UPDATE sessions SET agent_kind = ?, isolation = ? WHERE id = ?', [kind, isolation, sessionId]);
+      db.run('UPDATE sessions SET agent_kind = ?, isolation = ?, acp_agent = ? WHERE id = ?', [
+        kind,
+        isolation,
+        acpAgent,
+        sessionId,
+      ]);
     },
 
     /** The agent CLI's own conversation id for the session, with the kind that printed it. */

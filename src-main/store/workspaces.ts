@@ -34,13 +34,15 @@ export interface WorkspaceSettingsRecord {
   timeoutMs?: number;
   /** The hosts its agents may reach; absent when the network is open. */
   allowedHosts?: string[];
+  /** With `agent: 'acp'`: the ACP agent's id. */
+  acpAgent?: string;
 }
 
 export function createWorkspacesRepository(db: Db) {
   return {
     settings(workspaceId: string): WorkspaceSettingsRecord | null {
       const row = db.first(
-        'SELECT agent, command, timeout_ms, allowed_hosts FROM workspace_settings WHERE workspace_id = ?',
+        'SELECT agent, command, timeout_ms, allowed_hosts, acp_agent FROM workspace_settings WHERE workspace_id = ?',
         [workspaceId],
       );
       if (!row) return null;
@@ -55,14 +57,17 @@ export function createWorkspacesRepository(db: Db) {
       if (typeof row[2] === 'number') settings.timeoutMs = row[2];
       const allowedHosts = optStr(row[3]);
       if (allowedHosts !== undefined) settings.allowedHosts = JSON.parse(allowedHosts) as string[];
+      const acpAgent = optStr(row[4]);
+      if (acpAgent !== undefined) settings.acpAgent = acpAgent;
       return settings;
     },
     putSettings(workspaceId: string, settings: WorkspaceSettingsRecord): void {
       db.run(
-        `INSERT INTO workspace_settings (workspace_id, agent, command, timeout_ms, allowed_hosts)
-         VALUES (?, ?, ?, ?, ?)
+        `INSERT INTO workspace_settings (workspace_id, agent, command, timeout_ms, allowed_hosts, acp_agent)
+         VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (workspace_id) DO UPDATE SET agent = excluded.agent, command = excluded.command,
-           timeout_ms = excluded.timeout_ms, allowed_hosts = excluded.allowed_hosts`,
+           timeout_ms = excluded.timeout_ms, allowed_hosts = excluded.allowed_hosts,
+           acp_agent = excluded.acp_agent`,
         [
           workspaceId,
           settings.agent,
@@ -73,6 +78,7 @@ export function createWorkspacesRepository(db: Db) {
               : null,
           settings.timeoutMs ?? null,
           settings.allowedHosts ? JSON.stringify(settings.allowedHosts) : null,
+          settings.acpAgent ?? null,
         ],
       );
     },

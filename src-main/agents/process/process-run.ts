@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import type { Confinement, OsSandbox } from '../types.js';
 import { STOP_GRACE_MS, waitForGroupEnd } from './process-group.js';
 import {
@@ -17,7 +17,11 @@ export interface ProcessRunOptions {
   cwd: string;
   /** The whole environment the program gets (never the server's own). */
   env: NodeJS.ProcessEnv;
-  stdin: string;
+  /**
+   * What the program reads: this text, then the end of its input; or `{ open: true }`, a pipe
+   * the caller writes to as the run goes (a protocol spoken over stdio) and ends when done.
+   */
+  stdin: string | { open: true };
   timeoutMs: number;
   /** Aborted when the run is stopped: the program's whole process group is ended. */
   signal: AbortSignal;
@@ -49,6 +53,8 @@ export interface ProcessExit {
 
 export interface ProcessRun {
   stdout: Readable;
+  /** The program's input, when it was asked to stay open; else already ended. */
+  stdin: Writable;
   /**
    * Resolves once the program has exited, its output has ended, and nothing it started is
    * left running: what stays in its process group after it exits is ended too.
@@ -83,7 +89,7 @@ export function runProcess(options: ProcessRunOptions): ProcessRun {
   if (pgid !== undefined && grouped) options.onStart?.(pgid);
   // A program that exits without reading its input must not fail the run with EPIPE.
   child.stdin.on('error', () => undefined);
-  child.stdin.end(options.stdin);
+  if (typeof options.stdin === 'string') child.stdin.end(options.stdin);
   let stderrTail = '';
   let stderrLine = '';
   const { onStderrLine } = options;
@@ -172,7 +178,7 @@ export function runProcess(options: ProcessRunOptions): ProcessRun {
     child.once('error', (error: NodeJS.ErrnoException) => void finish(null, error));
     child.once('close', (code) => void finish(code));
   });
-  return { stdout: child.stdout, ended };
+  return { stdout: child.stdout, stdin: child.stdin, ended };
 }
 
 /** Gives the processes (sent SIGTERM already) `graceMs` to end, then sends SIGKILL. */

@@ -197,6 +197,7 @@ export function runAgent(
         sessionId,
         runner.kind,
         runner.kind === 'demo' ? null : deps.osSandbox().isolation,
+        runner.acpAgent ?? null,
       );
       // Folders may have changed hands since the start: each run checks its own again.
       if (runner.kind !== 'demo' && !continuation?.cwd) {

@@ -13,7 +13,8 @@ import { cliHomePath } from '../kinds/cli/cli-homes.js';
 import type { CliKind } from '../kinds/cli-kind-names.js';
 import { agentEnvironment } from '../sandbox/environment.js';
 import type { Located } from '../executables.js';
-import { describeAgentKinds, locateProgram } from '../kinds/cli/programs.js';
+import type { AcpAgentSpec } from '../kinds/acp/acp-agents.js';
+import { describeAgentKinds, locateAgentProgram, locateProgram } from '../kinds/cli/programs.js';
 import { planContinuation, type Continuation } from './imported-continuation.js';
 import type { AgentConfig } from './config.js';
 import { WorkspaceAgents } from './workspace-agents.js';
@@ -165,6 +166,11 @@ export class AgentHost {
   /** Where a CLI kind's program is, refused when it lies in Session Desk's own folders. */
   locateProgram(kind: CliKind, env: NodeJS.ProcessEnv): Located {
     return locateProgram(kind, env, this.ownFolders);
+  }
+
+  /** Where an ACP agent's program is, refused when it lies in Session Desk's own folders. */
+  locateAcpAgent(spec: AcpAgentSpec, env: NodeJS.ProcessEnv): Located {
+    return locateAgentProgram(spec, env, this.ownFolders);
   }
 
   /** Every agent kind, for Settings: each CLI's version asked in the agents' sandbox. */

@@ -2,6 +2,9 @@ import { modelsFor } from '../../../src-shared/agent-models.js';
 import type { AgentSettings } from '../../../src-shared/accounts.js';
 import type { SessionService } from '../../sessions/service.js';
 import type { Repositories } from '../../store/repositories.js';
+import { createAcpAgent } from '../kinds/acp/acp-agent.js';
+import { acpAgent } from '../kinds/acp/acp-agents.js';
+import { createAcpRunStore } from '../kinds/acp/acp-run-store.js';
 import { createCliAgent } from '../kinds/cli/cli-agent.js';
 import { CLI_KIND_SPECS } from '../kinds/cli-kinds.js';
 import { isCliKind } from '../kinds/cli-kind-names.js';
@@ -102,6 +105,21 @@ export class WorkspaceAgents {
         lookupEnv: this.deps.config.env ?? process.env,
         timeoutMs,
         runs: createCliRunStore(own.agent, this.deps.service, this.deps.repos),
+      });
+    }
+    if (own?.agent === 'acp') {
+      const spec = own.acpAgent === undefined ? undefined : acpAgent(own.acpAgent);
+      if (!spec) {
+        throw new AgentSetupError(
+          `This workspace's ACP agent${own.acpAgent ? ` "${own.acpAgent}"` : ''} is not one Session Desk knows; choose another in Settings, then Agent.`,
+        );
+      }
+      return createAcpAgent({
+        spec,
+        env: this.deps.agentEnvironment(),
+        lookupEnv: this.deps.config.env ?? process.env,
+        timeoutMs,
+        runs: createAcpRunStore(spec, this.deps.service, this.deps.repos),
       });
     }
     if (own?.agent === 'command') {

@@ -22,6 +22,7 @@ import {
   WorkspacesResponseSchema,
   type SetupAgent,
 } from '../../../src-shared/accounts.js';
+import { ACP_AGENTS, acpAgent } from '../../agents/kinds/acp/acp-agents.js';
 import { isCliKind, type CliKind } from '../../agents/kinds/cli-kind-names.js';
 import { badRequest, conflict, forbidden } from '../../errors.js';
 import { seedDemo } from '../../demo/seed.js';
@@ -321,7 +322,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: "Set the workspace's agent",
         description:
-          "Owners only. `demo`; `command` with the `commandName` of a command the administrator defined (`sessiondesk agent-command set`); or `claude-code`, `codex` or `gemini`, whose program must be installed (400 otherwise). Sending a program (`command`) is refused with 403: choosing which programs run is the administrator's privilege. `allowedHosts` limits the network of the agents' programs to those hosts (an empty list is refused: leave it out for an open network); the answer's `networkEnforced` says whether this machine can enforce it. Applies to runs started afterwards.",
+          "Owners only. `demo`; `command` with the `commandName` of a command the administrator defined (`sessiondesk agent-command set`); `claude-code`, `codex` or `gemini`, whose program must be installed (400 otherwise); or `acp` with the `acpAgent` id of an agent that speaks the Agent Client Protocol (`GET /api/agents` lists them; unknown or not installed: 400). Sending a program (`command`) is refused with 403: choosing which programs run is the administrator's privilege. `allowedHosts` limits the network of the agents' programs to those hosts (an empty list is refused: leave it out for an open network); the answer's `networkEnforced` says whether this machine can enforce it. Applies to runs started afterwards.",
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
         body: AgentSettingsSchema,
@@ -332,7 +333,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       const { organizationId } = request.params;
       const { userId } = userOf(request);
       requireRole(userId, organizationId, 'owner');
-      const { agent, command, commandName, timeoutMs, allowedHosts } = request.body;
+      const { agent, acpAgent: acpAgentId, command, commandName, timeoutMs, allowedHosts } = request.body;
       if (agent !== 'demo') refuseDemoAccount(userId, 'run the demo agent only');
       if (command !== undefined) {
         throw forbidden(
@@ -358,9 +359,16 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         ]);
       }
       if (isCliKind(agent)) requireInstalled(ctx, agent);
+      if (agent === 'acp') requireAcpAgent(ctx, acpAgentId);
+      else if (acpAgentId !== undefined) {
+        throw badRequest('acpAgent goes with agent "acp"', [
+          { path: 'body.acpAgent', message: 'is only for agent "acp"' },
+        ]);
+      }
       await ctx.store.write(() =>
         repos.workspaces.putSettings(organizationId, {
           agent,
+          ...(agent === 'acp' && acpAgentId !== undefined ? { acpAgent: acpAgentId } : {}),
           ...(agent === 'command' && commandName !== undefined ? { commandName } : {}),
           ...(timeoutMs === undefined ? {} : { timeoutMs }),
           ...(allowedHosts === undefined ? {} : { allowedHosts: [...new Set(allowedHosts)] }),
@@ -376,6 +384,24 @@ function requireInstalled(ctx: AppContext, kind: CliKind): void {
   const located = ctx.agents.locateProgram(kind, ctx.agentEnv);
   if (!located.found)
     throw badRequest(located.problem, [{ path: 'body.agent', message: 'is not installed on the server' }]);
+}
+
+/** An ACP agent may be chosen only when Session Desk knows it and its program is installed. */
+function requireAcpAgent(ctx: AppContext, id: string | undefined): void {
+  if (id === undefined) {
+    throw badRequest('Agent "acp" needs the ACP agent to run', [
+      { path: 'body.acpAgent', message: 'is required for agent "acp" (see GET /api/agents)' },
+    ]);
+  }
+  const spec = acpAgent(id);
+  if (!spec) {
+    throw badRequest(`There is no ACP agent "${id}" here`, [
+      { path: 'body.acpAgent', message: `is not one of ${ACP_AGENTS.map((a) => a.id).join(', ')}` },
+    ]);
+  }
+  const located = ctx.agents.locateAcpAgent(spec, ctx.agentEnv);
+  if (!located.found)
+    throw badRequest(located.problem, [{ path: 'body.acpAgent', message: 'is not installed on the server' }]);
 }
 
 /** The agents setup offers, as Settings describes them, without where their programs are. */

@@ -7,6 +7,7 @@ export const AGENT_NAMES: Record<AgentKind, string> = {
   'claude-code': 'Claude Code',
   codex: 'Codex',
   gemini: 'Gemini CLI',
+  acp: 'ACP agent',
 };
 
 const tokens = new Intl.NumberFormat('en', { notation: 'compact', maximumFractionDigits: 1 });

@@ -3,7 +3,14 @@ import type { AgentKindInfo } from '../../../../src-shared/accounts.js';
 import { CLI_KIND_SPECS } from '../cli-kinds.js';
 import { CLI_KINDS, type CliKind } from '../cli-kind-names.js';
 import { statSync } from 'node:fs';
-import { folderHolding, installRoot, locateExecutable, type Located } from '../../executables.js';
+import {
+  folderHolding,
+  installRoot,
+  locateExecutable,
+  type Located,
+  type ProgramSpec,
+} from '../../executables.js';
+import { ACP_AGENTS } from '../acp/acp-agents.js';
 import type { OsSandbox } from '../../types.js';
 
 /**
@@ -17,13 +24,22 @@ export function locateProgram(
   env: NodeJS.ProcessEnv,
   agentFolders: readonly string[] = [],
 ): Located {
-  const located = locateExecutable(CLI_KIND_SPECS[kind], env);
+  return locateAgentProgram(CLI_KIND_SPECS[kind], env, agentFolders);
+}
+
+/** Any agent's program (a CLI kind's, an ACP agent's), refused where an agent could write it. */
+export function locateAgentProgram(
+  spec: ProgramSpec,
+  env: NodeJS.ProcessEnv,
+  agentFolders: readonly string[] = [],
+): Located {
+  const located = locateExecutable(spec, env);
   if (!located.found) return located;
   const folder = folderHolding(located.path, agentFolders);
   if (folder === undefined) return located;
   return {
     found: false,
-    problem: `${CLI_KIND_SPECS[kind].name}'s program ${located.path} lies in ${folder}, where agents write or Session Desk keeps its data: Session Desk never runs a program an agent could have replaced. Install it elsewhere, or set ${CLI_KIND_SPECS[kind].envVar} to another copy.`,
+    problem: `${spec.name}'s program ${located.path} lies in ${folder}, where agents write or Session Desk keeps its data: Session Desk never runs a program an agent could have replaced. Install it elsewhere, or set ${spec.envVar} to another copy.`,
   };
 }
 
@@ -131,9 +147,27 @@ export async function describeAgentKinds(
       return { ...info, path: located.path, ...(version ? { version } : {}) };
     }),
   );
+  const acp = await Promise.all(
+    ACP_AGENTS.map(async (spec): Promise<AgentKindInfo> => {
+      const located = locateAgentProgram(spec, env, confine?.agentFolders);
+      const info: AgentKindInfo = {
+        kind: 'acp',
+        acpAgent: spec.id,
+        name: `${spec.name} (Agent Client Protocol)`,
+        simulated: false,
+        program: spec.program,
+        envVar: spec.envVar,
+        found: located.found,
+      };
+      if (!located.found) return { ...info, problem: located.problem };
+      const version = await programVersion(located.path, env, confine);
+      return { ...info, path: located.path, ...(version ? { version } : {}) };
+    }),
+  );
   return [
     { kind: 'demo', name: 'Demo agent (simulated)', simulated: true, found: true },
     { kind: 'command', name: 'Custom command', simulated: false, found: true },
     ...cli,
+    ...acp,
   ];
 }

@@ -1,0 +1,320 @@
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import {
+  client,
+  ndJsonStream,
+  PROTOCOL_VERSION,
+  RequestError,
+  type RequestPermissionRequest,
+  type RequestPermissionResponse,
+} from '@agentclientprotocol/sdk/unstable';
+import type { AssistantMessage, ResultMessage } from '../../../../src-shared/sessions.js';
+import type { AgentEvent, AgentUsage } from '../../agent-events.js';
+import { installRoot } from '../../executables.js';
+import { appendWithinCap, notice } from '../../output-caps.js';
+import { runProcess } from '../../process/process-run.js';
+import { prepareSandbox } from '../../sandbox/session-folder.js';
+import {
+  branchName,
+  resultMessage,
+  RunAborted,
+  withFolders,
+  type AgentRunner,
+  type RunContext,
+  type RunOutcome,
+} from '../../types.js';
+import { prepareCliHome } from '../cli/cli-homes.js';
+import { roundedUsage, type CliRunStore } from '../cli/cli-agent.js';
+import { locateAgentProgram } from '../cli/programs.js';
+import type { AcpAgentSpec } from './acp-agents.js';
+import { createAcpTranscript } from './acp-updates.js';
+
+export interface AcpAgentOptions {
+  spec: AcpAgentSpec;
+  /** The environment the agent runs with: the agents' allow-listed one. */
+  env: NodeJS.ProcessEnv;
+  /** Where its program is looked up (the server's own environment); `env` when unset. */
+  lookupEnv?: NodeJS.ProcessEnv;
+  timeoutMs: number;
+  /** The agent's session id, kept on the session as a CLI's conversation is, and the usage. */
+  runs: CliRunStore;
+}
+
+/** How long an agent gets to answer `session/cancel` before its process is ended. */
+const CANCEL_GRACE_MS = 2000;
+/** How long an agent whose turn is over gets to exit once its input has ended. */
+const EXIT_GRACE_MS = 1500;
+
+/**
+ * The permission a run in "auto" mode gives: the agent works inside the session's sandbox,
+ * where every tool call is allowed (the workspace's approvals setting decides otherwise).
+ */
+function allowOnce(request: RequestPermissionRequest): RequestPermissionResponse {
+  const option =
+    request.options.find((o) => o.kind === 'allow_once') ??
+    request.options.find((o) => o.kind === 'allow_always');
+  return option
+    ? { outcome: { outcome: 'selected', optionId: option.optionId } }
+    : { outcome: { outcome: 'cancelled' } };
+}
+
+/** An agent with no native CLI home keeps its state under the session's home all the same. */
+function xdgFolders(home: string): Record<string, string> {
+  return {
+    XDG_CONFIG_HOME: join(home, 'acp', 'config'),
+    XDG_DATA_HOME: join(home, 'acp', 'data'),
+    XDG_STATE_HOME: join(home, 'acp', 'state'),
+    XDG_CACHE_HOME: join(home, 'acp', 'cache'),
+  };
+}
+
+/** The result of a turn by its stop reason (`end_turn` is the agent's own success). */
+function turnResult(stopReason: string, text: string, elapsed: number): ResultMessage {
+  if (stopReason === 'end_turn') return resultMessage(true, text, elapsed, 1);
+  const why: Record<string, string> = {
+    max_tokens: 'The agent stopped: the model reached its token limit.',
+    max_turn_requests: 'The agent stopped: it reached its limit of model requests for one prompt.',
+    refusal: 'The agent refused to go on with this prompt.',
+  };
+  const result = resultMessage(false, why[stopReason] ?? `The agent stopped (${stopReason}).`, elapsed, 1);
+  result.error_subtype = stopReason;
+  return result;
+}
+
+/**
+ * Runs an agent that speaks the Agent Client Protocol: its program started in ACP mode in the
+ * session's sandbox, one process per run as for the CLI kinds. Session Desk is the client: it
+ * opens (or, on a follow-up, loads) the agent's session and sends the prompt; what the agent
+ * streams becomes the transcript. The agent acts with its own tools inside the sandbox: the
+ * client offers no file system or terminal of its own, since it runs outside the sandbox, and
+ * refuses such requests (saying so in the transcript).
+ */
+export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
+  const { spec, runs } = options;
+
+  async function run(ctx: RunContext, prompt: string): Promise<RunOutcome> {
+    const started = Date.now();
+    const sessionId = ctx.session.id;
+    const lookupEnv = options.lookupEnv ?? options.env;
+    // Session Desk's own folders (its data, the sandboxes with the CLI homes) never hold a program it runs.
+    const located = locateAgentProgram(spec, lookupEnv, ctx.confinement?.rules.hidden);
+    if (!located.found) return { result: resultMessage(false, located.problem, 0, 0) };
+    if (ctx.signal.aborted) throw new RunAborted();
+
+    const previous = runs.previous(sessionId);
+    const home = ctx.cliHome
+      ? await prepareCliHome(ctx.cliHome, spec.home ? [spec.home] : [], options.env)
+      : undefined;
+    const env = {
+      ...options.env,
+      ...(ctx.cliHome && !spec.home ? xdgFolders(ctx.cliHome) : {}),
+      ...home?.env,
+      SESSIONDESK_SESSION_ID: sessionId,
+    };
+    const ending = new AbortController();
+    const child = runProcess({
+      program: located.path,
+      args: [...spec.args],
+      cwd: ctx.sandboxDir,
+      env,
+      stdin: { open: true },
+      timeoutMs: options.timeoutMs,
+      signal: ending.signal,
+      onStart: ctx.processStarted,
+      confine: withFolders(ctx.confinement, { readable: [installRoot(located.path, options.env.HOME)] }),
+      ownedFolder: ctx.ownedFolder,
+    });
+
+    const transcript = createAcpTranscript();
+    let recording: Promise<void> = Promise.resolve();
+    let lastText = '';
+    const append = (message: AssistantMessage) => appendWithinCap(ctx.sink, message);
+    const record = (event: AgentEvent): Promise<void> => {
+      switch (event.kind) {
+        case 'assistant': {
+          const text = event.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+          if (text) lastText = text;
+          return append({ type: 'assistant', message: { content: event.content } });
+        }
+        case 'notice':
+          return append(notice(event.text, event.level));
+        case 'tasks':
+          return ctx.sink.tasks(event.tasks);
+        default:
+          return Promise.resolve();
+      }
+    };
+    const enqueue = (events: AgentEvent[]) => {
+      for (const event of events) recording = recording.then(() => record(event));
+    };
+    for (const note of home?.notes ?? []) enqueue([{ kind: 'notice', level: 'info', text: note }]);
+
+    // The agent's session, once open; updates of another (or while an old one is replayed) are not this turn's.
+    let agentSession: string | undefined;
+    let replaying = false;
+    const app = client()
+      .onNotification('session/update', ({ params }) => {
+        if (replaying || params.sessionId !== agentSession) return;
+        enqueue(transcript.update(params.update));
+      })
+      .onRequest('session/request_permission', ({ params }) => {
+        if (params.sessionId === agentSession) enqueue(transcript.permissionAsked(params.toolCall));
+        return allowOnce(params);
+      })
+      .onRequest('*', ({ method }) => {
+        enqueue([
+          {
+            kind: 'notice',
+            level: 'info',
+            text: `The agent asked Session Desk to ${method}; refused: the agent works with its own tools, inside its sandbox.`,
+          },
+        ]);
+        throw RequestError.methodNotFound(method);
+      })
+      .onNotification('*', ({ method }) => {
+        enqueue([
+          {
+            kind: 'notice',
+            level: 'info',
+            text: `The agent sent ${method}, which Session Desk does not use.`,
+          },
+        ]);
+      });
+    const connection = app.connect(
+      ndJsonStream(
+        Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
+        Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
+      ),
+    );
+    const agent = connection.agent;
+    const exited = child.ended.then((exit) => {
+      connection.close(new Error('the agent exited'));
+      return exit;
+    });
+    const stopped = () => ctx.signal.aborted;
+    const onStop = () => {
+      if (agentSession !== undefined)
+        void agent.notify('session/cancel', { sessionId: agentSession }).catch(() => undefined);
+      setTimeout(() => ending.abort(), CANCEL_GRACE_MS).unref();
+    };
+    ctx.signal.addEventListener('abort', onStop, { once: true });
+
+    let usage: AgentUsage | undefined;
+    let outcome: ResultMessage;
+    try {
+      const init = await agent.request('initialize', {
+        protocolVersion: PROTOCOL_VERSION,
+        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+        clientInfo: { name: 'sessiondesk', title: 'Session Desk', version: '1' },
+      });
+      if (init.protocolVersion !== PROTOCOL_VERSION) {
+        throw new Error(
+          `${spec.name} speaks version ${init.protocolVersion} of the Agent Client Protocol; Session Desk speaks version ${PROTOCOL_VERSION}.`,
+        );
+      }
+      const canLoad = init.agentCapabilities?.loadSession === true;
+      if (previous.conversationId !== undefined && canLoad) {
+        replaying = true;
+        agentSession = previous.conversationId;
+        const loaded = await agent
+          .request('session/load', {
+            sessionId: previous.conversationId,
+            cwd: ctx.sandboxDir,
+            mcpServers: [],
+          })
+          .then(
+            () => true,
+            (err: unknown) => {
+              enqueue([
+                {
+                  kind: 'notice',
+                  level: 'info',
+                  text: `${spec.name} could not load its earlier session (${err instanceof Error ? err.message : String(err)}). This prompt starts a new one, without the earlier context.`,
+                },
+              ]);
+              return false;
+            },
+          );
+        replaying = false;
+        if (!loaded) agentSession = undefined;
+      } else if (previous.conversationId !== undefined) {
+        enqueue([
+          {
+            kind: 'notice',
+            level: 'info',
+            text: `${spec.name} cannot load an earlier session: this prompt starts a new one, without the earlier context.`,
+          },
+        ]);
+      }
+      if (agentSession === undefined) {
+        const opened = await agent.request('session/new', { cwd: ctx.sandboxDir, mcpServers: [] });
+        agentSession = opened.sessionId;
+        await runs.conversation(sessionId, opened.sessionId);
+      }
+      const answer = await agent.request('session/prompt', {
+        sessionId: agentSession,
+        prompt: [{ type: 'text', text: prompt }],
+      });
+      enqueue(transcript.end());
+      const used = transcript.usage(answer);
+      if (used) usage = roundedUsage(used);
+      await recording;
+      outcome = turnResult(answer.stopReason, lastText, Date.now() - started);
+      if (answer.stopReason === 'cancelled' || stopped()) outcome = resultMessage(false, 'stopped', 0, 0);
+    } catch (err) {
+      enqueue(transcript.end());
+      await recording;
+      outcome = resultMessage(
+        false,
+        stopped() ? 'stopped' : `${spec.name} failed: ${err instanceof Error ? err.message : String(err)}`,
+        Date.now() - started,
+        0,
+      );
+    } finally {
+      ctx.signal.removeEventListener('abort', onStop);
+      // The turn is over: the agent's input ends, and whatever it left running is ended with it.
+      child.stdin.end();
+      setTimeout(() => ending.abort(), EXIT_GRACE_MS).unref();
+    }
+    const exit = await exited;
+    await recording;
+    if (usage) await runs.finished(sessionId, { conversationId: agentSession, usage });
+    if (stopped()) throw new RunAborted(usage);
+    if (!outcome.is_error || exit.code === 0 || exit.code === null) {
+      if (usage) outcome.usage = usage;
+      return { result: outcome };
+    }
+    const withTail = exit.stderrTail ? `${outcome.result}\n\n${exit.stderrTail}` : outcome.result;
+    outcome.result = withTail;
+    if (usage) outcome.usage = usage;
+    return { result: outcome };
+  }
+
+  async function sandbox(ctx: RunContext, signal?: AbortSignal): Promise<string> {
+    const branch = branchName(ctx.session.title, ctx.session.id);
+    await prepareSandbox({
+      dir: ctx.sandboxDir,
+      repoUrl: ctx.session.repoUrl,
+      baseBranch: ctx.session.baseBranch,
+      branch,
+      ...(signal ? { signal } : {}),
+      env: options.env,
+      identity: ctx.session.author,
+    });
+    return branch;
+  }
+
+  return {
+    kind: 'acp',
+    acpAgent: spec.id,
+    async start(ctx, prompt) {
+      const branch = await sandbox(ctx, ctx.signal);
+      if (ctx.session.repoUrl) await ctx.sink.branch(branch);
+      return run(ctx, prompt ?? ctx.session.title);
+    },
+    async followUp(ctx, text) {
+      await sandbox(ctx);
+      return run(ctx, text);
+    },
+  };
+}
