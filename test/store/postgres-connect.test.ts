@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -50,6 +50,31 @@ describe('connecting to PostgreSQL', () => {
     expect(err.message).not.toMatch(STACK_LINE);
     expect(err.message).not.toContain('s3cret-pass');
     expect((err.cause as { code?: string }).code).toBe('ECONNREFUSED');
+  });
+
+  it('gives up on a server that takes the connection and never answers, saying so', async () => {
+    const held = new Set<Socket>();
+    const silent = createServer((socket) => held.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    try {
+      const started = performance.now();
+      const err = await connect(`postgres://team@127.0.0.1:${port}/sessiondesk`, {
+        connectTimeoutSeconds: 1,
+      }).then(
+        () => new Error('connected to a server that never answers'),
+        (failure: unknown) => failure as Error,
+      );
+      expect(err).toBeInstanceOf(DatabaseUnreachableError);
+      expect(err.message).toBe(
+        `Cannot connect to the PostgreSQL database "sessiondesk" at 127.0.0.1:${port} as "team": no answer ` +
+          `within 1 s. Check that the host is up and that no firewall drops connections to port ${port}.`,
+      );
+      expect(performance.now() - started).toBeLessThan(10_000);
+    } finally {
+      for (const socket of held) socket.destroy();
+      silent.close();
+    }
   });
 
   it('refuses a URL that is not a PostgreSQL one before connecting', () => {
