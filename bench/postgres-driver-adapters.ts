@@ -1,12 +1,56 @@
-import pg from 'pg';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import postgres from 'postgres';
 
 /**
  * The two PostgreSQL drivers weighed by bench/postgres-drivers.ts, each behind the same small
  * interface and each used the way its own documentation shows: node-postgres (`pg`) with its
  * Pool, named prepared statements and a client checked out for a transaction; postgres.js with
- * its tagged templates (prepared by default), `sql.begin` and `sql.listen`.
+ * its tagged templates (prepared by default), `sql.begin` and `sql.listen`. postgres.js is the
+ * project's driver; `pg` is not a project dependency: it is installed into PG_BENCH_DEPS
+ * (default under the temporary folder) on first use, and typed here by what the bench calls.
  */
+const depsDir = process.env.PG_BENCH_DEPS ?? join(tmpdir(), 'sessiondesk-postgres-bench-deps');
+
+interface PgQueryable {
+  query(
+    query: string | { name: string; text: string; values: unknown[] },
+    values?: unknown[],
+  ): Promise<{ rows: unknown[] }>;
+}
+interface PgPoolClient extends PgQueryable {
+  release(): void;
+}
+interface PgPool extends PgQueryable {
+  connect(): Promise<PgPoolClient>;
+  on(event: 'error', listener: (err: Error) => void): void;
+  end(): Promise<void>;
+}
+interface PgClient extends PgQueryable {
+  connect(): Promise<void>;
+  on(event: 'error', listener: (err: Error) => void): void;
+  on(event: 'notification', listener: (message: { payload?: string }) => void): void;
+  end(): Promise<void>;
+}
+interface PgModule {
+  Pool: new (config: { connectionString: string; max: number }) => PgPool;
+  Client: new (config: { connectionString: string }) => PgClient;
+}
+
+function loadPg(): PgModule {
+  if (!existsSync(join(depsDir, 'node_modules', 'pg'))) {
+    mkdirSync(depsDir, { recursive: true });
+    process.stderr.write(`installing pg into ${depsDir}\n`);
+    execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', depsDir, 'pg@8'], {
+      stdio: 'inherit',
+    });
+  }
+  return createRequire(join(depsDir, 'package.json'))('pg') as PgModule;
+}
+
 export type DriverName = 'pg' | 'postgres.js';
 
 export interface BenchRow {
@@ -65,11 +109,12 @@ function batchStatement(rows: BenchRow[]): { text: string; params: unknown[] } {
 }
 
 export async function openPg(url: string, max: number): Promise<DriverUnderTest> {
+  const pg = loadPg();
   const pool = new pg.Pool({ connectionString: url, max });
   const backgroundErrors: string[] = [];
   // Without a listener, an idle client cut off by the server is an uncaught 'error': the process exits.
   pool.on('error', (err) => backgroundErrors.push(err.message));
-  let listener: pg.Client | undefined;
+  let listener: PgClient | undefined;
   await pool.query('SELECT 1');
   return {
     name: 'pg',

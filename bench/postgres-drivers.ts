@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import pg from 'pg';
+import postgres from 'postgres';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -323,10 +323,9 @@ async function main(): Promise<void> {
 async function applySchemaAndSeed(urls: Record<DriverName, string>, seed: BenchRow[]): Promise<void> {
   // Schema and seed rows through one driver for both databases: they are not what is measured.
   for (const url of Object.values(urls)) {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    for (const statement of SCHEMA) await client.query(statement);
-    await client.end();
+    const sql = postgres(url, { max: 1 });
+    for (const statement of SCHEMA) await sql.unsafe(statement);
+    await sql.end();
     const driver = await openPg(url, 2);
     for (let i = 0; i < seed.length; i += 1000) await driver.insertBatch(seed.slice(i, i + 1000));
     await driver.close();
