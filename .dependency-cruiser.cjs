@@ -45,6 +45,27 @@ module.exports = {
       },
     },
     {
+      name: 'store-postgres-below-services',
+      severity: 'error',
+      comment: 'The PostgreSQL store keeps records as store/ does: it knows nothing above the store.',
+      from: { path: '^src-main/store-postgres/' },
+      to: {
+        path: '^src-main/(server|cli|electron|desktop|agents|history|sessions|search|accounts|pull-requests|changes|demo|data|events)/',
+      },
+    },
+    {
+      name: 'store-postgres-takes-only-pure-store-modules',
+      severity: 'error',
+      comment:
+        'Of store/, the PostgreSQL store uses types and errors.ts: never the sql.js store, its journal or sql.js itself.',
+      from: { path: '^src-main/store-postgres/' },
+      to: {
+        path: ['^src-main/store/', 'node_modules/sql\\.js/'],
+        pathNot: '^src-main/store/errors\\.ts$',
+        dependencyTypesNot: ['type-only'],
+      },
+    },
+    {
       name: 'only-the-shells-import-the-server',
       severity: 'error',
       comment: 'The server is started by the CLI and the desktop shell; nothing below calls up to it.',

@@ -1,6 +1,16 @@
 /** Data on disk that cannot be read back as it was written: never answered with an empty store. */
 export class DataDamagedError extends Error {}
 
+/** A database whose schema is newer than this app's migrations: it refuses to open it. */
+export class DatabaseTooNewError extends Error {
+  constructor(found: number, known: number) {
+    super(
+      `The database is at schema version ${found}, newer than this app knows (${known}). ` +
+        'Update Session Desk to open it.',
+    );
+  }
+}
+
 /** An error as a log line or message shows it: with its system code (ENOSPC, EACCES) when it has one. */
 export function describeError(err: unknown): string {
   if (err instanceof Error) {

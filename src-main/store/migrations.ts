@@ -1,3 +1,4 @@
+import { DatabaseTooNewError } from './errors.js';
 import { moveMessagesToTranscripts } from './move-messages.js';
 import type { MigrationStep } from './migration-step.js';
 import type { Db } from './sqljs.js';
@@ -365,14 +366,7 @@ export const MIGRATIONS: Migration[] = [
   },
 ];
 
-export class DatabaseTooNewError extends Error {
-  constructor(found: number, known: number) {
-    super(
-      `The database is at schema version ${found}, newer than this app knows (${known}). ` +
-        'Update Session Desk to open it.',
-    );
-  }
-}
+export { DatabaseTooNewError };
 
 export function currentVersion(db: Db): number {
   const table = db.first(

@@ -1,0 +1,331 @@
+import type { Sql } from 'postgres';
+import { DatabaseTooNewError } from '../store/errors.js';
+
+/**
+ * The schema on PostgreSQL: the same numbered steps as store/migrations.ts (sql.js), with the
+ * same versions and names, their SQL said in PostgreSQL's words. A step of the one is a step of
+ * the other: a new migration is added to both, with the same number (a test compares them).
+ * Append-only, like the sql.js list: never edit a step that has shipped.
+ *
+ * Types: TEXT where sql.js has TEXT (timestamps too: the repositories write `toISOString()`
+ * strings and compare them as text, in keyset cursors and week windows, on both databases);
+ * INTEGER for counts and positions; BIGINT for bytes, offsets, token sums and epoch
+ * milliseconds, which outgrow 32 bits; BOOLEAN for the flags sql.js keeps as 0 and 1; DOUBLE
+ * PRECISION for REAL. Steps that only rebuilt a table because SQLite cannot alter it say so.
+ */
+export interface PostgresMigration {
+  version: number;
+  name: string;
+  sql: string[];
+}
+
+export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    sql: [
+      `CREATE TABLE users (
+        id TEXT PRIMARY KEY,
+        email TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        image_url TEXT,
+        password_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      )`,
+      `CREATE TABLE workspaces (id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at TEXT NOT NULL)`,
+      `CREATE TABLE memberships (
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        user_id TEXT NOT NULL REFERENCES users(id),
+        role TEXT NOT NULL CHECK (role IN ('owner', 'member')),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (workspace_id, user_id)
+      )`,
+      `CREATE INDEX memberships_by_user ON memberships(user_id)`,
+      `CREATE TABLE auth_sessions (
+        token_hash TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users(id),
+        created_at TEXT NOT NULL,
+        last_seen_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+      )`,
+      `CREATE INDEX auth_sessions_by_user ON auth_sessions(user_id)`,
+      `CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        key_hash TEXT NOT NULL UNIQUE,
+        prefix TEXT NOT NULL,
+        label TEXT NOT NULL,
+        created_by TEXT REFERENCES users(id),
+        created_at TEXT NOT NULL,
+        last_used_at TEXT,
+        revoked_at TEXT
+      )`,
+      `CREATE INDEX api_keys_by_workspace ON api_keys(workspace_id)`,
+      `CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        author_id TEXT NOT NULL REFERENCES users(id),
+        title TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('active', 'completed', 'failed')),
+        model TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        repo_url TEXT,
+        repository TEXT,
+        base_branch TEXT NOT NULL,
+        branch TEXT,
+        pr_number INTEGER,
+        pr_url TEXT,
+        pr_status TEXT CHECK (pr_status IN ('draft', 'open', 'merged', 'closed')),
+        pr_merged_at TEXT,
+        first_message TEXT,
+        message_count INTEGER NOT NULL DEFAULT 0,
+        first_preview TEXT,
+        last_preview TEXT
+      )`,
+      `CREATE INDEX sessions_by_workspace_created ON sessions(workspace_id, created_at DESC, id DESC)`,
+      `CREATE INDEX sessions_by_workspace_status ON sessions(workspace_id, status, author_id)`,
+      `CREATE INDEX sessions_by_workspace_merged ON sessions(workspace_id, pr_merged_at)
+        WHERE pr_merged_at IS NOT NULL`,
+      // Dropped again by step 5, as in sql.js: no PostgreSQL database ever holds a row of it.
+      `CREATE TABLE messages (
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        seq INTEGER NOT NULL,
+        workspace_id TEXT NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('user', 'assistant', 'result')),
+        author_id TEXT,
+        body TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      )`,
+      `CREATE TABLE tasks (
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        title TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'in_progress', 'completed')),
+        PRIMARY KEY (session_id, id)
+      )`,
+      `CREATE TABLE workspace_people (
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        user_id TEXT NOT NULL REFERENCES users(id),
+        last_session_at TEXT,
+        last_prompt_at TEXT,
+        active_sessions INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (workspace_id, user_id)
+      )`,
+    ],
+  },
+  {
+    version: 2,
+    name: 'agent runs and settings',
+    sql: [
+      `ALTER TABLE sessions ADD COLUMN agent_state TEXT`,
+      `CREATE INDEX sessions_running ON sessions(agent_state) WHERE agent_state IS NOT NULL`,
+      // Named, so that step 6 can replace the check in place.
+      `CREATE TABLE workspace_settings (
+        workspace_id TEXT PRIMARY KEY REFERENCES workspaces(id),
+        agent TEXT NOT NULL CONSTRAINT workspace_settings_agent_check CHECK (agent IN ('demo', 'command')),
+        command TEXT,
+        timeout_ms INTEGER
+      )`,
+    ],
+  },
+  {
+    version: 3,
+    name: 'messages in a rowid table; merges index with status',
+    sql: [
+      // sql.js rebuilt messages here for SQLite's page layout; PostgreSQL has no such concern.
+      `DROP INDEX sessions_by_workspace_merged`,
+      `CREATE INDEX sessions_merges ON sessions(workspace_id, pr_status, pr_merged_at)`,
+    ],
+  },
+  {
+    version: 4,
+    name: 'transcripts in files: committed lengths, marks and prompt authors',
+    sql: [
+      `ALTER TABLE sessions ADD COLUMN transcript_bytes BIGINT NOT NULL DEFAULT 0`,
+      `CREATE TABLE transcript_marks (
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        seq INTEGER NOT NULL,
+        byte_offset BIGINT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      )`,
+      `CREATE TABLE prompts (
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        seq INTEGER NOT NULL,
+        author_id TEXT NOT NULL REFERENCES users(id),
+        PRIMARY KEY (session_id, seq)
+      )`,
+    ],
+  },
+  {
+    version: 5,
+    name: 'message bodies moved out to transcript files',
+    sql: [
+      `DROP TABLE messages`,
+      // A transcript's bytes, exactly those sql.js appends to its file (store/transcript-format.ts),
+      // one row per write that appended to it, starting at start_offset; rows are cut at 1 MiB so
+      // a read from a mark never fetches more than that before it. The append commits in the
+      // same transaction as sessions.transcript_bytes: no file to reconcile. See the README.
+      `CREATE TABLE transcript_chunks (
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        start_offset BIGINT NOT NULL,
+        bytes BYTEA NOT NULL,
+        PRIMARY KEY (session_id, start_offset)
+      )`,
+    ],
+  },
+  {
+    version: 6,
+    name: 'agent CLI kinds, conversations to resume, and usage per run',
+    sql: [
+      `ALTER TABLE workspace_settings DROP CONSTRAINT workspace_settings_agent_check,
+        ADD CONSTRAINT workspace_settings_agent_check
+          CHECK (agent IN ('demo', 'command', 'claude-code', 'codex', 'gemini'))`,
+      `ALTER TABLE sessions ADD COLUMN agent_kind TEXT, ADD COLUMN conversation_id TEXT,
+        ADD COLUMN conversation_kind TEXT, ADD COLUMN usage_input BIGINT, ADD COLUMN usage_output BIGINT,
+        ADD COLUMN usage_cache_read BIGINT, ADD COLUMN usage_cache_write BIGINT,
+        ADD COLUMN usage_cost_usd DOUBLE PRECISION`,
+      `CREATE TABLE agent_runs (
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        kind TEXT NOT NULL,
+        conversation_id TEXT,
+        ended_at TEXT NOT NULL,
+        input_tokens BIGINT NOT NULL,
+        output_tokens BIGINT NOT NULL,
+        cache_read_tokens BIGINT NOT NULL,
+        cache_write_tokens BIGINT NOT NULL,
+        cost_usd DOUBLE PRECISION
+      )`,
+      `CREATE INDEX agent_runs_by_session ON agent_runs(session_id)`,
+      `CREATE INDEX agent_runs_cost ON agent_runs(workspace_id, ended_at, cost_usd)`,
+    ],
+  },
+  {
+    version: 7,
+    name: 'run queue and agent process groups',
+    sql: [
+      `CREATE TABLE run_queue (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+        position INTEGER NOT NULL,
+        mode TEXT NOT NULL CHECK (mode IN ('start', 'follow-up')),
+        prompt TEXT
+      )`,
+      `CREATE TABLE agent_processes (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+        pgid INTEGER NOT NULL,
+        start_time TEXT,
+        boot_id TEXT,
+        started_at TEXT NOT NULL
+      )`,
+    ],
+  },
+  {
+    version: 12,
+    name: 'imported agent CLI history',
+    sql: [
+      `CREATE TABLE history_sources (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        kind TEXT NOT NULL CHECK (kind IN ('claude-code', 'codex', 'gemini')),
+        root_dir TEXT NOT NULL,
+        author_id TEXT NOT NULL REFERENCES users(id),
+        paused BOOLEAN NOT NULL DEFAULT false,
+        session_count INTEGER NOT NULL DEFAULT 0,
+        message_count INTEGER NOT NULL DEFAULT 0,
+        last_import_at TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (workspace_id, kind, root_dir)
+      )`,
+      `CREATE TABLE history_files (
+        source_id TEXT NOT NULL REFERENCES history_sources(id),
+        path TEXT NOT NULL,
+        session_id TEXT REFERENCES sessions(id),
+        byte_offset BIGINT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        size BIGINT NOT NULL,
+        mtime_ms BIGINT NOT NULL,
+        parser_state TEXT,
+        PRIMARY KEY (source_id, path)
+      )`,
+      `CREATE INDEX history_files_by_session ON history_files(session_id)`,
+      `ALTER TABLE sessions ADD COLUMN source_kind TEXT, ADD COLUMN source_path TEXT,
+        ADD COLUMN source_cwd TEXT, ADD COLUMN source_conversation_id TEXT`,
+      `CREATE INDEX sessions_by_conversation ON sessions(conversation_id)`,
+    ],
+  },
+  {
+    version: 13,
+    name: 'a stopped run marked on its session',
+    sql: [`ALTER TABLE sessions ADD COLUMN stopped BOOLEAN`],
+  },
+  {
+    version: 14,
+    name: 'the isolation of agent runs',
+    sql: [`ALTER TABLE sessions ADD COLUMN isolation TEXT`],
+  },
+  {
+    version: 15,
+    name: "the hosts a workspace's agents may reach",
+    sql: [`ALTER TABLE workspace_settings ADD COLUMN allowed_hosts TEXT`],
+  },
+];
+
+/**
+ * The key of the advisory lock every process takes before it migrates ("SDSCHMA" in ASCII):
+ * team servers started together on one database apply each step once, one after the other.
+ */
+const MIGRATION_LOCK = '23437547468770625';
+
+const SCHEMA_MIGRATIONS = `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`;
+
+/** The newest step recorded, 0 for an empty database. */
+export async function currentPostgresVersion(sql: Sql): Promise<number> {
+  const [table] = await sql<
+    { found: boolean }[]
+  >`SELECT to_regclass('schema_migrations') IS NOT NULL AS found`;
+  if (!table?.found) return 0;
+  const [row] = await sql<
+    { version: number }[]
+  >`SELECT coalesce(max(version), 0) AS version FROM schema_migrations`;
+  return row?.version ?? 0;
+}
+
+export interface MigrateOptions {
+  /** When each step is recorded as applied. */
+  now: () => Date;
+  migrations?: PostgresMigration[];
+}
+
+/**
+ * Brings the database to the newest step: each pending step in a transaction of its own, which
+ * takes the advisory lock first and reads the version under it, so that of several processes
+ * migrating at once each step is applied by exactly one. Returns the versions this call applied;
+ * throws DatabaseTooNewError for a database a newer Session Desk has migrated.
+ */
+export async function migratePostgres(sql: Sql, options: MigrateOptions): Promise<number[]> {
+  const migrations = options.migrations ?? POSTGRES_MIGRATIONS;
+  const known = migrations.at(-1)?.version ?? 0;
+  const applied: number[] = [];
+  for (;;) {
+    const step = await sql.begin(async (tx) => {
+      await tx.unsafe(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+      await tx.unsafe(SCHEMA_MIGRATIONS);
+      const [row] = await tx<{ version: number }[]>`
+        SELECT coalesce(max(version), 0) AS version FROM schema_migrations`;
+      const found = row?.version ?? 0;
+      if (found > known) throw new DatabaseTooNewError(found, known);
+      const next = migrations.find((m) => m.version > found);
+      if (!next) return null;
+      for (const statement of next.sql) await tx.unsafe(statement);
+      await tx`INSERT INTO schema_migrations (version, name, applied_at)
+        VALUES (${next.version}, ${next.name}, ${options.now().toISOString()})`;
+      return next.version;
+    });
+    if (step === null) return applied;
+    applied.push(step);
+  }
+}

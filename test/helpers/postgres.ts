@@ -1,0 +1,49 @@
+import { afterAll, beforeAll } from 'vitest';
+import { findPostgres, startCluster, type PostgresCluster } from './postgres-cluster.js';
+import type { Tool } from './tools.js';
+
+/** PostgreSQL 15 or later, for `describe('…', requireTools(postgresTool()), …)`. */
+export function postgresTool(): Tool {
+  const found = findPostgres();
+  return {
+    name: 'PostgreSQL 15+ (initdb, pg_ctl, postgres)',
+    found: 'bin' in found,
+    install: 'missing' in found ? found.missing : '',
+  };
+}
+
+export interface PostgresForTests {
+  /** The URL of this test file's database. */
+  url(): string;
+  /** Another empty database in the same cluster, for a test that needs a fresh one. */
+  freshDatabase(): Promise<string>;
+  cluster(): PostgresCluster;
+}
+
+/**
+ * A cluster of its own for the calling test file, started before its tests and removed after
+ * them, with a database of the file's own. Call inside the describe() that requireTools
+ * guards, so that nothing starts where PostgreSQL is missing.
+ */
+export function usePostgres(): PostgresForTests {
+  let cluster: PostgresCluster | undefined;
+  let url: string | undefined;
+  let made = 0;
+  beforeAll(async () => {
+    cluster = await startCluster();
+    url = await cluster.createDatabase('sessiondesk_test');
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  }, 60_000);
+  const started = () => {
+    if (!cluster || !url)
+      throw new Error('usePostgres(): the cluster is not started (called outside a describe?)');
+    return { cluster, url };
+  };
+  return {
+    url: () => started().url,
+    cluster: () => started().cluster,
+    freshDatabase: () => started().cluster.createDatabase(`fresh_${++made}`),
+  };
+}
