@@ -271,6 +271,32 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
     name: "the hosts a workspace's agents may reach",
     sql: [`ALTER TABLE workspace_settings ADD COLUMN allowed_hosts TEXT`],
   },
+  {
+    version: 16,
+    name: 'runs whose cost is unknown',
+    sql: [
+      `ALTER TABLE agent_runs ADD COLUMN unpriced_model TEXT`,
+      `ALTER TABLE sessions ADD COLUMN usage_unpriced_runs INTEGER, ADD COLUMN usage_unpriced_models TEXT`,
+      `UPDATE sessions SET usage_unpriced_runs = (
+         SELECT count(*) FROM agent_runs r WHERE r.session_id = sessions.id AND r.kind <> 'demo'
+           AND r.cost_usd IS NULL
+           AND r.input_tokens + r.output_tokens + r.cache_read_tokens + r.cache_write_tokens > 0),
+         usage_unpriced_models = '[]'
+       WHERE id IN (SELECT session_id FROM agent_runs WHERE kind <> 'demo' AND cost_usd IS NULL
+         AND input_tokens + output_tokens + cache_read_tokens + cache_write_tokens > 0)`,
+    ],
+  },
+  {
+    version: 17,
+    name: 'agents that speak the Agent Client Protocol',
+    sql: [
+      `ALTER TABLE workspace_settings DROP CONSTRAINT workspace_settings_agent_check,
+        ADD CONSTRAINT workspace_settings_agent_check
+          CHECK (agent IN ('demo', 'command', 'claude-code', 'codex', 'gemini', 'acp')),
+        ADD COLUMN acp_agent TEXT`,
+      `ALTER TABLE sessions ADD COLUMN acp_agent TEXT`,
+    ],
+  },
 ];
 
 /**
