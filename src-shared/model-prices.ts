@@ -1,3 +1,4 @@
+import type { ModelPrice } from './model-price.js';
 import { GENERATED_PRICES, MODEL_PRICES_SOURCE } from './model-prices.generated.js';
 
 /**
@@ -9,12 +10,7 @@ import { GENERATED_PRICES, MODEL_PRICES_SOURCE } from './model-prices.generated.
  */
 export const MODEL_PRICES_DATE: string = MODEL_PRICES_SOURCE.generatedOn;
 
-export interface ModelPrice {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
-}
+export type { ModelPrice };
 
 /**
  * The names a model goes by besides the vendor's plain one, as CLIs and clouds report them:
