@@ -13,7 +13,12 @@ import { cliHomePath } from './cli-homes.js';
 import type { CliKind } from './cli-kinds.js';
 import { agentEnvironment } from './environment.js';
 import { describeAgentKinds, locateProgram, type Located } from './programs.js';
-import { planContinuation, type Continuation } from './imported-continuation.js';
+import {
+  continuationChoices,
+  planContinuation,
+  type Continuation,
+  type ContinuationHost,
+} from './imported-continuation.js';
 import { AgentSetupError, WorkspaceAgents } from './workspace-agents.js';
 import { NetworkProxies } from './network-proxy.js';
 import { detectOsSandbox, type OsSandbox } from './os-sandbox.js';
@@ -165,11 +170,22 @@ export class AgentHost {
    * when the run starts.
    */
   planContinuation(session: SessionRow, where: ContinueIn | undefined): Continuation {
-    return planContinuation(session, where, {
+    return planContinuation(session, where, this.continuationHost());
+  }
+
+  /** Which ways an imported session can go on here, and why not (imported-continuation.ts). */
+  continuationChoices(session: SessionRow): ReturnType<typeof continuationChoices> {
+    return continuationChoices(session, this.continuationHost());
+  }
+
+  private continuationHost(): ContinuationHost {
+    return {
       env: this.agentEnvironment(),
       dataDir: this.deps.dataDir,
       sandboxRoot: this.sandboxRoot,
-    });
+      // As a run finds its program (cli-agent.ts).
+      locate: (kind) => this.locateProgram(kind, this.deps.config.env ?? process.env),
+    };
   }
 
   /** Session Desk's own folders: no program it runs may lie in them, and no sandbox shows them. */
@@ -211,7 +227,7 @@ export class AgentHost {
     sessionId: string,
     text: string,
     append: (queuedPrompt?: { mode: QueuedRun['mode']; prompt: string }) => Promise<T>,
-    options: { continueIn?: ContinueIn } = {},
+    options: Pick<WaitingRun, 'continueIn' | 'statusBefore'> = {},
   ): Promise<T> {
     // One follow-up of a session at a time, in the order they came.
     const previous = this.followUps.get(sessionId) ?? Promise.resolve();
@@ -233,7 +249,7 @@ export class AgentHost {
           sessionId,
           mode: 'follow-up',
           prompts: [text],
-          ...(options.continueIn ? { continueIn: options.continueIn } : {}),
+          ...options,
         },
         { handOver },
       );
@@ -396,5 +412,6 @@ function queuedRunOf(run: WaitingRun): QueuedRun {
     sessionId: run.sessionId,
     mode: run.mode,
     ...(run.prompts.length > 0 ? { prompt: joinPrompts(run.prompts) } : {}),
+    ...(run.statusBefore ? { statusBefore: run.statusBefore } : {}),
   };
 }

@@ -326,6 +326,15 @@ export const MIGRATIONS: Migration[] = [
       `ALTER TABLE workspace_settings ADD COLUMN allowed_hosts TEXT`,
     ],
   },
+  {
+    version: 16,
+    name: "an imported session's status before a queued continuation",
+    sql: [
+      // A follow-up to an imported session waiting for a place: the status its import gave,
+      // which the session keeps if the continuation never starts (a restart in between).
+      `ALTER TABLE run_queue ADD COLUMN status_before TEXT`,
+    ],
+  },
 ];
 
 export class DatabaseTooNewError extends Error {
