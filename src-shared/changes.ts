@@ -57,6 +57,7 @@ export type SessionChanges = z.infer<typeof SessionChangesSchema>;
 
 export const CHANGES_UNAVAILABLE_REASONS = [
   'no_repository',
+  'own_folder',
   'no_sandbox',
   'not_a_repository',
   'no_base',
@@ -66,8 +67,13 @@ export const CHANGES_UNAVAILABLE_REASONS = [
 
 export const ChangesUnavailableSchema = z.object({
   available: z.literal(false),
-  reason: z.enum(CHANGES_UNAVAILABLE_REASONS),
+  reason: z
+    .enum(CHANGES_UNAVAILABLE_REASONS)
+    .describe(
+      "`own_folder`: an imported session, run by its CLI in the person's own folder (`folder`, when the CLI recorded it): its changes are there, among whatever else the person changed, and are not read.",
+    ),
   message: z.string(),
+  folder: z.string().optional().describe('With `own_folder`: the folder the CLI ran in.'),
 });
 export type ChangesUnavailable = z.infer<typeof ChangesUnavailableSchema>;
 

@@ -7,3 +7,4 @@ export * from './sessions.js';
 export * from './text.js';
 export * from './changes.js';
 export * from './search.js';
+export * from './continuation.js';

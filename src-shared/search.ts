@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AGENT_KINDS } from './constants.js';
-import { OrgQuerySchema, wholeNumberQuery } from './sessions.js';
+import { AgentFilterSchema, OrgQuerySchema, wholeNumberQuery } from './sessions.js';
 
 /** Hits per page at most, and the page size without `limit`. */
 export const SEARCH_LIMIT_MAX = 100;
@@ -19,7 +19,7 @@ export const SearchQuerySchema = OrgQuerySchema.extend({
         `At most ${SEARCH_WORDS_MAX} words (a phrase counts each of its words; a repeated word counts once); ` +
         `a prefix needs at least ${SEARCH_PREFIX_MIN} letters or digits before its \`*\`.`,
     ),
-  agent: z.enum(AGENT_KINDS).optional().describe('Only sessions run by this agent kind.'),
+  agent: AgentFilterSchema.optional(),
   repository: z
     .string()
     .max(500)

@@ -147,6 +147,12 @@ export type Task = z.infer<typeof TaskSchema>;
 /** What every form of a session carries. */
 export const HISTORY_KINDS = ['claude-code', 'codex', 'gemini'] as const;
 export type HistoryKind = (typeof HISTORY_KINDS)[number];
+/** The agent CLIs' names, as a person knows them. */
+export const CLI_NAMES: Readonly<Record<HistoryKind, string>> = {
+  'claude-code': 'Claude Code',
+  codex: 'Codex',
+  gemini: 'Gemini CLI',
+};
 
 /** Where an imported session came from: an agent CLI's own session file. */
 export const SessionSourceSchema = z.object({
@@ -340,6 +346,18 @@ export function wholeNumberQuery(min: number, max?: number) {
  */
 export const OrgQuerySchema = z.object({ organizationId: QueryString.optional() });
 
+/** `agent=` of the list and of search: the agent kind of a session's latest run, an imported session's CLI. */
+export const AgentFilterSchema = z
+  .enum(AGENT_KINDS)
+  .describe("Only sessions run by this agent kind (an imported session's is its CLI's).");
+
+/**
+ * `source=` of the list: `imported`, the sessions imported from an agent CLI's own files (those
+ * continued here since included); `run`, those started in Session Desk.
+ */
+export const SESSION_SOURCES = ['imported', 'run'] as const;
+export type SessionSourceFilter = (typeof SESSION_SOURCES)[number];
+
 export const ListSessionsQuerySchema = OrgQuerySchema.extend({
   limit: wholeNumberQuery(1, LIST_LIMIT_MAX).optional(),
   cursor: QueryString.optional(),
@@ -349,6 +367,13 @@ export const ListSessionsQuerySchema = OrgQuerySchema.extend({
   ),
   authorId: QueryString.optional(),
   q: z.string().max(200).optional().describe('Matches the title and the first message.'),
+  agent: AgentFilterSchema.optional(),
+  source: z
+    .enum(SESSION_SOURCES)
+    .optional()
+    .describe(
+      "`imported`: sessions imported from an agent CLI's own files (continued here since or not); `run`: sessions started in Session Desk.",
+    ),
 });
 export type ListSessionsQuery = z.infer<typeof ListSessionsQuerySchema>;
 

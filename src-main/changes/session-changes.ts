@@ -1,8 +1,30 @@
-import type { SessionChangesResponse } from '../../src-shared/changes.js';
+import type { ChangesUnavailable, SessionChangesResponse } from '../../src-shared/changes.js';
+import { CLI_NAMES, type SessionSource } from '../../src-shared/sessions.js';
 import { sandboxPath } from '../agents/sandbox/session-folder.js';
 import type { Clock } from '../clock.js';
 import type { Repositories } from '../store/repositories.js';
 import { sandboxChanges } from './sandbox-changes.js';
+
+/**
+ * An imported session's changes are in the folder its CLI ran in, the person's own work tree,
+ * mixed with whatever else they changed there: where they are is said, and they are not read.
+ */
+function inOwnFolder(source: SessionSource): ChangesUnavailable {
+  const cli = CLI_NAMES[source.kind];
+  if (source.cwd === undefined) {
+    return {
+      available: false,
+      reason: 'own_folder',
+      message: `This session ran in ${cli} outside Session Desk: its changes are in the folder it ran in, which ${cli} did not record.`,
+    };
+  }
+  return {
+    available: false,
+    reason: 'own_folder',
+    folder: source.cwd,
+    message: `This session ran in ${cli} in your own folder ${source.cwd}: its changes are there, beside anything else changed in that folder. Session Desk shows the changes of a sandbox it runs.`,
+  };
+}
 
 export interface SessionChanges {
   /** A session's changes, computed afresh; null when there is no such session. */
@@ -25,7 +47,8 @@ export function createSessionChanges(deps: {
   async function compute(sessionId: string): Promise<SessionChangesResponse | null> {
     const input = deps.repos.sessions.agentInput(sessionId);
     if (!input) return null;
-    if (input.repoUrl === undefined) {
+    const source = deps.repos.sessions.find(sessionId)?.source;
+    if (input.repoUrl === undefined && !source) {
       return {
         available: false,
         reason: 'no_repository',
@@ -38,6 +61,8 @@ export function createSessionChanges(deps: {
       env: deps.env,
       now: deps.clock.now(),
     });
+    // An imported session has a sandbox only once it was continued in a fresh clone.
+    if (source && !changes.available && changes.reason === 'no_sandbox') return inOwnFolder(source);
     // The demo agent plays out a run with a repository without ever making a sandbox.
     if (
       !changes.available &&

@@ -34,6 +34,7 @@ import { historyRoutes } from './routes/history.js';
 import { eventRoutes } from './routes/events.js';
 import { demoRoutes } from './routes/demo.js';
 import { changesRoutes } from './routes/changes.js';
+import { continuationRoutes } from './routes/continuation.js';
 import { pullRequestRoutes } from './routes/pull-requests.js';
 import type { AgentConfig } from '../agents/run/config.js';
 import { AgentHost } from '../agents/run/host.js';
@@ -268,6 +269,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   eventRoutes(api, ctx);
   demoRoutes(api, ctx);
   changesRoutes(api, ctx);
+  continuationRoutes(api, ctx);
   pullRequestRoutes(api, ctx);
   searchRoutes(api, ctx);
   if (deps.config.adminToken) adminRoutes(api, ctx, deps.config.adminToken);

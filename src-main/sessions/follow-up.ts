@@ -78,6 +78,12 @@ export function sendFollowUp(
         status: 'active',
         ...(queuedPrompt ? { queuedPrompt } : {}),
       }),
-    session.source && body.continueIn ? { continueIn: body.continueIn } : {},
+    session.source && body.continueIn
+      ? {
+          continueIn: body.continueIn,
+          // The status its import gave; one a run of ours set is not the import's to keep.
+          ...(deps.agents.isActive(sessionId) ? {} : { statusBefore: session.status }),
+        }
+      : {},
   );
 }

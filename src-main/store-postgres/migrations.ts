@@ -297,6 +297,11 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       `ALTER TABLE sessions ADD COLUMN acp_agent TEXT`,
     ],
   },
+  {
+    version: 18,
+    name: "an imported session's status before a queued continuation",
+    sql: [`ALTER TABLE run_queue ADD COLUMN status_before TEXT`],
+  },
 ];
 
 /**

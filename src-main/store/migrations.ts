@@ -364,6 +364,15 @@ export const MIGRATIONS: Migration[] = [
       `ALTER TABLE sessions ADD COLUMN acp_agent TEXT`,
     ],
   },
+  {
+    version: 18,
+    name: "an imported session's status before a queued continuation",
+    sql: [
+      // A follow-up to an imported session waiting for a place: the status its import gave,
+      // which the session keeps if the continuation never starts (a restart in between).
+      `ALTER TABLE run_queue ADD COLUMN status_before TEXT`,
+    ],
+  },
 ];
 
 export { DatabaseTooNewError };

@@ -1,3 +1,4 @@
+import type { SessionStatus } from '../../src-shared/sessions.js';
 import type { Db } from './sqljs.js';
 import { num, optStr, str } from './row.js';
 
@@ -8,6 +9,8 @@ export interface QueuedRun {
   mode: 'start' | 'follow-up';
   /** The prompt to pass (follow-ups joined in order); none for a start on its first message. */
   prompt?: string;
+  /** A follow-up to an imported session: its status before, kept if the run never starts. */
+  statusBefore?: SessionStatus;
 }
 
 /** The process group of a running agent program, and what tells its leader from a later process. */
@@ -26,9 +29,9 @@ export function createRunsRepository(db: Db) {
     /** Adds a run at the end of the queue. */
     enqueue(run: QueuedRun): void {
       db.run(
-        `INSERT INTO run_queue (session_id, position, mode, prompt)
-         VALUES (?, (SELECT coalesce(max(position), 0) + 1 FROM run_queue), ?, ?)`,
-        [run.sessionId, run.mode, run.prompt ?? null],
+        `INSERT INTO run_queue (session_id, position, mode, prompt, status_before)
+         VALUES (?, (SELECT coalesce(max(position), 0) + 1 FROM run_queue), ?, ?, ?)`,
+        [run.sessionId, run.mode, run.prompt ?? null, run.statusBefore ?? null],
       );
     },
 
@@ -43,12 +46,16 @@ export function createRunsRepository(db: Db) {
 
     /** Every queued run, first in line first. */
     queued(): QueuedRun[] {
-      return db.all('SELECT session_id, mode, prompt FROM run_queue ORDER BY position').map((r) => {
-        const run: QueuedRun = { sessionId: str(r[0]), mode: str(r[1]) as QueuedRun['mode'] };
-        const prompt = optStr(r[2]);
-        if (prompt !== undefined) run.prompt = prompt;
-        return run;
-      });
+      return db
+        .all('SELECT session_id, mode, prompt, status_before FROM run_queue ORDER BY position')
+        .map((r) => {
+          const run: QueuedRun = { sessionId: str(r[0]), mode: str(r[1]) as QueuedRun['mode'] };
+          const prompt = optStr(r[2]);
+          if (prompt !== undefined) run.prompt = prompt;
+          const statusBefore = optStr(r[3]);
+          if (statusBefore !== undefined) run.statusBefore = statusBefore as SessionStatus;
+          return run;
+        });
     },
 
     recordProcess(process: AgentProcess, startedAt: string): void {

@@ -1,5 +1,5 @@
 import type { Message, SessionStatus, Task, Usage } from '../../src-shared/index.js';
-import type { Isolation, SessionSource } from '../../src-shared/sessions.js';
+import type { Isolation, SessionSource, SessionSourceFilter } from '../../src-shared/sessions.js';
 import type { AgentKind } from '../../src-shared/constants.js';
 import { STATS_WINDOW_MS } from '../../src-shared/constants.js';
 import { repositoryFilter } from '../../src-shared/repo-url.js';
@@ -151,6 +151,8 @@ export interface ListFilters {
   repository?: string | undefined;
   authorId?: string | undefined;
   q?: string | undefined;
+  agent?: AgentKind | undefined;
+  source?: SessionSourceFilter | undefined;
 }
 
 /** Position in the list's order (newest `createdAt` first, then `id`). */
@@ -263,6 +265,11 @@ function filterClause(workspaceId: string, filters: ListFilters): { where: strin
     where.push('s.author_id = ?');
     params.push(filters.authorId);
   }
+  if (filters.agent) {
+    where.push('s.agent_kind = ?');
+    params.push(filters.agent);
+  }
+  if (filters.source) where.push(`s.source_kind IS ${filters.source === 'imported' ? 'NOT NULL' : 'NULL'}`);
   if (filters.q) {
     where.push('(instr(lower(s.title), ?) > 0 OR instr(lower(s.first_message), ?) > 0)');
     const q = filters.q.toLowerCase();

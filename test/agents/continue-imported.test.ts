@@ -713,13 +713,15 @@ describe('where a follow-up goes on is checked first', () => {
 
 describe('a continuation waiting for a place across a restart', () => {
   it(
-    'is not run where nobody chose again: the session fails, saying to send it again',
-    { timeout: 60_000 },
+    'is not run where nobody chose again: the session keeps its status, saying to send it again',
+    { ...requireTools(claude), timeout: 60_000 },
     async () => {
       const dataDir = tempDir('sessiondesk-continue-queue-');
       const folder = tempDir('continue-queued-');
+      // Claude Code is there (a follow-up is refused without it), though it never runs here.
+      const agentEnv = { ...process.env, SESSIONDESK_CLAUDE_BIN: bin! };
       try {
-        const first = await startTestServer({ dataDir, agentCommand: WAITING_AGENT, maxRuns: 1 });
+        const first = await startTestServer({ dataDir, agentCommand: WAITING_AGENT, maxRuns: 1, agentEnv });
         const owner = await seedWorkspace(first);
         const cookie = owner.user.cookie;
         const running = await createSession(first, cookie, {
@@ -737,10 +739,10 @@ describe('a continuation waiting for a place across a restart', () => {
         expect((await getSession(first, cookie, id)).agentState).toBe('queued');
         await first.stop();
 
-        const second = await startTestServer({ dataDir, agentCommand: WAITING_AGENT, maxRuns: 1 });
+        const second = await startTestServer({ dataDir, agentCommand: WAITING_AGENT, maxRuns: 1, agentEnv });
         try {
           const after = await getSession(second, cookie, id);
-          expect(after.status).toBe('failed');
+          expect(after.status).toBe('completed');
           expect(after.agentState).toBeUndefined();
           expect(after.messages.at(-1)).toMatchObject({
             type: 'result',

@@ -42,6 +42,7 @@ describe('GET /api/openapi.json', () => {
       '/api/sessions',
       '/api/sessions/{sessionId}',
       '/api/sessions/{sessionId}/changes',
+      '/api/sessions/{sessionId}/continuation',
       '/api/sessions/{sessionId}/events',
       '/api/sessions/{sessionId}/messages',
       '/api/sessions/{sessionId}/pull-request',

@@ -98,7 +98,7 @@ test('an imported session continues in its own folder after a confirmation', asy
       .click();
     const scratchChoice = page.getByRole('group', { name: /Imported from Claude Code/ });
     await expect(scratchChoice.getByRole('radio', { name: /In a fresh sandbox/ })).toBeDisabled();
-    await expect(scratchChoice).toContainText('It has no repository');
+    await expect(scratchChoice).toContainText('This session has no repository to clone');
 
     await page
       .getByRole('navigation', { name: 'Breadcrumb' })

@@ -1,6 +1,14 @@
+import { cpSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { newId } from '../../src-main/accounts/secrets.js';
-import type { seedWorkspace, TestServer } from './server.js';
+import {
+  ListSessionsResponseSchema,
+  type HistoryKind,
+  type SessionSummary,
+} from '../../src-shared/sessions.js';
+import { ROOT } from './cli.js';
+import { addHistorySource, tempDir, withKey, type seedWorkspace, type TestServer } from './server.js';
+import { until } from './until.js';
 
 /** An imported Claude Code session of `folder`, written to the store as an import writes it. */
 export async function seedImported(
@@ -37,4 +45,55 @@ export async function seedImported(
     server.repos.sessions.update(id, { status: 'completed' }, at);
   });
   return id;
+}
+
+/**
+ * A recorded Claude Code scenario (test/fixtures/history) copied to a folder of its own, as a
+ * CLI root a source can name. With `cwd`, the folder the recording ran in is replaced by that
+ * one in every line, as if the person had run it there; `writtenAgoMs` dates the session file
+ * back (a file written long ago is a session that ended).
+ */
+export function copyClaudeScenario(
+  scenario: string,
+  options: { cwd?: string; writtenAgoMs?: number } = {},
+): { root: string; file: string; cwd: string } {
+  const root = tempDir('imported-claude-');
+  cpSync(join(ROOT, 'test', 'fixtures', 'history', 'claude-code', '2.1.330', scenario), root, {
+    recursive: true,
+  });
+  const projects = join(root, 'projects');
+  const [project] = readdirSync(projects);
+  const name = readdirSync(join(projects, project!)).find((entry) => entry.endsWith('.jsonl'));
+  const file = join(projects, project!, name!);
+  const text = readFileSync(file, 'utf8');
+  const recorded = /"cwd":"([^"]+)"/u.exec(text)![1]!;
+  if (options.cwd !== undefined)
+    writeFileSync(file, text.replaceAll(`"cwd":"${recorded}"`, `"cwd":"${options.cwd}"`));
+  if (options.writtenAgoMs !== undefined) {
+    const at = new Date(Date.now() - options.writtenAgoMs);
+    utimesSync(file, at, at);
+  }
+  return { root, file, cwd: options.cwd ?? recorded };
+}
+
+/**
+ * Adds `rootDir` as a history source of the owner's workspace, as the administrator does in
+ * Settings, and waits for the server's follower to import its one session; that session.
+ */
+export async function followedSession(
+  server: TestServer,
+  owner: Awaited<ReturnType<typeof seedWorkspace>>,
+  source: { kind: HistoryKind; rootDir: string },
+): Promise<SessionSummary> {
+  await addHistorySource(server, owner.user.cookie, owner.organizationId, source);
+  const list = await until(
+    async () =>
+      ListSessionsResponseSchema.parse(
+        await (await withKey(server, owner.apiKey, 'GET', '/api/sessions?source=imported')).json(),
+      ),
+    (found) => found.sessions.length === 1,
+  );
+  const [session] = list.sessions;
+  if (!session) throw new Error(`nothing was imported from ${source.rootDir}`);
+  return session;
 }

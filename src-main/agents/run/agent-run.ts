@@ -50,6 +50,8 @@ export interface WaitingRun {
   prompts: string[];
   /** A follow-up to an imported session: where its conversation goes on. */
   continueIn?: ContinueIn;
+  /** A follow-up to an imported session: its status before, kept if the run never gets going. */
+  statusBefore?: SessionStatus;
 }
 
 /** Prompts sent while a run waited reach the agent as one, in order, a blank line apart. */
@@ -216,16 +218,24 @@ export function runAgent(
       await refusals.end();
       const stopped = signal.aborted;
       const reason = stopReason();
+      // Thrown while the run was being set up, before any program of it started.
+      const setUp =
+        err instanceof SandboxError ||
+        err instanceof SandboxRootError ||
+        err instanceof AgentSetupError ||
+        err instanceof NamedCommandsError;
       const text = stopped
         ? (reason?.text ?? 'Stopped.')
-        : err instanceof SandboxError ||
-            err instanceof SandboxRootError ||
-            err instanceof AgentSetupError ||
-            err instanceof NamedCommandsError
+        : setUp
           ? err.message
           : `The agent failed: ${err instanceof Error ? err.message : String(err)}`;
-      // A stop by PATCH has already set the status; a failure sets it to failed.
-      const status: SessionStatus | null = stopped ? (reason?.status ?? null) : 'failed';
+      // A stop by PATCH has already set the status; a failure sets it to failed, but an imported
+      // session whose continuation never got going is as it was: its CLI's run is what it shows.
+      const status: SessionStatus | null = stopped
+        ? (reason?.status ?? null)
+        : setUp && wanted.statusBefore !== undefined
+          ? wanted.statusBefore
+          : 'failed';
       await recordBranchAtEnd(deps, session, ctx.sandboxDir, deps.agentEnvironment());
       const result = resultMessage(
         stopped ? (reason?.success ?? false) : false,

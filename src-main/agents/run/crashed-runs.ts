@@ -73,7 +73,8 @@ export async function recoverInterrupted(deps: RecoveryDeps): Promise<Recovered>
   for (const waiting of repos.runs.queued()) {
     if (repos.sessions.agentState(waiting.sessionId) !== 'queued') continue;
     if (waiting.mode === 'follow-up' && repos.sessions.find(waiting.sessionId)?.source) {
-      // Where to continue an imported session was chosen for that follow-up and not kept.
+      // Where to continue an imported session was chosen for that follow-up and not kept; the
+      // continuation never started, so the session keeps the status its import gave.
       await service.finish(
         waiting.sessionId,
         resultMessage(
@@ -82,7 +83,7 @@ export async function recoverInterrupted(deps: RecoveryDeps): Promise<Recovered>
           0,
           0,
         ),
-        'failed',
+        waiting.statusBefore ?? 'failed',
       );
       continue;
     }

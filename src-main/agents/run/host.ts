@@ -15,7 +15,12 @@ import { agentEnvironment } from '../sandbox/environment.js';
 import type { Located } from '../executables.js';
 import type { AcpAgentSpec } from '../kinds/acp/acp-agents.js';
 import { describeAgentKinds, locateAgentProgram, locateProgram } from '../kinds/cli/programs.js';
-import { planContinuation, type Continuation } from './imported-continuation.js';
+import {
+  continuationChoices,
+  planContinuation,
+  type Continuation,
+  type ContinuationHost,
+} from './imported-continuation.js';
 import type { AgentConfig } from './config.js';
 import { WorkspaceAgents } from './workspace-agents.js';
 import { NetworkProxies } from '../sandbox/network-proxy.js';
@@ -151,11 +156,22 @@ export class AgentHost {
    * when the run starts.
    */
   planContinuation(session: SessionRow, where: ContinueIn | undefined): Continuation {
-    return planContinuation(session, where, {
+    return planContinuation(session, where, this.continuationHost());
+  }
+
+  /** Which ways an imported session can go on here, and why not (imported-continuation.ts). */
+  continuationChoices(session: SessionRow): ReturnType<typeof continuationChoices> {
+    return continuationChoices(session, this.continuationHost());
+  }
+
+  private continuationHost(): ContinuationHost {
+    return {
       env: this.agentEnvironment(),
       dataDir: this.deps.dataDir,
       sandboxRoot: this.sandboxRoot,
-    });
+      // As a run finds its program (cli-agent.ts).
+      locate: (kind) => this.locateProgram(kind, this.deps.config.env ?? process.env),
+    };
   }
 
   /** Session Desk's own folders: no program it runs may lie in them, and no sandbox shows them. */
@@ -202,7 +218,7 @@ export class AgentHost {
     sessionId: string,
     text: string,
     append: (queuedPrompt?: { mode: QueuedRun['mode']; prompt: string }) => Promise<T>,
-    options: { continueIn?: ContinueIn } = {},
+    options: Pick<WaitingRun, 'continueIn' | 'statusBefore'> = {},
   ): Promise<T> {
     // One follow-up of a session at a time, in the order they came.
     const previous = this.followUps.get(sessionId) ?? Promise.resolve();
@@ -224,7 +240,7 @@ export class AgentHost {
           sessionId,
           mode: 'follow-up',
           prompts: [text],
-          ...(options.continueIn ? { continueIn: options.continueIn } : {}),
+          ...options,
         },
         { handOver },
       );
@@ -387,5 +403,6 @@ function queuedRunOf(run: WaitingRun): QueuedRun {
     sessionId: run.sessionId,
     mode: run.mode,
     ...(run.prompts.length > 0 ? { prompt: joinPrompts(run.prompts) } : {}),
+    ...(run.statusBefore ? { statusBefore: run.statusBefore } : {}),
   };
 }

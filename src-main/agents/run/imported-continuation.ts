@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { parseRepoUrl } from '../../../src-shared/repo-url.js';
-import type { ContinueIn } from '../../../src-shared/sessions.js';
+import type { ContinueIn, SessionSource } from '../../../src-shared/sessions.js';
 import { conflict } from '../../errors.js';
 import { rootOfSessionFile } from '../../history/run-holds.js';
 import type { SessionService } from '../../sessions/service.js';
@@ -14,6 +14,7 @@ import { isInside, realOf } from '../folders.js';
 import { CLI_KIND_SPECS } from '../kinds/cli-kinds.js';
 import { CLI_KINDS, type CliKind } from '../kinds/cli-kind-names.js';
 import { createCliRunStore } from '../kinds/cli/cli-run-store.js';
+import type { Located } from '../executables.js';
 import { runProgram } from '../sandbox/session-folder.js';
 import type { AgentRunner } from '../types.js';
 
@@ -49,7 +50,7 @@ function isFolder(path: string): boolean {
  * The address to clone: the working folder's `origin` while it is still there and names
  * `<owner>/<repo>` on a host, else the repository on GitHub.
  */
-function repoUrlOf(session: SessionRow): string | undefined {
+function repoUrlOf(session: SessionRow, repository: string): string {
   const cwd = session.source?.cwd;
   if (cwd && isFolder(cwd)) {
     try {
@@ -61,12 +62,12 @@ function repoUrlOf(session: SessionRow): string | undefined {
         .trim()
         .replace(/^git@([^:]+):(.+)$/u, 'https://$1/$2');
       const parsed = parseRepoUrl(origin);
-      if (parsed && parsed.repository === session.repository) return parsed.url;
+      if (parsed && parsed.repository === repository) return parsed.url;
     } catch {
       // No origin any more: the repository's name is what is left.
     }
   }
-  return session.repository ? `https://github.com/${session.repository}` : undefined;
+  return `https://github.com/${repository}`;
 }
 
 /**
@@ -93,6 +94,79 @@ export function originalFolderRefusal(
   return null;
 }
 
+/** What the checks of a continuation need of the agent host. */
+export interface ContinuationHost {
+  /** The agents' allow-listed environment. */
+  env: NodeJS.ProcessEnv;
+  /** Agents never work in these: Session Desk's own data, and other sessions' sandboxes. */
+  dataDir: string;
+  sandboxRoot: string;
+  /** Where the CLI's program is, as a run finds it, or why it is not there. */
+  locate: (kind: CliKind) => Located;
+}
+
+/** Why an imported session cannot go on one way, and the other way to suggest. */
+interface Refusal {
+  why: string;
+  instead: string;
+}
+
+/** The conversation its CLI resumes here, or what keeps it from going on either way. */
+function resumable(
+  source: SessionSource,
+  host: ContinuationHost,
+): { conversationId: string } | { why: string } {
+  const name = CLI_KIND_SPECS[source.kind].name;
+  if (!source.conversationId) {
+    return { why: `${name}'s file of this session names no conversation id, so there is nothing to resume.` };
+  }
+  const located = host.locate(source.kind);
+  if (!located.found) return { why: `It goes on only with ${name}'s own resume: ${located.problem}` };
+  return { conversationId: source.conversationId };
+}
+
+/** The person's folder it goes on in, or why it cannot. */
+function originalFolder(source: SessionSource, host: ContinuationHost): { cwd: string } | Refusal {
+  const name = CLI_KIND_SPECS[source.kind].name;
+  const instead = 'Continue it in a sandbox (a fresh clone) instead.';
+  if (!source.cwd) return { why: `${name} recorded no working folder for this session.`, instead };
+  if (!isFolder(source.cwd)) {
+    return {
+      why: `The folder ${source.cwd} this session ran in is gone; it can go on there once the folder is back.`,
+      instead,
+    };
+  }
+  const refusal = originalFolderRefusal(
+    source.cwd,
+    [
+      { path: host.dataDir, what: "Session Desk's data directory" },
+      { path: host.sandboxRoot, what: "Session Desk's sandboxes" },
+      ...CLI_KINDS.map((cli) => ({
+        path: personCliFolder(cli, host.env),
+        what: `${CLI_KIND_SPECS[cli].name}'s own folder`,
+      })),
+      {
+        path: rootOfSessionFile(source.kind, source.path),
+        what: `the ${name} folder this session was imported from`,
+      },
+    ],
+    host.env.HOME,
+  );
+  return refusal ? { why: refusal, instead } : { cwd: source.cwd };
+}
+
+/**
+ * The repository a fresh clone is made of, as recorded at the import (its address is asked of
+ * the folder's git only when the clone is made), or why there is none.
+ */
+function cloneOf(session: SessionRow): { repository: string } | Refusal {
+  if (session.repository) return { repository: session.repository };
+  return {
+    why: `This session has no repository to clone (its folder${session.source?.cwd ? ` ${session.source.cwd}` : ''} had no origin on a code host when it was imported).`,
+    instead: 'Continue it in its original folder.',
+  };
+}
+
 /**
  * Decides how a follow-up to an imported session goes on, or refuses (409) saying why. The
  * session's own kind decides the CLI, whatever agent the workspace chose; `original` runs it in
@@ -101,24 +175,17 @@ export function originalFolderRefusal(
 export function planContinuation(
   session: SessionRow,
   where: ContinueIn | undefined,
-  host: {
-    /** The agents' allow-listed environment. */
-    env: NodeJS.ProcessEnv;
-    /** Agents never work in these: Session Desk's own data, and other sessions' sandboxes. */
-    dataDir: string;
-    sandboxRoot: string;
-  },
+  host: ContinuationHost,
 ): Continuation {
-  const { env } = host;
   const source = session.source;
   if (!source) throw new Error(`${session.id} was not imported`);
   const kind = source.kind;
   const name = CLI_KIND_SPECS[kind].name;
-  const folder = source.cwd ?? 'its working folder';
-  const repository = session.repository
-    ? `a fresh clone of ${session.repository}`
-    : 'a fresh clone of its repository';
   if (where === undefined) {
+    const folder = source.cwd ?? 'its working folder';
+    const repository = session.repository
+      ? `a fresh clone of ${session.repository}`
+      : 'a fresh clone of its repository';
     throw conflict(
       `This session was imported from ${name}'s own files${source.conversationId ? ` (conversation ${source.conversationId})` : ''}. ` +
         `Say where to continue it: "continueIn": "original" ` +
@@ -126,44 +193,34 @@ export function planContinuation(
         `agent may change files; "continueIn": "sandbox" resumes it in ${repository} in the session's sandbox.`,
     );
   }
-  if (!source.conversationId) {
-    throw conflict(`${name}'s file of this session names no conversation id, so there is nothing to resume.`);
-  }
-  const base = { where, kind, conversationId: source.conversationId, conversationFile: source.path };
-  if (where === 'original') {
-    if (!source.cwd)
-      throw conflict(`${name} recorded no working folder for this session; continue it in a sandbox.`);
-    if (!isFolder(source.cwd)) {
-      throw conflict(
-        `The folder ${source.cwd} this session ran in is gone; continue it in a sandbox (a fresh clone) instead.`,
-      );
-    }
-    const refusal = originalFolderRefusal(
-      source.cwd,
-      [
-        { path: host.dataDir, what: "Session Desk's data directory" },
-        { path: host.sandboxRoot, what: "Session Desk's sandboxes" },
-        ...CLI_KINDS.map((cli) => ({
-          path: personCliFolder(cli, env),
-          what: `${CLI_KIND_SPECS[cli].name}'s own folder`,
-        })),
-        {
-          path: rootOfSessionFile(kind, source.path),
-          what: `the ${name} folder this session was imported from`,
-        },
-      ],
-      env.HOME,
-    );
-    if (refusal) throw conflict(`${refusal} Continue it in a sandbox (a fresh clone) instead.`);
-    return { ...base, cwd: source.cwd };
-  }
-  const repoUrl = repoUrlOf(session);
-  if (!repoUrl) {
-    throw conflict(
-      `This session has no repository to clone (its folder ${folder} had no origin on a code host); continue it in its original folder.`,
-    );
-  }
-  return { ...base, repoUrl };
+  const way = where === 'original' ? originalFolder(source, host) : cloneOf(session);
+  if ('why' in way) throw conflict(`${way.why} ${way.instead}`);
+  const conversation = resumable(source, host);
+  if ('why' in conversation) throw conflict(conversation.why);
+  return {
+    where,
+    kind,
+    conversationId: conversation.conversationId,
+    conversationFile: source.path,
+    ...('repository' in way ? { repoUrl: repoUrlOf(session, way.repository) } : way),
+  };
+}
+
+/** Which ways an imported session can go on here, and why not where it cannot (each alone). */
+export function continuationChoices(
+  session: SessionRow,
+  host: ContinuationHost,
+): { blocked: string | null; original: string | null; sandbox: string | null } {
+  const source = session.source;
+  if (!source) throw new Error(`${session.id} was not imported`);
+  const conversation = resumable(source, host);
+  const original = originalFolder(source, host);
+  const sandbox = cloneOf(session);
+  return {
+    blocked: 'why' in conversation ? conversation.why : null,
+    original: 'why' in original ? original.why : null,
+    sandbox: 'why' in sandbox ? sandbox.why : null,
+  };
 }
 
 /**

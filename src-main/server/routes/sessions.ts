@@ -125,7 +125,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: 'List sessions',
         description:
-          'Sessions of a workspace, newest first, with its stats. Without `limit`, all of them; with it, one page and `nextCursor` when more follow.',
+          'Sessions of a workspace, newest first, with its stats. Without `limit`, all of them; with it, one page and `nextCursor` when more follow. The filters (`status`, `repository`, `authorId`, `q`, `agent`, `source`) combine: a session must match each one given.',
         tags: ['sessions'],
         querystring: ListSessionsQuerySchema,
         response: { 200: ListSessionsResponseSchema, ...errorResponses(400, 401, 403, 429, 500) },
@@ -133,17 +133,27 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const { organizationId, limit, cursor, status, repository, authorId, q } = request.query;
+      const { organizationId, limit, cursor, status, repository, authorId, q, agent, source } = request.query;
+      const filters = { status, repository, authorId, q, agent, source };
       const workspaceId = workspaceFor(principal, organizationId);
-      const key = JSON.stringify([workspaceId, limit, cursor, status, repository, authorId, q]);
+      const key = JSON.stringify([
+        workspaceId,
+        limit,
+        cursor,
+        status,
+        repository,
+        authorId,
+        q,
+        agent,
+        source,
+      ]);
       let page = caches.lists.get(key)?.value;
       if (!page) {
         const after = cursor === undefined ? undefined : decodeCursor(cursor);
-        const rows = repos.sessions.list(
-          workspaceId,
-          { status, repository, authorId, q },
-          { ...(limit === undefined ? {} : { limit: limit + 1 }), ...(after ? { after } : {}) },
-        );
+        const rows = repos.sessions.list(workspaceId, filters, {
+          ...(limit === undefined ? {} : { limit: limit + 1 }),
+          ...(after ? { after } : {}),
+        });
         const more = limit !== undefined && rows.length > limit;
         if (more) rows.length = limit;
         // One row out of the schema's form never takes the whole list down (checked-summary.ts).
@@ -153,8 +163,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
         page = { sessions: JSON.stringify(sessions) };
         if (more) page.nextCursor = encodeCursor(rows[rows.length - 1] as SessionRow);
         // Counted with the page, and dropped with it by any change to a session.
-        if (limit !== undefined)
-          page.total = repos.sessions.count(workspaceId, { status, repository, authorId, q });
+        if (limit !== undefined) page.total = repos.sessions.count(workspaceId, filters);
         caches.lists.set(key, workspaceId, page);
       }
       // The stats move with the clock, so they are never cached.
@@ -313,7 +322,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: 'Stop a session',
         description:
-          'Stops the agent working on an active session (key or cookie, like update). The session becomes `completed` with a result message marked `stopped: true` saying who stopped it. A session that is not active: 409. Answers with the summary form.',
+          "Stops the agent working on an active session (key or cookie, like update). The session becomes `completed` with a result message marked `stopped: true` saying who stopped it. A session that is not active: 409. An imported session with no run of Session Desk's going (its CLI goes on in the person's terminal, which a stop here cannot reach): 409, saying to mark it finished with an update of its status instead. Answers with the summary form.",
         tags: ['sessions'],
         params: SessionParamsSchema,
         querystring: OrgQuerySchema,

@@ -26,10 +26,13 @@ import {
   RepositoriesResponseSchema,
   SessionResponseSchema,
   type CreateSessionBody,
+  type SessionSourceFilter,
   type SessionStatus,
   type UpdateSessionBody,
 } from '../../../src-shared/sessions';
 import { SessionChangesResponseSchema } from '../../../src-shared/changes';
+import type { AgentKind } from '../../../src-shared/constants';
+import { ContinuationChoicesResponseSchema } from '../../../src-shared/continuation';
 import { SearchResponseSchema } from '../../../src-shared/search';
 import { HistorySourceResponseSchema, HistorySourcesResponseSchema } from '../../../src-shared/history';
 import type { FollowUpBody, HistoryKind } from '../../../src-shared/sessions';
@@ -108,6 +111,8 @@ export interface SessionFilters {
   repository?: string | undefined;
   authorId?: string | undefined;
   q?: string | undefined;
+  agent?: AgentKind | undefined;
+  source?: SessionSourceFilter | undefined;
 }
 
 export const PAGE_SIZE = 50;
@@ -121,12 +126,18 @@ export function sessionsQueryString(org: string, filters: SessionFilters, cursor
 
 /** One page of the list, refreshed in the background. */
 /** Full-text search over the workspace's transcripts, a page of hits at a time. */
-export function useTranscriptSearch(org: string, q: string, repository: string | undefined) {
+export function useTranscriptSearch(
+  org: string,
+  q: string,
+  repository: string | undefined,
+  agent: AgentKind | undefined,
+) {
   return useInfiniteQuery({
-    queryKey: [...keys.sessions(org), 'search', q, repository ?? null],
+    queryKey: [...keys.sessions(org), 'search', q, repository ?? null, agent ?? null],
     queryFn: ({ pageParam }) => {
       const params = new URLSearchParams({ organizationId: org, q, limit: '30' });
       if (repository) params.set('repository', repository);
+      if (agent) params.set('agent', agent);
       if (pageParam) params.set('cursor', pageParam);
       return api.get(`/api/search?${params.toString()}`, SearchResponseSchema);
     },
@@ -163,6 +174,20 @@ export function useSessionChanges(id: string, org: string, updatedAt: string) {
         `/api/sessions/${encodeURIComponent(id)}/changes?organizationId=${encodeURIComponent(org)}`,
         SessionChangesResponseSchema,
       ),
+    placeholderData: keepPreviousData,
+  });
+}
+
+/** Where a follow-up to an imported session can go on now, and why not; asked again as the session moves. */
+export function useContinuation(org: string, id: string, updatedAt: string, imported: boolean) {
+  return useQuery({
+    queryKey: [...keys.session(id), 'continuation', updatedAt],
+    queryFn: () =>
+      api.get(
+        `/api/sessions/${encodeURIComponent(id)}/continuation?organizationId=${encodeURIComponent(org)}`,
+        ContinuationChoicesResponseSchema,
+      ),
+    enabled: imported,
     placeholderData: keepPreviousData,
   });
 }

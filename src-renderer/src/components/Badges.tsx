@@ -1,4 +1,4 @@
-import type { PrStatus, SessionStatus } from '../../../src-shared/sessions';
+import { CLI_NAMES, type HistoryKind, type PrStatus, type SessionStatus } from '../../../src-shared/sessions';
 
 const STATUS_LABEL: Record<SessionStatus, string> = {
   active: 'Active',
@@ -31,6 +31,18 @@ export function SimulatedBadge() {
   return (
     <span className="badge badge-simulated" title="Run by the demo agent: simulated work, not a real agent">
       Simulated
+    </span>
+  );
+}
+
+/** A session imported from an agent CLI's own files: a conversation run in the person's terminal. */
+export function ImportedBadge({ kind }: { kind: HistoryKind }) {
+  return (
+    <span
+      className="badge badge-imported"
+      title={`Imported from ${CLI_NAMES[kind]}'s own files: a conversation run in your terminal`}
+    >
+      {CLI_NAMES[kind]} · imported
     </span>
   );
 }

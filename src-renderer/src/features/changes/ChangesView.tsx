@@ -109,6 +109,19 @@ function Summary({ changes }: { changes: SessionChanges }) {
   );
 }
 
+/** The server's message, with the folder it names (an imported session's own) set as a path. */
+function FolderNamed({ message, folder }: { message: string; folder?: string | undefined }) {
+  const at = folder === undefined ? -1 : message.indexOf(folder);
+  if (folder === undefined || at < 0) return <>{message}</>;
+  return (
+    <>
+      {message.slice(0, at)}
+      <code>{folder}</code>
+      {message.slice(at + folder.length)}
+    </>
+  );
+}
+
 /**
  * What the session's agent changed in its sandbox, against the base branch: committed and
  * uncommitted, file by file, each with its diff on demand. Read fresh as the session moves.
@@ -136,7 +149,11 @@ export function ChangesView({
       </span>
     );
   } else if (!changes.available) {
-    body = <span className="muted">{changes.message}</span>;
+    body = (
+      <span className="muted">
+        <FolderNamed message={changes.message} folder={changes.folder} />
+      </span>
+    );
   } else {
     body = <Summary changes={changes} />;
   }

@@ -1,12 +1,11 @@
 import { useState, type FormEvent } from 'react';
 import { Link, useParams, useSearchParams } from 'react-router';
 import { SESSION_STATUSES } from '../../../../src-shared/constants';
-import type { ContinueIn, SessionSource, SessionStatus, Task } from '../../../../src-shared/sessions';
+import { CLI_NAMES, type SessionStatus, type Task } from '../../../../src-shared/sessions';
 import { ApiError } from '../../api/client';
 import { useLive } from '../../api/live';
-import { useFollowUp, useMe, useStopSession, useUpdateSession } from '../../api/queries';
+import { useUpdateSession } from '../../api/queries';
 import { useSessionSummary } from '../../api/session-summary';
-import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { Avatar } from '../../components/Avatar';
 import { PrBadge, QueuedBadge, SimulatedBadge, StatusBadge } from '../../components/Badges';
 import { RelativeTime } from '../../components/RelativeTime';
@@ -19,8 +18,10 @@ import { useWorkspace } from '../../lib/workspace';
 import { Transcript } from '../transcript/Transcript';
 import { ChangesView } from '../changes/ChangesView';
 import { useTranscriptPages } from '../transcript/use-transcript-pages';
-import { ContinueChoice, sandboxUnavailable } from './ContinueChoice';
+import { FollowUp } from './FollowUp';
+import { ImportedDetails, ImportedFrom } from './ImportedOrigin';
 import { PullRequestPanel } from './PullRequestPanel';
+import { MarkFinishedButton, StopButton } from './StopControls';
 
 /**
  * The title, renamed in place. The editor stays open until the server has taken the new
@@ -141,133 +142,8 @@ function Tasks({ tasks, runOver }: { tasks: Task[]; runOver: boolean }) {
   );
 }
 
-/** Stops the agent after asking: the run's work so far stays, but it cannot be resumed as is. */
-function StopButton({ organizationId, sessionId }: { organizationId: string; sessionId: string }) {
-  const stop = useStopSession(organizationId, sessionId);
-  const [asking, setAsking] = useState(false);
-  return (
-    <>
-      <button
-        type="button"
-        className="button button-small button-danger"
-        disabled={stop.isPending}
-        onClick={() => setAsking(true)}
-      >
-        {stop.isPending ? 'Stopping…' : 'Stop'}
-      </button>
-      {stop.error && (
-        <span className="field-error" role="alert">
-          {stop.error.message}
-        </span>
-      )}
-      <ConfirmDialog
-        open={asking}
-        title="Stop this session?"
-        body="The agent stops where it is and the session shows as Stopped (its status is completed). What it did so far stays; a follow-up starts it again."
-        confirmLabel="Stop the agent"
-        onCancel={() => setAsking(false)}
-        onConfirm={() => {
-          setAsking(false);
-          stop.mutate();
-        }}
-      />
-    </>
-  );
-}
-
 /** An agent silent for this long is probably not working any more; the note says so. */
 const QUIET_AFTER_MS = 30 * 60 * 1000;
-
-/**
- * The box under the transcript: a follow-up prompt, sent with the button or Ctrl/⌘+Enter. An
- * imported session first asks where its conversation goes on; its own folder only after a
- * confirmation, as it is the person's work tree.
- */
-function FollowUp({
-  organizationId,
-  sessionId,
-  source,
-  repository,
-}: {
-  organizationId: string;
-  sessionId: string;
-  source: SessionSource | undefined;
-  repository: string | undefined;
-}) {
-  const send = useFollowUp(organizationId, sessionId);
-  const me = useMe();
-  const [text, setText] = useState('');
-  const [continueIn, setContinueIn] = useState<ContinueIn | null>(() =>
-    source && sandboxUnavailable(repository) === null ? 'sandbox' : null,
-  );
-  const [confirming, setConfirming] = useState(false);
-  const error = send.error instanceof ApiError ? send.error : null;
-  const unsent = text.trim() === '' || (source !== undefined && continueIn === null);
-  function post() {
-    setConfirming(false);
-    send.mutate(
-      {
-        content: text,
-        ...(source && continueIn ? { continueIn } : {}),
-        // The folder the person confirmed: the server runs the agent there only if it is the session's.
-        ...(source && continueIn === 'original' && source.cwd ? { continueFolder: source.cwd } : {}),
-      },
-      { onSuccess: () => setText('') },
-    );
-  }
-  function submit(event?: FormEvent) {
-    event?.preventDefault();
-    if (unsent) return;
-    if (source && continueIn === 'original') setConfirming(true);
-    else post();
-  }
-  return (
-    <form className="follow-up" onSubmit={submit}>
-      {source && (
-        <ContinueChoice
-          source={source}
-          repository={repository}
-          administrator={me.data?.administrator === true}
-          value={continueIn}
-          onChange={setContinueIn}
-        />
-      )}
-      {source && (
-        <ConfirmDialog
-          open={confirming}
-          title="Continue in your own folder?"
-          body={`${AGENT_NAMES[source.kind]} resumes this conversation in ${source.cwd ?? 'its working folder'}, your own work tree. The agent works there unattended and may change, add or delete files and commit.`}
-          confirmLabel="Continue in my folder"
-          onConfirm={post}
-          onCancel={() => setConfirming(false)}
-        />
-      )}
-      <label htmlFor="follow-up" className="visually-hidden">
-        Follow-up prompt
-      </label>
-      <textarea
-        id="follow-up"
-        rows={3}
-        placeholder="Follow up with the agent…  (Ctrl+Enter to send)"
-        value={text}
-        onChange={(e) => setText(e.target.value)}
-        onKeyDown={(e) => {
-          if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) submit();
-        }}
-      />
-      {error && (
-        <p className="field-error" role="alert">
-          {error.fieldError('body.content') ?? error.message}
-        </p>
-      )}
-      <div className="form-actions">
-        <button type="submit" className="button button-primary" disabled={send.isPending || unsent}>
-          Send
-        </button>
-      </div>
-    </form>
-  );
-}
 
 export function SessionPage() {
   const { sessionId = '' } = useParams();
@@ -311,6 +187,8 @@ export function SessionPage() {
   const runOver = !active || pages.messages.at(-1)?.type === 'result';
   const firstPrompt = session.firstMessagePreview;
   const quiet = now.getTime() - Date.parse(session.updatedAt) > QUIET_AFTER_MS;
+  // An imported session no run of ours works on: its CLI goes on in the person's terminal.
+  const following = session.source && session.agentState === undefined ? session.source : undefined;
 
   return (
     <div className="page session-page">
@@ -326,10 +204,22 @@ export function SessionPage() {
         onEdit={() => update.reset()}
         onSave={(title, saved) => update.mutate({ title }, { onSuccess: saved })}
       />
+      {session.source && <ImportedFrom source={session.source} />}
       <div className="session-head">
         <StatusBadge status={session.status} stopped={session.stopped} />
         {session.agentState === 'queued' && <QueuedBadge />}
-        {active ? (
+        {active && following ? (
+          <>
+            <MarkFinishedButton
+              organizationId={workspace.organizationId}
+              sessionId={session.id}
+              source={following}
+            />
+            <span className="muted small">
+              Going on in {CLI_NAMES[following.kind]} in your terminal: Session Desk cannot stop it there.
+            </span>
+          </>
+        ) : active ? (
           <StopButton organizationId={workspace.organizationId} sessionId={session.id} />
         ) : (
           <>
@@ -368,8 +258,12 @@ export function SessionPage() {
         <section className="session-transcript" aria-label="Conversation">
           <Transcript pages={pages} active={active} focusMessage={focusMessage} />
           {!runOver &&
-            (session.agentState === undefined ? (
-              // Active with no run going or waiting (an import, or a demo session paused for its person).
+            (following ? (
+              <p className="working muted" role="status">
+                {CLI_NAMES[following.kind]} is at it in your terminal: what it writes shows here.
+              </p>
+            ) : session.agentState === undefined ? (
+              // Active with no run going or waiting (a demo session paused for its person, say).
               <p className="working muted" role="status">
                 No agent is working on this session now. Send a follow-up to carry on, or stop it.
               </p>
@@ -391,7 +285,7 @@ export function SessionPage() {
             organizationId={workspace.organizationId}
             sessionId={session.id}
             source={session.source}
-            repository={metadata.repository}
+            updatedAt={session.updatedAt}
           />
         </section>
         <aside className="session-side">
@@ -408,6 +302,7 @@ export function SessionPage() {
                   </dd>
                 </>
               )}
+              {session.source && <ImportedDetails source={session.source} />}
               {metadata.prNumber !== undefined && (
                 <>
                   <dt>Pull request</dt>

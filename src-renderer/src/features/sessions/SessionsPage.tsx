@@ -1,7 +1,7 @@
 import { useCallback, useRef, useState, type FormEvent } from 'react';
 import { Link, useLocation, useNavigate, useSearchParams } from 'react-router';
-import { SESSION_STATUSES } from '../../../../src-shared/constants';
-import type { SessionSummary } from '../../../../src-shared/sessions';
+import { AGENT_KINDS, SESSION_STATUSES } from '../../../../src-shared/constants';
+import type { SessionSourceFilter, SessionSummary } from '../../../../src-shared/sessions';
 import { useLive } from '../../api/live';
 import {
   PAGE_SIZE,
@@ -11,13 +11,15 @@ import {
   type SessionFilters,
 } from '../../api/queries';
 import { Avatar } from '../../components/Avatar';
-import { PrBadge, QueuedBadge, SimulatedBadge, StatusBadge } from '../../components/Badges';
+import { ImportedBadge, PrBadge, QueuedBadge, SimulatedBadge, StatusBadge } from '../../components/Badges';
 import { RelativeTime } from '../../components/RelativeTime';
 import { EmptyState, ErrorState, Loading } from '../../components/States';
 import { displayTitle, plainText } from '../../lib/plain-text';
 import { useDebouncedEffect } from '../../lib/use-debounced';
+import { AGENT_NAMES } from '../../lib/usage';
 import { useShortcut } from '../../lib/use-shortcut';
 import { useWorkspace } from '../../lib/workspace';
+import { FilterSelect } from './FilterSelect';
 import { readListView, writeListView } from './list-params';
 import { StatsCards } from './StatsCards';
 import { TranscriptHits } from './TranscriptHits';
@@ -36,6 +38,7 @@ function SessionRow({ session }: { session: SessionSummary }) {
             <StatusBadge status={session.status} stopped={session.stopped} />
             {session.agentState === 'queued' && <QueuedBadge />}
             {session.agent === 'demo' && <SimulatedBadge />}
+            {session.source && <ImportedBadge kind={session.source.kind} />}
             {metadata.prNumber !== undefined && (
               <PrBadge number={metadata.prNumber} status={metadata.prStatus} />
             )}
@@ -73,6 +76,19 @@ function SessionRow({ session }: { session: SessionSummary }) {
     </li>
   );
 }
+
+const AGENT_OPTIONS = AGENT_KINDS.map((kind) => ({
+  value: kind,
+  label: kind === 'demo' ? 'Demo agent (simulated)' : AGENT_NAMES[kind],
+}));
+const SOURCE_OPTIONS = [
+  { value: 'imported', label: 'Imported from CLIs' },
+  { value: 'run', label: 'Run in Session Desk' },
+] as const satisfies readonly { value: SessionSourceFilter; label: string }[];
+const STATUS_OPTIONS = SESSION_STATUSES.map((status) => ({
+  value: status,
+  label: `${status[0]?.toUpperCase() ?? ''}${status.slice(1)}`,
+}));
 
 /** Typing waits this long before the list is asked again. */
 const TYPING_DELAY_MS = 300;
@@ -193,42 +209,41 @@ export function SessionsPage() {
           <input type="checkbox" checked={transcripts} onChange={(e) => setTranscripts(e.target.checked)} />
           In transcripts
         </label>
-        {/* Transcript search filters by repository only: status and author apply to the list. */}
+        <FilterSelect
+          id="filter-agent"
+          label="Agent"
+          all="All agents"
+          value={filters.agent}
+          options={AGENT_OPTIONS}
+          onChange={(agent) => setFilters({ agent })}
+        />
+        {/* Transcript search filters by agent and repository only: the rest apply to the list. */}
         {!transcripts && (
           <>
-            <label className="visually-hidden" htmlFor="filter-status">
-              Status
-            </label>
-            <select
+            <FilterSelect
+              id="filter-source"
+              label="Source"
+              all="All sources"
+              value={filters.source}
+              options={SOURCE_OPTIONS}
+              onChange={(source) => setFilters({ source })}
+            />
+            <FilterSelect
               id="filter-status"
-              value={filters.status ?? ''}
-              onChange={(e) =>
-                setFilters({ status: (e.target.value || undefined) as SessionFilters['status'] })
-              }
-            >
-              <option value="">All statuses</option>
-              {SESSION_STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s[0]?.toUpperCase()}
-                  {s.slice(1)}
-                </option>
-              ))}
-            </select>
-            <label className="visually-hidden" htmlFor="filter-author">
-              Author
-            </label>
-            <select
+              label="Status"
+              all="All statuses"
+              value={filters.status}
+              options={STATUS_OPTIONS}
+              onChange={(status) => setFilters({ status })}
+            />
+            <FilterSelect
               id="filter-author"
-              value={filters.authorId ?? ''}
-              onChange={(e) => setFilters({ authorId: e.target.value || undefined })}
-            >
-              <option value="">All authors</option>
-              {(members.data?.members ?? []).map((m) => (
-                <option key={m.userId} value={m.userId}>
-                  {m.name}
-                </option>
-              ))}
-            </select>
+              label="Author"
+              all="All authors"
+              value={filters.authorId}
+              options={(members.data?.members ?? []).map((m) => ({ value: m.userId, label: m.name }))}
+              onChange={(authorId) => setFilters({ authorId })}
+            />
           </>
         )}
         <label className="visually-hidden" htmlFor="filter-repo">
@@ -255,7 +270,7 @@ export function SessionsPage() {
       </form>
 
       {transcripts && filters.q ? (
-        <TranscriptHits org={org} q={filters.q} repository={filters.repository} />
+        <TranscriptHits org={org} q={filters.q} repository={filters.repository} agent={filters.agent} />
       ) : page.isPending ? (
         <Loading label="Loading sessions" />
       ) : page.isError && !page.data ? (

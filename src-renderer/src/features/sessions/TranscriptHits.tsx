@@ -1,4 +1,5 @@
 import { Link } from 'react-router';
+import type { AgentKind } from '../../../../src-shared/constants';
 import type { SearchHit } from '../../../../src-shared/search';
 import { useTranscriptSearch } from '../../api/queries';
 import { SimulatedBadge } from '../../components/Badges';
@@ -46,12 +47,14 @@ export function TranscriptHits({
   org,
   q,
   repository,
+  agent,
 }: {
   org: string;
   q: string;
   repository?: string | undefined;
+  agent?: AgentKind | undefined;
 }) {
-  const search = useTranscriptSearch(org, q, repository);
+  const search = useTranscriptSearch(org, q, repository, agent);
   if (search.isPending) return <Loading label="Searching transcripts" />;
   if (search.isError) return <ErrorState error={search.error} onRetry={() => void search.refetch()} />;
   const hits = search.data.pages.flatMap((page) => page.hits);

@@ -1,4 +1,5 @@
-import { SESSION_STATUSES } from '../../../../src-shared/constants';
+import { AGENT_KINDS, SESSION_STATUSES } from '../../../../src-shared/constants';
+import { SESSION_SOURCES } from '../../../../src-shared/sessions';
 import type { SessionFilters } from '../../api/queries';
 
 /** What the list shows, as it is kept in the address: filters, search and page. */
@@ -15,17 +16,23 @@ const PARAM: Record<keyof SessionFilters, string> = {
   authorId: 'author',
   repository: 'repository',
   q: 'q',
+  agent: 'agent',
+  source: 'source',
 };
 
 export function readListView(params: URLSearchParams): ListView {
   const get = (name: string) => params.get(name)?.trim() || undefined;
   const status = get(PARAM.status);
+  const agent = get(PARAM.agent);
+  const source = get(PARAM.source);
   return {
     filters: {
       status: SESSION_STATUSES.find((s) => s === status),
       authorId: get(PARAM.authorId),
       repository: get(PARAM.repository),
       q: get(PARAM.q),
+      agent: AGENT_KINDS.find((kind) => kind === agent),
+      source: SESSION_SOURCES.find((s) => s === source),
     },
     cursor: get('cursor'),
     ...(get('in') === 'transcripts' ? { transcripts: true } : {}),

@@ -1,0 +1,27 @@
+import { CLI_NAMES, type SessionSource } from '../../../../src-shared/sessions';
+import { CopyButton } from '../../components/CopyButton';
+
+/** Under the title of an imported session: which CLI it came from, and its file. */
+export function ImportedFrom({ source }: { source: SessionSource }) {
+  return (
+    <p className="session-origin muted">
+      Imported from {CLI_NAMES[source.kind]} · <code title={source.path}>{source.path}</code>
+    </p>
+  );
+}
+
+/** The Details rows of an imported session: its CLI's file and the folder it ran in. */
+export function ImportedDetails({ source }: { source: SessionSource }) {
+  return (
+    <>
+      <dt>Imported from</dt>
+      <dd>{CLI_NAMES[source.kind]}</dd>
+      <dt className="details-wide">Source file</dt>
+      <dd className="details-wide">
+        <code>{source.path}</code> <CopyButton text={source.path} label="the source file's path" />
+      </dd>
+      <dt>Ran in</dt>
+      <dd>{source.cwd ? <code>{source.cwd}</code> : <span className="muted">not recorded</span>}</dd>
+    </>
+  );
+}
