@@ -1,7 +1,7 @@
 import type { AgentKind } from '../../src-shared/constants.js';
 import type { Usage } from '../../src-shared/sessions.js';
 import { num, optStr, str } from '../store/row.js';
-import { insertRun } from '../store/sessions.js';
+import { insertRun } from '../store/session-runs.js';
 import type { Db } from '../store/sqljs.js';
 import { costIsUnknown, setUnknownCost } from '../store/unpriced-runs.js';
 import type { ExportRun } from './format.js';

@@ -5,7 +5,7 @@ import type { Db } from '../store/sqljs.js';
 import type { Store } from '../store/store.js';
 import { TRANSCRIPT_MAGIC } from '../store/transcript-format.js';
 import { settledRow } from '../sessions/transcript-reads.js';
-import type { ListPosition } from '../store/sessions.js';
+import type { ListPosition } from '../store/session-listing.js';
 import { readRuns } from './agent-fields.js';
 import { EXPORT_TYPE, EXPORT_VERSION, type ExportFormat, type ExportHeader } from './format.js';
 

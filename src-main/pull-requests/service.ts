@@ -8,7 +8,7 @@ import { DEMO } from '../demo/people.js';
 import { conflict } from '../errors.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Repositories } from '../store/repositories.js';
-import type { SessionRow } from '../store/sessions.js';
+import type { SessionRow } from '../store/session-listing.js';
 import { ghAvailability, signedInGh, type PullRequestState } from './gh.js';
 import { checkBranchToPush, pushBranch } from './git.js';
 import { belongsToRepository, isGitHubRepository, pullRequestsIn } from './urls.js';

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { requireAdministrator } from '../accounts/administrator.js';
 import { badRequest, conflict } from '../errors.js';
 import type { Repositories } from '../store/repositories.js';
-import type { SessionRow } from '../store/sessions.js';
+import type { SessionRow } from '../store/session-listing.js';
 import type { SessionService } from './service.js';
 
 /**

@@ -1,5 +1,6 @@
 import { tokenCost } from '../../src-shared/model-prices.js';
-import { roundDollars, type RunRecord } from '../store/sessions.js';
+import { roundDollars } from '../store/session-listing.js';
+import type { RunRecord } from '../store/session-runs.js';
 
 /**
  * The model a session's runs were told to run, when its name is one model: a CLI resolves an

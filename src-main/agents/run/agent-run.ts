@@ -5,7 +5,7 @@
  * runs start, wait and stop; this is what happens inside one.
  */
 import type { ContinueIn, SessionStatus } from '../../../src-shared/sessions.js';
-import type { SessionRow } from '../../store/sessions.js';
+import type { SessionRow } from '../../store/session-listing.js';
 import type { QueuedRun } from '../../store/runs.js';
 import { cliHomePath } from '../kinds/cli/cli-homes.js';
 import { DEFAULT_AGENT_TIMEOUT_MS } from '../kinds/command/command-agent.js';

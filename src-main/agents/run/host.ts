@@ -4,7 +4,7 @@ import type { Logger } from '../../clock.js';
 import type { RunHolds } from '../../history/run-holds.js';
 import type { SessionService } from '../../sessions/service.js';
 import type { Repositories } from '../../store/repositories.js';
-import type { SessionRow } from '../../store/sessions.js';
+import type { SessionRow } from '../../store/session-listing.js';
 import type { QueuedRun } from '../../store/runs.js';
 import type { Store } from '../../store/store.js';
 import { joinPrompts, runAgent, type RunDeps, type StopReason, type WaitingRun } from './agent-run.js';
