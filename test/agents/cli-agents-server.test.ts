@@ -464,7 +464,10 @@ describe('choosing an agent CLI', () => {
       ['claude-code', false, undefined, false],
       ['codex', true, '0.169.0', false],
       ['gemini', false, undefined, false],
+      // Gemini CLI again, as an agent that speaks the Agent Client Protocol: not found here either.
+      ['acp', false, undefined, false],
     ]);
+    expect(agents[5]).toMatchObject({ acpAgent: 'gemini', envVar: 'SESSIONDESK_GEMINI_BIN' });
     expect(agents[3]).toMatchObject({ path: join(dir, 'codex'), envVar: 'SESSIONDESK_CODEX_BIN' });
     expect(agents[2]!.problem).toContain('SESSIONDESK_CLAUDE_BIN');
 

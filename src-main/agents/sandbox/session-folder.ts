@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { branchName, type RunContext } from '../types.js';
 
 export class SandboxError extends Error {}
 
@@ -121,4 +122,32 @@ async function setIdentity(dir: string, identity: GitIdentity, env: NodeJS.Proce
     if (set.code !== 0)
       throw new SandboxError(`Setting ${key} in the sandbox failed.\n\n${lastLines(set.stderr)}`);
   }
+}
+
+/**
+ * A run's session folder made ready: cloned on the session's branch when it has a repository
+ * (`prepareSandbox`). Returns the branch's name.
+ */
+export async function prepareRunFolder(
+  ctx: Pick<RunContext, 'session' | 'sandboxDir'>,
+  env: NodeJS.ProcessEnv,
+  signal?: AbortSignal,
+): Promise<string> {
+  const branch = branchName(ctx.session.title, ctx.session.id);
+  await prepareSandbox({
+    dir: ctx.sandboxDir,
+    repoUrl: ctx.session.repoUrl,
+    baseBranch: ctx.session.baseBranch,
+    branch,
+    ...(signal ? { signal } : {}),
+    env,
+    identity: ctx.session.author,
+  });
+  return branch;
+}
+
+/** A session's first run: its folder made ready, and its branch recorded when it has a repository. */
+export async function prepareFirstRun(ctx: RunContext, env: NodeJS.ProcessEnv): Promise<void> {
+  const branch = await prepareRunFolder(ctx, env, ctx.signal);
+  if (ctx.session.repoUrl) await ctx.sink.branch(branch);
 }

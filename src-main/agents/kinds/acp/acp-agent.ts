@@ -13,9 +13,8 @@ import type { AgentEvent, AgentUsage } from '../../agent-events.js';
 import { installRoot } from '../../executables.js';
 import { appendWithinCap, notice } from '../../output-caps.js';
 import { runProcess } from '../../process/process-run.js';
-import { prepareSandbox } from '../../sandbox/session-folder.js';
+import { prepareFirstRun, prepareRunFolder } from '../../sandbox/session-folder.js';
 import {
-  branchName,
   resultMessage,
   RunAborted,
   withFolders,
@@ -290,30 +289,15 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
     return { result: outcome };
   }
 
-  async function sandbox(ctx: RunContext, signal?: AbortSignal): Promise<string> {
-    const branch = branchName(ctx.session.title, ctx.session.id);
-    await prepareSandbox({
-      dir: ctx.sandboxDir,
-      repoUrl: ctx.session.repoUrl,
-      baseBranch: ctx.session.baseBranch,
-      branch,
-      ...(signal ? { signal } : {}),
-      env: options.env,
-      identity: ctx.session.author,
-    });
-    return branch;
-  }
-
   return {
     kind: 'acp',
     acpAgent: spec.id,
     async start(ctx, prompt) {
-      const branch = await sandbox(ctx, ctx.signal);
-      if (ctx.session.repoUrl) await ctx.sink.branch(branch);
+      await prepareFirstRun(ctx, options.env);
       return run(ctx, prompt ?? ctx.session.title);
     },
     async followUp(ctx, text) {
-      await sandbox(ctx);
+      await prepareRunFolder(ctx, options.env);
       return run(ctx, text);
     },
   };

@@ -15,9 +15,8 @@ import { appendWithinCap, notice, oversizeLineText } from '../../output-caps.js'
 import { runProcess } from '../../process/process-run.js';
 import { installRoot } from '../../executables.js';
 import { locateProgram } from './programs.js';
-import { prepareSandbox } from '../../sandbox/session-folder.js';
+import { prepareFirstRun, prepareRunFolder } from '../../sandbox/session-folder.js';
 import {
-  branchName,
   withFolders,
   resultMessage,
   RunAborted,
@@ -274,29 +273,14 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
     return undefined;
   }
 
-  async function sandbox(ctx: RunContext, signal?: AbortSignal): Promise<string> {
-    const branch = branchName(ctx.session.title, ctx.session.id);
-    await prepareSandbox({
-      dir: ctx.sandboxDir,
-      repoUrl: ctx.session.repoUrl,
-      baseBranch: ctx.session.baseBranch,
-      branch,
-      ...(signal ? { signal } : {}),
-      env: options.env,
-      identity: ctx.session.author,
-    });
-    return branch;
-  }
-
   return {
     kind: spec.kind,
     async start(ctx, prompt) {
-      const branch = await sandbox(ctx, ctx.signal);
-      if (ctx.session.repoUrl) await ctx.sink.branch(branch);
+      await prepareFirstRun(ctx, options.env);
       return run(ctx, prompt ?? ctx.session.title);
     },
     async followUp(ctx, text) {
-      await sandbox(ctx);
+      await prepareRunFolder(ctx, options.env);
       return run(ctx, text);
     },
   };
