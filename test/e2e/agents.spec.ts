@@ -70,3 +70,24 @@ test('Codex is offered the models its installed version knows, and none by defau
     await stop();
   }
 });
+
+test('an agent that speaks the Agent Client Protocol is offered in Settings, apart from the same CLI run natively', async ({
+  page,
+}) => {
+  const { server, data, stop } = await serveWithRecordedClis();
+  try {
+    await signIn(page, server.url, data.email, data.password);
+    await page.goto(`${server.url}/settings/agent`);
+    const acp = page.getByLabel(/Gemini CLI \(Agent Client Protocol\)/);
+    const native = page.getByRole('radio', { name: /^Gemini CLI \(version/ });
+    await acp.check();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect(page.getByText('Set for this workspace.')).toBeVisible();
+    // What was saved is the ACP agent, not the CLI's own kind: so the page says after a reload.
+    await page.reload();
+    await expect(acp).toBeChecked();
+    await expect(native).not.toBeChecked();
+  } finally {
+    await stop();
+  }
+});

@@ -38,7 +38,7 @@ function CliChoice({
       <input
         type="radio"
         name="agent"
-        value={info.kind}
+        value={info.acpAgent ? `${info.kind}:${info.acpAgent}` : info.kind}
         checked={checked}
         disabled={!info.found && !checked}
         onChange={onChoose}
@@ -61,6 +61,8 @@ function AgentForm({
 }) {
   const save = useSaveAgentSettings(org);
   const [agent, setAgent] = useState(initial.agent);
+  // With agent `acp`, which agent that speaks the Agent Client Protocol.
+  const [acpAgent, setAcpAgent] = useState(initial.acpAgent);
   const [commandName, setCommandName] = useState(initial.commandName ?? commands[0]?.name ?? '');
   const [timeout, setTimeoutSeconds] = useState(initial.timeoutMs ? String(initial.timeoutMs / 1000) : '');
   const error = save.error instanceof ApiError ? save.error : null;
@@ -76,6 +78,10 @@ function AgentForm({
     event.preventDefault();
     if (agent === 'demo') {
       save.mutate({ agent: 'demo', ...network });
+      return;
+    }
+    if (agent === 'acp') {
+      save.mutate({ agent, ...(acpAgent ? { acpAgent } : {}), ...timeoutMs, ...network });
       return;
     }
     if (agent !== 'command') {
@@ -101,10 +107,13 @@ function AgentForm({
         </label>
         {cliKinds.map((info) => (
           <CliChoice
-            key={info.kind}
+            key={info.acpAgent ? `${info.kind}:${info.acpAgent}` : info.kind}
             info={info}
-            checked={agent === info.kind}
-            onChoose={() => setAgent(info.kind)}
+            checked={agent === info.kind && (info.kind !== 'acp' || acpAgent === info.acpAgent)}
+            onChoose={() => {
+              setAgent(info.kind);
+              setAcpAgent(info.acpAgent);
+            }}
           />
         ))}
         <label className="checkbox">
