@@ -111,7 +111,9 @@ async function get<T>(url: string, key: string, schema: { parse(v: unknown): T }
   return schema.parse(await response.json());
 }
 
-describe('sessiondesk history import', () => {
+// Each test runs the real CLI (several processes, 2 to 6 s each to start on a busy machine)
+// and often a real server: more than the default time, which the slowest came close to.
+describe('sessiondesk history import', { timeout: 90_000 }, () => {
   it('imports the three CLIs, prints a line per source, and the API shows what each session holds', async () => {
     const dataDir = sandbox.dataDir();
     const { org, email } = await seedOwner(dataDir);

@@ -148,28 +148,34 @@ describe('the store on disk', () => {
     ]);
   });
 
-  it('refuses a write whose journal record would pass the 256 MiB a reader accepts; nothing is applied', async () => {
-    const dir = newDir();
-    let store = await openStore(dir);
-    await store.write((db) => addNote(db, 1));
-    const size = store.status().journalBytes;
-    const big = 'x'.repeat(128 * 1024 * 1024);
-    const error = await store
-      .write((db) => {
-        addNote(db, 2);
-        db.run('INSERT INTO notes (id, body) VALUES (?, ?)', [3, big]);
-        db.run('INSERT INTO notes (id, body) VALUES (?, ?)', [4, big]);
-      })
-      .catch((err: unknown) => err);
-    expect(error).toBeInstanceOf(UnjournalableWriteError);
-    expect((error as Error).message).toMatch(/256 MiB/u);
-    expect(noteIds(store)).toEqual([1]);
-    expect(store.status().journalBytes).toBe(size);
-    await store.write((db) => addNote(db, 5));
-    await closeStore(store, { snapshot: false });
-    store = await openStore(dir);
-    expect(noteIds(store)).toEqual([1, 5]);
-  });
+  // It builds 256 MiB of rows in sql.js, then opens the store again: half a minute when the
+  // machine is busy with other tests, so it gets more than the default time.
+  it(
+    'refuses a write whose journal record would pass the 256 MiB a reader accepts; nothing is applied',
+    { timeout: 120_000 },
+    async () => {
+      const dir = newDir();
+      let store = await openStore(dir);
+      await store.write((db) => addNote(db, 1));
+      const size = store.status().journalBytes;
+      const big = 'x'.repeat(128 * 1024 * 1024);
+      const error = await store
+        .write((db) => {
+          addNote(db, 2);
+          db.run('INSERT INTO notes (id, body) VALUES (?, ?)', [3, big]);
+          db.run('INSERT INTO notes (id, body) VALUES (?, ?)', [4, big]);
+        })
+        .catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(UnjournalableWriteError);
+      expect((error as Error).message).toMatch(/256 MiB/u);
+      expect(noteIds(store)).toEqual([1]);
+      expect(store.status().journalBytes).toBe(size);
+      await store.write((db) => addNote(db, 5));
+      await closeStore(store, { snapshot: false });
+      store = await openStore(dir);
+      expect(noteIds(store)).toEqual([1, 5]);
+    },
+  );
 
   it('refuses writes that bypass store.write()', async () => {
     const store = await openStore(newDir());
