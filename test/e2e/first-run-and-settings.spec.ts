@@ -68,7 +68,11 @@ test('first-run setup offers the agent CLIs installed here and gives the workspa
 
     await page.goto(`${server.url}/settings/agent`);
     await expect(page.getByText('Set for this workspace.')).toBeVisible();
-    await expect(page.getByLabel(/Gemini CLI/)).toBeChecked();
+    // Gemini CLI itself, not Gemini CLI driven through the Agent Client Protocol (listed apart).
+    await expect(page.getByRole('radio', { name: /^Gemini CLI \(version/ })).toBeChecked();
+    await expect(
+      page.getByRole('radio', { name: /^Gemini CLI \(Agent Client Protocol\)/ }),
+    ).not.toBeChecked();
     // The missing CLI's row says what is missing without naming the CLI twice.
     await expect(
       page.getByText("(claude was not found on the server's PATH; install it or set SESSIONDESK_CLAUDE_BIN"),
