@@ -22,6 +22,16 @@ export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv 
 }
 
 /**
+ * A path as one word of a shell command a person copies: as it is when nothing in it is special
+ * to a shell, else quoted (single quotes for POSIX shells, where nothing inside is expanded).
+ */
+export function shellWord(path: string, platform = process.platform): string {
+  if (/^[\w@%+=:,./-]+$/u.test(path)) return path;
+  if (platform === 'win32') return `"${path}"`;
+  return `'${path.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
  * The checkout's root: the nearest folder above this module holding the package's
  * package.json. The CLI runs from source (src-main/) or from its build (out/cli/).
  */

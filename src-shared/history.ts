@@ -1,9 +1,17 @@
 import { z } from 'zod';
-import { HISTORY_KINDS } from './sessions.js';
+import { HISTORY_KINDS, type HistoryKind } from './sessions.js';
+
+/** The CLIs' names, as people know them. */
+export const HISTORY_KIND_NAMES: Record<HistoryKind, string> = {
+  'claude-code': 'Claude Code',
+  codex: 'Codex',
+  gemini: 'Gemini CLI',
+};
 
 /** What `sessiondesk history import` asks: the workspace, the CLIs' roots, the author. */
 export const HistoryImportBodySchema = z.strictObject({
-  organizationId: z.string().min(1).max(100),
+  /** The workspace's id, or its name. */
+  workspace: z.string().min(1).max(200),
   sources: z
     .array(
       z.strictObject({
@@ -45,7 +53,7 @@ export const HISTORY_IMPORT_PATH = '/api/admin/history/import';
 export const HistorySourceSchema = z.object({
   id: z.string(),
   kind: z.enum(HISTORY_KINDS),
-  rootDir: z.string().describe("The CLI's root folder (what ~/.claude, ~/.codex or ~/.gemini is)."),
+  rootDir: z.string().describe("The CLI's root folder (what ~/.claude, ~/.codex or ~/.gemini is), in full."),
   author: z.object({ id: z.string(), email: z.string() }).describe('Whom its sessions are imported as.'),
   paused: z.boolean().describe('A paused source is not followed until resumed.'),
   sessions: z.number().int(),
@@ -66,11 +74,22 @@ export const HistorySourcesResponseSchema = z.object({
     .describe(
       "The CLIs' folders in their default places (as the agents' environment sets them) that hold sessions and are not sources yet; for owners only, empty for other members.",
     ),
+  importCommand: z
+    .string()
+    .describe(
+      "The `sessiondesk history import` command line that imports into this workspace on the server's machine, with `--data-dir` when the server's data directory is not the default one.",
+    ),
 });
 export const HistorySourceResponseSchema = z.object({ source: HistorySourceSchema });
 export const NewHistorySourceBodySchema = z.strictObject({
   kind: z.enum(HISTORY_KINDS),
-  rootDir: z.string().min(1).max(4096).describe('An absolute path on this machine.'),
+  rootDir: z
+    .string()
+    .min(1)
+    .max(4096)
+    .describe(
+      "A full path on the server's machine; a leading `~` is the home folder of the user the server runs as. Refused (400, saying why) unless it is that CLI's folder: see the history import guide.",
+    ),
 });
 export const UpdateHistorySourceBodySchema = z.strictObject({ paused: z.boolean() });
 export const HistorySourceParamsSchema = z.object({

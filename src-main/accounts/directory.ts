@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { badRequest, notFound } from '../errors.js';
 import type { Db } from '../store/sqljs.js';
 import { num, str } from '../store/row.js';
 
@@ -26,7 +27,7 @@ export type WorkspaceListing = z.infer<typeof WorkspaceListingSchema>;
  * `workspace list`: read-only views across the accounts tables, oldest first.
  */
 export function createDirectory(db: Db) {
-  return {
+  const directory = {
     users(): UserListing[] {
       return db
         .all(
@@ -61,5 +62,36 @@ export function createDirectory(db: Db) {
           sessions: num(r[5]),
         }));
     },
+
+    /**
+     * The workspace a person named by its id or its name (in any case when no name matches
+     * exactly); when none or several match, an error listing each workspace's name and id.
+     */
+    workspaceNamed(named: string): WorkspaceListing {
+      const all = directory.workspaces();
+      const byId = all.find((w) => w.organizationId === named);
+      if (byId) return byId;
+      const wanted = named.trim();
+      let matches = all.filter((w) => w.name === wanted);
+      if (matches.length === 0) matches = all.filter((w) => w.name.toLowerCase() === wanted.toLowerCase());
+      if (matches.length === 1) return matches[0]!;
+      const listed = (list: WorkspaceListing[]) =>
+        list.map((w) => `\n  ${JSON.stringify(w.name)} (${w.organizationId})`).join('');
+      if (matches.length > 1) {
+        throw badRequest(
+          `${matches.length} workspaces are named ${JSON.stringify(wanted)}; name one by its id:${listed(matches)}`,
+        );
+      }
+      if (all.length === 0) {
+        throw notFound(
+          `There is no workspace ${JSON.stringify(named)}: this data directory has none yet ` +
+            '(make one with "sessiondesk workspace create").',
+        );
+      }
+      throw notFound(
+        `There is no workspace ${JSON.stringify(named)} (by id or by name). The workspaces are:${listed(all)}`,
+      );
+    },
   };
+  return directory;
 }

@@ -5,7 +5,7 @@ import {
   CreateWorkspaceBodySchema,
 } from '../../src-shared/accounts.js';
 import { resolveDataDir } from '../paths.js';
-import { openAdminTarget, type AdminTarget } from './admin-target.js';
+import { existingDataDir, openAdminTarget, type AdminTarget } from './admin-target.js';
 import { parse, print, required, stderrLogger, validate } from './command-line.js';
 import { USAGE } from './usage.js';
 
@@ -15,8 +15,17 @@ import { USAGE } from './usage.js';
  * server that holds it (admin-target.ts decides which), and prints the result or a table.
  */
 
-async function withTarget(dataDirFlag: unknown, run: (target: AdminTarget) => Promise<void>): Promise<void> {
-  const target = await openAdminTarget(resolveDataDir(dataDirFlag as string | undefined), stderrLogger);
+/**
+ * Runs `run` on the data directory. Only `user create` (`makes` true) starts a new one: every
+ * other command needs what one already holds, and refuses a directory that is not there.
+ */
+async function withTarget(
+  dataDirFlag: unknown,
+  run: (target: AdminTarget) => Promise<void>,
+  makes = false,
+): Promise<void> {
+  const dataDir = resolveDataDir(dataDirFlag as string | undefined);
+  const target = await openAdminTarget(makes ? dataDir : existingDataDir(dataDir), stderrLogger);
   try {
     await run(target);
   } finally {
@@ -39,7 +48,7 @@ export async function userCreate(args: string[]): Promise<void> {
     password: v.password,
     ...(v['image-url'] === undefined ? {} : { imageUrl: v['image-url'] }),
   });
-  await withTarget(v['data-dir'], async (target) => print((await target.createUser(input)).id));
+  await withTarget(v['data-dir'], async (target) => print((await target.createUser(input)).id), true);
 }
 
 export async function workspaceCreate(args: string[]): Promise<void> {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import {
   ApiKeySummarySchema,
@@ -47,6 +48,20 @@ export interface AdminTarget {
 }
 
 export class CliError extends Error {}
+
+/**
+ * The data directory a command works on that has nothing to do in a new one: refused when it is
+ * not there, so that a mistyped --data-dir, or a command that fails, never leaves an empty data
+ * directory behind.
+ */
+export function existingDataDir(dataDir: string): string {
+  if (!existsSync(dataDir)) {
+    throw new CliError(
+      `There is no data directory at ${dataDir}. Check --data-dir and SESSIONDESK_DATA_DIR.`,
+    );
+  }
+  return dataDir;
+}
 
 /** How long a command waits for another short command holding the data directory. */
 const LOCK_WAIT_MS = 15_000;

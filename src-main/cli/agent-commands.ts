@@ -1,9 +1,8 @@
-import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { AGENT_COMMAND_NAME_PATTERN } from '../../src-shared/accounts.js';
 import { readNamedCommands, writeNamedCommands } from '../agents/kinds/command/named-commands.js';
 import { resolveDataDir } from '../paths.js';
-import { CliError } from './admin-target.js';
+import { CliError, existingDataDir } from './admin-target.js';
 import { print } from './command-line.js';
 import { USAGE, UsageError, type CommandName } from './usage.js';
 
@@ -42,13 +41,7 @@ function checkName(name: string | undefined, command: CommandName): string {
 }
 
 function dataDirOf(flag: unknown): string {
-  const dataDir = resolveDataDir(flag as string | undefined);
-  if (!existsSync(dataDir)) {
-    throw new CliError(
-      `There is no data directory at ${dataDir}. Check --data-dir and SESSIONDESK_DATA_DIR.`,
-    );
-  }
-  return dataDir;
+  return existingDataDir(resolveDataDir(flag as string | undefined));
 }
 
 export async function agentCommandSet(args: string[]): Promise<void> {

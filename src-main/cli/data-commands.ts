@@ -11,7 +11,7 @@ import { formatImportReport } from '../data/import.js';
 import { restoreBackup } from '../data/restore.js';
 import { BackupCheckError, checkBackupStream, type CheckedBackup } from '../data/backup.js';
 import { TarError } from '../data/tar.js';
-import { CliError } from './admin-target.js';
+import { CliError, existingDataDir } from './admin-target.js';
 import { parse, print, required, stderrLogger } from './command-line.js';
 import { openDataTarget, type DataTarget } from './data-target.js';
 import { fileSink, stdoutSink } from './output.js';
@@ -24,13 +24,7 @@ import { USAGE, UsageError } from './usage.js';
  */
 
 async function withDataTarget<T>(dataDirFlag: unknown, run: (target: DataTarget) => Promise<T>): Promise<T> {
-  const dataDir = resolveDataDir(dataDirFlag as string | undefined);
-  // Unlike the admin commands, these never make sense on a directory that is not there yet.
-  if (!existsSync(dataDir)) {
-    throw new CliError(
-      `There is no data directory at ${dataDir}. Check --data-dir and SESSIONDESK_DATA_DIR.`,
-    );
-  }
+  const dataDir = existingDataDir(resolveDataDir(dataDirFlag as string | undefined));
   const target = await openDataTarget(dataDir, stderrLogger);
   try {
     return await run(target);

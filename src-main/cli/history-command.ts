@@ -6,17 +6,25 @@ import {
   HistoryImportResponseSchema,
   type HistoryImportBody,
 } from '../../src-shared/history.js';
-import type { HistoryKind } from '../../src-shared/sessions.js';
+import { HISTORY_KINDS, type HistoryKind } from '../../src-shared/sessions.js';
+import { defaultSandboxRoot } from '../agents/sandbox/sandbox-root.js';
 import { systemClock, type Logger } from '../clock.js';
 import { AppError } from '../errors.js';
 import { defaultRoot } from '../history/importer.js';
 import { formatSourceReport, runHistoryImport } from '../history/service.js';
+import {
+  checkSourceFolder,
+  expandHome,
+  folderRules,
+  SourceFolderRefused,
+  type FolderRules,
+} from '../history/source-folder.js';
 import { resolveDataDir } from '../paths.js';
 import { ADMIN_TOKEN_HEADER } from '../server/routes/admin.js';
 import { createRepositories } from '../store/repositories.js';
-import { CliError, describeAdminError, reachDataDir, unreachable } from './admin-target.js';
+import { CliError, describeAdminError, existingDataDir, reachDataDir, unreachable } from './admin-target.js';
 import { parse, print, required, stderrLogger, validate } from './command-line.js';
-import { USAGE } from './usage.js';
+import { USAGE, UsageError } from './usage.js';
 
 /**
  * `sessiondesk history import`: the agent CLIs' folders it names (else their default places),
@@ -25,8 +33,7 @@ import { USAGE } from './usage.js';
 
 /** The sources to import: each CLI's named root, else its default location. */
 function historySources(flags: Partial<Record<HistoryKind, string>>): HistoryImportBody['sources'] {
-  const kinds: HistoryKind[] = ['claude-code', 'codex', 'gemini'];
-  return kinds.map((kind) => {
+  return HISTORY_KINDS.map((kind) => {
     const named = flags[kind];
     return named !== undefined
       ? { kind, rootDir: named, explicit: true }
@@ -38,7 +45,12 @@ function historySources(flags: Partial<Record<HistoryKind, string>>): HistoryImp
  * Runs the import on the data directory: through the running server that holds it (so it sees
  * the sessions at once), else by opening it. Returns the report's lines.
  */
-async function historyImport(dataDir: string, body: HistoryImportBody, logger: Logger): Promise<string[]> {
+async function historyImport(
+  dataDir: string,
+  body: HistoryImportBody,
+  rules: FolderRules,
+  logger: Logger,
+): Promise<string[]> {
   const access = await reachDataDir(dataDir, logger);
   if (access.kind === 'server') {
     let response: Response;
@@ -60,6 +72,7 @@ async function historyImport(dataDir: string, body: HistoryImportBody, logger: L
     const reports = await runHistoryImport(
       { store, repos: createRepositories(store.db), clock: systemClock },
       body,
+      rules,
     );
     return reports.map(formatSourceReport);
   } catch (err) {
@@ -69,6 +82,12 @@ async function historyImport(dataDir: string, body: HistoryImportBody, logger: L
     await store.close({ snapshot: false });
   }
 }
+
+const DIR_FLAGS: Record<HistoryKind, string> = {
+  'claude-code': 'claude-dir',
+  codex: 'codex-dir',
+  gemini: 'gemini-dir',
+};
 
 export async function historyImportCommand(args: string[]): Promise<void> {
   const v = parse('history import', args, {
@@ -81,21 +100,28 @@ export async function historyImportCommand(args: string[]): Promise<void> {
   if (v.help) return print(USAGE['history import']);
   required('history import', v, 'workspace');
   const flag = (name: string) => (typeof v[name] === 'string' ? String(v[name]) : undefined);
-  const dirs: Partial<Record<'claude-code' | 'codex' | 'gemini', string>> = {};
-  for (const [kind, name] of [
-    ['claude-code', 'claude-dir'],
-    ['codex', 'codex-dir'],
-    ['gemini', 'gemini-dir'],
-  ] as const) {
-    const dir = flag(name);
-    if (dir !== undefined) dirs[kind] = resolve(dir);
+  const dataDir = resolveDataDir(flag('data-dir'));
+  const rules = folderRules(process.env, dataDir, defaultSandboxRoot(dataDir));
+  // Each named folder is checked here, before the data directory is touched: a wrong one is a
+  // mistake in the command line.
+  const dirs: Partial<Record<HistoryKind, string>> = {};
+  for (const kind of HISTORY_KINDS) {
+    const named = flag(DIR_FLAGS[kind]);
+    if (named === undefined) continue;
+    try {
+      dirs[kind] = await checkSourceFolder(kind, resolve(expandHome(named, rules.home)), rules);
+    } catch (err) {
+      if (err instanceof SourceFolderRefused)
+        throw new UsageError(`--${DIR_FLAGS[kind]}: ${err.message}`, 'history import');
+      throw err;
+    }
   }
   const author = flag('author');
   const body = validate('history import', HistoryImportBodySchema, {
-    organizationId: v.workspace,
+    workspace: v.workspace,
     sources: historySources(dirs),
     ...(author === undefined ? {} : { authorEmail: author }),
   });
-  const dataDir = resolveDataDir(v['data-dir'] as string | undefined);
-  for (const line of await historyImport(dataDir, body, stderrLogger)) print(line);
+  const lines = await historyImport(existingDataDir(dataDir), body, rules, stderrLogger);
+  for (const line of lines) print(line);
 }

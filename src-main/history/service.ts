@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type {
   FoundHistoryFolder,
   HistoryImportBody,
@@ -9,22 +8,34 @@ import type {
   HistorySourceReport,
 } from '../../src-shared/history.js';
 import { HISTORY_KINDS, type HistoryKind } from '../../src-shared/sessions.js';
-import { AppError, badRequest, notFound } from '../errors.js';
+import { createDirectory } from '../accounts/directory.js';
+import { badRequest, notFound } from '../errors.js';
+import { defaultDataDir, shellWord } from '../paths.js';
 import type { HistorySourceRecord } from '../store/history.js';
 import { defaultRoot, importSource } from './importer.js';
 import { type HistoryDeps } from './history-deps.js';
+import { checkSourceFolder, expandHome, SourceFolderRefused, type FolderRules } from './source-folder.js';
 
-/** The folder under a CLI's root that holds its sessions: a root without it has none to import. */
-const SESSIONS_FOLDER: Record<HistoryKind, string> = {
-  'claude-code': 'projects',
-  codex: 'sessions',
-  gemini: 'tmp',
-};
-
-/** A source folder that was named but cannot be read. */
-function unreadable(rootDir: string, why: string): AppError {
-  return badRequest(`Cannot read ${rootDir}: ${why}`, [{ path: 'rootDir', message: why }]);
+/** checkSourceFolder, its refusal a 400 whose message is the reason (and `field`'s detail). */
+async function checkedFolder(
+  kind: HistoryKind,
+  named: string,
+  rules: FolderRules,
+  options: { shape: boolean; field?: string },
+): Promise<string> {
+  try {
+    return await checkSourceFolder(kind, named, rules, options);
+  } catch (err) {
+    if (!(err instanceof SourceFolderRefused)) throw err;
+    throw badRequest(
+      err.message,
+      options.field ? [{ path: options.field, message: err.message }] : undefined,
+    );
+  }
 }
+
+/** A CLI's default place, in full. */
+const defaultPlace = (rootDir: string, rules: FolderRules) => resolve(expandHome(rootDir, rules.home));
 
 /**
  * `sessiondesk history import`: checks the workspace and the author (a member; else the
@@ -34,34 +45,39 @@ function unreadable(rootDir: string, why: string): AppError {
 export async function runHistoryImport(
   deps: HistoryDeps,
   body: HistoryImportBody,
+  rules: FolderRules,
 ): Promise<HistorySourceReport[]> {
   const { repos, store, clock } = deps;
-  const workspace = repos.workspaces.findById(body.organizationId);
-  if (!workspace) throw notFound(`No workspace ${body.organizationId}`);
-  const members = repos.workspaces.members(workspace.id);
+  const workspace = createDirectory(store.db).workspaceNamed(body.workspace);
+  const workspaceId = workspace.organizationId;
+  const members = repos.workspaces.members(workspaceId);
   let authorId: string;
   if (body.authorEmail !== undefined) {
     const email = body.authorEmail.toLowerCase();
     const member = members.find((m) => m.email.toLowerCase() === email);
     if (!member) {
-      throw badRequest(`${body.authorEmail} is not a member of ${workspace.id}`, [
-        { path: 'authorEmail', message: 'must be a member of the workspace' },
-      ]);
+      throw badRequest(
+        `${body.authorEmail} is not a member of the workspace ${JSON.stringify(workspace.name)} (${workspaceId}), so nothing can be imported as them.`,
+      );
     }
     authorId = member.userId;
   } else {
     const owner = members.find((m) => m.role === 'owner');
-    if (!owner) throw badRequest(`Workspace ${workspace.id} has no owner to import as; pass --author`);
+    if (!owner) throw badRequest(`Workspace ${workspaceId} has no owner to import as; pass --author`);
     authorId = owner.userId;
   }
-  // Every named folder is checked before anything is imported: an error imports nothing.
+  // Every folder is checked before anything is imported: an error imports nothing. A default
+  // place that is not there is only noted (null).
+  const roots: (string | null)[] = [];
   for (const spec of body.sources) {
-    if (spec.explicit && !existsSync(resolve(spec.rootDir)))
-      throw unreadable(resolve(spec.rootDir), 'no such folder');
+    if (spec.explicit) roots.push(await checkedFolder(spec.kind, spec.rootDir, rules, { shape: true }));
+    else if (!existsSync(defaultPlace(spec.rootDir, rules))) roots.push(null);
+    else
+      roots.push(await checkedFolder(spec.kind, defaultPlace(spec.rootDir, rules), rules, { shape: false }));
   }
   const reports: HistorySourceReport[] = [];
-  for (const spec of body.sources) {
-    const rootDir = resolve(spec.rootDir);
+  for (const [index, spec] of body.sources.entries()) {
+    const rootDir = roots[index] ?? defaultPlace(spec.rootDir, rules);
     const report: HistorySourceReport = {
       kind: spec.kind,
       rootDir,
@@ -73,27 +89,19 @@ export async function runHistoryImport(
       skipped: [],
       skippedCount: 0,
     };
-    if (!existsSync(rootDir)) {
-      if (spec.explicit) throw unreadable(rootDir, 'no such folder');
+    if (roots[index] === null) {
       reports.push({ ...report, missing: true });
       continue;
     }
-    try {
-      if (!statSync(rootDir).isDirectory()) throw unreadable(rootDir, 'not a folder');
-      accessSync(rootDir, constants.R_OK | constants.X_OK);
-    } catch (err) {
-      if (err instanceof AppError) throw err;
-      throw unreadable(rootDir, (err as Error).message);
-    }
     const source = await store.write((): HistorySourceRecord => {
-      const found = repos.history.findSource(workspace.id, spec.kind, rootDir);
+      const found = repos.history.findSource(workspaceId, spec.kind, rootDir);
       if (found) {
         if (found.authorId !== authorId) repos.history.setAuthor(found.id, authorId);
         return { ...found, authorId };
       }
       const created: HistorySourceRecord = {
         id: `hsrc_${randomBytes(16).toString('base64url')}`,
-        workspaceId: workspace.id,
+        workspaceId,
         kind: spec.kind,
         rootDir,
         authorId,
@@ -132,7 +140,7 @@ export function formatSourceReport(report: HistorySourceReport): string {
  * remembers it: the running server's follower imports it at its next scan. Removing one forgets
  * it and its files' progress; the sessions it imported stay, and the CLI's files are untouched.
  */
-export function createHistorySources(deps: HistoryDeps) {
+export function createHistorySources(deps: HistoryDeps, rules: () => FolderRules) {
   const { repos, store, clock } = deps;
 
   function view(record: HistorySourceRecord): HistorySource {
@@ -162,21 +170,34 @@ export function createHistorySources(deps: HistoryDeps) {
     },
 
     /**
-     * The CLIs' folders in their default places that hold sessions and the workspace does not
-     * follow yet: what a person who runs these CLIs in a terminal most likely wants to add.
+     * The CLIs' folders in their default places that adding would accept and the workspace does
+     * not follow yet: what a person who runs these CLIs in a terminal most likely wants to add.
      */
-    found(workspaceId: string, env: NodeJS.ProcessEnv): FoundHistoryFolder[] {
-      const home = env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir();
+    async found(workspaceId: string, env: NodeJS.ProcessEnv): Promise<FoundHistoryFolder[]> {
+      const current = rules();
       const followed = new Set(repos.history.sources(workspaceId).map((s) => `${s.kind}:${s.rootDir}`));
-      return HISTORY_KINDS.flatMap((kind) => {
-        const rootDir = resolve(defaultRoot(kind, env, home));
-        if (followed.has(`${kind}:${rootDir}`)) return [];
-        try {
-          return statSync(join(rootDir, SESSIONS_FOLDER[kind])).isDirectory() ? [{ kind, rootDir }] : [];
-        } catch {
-          return [];
-        }
-      });
+      const found: FoundHistoryFolder[] = [];
+      for (const kind of HISTORY_KINDS) {
+        const rootDir = resolve(defaultRoot(kind, env, current.home));
+        if (followed.has(`${kind}:${rootDir}`) || !existsSync(rootDir)) continue;
+        const accepted = await checkSourceFolder(kind, rootDir, current).then(
+          () => true,
+          () => false,
+        );
+        if (accepted) found.push({ kind, rootDir });
+      }
+      return found;
+    },
+
+    /**
+     * The command a person runs on the server's machine to import into the workspace, naming the
+     * data directory unless it is the one the command finds by itself.
+     */
+    importCommand(workspaceId: string): string {
+      const words = ['sessiondesk', 'history', 'import', '--workspace', workspaceId];
+      if (resolve(store.dataDir) !== resolve(defaultDataDir()))
+        words.push('--data-dir', shellWord(store.dataDir));
+      return words.join(' ');
     },
 
     async add(
@@ -185,19 +206,7 @@ export function createHistorySources(deps: HistoryDeps) {
       kind: HistoryKind,
       rootDir: string,
     ): Promise<HistorySource> {
-      if (!isAbsolute(rootDir)) {
-        throw badRequest('The folder must be an absolute path', [
-          { path: 'body.rootDir', message: 'must be absolute' },
-        ]);
-      }
-      const root = resolve(rootDir);
-      try {
-        if (!statSync(root).isDirectory()) throw unreadable(root, 'not a folder');
-        accessSync(root, constants.R_OK | constants.X_OK);
-      } catch (err) {
-        if (err instanceof AppError) throw err;
-        throw unreadable(root, (err as Error).message);
-      }
+      const root = await checkedFolder(kind, rootDir, rules(), { shape: true, field: 'body.rootDir' });
       const record = await store.write(() => {
         const found = repos.history.findSource(workspaceId, kind, root);
         if (found) return found;

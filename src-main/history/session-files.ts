@@ -18,6 +18,13 @@ export interface SessionFile {
   document?: boolean;
 }
 
+/** The folder under a CLI's root that holds its conversations: a root without it has none. */
+export const SESSIONS_FOLDER: Record<HistoryKind, string> = {
+  'claude-code': 'projects',
+  codex: 'sessions',
+  gemini: 'tmp',
+};
+
 /** At most this many skipped entries are named in a report; the rest are counted. */
 const SKIPS_NAMED = 20;
 
@@ -61,7 +68,7 @@ export async function sessionFiles(kind: HistoryKind, rootDir: string, skips: Sk
     });
   const any = () => true;
   if (kind === 'claude-code') {
-    const projects = join(rootDir, 'projects');
+    const projects = join(rootDir, SESSIONS_FOLDER[kind]);
     for (const project of pick(await list(projects), projects, 'folder', any)) {
       const dir = join(projects, project.name);
       const entries = await list(dir);
@@ -93,9 +100,9 @@ export async function sessionFiles(kind: HistoryKind, rootDir: string, skips: Sk
       ))
         files.push({ path: join(dir, name) });
     };
-    await walk(join(rootDir, 'sessions'), 0);
+    await walk(join(rootDir, SESSIONS_FOLDER[kind]), 0);
   } else {
-    const tmp = join(rootDir, 'tmp');
+    const tmp = join(rootDir, SESSIONS_FOLDER[kind]);
     for (const project of pick(await list(tmp), tmp, 'folder', any)) {
       const dir = join(tmp, project.name);
       const marker = join(dir, '.project_root');

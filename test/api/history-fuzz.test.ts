@@ -111,7 +111,7 @@ describe('history import of mutated CLI files', () => {
           method: 'POST',
           headers: { [ADMIN_TOKEN_HEADER]: ADMIN_TOKEN, 'content-type': 'application/json' },
           body: JSON.stringify({
-            organizationId: org,
+            workspace: org,
             sources: [{ kind: recorded.kind, rootDir: root, explicit: true }],
           }),
         });

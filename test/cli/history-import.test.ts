@@ -541,7 +541,7 @@ describe('sessiondesk history import', { timeout: 90_000 }, () => {
     );
     expect({ code: unknown.code, stderr: unknown.stderr }).toMatchObject({
       code: 1,
-      stderr: expect.stringContaining('No workspace'),
+      stderr: expect.stringContaining('There is no workspace "org_nonenonenonenonenonen"'),
     });
     await ok(cli('user', 'create', '--email', cliEmail('stranger'), '--name', 'S', '--password', PASSWORD));
     const stranger = await cli(
@@ -568,9 +568,10 @@ describe('sessiondesk history import', { timeout: 90_000 }, () => {
       '--codex-dir',
       join(dataDir, 'nowhere'),
     );
+    // A named folder that is not there is a mistake in the command line.
     expect({ code: missing.code, stderr: missing.stderr }).toMatchObject({
-      code: 1,
-      stderr: expect.stringContaining('no such folder'),
+      code: 2,
+      stderr: expect.stringContaining(`--codex-dir: There is no folder ${join(dataDir, 'nowhere')}.`),
     });
     // An error imports nothing, not even the sources named before it.
     expect(await withStore(dataDir, (repos) => repos.sessions.count(org, {}))).toBe(0);
@@ -587,7 +588,7 @@ describe('sessiondesk history import', { timeout: 90_000 }, () => {
       `codex: no ${join(home, '.codex')}, nothing to import`,
       `gemini: no ${join(home, '.gemini')}, nothing to import`,
     ]);
-  });
+  }, 90_000);
 
   it('killed in the middle of a large file, shows only whole batches, and the next run completes it', async () => {
     const dataDir = sandbox.dataDir();

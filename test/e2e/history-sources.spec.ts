@@ -1,9 +1,9 @@
 // Settings › History in a real browser: an owner adds a CLI folder, the server follows it, and
 // the source can be paused and removed (the folder's files stay).
 import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, startServe } from '../helpers/cli.js';
+import { ROOT, runInShell, startServe } from '../helpers/cli.js';
 import { seedDataDir } from '../helpers/seed.js';
 import { tempDir } from '../helpers/server.js';
 import { expect, signIn, test } from './fixtures.js';
@@ -24,7 +24,10 @@ test('an owner adds, pauses and removes a history source in Settings', async ({ 
     await page.getByLabel('Program').selectOption('gemini');
     await page.getByLabel('Folder').fill('relative/folder');
     await page.getByRole('button', { name: 'Add source' }).click();
-    await expect(page.getByRole('alert')).toContainText('absolute');
+    await expect(page.getByRole('alert')).toHaveText(
+      '"relative/folder" is not a full path: name the folder from the top, such as ' +
+        `${homedir()}/.gemini, or from your home folder, such as ~/.gemini.`,
+    );
 
     await page.getByLabel('Folder').fill(root);
     await page.getByRole('button', { name: 'Add source' }).click();
@@ -80,5 +83,63 @@ test("an owner adds a CLI's folder found in its default place with one click", a
   } finally {
     rmSync(home, { recursive: true, force: true });
     rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("a folder that is not the program's is refused, saying whose it looks like", async ({
+  page,
+  seeded,
+}) => {
+  const { server, data } = seeded;
+  const root = mkdtempSync(join(tmpdir(), 'e2e-history-root-'));
+  try {
+    cpSync(join(ROOT, 'test', 'fixtures', 'history', 'codex', '0.169.0', 'plain-answer'), root, {
+      recursive: true,
+    });
+    await signIn(page, server.url, data.email, data.password);
+    await page.getByRole('link', { name: 'History' }).click();
+    await page.getByLabel('Program').selectOption('claude-code');
+    await page.getByLabel('Folder').fill(root);
+    await page.getByRole('button', { name: 'Add source' }).click();
+    await expect(page.getByRole('alert')).toHaveText(
+      `${root} has no Claude Code conversations: Claude Code keeps them in ~/.claude/projects/<project>/<id>.jsonl; ` +
+        'this looks like a Codex folder (~/.codex/sessions).',
+    );
+    await expect(page.getByRole('heading', { name: 'No history sources' })).toBeVisible();
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('the command the page shows imports into this workspace, run as shown', async ({ page, seeded }) => {
+  const { server, data } = seeded;
+  const home = mkdtempSync(join(tmpdir(), 'e2e-history-home-'));
+  const config = mkdtempSync(join(tmpdir(), 'e2e-history-config-'));
+  try {
+    cpSync(
+      join(ROOT, 'test', 'fixtures', 'history', 'gemini', '0.61.0', 'write-todos'),
+      join(home, '.gemini'),
+      {
+        recursive: true,
+      },
+    );
+    await signIn(page, server.url, data.email, data.password);
+    await page.getByRole('link', { name: 'History' }).click();
+    const empty = page.getByRole('heading', { name: 'No history sources' }).locator('..');
+    const shown = (await empty.locator('code').textContent()) ?? '';
+    // The server's data directory is not the default one: the command has to name it.
+    expect(shown).toBe(
+      `sessiondesk history import --workspace ${data.organizationId} --data-dir ${server.dataDir}`,
+    );
+    // In a terminal whose default data directory is elsewhere, with Gemini CLI's folder at home.
+    const ran = await runInShell(shown, { HOME: home, XDG_CONFIG_HOME: config, SESSIONDESK_DATA_DIR: '' });
+    expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(ran.stdout).toMatch(/^gemini: 1 sessions \(1 new, 0 updated\), \d+ messages$/mu);
+    const row = page.getByRole('row', { name: new RegExp(join(home, '.gemini')) });
+    await expect(row).toContainText('Gemini CLI', { timeout: 15_000 });
+    await expect(row.getByRole('cell').nth(2)).toHaveText('1');
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+    rmSync(config, { recursive: true, force: true });
   }
 });

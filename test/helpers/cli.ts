@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -13,18 +15,23 @@ export interface CliResult {
 
 /** Runs the real `sessiondesk` command as a child process, with `input` on its stdin if given. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, input?: string): Promise<CliResult> {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  // Without input, stdin is at its end at once, as from /dev/null.
+  child.stdin.end(input ?? '');
+  return outcome(child);
+}
+
+/** The exit code and everything a child wrote, once it has ended. */
+function outcome(child: ChildProcess): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    // Without input, stdin is at its end at once, as from /dev/null.
-    child.stdin.end(input ?? '');
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
@@ -101,4 +108,24 @@ export function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}): Promise
       reject(new Error(`serve exited with ${code}\nstdout: ${stdout}\nstderr: ${stderr}`));
     });
   });
+}
+
+/**
+ * Runs a command line as a person pastes it into a terminal: by `sh -c`, quoting and all, with
+ * `sessiondesk` on PATH as this checkout's command.
+ */
+export async function runInShell(line: string, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  const bin = mkdtempSync(join(tmpdir(), 'sessiondesk-bin-'));
+  try {
+    const shim = join(bin, 'sessiondesk');
+    writeFileSync(shim, `#!/bin/sh\nexec '${process.execPath}' '${CLI}' "$@"\n`, { mode: 0o755 });
+    const child = spawn('sh', ['-c', line], {
+      cwd: ROOT,
+      env: { ...process.env, ...env, PATH: `${bin}${delimiter}${env.PATH ?? process.env.PATH ?? ''}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return await outcome(child);
+  } finally {
+    rmSync(bin, { recursive: true, force: true });
+  }
 }

@@ -15,6 +15,7 @@ import {
 import { HISTORY_IMPORT_PATH, HistoryImportBodySchema } from '../../../src-shared/history.js';
 import { createDirectory } from '../../accounts/directory.js';
 import { runHistoryImport } from '../../history/service.js';
+import { folderRules } from '../../history/source-folder.js';
 import { hashSecret } from '../../accounts/secrets.js';
 import { backupChunks } from '../../data/backup.js';
 import { exportChunks } from '../../data/export.js';
@@ -62,6 +63,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
       sources: await runHistoryImport(
         { store, repos, clock: ctx.clock, events, holds: ctx.historyHolds },
         request.body,
+        folderRules(ctx.agentEnv, store.dataDir, ctx.agents.sandboxRoot),
       ),
     }),
   );

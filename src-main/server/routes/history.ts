@@ -12,6 +12,7 @@ import {
 import { forbidden } from '../../errors.js';
 import { isAdministrator, requireAdministrator } from '../../accounts/administrator.js';
 import { createHistorySources } from '../../history/service.js';
+import { folderRules } from '../../history/source-folder.js';
 import { authHooks } from '../auth/authenticate.js';
 import { userOf, type AppContext } from '../context.js';
 import { errorResponses } from './error-responses.js';
@@ -24,7 +25,10 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
   const { repos } = ctx;
   const api = app.withTypeProvider<ZodTypeProvider>();
   const { userOnly } = authHooks(ctx.auth);
-  const sources = createHistorySources({ store: ctx.store, repos, clock: ctx.clock, events: ctx.events });
+  const sources = createHistorySources(
+    { store: ctx.store, repos, clock: ctx.clock, events: ctx.events },
+    () => folderRules(ctx.agentEnv, ctx.store.dataDir, ctx.agents.sandboxRoot),
+  );
 
   function requireRole(userId: string, organizationId: string, needed: 'member' | 'owner'): void {
     const role = repos.workspaces.role(organizationId, userId);
@@ -55,7 +59,8 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
         repos.workspaces.role(organizationId, userId) === 'owner' && isAdministrator(repos, userId);
       return {
         sources: sources.list(organizationId),
-        found: mayAdd ? sources.found(organizationId, ctx.agentEnv) : [],
+        found: mayAdd ? await sources.found(organizationId, ctx.agentEnv) : [],
+        importCommand: sources.importCommand(organizationId),
       };
     },
   );
@@ -67,7 +72,7 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: 'Add a history source',
         description:
-          "The administrator only (the account made at first-run setup), when an owner of the workspace: which of the machine's folders are read is the installation's decision, never any account's (403 otherwise). The server follows it from its next scan; its sessions are imported as the owner.",
+          "The administrator only (the account made at first-run setup), when an owner of the workspace: which of the machine's folders are read is the installation's decision, never any account's (403 otherwise). The folder must be that CLI's: it holds the CLI's conversations where the CLI writes them, or only the empty folders a fresh install makes; Session Desk's own data and sandboxes are never one. Otherwise 400, its message saying why in words. The server follows it from its next scan; its sessions are imported as the owner.",
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
         body: NewHistorySourceBodySchema,

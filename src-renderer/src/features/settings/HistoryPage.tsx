@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import type { HistorySource } from '../../../../src-shared/history';
+import { HISTORY_KIND_NAMES as KIND_NAMES, type HistorySource } from '../../../../src-shared/history';
 import { HISTORY_KINDS, type HistoryKind } from '../../../../src-shared/sessions';
 import {
   useMe,
@@ -13,12 +13,6 @@ import { TextField } from '../../components/Field';
 import { RelativeTime } from '../../components/RelativeTime';
 import { EmptyState, ErrorState, Loading } from '../../components/States';
 import { useWorkspace } from '../../lib/workspace';
-
-const KIND_NAMES: Record<HistoryKind, string> = {
-  'claude-code': 'Claude Code',
-  codex: 'Codex',
-  gemini: 'Gemini CLI',
-};
 
 const DEFAULT_ROOTS: Record<HistoryKind, string> = {
   'claude-code': '~/.claude',
@@ -77,7 +71,7 @@ export function HistoryPage() {
           </div>
           <TextField
             label="Folder"
-            placeholder={`absolute path, e.g. the full path of ${DEFAULT_ROOTS[kind]}`}
+            placeholder={`${KIND_NAMES[kind]}'s folder, e.g. ${DEFAULT_ROOTS[kind]} or its full path`}
             value={rootDir}
             required
             onChange={(e) => setRootDir(e.target.value)}
@@ -125,7 +119,7 @@ export function HistoryPage() {
         <EmptyState title="No history sources">
           <p>
             {mayAdd ? 'Add a folder above, or run' : 'On this machine, run'}{' '}
-            <code>sessiondesk history import --workspace {org}</code>.
+            <code>{sources.data.importCommand}</code>.
           </p>
         </EmptyState>
       ) : (
