@@ -8,7 +8,7 @@ const sandbox = useSandbox();
 /** What a hostile name would send to an administrator's terminal: a title change and red text. */
 const ESCAPES = 'Acme\u001b]0;pwned\u0007\u001b[31m';
 
-describe('names and labels with control characters', () => {
+describe('names and labels with control characters', { timeout: 90_000 }, () => {
   it('are refused by the CLI and the API', async () => {
     const dataDir = sandbox.dataDir();
     const cli = cliIn(dataDir);
