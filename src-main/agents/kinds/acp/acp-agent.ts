@@ -104,10 +104,15 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
     const home = ctx.cliHome
       ? await prepareCliHome(ctx.cliHome, spec.home ? [spec.home] : [], options.env)
       : undefined;
+    const own =
+      ctx.cliHome && spec.seed
+        ? await spec.seed(join(ctx.cliHome, 'acp', spec.id), ctx.cliHome, options.env, home?.notes ?? [])
+        : {};
     const env = {
       ...options.env,
-      ...(ctx.cliHome && !spec.home ? xdgFolders(ctx.cliHome) : {}),
+      ...(ctx.cliHome && !spec.home && !spec.seed ? xdgFolders(ctx.cliHome) : {}),
       ...home?.env,
+      ...own,
       SESSIONDESK_SESSION_ID: sessionId,
     };
     const ending = new AbortController();

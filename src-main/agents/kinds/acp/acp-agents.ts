@@ -1,4 +1,5 @@
 import type { CliKind } from '../cli-kind-names.js';
+import { seedOpenCode, seedQwenCode, type AcpHomeSeed } from './acp-homes.js';
 
 /**
  * The agents Session Desk drives through the Agent Client Protocol (stdio JSON-RPC), by the
@@ -21,6 +22,13 @@ export interface AcpAgentSpec {
    * Claude and Codex adapters run those CLIs' engines): its state goes in the session's home.
    */
   home?: CliKind;
+  /** For an agent of its own: seeds its folder in the session's home (sign-in, model choice). */
+  seed?: AcpHomeSeed;
+  /**
+   * Where its version is read: `--version`, or the npm package's `package.json` (the adapters
+   * have no `--version`: asked for one they start as ACP agents and wait).
+   */
+  version: 'flag' | 'npm';
   /** Whether its runs are tested here against a scripted model server. */
   tested: boolean;
 }
@@ -34,6 +42,53 @@ export const ACP_AGENTS: readonly AcpAgentSpec[] = [
     envVar: 'SESSIONDESK_GEMINI_BIN',
     npm: '@google/gemini-cli',
     home: 'gemini',
+    version: 'flag',
+    tested: true,
+  },
+  {
+    id: 'opencode',
+    name: 'OpenCode',
+    program: 'opencode',
+    args: ['acp'],
+    envVar: 'SESSIONDESK_OPENCODE_BIN',
+    npm: 'opencode-ai',
+    seed: seedOpenCode,
+    version: 'flag',
+    tested: true,
+  },
+  {
+    id: 'qwen-code',
+    name: 'Qwen Code',
+    program: 'qwen',
+    // Its default approval mode asks nothing; Session Desk answers every question in one place.
+    args: ['--acp', '--approval-mode', 'default'],
+    envVar: 'SESSIONDESK_QWEN_BIN',
+    npm: '@qwen-code/qwen-code',
+    seed: seedQwenCode,
+    version: 'flag',
+    tested: true,
+  },
+  {
+    id: 'claude-code',
+    name: 'Claude Agent',
+    program: 'claude-agent-acp',
+    args: [],
+    envVar: 'SESSIONDESK_CLAUDE_AGENT_ACP_BIN',
+    npm: '@zed-industries/claude-agent-acp',
+    home: 'claude-code',
+    version: 'npm',
+    tested: true,
+  },
+  {
+    id: 'codex',
+    name: 'Codex',
+    program: 'codex-acp',
+    // Codex's own sandbox cannot start inside Session Desk's, which confines it instead.
+    args: ['-c', 'sandbox_mode="danger-full-access"', '-c', 'approval_policy="untrusted"'],
+    envVar: 'SESSIONDESK_CODEX_ACP_BIN',
+    npm: '@zed-industries/codex-acp',
+    home: 'codex',
+    version: 'npm',
     tested: true,
   },
 ];

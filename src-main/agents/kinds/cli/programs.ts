@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import type { AgentKindInfo } from '../../../../src-shared/accounts.js';
 import { CLI_KIND_SPECS } from '../cli-kinds.js';
 import { CLI_KINDS, type CliKind } from '../cli-kind-names.js';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   folderHolding,
   installRoot,
@@ -41,6 +42,18 @@ export function locateAgentProgram(
     found: false,
     problem: `${spec.name}'s program ${located.path} lies in ${folder}, where agents write or Session Desk keeps its data: Session Desk never runs a program an agent could have replaced. Install it elsewhere, or set ${spec.envVar} to another copy.`,
   };
+}
+
+/** The version in an npm package's `package.json` under `nodeModules`, if it is there. */
+function npmPackageVersion(nodeModules: string, name: string): string | undefined {
+  try {
+    const manifest = JSON.parse(readFileSync(join(nodeModules, name, 'package.json'), 'utf8')) as {
+      version?: unknown;
+    };
+    return typeof manifest.version === 'string' ? manifest.version : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const VERSION_TIMEOUT_MS = 10_000;
@@ -160,7 +173,10 @@ export async function describeAgentKinds(
         found: located.found,
       };
       if (!located.found) return { ...info, problem: located.problem };
-      const version = await programVersion(located.path, env, confine);
+      const version =
+        spec.version === 'npm' && spec.npm
+          ? npmPackageVersion(installRoot(located.path, env.HOME), spec.npm)
+          : await programVersion(located.path, env, confine);
       return { ...info, path: located.path, ...(version ? { version } : {}) };
     }),
   );
