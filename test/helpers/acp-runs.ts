@@ -302,7 +302,7 @@ export function describeAcpAgentRuns(id: string): void {
   describe(`${agent.name} through the Agent Client Protocol`, requireTools(tool), () => {
     it(
       'writes a file and runs a command in the sandbox, then answers a follow-up in the same ACP session',
-      { timeout: 90_000 },
+      { timeout: 150_000 },
       async () => {
         const { server, owner, cookie } = await acpServer();
         const listed = (await (await asUser(server, cookie, 'GET', '/api/agents')).json()) as {
