@@ -11,7 +11,7 @@ import {
   type Located,
   type ProgramSpec,
 } from '../../executables.js';
-import { ACP_AGENTS } from '../acp/acp-agents.js';
+import { ACP_AGENTS, type AcpAgentSpec } from '../acp/acp-agents.js';
 import type { OsSandbox } from '../../types.js';
 
 /**
@@ -141,6 +141,7 @@ function askVersion(
  */
 export async function describeAgentKinds(
   env: NodeJS.ProcessEnv,
+  acpAgents: readonly AcpAgentSpec[] = ACP_AGENTS,
   confine?: VersionSandbox & { agentFolders: string[] },
 ): Promise<AgentKindInfo[]> {
   const cli = await Promise.all(
@@ -161,7 +162,7 @@ export async function describeAgentKinds(
     }),
   );
   const acp = await Promise.all(
-    ACP_AGENTS.map(async (spec): Promise<AgentKindInfo> => {
+    acpAgents.map(async (spec): Promise<AgentKindInfo> => {
       const located = locateAgentProgram(spec, env, confine?.agentFolders);
       const info: AgentKindInfo = {
         kind: 'acp',
@@ -171,12 +172,15 @@ export async function describeAgentKinds(
         program: spec.program,
         envVar: spec.envVar,
         found: located.found,
+        tested: spec.tested,
       };
       if (!located.found) return { ...info, problem: located.problem };
       const version =
         spec.version === 'npm' && spec.npm
           ? npmPackageVersion(installRoot(located.path, env.HOME), spec.npm)
-          : await programVersion(located.path, env, confine);
+          : spec.version === 'flag'
+            ? await programVersion(located.path, env, confine)
+            : undefined;
       return { ...info, path: located.path, ...(version ? { version } : {}) };
     }),
   );
