@@ -10,7 +10,6 @@ import {
 } from '@agentclientprotocol/sdk/unstable';
 import type { AssistantMessage, ResultMessage } from '../../../../src-shared/sessions.js';
 import type { AgentEvent, AgentUsage } from '../../agent-events.js';
-import { installRoot } from '../../executables.js';
 import { appendWithinCap, notice } from '../../output-caps.js';
 import { runProcess } from '../../process/process-run.js';
 import { prepareFirstRun, prepareRunFolder } from '../../sandbox/session-folder.js';
@@ -23,6 +22,7 @@ import {
   type RunOutcome,
 } from '../../types.js';
 import { prepareCliHome } from '../cli/cli-homes.js';
+import { commandFolders } from '../command/command-agent.js';
 import { roundedUsage, type CliRunStore } from '../cli/cli-agent.js';
 import { locateAgentProgram } from '../cli/programs.js';
 import type { AcpAgentSpec } from './acp-agents.js';
@@ -127,7 +127,8 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
       timeoutMs: options.timeoutMs,
       signal: ending.signal,
       onStart: ctx.processStarted,
-      confine: withFolders(ctx.confinement, { readable: [installRoot(located.path, options.env.HOME)] }),
+      // An administrator's agent may name its script or configuration by path, as a command does.
+      confine: withFolders(ctx.confinement, commandFolders(located.path, [...spec.args], options.env)),
       ownedFolder: ctx.ownedFolder,
     });
 
