@@ -5,7 +5,14 @@ import { sandboxPath } from '../../src-main/agents/sandbox/session-folder.js';
 import { waitForResults } from '../helpers/agent-runs.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { transcript } from '../helpers/run-control.js';
-import { asUser, createSession, seedWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
+import {
+  asUser,
+  createSession,
+  seedWorkspace,
+  startTestServer,
+  withKey,
+  type TestServer,
+} from '../helpers/server.js';
 
 /**
  * Session Desk as an ACP client, with an agent the administrator added
@@ -95,6 +102,28 @@ describe('an ACP agent the administrator added', () => {
       expect(refusals).toHaveLength(2);
       expect(refusals[0]).toContain('/etc/hostname is outside the session');
       expect(lines.some((line) => line.includes('probe/unknown'))).toBe(true);
+      // The list and search take `acp` and `acp:ID`.
+      const sessionsOf = async (agent: string) => {
+        const response = await withKey(server, owner.apiKey, 'GET', `/api/sessions?agent=${agent}`);
+        expect(response.status, await response.clone().text()).toBe(200);
+        return ((await response.json()) as { sessions: { id: string }[] }).sessions.map((row) => row.id);
+      };
+      expect(await sessionsOf('acp')).toContain(id);
+      expect(await sessionsOf('acp:probe')).toContain(id);
+      expect(await sessionsOf('acp:kimi')).toEqual([]);
+      expect(await sessionsOf('gemini')).toEqual([]);
+      expect(
+        (await withKey(server, owner.apiKey, 'GET', '/api/sessions?agent=acp:Not%20an%20id')).status,
+      ).toBe(400);
+      const found = async (agent: string) => {
+        const response = await withKey(server, owner.apiKey, 'GET', `/api/search?q=probe&agent=${agent}`);
+        return ((await response.json()) as { hits: { sessionId: string }[] }).hits.map(
+          (hit) => hit.sessionId,
+        );
+      };
+      await expect.poll(() => found('acp:probe'), { timeout: 20_000 }).toContain(id);
+      expect(await found('acp')).toContain(id);
+      expect(await found('acp:kimi')).toEqual([]);
       // An update of a kind the protocol's schema lacks is dropped by the SDK before it reaches
       // the client; the run goes on (the answer above came after it).
     },
