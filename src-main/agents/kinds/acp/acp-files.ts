@@ -1,8 +1,8 @@
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join, normalize, relative, sep } from 'node:path';
 import { RequestError } from '@agentclientprotocol/sdk/unstable';
-import { readSmallFile, SkippedEntry } from '../../../history/safe-files.js';
+import { confirmPlace, readSmallFile, SkippedEntry } from '../../../history/safe-files.js';
 
 /**
  * The file system Session Desk offers an ACP agent as its client (`fs/read_text_file`,
@@ -44,18 +44,6 @@ async function realFolders(folder: string, path: string): Promise<void> {
       });
     }
   }
-}
-
-/** The file the kernel opened must be the one asked for: no folder was swapped for a link meanwhile. */
-async function confirmPlace(handle: FileHandle, folder: string, path: string): Promise<void> {
-  let actual: string;
-  try {
-    actual = await readlink(`/proc/self/fd/${handle.fd}`);
-  } catch {
-    return; // No /proc (macOS): the checks before opening stand alone.
-  }
-  if (actual !== join(await realpath(folder), relative(folder, path)))
-    throw new RefusedFileRequest(`${path} leads to ${actual}, outside the session's folder`);
 }
 
 /** `fs/read_text_file`: the file's text, from line `line` (1-based) for `limit` lines when given. */
@@ -105,7 +93,10 @@ export async function writeTextFile(
   }
   try {
     if (!(await handle.stat()).isFile()) throw new RefusedFileRequest(`${path} is not a regular file`);
-    await confirmPlace(handle, folder, path);
+    // No folder on the way was swapped for a link after it was checked.
+    await confirmPlace(handle, folder, path).catch((err: unknown) => {
+      throw err instanceof SkippedEntry ? new RefusedFileRequest(err.message) : err;
+    });
     await handle.truncate(0);
     await handle.write(params.content, 0, 'utf8');
   } finally {
