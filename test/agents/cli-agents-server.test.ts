@@ -483,7 +483,10 @@ describe('choosing an agent CLI', () => {
       'mistral-vibe',
       'qoder',
     ]);
-    expect(acp.map((a) => a.tested)).toEqual([...Array<boolean>(5).fill(true), ...Array<boolean>(6).fill(false)]);
+    expect(acp.map((a) => a.tested)).toEqual([
+      ...Array<boolean>(5).fill(true),
+      ...Array<boolean>(6).fill(false),
+    ]);
     expect(agents[5]).toMatchObject({ acpAgent: 'gemini', envVar: 'SESSIONDESK_GEMINI_BIN' });
     expect(agents[3]).toMatchObject({ path: join(dir, 'codex'), envVar: 'SESSIONDESK_CODEX_BIN' });
     expect(agents[2]!.problem).toContain('SESSIONDESK_CLAUDE_BIN');
