@@ -268,6 +268,12 @@ export const AgentKindInfoSchema = z.object({
   path: z.string().optional().describe('Where its program was found.'),
   version: z.string().optional().describe('What `<program> --version` printed, when it could say.'),
   problem: z.string().optional().describe('Why it cannot run, when it cannot.'),
+  tested: z
+    .boolean()
+    .optional()
+    .describe(
+      "For `kind: \"acp\"`: whether Session Desk's own tests run it. False for the ACP registry's other agents (offered when installed, not tested here, as they need a sign-in) and the administrator's (`sessiondesk acp-agent set`).",
+    ),
 });
 export type AgentKindInfo = z.infer<typeof AgentKindInfoSchema>;
 export const AgentKindsResponseSchema = z.object({ agents: z.array(AgentKindInfoSchema) });

@@ -346,10 +346,18 @@ export function wholeNumberQuery(min: number, max?: number) {
  */
 export const OrgQuerySchema = z.object({ organizationId: QueryString.optional() });
 
+const ACP_AGENT_FILTER = /^acp:[a-z0-9][a-z0-9._-]{0,39}$/u;
+
 /** `agent=` of the list and of search: the agent kind of a session's latest run, an imported session's CLI. */
 export const AgentFilterSchema = z
-  .enum(AGENT_KINDS)
-  .describe("Only sessions run by this agent kind (an imported session's is its CLI's).");
+  .string()
+  .refine((value) => (AGENT_KINDS as readonly string[]).includes(value) || ACP_AGENT_FILTER.test(value), {
+    message: `must be one of ${AGENT_KINDS.map((kind) => `"${kind}"`).join(', ')}, or "acp:" and an ACP agent's id`,
+  })
+  .describe(
+    "Only sessions run by this agent kind (an imported session's is its CLI's); `acp:ID` only those an ACP agent ran, by its `acpAgent` id (`acp` alone: any ACP agent).",
+  );
+export type AgentFilter = z.infer<typeof AgentFilterSchema>;
 
 /**
  * `source=` of the list: `imported`, the sessions imported from an agent CLI's own files (those

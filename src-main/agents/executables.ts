@@ -40,6 +40,12 @@ export function locateExecutable(spec: ProgramSpec, env: NodeJS.ProcessEnv): Loc
       ? { found: true, path: configured }
       : { found: false, problem: `${spec.envVar} names ${configured}, which is not an executable file.` };
   }
+  // A program the administrator named by its path (an ACP agent of theirs).
+  if (isAbsolute(spec.program)) {
+    return isExecutableFile(spec.program)
+      ? { found: true, path: spec.program }
+      : { found: false, problem: `${spec.name}'s program ${spec.program} is not an executable file.` };
+  }
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (!dir) continue;
     const candidate = join(dir, spec.program);

@@ -19,7 +19,14 @@ import {
   workspaceCreate,
   workspaceList,
 } from './admin-commands.js';
-import { agentCommandList, agentCommandRemove, agentCommandSet } from './agent-commands.js';
+import {
+  acpAgentList,
+  acpAgentSet,
+  acpAgentUnset,
+  agentCommandList,
+  agentCommandRemove,
+  agentCommandSet,
+} from './agent-commands.js';
 import { print, version } from './command-line.js';
 import {
   backupCommand,
@@ -53,6 +60,9 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void | number>> = {
   'agent-command set': agentCommandSet,
   'agent-command list': agentCommandList,
   'agent-command remove': agentCommandRemove,
+  'acp-agent set': acpAgentSet,
+  'acp-agent list': acpAgentList,
+  'acp-agent unset': acpAgentUnset,
   export: exportCommand,
   import: importCommand,
   'history import': historyImportCommand,

@@ -16,6 +16,9 @@ Commands:
   agent-command set   Define an agent command workspaces may choose (administrator)
   agent-command list  List the agent commands
   agent-command remove  Remove an agent command
+  acp-agent set       Add an ACP agent, or change how one starts (administrator)
+  acp-agent list      List the ACP agents the administrator added
+  acp-agent unset     Remove an ACP agent the administrator added
   export              Export a workspace's sessions (NDJSON or JSON)
   import              Import an export into a workspace (idempotent)
   history import      Import the agent CLIs' own session files (Claude Code, Codex, Gemini CLI)
@@ -93,6 +96,21 @@ Lists the agent commands the administrator defined.`,
 
 Removes the agent command NAME. Workspaces that chose it fail their next run, saying so,
 until an owner chooses another agent.`,
+  'acp-agent set': `Usage: sessiondesk acp-agent set NAME [--data-dir DIR] -- PROGRAM [ARG…]
+
+Adds the ACP agent NAME, an agent that speaks the Agent Client Protocol on stdio: the program
+(a name on PATH or an absolute path) and its arguments, run without a shell in a session's
+sandbox. NAME given as one Session Desk knows (GET /api/agents lists them: opencode,
+qwen-code, gemini, claude-code, codex and the ACP registry's) changes how that agent starts
+and keeps the rest. Workspace owners then choose it as agent "acp" with acpAgent NAME. A
+running server uses the change from its next run.`,
+  'acp-agent list': `Usage: sessiondesk acp-agent list [--json] [--data-dir DIR]
+
+Lists the ACP agents the administrator added or changed.`,
+  'acp-agent unset': `Usage: sessiondesk acp-agent unset NAME [--data-dir DIR]
+
+Removes the ACP agent NAME the administrator added (one Session Desk knows starts as it
+knows it again). Workspaces that chose an added one fail their next run, saying so.`,
   export: `Usage: sessiondesk export --workspace ORG [--format ndjson|json] [--output FILE] [--data-dir DIR]
 
 Writes every session of the workspace ORG, with its messages, tasks and metadata, session by
@@ -184,6 +202,13 @@ Run "sessiondesk member <command> --help" for its options.`,
   history import    Import the agent CLIs' own session files
 
 Run "sessiondesk history <command> --help" for its options.`,
+  'acp-agent': `Usage: sessiondesk acp-agent <command>
+
+  acp-agent set      Add an ACP agent, or change how one starts (administrator)
+  acp-agent list     List the ACP agents the administrator added
+  acp-agent unset    Remove an ACP agent the administrator added
+
+Run "sessiondesk acp-agent <command> --help" for its options.`,
   key: `Usage: sessiondesk key <command>
 
   key create    Create an API key for a workspace (prints the key)

@@ -82,7 +82,7 @@ async function checkFolders(root: string, path: string, self: boolean): Promise<
  * Where the kernel says an open file is (Linux): it must be where it was asked for under the
  * real root, so no folder on the way was swapped for a link after it was checked.
  */
-async function confirmPlace(handle: FileHandle, root: string, path: string): Promise<void> {
+export async function confirmPlace(handle: FileHandle, root: string, path: string): Promise<void> {
   let actual: string;
   try {
     actual = await readlink(`/proc/self/fd/${handle.fd}`);

@@ -393,7 +393,8 @@ export class SearchIndex {
     const row = await settledRow(this.source, sessionId);
     if (this.closed || this.gen !== gen) return true;
     if (!row) return true;
-    const entry = this.entryFor(sessionId, row.workspaceId, row.agentKind, row.repository);
+    const agent = row.agentKind === 'acp' && row.acpAgent ? `acp:${row.acpAgent}` : row.agentKind;
+    const entry = this.entryFor(sessionId, row.workspaceId, agent, row.repository);
     if (entry.indexed >= row.messageCount) return true;
     // Messages read ahead are kept for the next turns: a read starts at a mark, up to 63
     // messages before the one wanted, so reading again each turn would read them many times.

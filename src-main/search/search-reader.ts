@@ -43,7 +43,10 @@ export function searchPlan(
 ): SearchPlan {
   const where = ['body MATCH ?', 's.workspace_id = ?'];
   const params: Array<string | number> = [query.match, filters.workspaceId];
-  if (filters.agent) {
+  // An ACP agent's sessions are indexed as `acp:ID`: `acp` alone takes them all.
+  if (filters.agent === 'acp') {
+    where.push("(s.agent = 'acp' OR substr(s.agent, 1, 4) = 'acp:')");
+  } else if (filters.agent) {
     where.push('s.agent = ?');
     params.push(filters.agent);
   }

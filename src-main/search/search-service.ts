@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SEARCH_LIMIT_DEFAULT, type SearchHit, type SearchResponse } from '../../src-shared/search.js';
-import type { AgentKind } from '../../src-shared/constants.js';
+import type { AgentFilter } from '../../src-shared/sessions.js';
 import { badRequest } from '../errors.js';
 import { readMessageAt, readMessagePage, type TranscriptSource } from '../sessions/transcript-reads.js';
 import { chunks, searchableText } from './message-text.js';
@@ -11,7 +11,7 @@ import { makeSnippet } from './snippet.js';
 export interface SearchInput {
   workspaceId: string;
   q: string;
-  agent?: AgentKind | undefined;
+  agent?: AgentFilter | undefined;
   repository?: string | undefined;
   limit?: number | undefined;
   cursor?: string | undefined;

@@ -1,5 +1,6 @@
 import type { SessionStatus, Usage } from '../../src-shared/index.js';
 import type { AgentKind } from '../../src-shared/constants.js';
+import type { AgentFilter } from '../../src-shared/sessions.js';
 import { STATS_WINDOW_MS } from '../../src-shared/constants.js';
 import { repositoryFilter } from '../../src-shared/repo-url.js';
 import type { Isolation, SessionSource, SessionSourceFilter } from '../../src-shared/sessions.js';
@@ -51,7 +52,7 @@ export interface ListFilters {
   repository?: string | undefined;
   authorId?: string | undefined;
   q?: string | undefined;
-  agent?: AgentKind | undefined;
+  agent?: AgentFilter | undefined;
   source?: SessionSourceFilter | undefined;
 }
 
@@ -154,7 +155,10 @@ function filterClause(workspaceId: string, filters: ListFilters): { where: strin
     where.push('s.author_id = ?');
     params.push(filters.authorId);
   }
-  if (filters.agent) {
+  if (filters.agent?.startsWith('acp:')) {
+    where.push("s.agent_kind = 'acp' AND s.acp_agent = ?");
+    params.push(filters.agent.slice('acp:'.length));
+  } else if (filters.agent) {
     where.push('s.agent_kind = ?');
     params.push(filters.agent);
   }

@@ -458,7 +458,7 @@ describe('choosing an agent CLI', () => {
     const list = await asUser(s, owner.user.cookie, 'GET', '/api/agents');
     expect(list.status).toBe(200);
     const { agents } = (await list.json()) as { agents: Array<Record<string, unknown>> };
-    expect(agents.map((a) => [a.kind, a.found, a.version, a.simulated])).toEqual([
+    expect(agents.slice(0, 6).map((a) => [a.kind, a.found, a.version, a.simulated])).toEqual([
       ['demo', true, undefined, true],
       ['command', true, undefined, false],
       ['claude-code', false, undefined, false],
@@ -466,6 +466,26 @@ describe('choosing an agent CLI', () => {
       ['gemini', false, undefined, false],
       // Gemini CLI again, as an agent that speaks the Agent Client Protocol: not found here either.
       ['acp', false, undefined, false],
+    ]);
+    // Then the other ACP agents: those tested here, and the registry's, none installed here.
+    const acp = agents.slice(5);
+    expect(acp.every((a) => a.kind === 'acp' && a.found === false)).toBe(true);
+    expect(acp.map((a) => a.acpAgent)).toEqual([
+      'gemini',
+      'opencode',
+      'qwen-code',
+      'claude-code',
+      'codex',
+      'auggie',
+      'factory-droid',
+      'github-copilot',
+      'kimi',
+      'mistral-vibe',
+      'qoder',
+    ]);
+    expect(acp.map((a) => a.tested)).toEqual([
+      ...Array<boolean>(5).fill(true),
+      ...Array<boolean>(6).fill(false),
     ]);
     expect(agents[5]).toMatchObject({ acpAgent: 'gemini', envVar: 'SESSIONDESK_GEMINI_BIN' });
     expect(agents[3]).toMatchObject({ path: join(dir, 'codex'), envVar: 'SESSIONDESK_CODEX_BIN' });

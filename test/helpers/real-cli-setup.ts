@@ -21,6 +21,8 @@ export interface RealCli {
   names: string[];
   /** The requests its model server answered so far. */
   requests: RecordedRequest[];
+  /** The requests its model server keeps unanswered (a turn scripted `hold`). */
+  held: RecordedRequest[];
   close(): Promise<void>;
 }
 
@@ -62,6 +64,7 @@ export async function realCli(kind: RealCliKind, script: unknown[], home: string
       env: { HOME: home, ...Object.fromEntries(names.map((n) => [n, all[n]])) },
       names,
       requests: server.requests,
+      held: server.held,
       close: () => server.close(),
     };
   }
@@ -74,6 +77,7 @@ export async function realCli(kind: RealCliKind, script: unknown[], home: string
       env: { HOME: home, CODEX_HOME: home, SCRIPTED_API_KEY: 'scripted' },
       names: ['SCRIPTED_API_KEY'],
       requests: server.requests,
+      held: server.held,
       close: () => server.close(),
     };
   }
@@ -95,6 +99,7 @@ export async function realCli(kind: RealCliKind, script: unknown[], home: string
     },
     names: ['GEMINI_TELEMETRY_ENABLED'],
     requests: server.requests,
+    held: server.held,
     close: () => server.close(),
   };
 }

@@ -189,9 +189,14 @@ export class AgentHost {
     return locateAgentProgram(spec, env, this.ownFolders);
   }
 
+  /** Every ACP agent this installation can run, the administrator's included. */
+  acpAgents(): AcpAgentSpec[] {
+    return this.workspaces.acpAgents();
+  }
+
   /** Every agent kind, for Settings: each CLI's version asked in the agents' sandbox. */
   describeAgents(env: NodeJS.ProcessEnv): Promise<AgentKindInfo[]> {
-    return describeAgentKinds(env, {
+    return describeAgentKinds(env, this.acpAgents(), {
       sandbox: this.osSandbox,
       hidden: this.ownFolders,
       agentFolders: this.ownFolders,

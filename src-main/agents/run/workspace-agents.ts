@@ -3,7 +3,7 @@ import type { AgentSettings } from '../../../src-shared/accounts.js';
 import type { SessionService } from '../../sessions/service.js';
 import type { Repositories } from '../../store/repositories.js';
 import { createAcpAgent } from '../kinds/acp/acp-agent.js';
-import { acpAgent } from '../kinds/acp/acp-agents.js';
+import { acpAgent, knownAcpAgents, type AcpAgentSpec } from '../kinds/acp/acp-agents.js';
 import { createAcpRunStore } from '../kinds/acp/acp-run-store.js';
 import { createCliAgent } from '../kinds/cli/cli-agent.js';
 import { CLI_KIND_SPECS } from '../kinds/cli-kinds.js';
@@ -39,6 +39,11 @@ export class WorkspaceAgents {
   /** The commands the administrator defined, by name (read afresh: the CLI may change them). */
   namedCommands(): Record<string, string[]> {
     return readNamedCommands(this.deps.dataDir);
+  }
+
+  /** Every ACP agent this installation can run, the administrator's included (read afresh). */
+  acpAgents(): AcpAgentSpec[] {
+    return knownAcpAgents(this.deps.dataDir);
   }
 
   /**
@@ -108,7 +113,7 @@ export class WorkspaceAgents {
       });
     }
     if (own?.agent === 'acp') {
-      const spec = own.acpAgent === undefined ? undefined : acpAgent(own.acpAgent);
+      const spec = own.acpAgent === undefined ? undefined : acpAgent(own.acpAgent, this.deps.dataDir);
       if (!spec) {
         throw new AgentSetupError(
           `This workspace's ACP agent${own.acpAgent ? ` "${own.acpAgent}"` : ''} is not one Session Desk knows; choose another in Settings, then Agent.`,

@@ -22,7 +22,6 @@ import {
   WorkspacesResponseSchema,
   type SetupAgent,
 } from '../../../src-shared/accounts.js';
-import { ACP_AGENTS, acpAgent } from '../../agents/kinds/acp/acp-agents.js';
 import { isCliKind, type CliKind } from '../../agents/kinds/cli-kind-names.js';
 import { badRequest, conflict, forbidden } from '../../errors.js';
 import { seedDemo } from '../../demo/seed.js';
@@ -393,10 +392,11 @@ function requireAcpAgent(ctx: AppContext, id: string | undefined): void {
       { path: 'body.acpAgent', message: 'is required for agent "acp" (see GET /api/agents)' },
     ]);
   }
-  const spec = acpAgent(id);
+  const known = ctx.agents.acpAgents();
+  const spec = known.find((agent) => agent.id === id);
   if (!spec) {
     throw badRequest(`There is no ACP agent "${id}" here`, [
-      { path: 'body.acpAgent', message: `is not one of ${ACP_AGENTS.map((a) => a.id).join(', ')}` },
+      { path: 'body.acpAgent', message: `is not one of ${known.map((a) => a.id).join(', ')}` },
     ]);
   }
   const located = ctx.agents.locateAcpAgent(spec, ctx.agentEnv);

@@ -10,7 +10,6 @@ import {
 } from '@agentclientprotocol/sdk/unstable';
 import type { AssistantMessage, ResultMessage } from '../../../../src-shared/sessions.js';
 import type { AgentEvent, AgentUsage } from '../../agent-events.js';
-import { installRoot } from '../../executables.js';
 import { appendWithinCap, notice } from '../../output-caps.js';
 import { runProcess } from '../../process/process-run.js';
 import { prepareFirstRun, prepareRunFolder } from '../../sandbox/session-folder.js';
@@ -23,9 +22,11 @@ import {
   type RunOutcome,
 } from '../../types.js';
 import { prepareCliHome } from '../cli/cli-homes.js';
+import { commandFolders } from '../command/command-agent.js';
 import { roundedUsage, type CliRunStore } from '../cli/cli-agent.js';
 import { locateAgentProgram } from '../cli/programs.js';
 import type { AcpAgentSpec } from './acp-agents.js';
+import { readTextFile, RefusedFileRequest, writeTextFile } from './acp-files.js';
 import { createAcpTranscript } from './acp-updates.js';
 
 export interface AcpAgentOptions {
@@ -84,9 +85,9 @@ function turnResult(stopReason: string, text: string, elapsed: number): ResultMe
  * Runs an agent that speaks the Agent Client Protocol: its program started in ACP mode in the
  * session's sandbox, one process per run as for the CLI kinds. Session Desk is the client: it
  * opens (or, on a follow-up, loads) the agent's session and sends the prompt; what the agent
- * streams becomes the transcript. The agent acts with its own tools inside the sandbox: the
- * client offers no file system or terminal of its own, since it runs outside the sandbox, and
- * refuses such requests (saying so in the transcript).
+ * streams becomes the transcript. The agent acts with its own tools inside the sandbox; the
+ * client offers it the session folder's files (acp-files.ts) and no terminal, refusing anything
+ * else it asks (saying so in the transcript).
  */
 export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
   const { spec, runs } = options;
@@ -104,10 +105,16 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
     const home = ctx.cliHome
       ? await prepareCliHome(ctx.cliHome, spec.home ? [spec.home] : [], options.env)
       : undefined;
+    const own =
+      ctx.cliHome && spec.seed
+        ? await spec.seed(join(ctx.cliHome, 'acp', spec.id), ctx.cliHome, options.env, home?.notes ?? [])
+        : {};
     const env = {
       ...options.env,
-      ...(ctx.cliHome && !spec.home ? xdgFolders(ctx.cliHome) : {}),
+      ...spec.env,
+      ...(ctx.cliHome && !spec.home && !spec.seed ? xdgFolders(ctx.cliHome) : {}),
       ...home?.env,
+      ...own,
       SESSIONDESK_SESSION_ID: sessionId,
     };
     const ending = new AbortController();
@@ -120,7 +127,8 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
       timeoutMs: options.timeoutMs,
       signal: ending.signal,
       onStart: ctx.processStarted,
-      confine: withFolders(ctx.confinement, { readable: [installRoot(located.path, options.env.HOME)] }),
+      // An administrator's agent may name its script or configuration by path, as a command does.
+      confine: withFolders(ctx.confinement, commandFolders(located.path, [...spec.args], options.env)),
       ownedFolder: ctx.ownedFolder,
     });
 
@@ -148,6 +156,24 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
     };
     for (const note of home?.notes ?? []) enqueue([{ kind: 'notice', level: 'info', text: note }]);
 
+    /** A file request answered, or refused with the reason in the transcript too. */
+    async function servingFiles<T>(verb: string, path: unknown, serve: () => Promise<T>): Promise<T> {
+      if (!spec.clientFiles) throw RequestError.methodNotFound(`fs/${verb}_text_file`);
+      try {
+        return await serve();
+      } catch (err) {
+        if (!(err instanceof RefusedFileRequest)) throw err;
+        enqueue([
+          {
+            kind: 'notice',
+            level: 'error',
+            text: `Session Desk refused the agent's request to ${verb} ${String(path)}: ${err.message}. It serves only the session's folder.`,
+          },
+        ]);
+        throw RequestError.invalidParams({ path }, err.message);
+      }
+    }
+
     // The agent's session, once open; updates of another (or while an old one is replayed) are not this turn's.
     let agentSession: string | undefined;
     let replaying = false;
@@ -160,6 +186,12 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
         if (params.sessionId === agentSession) enqueue(transcript.permissionAsked(params.toolCall));
         return allowOnce(params);
       })
+      .onRequest('fs/read_text_file', ({ params }) =>
+        servingFiles('read', params.path, () => readTextFile(ctx.sandboxDir, params)),
+      )
+      .onRequest('fs/write_text_file', ({ params }) =>
+        servingFiles('write', params.path, () => writeTextFile(ctx.sandboxDir, params)),
+      )
       .onRequest('*', ({ method }) => {
         enqueue([
           {
@@ -203,7 +235,10 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
     try {
       const init = await agent.request('initialize', {
         protocolVersion: PROTOCOL_VERSION,
-        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+        clientCapabilities: {
+          fs: { readTextFile: spec.clientFiles, writeTextFile: spec.clientFiles },
+          terminal: false,
+        },
         clientInfo: { name: 'sessiondesk', title: 'Session Desk', version: '1' },
       });
       if (init.protocolVersion !== PROTOCOL_VERSION) {

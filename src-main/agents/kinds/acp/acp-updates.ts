@@ -96,6 +96,17 @@ export function createAcpTranscript(): AcpTranscript {
   const open = new Map<string, OpenCall>();
   const closed = new Set<string>();
   let cost: number | undefined;
+  /** Qwen Code's figures of each model call, in its chunks' `_meta.usage`: summed over the turn. */
+  let perCall: AgentUsage | undefined;
+
+  function addCallUsage(meta: unknown): void {
+    if (!isObject(meta) || !isObject(meta.usage)) return;
+    const call = meta.usage;
+    perCall ??= { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    perCall.inputTokens += num(call.inputTokens) - num(call.cachedReadTokens);
+    perCall.outputTokens += num(call.outputTokens);
+    perCall.cacheReadTokens += num(call.cachedReadTokens);
+  }
 
   /** Text and thinking arrive in chunks: one block each, written when something else comes. */
   function flush(): AgentEvent[] {
@@ -175,6 +186,7 @@ export function createAcpTranscript(): AcpTranscript {
       }
       switch (update.sessionUpdate) {
         case 'agent_message_chunk':
+          addCallUsage(update._meta);
           return chunk('text', update.content);
         case 'agent_thought_chunk':
           return chunk('thinking', update.content);
@@ -216,7 +228,7 @@ export function createAcpTranscript(): AcpTranscript {
 
     usage(response) {
       if (!isObject(response)) return null;
-      // The protocol's draft `usage` on the answer, else Gemini CLI's own figures in `_meta`.
+      // The protocol's draft `usage` on the answer, else Qwen Code's per call, else Gemini CLI's in `_meta`.
       const usage = isObject(response.usage) ? response.usage : null;
       const quota = isObject(response._meta) && isObject(response._meta.quota) ? response._meta.quota : null;
       const geminiCount = quota && isObject(quota.token_count) ? quota.token_count : null;
@@ -228,6 +240,8 @@ export function createAcpTranscript(): AcpTranscript {
           cacheReadTokens: num(usage.cachedReadTokens),
           cacheWriteTokens: num(usage.cachedWriteTokens),
         };
+      } else if (perCall) {
+        found = { ...perCall };
       } else if (geminiCount) {
         found = {
           inputTokens: num(geminiCount.input_tokens),

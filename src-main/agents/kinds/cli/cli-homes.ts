@@ -1,13 +1,22 @@
 import { constants } from 'node:fs';
 import { copyFile, lstat, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
-import { readSmallFile } from '../../../history/safe-files.js';
 import { randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
-import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
 import { defaultRoot } from '../../../history/importer.js';
 import type { CliKind } from '../cli-kind-names.js';
 import { names } from './conversation-files.js';
+import {
+  ownFolder,
+  ownFolders,
+  parseJsonObject,
+  pick,
+  readRegularFile,
+  removeEntry,
+  replaceFile,
+  syncFile,
+} from './home-files.js';
 
 /**
  * Each session's agent CLIs keep their state in a home of the session's own, never in the
@@ -53,74 +62,6 @@ export function personCliFolder(kind: CliKind, env: NodeJS.ProcessEnv): string {
 
 /** Claude Code's `.claude.json` keeps every project's history too: it grows to megabytes. */
 const GLOBAL_CONFIG_MAX = 16 * 1024 * 1024;
-
-/**
- * A regular file's text, or null when there is none (or it is larger than `maxBytes`). Links
- * are not followed, pipes and devices never read, a read that does not answer is given up (the
- * history reader's rules): the person's folders are written by other programs, and a session's
- * home by its runs, which could leave a link there to any file of the person's.
- */
-async function readRegularFile(path: string, maxBytes = 1024 * 1024): Promise<string | null> {
-  return (await readSmallFile(dirname(path), path, maxBytes).catch(() => undefined)) ?? null;
-}
-
-/**
- * Makes `dir` a folder of its own: whatever a run left in its place (a link to elsewhere, a
- * file) is removed first, so that nothing written below goes through it.
- */
-async function ownFolder(dir: string): Promise<void> {
-  try {
-    const stats = await lstat(dir);
-    if (stats.isDirectory()) return;
-    await rm(dir, { force: true, recursive: false });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  await mkdir(dir, { mode: 0o700 });
-}
-
-/** Makes each folder from `base` (which exists) down to `dir` a folder of its own. */
-async function ownFolders(base: string, dir: string): Promise<void> {
-  let at = base;
-  for (const part of relative(base, dir).split('/').filter(Boolean)) {
-    at = join(at, part);
-    await ownFolder(at);
-  }
-}
-
-/** Writes a file by a new name and renames it into place: a link in its place is replaced, not followed. */
-async function replaceFile(dir: string, name: string, content: string): Promise<void> {
-  const temp = join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
-  await writeFile(temp, content, { flag: 'wx', mode: 0o600 });
-  await rename(temp, join(dir, name));
-}
-
-/** Removes a file (or what a run put in its place) if it is there. */
-async function removeEntry(path: string): Promise<void> {
-  await rm(path, { force: true, recursive: true });
-}
-
-/** The copy of a credentials file follows the person's: replaced, or removed when they have none. */
-async function syncFile(from: string, dir: string, name: string): Promise<void> {
-  const content = await readRegularFile(from);
-  if (content === null) await removeEntry(join(dir, name));
-  else await replaceFile(dir, name, content);
-}
-
-function parseJsonObject(text: string | null): Record<string, unknown> | null {
-  if (text === null) return null;
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : null;
-  } catch {
-    return null;
-  }
-}
-
-const pick = (from: Record<string, unknown>, keys: readonly string[]) =>
-  Object.fromEntries(keys.filter((key) => from[key] !== undefined).map((key) => [key, from[key]]));
 
 /** Claude Code's global settings that sign it in: the rest (projects, MCP servers) stays the person's. */
 const CLAUDE_SIGN_IN_KEYS = ['primaryApiKey', 'oauthAccount', 'customApiKeyResponses'] as const;

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import type { AgentKindInfo } from '../../../../src-shared/accounts.js';
 import { CLI_KIND_SPECS } from '../cli-kinds.js';
 import { CLI_KINDS, type CliKind } from '../cli-kind-names.js';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   folderHolding,
   installRoot,
@@ -10,7 +11,7 @@ import {
   type Located,
   type ProgramSpec,
 } from '../../executables.js';
-import { ACP_AGENTS } from '../acp/acp-agents.js';
+import { ACP_AGENTS, type AcpAgentSpec } from '../acp/acp-agents.js';
 import type { OsSandbox } from '../../types.js';
 
 /**
@@ -41,6 +42,18 @@ export function locateAgentProgram(
     found: false,
     problem: `${spec.name}'s program ${located.path} lies in ${folder}, where agents write or Session Desk keeps its data: Session Desk never runs a program an agent could have replaced. Install it elsewhere, or set ${spec.envVar} to another copy.`,
   };
+}
+
+/** The version in an npm package's `package.json` under `nodeModules`, if it is there. */
+function npmPackageVersion(nodeModules: string, name: string): string | undefined {
+  try {
+    const manifest = JSON.parse(readFileSync(join(nodeModules, name, 'package.json'), 'utf8')) as {
+      version?: unknown;
+    };
+    return typeof manifest.version === 'string' ? manifest.version : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const VERSION_TIMEOUT_MS = 10_000;
@@ -128,6 +141,7 @@ function askVersion(
  */
 export async function describeAgentKinds(
   env: NodeJS.ProcessEnv,
+  acpAgents: readonly AcpAgentSpec[] = ACP_AGENTS,
   confine?: VersionSandbox & { agentFolders: string[] },
 ): Promise<AgentKindInfo[]> {
   const cli = await Promise.all(
@@ -148,7 +162,7 @@ export async function describeAgentKinds(
     }),
   );
   const acp = await Promise.all(
-    ACP_AGENTS.map(async (spec): Promise<AgentKindInfo> => {
+    acpAgents.map(async (spec): Promise<AgentKindInfo> => {
       const located = locateAgentProgram(spec, env, confine?.agentFolders);
       const info: AgentKindInfo = {
         kind: 'acp',
@@ -158,9 +172,15 @@ export async function describeAgentKinds(
         program: spec.program,
         envVar: spec.envVar,
         found: located.found,
+        tested: spec.tested,
       };
       if (!located.found) return { ...info, problem: located.problem };
-      const version = await programVersion(located.path, env, confine);
+      const version =
+        spec.version === 'npm' && spec.npm
+          ? npmPackageVersion(installRoot(located.path, env.HOME), spec.npm)
+          : spec.version === 'flag'
+            ? await programVersion(located.path, env, confine)
+            : undefined;
       return { ...info, path: located.path, ...(version ? { version } : {}) };
     }),
   );

@@ -72,7 +72,7 @@ export function takesPromptArgument(template: string[]): boolean {
  * CLI home: its program's install, and the files and folders its arguments name by absolute path
  * (a script, a configuration).
  */
-function commandFolders(
+export function commandFolders(
   located: string | undefined,
   args: string[],
   env: NodeJS.ProcessEnv,

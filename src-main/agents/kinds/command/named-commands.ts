@@ -9,7 +9,8 @@ import { realFiles, writeFileAtomically } from '../../../store/file-layer.js';
  * Running a program of one's choice is an installation-level privilege: workspace owners
  * pick among these names and never send a program themselves. The file lives in the data
  * directory (which agents never see) and is read afresh at each use, so a change made by
- * the CLI applies to the next run of a running server.
+ * the CLI applies to the next run of a running server. The ACP agents the administrator adds
+ * (`sessiondesk acp-agent set`) are kept the same way, in a file of their own.
  */
 export const NAMED_COMMANDS_FILE = 'agent-commands.json';
 
@@ -23,8 +24,8 @@ const FileSchema = z.object({
 
 export class NamedCommandsError extends Error {}
 
-export function readNamedCommands(dataDir: string): Record<string, string[]> {
-  const path = join(dataDir, NAMED_COMMANDS_FILE);
+export function readNamedCommands(dataDir: string, file = NAMED_COMMANDS_FILE): Record<string, string[]> {
+  const path = join(dataDir, file);
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -48,11 +49,15 @@ export function readNamedCommands(dataDir: string): Record<string, string[]> {
 }
 
 /** Written whole (temp file, fsync, rename), readable only by this user. */
-export async function writeNamedCommands(dataDir: string, commands: Record<string, string[]>): Promise<void> {
+export async function writeNamedCommands(
+  dataDir: string,
+  commands: Record<string, string[]>,
+  file = NAMED_COMMANDS_FILE,
+): Promise<void> {
   const sorted = Object.fromEntries(Object.entries(commands).sort(([a], [b]) => a.localeCompare(b)));
   await writeFileAtomically(
     realFiles,
-    join(dataDir, NAMED_COMMANDS_FILE),
+    join(dataDir, file),
     Buffer.from(`${JSON.stringify({ version: 1, commands: sorted }, null, 2)}\n`),
   );
 }

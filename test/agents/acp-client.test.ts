@@ -1,0 +1,147 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sandboxPath } from '../../src-main/agents/sandbox/session-folder.js';
+import { waitForResults } from '../helpers/agent-runs.js';
+import { ROOT, runCli } from '../helpers/cli.js';
+import { transcript } from '../helpers/run-control.js';
+import {
+  asUser,
+  createSession,
+  seedWorkspace,
+  startTestServer,
+  withKey,
+  type TestServer,
+} from '../helpers/server.js';
+
+/**
+ * Session Desk as an ACP client, with an agent the administrator added
+ * (`sessiondesk acp-agent set`): the session folder's files served, anything else refused in
+ * the transcript, what it does not know kept as notices, and a protocol version it does not
+ * speak refused clearly.
+ */
+
+const PROBE = join(ROOT, 'test', 'fixtures', 'agents', 'acp-probe-agent.mjs');
+
+describe('an ACP agent the administrator added', () => {
+  let server: TestServer;
+  let owner: Awaited<ReturnType<typeof seedWorkspace>>;
+  beforeAll(async () => {
+    server = await startTestServer({ agentEnv: { PATH: process.env.PATH } });
+    owner = await seedWorkspace(server);
+  });
+  afterAll(async () => server.dispose());
+
+  const addProbe = async (...args: string[]) => {
+    const set = await runCli([
+      'acp-agent',
+      'set',
+      'probe',
+      '--data-dir',
+      server.dataDir,
+      '--',
+      process.execPath,
+      PROBE,
+      ...args,
+    ]);
+    expect(set.stderr).toBe('');
+    expect(set.code).toBe(0);
+  };
+
+  const runProbe = async () => {
+    const chosen = await asUser(
+      server,
+      owner.user.cookie,
+      'PUT',
+      `/api/workspaces/${owner.organizationId}/agent`,
+      {
+        agent: 'acp',
+        acpAgent: 'probe',
+      },
+    );
+    expect(chosen.status, await chosen.clone().text()).toBe(200);
+    const created = await createSession(server, owner.user.cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'Probe the client.',
+    });
+    return {
+      id: created.id,
+      session: await waitForResults(server, owner.user.cookie, created.id, 1, 30_000),
+    };
+  };
+
+  it(
+    'is served the session folder’s files and nothing else, each refusal in the transcript',
+    { timeout: 60_000 },
+    async () => {
+      await addProbe();
+      const listed = await runCli(['acp-agent', 'list', '--json', '--data-dir', server.dataDir]);
+      expect(JSON.parse(listed.stdout)).toEqual({ probe: [process.execPath, PROBE] });
+      const agents = (await (await asUser(server, owner.user.cookie, 'GET', '/api/agents')).json()) as {
+        agents: { kind: string; acpAgent?: string; found: boolean; tested?: boolean }[];
+      };
+      expect(agents.agents).toContainEqual(
+        expect.objectContaining({ kind: 'acp', acpAgent: 'probe', found: true, tested: false }),
+      );
+      // The registry's other agents are listed too, untested.
+      expect(agents.agents).toContainEqual(
+        expect.objectContaining({ kind: 'acp', acpAgent: 'kimi', tested: false }),
+      );
+
+      const { id, session } = await runProbe();
+      expect(session.status, JSON.stringify(session.messages.at(-1))).toBe('completed');
+      expect(session).toMatchObject({ agent: 'acp', acpAgent: 'probe' });
+      const folder = sandboxPath(server.sandboxRoot, id);
+      expect(readFileSync(join(folder, 'inside.txt'), 'utf8')).toBe('From the probe\n');
+      expect(existsSync(join(dirname(folder), 'outside.txt'))).toBe(false);
+      const lines = transcript(session);
+      expect(lines).toContain(
+        'assistant: write inside: allowed; read inside: "From the probe\\n"; read outside: refused (-32602); write outside: refused (-32602)',
+      );
+      const refusals = lines.filter((line) => line.includes('Session Desk refused the agent'));
+      expect(refusals).toHaveLength(2);
+      expect(refusals[0]).toContain('/etc/hostname is outside the session');
+      expect(lines.some((line) => line.includes('probe/unknown'))).toBe(true);
+      // The list and search take `acp` and `acp:ID`.
+      const sessionsOf = async (agent: string) => {
+        const response = await withKey(server, owner.apiKey, 'GET', `/api/sessions?agent=${agent}`);
+        expect(response.status, await response.clone().text()).toBe(200);
+        return ((await response.json()) as { sessions: { id: string }[] }).sessions.map((row) => row.id);
+      };
+      expect(await sessionsOf('acp')).toContain(id);
+      expect(await sessionsOf('acp:probe')).toContain(id);
+      expect(await sessionsOf('acp:kimi')).toEqual([]);
+      expect(await sessionsOf('gemini')).toEqual([]);
+      expect(
+        (await withKey(server, owner.apiKey, 'GET', '/api/sessions?agent=acp:Not%20an%20id')).status,
+      ).toBe(400);
+      const found = async (agent: string) => {
+        const response = await withKey(server, owner.apiKey, 'GET', `/api/search?q=probe&agent=${agent}`);
+        return ((await response.json()) as { hits: { sessionId: string }[] }).hits.map(
+          (hit) => hit.sessionId,
+        );
+      };
+      await expect.poll(() => found('acp:probe'), { timeout: 20_000 }).toContain(id);
+      expect(await found('acp')).toContain(id);
+      expect(await found('acp:kimi')).toEqual([]);
+      // An update of a kind the protocol's schema lacks is dropped by the SDK before it reaches
+      // the client; the run goes on (the answer above came after it).
+    },
+  );
+
+  it('an agent speaking another protocol version fails its run saying so', { timeout: 60_000 }, async () => {
+    await addProbe('--protocol', '2');
+    const { session } = await runProbe();
+    expect(session.status).toBe('failed');
+    expect(session.messages.at(-1)).toMatchObject({
+      type: 'result',
+      result: expect.stringContaining(
+        'speaks version 2 of the Agent Client Protocol; Session Desk speaks version 1',
+      ),
+    });
+    const unset = await runCli(['acp-agent', 'unset', 'probe', '--data-dir', server.dataDir]);
+    expect(unset.code).toBe(0);
+    const listed = await runCli(['acp-agent', 'list', '--data-dir', server.dataDir]);
+    expect(listed.stdout.trim()).toBe('No ACP agents added.');
+  });
+});
