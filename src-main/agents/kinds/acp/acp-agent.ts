@@ -26,6 +26,7 @@ import { prepareCliHome } from '../cli/cli-homes.js';
 import { roundedUsage, type CliRunStore } from '../cli/cli-agent.js';
 import { locateAgentProgram } from '../cli/programs.js';
 import type { AcpAgentSpec } from './acp-agents.js';
+import { permissionAnswer, permissionRequest } from './acp-permissions.js';
 import { createAcpTranscript } from './acp-updates.js';
 
 export interface AcpAgentOptions {
@@ -156,9 +157,12 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
         if (replaying || params.sessionId !== agentSession) return;
         enqueue(transcript.update(params.update));
       })
-      .onRequest('session/request_permission', ({ params }) => {
+      .onRequest('session/request_permission', async ({ params }) => {
         if (params.sessionId === agentSession) enqueue(transcript.permissionAsked(params.toolCall));
-        return allowOnce(params);
+        if (!ctx.askApproval) return allowOnce(params);
+        // The request follows the call it is about in the transcript.
+        await recording;
+        return permissionAnswer(await ctx.askApproval(permissionRequest(params)));
       })
       .onRequest('*', ({ method }) => {
         enqueue([
