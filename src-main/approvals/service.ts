@@ -164,10 +164,8 @@ export function createApprovals(deps: {
             options: request.options,
           };
           const message = requestMessage(publicApproval(approval), request.detail);
-          const seq = await store.write(() => {
-            repos.approvals.insert(approval);
-            return repos.sessions.appendMessage(session.id, session.workspaceId, message, null, now());
-          });
+          // Waiting before it is written: a reader sees it in the database as soon as it is
+          // written there, and may decide it before the write is durable.
           const answered = new Promise<ApprovalAnswer>((resolve) => {
             const entry: Waiting = {
               record: approval,
@@ -177,6 +175,17 @@ export function createApprovals(deps: {
             };
             waiting.set(approval.id, entry);
           });
+          let seq: number;
+          try {
+            seq = await store.write(() => {
+              repos.approvals.insert(approval);
+              return repos.sessions.appendMessage(session.id, session.workspaceId, message, null, now());
+            });
+          } catch (err) {
+            clearTimeout(waiting.get(approval.id)?.timer);
+            waiting.delete(approval.id);
+            throw err;
+          }
           publishMessage(session.workspaceId, session.id, seq - 1, message);
           events.publish(session.workspaceId, {
             type: 'approval.created',
