@@ -147,6 +147,8 @@ export interface AgentRunner {
   readonly kind: AgentKind;
   /** With kind `acp`: which ACP agent it runs. */
   readonly acpAgent?: string;
+  /** Whether its agent puts what it asks before acting to Session Desk (`askApproval`). */
+  readonly asksApproval?: boolean;
   start(ctx: RunContext, prompt: string | undefined): Promise<RunOutcome>;
   followUp(ctx: RunContext, text: string): Promise<RunOutcome>;
 }

@@ -9,6 +9,7 @@ import type { Approvals, EndReason, RunApprovals } from '../../approvals/service
 import type { SessionRow } from '../../store/session-listing.js';
 import type { QueuedRun } from '../../store/runs.js';
 import { cliHomePath } from '../kinds/cli/cli-homes.js';
+import { notice } from '../output-caps.js';
 import { DEFAULT_AGENT_TIMEOUT_MS } from '../kinds/command/command-agent.js';
 import { branchToClone, createContinuationRunner, type Continuation } from './imported-continuation.js';
 import { NamedCommandsError } from '../kinds/command/named-commands.js';
@@ -56,6 +57,10 @@ export interface WaitingRun {
   /** A follow-up to an imported session: its status before, kept if the run never gets going. */
   statusBefore?: SessionStatus;
 }
+
+/** Said in a workspace that asks before agents act, when the run's agent cannot be asked. */
+const CANNOT_ASK =
+  'This workspace asks before agents act, but this agent cannot put its requests to Session Desk: it runs unattended in its sandbox, as with approvals set to auto. Claude Code and the agents that speak the Agent Client Protocol can be asked.';
 
 /** Prompts sent while a run waited reach the agent as one, in order, a blank line apart. */
 export function joinPrompts(prompts: string[]): string {
@@ -224,7 +229,9 @@ export function runAgent(
         runner.acpAgent ?? null,
       );
       approvals = deps.approvals.forRun(session, runner.acpAgent ? `acp:${runner.acpAgent}` : runner.kind);
-      if (approvals) {
+      if (approvals && runner.asksApproval !== true) {
+        await service.appendMessage(sessionId, notice(CANNOT_ASK, 'info'), null);
+      } else if (approvals) {
         const asking = approvals;
         ctx.askApproval = (request) => asking.ask(request);
         // A stopped run's agent is told to cancel: what it asked is answered so at once.

@@ -296,6 +296,7 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
   return {
     kind: 'acp',
     acpAgent: spec.id,
+    asksApproval: true,
     async start(ctx, prompt) {
       await prepareFirstRun(ctx, options.env);
       return run(ctx, prompt ?? ctx.session.title);
