@@ -47,8 +47,18 @@ export const ApprovalDecidedBySchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('sessiondesk'),
     reason: z
-      .enum(['timeout', 'stopped', 'follow-up', 'server-stopped', 'server-restarted', 'run-ended'])
-      .describe('Why Session Desk answered it itself.'),
+      .enum([
+        'timeout',
+        'stopped',
+        'follow-up',
+        'server-stopped',
+        'server-restarted',
+        'run-ended',
+        'imported',
+      ])
+      .describe(
+        'Why Session Desk answered it itself; `imported`: it was still pending in the export it was imported from.',
+      ),
   }),
 ]);
 export type ApprovalDecidedBy = z.infer<typeof ApprovalDecidedBySchema>;

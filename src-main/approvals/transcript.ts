@@ -64,6 +64,7 @@ export function decisionMessage(approval: Approval): AssistantMessage {
       'server-restarted':
         'Session Desk stopped while the request waited, and its run ended with it: the request expired.',
       'run-ended': 'The run ended before anyone decided: the request is cancelled.',
+      imported: 'The request was still waiting in the export this session was imported from: it expired.',
     };
     text = reasons[by.reason];
   } else {

@@ -68,6 +68,31 @@ export function createApprovalsRepository(db: Db) {
         ],
       );
     },
+    /** Writes a request back as an export had it, decided or not (replacing one of the same id). */
+    restore(approval: ApprovalRecord): void {
+      db.changed(approval.sessionId);
+      db.run(
+        `INSERT OR REPLACE INTO approvals (id, workspace_id, session_id, agent, created_at, expires_at, title,
+           tool, options, decided_at, decision, option_id, message, decided_by)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
+          approval.id,
+          approval.workspaceId,
+          approval.sessionId,
+          approval.agent,
+          approval.createdAt,
+          approval.expiresAt,
+          approval.title,
+          JSON.stringify(approval.tool),
+          JSON.stringify(approval.options),
+          approval.decidedAt ?? null,
+          approval.decision ?? null,
+          approval.optionId ?? null,
+          approval.message ?? null,
+          approval.decidedBy === undefined ? null : JSON.stringify(approval.decidedBy),
+        ],
+      );
+    },
     find(id: string): ApprovalRecord | null {
       const row = db.first(`SELECT ${COLUMNS} FROM approvals WHERE id = ?`, [id]);
       return row ? toApproval(row) : null;
