@@ -14,7 +14,7 @@ import { bash, waitForResults } from '../helpers/agent-runs.js';
 import { useCleanups } from '../helpers/cleanups.js';
 import { realCli } from '../helpers/real-cli-setup.js';
 import { requireTools } from '../helpers/require-tools.js';
-import { asUser, createSession, seedWorkspace, startTestServer, tempDir } from '../helpers/server.js';
+import { asUser, createSession, seedWorkspace, signIn, startTestServer, tempDir } from '../helpers/server.js';
 import { agentCliTool } from '../helpers/tools.js';
 
 /**
@@ -28,6 +28,12 @@ const LONG = { timeout: 180_000 };
 
 /** A model that runs one command writing `out.txt`, then says it is done. */
 const SCRIPT = [
+  // A follow-up's prompt is the latest of a conversation that began with WRITE-IT.
+  {
+    match: 'INSTEAD',
+    latest: true,
+    turns: [{ blocks: [{ type: 'text' as const, text: 'Doing that instead.' }] }],
+  },
   {
     match: 'WRITE-IT',
     turns: [bash('echo done > out.txt'), { blocks: [{ type: 'text', text: 'Finished.' }] }],
@@ -37,10 +43,11 @@ const SCRIPT = [
 async function askingServer(settings: Record<string, unknown> = {}) {
   const cli = await realCli('claude-code', SCRIPT, tempDir('approvals-claude-home-'));
   cleanup(() => cli.close());
-  const server = await startTestServer({
+  const serverOptions = {
     agentEnv: { PATH: process.env.PATH, ...cli.env, SESSIONDESK_CLAUDE_BIN: cli.bin },
     agentEnvNames: cli.names,
-  });
+  };
+  const server = await startTestServer(serverOptions);
   cleanup(() => server.dispose());
   const owner = await seedWorkspace(server);
   const cookie = owner.user.cookie;
@@ -55,7 +62,7 @@ async function askingServer(settings: Record<string, unknown> = {}) {
     initialMessage: 'Write the file. WRITE-IT',
   });
   const output = join(sandboxPath(server.sandboxRoot, created.id), 'out.txt');
-  return { server, owner, cookie, sessionId: created.id, output, cli };
+  return { server, owner, cookie, sessionId: created.id, output, cli, serverOptions };
 }
 
 describe('approvals of Claude Code', requireTools(claude), () => {
@@ -109,6 +116,39 @@ describe('approvals of Claude Code', requireTools(claude), () => {
       decision: 'cancelled',
       decidedBy: { kind: 'sessiondesk', reason: 'stopped' },
     });
+    expect(existsSync(output)).toBe(false);
+  });
+
+  it('a follow-up that interrupts the run cancels it', LONG, async () => {
+    const { server, owner, cookie, sessionId, output } = await askingServer();
+    const request = await firstRequest(server, cookie, owner.organizationId, sessionId);
+    const posted = await asUser(server, cookie, 'POST', `/api/sessions/${sessionId}/messages`, {
+      content: 'Do something else. INSTEAD',
+    });
+    expect(posted.status, await posted.clone().text()).toBe(201);
+    expect(await getApproval(server, cookie, request.id)).toMatchObject({
+      decision: 'cancelled',
+      decidedBy: { kind: 'sessiondesk', reason: 'follow-up' },
+    });
+    const session = await waitForResults(server, cookie, sessionId, 2, 90_000);
+    expect(session.messages.at(-1)).toMatchObject({ type: 'result', result: 'Doing that instead.' });
+    expect(existsSync(output)).toBe(false);
+  });
+
+  it('a server that stops answers it as cancelled, and shows it so when it starts again', LONG, async () => {
+    const { server, owner, cookie, sessionId, output, serverOptions } = await askingServer();
+    const request = await firstRequest(server, cookie, owner.organizationId, sessionId);
+    await server.stop();
+    const restarted = await startTestServer({ ...serverOptions, dataDir: server.dataDir });
+    cleanup(() => restarted.dispose());
+    const again = await signIn(restarted, owner.user.email);
+    expect(await getApproval(restarted, again, request.id)).toMatchObject({
+      decision: 'cancelled',
+      decidedBy: { kind: 'sessiondesk', reason: 'server-stopped' },
+    });
+    expect(approvalNotices(await sessionNow(restarted, again, sessionId))).toContain(
+      'Session Desk was stopped before anyone decided: the request is cancelled.',
+    );
     expect(existsSync(output)).toBe(false);
   });
 });
