@@ -56,18 +56,22 @@ export function createApprovals(deps: {
   const waiting = new Map<string, Waiting>();
   const now = () => clock.now().toISOString();
 
-  function publishMessage(workspaceId: string, sessionId: string, index: number, message: Message): void {
-    events.publish(workspaceId, { type: 'message.added', sessionId, index, message });
-  }
-
-  function publishSession(sessionId: string): void {
+  /**
+   * Tells what was written: the transcript message (at `seq`), the request's event, and the
+   * session, whose agentState follows its pending requests.
+   */
+  function announce(
+    type: 'approval.created' | 'approval.decided',
+    approval: ApprovalRecord,
+    seq: number,
+    message: Message,
+  ): void {
+    const { workspaceId, sessionId } = approval;
+    events.publish(workspaceId, { type: 'message.added', sessionId, index: seq - 1, message });
+    events.publish(workspaceId, { type, sessionId, approval: publicApproval(approval) });
     const row = repos.sessions.find(sessionId);
     if (row)
-      events.publish(row.workspaceId, {
-        type: 'session.updated',
-        sessionId,
-        session: toSummary(row, 'both'),
-      });
+      events.publish(workspaceId, { type: 'session.updated', sessionId, session: toSummary(row, 'both') });
   }
 
   /** Writes the decision with its transcript message; null when it was decided already. */
@@ -91,13 +95,7 @@ export function createApprovals(deps: {
     });
     if (!decided) return null;
     const { updated, message, seq } = decided;
-    publishMessage(updated.workspaceId, updated.sessionId, seq - 1, message);
-    events.publish(updated.workspaceId, {
-      type: 'approval.decided',
-      sessionId: updated.sessionId,
-      approval: publicApproval(updated),
-    });
-    publishSession(updated.sessionId);
+    announce('approval.decided', updated, seq, message);
     return updated;
   }
 
@@ -178,7 +176,7 @@ export function createApprovals(deps: {
           let seq: number;
           try {
             seq = await store.write(() => {
-              repos.approvals.insert(approval);
+              repos.approvals.save(approval);
               return repos.sessions.appendMessage(session.id, session.workspaceId, message, null, now());
             });
           } catch (err) {
@@ -186,13 +184,7 @@ export function createApprovals(deps: {
             waiting.delete(approval.id);
             throw err;
           }
-          publishMessage(session.workspaceId, session.id, seq - 1, message);
-          events.publish(session.workspaceId, {
-            type: 'approval.created',
-            sessionId: session.id,
-            approval: publicApproval(approval),
-          });
-          publishSession(session.id);
+          announce('approval.created', approval, seq, message);
           return answered;
         },
         async end(reason) {

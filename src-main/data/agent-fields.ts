@@ -97,6 +97,6 @@ export function writeAgentFields(db: Db, sessionId: string, workspaceId: string,
             decidedBy: { kind: 'sessiondesk' as const, reason: 'imported' as const },
           }
         : {};
-    approvals.restore({ ...approval, ...settled, sessionId, workspaceId });
+    approvals.save({ ...approval, ...settled, sessionId, workspaceId });
   }
 }

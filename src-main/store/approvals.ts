@@ -50,26 +50,11 @@ function toApproval(r: SqlValue[]): ApprovalRecord {
 /** What agents asked before they acted: pending while `decided_at` is null. */
 export function createApprovalsRepository(db: Db) {
   return {
-    insert(approval: ApprovalRecord): void {
-      db.changed(approval.sessionId);
-      db.run(
-        `INSERT INTO approvals (id, workspace_id, session_id, agent, created_at, expires_at, title, tool, options)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [
-          approval.id,
-          approval.workspaceId,
-          approval.sessionId,
-          approval.agent,
-          approval.createdAt,
-          approval.expiresAt,
-          approval.title,
-          JSON.stringify(approval.tool),
-          JSON.stringify(approval.options),
-        ],
-      );
-    },
-    /** Writes a request back as an export had it, decided or not (replacing one of the same id). */
-    restore(approval: ApprovalRecord): void {
+    /**
+     * Writes a request: a new one, pending, or one as an export had it, decided or not
+     * (replacing one of the same id, as an import that completes a session does).
+     */
+    save(approval: ApprovalRecord): void {
       db.changed(approval.sessionId);
       db.run(
         `INSERT OR REPLACE INTO approvals (id, workspace_id, session_id, agent, created_at, expires_at, title,
