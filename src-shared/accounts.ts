@@ -105,6 +105,7 @@ export const AddMemberBodySchema = z.strictObject({
 export const CreateKeyBodySchema = z.strictObject({
   organizationId: z.string().max(100),
   label: Label.optional(),
+  canApprove: z.boolean().optional(),
 });
 export const RevokeKeyBodySchema = z.strictObject({
   organizationId: z.string().max(100),
