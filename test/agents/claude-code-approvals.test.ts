@@ -28,6 +28,14 @@ const LONG = { timeout: 180_000 };
 
 /** A model that runs one command writing `out.txt`, then says it is done. */
 const SCRIPT = [
+  {
+    match: 'TWICE',
+    turns: [
+      bash('touch first.txt'),
+      bash('touch second.txt'),
+      { blocks: [{ type: 'text' as const, text: 'Both.' }] },
+    ],
+  },
   // A follow-up's prompt is the latest of a conversation that began with WRITE-IT.
   {
     match: 'INSTEAD',
@@ -40,7 +48,7 @@ const SCRIPT = [
   },
 ];
 
-async function askingServer(settings: Record<string, unknown> = {}) {
+async function askingServer(settings: Record<string, unknown> = {}, prompt = 'Write the file. WRITE-IT') {
   const cli = await realCli('claude-code', SCRIPT, tempDir('approvals-claude-home-'));
   cleanup(() => cli.close());
   const serverOptions = {
@@ -59,7 +67,7 @@ async function askingServer(settings: Record<string, unknown> = {}) {
   expect(put.status, await put.clone().text()).toBe(200);
   const created = await createSession(server, cookie, {
     organizationId: owner.organizationId,
-    initialMessage: 'Write the file. WRITE-IT',
+    initialMessage: prompt,
   });
   const output = join(sandboxPath(server.sandboxRoot, created.id), 'out.txt');
   return { server, owner, cookie, sessionId: created.id, output, cli, serverOptions };
@@ -150,5 +158,20 @@ describe('approvals of Claude Code', requireTools(claude), () => {
       'Session Desk was stopped before anyone decided: the request is cancelled.',
     );
     expect(existsSync(output)).toBe(false);
+  });
+
+  it('allowed for this session, the same kind of command is not asked about again', LONG, async () => {
+    const { server, owner, cookie, sessionId } = await askingServer({}, 'Touch two files. TWICE');
+    const request = await firstRequest(server, cookie, owner.organizationId, sessionId);
+    expect(request.options.map((o) => o.kind)).toEqual(['allow_once', 'allow_always', 'reject_once']);
+    await decide(server, cookie, request.id, { decision: 'allow_always' });
+    const session = await waitForResults(server, cookie, sessionId, 1, 90_000);
+    expect(session.messages.at(-1)).toMatchObject({ type: 'result', result: 'Both.' });
+    const folder = sandboxPath(server.sandboxRoot, sessionId);
+    expect([existsSync(join(folder, 'first.txt')), existsSync(join(folder, 'second.txt'))]).toEqual([
+      true,
+      true,
+    ]);
+    expect(approvalNotices(session).filter((t) => t.startsWith('The agent asks'))).toHaveLength(1);
   });
 });
