@@ -174,4 +174,16 @@ describe('approvals of Claude Code', requireTools(claude), () => {
     ]);
     expect(approvalNotices(session).filter((t) => t.startsWith('The agent asks'))).toHaveLength(1);
   });
+
+  it("the time a request waits does not count against the run's time limit", LONG, async () => {
+    const { server, owner, cookie, sessionId } = await askingServer({
+      timeoutMs: 20_000,
+      approvalTimeoutSeconds: 25,
+    });
+    const request = await firstRequest(server, cookie, owner.organizationId, sessionId);
+    expect(await decided(server, cookie, request.id)).toMatchObject({ decidedBy: { reason: 'timeout' } });
+    const session = await waitForResults(server, cookie, sessionId, 1, 90_000);
+    // 25 seconds of waiting, yet the run of a 20-second limit ends as its model says.
+    expect(session.messages.at(-1)).toMatchObject({ type: 'result', result: 'Finished.' });
+  });
 });

@@ -162,7 +162,12 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
         if (!ctx.askApproval) return allowOnce(params);
         // The request follows the call it is about in the transcript.
         await recording;
-        return permissionAnswer(await ctx.askApproval(permissionRequest(params)));
+        const resume = child.pauseTimeout();
+        try {
+          return permissionAnswer(await ctx.askApproval(permissionRequest(params)));
+        } finally {
+          resume();
+        }
       })
       .onRequest('*', ({ method }) => {
         enqueue([

@@ -126,7 +126,14 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
       asking &&
       spec.permissionPrompts?.({
         stdin: child.stdin,
-        ask: asking,
+        ask: async (request) => {
+          const resume = child.pauseTimeout();
+          try {
+            return await asking(request);
+          } finally {
+            resume();
+          }
+        },
         recorded: () => recording,
         problem: (text) => enqueue([{ kind: 'notice', level: 'error', text }]),
       });
