@@ -1,4 +1,9 @@
 import { z } from 'zod';
+import {
+  APPROVAL_MODES,
+  DEFAULT_APPROVAL_TIMEOUT_SECONDS,
+  MAX_APPROVAL_TIMEOUT_SECONDS,
+} from './approvals.js';
 import { AGENT_KINDS } from './constants.js';
 
 export const EmailSchema = z
@@ -58,6 +63,12 @@ export const ApiKeySummarySchema = z.object({
     .describe(
       'The member who created it in the dashboard; absent for keys the administrator made with the CLI.',
     ),
+  canApprove: z
+    .literal(true)
+    .optional()
+    .describe(
+      "Present when an owner let the key decide agents' requests (`POST /api/approvals/{id}`); every key may list them.",
+    ),
 });
 export type ApiKeySummary = z.infer<typeof ApiKeySummarySchema>;
 
@@ -94,6 +105,7 @@ export const AddMemberBodySchema = z.strictObject({
 export const CreateKeyBodySchema = z.strictObject({
   organizationId: z.string().max(100),
   label: Label.optional(),
+  canApprove: z.boolean().optional(),
 });
 export const RevokeKeyBodySchema = z.strictObject({
   organizationId: z.string().max(100),
@@ -163,7 +175,13 @@ export const NewMemberBodySchema = z.strictObject({
   name: Name.optional(),
   password: NewPasswordSchema.optional(),
 });
-export const NewKeyBodySchema = z.strictObject({ label: Label.optional() });
+export const NewKeyBodySchema = z.strictObject({
+  label: Label.optional(),
+  canApprove: z
+    .boolean()
+    .optional()
+    .describe("Owners only: the key may decide agents' requests too, not only list them."),
+});
 export const WorkspaceParamsSchema = z.object({ organizationId: z.string().max(100) });
 export const MemberParamsSchema = WorkspaceParamsSchema.extend({ userId: z.string().max(100) });
 export const KeyParamsSchema = WorkspaceParamsSchema.extend({ keyId: z.string().max(100) });
@@ -231,6 +249,21 @@ export const AgentSettingsSchema = z.strictObject({
     .optional()
     .describe(
       "The hosts agents' programs may reach, through Session Desk's proxy: `example.com`, `*.example.com` (its subdomains), each with an optional `:port`; `127.0.0.1` and `localhost` only when listed. Absent: the network is open. Enforced only where runs have an operating-system sandbox (see `networkEnforced`).",
+    ),
+  approvals: z
+    .enum(APPROVAL_MODES)
+    .optional()
+    .describe(
+      '`auto` (the default): every tool call is allowed inside the sandbox. `ask`: what an agent asks before it acts waits in `GET /api/approvals` for a member to decide.',
+    ),
+  approvalTimeoutSeconds: z
+    .number()
+    .int()
+    .min(5)
+    .max(MAX_APPROVAL_TIMEOUT_SECONDS)
+    .optional()
+    .describe(
+      `With \`approvals: "ask"\`: how long a request waits before it is rejected (default ${DEFAULT_APPROVAL_TIMEOUT_SECONDS} seconds, 30 minutes).`,
     ),
 });
 export type AgentSettings = z.infer<typeof AgentSettingsSchema>;

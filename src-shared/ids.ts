@@ -7,6 +7,7 @@ export const ID_PREFIXES = {
   workspace: 'org',
   user: 'usr',
   apiKey: 'key',
+  approval: 'apr',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

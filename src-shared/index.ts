@@ -8,3 +8,4 @@ export * from './text.js';
 export * from './changes.js';
 export * from './search.js';
 export * from './continuation.js';
+export * from './approvals.js';

@@ -8,6 +8,7 @@ import {
   TASK_STATUSES,
   TITLE_UPDATE_MAX_CHARS,
 } from './constants.js';
+import { ApprovalSchema } from './approvals.js';
 import { BRANCH_PATTERN, parseRepoUrl } from './repo-url.js';
 
 export const SessionStatusSchema = z.enum(SESSION_STATUSES);
@@ -195,10 +196,10 @@ const SessionBaseSchema = z.object({
     ),
   usage: UsageSchema.optional().describe("Summed over the session's runs, once one reported usage."),
   agentState: z
-    .enum(['queued', 'running'])
+    .enum(['queued', 'running', 'needs_input'])
     .optional()
     .describe(
-      '`running` while an agent works on the session; `queued` while its run waits for a place (the server runs a limited number at once, first come first served). Absent when no run is going or waiting.',
+      '`running` while an agent works on the session; `needs_input` while its run waits for someone to decide what the agent asked (`GET /api/approvals`); `queued` while its run waits for a place (the server runs a limited number at once, first come first served). Absent when no run is going or waiting.',
     ),
   source: SessionSourceSchema.optional().describe(
     "Set on a session imported from an agent CLI's own files (`sessiondesk history import`).",
@@ -447,6 +448,8 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
     message: MessageSchema,
   }),
   z.object({ type: z.literal('tasks.changed'), sessionId: z.string(), tasks: z.array(TaskSchema) }),
+  z.object({ type: z.literal('approval.created'), sessionId: z.string(), approval: ApprovalSchema }),
+  z.object({ type: z.literal('approval.decided'), sessionId: z.string(), approval: ApprovalSchema }),
   z.object({
     type: z.literal('reset'),
     reason: z.string().describe('Events were missed (too old to replay): fetch afresh.'),

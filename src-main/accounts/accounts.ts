@@ -23,6 +23,7 @@ export function toApiKeySummary(key: ApiKeyRecord): ApiKeySummary {
   };
   if (key.lastUsedAt) summary.lastUsedAt = key.lastUsedAt;
   if (key.createdBy) summary.createdBy = key.createdBy;
+  if (key.canApprove) summary.canApprove = true;
   return summary;
 }
 
@@ -167,6 +168,8 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
       organizationId: string;
       label?: string | undefined;
       createdBy?: string | undefined;
+      /** Decided by an owner: the key may decide agents' requests. */
+      canApprove?: boolean | undefined;
     }): Promise<CreatedApiKey> {
       requireWorkspace(input.organizationId);
       const { key, prefix } = newApiKey();
@@ -176,6 +179,7 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
         prefix,
         label: input.label ?? '',
         createdAt: now(),
+        ...(input.canApprove === true ? { canApprove: true as const } : {}),
       };
       const createdBy = input.createdBy ?? null;
       await store.write(() => repos.apiKeys.insert({ ...record, keyHash: hashSecret(key), createdBy }));

@@ -1,3 +1,4 @@
+import type { ApprovalDecision, ApprovalOption, ApprovalTool } from '../../src-shared/approvals.js';
 import type { AgentKind } from '../../src-shared/constants.js';
 import type { AssistantMessage, ResultMessage, Task } from '../../src-shared/sessions.js';
 
@@ -90,6 +91,30 @@ export interface RunContext {
    * never the person's own `~/.claude`, `~/.codex` or `~/.gemini`.
    */
   cliHome?: string;
+  /**
+   * Set when the workspace's approvals are `ask`: what the agent asks before it acts waits
+   * for a person's decision (or the time-out, or the run's end). Unset, every tool call is
+   * allowed inside the sandbox.
+   */
+  askApproval?: (request: ApprovalRequest) => Promise<ApprovalAnswer>;
+}
+
+/** What an agent asks before it acts, as a runner describes it. */
+export interface ApprovalRequest {
+  title: string;
+  tool: ApprovalTool;
+  /** The agent's own choices (a runner makes them up where its agent has none to offer). */
+  options: ApprovalOption[];
+  /** What the transcript shows of it, in full: the command, or the diff of the edit. */
+  detail: string;
+}
+
+/** How a request was answered; `optionId` is one of the request's options when one was chosen. */
+export interface ApprovalAnswer {
+  decision: ApprovalDecision;
+  optionId?: string;
+  /** With a rejection: what to tell the agent. */
+  message?: string;
 }
 
 /** The confinement with more folders readable, and files of the person's bound in. */
@@ -122,6 +147,8 @@ export interface AgentRunner {
   readonly kind: AgentKind;
   /** With kind `acp`: which ACP agent it runs. */
   readonly acpAgent?: string;
+  /** Whether its agent puts what it asks before acting to Session Desk (`askApproval`). */
+  readonly asksApproval?: boolean;
   start(ctx: RunContext, prompt: string | undefined): Promise<RunOutcome>;
   followUp(ctx: RunContext, text: string): Promise<RunOutcome>;
 }

@@ -145,12 +145,17 @@ export async function workspaceList(args: string[]): Promise<void> {
 }
 
 export async function keyCreate(args: string[]): Promise<void> {
-  const v = parse('key create', args, { workspace: { type: 'string' }, name: { type: 'string' } });
+  const v = parse('key create', args, {
+    workspace: { type: 'string' },
+    name: { type: 'string' },
+    'can-approve': { type: 'boolean' },
+  });
   if (v.help) return print(USAGE['key create']);
   required('key create', v, 'workspace');
   const input = validate('key create', CreateKeyBodySchema, {
     organizationId: v.workspace,
     ...(v.name === undefined ? {} : { label: v.name }),
+    ...(v['can-approve'] === true ? { canApprove: true } : {}),
   });
   await withTarget(v['data-dir'], async (target) => print((await target.createKey(input)).key));
 }

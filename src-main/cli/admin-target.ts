@@ -38,7 +38,11 @@ export interface AdminTarget {
   }): Promise<User>;
   createWorkspace(input: { name: string; ownerEmail: string }): Promise<Workspace>;
   addMember(input: { organizationId: string; email: string }): Promise<{ email: string }>;
-  createKey(input: { organizationId: string; label?: string | undefined }): Promise<CreatedApiKey>;
+  createKey(input: {
+    organizationId: string;
+    label?: string | undefined;
+    canApprove?: boolean | undefined;
+  }): Promise<CreatedApiKey>;
   listKeys(organizationId: string): Promise<ApiKeySummary[]>;
   revokeKey(input: { organizationId: string; keyId: string }): Promise<void>;
   removeMember(input: { organizationId: string; email: string }): Promise<void>;

@@ -4,7 +4,8 @@ import { num, optStr, str } from '../store/row.js';
 import { insertRun } from '../store/session-runs.js';
 import type { Db } from '../store/sqljs.js';
 import { costIsUnknown, setUnknownCost } from '../store/unpriced-runs.js';
-import type { ExportRun } from './format.js';
+import { createApprovalsRepository } from '../store/approvals.js';
+import type { ExportApproval, ExportRun } from './format.js';
 
 /**
  * What the agents record about a session beyond its messages (schema version 6): the CLI's
@@ -17,6 +18,8 @@ export interface AgentFields {
   usage?: Usage | undefined;
   conversation?: { kind: AgentKind; id: string } | undefined;
   runs?: ExportRun[] | undefined;
+  /** What its agents asked before acting, and who decided. */
+  approvals?: ExportApproval[] | undefined;
 }
 
 /** The runs of a session in the order they ended. */
@@ -50,6 +53,13 @@ export function readRuns(db: Db, sessionId: string): ExportRun[] {
     });
 }
 
+/** What a session's agents asked and who decided, oldest first, as the export has them. */
+export function readApprovals(db: Db, sessionId: string): ExportApproval[] {
+  return createApprovalsRepository(db)
+    .ofSession(sessionId)
+    .map(({ workspaceId: _workspace, sessionId: _session, ...approval }) => approval);
+}
+
 /** Sets a session's agent fields to the exported ones; runs inside a store write. */
 export function writeAgentFields(db: Db, sessionId: string, workspaceId: string, fields: AgentFields): void {
   db.changed(sessionId);
@@ -75,5 +85,18 @@ export function writeAgentFields(db: Db, sessionId: string, workspaceId: string,
   db.run('DELETE FROM agent_runs WHERE session_id = ?', [sessionId]);
   for (const run of fields.runs ?? []) {
     insertRun(db, sessionId, workspaceId, { ...run, model: run.usage.costUnknown?.models[0] });
+  }
+  const approvals = createApprovalsRepository(db);
+  for (const approval of fields.approvals ?? []) {
+    // No run of this installation waits on a request still pending in the export.
+    const settled =
+      approval.decidedAt === undefined
+        ? {
+            decidedAt: approval.expiresAt,
+            decision: 'expired' as const,
+            decidedBy: { kind: 'sessiondesk' as const, reason: 'imported' as const },
+          }
+        : {};
+    approvals.save({ ...approval, ...settled, sessionId, workspaceId });
   }
 }

@@ -6,7 +6,7 @@ import type { Store } from '../store/store.js';
 import { TRANSCRIPT_MAGIC } from '../store/transcript-format.js';
 import { settledRow } from '../sessions/transcript-reads.js';
 import type { ListPosition } from '../store/session-listing.js';
-import { readRuns } from './agent-fields.js';
+import { readApprovals, readRuns } from './agent-fields.js';
 import { EXPORT_TYPE, EXPORT_VERSION, type ExportFormat, type ExportHeader } from './format.js';
 
 /** Sessions read per query; each is serialized (and re-read) only when its turn comes. */
@@ -46,11 +46,12 @@ export async function* exportSession(
       authors: repos.sessions.promptAuthors(sessionId),
       conversation: repos.sessions.conversation(sessionId),
       runs: readRuns(db, sessionId),
+      approvals: readApprovals(db, sessionId),
     };
   });
   if (!settled?.also) return;
   const { row } = settled;
-  const { input, prMergedAt, tasks, authors, conversation, runs } = settled.also;
+  const { input, prMergedAt, tasks, authors, conversation, runs, approvals } = settled.also;
   const emailOf = (userId: string): string => {
     let email = emails.get(userId);
     if (email === undefined) {
@@ -70,6 +71,7 @@ export async function* exportSession(
     tasks,
     ...(conversation === null ? {} : { conversation }),
     runs,
+    ...(approvals.length === 0 ? {} : { approvals }),
   };
   const messages = source.store.transcripts.readPayloads(
     row.id,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { EmailSchema } from '../../src-shared/accounts.js';
 import { TITLE_UPDATE_MAX_CHARS } from '../../src-shared/constants.js';
+import { ApprovalSchema } from '../../src-shared/approvals.js';
 import { idPattern } from '../../src-shared/ids.js';
 import { BRANCH_PATTERN, parseRepoUrl } from '../../src-shared/repo-url.js';
 import { AGENT_KINDS } from '../../src-shared/constants.js';
@@ -67,6 +68,15 @@ export const ExportRunSchema = z.object({
 });
 export type ExportRun = z.infer<typeof ExportRunSchema>;
 
+/** What a session's agents asked and who answered (the approvals table), without the session's id. */
+export const ExportApprovalSchema = ApprovalSchema.omit({ sessionId: true }).extend({
+  id: z.string().regex(idPattern('approval'), 'must be a request id (apr_…)'),
+  createdAt: Timestamp,
+  expiresAt: Timestamp,
+  decidedAt: Timestamp.optional(),
+});
+export type ExportApproval = z.infer<typeof ExportApprovalSchema>;
+
 /** Everything of a session but its messages: the first line of a session in version 2. */
 const sessionFields = z.object({
   type: z.literal('session'),
@@ -107,6 +117,7 @@ const sessionFields = z.object({
   /** The agent CLI's own conversation id, which a follow-up resumes (absent in version 1). */
   conversation: z.object({ kind: AgentKindSchema, id: z.string().min(1).max(500) }).optional(),
   runs: z.array(ExportRunSchema).optional(),
+  approvals: z.array(ExportApprovalSchema).optional(),
 });
 
 type SessionFields = z.infer<typeof sessionFields>;

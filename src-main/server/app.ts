@@ -36,6 +36,8 @@ import { demoRoutes } from './routes/demo.js';
 import { changesRoutes } from './routes/changes.js';
 import { continuationRoutes } from './routes/continuation.js';
 import { pullRequestRoutes } from './routes/pull-requests.js';
+import { approvalRoutes } from './routes/approvals.js';
+import { createApprovals } from '../approvals/service.js';
 import type { AgentConfig } from '../agents/run/config.js';
 import { AgentHost } from '../agents/run/host.js';
 import { DEFAULT_AGENT_CONFIG } from '../agents/run/config.js';
@@ -143,8 +145,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const sessions = createSessionService({ store: deps.store, repos, clock: deps.clock, events, logger });
   // Imported sessions' files, held while a run of ours resumes their conversation.
   const historyHolds = createRunHolds({ store: deps.store, repos, clock: deps.clock, events });
+  const approvals = createApprovals({ store: deps.store, repos, clock: deps.clock, events, logger });
   const agents = new AgentHost({
     service: sessions,
+    approvals,
     repos,
     store: deps.store,
     dataDir: deps.store.dataDir,
@@ -165,6 +169,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     sessions,
     sessionCommands: createSessionCommands({ service: sessions, agents, repos, logger }),
     agents,
+    approvals,
     historyHolds: historyHolds.held,
     agentEnv: deps.agents?.env ?? process.env,
     caches: createCaches(deps.store, deps.config.cacheBytes ?? DEFAULT_CACHE_BYTES),
@@ -222,6 +227,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Sessions an agent was working on when the server last stopped are closed off first.
   app.addHook('onReady', async () => {
     agents.prepareSandboxRoot();
+    const expired = await approvals.expireAbandoned();
+    if (expired > 0) logger.warn(`Marked ${expired} request(s) of interrupted runs as expired.`);
     const interrupted = await agents.recoverInterrupted();
     if (interrupted > 0) logger.warn(`Marked ${interrupted} interrupted session(s) as failed.`);
     // Messages written while no server ran (imports, a rebuilt index) are indexed in the background.
@@ -282,6 +289,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   changesRoutes(api, ctx);
   continuationRoutes(api, ctx);
   pullRequestRoutes(api, ctx);
+  approvalRoutes(api, ctx);
   searchRoutes(api, ctx);
   if (deps.config.adminToken) adminRoutes(api, ctx, deps.config.adminToken);
   api.get('/api/openapi.json', { schema: { hide: true } }, () => app.swagger());

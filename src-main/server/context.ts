@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Accounts } from '../accounts/accounts.js';
+import type { Approvals } from '../approvals/service.js';
 import type { AgentHost } from '../agents/run/host.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { SessionCommands } from '../sessions/commands.js';
@@ -63,6 +64,8 @@ export interface AppContext {
   searchIndex: SearchIndex;
   search: SearchService;
   agents: AgentHost;
+  /** What agents ask before they act, waiting for a decision. */
+  approvals: Approvals;
   /** Imported sessions whose files a run of ours is writing: imports leave them alone. */
   historyHolds: ReadonlySet<string>;
   /** The environment agent CLIs are looked up in and run with. */

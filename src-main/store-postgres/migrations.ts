@@ -302,6 +302,33 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
     name: "an imported session's status before a queued continuation",
     sql: [`ALTER TABLE run_queue ADD COLUMN status_before TEXT`],
   },
+  {
+    version: 19,
+    name: 'what agents ask before they act, and who answered',
+    sql: [
+      `ALTER TABLE workspace_settings ADD COLUMN approvals TEXT CHECK (approvals IN ('auto', 'ask')),
+        ADD COLUMN approval_timeout_s INTEGER`,
+      `ALTER TABLE api_keys ADD COLUMN can_approve BOOLEAN NOT NULL DEFAULT false`,
+      `CREATE TABLE approvals (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        agent TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        title TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        options TEXT NOT NULL,
+        decided_at TEXT,
+        decision TEXT,
+        option_id TEXT,
+        message TEXT,
+        decided_by TEXT
+      )`,
+      `CREATE INDEX approvals_pending ON approvals(workspace_id, created_at) WHERE decided_at IS NULL`,
+      `CREATE INDEX approvals_by_session ON approvals(session_id, created_at)`,
+    ],
+  },
 ];
 
 /**

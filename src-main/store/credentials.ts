@@ -18,6 +18,8 @@ export interface ApiKeyRecord {
   revokedAt?: string;
   /** The user who created it (in the dashboard), when there was one. */
   createdBy?: { userId: string; name: string };
+  /** An owner let it decide agents' requests. */
+  canApprove?: true;
 }
 
 /** Sign-in sessions: only a hash of each token is stored. */
@@ -62,7 +64,7 @@ export function createAuthSessionsRepository(db: Db) {
 export type AuthSessionsRepository = ReturnType<typeof createAuthSessionsRepository>;
 
 const KEY_COLUMNS =
-  'k.id, k.workspace_id, k.prefix, k.label, k.created_at, k.last_used_at, k.revoked_at, k.created_by, u.name';
+  'k.id, k.workspace_id, k.prefix, k.label, k.created_at, k.last_used_at, k.revoked_at, k.created_by, u.name, k.can_approve';
 const KEYS = 'api_keys k LEFT JOIN users u ON u.id = k.created_by';
 
 function toKey(row: unknown[]): ApiKeyRecord {
@@ -80,6 +82,7 @@ function toKey(row: unknown[]): ApiKeyRecord {
   if (revokedAt !== undefined) key.revokedAt = revokedAt;
   const createdBy = optStr(r[7]);
   if (createdBy !== undefined) key.createdBy = { userId: createdBy, name: optStr(r[8]) ?? '' };
+  if (r[9] === 1) key.canApprove = true;
   return key;
 }
 
@@ -88,10 +91,23 @@ export function createApiKeysRepository(db: Db) {
   return {
     insert(key: Omit<ApiKeyRecord, 'createdBy'> & { keyHash: string; createdBy: string | null }): void {
       db.run(
-        `INSERT INTO api_keys (id, workspace_id, key_hash, prefix, label, created_by, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        [key.id, key.workspaceId, key.keyHash, key.prefix, key.label, key.createdBy, key.createdAt],
+        `INSERT INTO api_keys (id, workspace_id, key_hash, prefix, label, created_by, created_at, can_approve)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
+          key.id,
+          key.workspaceId,
+          key.keyHash,
+          key.prefix,
+          key.label,
+          key.createdBy,
+          key.createdAt,
+          key.canApprove ? 1 : 0,
+        ],
       );
+    },
+    findById(id: string): ApiKeyRecord | null {
+      const row = db.first(`SELECT ${KEY_COLUMNS} FROM ${KEYS} WHERE k.id = ?`, [id]);
+      return row ? toKey(row) : null;
     },
     findByHash(keyHash: string): ApiKeyRecord | null {
       const row = db.first(`SELECT ${KEY_COLUMNS} FROM ${KEYS} WHERE k.key_hash = ?`, [keyHash]);

@@ -373,6 +373,36 @@ export const MIGRATIONS: Migration[] = [
       `ALTER TABLE run_queue ADD COLUMN status_before TEXT`,
     ],
   },
+  {
+    version: 19,
+    name: 'what agents ask before they act, and who answered',
+    sql: [
+      // Null: `auto`, as before (every tool call allowed inside the sandbox).
+      `ALTER TABLE workspace_settings ADD COLUMN approvals TEXT CHECK (approvals IN ('auto', 'ask'))`,
+      `ALTER TABLE workspace_settings ADD COLUMN approval_timeout_s INTEGER`,
+      // An owner's choice: the key may decide requests, not only list them.
+      `ALTER TABLE api_keys ADD COLUMN can_approve INTEGER NOT NULL DEFAULT 0`,
+      // tool, options and decided_by are JSON; decided_at is null while the request is pending.
+      `CREATE TABLE approvals (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        agent TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        title TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        options TEXT NOT NULL,
+        decided_at TEXT,
+        decision TEXT,
+        option_id TEXT,
+        message TEXT,
+        decided_by TEXT
+      )`,
+      `CREATE INDEX approvals_pending ON approvals(workspace_id, created_at) WHERE decided_at IS NULL`,
+      `CREATE INDEX approvals_by_session ON approvals(session_id, created_at)`,
+    ],
+  },
 ];
 
 export { DatabaseTooNewError };

@@ -1,3 +1,4 @@
+import { createApprovalsRepository } from './approvals.js';
 import { createApiKeysRepository, createAuthSessionsRepository } from './credentials.js';
 import { createHistoryRepository } from './history.js';
 import { createRunsRepository } from './runs.js';
@@ -15,6 +16,7 @@ export function createRepositories(db: Db) {
     sessions: createSessionsRepository(db),
     runs: createRunsRepository(db),
     history: createHistoryRepository(db),
+    approvals: createApprovalsRepository(db),
   };
 }
 export type Repositories = ReturnType<typeof createRepositories>;

@@ -62,10 +62,13 @@ export interface ListPosition {
   id: string;
 }
 
+/** A run waiting for someone to decide what its agent asked shows so (the request is the truth). */
+const AGENT_STATE = `CASE WHEN s.agent_state = 'running' AND EXISTS (SELECT 1 FROM approvals a
+  WHERE a.session_id = s.id AND a.decided_at IS NULL) THEN 'needs_input' ELSE s.agent_state END`;
 const SUMMARY_COLUMNS = `s.id, s.workspace_id, s.title, s.status, s.created_at, s.updated_at, s.model,
   s.author_id, u.name, u.image_url, s.repository, s.branch, s.pr_number, s.pr_url, s.pr_status,
   s.message_count, s.first_preview, s.last_preview, s.transcript_bytes, s.agent_kind, s.usage_input,
-  s.usage_output, s.usage_cache_read, s.usage_cache_write, s.usage_cost_usd, s.agent_state, s.source_kind,
+  s.usage_output, s.usage_cache_read, s.usage_cache_write, s.usage_cost_usd, ${AGENT_STATE}, s.source_kind,
   s.source_path, s.source_cwd, s.source_conversation_id, s.isolation, s.stopped, s.usage_unpriced_runs,
   s.usage_unpriced_models, s.acp_agent`;
 const SUMMARY_FROM = 'sessions s JOIN users u ON u.id = s.author_id';

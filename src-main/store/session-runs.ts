@@ -5,7 +5,7 @@ import type { Db } from './sqljs.js';
 import { num, optStr, str } from './row.js';
 import { addUnknownCost, unpricedModel, type PricedRun } from './unpriced-runs.js';
 
-export type AgentState = 'queued' | 'running';
+export type AgentState = 'queued' | 'running' | 'needs_input';
 
 /** One run's usage as recorded when it ends. */
 export interface RunRecord extends PricedRun {

@@ -1,3 +1,4 @@
+import type { ApprovalMode } from '../../src-shared/approvals.js';
 import type { AgentKind } from '../../src-shared/constants.js';
 import type { Db } from './sqljs.js';
 import { optStr, str } from './row.js';
@@ -36,13 +37,17 @@ export interface WorkspaceSettingsRecord {
   allowedHosts?: string[];
   /** With `agent: 'acp'`: the ACP agent's id. */
   acpAgent?: string;
+  /** `ask`: agents' requests wait for a decision; absent means `auto`. */
+  approvals?: ApprovalMode;
+  approvalTimeoutSeconds?: number;
 }
 
 export function createWorkspacesRepository(db: Db) {
   return {
     settings(workspaceId: string): WorkspaceSettingsRecord | null {
       const row = db.first(
-        'SELECT agent, command, timeout_ms, allowed_hosts, acp_agent FROM workspace_settings WHERE workspace_id = ?',
+        `SELECT agent, command, timeout_ms, allowed_hosts, acp_agent, approvals, approval_timeout_s
+         FROM workspace_settings WHERE workspace_id = ?`,
         [workspaceId],
       );
       if (!row) return null;
@@ -59,15 +64,20 @@ export function createWorkspacesRepository(db: Db) {
       if (allowedHosts !== undefined) settings.allowedHosts = JSON.parse(allowedHosts) as string[];
       const acpAgent = optStr(row[4]);
       if (acpAgent !== undefined) settings.acpAgent = acpAgent;
+      const approvals = optStr(row[5]);
+      if (approvals !== undefined) settings.approvals = approvals as ApprovalMode;
+      if (typeof row[6] === 'number') settings.approvalTimeoutSeconds = row[6];
       return settings;
     },
     putSettings(workspaceId: string, settings: WorkspaceSettingsRecord): void {
       db.run(
-        `INSERT INTO workspace_settings (workspace_id, agent, command, timeout_ms, allowed_hosts, acp_agent)
-         VALUES (?, ?, ?, ?, ?, ?)
+        `INSERT INTO workspace_settings (workspace_id, agent, command, timeout_ms, allowed_hosts, acp_agent,
+           approvals, approval_timeout_s)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (workspace_id) DO UPDATE SET agent = excluded.agent, command = excluded.command,
            timeout_ms = excluded.timeout_ms, allowed_hosts = excluded.allowed_hosts,
-           acp_agent = excluded.acp_agent`,
+           acp_agent = excluded.acp_agent, approvals = excluded.approvals,
+           approval_timeout_s = excluded.approval_timeout_s`,
         [
           workspaceId,
           settings.agent,
@@ -79,6 +89,8 @@ export function createWorkspacesRepository(db: Db) {
           settings.timeoutMs ?? null,
           settings.allowedHosts ? JSON.stringify(settings.allowedHosts) : null,
           settings.acpAgent ?? null,
+          settings.approvals ?? null,
+          settings.approvalTimeoutSeconds ?? null,
         ],
       );
     },

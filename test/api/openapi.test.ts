@@ -31,6 +31,8 @@ describe('GET /api/openapi.json', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/api/agents',
+      '/api/approvals',
+      '/api/approvals/{approvalId}',
       '/api/auth/launch',
       '/api/auth/me',
       '/api/auth/sign-in',

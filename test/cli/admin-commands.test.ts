@@ -73,6 +73,7 @@ describe('admin commands without a server', () => {
     expect(key.startsWith(summary.prefix)).toBe(true);
     expect(summary.prefix.length).toBeGreaterThanOrEqual(8);
     expect(summary.prefix.length).toBeLessThan(key.length);
+    expect(summary).not.toHaveProperty('canApprove');
     expect(JSON.stringify(keys)).not.toContain(key);
     expect(rows[0]).toContain(summary.id);
     expect(rows[0]).toContain(summary.prefix);
@@ -80,6 +81,11 @@ describe('admin commands without a server', () => {
     expect(await ok(cli('key', 'revoke', '--workspace', org, '--id', summary.id))).toContain(summary.id);
 
     expect(await ok(cli('key', 'list', '--workspace', org))).toBe('No active API keys.');
+
+    // A key that may decide what agents ask, as an owner makes one in the dashboard.
+    await ok(cli('key', 'create', '--workspace', org, '--name', 'inbox', '--can-approve'));
+    const inbox = JSON.parse(await ok(cli('key', 'list', '--workspace', org, '--json'))) as KeySummary[];
+    expect(inbox).toMatchObject([{ label: 'inbox', canApprove: true }]);
 
     // Each command released the data directory when it finished.
     expect(existsSync(join(dataDir, 'sessiondesk.lock'))).toBe(false);

@@ -53,6 +53,24 @@ export async function workspace(db: Opened, ownerEmail: string, memberEmail?: st
   return { organizationId, ownerId, memberId: memberId as string };
 }
 
+/** A data directory holding the same accounts and workspace (same ids) as `source`'s. */
+export async function sameAccounts(source: Opened, organizationId: string): Promise<Opened> {
+  const target = await open();
+  const workspaceRow = source.repos.workspaces.findById(organizationId)!;
+  const members = source.repos.workspaces.members(organizationId);
+  await target.store.write(() => {
+    for (const member of members) {
+      const user = source.repos.users.findByEmail(member.email)!;
+      target.repos.users.insert(user);
+    }
+    target.repos.workspaces.insert(workspaceRow);
+    for (const member of members) {
+      target.repos.workspaces.addMember(organizationId, member.userId, member.role, workspaceRow.createdAt);
+    }
+  });
+  return target;
+}
+
 export const OWNER = 'ada@example.test';
 export const MEMBER = 'grace@example.test';
 export const T0 = Date.parse('2030-01-06T10:00:00.000Z');

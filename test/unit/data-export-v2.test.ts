@@ -16,28 +16,11 @@ import {
   open,
   OWNER,
   RICH_TRANSCRIPTS,
+  sameAccounts,
   seedRich,
   workspace,
   type Opened,
 } from '../helpers/export-import.js';
-
-/** A data directory holding the same accounts and workspace (same ids) as `source`'s. */
-async function sameAccounts(source: Opened, organizationId: string): Promise<Opened> {
-  const target = await open();
-  const workspaceRow = source.repos.workspaces.findById(organizationId)!;
-  const members = source.repos.workspaces.members(organizationId);
-  await target.store.write(() => {
-    for (const member of members) {
-      const user = source.repos.users.findByEmail(member.email)!;
-      target.repos.users.insert(user);
-    }
-    target.repos.workspaces.insert(workspaceRow);
-    for (const member of members) {
-      target.repos.workspaces.addMember(organizationId, member.userId, member.role, workspaceRow.createdAt);
-    }
-  });
-  return target;
-}
 
 /** A session with `count` assistant messages of about `bytes` each. */
 async function bigSession(

@@ -5,6 +5,11 @@ export interface AgentCommandInput {
   model?: string | undefined;
   /** The CLI's own conversation id from an earlier run, to continue that conversation. */
   resumeId?: string | undefined;
+  /**
+   * The workspace asks before agents act: the CLI puts its permission requests to Session Desk
+   * (a kind that can, see `CliKindSpec.permissionPrompts`) and takes its prompt that way too.
+   */
+  asksPermission?: boolean;
 }
 
 /** The program's arguments (after its name) and what to write to its stdin, if anything. */

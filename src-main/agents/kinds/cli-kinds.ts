@@ -2,6 +2,7 @@ import type { AgentCommand, AgentCommandInput } from './agent-command.js';
 import type { AgentEvent, AgentParser, AgentUsage } from '../agent-events.js';
 import { claudeCodeCommand } from './claude-code/command.js';
 import { createClaudeCodeParser } from './claude-code/parse.js';
+import { claudeCodePermissionPrompts } from './claude-code/permission-prompts.js';
 import { codexCommand } from './codex/command.js';
 import { createCodexParser, minus, threadUsage } from './codex/parse.js';
 import { geminiCommand } from './gemini/command.js';
@@ -38,6 +39,8 @@ export interface CliKindSpec {
   refusedResume: RegExp;
   /** What a line the CLI writes on stderr means for the transcript, as it is written. */
   stderrEvents?: (line: string) => AgentEvent[];
+  /** How the CLI's own permission prompts reach Session Desk, for a kind that can put them. */
+  permissionPrompts?: typeof claudeCodePermissionPrompts;
 }
 
 export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
@@ -50,6 +53,7 @@ export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
     parser: () => createClaudeCodeParser(),
     loggedUsage: claudeCodeLoggedUsage,
     refusedResume: /No conversation found with session ID/u,
+    permissionPrompts: claudeCodePermissionPrompts,
   },
   codex: {
     kind: 'codex',

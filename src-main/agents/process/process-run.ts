@@ -60,6 +60,8 @@ export interface ProcessRun {
    * left running: what stays in its process group after it exits is ended too.
    */
   ended: Promise<ProcessExit>;
+  /** Stops the time limit until the returned function is called (a run waiting for a decision). */
+  pauseTimeout(): () => void;
 }
 
 const STDERR_KEPT = 4000;
@@ -158,10 +160,32 @@ export function runProcess(options: ProcessRunOptions): ProcessRun {
   };
 
   let timedOut = false;
-  const timer = setTimeout(() => {
+  let exited = false;
+  const timeOut = () => {
     timedOut = true;
     void endGroup();
-  }, options.timeoutMs);
+  };
+  let deadline = Date.now() + options.timeoutMs;
+  let timer = setTimeout(timeOut, options.timeoutMs);
+  /** While the run waits for a person, its time limit stands still. */
+  let pauses = 0;
+  let pausedAt = 0;
+  const pauseTimeout = (): (() => void) => {
+    if (pauses === 0) {
+      clearTimeout(timer);
+      pausedAt = Date.now();
+    }
+    pauses += 1;
+    let resumed = false;
+    return () => {
+      if (resumed) return;
+      resumed = true;
+      pauses -= 1;
+      if (pauses > 0 || timedOut || exited) return;
+      deadline += Date.now() - pausedAt;
+      timer = setTimeout(timeOut, Math.max(0, deadline - Date.now()));
+    };
+  };
   const onAbort = () => void endGroup();
   if (options.signal.aborted) onAbort();
   else options.signal.addEventListener('abort', onAbort, { once: true });
@@ -170,6 +194,7 @@ export function runProcess(options: ProcessRunOptions): ProcessRun {
 
   const ended = new Promise<ProcessExit>((resolve) => {
     const finish = async (code: number | null, error?: NodeJS.ErrnoException) => {
+      exited = true;
       clearTimeout(timer);
       options.signal.removeEventListener('abort', onAbort);
       if (!error) await endGroup();
@@ -178,7 +203,7 @@ export function runProcess(options: ProcessRunOptions): ProcessRun {
     child.once('error', (error: NodeJS.ErrnoException) => void finish(null, error));
     child.once('close', (code) => void finish(code));
   });
-  return { stdout: child.stdout, stdin: child.stdin, ended };
+  return { stdout: child.stdout, stdin: child.stdin, ended, pauseTimeout };
 }
 
 /** Gives the processes (sent SIGTERM already) `graceMs` to end, then sends SIGKILL. */

@@ -5,9 +5,11 @@
  * runs start, wait and stop; this is what happens inside one.
  */
 import type { ContinueIn, SessionStatus } from '../../../src-shared/sessions.js';
+import type { Approvals, EndReason, RunApprovals } from '../../approvals/service.js';
 import type { SessionRow } from '../../store/session-listing.js';
 import type { QueuedRun } from '../../store/runs.js';
 import { cliHomePath } from '../kinds/cli/cli-homes.js';
+import { notice } from '../output-caps.js';
 import { DEFAULT_AGENT_TIMEOUT_MS } from '../kinds/command/command-agent.js';
 import { branchToClone, createContinuationRunner, type Continuation } from './imported-continuation.js';
 import { NamedCommandsError } from '../kinds/command/named-commands.js';
@@ -41,6 +43,8 @@ export interface StopReason {
   status?: SessionStatus;
   /** Another run takes over at once: the session stays marked as worked on. */
   handOver?: boolean;
+  /** The server is stopping. */
+  shutdown?: boolean;
 }
 
 /** A run waiting for a place (or about to start): the prompts it will pass, in order. */
@@ -54,6 +58,10 @@ export interface WaitingRun {
   statusBefore?: SessionStatus;
 }
 
+/** Said in a workspace that asks before agents act, when the run's agent cannot be asked. */
+const CANNOT_ASK =
+  'This workspace asks before agents act, but this agent cannot put its requests to Session Desk: it runs unattended in its sandbox, as with approvals set to auto. Claude Code and the agents that speak the Agent Client Protocol can be asked.';
+
 /** Prompts sent while a run waited reach the agent as one, in order, a blank line apart. */
 export function joinPrompts(prompts: string[]): string {
   return prompts.join('\n\n');
@@ -61,6 +69,8 @@ export function joinPrompts(prompts: string[]): string {
 
 /** What a run needs: the session service and the store, and these of the agent host. */
 export interface RunDeps extends FactsDeps {
+  /** What agents ask before they act, in workspaces that ask. */
+  approvals: Pick<Approvals, 'forRun'>;
   dataDir: string;
   /** The folder holding every session's sandbox (checked each time it is asked for). */
   sandboxRoot: () => string;
@@ -169,6 +179,23 @@ export function runAgent(
             : joinPrompts(firstMessage === undefined ? wanted.prompts : [firstMessage, ...wanted.prompts]),
         )
       : runner.followUp(ctx, joinPrompts(wanted.prompts));
+  let approvals: RunApprovals | undefined;
+  /** Answers what the run's agent still asks as cancelled, saying why (a stop, a follow-up…). */
+  const endApprovals = async (): Promise<void> => {
+    const reason = stopReason();
+    const why: EndReason = !signal.aborted
+      ? 'run-ended'
+      : reason?.shutdown
+        ? 'server-stopped'
+        : reason?.handOver
+          ? 'follow-up'
+          : 'stopped';
+    await approvals
+      ?.end(why)
+      .catch((err: unknown) =>
+        deps.logger.error(`Could not record the end of the requests of ${sessionId}: ${String(err)}`),
+      );
+  };
   return (async () => {
     const started = Date.now();
     let proxy: ProxyLease | undefined;
@@ -201,6 +228,15 @@ export function runAgent(
         runner.kind === 'demo' ? null : deps.osSandbox().isolation,
         runner.acpAgent ?? null,
       );
+      approvals = deps.approvals.forRun(session, runner.acpAgent ? `acp:${runner.acpAgent}` : runner.kind);
+      if (approvals && runner.asksApproval !== true) {
+        await service.appendMessage(sessionId, notice(CANNOT_ASK, 'info'), null);
+      } else if (approvals) {
+        const asking = approvals;
+        ctx.askApproval = (request) => asking.ask(request);
+        // A stopped run's agent is told to cancel: what it asked is answered so at once.
+        signal.addEventListener('abort', () => void endApprovals(), { once: true });
+      }
       // Folders may have changed hands since the start: each run checks its own again.
       if (runner.kind !== 'demo' && !continuation?.cwd) {
         secureSessionFolder(deps.sandboxRoot(), deps.dataDir, sessionId, deps.logger);
@@ -210,12 +246,14 @@ export function runAgent(
         : await work(runner);
       await recordingProcess;
       await refusals.end();
+      await endApprovals();
       if (signal.aborted) throw new RunAborted();
       await recordBranchAtEnd(deps, session, ctx.sandboxDir, deps.agentEnvironment());
       await service.finish(sessionId, result, result.is_error ? 'failed' : 'completed', { outcome: true });
     } catch (err) {
       await recordingProcess;
       await refusals.end();
+      await endApprovals();
       const stopped = signal.aborted;
       const reason = stopReason();
       // Thrown while the run was being set up, before any program of it started.

@@ -1,5 +1,6 @@
 import type { AgentKindInfo } from '../../../src-shared/accounts.js';
 import type { ContinueIn } from '../../../src-shared/sessions.js';
+import type { Approvals } from '../../approvals/service.js';
 import type { Logger } from '../../clock.js';
 import type { RunHolds } from '../../history/run-holds.js';
 import type { SessionService } from '../../sessions/service.js';
@@ -66,6 +67,8 @@ export class AgentHost {
   constructor(
     private readonly deps: {
       service: SessionService;
+      /** What agents ask before they act, in workspaces that ask. */
+      approvals: Approvals;
       repos: Repositories;
       /** Where a crashed run's transcript is read from. */
       store: Store;
@@ -86,6 +89,7 @@ export class AgentHost {
     });
     this.runDeps = {
       service: deps.service,
+      approvals: deps.approvals,
       repos: deps.repos,
       logger: deps.logger,
       dataDir: deps.dataDir,
@@ -291,6 +295,7 @@ export class AgentHost {
           text: 'Session Desk was stopped while the agent was running.',
           success: false,
           status: 'failed',
+          shutdown: true,
         }),
       ),
     );

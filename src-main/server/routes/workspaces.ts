@@ -254,7 +254,8 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       ...userOnly,
       schema: {
         summary: 'Create an API key',
-        description: 'The answer is the only time the whole key is shown.',
+        description:
+          "The answer is the only time the whole key is shown. `canApprove: true` (owners only, 403 otherwise) lets the key decide agents' requests (`POST /api/approvals/{id}`); every key may list them.",
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
         body: NewKeyBodySchema,
@@ -263,11 +264,13 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       const { userId } = userOf(request);
-      requireRole(userId, request.params.organizationId, 'member');
+      const { canApprove } = request.body;
+      requireRole(userId, request.params.organizationId, canApprove === true ? 'owner' : 'member');
       const key = await accounts.createKey({
         organizationId: request.params.organizationId,
         label: request.body.label,
         createdBy: userId,
+        canApprove,
       });
       return reply.code(201).send({ key });
     },
@@ -321,7 +324,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: "Set the workspace's agent",
         description:
-          "Owners only. `demo`; `command` with the `commandName` of a command the administrator defined (`sessiondesk agent-command set`); `claude-code`, `codex` or `gemini`, whose program must be installed (400 otherwise); or `acp` with the `acpAgent` id of an agent that speaks the Agent Client Protocol (`GET /api/agents` lists them; unknown or not installed: 400). Sending a program (`command`) is refused with 403: choosing which programs run is the administrator's privilege. `allowedHosts` limits the network of the agents' programs to those hosts (an empty list is refused: leave it out for an open network); the answer's `networkEnforced` says whether this machine can enforce it. Applies to runs started afterwards.",
+          "Owners only. `demo`; `command` with the `commandName` of a command the administrator defined (`sessiondesk agent-command set`); `claude-code`, `codex` or `gemini`, whose program must be installed (400 otherwise); or `acp` with the `acpAgent` id of an agent that speaks the Agent Client Protocol (`GET /api/agents` lists them; unknown or not installed: 400). Sending a program (`command`) is refused with 403: choosing which programs run is the administrator's privilege. `allowedHosts` limits the network of the agents' programs to those hosts (an empty list is refused: leave it out for an open network); the answer's `networkEnforced` says whether this machine can enforce it. `approvals: \"ask\"` makes what agents ask before they act wait for a decision (`GET /api/approvals`), rejected after `approvalTimeoutSeconds` (default 1800); `auto` or absent allows every tool call inside the sandbox. Applies to runs started afterwards.",
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
         body: AgentSettingsSchema,
@@ -333,6 +336,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       const { userId } = userOf(request);
       requireRole(userId, organizationId, 'owner');
       const { agent, acpAgent: acpAgentId, command, commandName, timeoutMs, allowedHosts } = request.body;
+      const { approvals, approvalTimeoutSeconds } = request.body;
       if (agent !== 'demo') refuseDemoAccount(userId, 'run the demo agent only');
       if (command !== undefined) {
         throw forbidden(
@@ -371,6 +375,8 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
           ...(agent === 'command' && commandName !== undefined ? { commandName } : {}),
           ...(timeoutMs === undefined ? {} : { timeoutMs }),
           ...(allowedHosts === undefined ? {} : { allowedHosts: [...new Set(allowedHosts)] }),
+          ...(approvals === undefined ? {} : { approvals }),
+          ...(approvalTimeoutSeconds === undefined ? {} : { approvalTimeoutSeconds }),
         }),
       );
       return ctx.agents.settingsFor(organizationId);

@@ -27,6 +27,7 @@ import { roundedUsage, type CliRunStore } from '../cli/cli-agent.js';
 import { locateAgentProgram } from '../cli/programs.js';
 import type { AcpAgentSpec } from './acp-agents.js';
 import { readTextFile, RefusedFileRequest, writeTextFile } from './acp-files.js';
+import { permissionAnswer, permissionRequest } from './acp-permissions.js';
 import { createAcpTranscript } from './acp-updates.js';
 
 export interface AcpAgentOptions {
@@ -182,9 +183,17 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
         if (replaying || params.sessionId !== agentSession) return;
         enqueue(transcript.update(params.update));
       })
-      .onRequest('session/request_permission', ({ params }) => {
+      .onRequest('session/request_permission', async ({ params }) => {
         if (params.sessionId === agentSession) enqueue(transcript.permissionAsked(params.toolCall));
-        return allowOnce(params);
+        if (!ctx.askApproval) return allowOnce(params);
+        // The request follows the call it is about in the transcript.
+        await recording;
+        const resume = child.pauseTimeout();
+        try {
+          return permissionAnswer(await ctx.askApproval(permissionRequest(params)));
+        } finally {
+          resume();
+        }
       })
       .onRequest('fs/read_text_file', ({ params }) =>
         servingFiles('read', params.path, () => readTextFile(ctx.sandboxDir, params)),
@@ -327,6 +336,7 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
   return {
     kind: 'acp',
     acpAgent: spec.id,
+    asksApproval: true,
     async start(ctx, prompt) {
       await prepareFirstRun(ctx, options.env);
       return run(ctx, prompt ?? ctx.session.title);

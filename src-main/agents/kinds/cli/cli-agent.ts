@@ -87,10 +87,12 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
     if (ctx.signal.aborted) throw new RunAborted();
 
     const previous = resume ? runs.previous(sessionId) : {};
+    const asking = ctx.askApproval && spec.permissionPrompts ? ctx.askApproval : undefined;
     const { args, stdin } = spec.command({
       prompt,
       model: ctx.session.model,
       resumeId: previous.conversationId,
+      asksPermission: asking !== undefined,
     });
     const parser = spec.parser(previous.usageBefore ? { usageBefore: previous.usageBefore } : {});
     // Ends a run that lingers after its result the way a stop would, whatever ends a stop.
@@ -108,7 +110,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
       args,
       cwd: ctx.sandboxDir,
       env: { ...env, SESSIONDESK_SESSION_ID: sessionId },
-      stdin: stdin ?? '',
+      stdin: asking ? { open: true } : (stdin ?? ''),
       timeoutMs: options.timeoutMs,
       signal: AbortSignal.any([ctx.signal, lingering.signal]),
       onStart: ctx.processStarted,
@@ -120,6 +122,22 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
       ownedFolder: ctx.ownedFolder,
     });
     for (const note of home?.notes ?? []) enqueue([{ kind: 'notice', level: 'info', text: note }]);
+    const prompts =
+      asking &&
+      spec.permissionPrompts?.({
+        stdin: child.stdin,
+        ask: async (request) => {
+          const resume = child.pauseTimeout();
+          try {
+            return await asking(request);
+          } finally {
+            resume();
+          }
+        },
+        recorded: () => recording,
+        problem: (text) => enqueue([{ kind: 'notice', level: 'error', text }]),
+      });
+    prompts?.prompt(prompt);
 
     let conversationId = previous.conversationId;
     let usage: AgentUsage | undefined;
@@ -148,6 +166,8 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
           usage = roundedUsage(event.usage);
           return;
         case 'result':
+          // Its stream of prompts ends with the run's one: the CLI exits.
+          prompts?.end();
           ending = event.errorSubtype === undefined ? { result: event.result } : event;
           lingerTimer ??= setTimeout(() => lingering.abort(), LINGER_GRACE_MS);
           return;
@@ -169,7 +189,9 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
 
     const lineMax = options.lineMaxBytes ?? LINE_MAX_BYTES;
     const reading = splitLines(child.stdout, lineMax, {
-      line: (text) => enqueue(parser.line(text)),
+      line: (text) => {
+        if (!prompts || !prompts.line(text)) enqueue(parser.line(text));
+      },
       oversize: (bytes) =>
         enqueue([
           {
@@ -275,6 +297,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
 
   return {
     kind: spec.kind,
+    asksApproval: spec.permissionPrompts !== undefined,
     async start(ctx, prompt) {
       await prepareFirstRun(ctx, options.env);
       return run(ctx, prompt ?? ctx.session.title);

@@ -1,0 +1,68 @@
+import type {
+  PermissionOptionKind,
+  RequestPermissionRequest,
+  RequestPermissionResponse,
+} from '@agentclientprotocol/sdk/unstable';
+import type { ApprovalAnswer, ApprovalRequest } from '../../types.js';
+import { editDiff } from '../../approval-detail.js';
+
+type ToolCall = RequestPermissionRequest['toolCall'];
+
+/** Gemini CLI names its calls `<tool>__<tool>_<n>`; other agents give no tool name apart from the title. */
+function toolName(call: ToolCall): string {
+  const prefix = call.toolCallId.split('__')[0];
+  return prefix !== undefined && prefix !== call.toolCallId ? prefix : (call.title ?? call.kind ?? 'tool');
+}
+
+/** The command of an `execute` call, as the agent would run it. */
+function commandOf(call: ToolCall): string | undefined {
+  const input = call.rawInput as { command?: unknown } | undefined;
+  if (typeof input?.command === 'string') return input.command;
+  if (Array.isArray(input?.command)) {
+    const parts = input.command.map(String);
+    // `bash -lc "<script>"`: the script is what the person reads.
+    return parts.length === 3 && /(?:^|\/)(?:ba|z)?sh$/u.test(parts[0] ?? '') ? parts[2] : parts.join(' ');
+  }
+  return call.title ?? undefined;
+}
+
+/** What the transcript shows of a call: the command, or each edit's diff, and the agent's words on it. */
+function detailOf(call: ToolCall): string {
+  const parts: string[] = [];
+  if (call.kind === 'execute') parts.push(`$ ${commandOf(call) ?? ''}`);
+  for (const item of call.content ?? []) {
+    if (item.type === 'diff') parts.push(editDiff(item.path, item.oldText ?? null, item.newText));
+    else if (item.type === 'content' && item.content.type === 'text') parts.push(item.content.text);
+  }
+  return parts.join('\n\n');
+}
+
+/** The agent's request as a pending approval: its own options, as it named them. */
+export function permissionRequest(request: RequestPermissionRequest): ApprovalRequest {
+  const call = request.toolCall;
+  const input =
+    call.rawInput ??
+    (call.kind === 'execute'
+      ? { command: commandOf(call) }
+      : { title: call.title, content: call.content, locations: call.locations });
+  return {
+    title: call.title ?? toolName(call),
+    tool: { kind: call.kind ?? 'other', name: toolName(call), input },
+    options: request.options.map((o) => ({
+      id: o.optionId,
+      kind: o.kind as PermissionOptionKind,
+      label: o.name,
+    })),
+    detail: detailOf(call),
+  };
+}
+
+/**
+ * The answer the agent gets: the option chosen. A rejection without an option of its own, and
+ * a request its run ended first, are `cancelled`, which the protocol keeps for that.
+ */
+export function permissionAnswer(answer: ApprovalAnswer): RequestPermissionResponse {
+  return answer.optionId === undefined
+    ? { outcome: { outcome: 'cancelled' } }
+    : { outcome: { outcome: 'selected', optionId: answer.optionId } };
+}

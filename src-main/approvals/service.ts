@@ -1,0 +1,287 @@
+import {
+  DEFAULT_APPROVAL_TIMEOUT_SECONDS,
+  type Approval,
+  type ApprovalDecidedBy,
+  type ApprovalKind,
+  type DecideApprovalBody,
+} from '../../src-shared/approvals.js';
+import type { Message } from '../../src-shared/sessions.js';
+import { newId } from '../accounts/secrets.js';
+import type { ApprovalAnswer, ApprovalRequest } from '../agents/types.js';
+import type { Clock, Logger } from '../clock.js';
+import { badRequest, conflict, notFound, type AppError } from '../errors.js';
+import type { EventBus } from '../events/event-bus.js';
+import { toSummary } from '../sessions/summary.js';
+import type { ApprovalOutcome, ApprovalRecord } from '../store/approvals.js';
+import type { Repositories } from '../store/repositories.js';
+import type { Store } from '../store/store.js';
+import { decisionMessage, requestMessage } from './transcript.js';
+
+/** Why Session Desk answered a request itself, when no one did. */
+export type EndReason = Extract<ApprovalDecidedBy, { kind: 'sessiondesk' }>['reason'];
+
+/** The requests of one run: asked through `ask`, all answered as cancelled by `end`. */
+export interface RunApprovals {
+  ask(request: ApprovalRequest): Promise<ApprovalAnswer>;
+  end(reason: EndReason): Promise<void>;
+}
+
+interface Waiting {
+  record: ApprovalRecord;
+  answer: (answer: ApprovalAnswer) => void;
+  timer: NodeJS.Timeout;
+  run: object;
+}
+
+/** The public form of a stored request (its workspace is the caller's already). */
+export function publicApproval(record: ApprovalRecord): Approval {
+  const { workspaceId: _workspace, ...approval } = record;
+  return approval;
+}
+
+/**
+ * What agents ask before they act: each request written with its transcript message in one
+ * write, then told live; answered once, by a person, by the time-out, or by the end of its run.
+ * The agent's run waits on the answer in memory; a server that stops answers them as cancelled,
+ * and one that starts finds those of runs that died with it and marks them expired.
+ */
+export function createApprovals(deps: {
+  store: Store;
+  repos: Repositories;
+  clock: Clock;
+  events: EventBus;
+  logger: Logger;
+}) {
+  const { store, repos, clock, events, logger } = deps;
+  const waiting = new Map<string, Waiting>();
+  const now = () => clock.now().toISOString();
+
+  /**
+   * Tells what was written: the transcript message (at `seq`), the request's event, and the
+   * session, whose agentState follows its pending requests.
+   */
+  function announce(
+    type: 'approval.created' | 'approval.decided',
+    approval: ApprovalRecord,
+    seq: number,
+    message: Message,
+  ): void {
+    const { workspaceId, sessionId } = approval;
+    events.publish(workspaceId, { type: 'message.added', sessionId, index: seq - 1, message });
+    events.publish(workspaceId, { type, sessionId, approval: publicApproval(approval) });
+    const row = repos.sessions.find(sessionId);
+    if (row)
+      events.publish(workspaceId, { type: 'session.updated', sessionId, session: toSummary(row, 'both') });
+  }
+
+  /** Writes the decision with its transcript message; null when it was decided already. */
+  async function record(
+    approval: ApprovalRecord,
+    outcome: Omit<ApprovalOutcome, 'decidedAt'>,
+  ): Promise<ApprovalRecord | null> {
+    const decided = await store.write(() => {
+      const full: ApprovalOutcome = { ...outcome, decidedAt: now() };
+      if (!repos.approvals.decide(approval.id, approval.sessionId, full)) return null;
+      const updated = repos.approvals.find(approval.id) as ApprovalRecord;
+      const message = decisionMessage(updated);
+      const seq = repos.sessions.appendMessage(
+        approval.sessionId,
+        approval.workspaceId,
+        message,
+        null,
+        now(),
+      );
+      return { updated, message, seq };
+    });
+    if (!decided) return null;
+    const { updated, message, seq } = decided;
+    announce('approval.decided', updated, seq, message);
+    return updated;
+  }
+
+  /** Decides a waiting request and lets its run go on with the answer. */
+  async function settle(
+    entry: Waiting,
+    outcome: Omit<ApprovalOutcome, 'decidedAt'>,
+  ): Promise<ApprovalRecord | null> {
+    const decided = await record(entry.record, outcome);
+    if (!decided) return null;
+    clearTimeout(entry.timer);
+    waiting.delete(entry.record.id);
+    entry.answer({
+      decision: outcome.decision,
+      ...(outcome.optionId === undefined ? {} : { optionId: outcome.optionId }),
+      ...(outcome.message === undefined ? {} : { message: outcome.message }),
+    });
+    return decided;
+  }
+
+  /** The first option of a kind; a rejection falls back on the other rejection. */
+  function optionOf(approval: ApprovalRecord, kind: ApprovalKind) {
+    const found = approval.options.find((o) => o.kind === kind);
+    if (found || !kind.startsWith('reject_')) return found;
+    return approval.options.find((o) => o.kind.startsWith('reject_'));
+  }
+
+  function timeOut(entry: Waiting): void {
+    const reject = optionOf(entry.record, 'reject_once');
+    void settle(entry, {
+      decision: reject?.kind ?? 'reject_once',
+      decidedBy: { kind: 'sessiondesk', reason: 'timeout' },
+      ...(reject ? { optionId: reject.id } : {}),
+      message: 'No one decided in time: the request was rejected.',
+    }).catch((err: unknown) =>
+      logger.error(`Could not record that request ${entry.record.id} timed out: ${String(err)}`),
+    );
+  }
+
+  return {
+    /**
+     * The requests of one run of a session, or none when its workspace does not ask: `agent`
+     * names who asks (`claude-code`, `acp:gemini`).
+     */
+    forRun(session: { id: string; workspaceId: string }, agent: string): RunApprovals | undefined {
+      const settings = repos.workspaces.settings(session.workspaceId);
+      if (settings?.approvals !== 'ask') return undefined;
+      const timeoutMs = (settings.approvalTimeoutSeconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS) * 1000;
+      const run = {};
+      let ended = false;
+      return {
+        async ask(request) {
+          if (ended) return { decision: 'cancelled' };
+          const created = clock.now();
+          const approval: ApprovalRecord = {
+            id: newId('approval'),
+            workspaceId: session.workspaceId,
+            sessionId: session.id,
+            agent,
+            createdAt: created.toISOString(),
+            expiresAt: new Date(created.getTime() + timeoutMs).toISOString(),
+            title: request.title,
+            tool: request.tool,
+            options: request.options,
+          };
+          const message = requestMessage(publicApproval(approval), request.detail);
+          // Waiting before it is written: a reader sees it in the database as soon as it is
+          // written there, and may decide it before the write is durable.
+          const answered = new Promise<ApprovalAnswer>((resolve) => {
+            const entry: Waiting = {
+              record: approval,
+              answer: resolve,
+              run,
+              timer: setTimeout(() => timeOut(entry), timeoutMs),
+            };
+            waiting.set(approval.id, entry);
+          });
+          let seq: number;
+          try {
+            seq = await store.write(() => {
+              repos.approvals.save(approval);
+              return repos.sessions.appendMessage(session.id, session.workspaceId, message, null, now());
+            });
+          } catch (err) {
+            clearTimeout(waiting.get(approval.id)?.timer);
+            waiting.delete(approval.id);
+            throw err;
+          }
+          announce('approval.created', approval, seq, message);
+          return answered;
+        },
+        async end(reason) {
+          ended = true;
+          const mine = [...waiting.values()].filter((entry) => entry.run === run);
+          for (const entry of mine) {
+            await settle(entry, { decision: 'cancelled', decidedBy: { kind: 'sessiondesk', reason } });
+          }
+        },
+      };
+    },
+
+    /** Pending requests of a workspace (or of one session), oldest first. */
+    pending(workspaceId: string, sessionId?: string): Approval[] {
+      return repos.approvals.pending(workspaceId, sessionId).map(publicApproval);
+    },
+
+    /** A request by id (404 when there is none), with its workspace for the access check. */
+    find(id: string): ApprovalRecord {
+      const found = repos.approvals.find(id);
+      if (!found) throw notFound('There is no such request');
+      return found;
+    },
+
+    /**
+     * A person's (or an allowed key's) decision: by option, or by kind. 409 when the request
+     * was decided already; 400 when the option is not one of the request's.
+     */
+    async decide(
+      approval: ApprovalRecord,
+      body: DecideApprovalBody,
+      by: ApprovalDecidedBy,
+    ): Promise<Approval> {
+      if (approval.decidedAt !== undefined) throw decidedAlready(approval);
+      let option: ApprovalRecord['options'][number] | undefined;
+      if (body.optionId !== undefined) {
+        option = approval.options.find((o) => o.id === body.optionId);
+        if (!option) {
+          throw badRequest(`"${body.optionId}" is not one of this request's options`, [
+            {
+              path: 'body.optionId',
+              message: `must be one of ${approval.options.map((o) => o.id).join(', ')}`,
+            },
+          ]);
+        }
+      } else {
+        const kind = body.decision as ApprovalKind;
+        option = optionOf(approval, kind);
+        if (!option && !kind.startsWith('reject_')) {
+          throw badRequest(`This request offers no "${kind}" choice`, [
+            {
+              path: 'body.decision',
+              message: `must be one of ${[...new Set(approval.options.map((o) => o.kind))].join(', ')}`,
+            },
+          ]);
+        }
+      }
+      const decision = option?.kind ?? (body.decision as ApprovalKind);
+      if (body.message !== undefined && !decision.startsWith('reject_')) {
+        throw badRequest('A message goes with a rejection only', [
+          { path: 'body.message', message: 'is only for reject_once or reject_always' },
+        ]);
+      }
+      const outcome = {
+        decision,
+        decidedBy: by,
+        ...(option ? { optionId: option.id } : {}),
+        ...(body.message === undefined ? {} : { message: body.message }),
+      };
+      const entry = waiting.get(approval.id);
+      const decided = entry ? await settle(entry, outcome) : null;
+      if (!decided) throw decidedAlready(repos.approvals.find(approval.id) ?? approval);
+      return publicApproval(decided);
+    },
+
+    /**
+     * At start: requests still pending belong to runs that died with the last server; they
+     * are marked expired, saying so in their transcripts. Returns how many.
+     */
+    async expireAbandoned(): Promise<number> {
+      const abandoned = repos.approvals.allPending();
+      for (const approval of abandoned) {
+        await record(approval, {
+          decision: 'expired',
+          decidedBy: { kind: 'sessiondesk', reason: 'server-restarted' },
+        });
+      }
+      return abandoned.length;
+    },
+  };
+}
+export type Approvals = ReturnType<typeof createApprovals>;
+
+function decidedAlready(approval: ApprovalRecord): AppError {
+  return conflict(
+    approval.decision === undefined
+      ? 'This request can no longer be decided: its run has ended'
+      : `This request was decided already (${approval.decision}, at ${approval.decidedAt})`,
+  );
+}

@@ -1,0 +1,114 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import {
+  ApprovalParamsSchema,
+  ApprovalResponseSchema,
+  ApprovalsQuerySchema,
+  ApprovalsResponseSchema,
+  DecideApprovalBodySchema,
+  type ApprovalDecidedBy,
+} from '../../../src-shared/approvals.js';
+import { isId } from '../../../src-shared/ids.js';
+import { publicApproval } from '../../approvals/service.js';
+import { forbidden, notFound } from '../../errors.js';
+import { authHooks, type Principal } from '../auth/authenticate.js';
+import { principalOf, type AppContext } from '../context.js';
+import { errorResponses } from './error-responses.js';
+
+/**
+ * One inbox for what agents ask before they act: any member or key of the workspace lists the
+ * pending requests; a signed-in member decides, or a key an owner allowed to (`canApprove`).
+ */
+export function approvalRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  const { either } = authHooks(ctx.auth);
+
+  /** A request the caller may see: 404 when there is none, 403 in another workspace. */
+  function visibleApproval(principal: Principal, id: string) {
+    if (!isId('approval', id)) throw notFound('There is no such request');
+    const approval = ctx.approvals.find(id);
+    if (!ctx.access.stillAllowed(principal, approval.workspaceId)) {
+      throw forbidden('This request belongs to a workspace you do not have access to');
+    }
+    return approval;
+  }
+
+  /** Who decides: a member by name, or a key an owner let decide; 403 for any other key. */
+  function decider(principal: Principal): ApprovalDecidedBy {
+    if (principal.kind === 'user') {
+      const user = ctx.repos.users.findById(principal.userId);
+      return { kind: 'user', userId: principal.userId, name: user?.name ?? '' };
+    }
+    const key = ctx.repos.apiKeys.findById(principal.keyId);
+    if (!key?.canApprove) {
+      throw forbidden(
+        'This API key may list requests but not decide them: sign in, or use a key an owner created with canApprove',
+      );
+    }
+    return { kind: 'apiKey', keyId: key.id, label: key.label };
+  }
+
+  api.get(
+    '/api/approvals',
+    {
+      ...either,
+      schema: {
+        summary: 'What agents ask, waiting for a decision',
+        description:
+          "The workspace's pending requests, oldest first (with `sessionId`, that session's only): in a workspace whose `approvals` setting is `ask`, what an agent asks before it acts waits here, and its session's `agentState` is `needs_input`. Each request is rejected at `expiresAt` unless decided first.",
+        tags: ['approvals'],
+        querystring: ApprovalsQuerySchema,
+        response: { 200: ApprovalsResponseSchema, ...errorResponses(400, 401, 403, 404, 429, 500) },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const { organizationId, sessionId } = request.query;
+      const workspaceId = ctx.access.workspaceFor(principal, organizationId);
+      if (sessionId !== undefined) {
+        ctx.access.session(principal, sessionId, workspaceId, (id) => ctx.repos.sessions.find(id));
+      }
+      return { approvals: ctx.approvals.pending(workspaceId, sessionId) };
+    },
+  );
+
+  api.get(
+    '/api/approvals/:approvalId',
+    {
+      ...either,
+      schema: {
+        summary: 'One request, pending or decided',
+        description:
+          'Once decided: `decidedAt`, `decision`, `decidedBy`, and the `optionId` and `message` sent.',
+        tags: ['approvals'],
+        params: ApprovalParamsSchema,
+        response: { 200: ApprovalResponseSchema, ...errorResponses(400, 401, 403, 404, 429, 500) },
+      },
+    },
+    async (request) => ({
+      approval: publicApproval(visibleApproval(principalOf(request), request.params.approvalId)),
+    }),
+  );
+
+  api.post(
+    '/api/approvals/:approvalId',
+    {
+      ...either,
+      schema: {
+        summary: 'Decide what an agent asked',
+        description:
+          '`{ "optionId": … }` chooses one of the request\'s options; `{ "decision": KIND }` the first of its options of that kind (`reject_once` and `reject_always` stand in for each other, and are always possible). `message` goes with a rejection and is passed on where the agent\'s protocol carries one. A signed-in member decides, or an API key an owner created with `canApprove` (403 for any other key). 409 once decided (by anyone, the time-out, or the run\'s end).',
+        tags: ['approvals'],
+        params: ApprovalParamsSchema,
+        body: DecideApprovalBodySchema,
+        response: { 200: ApprovalResponseSchema, ...errorResponses(400, 401, 403, 404, 409, 429, 500, 503) },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const approval = visibleApproval(principal, request.params.approvalId);
+      const by = decider(principal);
+      return { approval: await ctx.approvals.decide(approval, request.body, by) };
+    },
+  );
+}
