@@ -34,6 +34,9 @@ function resultText(result: unknown): string {
     .join('\n');
 }
 
+/** The CLI's own opening words to the model (where it is, the date), not the person's prompt. */
+const CLI_CONTEXT = /^<(session_context|hook_context)>/u;
+
 /**
  * Gemini CLI's chat file, `tmp/<project>/chats/session-*.jsonl`: a header line (session id, start
  * time), then message records (`user`, `gemini` with its thoughts, tokens, model and tool calls
@@ -121,6 +124,10 @@ export function createGeminiHistoryParser(state?: string): HistoryParser {
       case 'user': {
         const prompt = partsText(line.content).trim();
         if (!prompt) return events;
+        // The CLI writes its context as a record of its own when it writes a conversation's
+        // messages out again (resuming an older chat file, rewriting an unreadable one); the
+        // first time it is only in the `$set` of `messages`, which restates the history.
+        if (CLI_CONTEXT.test(prompt)) return events;
         // The CLI's own words to the model (a loop warning) are not the person's prompt.
         if (prompt.startsWith('System: ')) {
           events.push({ kind: 'notice', level: 'error', text: noticeText(prompt.slice('System: '.length)) });
