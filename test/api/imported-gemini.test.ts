@@ -1,14 +1,15 @@
 // Imported Gemini CLI chats over HTTP: what the CLI says to the model on its own is never a
-// prompt the person typed.
+// prompt the person typed, and its thinking reads (and is found) as the model streamed it.
 import { cpSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SearchResponseSchema } from '../../src-shared/search.js';
 import type { SessionFull } from '../../src-shared/sessions.js';
 import { getSession } from '../helpers/agent-runs.js';
 import { useCleanups } from '../helpers/cleanups.js';
 import { ROOT } from '../helpers/cli.js';
 import { followedSession } from '../helpers/imported.js';
-import { seedWorkspace, startTestServer, tempDir } from '../helpers/server.js';
+import { seedWorkspace, startTestServer, tempDir, withKey } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
 
 const cleanup = useCleanups();
@@ -43,7 +44,11 @@ async function imported(root: string) {
     () => getSession(server, owner.user.cookie, summary.id),
     (s) => s.status !== 'active' && s.messages.some((m) => m.type === 'result'),
   );
-  return { session };
+  const search = async (q: string) =>
+    SearchResponseSchema.parse(
+      await (await withKey(server, owner.apiKey, 'GET', `/api/search?q=${encodeURIComponent(q)}`)).json(),
+    );
+  return { session, search };
 }
 
 const prompts = (session: SessionFull) =>
@@ -72,5 +77,24 @@ describe('an imported Gemini CLI chat', () => {
     ]);
     expect(session.messages.filter((m) => m.type === 'result')).toHaveLength(2);
     expect(JSON.stringify(session.messages)).not.toContain('<session_context>');
+  });
+
+  it("joins the thinking's streamed chunks as they came, so search finds its words", async () => {
+    const { root, file } = copyGeminiScenario('plain-answer');
+    backdate(file);
+    const { session, search } = await imported(root);
+
+    const thinking = session.messages.flatMap((m) =>
+      m.type === 'assistant'
+        ? m.message.content.flatMap((b) => (b.type === 'thinking' ? [b.thinking] : []))
+        : [],
+    );
+    expect(thinking).toEqual(['The user wants a greeting.']);
+    const found = await until(
+      () => search('wants'),
+      (result) => result.hits.length > 0,
+    );
+    expect(found.hits[0]).toMatchObject({ sessionId: session.id });
+    expect(found.hits[0]!.snippet).toContain('The user wants a greeting.');
   });
 });
