@@ -149,7 +149,8 @@ export function SessionPage() {
   const { sessionId = '' } = useParams();
   const { workspace } = useWorkspace();
   const query = useSessionSummary(sessionId, useLive());
-  // `?message=N` (a search hit) opens the transcript at that message, outlined.
+  // `?message=N&q=…` (a search hit) opens the transcript at that message, outlined, unfolded,
+  // with the search's terms marked.
   const [searchParams] = useSearchParams();
   const messageParam = searchParams.get('message');
   const focusMessage =
@@ -256,7 +257,12 @@ export function SessionPage() {
       />
       <div className="session-columns">
         <section className="session-transcript" aria-label="Conversation">
-          <Transcript pages={pages} active={active} focusMessage={focusMessage} />
+          <Transcript
+            pages={pages}
+            active={active}
+            focusMessage={focusMessage}
+            focusTerms={searchParams.get('q') ?? undefined}
+          />
           {!runOver &&
             (following ? (
               <p className="working muted" role="status">
