@@ -1,4 +1,5 @@
 import { rmSync } from 'node:fs';
+import type { Locator } from '@playwright/test';
 import { startServe } from '../helpers/cli.js';
 import { tempDir } from '../helpers/server.js';
 import { expect, signIn, test } from './fixtures.js';
@@ -115,6 +116,50 @@ test('the demo: a stop reads as stopped, paused sessions say nobody is working, 
     await page.getByRole('link', { name: 'Sessions' }).first().click();
     const row = page.getByRole('link', { name: /Add retries with backoff to the upload client/ }).first();
     await expect(row.locator('.badge').first()).toHaveText('Stopped');
+  } finally {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("the demo: a stopped session's task panel and its transcript's last task update agree", async ({
+  page,
+}) => {
+  const dataDir = tempDir('sessiondesk-e2e-demo-');
+  const server = await startServe(dataDir, ['--demo', '--log-level', 'warn'], {
+    SESSIONDESK_DEMO_PACE_MS: '3600000',
+  });
+  try {
+    await expect.poll(() => server.stdout()).toContain('Demo sign-in:');
+    const [, email, password] = /Demo sign-in: (\S+) \/ (\S+)/u.exec(server.stdout())!;
+    await signIn(page, server.url, email!, password!);
+    await page
+      .getByRole('link', { name: /Add retries with backoff to the upload client/ })
+      .first()
+      .click();
+    await page.getByRole('button', { name: 'Stop', exact: true }).click();
+    await page
+      .getByRole('dialog', { name: 'Stop this session?' })
+      .getByRole('button', { name: 'Stop the agent' })
+      .click();
+    await expect(page.locator('.session-head .badge').first()).toHaveText('Stopped');
+
+    // Nobody works on a task once the run is over: both say which are done and which are not.
+    const panel = page.getByRole('region', { name: 'Tasks' });
+    const transcriptTodo = page.locator('.todo-update').last();
+    await expect(panel.locator('p').first()).toHaveText(/^\d+ of \d+ done · [1-9]\d* not done$/u);
+    const panelSays = (await panel.locator('p').first().textContent())!;
+    await expect(transcriptTodo.locator('summary')).toContainText(panelSays);
+    await transcriptTodo.locator('summary').click();
+    const marks = (list: Locator) =>
+      list
+        .locator('li')
+        .evaluateAll((items) =>
+          items.map((item) => `${item.className.replace('task ', '')} ${item.textContent?.trim() ?? ''}`),
+        );
+    const shownInPanel = await marks(panel.getByRole('list', { name: 'Tasks' }));
+    expect(shownInPanel.some((t) => t.startsWith('task-not_done'))).toBe(true);
+    expect(await marks(transcriptTodo.getByRole('list', { name: 'Task update' }))).toEqual(shownInPanel);
   } finally {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -2,6 +2,7 @@ import { useCallback, useMemo, useState, type ReactNode } from 'react';
 import { searchTerms, termPattern } from '../../../../src-shared/search-terms';
 import { ErrorState, Loading } from '../../components/States';
 import { fold } from '../../lib/format';
+import { doneSummary, shownStatus, TASK_LABEL, TASK_MARK } from '../../lib/tasks';
 import { Markdown } from './Markdown';
 import { hasMarks, Marked, useUnfolded } from './marks';
 import {
@@ -15,7 +16,6 @@ import type { TranscriptPages } from './use-transcript-pages';
 import { TranscriptFind } from './TranscriptFind';
 import { VirtualList } from './VirtualList';
 
-const TASK_MARK = { pending: '○', in_progress: '◐', completed: '●' } as const;
 const RESULT_LABEL = { success: 'Finished', error: 'Failed', stopped: 'Stopped' } as const;
 
 function Folded({ text, label, marks }: { text: string; label: string; marks: RegExp | null }) {
@@ -157,27 +157,34 @@ function Item({ item, marks }: { item: TranscriptItem; marks: RegExp | null }) {
         </Fold>
       );
     case 'todo': {
-      const done = item.todos.filter((t) => t.status === 'completed').length;
-      const current = item.todos.find((t) => t.status === 'in_progress');
+      const current = item.runOver ? undefined : item.todos.find((t) => t.status === 'in_progress');
       return (
         <Fold className="tool todo-update" marks={marks}>
           <summary>
             <span className="tool-name">Tasks updated</span>
             <span className="tool-summary">
-              {done} of {item.todos.length} done{current ? ` · now: ${current.title}` : ''}
+              {doneSummary(
+                item.todos.map((t) => t.status),
+                item.runOver,
+              )}
+              {current ? ` · now: ${current.title}` : ''}
             </span>
           </summary>
           <ul className="tasks tool-body" aria-label="Task update">
-            {item.todos.map((todo, i) => (
-              <li key={i} className={`task task-${todo.status}`}>
-                <span aria-hidden="true" className="task-mark">
-                  {TASK_MARK[todo.status]}
-                </span>
-                <span>
-                  <Marked text={todo.title} marks={marks} />
-                </span>
-              </li>
-            ))}
+            {item.todos.map((todo, i) => {
+              const status = shownStatus(todo.status, item.runOver);
+              return (
+                <li key={i} className={`task task-${status}`}>
+                  <span aria-hidden="true" className="task-mark">
+                    {TASK_MARK[status]}
+                  </span>
+                  <span>
+                    <Marked text={todo.title} marks={marks} />
+                  </span>
+                  <span className="visually-hidden"> ({TASK_LABEL[status]})</span>
+                </li>
+              );
+            })}
           </ul>
         </Fold>
       );

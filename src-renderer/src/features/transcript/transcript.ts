@@ -19,7 +19,8 @@ export type TranscriptItem =
   | { kind: 'text'; key: string; text: string }
   | { kind: 'thinking'; key: string; text: string }
   | { kind: 'tool'; key: string; use: ToolUse; result: ToolResult | null; state: ToolState }
-  | { kind: 'todo'; key: string; todos: TodoEntry[] }
+  /** `runOver`: the run that wrote it has ended (a result follows it, or the session is over). */
+  | { kind: 'todo'; key: string; todos: TodoEntry[]; runOver: boolean }
   | { kind: 'orphan-result'; key: string; result: ToolResult }
   | {
       kind: 'result';
@@ -116,7 +117,7 @@ export function buildTranscript(messages: Message[], sessionActive = true, first
         if (todos) {
           // Updates in a row say one thing: where the list stands after the last of them.
           if (items.at(-1)?.kind === 'todo') items.pop();
-          items.push({ kind: 'todo', key, todos });
+          items.push({ kind: 'todo', key, todos, runOver: !sessionActive || lastResultAt > m });
           return;
         }
         const result = results.get(block.id) ?? null;
