@@ -98,6 +98,18 @@ function ToolStep({
           label={`${item.use.name} input`}
           marks={marks}
         />
+        {item.children && (
+          <>
+            <div className="eyebrow">Sub-agent</div>
+            <ol className="sub-agent" aria-label="Sub-agent">
+              {item.children.map((child) => (
+                <li key={child.key}>
+                  <Item item={child} marks={marks} />
+                </li>
+              ))}
+            </ol>
+          </>
+        )}
         {item.result && (
           <>
             <div className="eyebrow">{failed ? 'Error' : 'Output'}</div>
@@ -220,7 +232,7 @@ function sameItem(a: TranscriptItem, b: TranscriptItem): boolean {
   return (
     fields.length === Object.keys(right).length &&
     fields.every((field) =>
-      field === 'todos'
+      field === 'todos' || field === 'children'
         ? JSON.stringify(left[field]) === JSON.stringify(right[field])
         : left[field] === right[field],
     )
@@ -235,12 +247,23 @@ function rowOfMessage(items: TranscriptItem[], messageIndex: number, readUpTo: n
   if (readUpTo <= messageIndex) return null;
   let found: string | null = null;
   for (const item of items) {
+    // A sub-agent's message is shown inside the call that started it.
+    if (holdsMessage(item, messageIndex)) return item.key;
     const at = Number(item.key.split('.')[0]);
     if (at > messageIndex) break;
     found = item.key;
     if (at === messageIndex) break;
   }
   return found ?? items[0]?.key ?? null;
+}
+
+function holdsMessage(item: TranscriptItem, messageIndex: number): boolean {
+  return (
+    item.kind === 'tool' &&
+    (item.children ?? []).some(
+      (child) => Number(child.key.split('.')[0]) === messageIndex || holdsMessage(child, messageIndex),
+    )
+  );
 }
 
 /** The line above the first message read: how many come before it, read as the view nears them. */
