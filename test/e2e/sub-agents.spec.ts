@@ -1,10 +1,8 @@
 // A sub-agent's messages in a real browser: shown inside the call that started it, wherever the
 // import or the run wrote them, never after the run's result.
-import { mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { runCli, startServe } from '../helpers/cli.js';
-import { copyClaudeScenario } from '../helpers/imported.js';
-import { seedDataDir } from '../helpers/seed.js';
+import { rmSync } from 'node:fs';
+import { startServe } from '../helpers/cli.js';
+import { copyClaudeScenario, dataDirImporting } from '../helpers/imported.js';
 import { tempDir } from '../helpers/server.js';
 import { expect, signIn, test } from './fixtures.js';
 
@@ -16,23 +14,7 @@ test("an imported Claude Code sub-agent's messages are nested under its Agent ca
   const root = tempDir('sessiondesk-e2e-sub-agent-');
   // Recorded: the main conversation's file, and the sub-agent's beside it (read after it).
   const recorded = copyClaudeScenario('sub-agent', { writtenAgoMs: LONG_AGO_MS });
-  const dataDir = join(root, 'data');
-  mkdirSync(dataDir);
-  const data = await seedDataDir(dataDir);
-  const imported = await runCli(
-    [
-      'history',
-      'import',
-      '--workspace',
-      data.organizationId,
-      '--claude-dir',
-      recorded.root,
-      '--data-dir',
-      dataDir,
-    ],
-    { HOME: root, CLAUDE_CONFIG_DIR: '', CODEX_HOME: '' },
-  );
-  expect(imported.code, imported.stderr).toBe(0);
+  const { dataDir, data } = await dataDirImporting(root, recorded.root, root);
   const server = await startServe(dataDir, ['--log-level', 'warn'], { HOME: root });
   try {
     await signIn(page, server.url, data.email, data.password);
