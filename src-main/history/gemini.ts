@@ -35,6 +35,32 @@ function resultText(result: unknown): string {
 }
 
 /**
+ * A record's thoughts as the model streamed them: the CLI keeps one entry per streamed chunk
+ * ("The user want", "s a greeting."), and a chunk that opens with a bold heading starts a new
+ * thought (its `subject`). Chunks of one thought are joined as they came, with nothing between.
+ */
+function thoughtsOf(thoughts: unknown): string[] {
+  const joined: string[] = [];
+  let current: string | undefined;
+  for (const thought of Array.isArray(thoughts) ? thoughts : []) {
+    const t = obj(thought);
+    const subject = str(t?.subject);
+    const description = str(t?.description) ?? '';
+    if (subject || current === undefined) {
+      if (current) joined.push(current);
+      current = subject ? [subject, description].filter(Boolean).join(': ') : description;
+    } else {
+      current += description;
+    }
+  }
+  if (current) joined.push(current);
+  return joined;
+}
+
+/** The CLI's own opening words to the model (where it is, the date), not the person's prompt. */
+const CLI_CONTEXT = /^<(session_context|hook_context)>/u;
+
+/**
  * Gemini CLI's chat file, `tmp/<project>/chats/session-*.jsonl`: a header line (session id, start
  * time), then message records (`user`, `gemini` with its thoughts, tokens, model and tool calls
  * holding their results, `info`, `error`, `warning`), and `$set` lines that update the header. A
@@ -66,10 +92,8 @@ export function createGeminiHistoryParser(state?: string): HistoryParser {
     }
     const fresh = (key: string) => !shown.has(key) && shown.add(key) !== undefined;
     const content: ContentBlock[] = [];
-    (Array.isArray(record.thoughts) ? record.thoughts : []).forEach((thought, i) => {
-      const t = obj(thought);
-      const thinking = [str(t?.subject), str(t?.description)].filter(Boolean).join(': ');
-      if (thinking && fresh(`thought:${i}`)) content.push({ type: 'thinking', thinking });
+    thoughtsOf(record.thoughts).forEach((thinking, i) => {
+      if (fresh(`thought:${i}`)) content.push({ type: 'thinking', thinking });
     });
     const text = partsText(record.content);
     if (text && fresh('text')) content.push({ type: 'text', text });
@@ -121,6 +145,10 @@ export function createGeminiHistoryParser(state?: string): HistoryParser {
       case 'user': {
         const prompt = partsText(line.content).trim();
         if (!prompt) return events;
+        // The CLI writes its context as a record of its own when it writes a conversation's
+        // messages out again (resuming an older chat file, rewriting an unreadable one); the
+        // first time it is only in the `$set` of `messages`, which restates the history.
+        if (CLI_CONTEXT.test(prompt)) return events;
         // The CLI's own words to the model (a loop warning) are not the person's prompt.
         if (prompt.startsWith('System: ')) {
           events.push({ kind: 'notice', level: 'error', text: noticeText(prompt.slice('System: '.length)) });

@@ -1,4 +1,7 @@
 import { SEARCH_PREFIX_MIN, SEARCH_WORDS_MAX } from '../../src-shared/search.js';
+import { searchTerms, type SearchTerm } from '../../src-shared/search-terms.js';
+
+export type { SearchTerm };
 
 /**
  * What a person types in the search box, made into an FTS5 expression that cannot be a syntax
@@ -10,11 +13,6 @@ import { SEARCH_PREFIX_MIN, SEARCH_WORDS_MAX } from '../../src-shared/search.js'
  * postings of every word it starts): a term repeated counts once, a query of more than
  * SEARCH_WORDS_MAX words or with a prefix shorter than SEARCH_PREFIX_MIN is refused.
  */
-
-export type SearchTerm =
-  | { kind: 'word'; tokens: string[] }
-  | { kind: 'phrase'; tokens: string[] }
-  | { kind: 'prefix'; tokens: string[] };
 
 export interface ParsedQuery {
   /** The expression for `MATCH`. */
@@ -28,42 +26,10 @@ export interface RefusedQuery {
   detail: string;
 }
 
-/** Letters and digits make words, as FTS5's unicode61 tokenizer cuts them. */
-const TOKEN = /[\p{L}\p{N}\p{M}]+/gu;
-
-export function tokensOf(text: string): string[] {
-  return text.toLowerCase().match(TOKEN) ?? [];
-}
-
 const quoted = (tokens: string[]) => `"${tokens.join(' ')}"`;
 
-function termsOf(text: string): SearchTerm[] {
-  const terms: SearchTerm[] = [];
-  const pattern = /"([^"]*)"?|(\S+)/gu;
-  for (const match of text.matchAll(pattern)) {
-    if (match[1] !== undefined) {
-      const tokens = tokensOf(match[1]);
-      if (tokens.length > 0) terms.push({ kind: tokens.length === 1 ? 'word' : 'phrase', tokens });
-      continue;
-    }
-    const word = match[2] ?? '';
-    const tokens = tokensOf(word);
-    if (tokens.length === 0) continue;
-    if (word.endsWith('*')) terms.push({ kind: 'prefix', tokens });
-    // `foo.bar` or `snake_case` are one term of several tokens in a row, as FTS5 reads them.
-    else terms.push({ kind: tokens.length === 1 ? 'word' : 'phrase', tokens });
-  }
-  const seen = new Set<string>();
-  return terms.filter((term) => {
-    const key = `${term.kind}:${term.tokens.join(' ')}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
-}
-
 export function parseQuery(text: string): ParsedQuery | RefusedQuery {
-  const terms = termsOf(text);
+  const terms = searchTerms(text);
   if (terms.length === 0) {
     return { refused: 'Search for at least one word', detail: 'has no letters or digits to search for' };
   }

@@ -1,4 +1,4 @@
-import type { SearchTerm } from './query.js';
+import { termPattern, type SearchTerm } from '../../src-shared/search-terms.js';
 
 /** A snippet is plain text of at most this many characters. */
 export const SNIPPET_CHARS = 240;
@@ -7,19 +7,6 @@ export interface Snippet {
   snippet: string;
   /** `[start, end)` character ranges of the matched terms in `snippet`. */
   highlights: Array<[number, number]>;
-}
-
-const WORD_CHAR = '[\\p{L}\\p{N}\\p{M}]';
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&');
-
-/** One pattern finding every term as FTS5 matched it: whole words, phrases, prefixes. */
-function termPattern(terms: SearchTerm[]): RegExp {
-  const alternatives = terms.map((term) => {
-    const body = term.tokens.map(escape).join(`${WORD_CHAR.replace('[', '[^')}+`);
-    const tail = term.kind === 'prefix' ? `${WORD_CHAR}*` : `(?!${WORD_CHAR})`;
-    return `(?<!${WORD_CHAR})${body}${tail}`;
-  });
-  return new RegExp(alternatives.join('|'), 'giu');
 }
 
 /**

@@ -168,9 +168,10 @@ const LONG_TOOL_RUNS = [
   {
     kind: 'claude-code' as const,
     script: CLAUDE_LONG_TOOL,
-    // What the first response reported as it started (Claude Code prints no result when
-    // stopped): its output counted so far is 1. The session's model has no price: no cost.
-    stopped: usage(300, 1, 100),
+    // From Claude Code's own session file (it prints no result when stopped, and its stream
+    // printed the response's usage as it started: an output of 1). The session's model has no
+    // price: no cost.
+    stopped: usage(300, 20, 100),
     // The follow-up's own response, as the CLI's result line counts it, with its cost.
     followUp: { ...usage(400, 7, 300), costUsd: expect.any(Number) as number },
   },

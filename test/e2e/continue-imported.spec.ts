@@ -8,8 +8,8 @@ import { claudeCodeCommand } from '../../src-main/agents/kinds/claude-code/comma
 import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
 import { runProgram } from '../helpers/agent-cli.js';
 import { claudeCodeEnv } from '../helpers/claude-code-cli.js';
-import { runCli, startServe } from '../helpers/cli.js';
-import { seedDataDir } from '../helpers/seed.js';
+import { startServe } from '../helpers/cli.js';
+import { dataDirImporting } from '../helpers/imported.js';
 import { tempDir } from '../helpers/server.js';
 import { agentCliTool } from '../helpers/tools.js';
 import { expect, signIn, test } from './fixtures.js';
@@ -60,23 +60,7 @@ test('an imported session continues in its own folder after a confirmation', asy
       const run = await runProgram(bin!, command.args, command.stdin, folder, cliEnv);
       expect(run.code, run.stderr).toBe(0);
     }
-    const dataDir = join(root, 'data');
-    mkdirSync(dataDir);
-    const data = await seedDataDir(dataDir);
-    const imported = await runCli(
-      [
-        'history',
-        'import',
-        '--workspace',
-        data.organizationId,
-        '--claude-dir',
-        join(home, '.claude'),
-        '--data-dir',
-        dataDir,
-      ],
-      { HOME: home, CLAUDE_CONFIG_DIR: '', CODEX_HOME: '' },
-    );
-    expect(imported.code, imported.stderr).toBe(0);
+    const { dataDir, data } = await dataDirImporting(root, join(home, '.claude'), home);
     const server = await startServe(dataDir, ['--log-level', 'warn'], {
       ...Object.fromEntries(QUIET.map((name) => [name, cliEnv[name]])),
       HOME: home,

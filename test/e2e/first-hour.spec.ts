@@ -1,4 +1,5 @@
 import { rmSync } from 'node:fs';
+import type { Locator, Page } from '@playwright/test';
 import { startServe } from '../helpers/cli.js';
 import { tempDir } from '../helpers/server.js';
 import { expect, signIn, test } from './fixtures.js';
@@ -73,17 +74,38 @@ test('at 900 px the stat cards stay short, their descriptions kept as tooltips',
   await expect(card.locator('.stat-hint')).toBeVisible();
 });
 
-test('the demo: a stop reads as stopped, paused sessions say nobody is working, cost is simulated', async ({
-  page,
-}) => {
+/** `serve --demo`, its simulated agent held still, signed in as the demo's owner. */
+async function signedInToDemo(page: Page) {
   const dataDir = tempDir('sessiondesk-e2e-demo-');
   const server = await startServe(dataDir, ['--demo', '--log-level', 'warn'], {
     SESSIONDESK_DEMO_PACE_MS: '3600000',
   });
+  await expect.poll(() => server.stdout()).toContain('Demo sign-in:');
+  const [, email, password] = /Demo sign-in: (\S+) \/ (\S+)/u.exec(server.stdout())!;
+  await signIn(page, server.url, email!, password!);
+  return {
+    async stop() {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Stops the session the page shows, as a person does: Stop, then confirm. */
+async function stopTheSession(page: Page) {
+  await page.getByRole('button', { name: 'Stop', exact: true }).click();
+  await page
+    .getByRole('dialog', { name: 'Stop this session?' })
+    .getByRole('button', { name: 'Stop the agent' })
+    .click();
+  await expect(page.locator('.session-head .badge').first()).toHaveText('Stopped');
+}
+
+test('the demo: a stop reads as stopped, paused sessions say nobody is working, cost is simulated', async ({
+  page,
+}) => {
+  const demo = await signedInToDemo(page);
   try {
-    await expect.poll(() => server.stdout()).toContain('Demo sign-in:');
-    const [, email, password] = /Demo sign-in: (\S+) \/ (\S+)/u.exec(server.stdout())!;
-    await signIn(page, server.url, email!, password!);
     const cost = page.getByRole('region', { name: 'Workspace stats' }).locator('.stat').last();
     await expect(cost).toContainText('Agent cost this week');
     await expect(cost.locator('.stat-value')).toContainText(/\$\d+\.\d\d simulated/);
@@ -106,17 +128,43 @@ test('the demo: a stop reads as stopped, paused sessions say nobody is working, 
     );
 
     // Stopped: neutral on the page and in the list, never the green of a success.
-    await page.getByRole('button', { name: 'Stop', exact: true }).click();
-    await page
-      .getByRole('dialog', { name: 'Stop this session?' })
-      .getByRole('button', { name: 'Stop the agent' })
-      .click();
-    await expect(page.locator('.session-head .badge').first()).toHaveText('Stopped');
+    await stopTheSession(page);
     await page.getByRole('link', { name: 'Sessions' }).first().click();
     const row = page.getByRole('link', { name: /Add retries with backoff to the upload client/ }).first();
     await expect(row.locator('.badge').first()).toHaveText('Stopped');
   } finally {
-    await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await demo.stop();
+  }
+});
+
+test("the demo: a stopped session's task panel and its transcript's last task update agree", async ({
+  page,
+}) => {
+  const demo = await signedInToDemo(page);
+  try {
+    await page
+      .getByRole('link', { name: /Add retries with backoff to the upload client/ })
+      .first()
+      .click();
+    await stopTheSession(page);
+
+    // Nobody works on a task once the run is over: both say which are done and which are not.
+    const panel = page.getByRole('region', { name: 'Tasks' });
+    const transcriptTodo = page.locator('.todo-update').last();
+    await expect(panel.locator('p').first()).toHaveText(/^\d+ of \d+ done · [1-9]\d* not done$/u);
+    const panelSays = (await panel.locator('p').first().textContent())!;
+    await expect(transcriptTodo.locator('summary')).toContainText(panelSays);
+    await transcriptTodo.locator('summary').click();
+    const marks = (list: Locator) =>
+      list
+        .locator('li')
+        .evaluateAll((items) =>
+          items.map((item) => `${item.className.replace('task ', '')} ${item.textContent?.trim() ?? ''}`),
+        );
+    const shownInPanel = await marks(panel.getByRole('list', { name: 'Tasks' }));
+    expect(shownInPanel.some((t) => t.startsWith('task-not_done'))).toBe(true);
+    expect(await marks(transcriptTodo.getByRole('list', { name: 'Task update' }))).toEqual(shownInPanel);
+  } finally {
+    await demo.stop();
   }
 });

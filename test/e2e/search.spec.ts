@@ -64,13 +64,16 @@ test('search finds words in tool output and opens the session at that message, o
   await expect(page).toHaveURL(/in=transcripts/u);
 
   await group.getByRole('link').click();
-  await expect(page).toHaveURL(new RegExp(`/sessions/${searchable.sessionId}\\?message=${HIT_AT}$`, 'u'));
+  await expect(page).toHaveURL(
+    new RegExp(`/sessions/${searchable.sessionId}\\?message=${HIT_AT}&q=marmalize\\*$`, 'u'),
+  );
   // The tool's output is shown with the call that asked for it: that row is outlined and in view.
   const focused = page.locator('li.row-focused');
   await expect(focused).toBeVisible();
   await expect(focused).toContainText('grep -rn Delay src');
-  await focused.locator('summary').click();
-  await expect(focused).toContainText('marmalizeDelay(attempt)');
+  // Opened, with the words the search found marked.
+  await expect(focused.locator('mark')).toHaveText('marmalizeDelay');
+  await expect(focused.locator('mark')).toBeVisible();
 });
 
 test('a search with no match in any transcript says so', async ({ page, searchable }) => {
@@ -81,4 +84,66 @@ test('a search with no match in any transcript says so', async ({ page, searchab
     searchable.password,
   );
   await expect(page.getByRole('heading', { name: 'No messages match' })).toBeVisible();
+});
+
+test('a search hit opens its message unfolded, the matched words marked in it', async ({ page }) => {
+  // The match is deep in a long tool output (folded after 20 lines) and in a thinking (folded).
+  const output = Array.from({ length: 40 }, (_, i) =>
+    i === 33 ? 'src/queue.ts:33: flushWombatBuffer(queue);' : `src/queue.ts:${i}: // nothing here`,
+  ).join('\n');
+  const served = await serveWithSession('Drain the queue', [
+    { type: 'user', message: { content: 'Why does the queue stall?' } },
+    {
+      type: 'assistant',
+      message: { content: [{ type: 'thinking', thinking: 'The wombat buffer is never flushed, I think.' }] },
+    },
+    {
+      type: 'assistant',
+      message: {
+        content: [
+          { type: 'tool_use', id: 'toolu_1', name: 'Bash', input: { command: 'grep -rn queue src' } },
+        ],
+      },
+    },
+    {
+      type: 'assistant',
+      message: {
+        content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: output, is_error: false }],
+      },
+    },
+    {
+      type: 'assistant',
+      message: { content: [{ type: 'text', text: 'The buffer is flushed only on exit.' }] },
+    },
+  ]);
+  try {
+    await signIn(page, served.url, served.email, served.password);
+    await page.getByLabel('In transcripts').check();
+    await page.getByRole('searchbox').fill('flushWombatBuffer');
+    const group = page.getByRole('list', { name: 'Matches in Drain the queue' });
+    await expect(group.getByRole('link')).toHaveCount(1);
+    await group.getByRole('link').click();
+
+    const focused = page.locator('li.row-focused');
+    const output33 = focused.getByLabel('Bash output');
+    await expect(output33).toBeVisible();
+    await expect(output33.locator('mark')).toHaveText('flushWombatBuffer');
+    await expect(output33.locator('mark')).toBeVisible();
+    // Only the hit's message is unfolded and marked.
+    await expect(page.locator('details.thinking')).not.toHaveAttribute('open', '');
+    await expect(page.locator('mark')).toHaveCount(1);
+
+    // The fold is the person's again: closing it closes it.
+    await focused.locator('summary').click();
+    await expect(output33).toBeHidden();
+
+    // A hit in the thinking opens the thinking, with the search's words marked.
+    await page.goto(`${served.url}/?in=transcripts&q=wombat`);
+    await page.getByRole('list', { name: 'Matches in Drain the queue' }).getByRole('link').click();
+    const thinking = page.locator('li.row-focused details.thinking');
+    await expect(thinking).toHaveAttribute('open', '');
+    await expect(thinking.locator('mark')).toHaveText('wombat');
+  } finally {
+    await served.stop();
+  }
 });

@@ -1,4 +1,4 @@
-import { cpSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { newId } from '../../src-main/accounts/secrets.js';
 import {
@@ -6,7 +6,8 @@ import {
   type HistoryKind,
   type SessionSummary,
 } from '../../src-shared/sessions.js';
-import { ROOT } from './cli.js';
+import { ROOT, runCli } from './cli.js';
+import { seedDataDir } from './seed.js';
 import { addHistorySource, tempDir, withKey, type seedWorkspace, type TestServer } from './server.js';
 import { until } from './until.js';
 
@@ -96,4 +97,29 @@ export async function followedSession(
   const [session] = list.sessions;
   if (!session) throw new Error(`nothing was imported from ${source.rootDir}`);
   return session;
+}
+
+/**
+ * A seeded data directory under `root` whose workspace has imported the Claude Code folder
+ * `claudeDir` with `sessiondesk history import`, as a person does from a terminal.
+ */
+export async function dataDirImporting(root: string, claudeDir: string, home: string) {
+  const dataDir = join(root, 'data');
+  mkdirSync(dataDir);
+  const data = await seedDataDir(dataDir);
+  const imported = await runCli(
+    [
+      'history',
+      'import',
+      '--workspace',
+      data.organizationId,
+      '--claude-dir',
+      claudeDir,
+      '--data-dir',
+      dataDir,
+    ],
+    { HOME: home, CLAUDE_CONFIG_DIR: '', CODEX_HOME: '' },
+  );
+  if (imported.code !== 0) throw new Error(`history import failed: ${imported.stderr}`);
+  return { dataDir, data };
 }

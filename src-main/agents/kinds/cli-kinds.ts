@@ -28,7 +28,9 @@ export interface CliKindSpec {
   parser(options: { usageBefore?: AgentUsage }): AgentParser;
   /**
    * A run's usage from the CLI's own session file: for a run that ended without its final
-   * line (stopped, interrupted) and printed none before it, and for one a crash cut off.
+   * line (stopped, interrupted), and for one a crash cut off. It stands in for what the run
+   * printed before the stop: Claude Code prints each response's usage as the response starts
+   * (an output of 1 or 3 tokens), and logs the whole response's in its file.
    */
   loggedUsage?: LoggedUsage;
   /**

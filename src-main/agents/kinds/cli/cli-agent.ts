@@ -227,8 +227,9 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
     // Tool calls and tasks left open are closed, however the run ended.
     enqueue(parser.end());
     await recording;
-    if (!ending && !usage && conversationId !== undefined && spec.loggedUsage) {
-      // Ended before the line that reports usage: what the CLI logged as it went.
+    if (!ending && conversationId !== undefined && spec.loggedUsage) {
+      // Ended before the line that reports usage: what the CLI logged as it went, which is
+      // whole where what it printed so far may count a response only as it started.
       const logged = await spec
         .loggedUsage({
           env,

@@ -17,6 +17,7 @@ import { AGENT_NAMES, usageDetail, usageText } from '../../lib/usage';
 import { useWorkspace } from '../../lib/workspace';
 import { Transcript } from '../transcript/Transcript';
 import { ChangesView } from '../changes/ChangesView';
+import { doneSummary, shownStatus, TASK_LABEL, TASK_MARK } from '../../lib/tasks';
 import { useTranscriptPages } from '../transcript/use-transcript-pages';
 import { FollowUp } from './FollowUp';
 import { ImportedDetails, ImportedFrom } from './ImportedOrigin';
@@ -96,37 +97,23 @@ function TitleEditor({
   );
 }
 
-type TaskShown = Task['status'] | 'not_done';
-const TASK_MARK: Record<TaskShown, string> = {
-  pending: '○',
-  in_progress: '◐',
-  completed: '●',
-  not_done: '✕',
-};
-const TASK_LABEL: Record<TaskShown, string> = {
-  pending: 'Pending',
-  in_progress: 'In progress',
-  completed: 'Done',
-  not_done: 'Not done',
-};
-
 /**
  * The agent's checklist. Once its run is over, tasks it left pending or in progress are
  * shown as not done: nobody is working on them any more.
  */
 function Tasks({ tasks, runOver }: { tasks: Task[]; runOver: boolean }) {
   if (tasks.length === 0) return <p className="muted small">The agent has not planned any tasks.</p>;
-  const done = tasks.filter((t) => t.status === 'completed').length;
-  const left = tasks.length - done;
   return (
     <>
       <p className="muted small">
-        {done} of {tasks.length} done
-        {runOver && left > 0 ? ` · ${left} not done` : ''}
+        {doneSummary(
+          tasks.map((t) => t.status),
+          runOver,
+        )}
       </p>
       <ul className="tasks" aria-label="Tasks">
         {tasks.map((task) => {
-          const status = runOver && task.status !== 'completed' ? 'not_done' : task.status;
+          const status = shownStatus(task.status, runOver);
           return (
             <li key={task.id} className={`task task-${status}`}>
               <span aria-hidden="true" className="task-mark">
@@ -149,7 +136,8 @@ export function SessionPage() {
   const { sessionId = '' } = useParams();
   const { workspace } = useWorkspace();
   const query = useSessionSummary(sessionId, useLive());
-  // `?message=N` (a search hit) opens the transcript at that message, outlined.
+  // `?message=N&q=…` (a search hit) opens the transcript at that message, outlined, unfolded,
+  // with the search's terms marked.
   const [searchParams] = useSearchParams();
   const messageParam = searchParams.get('message');
   const focusMessage =
@@ -256,7 +244,12 @@ export function SessionPage() {
       />
       <div className="session-columns">
         <section className="session-transcript" aria-label="Conversation">
-          <Transcript pages={pages} active={active} focusMessage={focusMessage} />
+          <Transcript
+            pages={pages}
+            active={active}
+            focusMessage={focusMessage}
+            focusTerms={searchParams.get('q') ?? undefined}
+          />
           {!runOver &&
             (following ? (
               <p className="working muted" role="status">

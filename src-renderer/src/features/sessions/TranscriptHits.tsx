@@ -99,7 +99,10 @@ export function TranscriptHits({
               <ul className="hits" aria-label={`Matches in ${first.title}`}>
                 {group.map((hit) => (
                   <li key={hit.messageIndex}>
-                    <Link to={`/sessions/${hit.sessionId}?message=${hit.messageIndex}`} className="hit">
+                    <Link
+                      to={`/sessions/${hit.sessionId}?message=${hit.messageIndex}&q=${encodeURIComponent(q)}`}
+                      className="hit"
+                    >
                       <span className="hit-where muted small">Message {hit.messageIndex + 1}</span>
                       <Snippet hit={hit} />
                     </Link>

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import ReactMarkdown from 'react-markdown';
 import remarkGfm from 'remark-gfm';
+import { rehypeMarks } from './marks';
 
 /**
  * An image in an agent's text is not fetched when the transcript is shown: a fetch tells the
@@ -35,12 +36,16 @@ function ImageOnRequest({ src, alt }: { src?: string | undefined; alt?: string |
   );
 }
 
-/** Agent text as Markdown. Raw HTML is never rendered; links open outside the app; images load on request. */
-export function Markdown({ text }: { text: string }) {
+/**
+ * Agent text as Markdown. Raw HTML is never rendered; links open outside the app; images load on
+ * request. `marks` marks a search's terms in it.
+ */
+export function Markdown({ text, marks = null }: { text: string; marks?: RegExp | null }) {
   return (
     <div className="markdown">
       <ReactMarkdown
         remarkPlugins={[remarkGfm]}
+        rehypePlugins={marks ? [rehypeMarks(marks)] : []}
         components={{
           a: ({ href, children }) => (
             <a href={href} target="_blank" rel="noreferrer noopener">

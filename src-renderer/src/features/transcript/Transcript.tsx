@@ -1,7 +1,10 @@
-import { useMemo, useState } from 'react';
+import { useCallback, useMemo, useState, type ReactNode } from 'react';
+import { searchTerms, termPattern } from '../../../../src-shared/search-terms';
 import { ErrorState, Loading } from '../../components/States';
 import { fold } from '../../lib/format';
+import { doneSummary, shownStatus, TASK_LABEL, TASK_MARK } from '../../lib/tasks';
 import { Markdown } from './Markdown';
+import { hasMarks, Marked, useUnfolded } from './marks';
 import {
   buildTranscript,
   toolResultText,
@@ -13,16 +16,15 @@ import type { TranscriptPages } from './use-transcript-pages';
 import { TranscriptFind } from './TranscriptFind';
 import { VirtualList } from './VirtualList';
 
-const TASK_MARK = { pending: '○', in_progress: '◐', completed: '●' } as const;
 const RESULT_LABEL = { success: 'Finished', error: 'Failed', stopped: 'Stopped' } as const;
 
-function Folded({ text, label }: { text: string; label: string }) {
-  const [all, setAll] = useState(false);
+function Folded({ text, label, marks }: { text: string; label: string; marks: RegExp | null }) {
+  const [all, setAll] = useUnfolded(hasMarks(text, marks));
   const { short, folded } = fold(text);
   return (
     <>
       <pre className="code" aria-label={label}>
-        {all || !folded ? text : short}
+        <Marked text={all || !folded ? text : short} marks={marks} />
       </pre>
       {folded && (
         <button type="button" className="link-button" onClick={() => setAll(!all)}>
@@ -40,27 +42,82 @@ const TOOL_STATE_LABEL: Record<ToolState, string> = {
   ended: 'ended without a result',
 };
 
-function ToolStep({ item }: { item: Extract<TranscriptItem, { kind: 'tool' }> }) {
+/**
+ * A fold of the transcript (a tool call, thinking): closed, unless it holds a search's match
+ * (then open until the person closes it).
+ */
+function Fold({
+  className,
+  marks,
+  children,
+}: {
+  className: string;
+  marks: RegExp | null;
+  children: ReactNode;
+}) {
+  const [open, setOpen] = useUnfolded(marks !== null);
+  return (
+    <details
+      className={className}
+      open={open}
+      onToggle={(e) => {
+        if (e.currentTarget.open !== open) setOpen(e.currentTarget.open);
+      }}
+    >
+      {children}
+    </details>
+  );
+}
+
+function ToolStep({
+  item,
+  marks,
+}: {
+  item: Extract<TranscriptItem, { kind: 'tool' }>;
+  marks: RegExp | null;
+}) {
   const summary = toolSummary(item.use);
   const failed = item.state === 'error';
   return (
-    <details className={`tool tool-${item.state}`}>
+    <Fold className={`tool tool-${item.state}`} marks={marks}>
       <summary>
-        <span className="tool-name">{item.use.name}</span>
-        {summary && <code className="tool-summary">{summary}</code>}
+        <span className="tool-name">
+          <Marked text={item.use.name} marks={marks} />
+        </span>
+        {summary && (
+          <code className="tool-summary">
+            <Marked text={summary} marks={marks} />
+          </code>
+        )}
         <span className="tool-state">{TOOL_STATE_LABEL[item.state]}</span>
       </summary>
       <div className="tool-body">
         <div className="eyebrow">Input</div>
-        <Folded text={JSON.stringify(item.use.input, null, 2)} label={`${item.use.name} input`} />
+        <Folded
+          text={JSON.stringify(item.use.input, null, 2)}
+          label={`${item.use.name} input`}
+          marks={marks}
+        />
+        {item.children && (
+          <>
+            <div className="eyebrow">Sub-agent</div>
+            <ol className="sub-agent" aria-label="Sub-agent">
+              {item.children.map((child) => (
+                <li key={child.key}>
+                  <Item item={child} marks={marks} />
+                </li>
+              ))}
+            </ol>
+          </>
+        )}
         {item.result && (
           <>
             <div className="eyebrow">{failed ? 'Error' : 'Output'}</div>
-            <Folded text={toolResultText(item.result)} label={`${item.use.name} output`} />
+            <Folded text={toolResultText(item.result)} label={`${item.use.name} output`} marks={marks} />
           </>
         )}
       </div>
-    </details>
+    </Fold>
   );
 }
 
@@ -71,63 +128,77 @@ function resultFacts(item: { durationMs: number; turns: number }): string[] {
   ];
 }
 
-function Item({ item }: { item: TranscriptItem }) {
+/** An item of the transcript; `marks` marks a search's terms in it, and opens its folds. */
+function Item({ item, marks }: { item: TranscriptItem; marks: RegExp | null }) {
   switch (item.kind) {
     case 'user':
       return (
         <div className="turn turn-user">
           <div className="eyebrow">Prompt</div>
-          <p className="user-text">{item.text}</p>
+          <p className="user-text">
+            <Marked text={item.text} marks={marks} />
+          </p>
         </div>
       );
     case 'text':
       return (
         <div className="turn turn-assistant">
-          <Markdown text={item.text} />
+          <Markdown text={item.text} marks={marks} />
         </div>
       );
     case 'thinking':
       return (
-        <details className="thinking">
+        <Fold className="thinking" marks={marks}>
           <summary>Thinking</summary>
-          <p>{item.text}</p>
-        </details>
+          <p>
+            <Marked text={item.text} marks={marks} />
+          </p>
+        </Fold>
       );
     case 'tool':
-      return <ToolStep item={item} />;
+      return <ToolStep item={item} marks={marks} />;
     case 'orphan-result':
       return (
-        <details className="tool">
+        <Fold className="tool" marks={marks}>
           <summary>
             <span className="tool-name">Tool output</span>
           </summary>
           <div className="tool-body">
-            <Folded text={toolResultText(item.result)} label="Tool output" />
+            <Folded text={toolResultText(item.result)} label="Tool output" marks={marks} />
           </div>
-        </details>
+        </Fold>
       );
     case 'todo': {
-      const done = item.todos.filter((t) => t.status === 'completed').length;
-      const current = item.todos.find((t) => t.status === 'in_progress');
+      const current = item.runOver ? undefined : item.todos.find((t) => t.status === 'in_progress');
       return (
-        <details className="tool todo-update">
+        <Fold className="tool todo-update" marks={marks}>
           <summary>
             <span className="tool-name">Tasks updated</span>
             <span className="tool-summary">
-              {done} of {item.todos.length} done{current ? ` · now: ${current.title}` : ''}
+              {doneSummary(
+                item.todos.map((t) => t.status),
+                item.runOver,
+              )}
+              {current ? ` · now: ${current.title}` : ''}
             </span>
           </summary>
           <ul className="tasks tool-body" aria-label="Task update">
-            {item.todos.map((todo, i) => (
-              <li key={i} className={`task task-${todo.status}`}>
-                <span aria-hidden="true" className="task-mark">
-                  {TASK_MARK[todo.status]}
-                </span>
-                <span>{todo.title}</span>
-              </li>
-            ))}
+            {item.todos.map((todo, i) => {
+              const status = shownStatus(todo.status, item.runOver);
+              return (
+                <li key={i} className={`task task-${status}`}>
+                  <span aria-hidden="true" className="task-mark">
+                    {TASK_MARK[status]}
+                  </span>
+                  <span>
+                    <Marked text={todo.title} marks={marks} />
+                  </span>
+                  <span className="visually-hidden"> ({TASK_LABEL[status]})</span>
+                </li>
+              );
+            })}
           </ul>
-        </details>
+        </Fold>
       );
     }
     case 'result':
@@ -141,7 +212,7 @@ function Item({ item }: { item: TranscriptItem }) {
               · {fact}
             </span>
           ))}
-          <Markdown text={item.text} />
+          <Markdown text={item.text} marks={marks} />
         </div>
       );
   }
@@ -152,8 +223,6 @@ const ESTIMATED_ROW_PX = 56;
 /** Up to this many rows, all are in the page, so the browser's find in page sees the whole transcript. */
 const RENDER_ALL_UP_TO = 150;
 
-const renderItem = (item: TranscriptItem) => <Item item={item} />;
-
 /** Rows are rebuilt as messages arrive; one whose parts are the same need not render again. */
 function sameItem(a: TranscriptItem, b: TranscriptItem): boolean {
   if (a === b) return true;
@@ -163,7 +232,7 @@ function sameItem(a: TranscriptItem, b: TranscriptItem): boolean {
   return (
     fields.length === Object.keys(right).length &&
     fields.every((field) =>
-      field === 'todos'
+      field === 'todos' || field === 'children'
         ? JSON.stringify(left[field]) === JSON.stringify(right[field])
         : left[field] === right[field],
     )
@@ -178,12 +247,23 @@ function rowOfMessage(items: TranscriptItem[], messageIndex: number, readUpTo: n
   if (readUpTo <= messageIndex) return null;
   let found: string | null = null;
   for (const item of items) {
+    // A sub-agent's message is shown inside the call that started it.
+    if (holdsMessage(item, messageIndex)) return item.key;
     const at = Number(item.key.split('.')[0]);
     if (at > messageIndex) break;
     found = item.key;
     if (at === messageIndex) break;
   }
   return found ?? items[0]?.key ?? null;
+}
+
+function holdsMessage(item: TranscriptItem, messageIndex: number): boolean {
+  return (
+    item.kind === 'tool' &&
+    (item.children ?? []).some(
+      (child) => Number(child.key.split('.')[0]) === messageIndex || holdsMessage(child, messageIndex),
+    )
+  );
 }
 
 /** The line above the first message read: how many come before it, read as the view nears them. */
@@ -216,23 +296,35 @@ export function Transcript({
   pages,
   active,
   focusMessage,
+  focusTerms,
 }: {
   pages: TranscriptPages;
   active: boolean;
   /** A message to bring into view and outline once it is read (a search hit's). */
   focusMessage?: number | undefined;
+  /** The search that found `focusMessage`: its terms are marked there, its folds open. */
+  focusTerms?: string | undefined;
 }) {
   const { messages, start } = pages;
   const items = useMemo(() => buildTranscript(messages, active, start ?? 0), [messages, active, start]);
-  const [focus, setFocus] = useState<{ key: string; request: number } | null>(null);
+  const [focus, setFocus] = useState<{ key: string; request: number; terms?: string } | null>(null);
   const [focusedMessage, setFocusedMessage] = useState<number | undefined>(undefined);
   if (focusMessage !== undefined && focusMessage !== focusedMessage && start !== null) {
     const key = rowOfMessage(items, focusMessage, start + messages.length);
     if (key !== null) {
       setFocusedMessage(focusMessage);
-      setFocus({ key, request: (focus?.request ?? 0) + 1 });
+      setFocus({ key, request: (focus?.request ?? 0) + 1, ...(focusTerms ? { terms: focusTerms } : {}) });
     }
   }
+  const focusedTerms = focus?.terms;
+  const marks = useMemo(() => {
+    const terms = focusedTerms ? searchTerms(focusedTerms) : [];
+    return terms.length > 0 ? termPattern(terms) : null;
+  }, [focusedTerms]);
+  const renderItem = useCallback(
+    (item: TranscriptItem, focused: boolean) => <Item item={item} marks={focused ? marks : null} />,
+    [marks],
+  );
   if (start === null) {
     return pages.error ? (
       <ErrorState error={pages.error} onRetry={pages.retry} />

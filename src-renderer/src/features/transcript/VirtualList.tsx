@@ -26,7 +26,8 @@ function sameHold(a: Hold, b: Hold): boolean {
 
 interface VirtualListProps<T extends { key: string }> {
   items: readonly T[];
-  renderItem: (item: T) => ReactNode;
+  /** A row's content; `focused` is true for the row `focus` names. */
+  renderItem: (item: T, focused: boolean) => ReactNode;
   /** Whether a row shows the same thing as before, so it need not render again. */
   sameItem: (a: T, b: T) => boolean;
   /** A row's height before it has been measured. */
@@ -44,7 +45,7 @@ interface VirtualListProps<T extends { key: string }> {
 
 interface RowProps<T extends { key: string }> {
   item: T;
-  renderItem: (item: T) => ReactNode;
+  renderItem: (item: T, focused: boolean) => ReactNode;
   sameItem: (a: T, b: T) => boolean;
   observe: (element: HTMLLIElement | null) => (() => void) | undefined;
   focused: boolean;
@@ -55,7 +56,7 @@ const Row = memo(
   function Row<T extends { key: string }>({ item, renderItem, observe, focused }: RowProps<T>) {
     return (
       <li data-row-key={item.key} ref={observe} className={focused ? 'row-focused' : undefined}>
-        {renderItem(item)}
+        {renderItem(item, focused)}
       </li>
     );
   },

@@ -18,8 +18,17 @@ export type TranscriptItem =
   | { kind: 'user'; key: string; text: string }
   | { kind: 'text'; key: string; text: string }
   | { kind: 'thinking'; key: string; text: string }
-  | { kind: 'tool'; key: string; use: ToolUse; result: ToolResult | null; state: ToolState }
-  | { kind: 'todo'; key: string; todos: TodoEntry[] }
+  | {
+      kind: 'tool';
+      key: string;
+      use: ToolUse;
+      result: ToolResult | null;
+      state: ToolState;
+      /** What the sub-agent this call started said and did (its messages name the call). */
+      children?: TranscriptItem[];
+    }
+  /** `runOver`: the run that wrote it has ended (a result follows it, or the session is over). */
+  | { kind: 'todo'; key: string; todos: TodoEntry[]; runOver: boolean }
   | { kind: 'orphan-result'; key: string; result: ToolResult }
   | {
       kind: 'result';
@@ -84,57 +93,86 @@ export function buildTranscript(messages: Message[], sessionActive = true, first
         results.set(block.tool_use_id, block);
     }
   }
-  const items: TranscriptItem[] = [];
+  // A sub-agent's messages go inside the call that started it, wherever they were written (an
+  // import reads a sub-agent's file after the conversation's, past the run's result).
+  const nested = new Map<string, number[]>();
   messages.forEach((message, m) => {
-    const at = firstIndex + m;
-    if (message.type === 'user') {
-      items.push({ kind: 'user', key: `${at}`, text: message.message.content });
-      return;
-    }
-    if (message.type === 'result') {
-      items.push({
-        kind: 'result',
-        key: `${at}`,
-        outcome:
-          message.stopped === true
-            ? 'stopped'
-            : message.subtype === 'success' && !message.is_error
-              ? 'success'
-              : 'error',
-        text: message.result,
-        durationMs: message.duration_ms,
-        turns: message.num_turns,
-      });
-      return;
-    }
-    message.message.content.forEach((block, b) => {
-      const key = `${at}.${b}`;
-      if (block.type === 'text') items.push({ kind: 'text', key, text: block.text });
-      else if (block.type === 'thinking') items.push({ kind: 'thinking', key, text: block.thinking });
-      else if (block.type === 'tool_use') {
-        const todos = todosOf(block);
-        if (todos) {
-          // Updates in a row say one thing: where the list stands after the last of them.
-          if (items.at(-1)?.kind === 'todo') items.pop();
-          items.push({ kind: 'todo', key, todos });
-          return;
-        }
-        const result = results.get(block.id) ?? null;
-        const ended = !sessionActive || lastResultAt > m;
-        const state: ToolState =
-          result === null ? (ended ? 'ended' : 'running') : result.is_error === true ? 'error' : 'done';
-        items.push({ kind: 'tool', key, use: block, result, state });
-      } else if (todoIds.has(block.tool_use_id)) {
-        // "Todos updated": the update itself is shown.
-      } else if (!useIds.has(block.tool_use_id) && firstIndex > 0) {
-        // Its call may be in the messages not read yet: it is shown with it once they are.
-      } else if (!useIds.has(block.tool_use_id) || results.get(block.tool_use_id) !== block) {
-        // Shown with its tool use, unless nothing asked for it (or it repeats).
-        items.push({ kind: 'orphan-result', key, result: block });
-      }
-    });
+    const parent = message.type === 'assistant' ? message.parent_tool_use_id : undefined;
+    if (parent === undefined || !useIds.has(parent)) return;
+    nested.set(parent, [...(nested.get(parent) ?? []), m]);
   });
-  return items;
+  const placed = new Set<number>();
+  const topLevel = messages.flatMap((message, m) =>
+    message.type === 'assistant' && message.parent_tool_use_id && useIds.has(message.parent_tool_use_id)
+      ? []
+      : [m],
+  );
+
+  function itemsOf(positions: number[]): TranscriptItem[] {
+    const items: TranscriptItem[] = [];
+    for (const m of positions) {
+      const message = messages[m]!;
+      if (placed.has(m)) continue;
+      placed.add(m);
+      const at = firstIndex + m;
+      if (message.type === 'user') {
+        items.push({ kind: 'user', key: `${at}`, text: message.message.content });
+        continue;
+      }
+      if (message.type === 'result') {
+        items.push({
+          kind: 'result',
+          key: `${at}`,
+          outcome:
+            message.stopped === true
+              ? 'stopped'
+              : message.subtype === 'success' && !message.is_error
+                ? 'success'
+                : 'error',
+          text: message.result,
+          durationMs: message.duration_ms,
+          turns: message.num_turns,
+        });
+        continue;
+      }
+      message.message.content.forEach((block, b) => {
+        const key = `${at}.${b}`;
+        if (block.type === 'text') items.push({ kind: 'text', key, text: block.text });
+        else if (block.type === 'thinking') items.push({ kind: 'thinking', key, text: block.thinking });
+        else if (block.type === 'tool_use') {
+          const todos = todosOf(block);
+          if (todos) {
+            // Updates in a row say one thing: where the list stands after the last of them.
+            if (items.at(-1)?.kind === 'todo') items.pop();
+            items.push({ kind: 'todo', key, todos, runOver: !sessionActive || lastResultAt > m });
+            return;
+          }
+          const result = results.get(block.id) ?? null;
+          const ended = !sessionActive || lastResultAt > m;
+          const state: ToolState =
+            result === null ? (ended ? 'ended' : 'running') : result.is_error === true ? 'error' : 'done';
+          const children = itemsOf(nested.get(block.id) ?? []);
+          items.push({
+            kind: 'tool',
+            key,
+            use: block,
+            result,
+            state,
+            ...(children.length > 0 ? { children } : {}),
+          });
+        } else if (todoIds.has(block.tool_use_id)) {
+          // "Todos updated": the update itself is shown.
+        } else if (!useIds.has(block.tool_use_id) && firstIndex > 0) {
+          // Its call may be in the messages not read yet: it is shown with it once they are.
+        } else if (!useIds.has(block.tool_use_id) || results.get(block.tool_use_id) !== block) {
+          // Shown with its tool use, unless nothing asked for it (or it repeats).
+          items.push({ kind: 'orphan-result', key, result: block });
+        }
+      });
+    }
+    return items;
+  }
+  return itemsOf(topLevel);
 }
 
 /** A one-line summary of a tool call's input, for its collapsed header. */
@@ -167,6 +205,7 @@ export function itemText(item: TranscriptItem): string {
         item.use.name,
         JSON.stringify(item.use.input),
         item.result ? toolResultText(item.result) : '',
+        ...(item.children ?? []).map(itemText),
       ].join('\n');
   }
 }
