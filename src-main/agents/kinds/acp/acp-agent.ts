@@ -1,13 +1,6 @@
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import {
-  client,
-  ndJsonStream,
-  PROTOCOL_VERSION,
-  RequestError,
-  type RequestPermissionRequest,
-  type RequestPermissionResponse,
-} from '@agentclientprotocol/sdk/unstable';
+import type { RequestPermissionRequest, RequestPermissionResponse } from '@agentclientprotocol/sdk/unstable';
 import type { AssistantMessage, ResultMessage } from '../../../../src-shared/sessions.js';
 import type { AgentEvent, AgentUsage } from '../../agent-events.js';
 import { appendWithinCap, notice } from '../../output-caps.js';
@@ -102,6 +95,10 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
     if (!located.found) return { result: resultMessage(false, located.problem, 0, 0) };
     if (ctx.signal.aborted) throw new RunAborted();
 
+    // The SDK builds its schemas as it loads (about 200 ms of CPU): it loads at the first ACP run,
+    // not at every start of the server.
+    const { client, ndJsonStream, PROTOCOL_VERSION, RequestError } =
+      await import('@agentclientprotocol/sdk/unstable');
     const previous = runs.previous(sessionId);
     const home = ctx.cliHome
       ? await prepareCliHome(ctx.cliHome, spec.home ? [spec.home] : [], options.env)

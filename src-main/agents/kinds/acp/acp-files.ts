@@ -1,7 +1,6 @@
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join, normalize, relative, sep } from 'node:path';
-import { RequestError } from '@agentclientprotocol/sdk/unstable';
 import { confirmPlace, readSmallFile, SkippedEntry } from '../../../history/safe-files.js';
 
 /**
@@ -59,7 +58,11 @@ export async function readTextFile(
     if (err instanceof SkippedEntry) throw new RefusedFileRequest(err.message);
     throw err;
   }
-  if (text === undefined) throw RequestError.resourceNotFound(path);
+  if (text === undefined) {
+    // Loaded here, as where the runner uses it: at the first ACP run, not at the server's start.
+    const { RequestError } = await import('@agentclientprotocol/sdk/unstable');
+    throw RequestError.resourceNotFound(path);
+  }
   const from = typeof params.line === 'number' && params.line > 1 ? Math.floor(params.line) - 1 : 0;
   const count = typeof params.limit === 'number' && params.limit > 0 ? Math.floor(params.limit) : undefined;
   if (from === 0 && count === undefined) return { content: text };
