@@ -77,7 +77,7 @@ export const HistorySourcesResponseSchema = z.object({
   importCommand: z
     .string()
     .describe(
-      "The `sessiondesk history import` command line that imports into this workspace on the server's machine, with `--data-dir` when the server's data directory is not the default one.",
+      "The `sessiondesk history import` command line that imports into this workspace on the server's machine, with `--data-dir` when the server's data directory is not the default one (its path for the administrator, `DATA_DIR` for everyone else).",
     ),
 });
 export const HistorySourceResponseSchema = z.object({ source: HistorySourceSchema });

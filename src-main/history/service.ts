@@ -191,12 +191,13 @@ export function createHistorySources(deps: HistoryDeps, rules: () => FolderRules
 
     /**
      * The command a person runs on the server's machine to import into the workspace, naming the
-     * data directory unless it is the one the command finds by itself.
+     * data directory unless it is the one the command finds by itself. Its path is the
+     * administrator's to see (the one who runs commands on it): others are shown `DATA_DIR`.
      */
-    importCommand(workspaceId: string): string {
+    importCommand(workspaceId: string, showDataDir: boolean): string {
       const words = ['sessiondesk', 'history', 'import', '--workspace', workspaceId];
       if (resolve(store.dataDir) !== resolve(defaultDataDir()))
-        words.push('--data-dir', shellWord(store.dataDir));
+        words.push('--data-dir', showDataDir ? shellWord(store.dataDir) : 'DATA_DIR');
       return words.join(' ');
     },
 

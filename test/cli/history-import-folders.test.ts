@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HistorySourcesResponseSchema } from '../../src-shared/history.js';
 import { runCli, runInShell } from '../helpers/cli.js';
-import { cliIn, ok, seedOwner, signInAt, useSandbox } from '../helpers/cli-extra.js';
+import { cliIn, ok, PASSWORD, seedOwner, signInAt, useSandbox } from '../helpers/cli-extra.js';
 import { HISTORY_FIXTURES } from '../helpers/hostile-history.js';
 
 const sandbox = useSandbox();
@@ -123,17 +123,31 @@ describe('the command the History page shows', () => {
       CLAUDE_CONFIG_DIR: '',
       CODEX_HOME: '',
     });
-    return { importCommand, org, ran };
+    return { importCommand, org, ran, serve };
   }
 
   it('names the data directory when the server runs on another than the default, quoted for a shell', async () => {
     const dataDir = join(sandbox.dataDir(), "it's my data");
-    const { importCommand, org, ran } = await runAsShown(dataDir, true, sandbox.dataDir());
+    const { importCommand, org, ran, serve } = await runAsShown(dataDir, true, sandbox.dataDir());
     expect(importCommand).toBe(
       `sessiondesk history import --workspace ${org} --data-dir '${dataDir.replace("it's", "it'\\''s")}'`,
     );
     expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: '' });
     expect(ran.stdout).toMatch(/^claude-code: 1 sessions \(1 new, 0 updated\), 4 messages$/mu);
+
+    // The data directory's path is the administrator's to see: another member is shown DATA_DIR.
+    const cli = cliIn(dataDir);
+    const member = 'member@history.test';
+    await ok(cli('user', 'create', '--email', member, '--name', 'Member', '--password', PASSWORD));
+    await ok(cli('member', 'add', '--workspace', org, '--email', member));
+    const response = await fetch(`${serve.url}/api/workspaces/${org}/history-sources`, {
+      headers: { cookie: await signInAt(serve.url, member) },
+    });
+    const body = await response.text();
+    expect(body).not.toContain(dataDir);
+    expect(HistorySourcesResponseSchema.parse(JSON.parse(body)).importCommand).toBe(
+      `sessiondesk history import --workspace ${org} --data-dir DATA_DIR`,
+    );
   }, 60_000);
 
   it('leaves it out on the default data directory, which the command finds by itself', async () => {

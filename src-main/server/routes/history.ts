@@ -55,12 +55,12 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
       const { userId } = userOf(request);
       const { organizationId } = request.params;
       requireRole(userId, organizationId, 'member');
-      const mayAdd =
-        repos.workspaces.role(organizationId, userId) === 'owner' && isAdministrator(repos, userId);
+      const administrator = isAdministrator(repos, userId);
+      const mayAdd = repos.workspaces.role(organizationId, userId) === 'owner' && administrator;
       return {
         sources: sources.list(organizationId),
         found: mayAdd ? await sources.found(organizationId, ctx.agentEnv) : [],
-        importCommand: sources.importCommand(organizationId),
+        importCommand: sources.importCommand(organizationId, administrator),
       };
     },
   );
