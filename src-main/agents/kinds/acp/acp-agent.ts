@@ -275,7 +275,6 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
               return false;
             },
           );
-        replaying = false;
         if (!loaded) agentSession = undefined;
       } else if (previous.conversationId !== undefined) {
         enqueue([
@@ -291,6 +290,11 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
         agentSession = opened.sessionId;
         await runs.conversation(sessionId, opened.sessionId);
       }
+      // An agent may answer session/load before the history it replays has all been read (Gemini
+      // CLI does): what comes before the prompt is never this turn's. A turn for the data already
+      // read to be handled first.
+      await new Promise((resolve) => setImmediate(resolve));
+      replaying = false;
       const answer = await agent.request('session/prompt', {
         sessionId: agentSession,
         prompt: [{ type: 'text', text: prompt }],
