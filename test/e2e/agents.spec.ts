@@ -52,7 +52,7 @@ test('Codex is offered the models its installed version knows, and none by defau
   const { server, data, stop } = await serveWithRecordedClis();
   try {
     await signIn(page, server.url, data.email, data.password);
-    await chooseAgent(page, server.url, /Codex/);
+    await chooseAgent(page, server.url, /^Codex \(version/);
 
     await page.getByRole('link', { name: 'New session' }).click();
     await expect(page.getByText("Runs with Codex, this workspace's agent.")).toBeVisible();

@@ -6,7 +6,7 @@ test('a Codex run on a model without a price: its session and the week’s cost 
   const { server, data, stop } = await serveWithRecordedClis();
   try {
     await signIn(page, server.url, data.email, data.password);
-    await chooseAgent(page, server.url, /Codex/);
+    await chooseAgent(page, server.url, /^Codex \(version/);
 
     await page.getByRole('link', { name: 'New session' }).click();
     // Codex reports tokens and no cost, and the price table has no price for gpt-5.5.

@@ -123,7 +123,7 @@ export async function serveWithRecordedClis(): Promise<{
 /** Chooses the workspace's agent in Settings › Agent, as its owner does. */
 export async function chooseAgent(page: Page, url: string, agent: RegExp): Promise<void> {
   await page.goto(`${url}/settings/agent`);
-  await page.getByLabel(agent).check();
+  await page.getByRole('radio', { name: agent }).check();
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByText('Set for this workspace.')).toBeVisible();
 }
