@@ -35,14 +35,19 @@ function backdate(file: string): void {
   utimesSync(file, at, at);
 }
 
-async function imported(root: string) {
+/**
+ * The chat at `root` imported by a server's follower, once `results` of its turns have ended:
+ * a follower short of time reads a file over several scans, and a backdated file shows as ended
+ * from its first one.
+ */
+async function imported(root: string, results: number) {
   const server = await startTestServer();
   cleanup(() => server.dispose());
   const owner = await seedWorkspace(server);
   const summary = await followedSession(server, owner, { kind: 'gemini', rootDir: root });
   const session = await until(
     () => getSession(server, owner.user.cookie, summary.id),
-    (s) => s.status !== 'active' && s.messages.some((m) => m.type === 'result'),
+    (s) => s.status !== 'active' && s.messages.filter((m) => m.type === 'result').length >= results,
   );
   const search = async (q: string) =>
     SearchResponseSchema.parse(
@@ -69,7 +74,7 @@ describe('an imported Gemini CLI chat', () => {
     writeFileSync(file, lines.join('\n') + '\n');
     backdate(file);
 
-    const { session } = await imported(root);
+    const { session } = await imported(root, 2);
 
     expect(prompts(session)).toEqual([
       'Remember that the colour is teal. RESUME-FIRST',
@@ -82,7 +87,7 @@ describe('an imported Gemini CLI chat', () => {
   it("joins the thinking's streamed chunks as they came, so search finds its words", async () => {
     const { root, file } = copyGeminiScenario('plain-answer');
     backdate(file);
-    const { session, search } = await imported(root);
+    const { session, search } = await imported(root, 1);
 
     const thinking = session.messages.flatMap((m) =>
       m.type === 'assistant'
