@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseRepoUrl } from '../../src-shared/repo-url.js';
 import type { HistoryKind, SessionStatus } from '../../src-shared/sessions.js';
-import type { HistoryFileRecord, HistorySourceRecord } from '../store/history.js';
+import { importedAgent, type HistoryFileRecord, type HistorySourceRecord } from '../store/history.js';
 import { newSession } from '../sessions/new-session.js';
 import { normalTimestamp } from '../sessions/timestamps.js';
 import { createClaudeCodeHistoryParser, subAgentParent } from './claude-code.js';
@@ -14,6 +14,7 @@ import type { HistoryDeps } from './history-deps.js';
 import { createGeminiHistoryParser } from './gemini.js';
 import { readChatDocument } from './gemini-document.js';
 import { plainNotice, type HistoryEvent, type HistoryParser } from './history-events.js';
+import { createQwenCodeHistoryParser } from './qwen-code.js';
 import { appendRead, collect, type Pending } from './pending-writes.js';
 import { entryKind, ONLY_REGULAR, openRegularFile, SkippedEntry } from './safe-files.js';
 import { sessionFiles, sideFile, Skips, type SessionFile } from './session-files.js';
@@ -54,6 +55,7 @@ export interface SourceCounts {
 function parserFor(kind: HistoryKind, state: string | undefined, toolUseId?: string): HistoryParser {
   if (kind === 'codex') return createCodexHistoryParser(state);
   if (kind === 'gemini') return createGeminiHistoryParser(state);
+  if (kind === 'qwen-code') return createQwenCodeHistoryParser(state);
   return createClaudeCodeHistoryParser(toolUseId, state);
 }
 
@@ -278,7 +280,7 @@ async function readFile(
         for (const r of pending.runs) {
           const { usage, costUsd, model } = r.usage;
           repos.sessions.recordRun(sessionId, source.workspaceId, {
-            kind: source.kind,
+            kind: importedAgent(source.kind).kind,
             conversationId: facts.conversationId,
             usage: { ...usage, ...(costUsd === null ? {} : { costUsd }) },
             model,
@@ -419,6 +421,9 @@ async function importSourceNow(
 /** The default root of each CLI: its environment variable, else its folder in the home. */
 export function defaultRoot(kind: HistoryKind, env: NodeJS.ProcessEnv, home: string): string {
   if (kind === 'claude-code') return env.CLAUDE_CONFIG_DIR || join(home, '.claude');
+  // Qwen Code writes its chats under its runtime folder: QWEN_RUNTIME_DIR, else its own folder,
+  // QWEN_HOME, else ~/.qwen (Storage.getRuntimeBaseDir / getGlobalQwenDir in its bundle).
+  if (kind === 'qwen-code') return env.QWEN_RUNTIME_DIR || env.QWEN_HOME || join(home, '.qwen');
   if (kind === 'codex') return env.CODEX_HOME || join(home, '.codex');
   return join(home, '.gemini');
 }

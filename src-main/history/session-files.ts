@@ -23,6 +23,7 @@ export const SESSIONS_FOLDER: Record<HistoryKind, string> = {
   'claude-code': 'projects',
   codex: 'sessions',
   gemini: 'tmp',
+  'qwen-code': 'projects',
 };
 
 /** At most this many skipped entries are named in a report; the rest are counted. */
@@ -101,6 +102,15 @@ export async function sessionFiles(kind: HistoryKind, rootDir: string, skips: Sk
         files.push({ path: join(dir, name) });
     };
     await walk(join(rootDir, SESSIONS_FOLDER[kind]), 0);
+  } else if (kind === 'qwen-code') {
+    // `projects/<cwd with every other character a dash>/chats/<session id>.jsonl`; the
+    // `<id>.runtime.json` beside it is a live process's status, not the conversation.
+    const projects = join(rootDir, SESSIONS_FOLDER[kind]);
+    for (const project of pick(await list(projects), projects, 'folder', any)) {
+      const chats = join(projects, project.name, 'chats');
+      for (const { name } of pick(await list(chats), chats, 'file', (n) => n.endsWith('.jsonl')))
+        files.push({ path: join(chats, name) });
+    }
   } else {
     const tmp = join(rootDir, SESSIONS_FOLDER[kind]);
     for (const project of pick(await list(tmp), tmp, 'folder', any)) {

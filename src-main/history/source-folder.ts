@@ -9,8 +9,9 @@ import { listFolder } from './safe-files.js';
 import { SESSIONS_FOLDER, sessionFiles, Skips } from './session-files.js';
 
 /**
- * Which folders may be a CLI's history source. A folder is Claude Code's, Codex's or Gemini
- * CLI's when it holds that CLI's conversations folder (`projects`, `sessions`, `tmp`) with at
+ * Which folders may be a CLI's history source. A folder is Claude Code's, Codex's, Gemini
+ * CLI's or Qwen Code's when it holds that CLI's conversations folder (`projects`, `sessions`,
+ * `tmp`, `projects` with a `chats` folder per project) with at
  * least one conversation file where the CLI writes them, or with nothing in it yet but the
  * empty folders the CLI makes (a fresh install: see `emptyShape`). Session Desk's own data and
  * sandboxes are never a source, nor a folder inside or around them.
@@ -54,6 +55,7 @@ const LAYOUTS: Record<HistoryKind, { root: string; files: string }> = {
   'claude-code': { root: '~/.claude', files: '~/.claude/projects/<project>/<id>.jsonl' },
   codex: { root: '~/.codex', files: '~/.codex/sessions/<year>/<month>/<day>/rollout-<time>-<id>.jsonl' },
   gemini: { root: '~/.gemini', files: '~/.gemini/tmp/<project>/chats/session-<time>-<id>.jsonl' },
+  'qwen-code': { root: '~/.qwen', files: '~/.qwen/projects/<project>/chats/<id>.jsonl' },
 };
 
 /** How many folders the look for an empty CLI folder lists before it gives up: a fresh one has few. */
@@ -86,7 +88,8 @@ async function holdsConversations(kind: HistoryKind, root: string): Promise<bool
  * Whether `root` is a CLI folder that holds no conversation yet: its conversations folder is
  * there and holds nothing but the empty folders the CLI makes. Claude Code: project folders
  * without files. Codex: year, month and day folders without files. Gemini CLI: project
- * folders (which also keep its logs, and `bin` its tools) whose `chats` folder is empty.
+ * folders (which also keep its logs, and `bin` its tools) whose `chats` folder is empty; Qwen
+ * Code: project folders (which also keep its memory and meta.json) whose `chats` folder is empty.
  */
 async function emptyShape(kind: HistoryKind, root: string): Promise<boolean> {
   let listings = 0;
@@ -105,7 +108,8 @@ async function emptyShape(kind: HistoryKind, root: string): Promise<boolean> {
     if (kind === 'claude-code' && depth === 1) return true;
     for (const entry of entries) {
       const below = join(dir, entry.name);
-      if (!(kind === 'gemini' ? await holdsNothing(join(below, 'chats')) : await bare(below, depth + 1)))
+      const chatsOnly = kind === 'gemini' || kind === 'qwen-code';
+      if (!(chatsOnly ? await holdsNothing(join(below, 'chats')) : await bare(below, depth + 1)))
         return false;
     }
     return true;
@@ -117,6 +121,19 @@ async function emptyShape(kind: HistoryKind, root: string): Promise<boolean> {
     // Not there, a link on the way, or unreadable: not a CLI folder waiting for its first conversation.
     return false;
   }
+}
+
+/**
+ * Whether `root` is `kind`'s folder before its first conversation. Claude Code and Qwen Code
+ * both keep theirs under `projects`: a Qwen Code folder whose project folders hold only folders
+ * would pass for a fresh Claude Code one, so a folder holding another CLI's conversations never is.
+ */
+async function freshFolder(kind: HistoryKind, root: string): Promise<boolean> {
+  if (!(await emptyShape(kind, root))) return false;
+  for (const other of HISTORY_KINDS) {
+    if (other !== kind && (await holdsConversations(other, root))) return false;
+  }
+  return true;
 }
 
 /** The folders above `path`, nearest first, as far as a conversation file lies below a CLI's root. */
@@ -200,7 +217,8 @@ export async function checkSourceFolder(
       );
     }
   }
-  if (!options.shape || (await holdsConversations(kind, root)) || (await emptyShape(kind, root))) return root;
+  if (!options.shape || (await holdsConversations(kind, root)) || (await freshFolder(kind, root)))
+    return root;
   const name = HISTORY_KIND_NAMES[kind];
   throw new SourceFolderRefused(
     `${root} has no ${name} conversations: ${name} keeps them in ${LAYOUTS[kind].files}` +

@@ -329,6 +329,12 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       `CREATE INDEX approvals_by_session ON approvals(session_id, created_at)`,
     ],
   },
+  {
+    version: 20,
+    name: 'history sources of any CLI the API knows',
+    // The kind is checked by the API's schema (HISTORY_KINDS), as in the SQLite store.
+    sql: [`ALTER TABLE history_sources DROP CONSTRAINT history_sources_kind_check`],
+  },
 ];
 
 /**

@@ -403,6 +403,49 @@ export const MIGRATIONS: Migration[] = [
       `CREATE INDEX approvals_by_session ON approvals(session_id, created_at)`,
     ],
   },
+  {
+    version: 20,
+    name: 'history sources of any CLI the API knows',
+    sql: [
+      // The kind is checked by the API's schema (HISTORY_KINDS): a CHECK naming the CLIs made
+      // every CLI added a rebuild. SQLite cannot drop a CHECK, and history_files refers to the
+      // table (a drop with rows referring to it fails): both are rebuilt as they were.
+      `CREATE TABLE history_files_kept AS SELECT * FROM history_files`,
+      `DROP TABLE history_files`,
+      `CREATE TABLE history_sources_new (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        kind TEXT NOT NULL,
+        root_dir TEXT NOT NULL,
+        author_id TEXT NOT NULL REFERENCES users(id),
+        paused INTEGER NOT NULL DEFAULT 0,
+        session_count INTEGER NOT NULL DEFAULT 0,
+        message_count INTEGER NOT NULL DEFAULT 0,
+        last_import_at TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (workspace_id, kind, root_dir)
+      )`,
+      `INSERT INTO history_sources_new SELECT id, workspace_id, kind, root_dir, author_id, paused,
+        session_count, message_count, last_import_at, created_at FROM history_sources`,
+      `DROP TABLE history_sources`,
+      `ALTER TABLE history_sources_new RENAME TO history_sources`,
+      `CREATE TABLE history_files (
+        source_id TEXT NOT NULL REFERENCES history_sources(id),
+        path TEXT NOT NULL,
+        session_id TEXT REFERENCES sessions(id),
+        byte_offset INTEGER NOT NULL,
+        fingerprint TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ms INTEGER NOT NULL,
+        parser_state TEXT,
+        PRIMARY KEY (source_id, path)
+      )`,
+      `INSERT INTO history_files SELECT source_id, path, session_id, byte_offset, fingerprint, size,
+        mtime_ms, parser_state FROM history_files_kept`,
+      `DROP TABLE history_files_kept`,
+      `CREATE INDEX history_files_by_session ON history_files(session_id)`,
+    ],
+  },
 ];
 
 export { DatabaseTooNewError };

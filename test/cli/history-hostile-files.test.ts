@@ -16,6 +16,7 @@ const FLAGS: Record<HistoryKind, string> = {
   'claude-code': '--claude-dir',
   codex: '--codex-dir',
   gemini: '--gemini-dir',
+  'qwen-code': '--qwen-dir',
 };
 
 /** `sessiondesk history import` as a process, killed if it has not ended within `ms`. */
@@ -153,6 +154,7 @@ describe('links planted in a followed folder', () => {
       'claude-code': finishedRoot(base, 'claude-code', '2.1.330', 'plain-answer'),
       codex: finishedRoot(base, 'codex', '0.169.0', 'plain-answer'),
       gemini: finishedRoot(base, 'gemini', '0.61.0', 'plain-answer'),
+      'qwen-code': finishedRoot(base, 'qwen-code', '0.24.4', 'write-and-commit'),
     };
     const planted = Object.fromEntries(
       (Object.keys(roots) as HistoryKind[]).map((kind) => [kind, plantLinks(kind, roots[kind], secret)]),
@@ -164,7 +166,7 @@ describe('links planted in a followed folder', () => {
     const run = await historyImport(dataDir, roots, owner.org);
     expect({ code: run.code, stderr: run.stderr }).toMatchObject({ code: 0 });
     const serve = await sandbox.serve(dataDir);
-    expect(await expectNoSecret(serve, owner.key, owner.org)).toBe(4);
+    expect(await expectNoSecret(serve, owner.key, owner.org)).toBe(5);
     await serve.stop();
     for (const kind of Object.keys(roots) as HistoryKind[]) {
       for (const path of planted[kind]) expect(run.stdout).toContain(`  skipped ${path}: a symbolic link`);
@@ -172,6 +174,7 @@ describe('links planted in a followed folder', () => {
     expect(run.stdout).toMatch(/^claude-code: 2 sessions \(2 new, 0 updated\)/mu);
     expect(run.stdout).toMatch(/^codex: 1 sessions \(1 new, 0 updated\)/mu);
     expect(run.stdout).toMatch(/^gemini: 1 sessions \(1 new, 0 updated\)/mu);
+    expect(run.stdout).toMatch(/^qwen-code: 1 sessions \(1 new, 0 updated\)/mu);
 
     // The follower of a running server: the same, and each link is in the log once.
     const followed = sandbox.dataDir();
@@ -180,11 +183,11 @@ describe('links planted in a followed folder', () => {
     await follow(server, other.email, other.org, roots);
     const imported = await until(
       async () => (await sessionsOf(server, other.key, other.org)).sessions.length,
-      (n) => n === 4,
+      (n) => n === 5,
       30_000,
     );
-    expect(imported).toBe(4);
-    expect(await expectNoSecret(server, other.key, other.org)).toBe(4);
+    expect(imported).toBe(5);
+    expect(await expectNoSecret(server, other.key, other.org)).toBe(5);
     // Each once, not at every scan.
     for (const line of await expectNotRead(server, roots, planted, 'a symbolic link'))
       expect(server.stderr().split(line).length - 1).toBe(1);
@@ -198,6 +201,7 @@ describe('named pipes planted in a followed folder', () => {
       'claude-code': finishedRoot(base, 'claude-code', '2.1.330', 'sub-agent'),
       codex: finishedRoot(base, 'codex', '0.169.0', 'plain-answer'),
       gemini: finishedRoot(base, 'gemini', '0.61.0', 'plain-answer'),
+      'qwen-code': finishedRoot(base, 'qwen-code', '0.24.4', 'write-and-commit'),
     };
     const pipes = Object.fromEntries(
       (Object.keys(roots) as HistoryKind[]).map((kind) => [kind, plantPipes(kind, roots[kind])]),
@@ -211,10 +215,11 @@ describe('named pipes planted in a followed folder', () => {
     await follow(serve, owner.email, owner.org, roots);
     const { sessions } = await until(
       () => sessionsOf(serve, owner.key, owner.org),
-      (list) => list.sessions.length === 3,
+      (list) => list.sessions.length === 4,
       30_000,
     );
-    expect(sessions.map((s) => s.agent).sort()).toEqual(['claude-code', 'codex', 'gemini']);
+    // An imported Qwen Code session is the ACP agent's, as a session run with it is.
+    expect(sessions.map((s) => s.agent).sort()).toEqual(['acp', 'claude-code', 'codex', 'gemini']);
     await expectNotRead(serve, roots, pipes, 'a named pipe');
 
     // The command ends, naming each pipe.

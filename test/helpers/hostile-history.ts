@@ -59,7 +59,8 @@ function secretCopy(secret: string, path: string): void {
 /**
  * Plants in a CLI folder, where its session files are: a session file that is a link to the
  * secret, a folder that is a link to a folder elsewhere holding session files with the secret,
- * and for Gemini CLI its `.project_root` marker as a link to the secret. Returns the planted
+ * for Gemini CLI its `.project_root` marker as a link to the secret, and for Qwen Code a
+ * project's `chats` folder as a link. Returns the planted
  * paths relative to the root: what the import must report as not read.
  */
 export function plantLinks(
@@ -91,6 +92,18 @@ export function plantLinks(
     const year = join(secret.folder, 'codex-year');
     secretCopy(secret.file, join(year, '01', '01', 'rollout-2027-01-01T00-00-00-0badf00d.jsonl'));
     link(year, join(root, 'sessions', '2027'));
+  } else if (kind === 'qwen-code') {
+    // projects/<project>/chats/<session>.jsonl: a session file, a project's chats folder, and a
+    // whole project folder as links.
+    const chats = dirname(filesUnder(join(root, 'projects'), /\.jsonl$/u)[0]!);
+    link(secret.file, join(chats, '0badf00d-0000-4000-8000-000000000001.jsonl'));
+    const project = join(secret.folder, 'qwen-project');
+    secretCopy(secret.file, join(project, 'chats', '0badf00d-0000-4000-8000-000000000002.jsonl'));
+    link(project, join(root, 'projects', 'linked'));
+    const chatsElsewhere = join(secret.folder, 'qwen-chats');
+    secretCopy(secret.file, join(chatsElsewhere, '0badf00d-0000-4000-8000-000000000003.jsonl'));
+    mkdirSync(join(root, 'projects', 'linked-chats'));
+    link(chatsElsewhere, join(root, 'projects', 'linked-chats', 'chats'));
   } else {
     const chats = dirname(filesUnder(join(root, 'tmp'), /^session-/u)[0]!);
     link(secret.file, join(chats, 'session-2026-11-25T05-00-0badf00d.jsonl'));
@@ -122,6 +135,9 @@ export function plantPipes(kind: HistoryKind, root: string): string[] {
   } else if (kind === 'codex') {
     const day = dirname(filesUnder(join(root, 'sessions'), /\.jsonl$/u)[0]!);
     pipe(join(day, 'rollout-2026-11-25T05-00-00-0badf00d-0000-4000-8000-000000000004.jsonl'));
+  } else if (kind === 'qwen-code') {
+    const chats = dirname(filesUnder(join(root, 'projects'), /\.jsonl$/u)[0]!);
+    pipe(join(chats, '0badf00d-0000-4000-8000-000000000004.jsonl'));
   } else {
     const chats = dirname(filesUnder(join(root, 'tmp'), /^session-/u)[0]!);
     pipe(join(dirname(chats), '.project_root'));

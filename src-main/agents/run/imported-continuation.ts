@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { parseRepoUrl } from '../../../src-shared/repo-url.js';
-import type { ContinueIn, SessionSource } from '../../../src-shared/sessions.js';
+import { CLI_NAMES, type ContinueIn, type SessionSource } from '../../../src-shared/sessions.js';
 import { conflict } from '../../errors.js';
 import { rootOfSessionFile } from '../../history/run-holds.js';
 import type { SessionService } from '../../sessions/service.js';
@@ -12,7 +12,7 @@ import { createCliAgent } from '../kinds/cli/cli-agent.js';
 import { personCliFolder } from '../kinds/cli/cli-homes.js';
 import { isInside, realOf } from '../folders.js';
 import { CLI_KIND_SPECS } from '../kinds/cli-kinds.js';
-import { CLI_KINDS, type CliKind } from '../kinds/cli-kind-names.js';
+import { CLI_KINDS, isCliKind, type CliKind } from '../kinds/cli-kind-names.js';
 import { createCliRunStore } from '../kinds/cli/cli-run-store.js';
 import type { Located } from '../executables.js';
 import { runProgram } from '../sandbox/session-folder.js';
@@ -116,7 +116,15 @@ function resumable(
   source: SessionSource,
   host: ContinuationHost,
 ): { conversationId: string } | { why: string } {
-  const name = CLI_KIND_SPECS[source.kind].name;
+  const name = CLI_NAMES[source.kind];
+  // Qwen Code runs only as an ACP agent here, and an ACP session is started afresh by the
+  // agent: nothing resumes a conversation from the CLI's own file (its `session/load` is not
+  // used), so an imported Qwen Code session is read-only.
+  if (!isCliKind(source.kind)) {
+    return {
+      why: `Session Desk cannot continue ${name} conversations imported from its own files: it runs ${name} only through the Agent Client Protocol, which starts a new conversation. Start a new session with ${name} instead.`,
+    };
+  }
   if (!source.conversationId) {
     return { why: `${name}'s file of this session names no conversation id, so there is nothing to resume.` };
   }
@@ -127,7 +135,7 @@ function resumable(
 
 /** The person's folder it goes on in, or why it cannot. */
 function originalFolder(source: SessionSource, host: ContinuationHost): { cwd: string } | Refusal {
-  const name = CLI_KIND_SPECS[source.kind].name;
+  const name = CLI_NAMES[source.kind];
   const instead = 'Continue it in a sandbox (a fresh clone) instead.';
   if (!source.cwd) return { why: `${name} recorded no working folder for this session.`, instead };
   if (!isFolder(source.cwd)) {
@@ -180,7 +188,11 @@ export function planContinuation(
   const source = session.source;
   if (!source) throw new Error(`${session.id} was not imported`);
   const kind = source.kind;
-  const name = CLI_KIND_SPECS[kind].name;
+  const name = CLI_NAMES[kind];
+  if (!isCliKind(kind)) {
+    const conversation = resumable(source, host);
+    throw conflict('why' in conversation ? conversation.why : `${name} cannot be continued here.`);
+  }
   if (where === undefined) {
     const folder = source.cwd ?? 'its working folder';
     const repository = session.repository
