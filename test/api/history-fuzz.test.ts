@@ -1,5 +1,5 @@
 // Property-based fuzzing of the history import: the real recorded session files of Claude Code,
-// Codex and Gemini CLI (0.61.0 and 0.19.1's chat documents), mutated (times in many forms, ids,
+// Codex, Gemini CLI (0.61.0 and 0.19.1's chat documents) and Qwen Code, mutated (times in many forms, ids,
 // values of another type, huge and empty values, bytes that are not UTF-8, records cut short or
 // repeated), imported by the real importer in a real server, through the route the command uses.
 // Whatever a file holds: the import answers, and the list and every session's full form,
@@ -91,7 +91,9 @@ async function expectAnswer(
 
 describe('history import of mutated CLI files', () => {
   it('always answers, and every session reads in its schema', async () => {
-    expect(RECORDED.map((r) => r.kind)).toEqual(expect.arrayContaining(['claude-code', 'codex', 'gemini']));
+    expect(RECORDED.map((r) => r.kind)).toEqual(
+      expect.arrayContaining(['claude-code', 'codex', 'gemini', 'qwen-code']),
+    );
     expect(RECORDED.some((r) => r.file.endsWith('.json'))).toBe(true);
     const property = fc.asyncProperty(
       fc.constantFrom(...RECORDED),

@@ -80,6 +80,8 @@ function historyIn(dataDir: string, env: NodeJS.ProcessEnv = {}) {
       HOME: home,
       CLAUDE_CONFIG_DIR: '',
       CODEX_HOME: '',
+      QWEN_HOME: '',
+      QWEN_RUNTIME_DIR: '',
       ...env,
     });
 }
@@ -134,6 +136,7 @@ describe('sessiondesk history import', { timeout: 90_000 }, () => {
       'claude-code: 1 sessions (1 new, 0 updated), 4 messages',
       expect.stringMatching(/^codex: 1 sessions \(1 new, 0 updated\), \d+ messages$/u),
       expect.stringMatching(/^gemini: 1 sessions \(1 new, 0 updated\), \d+ messages$/u),
+      expect.stringMatching(/^qwen-code: no .+\/\.qwen, nothing to import$/u),
     ]);
     // Again: nothing changed, nothing new.
     const again = await ok(history(...args, '--gemini-dir', geminiRoot));
@@ -581,12 +584,15 @@ describe('sessiondesk history import', { timeout: 90_000 }, () => {
       HOME: home,
       CLAUDE_CONFIG_DIR: '',
       CODEX_HOME: '',
+      QWEN_HOME: '',
+      QWEN_RUNTIME_DIR: '',
     });
     expect(defaults.code).toBe(0);
     expect(defaults.stdout.split('\n').filter(Boolean)).toEqual([
       `claude-code: no ${join(home, '.claude')}, nothing to import`,
       `codex: no ${join(home, '.codex')}, nothing to import`,
       `gemini: no ${join(home, '.gemini')}, nothing to import`,
+      `qwen-code: no ${join(home, '.qwen')}, nothing to import`,
     ]);
   }, 90_000);
 

@@ -27,6 +27,8 @@ const ID_KEYS = new Set([
   'uuid',
   'parentUuid',
   'promptId',
+  // Qwen Code's tool result names its call again.
+  'callId',
 ]);
 
 /** Times as programs write them, and as they should never be. */

@@ -93,8 +93,8 @@ export function plantLinks(
     secretCopy(secret.file, join(year, '01', '01', 'rollout-2027-01-01T00-00-00-0badf00d.jsonl'));
     link(year, join(root, 'sessions', '2027'));
   } else if (kind === 'qwen-code') {
-    // projects/<project>/chats/<session>.jsonl: a session file, a project's chats folder, and a
-    // whole project folder as links.
+    // projects/<project>/chats/<session>.jsonl: a session file, a whole project folder, and a
+    // project's chats folder as links.
     const chats = dirname(filesUnder(join(root, 'projects'), /\.jsonl$/u)[0]!);
     link(secret.file, join(chats, '0badf00d-0000-4000-8000-000000000001.jsonl'));
     const project = join(secret.folder, 'qwen-project');
@@ -103,7 +103,9 @@ export function plantLinks(
     const chatsElsewhere = join(secret.folder, 'qwen-chats');
     secretCopy(secret.file, join(chatsElsewhere, '0badf00d-0000-4000-8000-000000000003.jsonl'));
     mkdirSync(join(root, 'projects', 'linked-chats'));
-    link(chatsElsewhere, join(root, 'projects', 'linked-chats', 'chats'));
+    // Reported as "in a folder that is a symbolic link" (it is found listing it): the secret's
+    // absence is what this one is for.
+    symlinkSync(chatsElsewhere, join(root, 'projects', 'linked-chats', 'chats'));
   } else {
     const chats = dirname(filesUnder(join(root, 'tmp'), /^session-/u)[0]!);
     link(secret.file, join(chats, 'session-2026-11-25T05-00-0badf00d.jsonl'));
