@@ -1,11 +1,10 @@
 import type { ContentBlock, Task } from '../../src-shared/sessions.js';
 import { noticeText, num, parseJsonObject } from '../agents/agent-events.js';
 import { writeTodosTasks } from '../agents/kinds/gemini/parse.js';
-import { resultMessage } from '../agents/types.js';
 import {
   noteTime,
   plainNotice,
-  pricedRun,
+  endedRun,
   type RunTokens,
   obj,
   str,
@@ -127,11 +126,7 @@ export function createGeminiHistoryParser(state?: string): HistoryParser {
   function endRun(failed: boolean, message: string): HistoryEvent[] {
     if (!runOpen) return [];
     runOpen = false;
-    facts.failed = failed;
-    const events: HistoryEvent[] = [
-      pricedRun(facts.model, usage),
-      { kind: 'result', result: resultMessage(!failed, message, 0, 0) },
-    ];
+    const events = endedRun(facts, usage, failed, message);
     usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
     return events;
   }

@@ -1,6 +1,7 @@
 import { tokenCost } from '../../src-shared/model-prices.js';
 import { noticeText, type AgentEvent, type AgentUsage } from '../agents/agent-events.js';
 import { normalTimestamp } from '../sessions/timestamps.js';
+import { resultMessage } from '../agents/types.js';
 
 /**
  * What one line of a CLI's own session file asks an imported session to record: the agent
@@ -79,4 +80,19 @@ export function plainNotice(text: string): HistoryEvent[] {
 /** A run's end priced by the table: for CLIs that record no cost of their own. */
 export function pricedRun(model: string | undefined, usage: RunTokens): HistoryEvent {
   return { kind: 'run', usage, costUsd: tokenCost(model, usage), ...(model ? { model } : {}) };
+}
+
+/**
+ * The end of a run of a CLI that marks no end of its own (the next prompt, an error, or the
+ * file's end for now): its tokens priced by the table, and its result. The session's last run
+ * decides whether it failed.
+ */
+export function endedRun(
+  facts: HistoryFacts,
+  usage: RunTokens,
+  failed: boolean,
+  message: string,
+): HistoryEvent[] {
+  facts.failed = failed;
+  return [pricedRun(facts.model, usage), { kind: 'result', result: resultMessage(!failed, message, 0, 0) }];
 }

@@ -1,11 +1,10 @@
 import type { ContentBlock } from '../../src-shared/sessions.js';
 import { noticeText, num, parseJsonObject } from '../agents/agent-events.js';
-import { resultMessage } from '../agents/types.js';
 import {
   noteTime,
   obj,
   plainNotice,
-  pricedRun,
+  endedRun,
   str,
   type HistoryEvent,
   type HistoryFacts,
@@ -81,11 +80,7 @@ export function createQwenCodeHistoryParser(state?: string): HistoryParser {
   function endRun(failed: boolean, message: string): HistoryEvent[] {
     if (!runOpen) return [];
     runOpen = false;
-    facts.failed = failed;
-    const events: HistoryEvent[] = [
-      pricedRun(facts.model, usage),
-      { kind: 'result', result: resultMessage(!failed, message, 0, 0) },
-    ];
+    const events = endedRun(facts, usage, failed, message);
     usage = noUsage();
     return events;
   }
