@@ -108,8 +108,13 @@ async function emptyShape(kind: HistoryKind, root: string): Promise<boolean> {
     if (kind === 'claude-code' && depth === 1) return true;
     for (const entry of entries) {
       const below = join(dir, entry.name);
-      const chatsOnly = kind === 'gemini' || kind === 'qwen-code';
-      if (!(chatsOnly ? await holdsNothing(join(below, 'chats')) : await bare(below, depth + 1)))
+      if (kind === 'qwen-code') {
+        // Anyone's `projects` folder has folders in it: a Qwen Code one has their `chats`.
+        if (!(await isFolder(join(below, 'chats'))) || !(await holdsNothing(join(below, 'chats'))))
+          return false;
+      } else if (
+        !(kind === 'gemini' ? await holdsNothing(join(below, 'chats')) : await bare(below, depth + 1))
+      )
         return false;
     }
     return true;
@@ -134,6 +139,11 @@ async function freshFolder(kind: HistoryKind, root: string): Promise<boolean> {
     if (other !== kind && (await holdsConversations(other, root))) return false;
   }
   return true;
+}
+
+/** Whether `path` is a folder itself, not a link to one. */
+async function isFolder(path: string): Promise<boolean> {
+  return (await lstat(path).catch(() => null))?.isDirectory() ?? false;
 }
 
 /** The folders above `path`, nearest first, as far as a conversation file lies below a CLI's root. */

@@ -67,6 +67,10 @@ describe('a history source is that CLI’s folder', () => {
       `${claudeRoot} has no Gemini CLI conversations: Gemini CLI keeps them in ` +
         '~/.gemini/tmp/<project>/chats/session-<time>-<id>.jsonl; this looks like a Claude Code folder (~/.claude/projects).',
     );
+    expect(await refusal(await add('qwen-code', claudeRoot))).toBe(
+      `${claudeRoot} has no Qwen Code conversations: Qwen Code keeps them in ` +
+        '~/.qwen/projects/<project>/chats/<id>.jsonl; this looks like a Claude Code folder (~/.claude/projects).',
+    );
     // Claude Code's projects folder itself: the folder above it is the one to name.
     expect(await refusal(await add('claude-code', join(claudeRoot, 'projects')))).toMatch(
       new RegExp(`it lies inside Claude Code's folder ${claudeRoot}: name that folder instead\\.$`, 'u'),
@@ -122,11 +126,15 @@ describe('a history source is that CLI’s folder', () => {
     writeFileSync(join(home, '.gemini', 'tmp', 'bin', 'rg'), '');
     mkdirSync(join(home, '.gemini', 'tmp', 'repo', 'chats'), { recursive: true });
     writeFileSync(join(home, '.gemini', 'tmp', 'repo', 'logs.json'), '[]');
+    // Qwen Code: a project's folder with its meta file and an empty chats folder.
+    mkdirSync(join(home, '.qwen', 'projects', '-home-me-repo', 'chats'), { recursive: true });
+    writeFileSync(join(home, '.qwen', 'projects', '-home-me-repo', 'meta.json'), '{}');
 
     for (const [kind, named] of [
       ['claude-code', '~/.claude'],
       ['codex', '~/.codex/'],
       ['gemini', `${home}/.gemini`],
+      ['qwen-code', '~/.qwen'],
     ] as const) {
       const added = await add(kind, named);
       expect(added.status, await added.clone().text()).toBe(201);
@@ -136,6 +144,7 @@ describe('a history source is that CLI’s folder', () => {
       ['claude-code', join(home, '.claude')],
       ['codex', join(home, '.codex')],
       ['gemini', join(home, '.gemini')],
+      ['qwen-code', join(home, '.qwen')],
     ]);
     // `~` alone is the home, which holds no CLI's conversations folder.
     expect(await refusal(await add('codex', '~'))).toMatch(
