@@ -156,7 +156,9 @@ export function createQwenCodeHistoryParser(state?: string): HistoryParser {
     if (!text) return [];
     if (!PROMPT_SUBTYPES.has(str(record.subtype)))
       return [{ kind: 'notice', level: 'info', text: noticeText(text) }];
-    const events = [...endRun(false, 'Done.'), { kind: 'prompt', text } as HistoryEvent];
+    // A message the person sent while the model worked goes into the same run.
+    const midTurn = str(record.subtype) === 'mid_turn_user_message';
+    const events = [...(midTurn ? [] : endRun(false, 'Done.')), { kind: 'prompt', text } as HistoryEvent];
     runOpen = true;
     return events;
   }

@@ -146,6 +146,40 @@ describe('an imported Qwen Code chat', () => {
     expect(session.status).toBe('failed');
   });
 
+  it('keeps a message sent while the model worked in the run it was sent in', async () => {
+    const { root, file } = copyQwenScenario('write-and-commit');
+    // Written as Qwen Code's recordMidTurnUserMessage writes one, beside the tool results it
+    // was drained with (an interactive session's; a headless run takes no input meanwhile).
+    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+    const firstResult = lines.findIndex((line) => line.includes('"type":"tool_result"'));
+    const base = JSON.parse(lines[firstResult]!) as Record<string, unknown>;
+    const midTurn = {
+      ...base,
+      type: 'user',
+      subtype: 'mid_turn_user_message',
+      provenance: 'real_user',
+      message: { role: 'user', parts: [{ text: 'Make it one line only.' }] },
+      toolCallResult: undefined,
+    };
+    lines.splice(firstResult + 1, 0, JSON.stringify(midTurn));
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    backdate(file);
+    const { server, owner, summary } = await following(root);
+    // The whole file read: its last answer and the run it ends.
+    const session = await until(
+      () => getSession(server, owner.user.cookie, summary.id),
+      (s) =>
+        s.messages.at(-1)?.type === 'result' &&
+        JSON.stringify(s.messages).includes('NOTES.md says: First line.'),
+    );
+    expect(prompts(session)).toEqual([
+      'QWEN-NOTES: write NOTES.md saying "First line" and commit it.',
+      'Make it one line only.',
+      'What does NOTES.md say?',
+    ]);
+    expect(session.messages.filter((m) => m.type === 'result')).toHaveLength(2);
+  });
+
   it('shows the lines Qwen Code appends while the server follows its folder', async () => {
     const { root, file } = copyQwenScenario('write-and-commit');
     const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
