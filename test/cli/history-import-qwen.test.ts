@@ -64,7 +64,7 @@ describe('history import --qwen-dir', () => {
     for (const session of sessions)
       expect(session).toMatchObject({ agent: 'acp', acpAgent: 'qwen-code', source: { kind: 'qwen-code' } });
     await serve.stop();
-  }, 90_000);
+  }, 120_000);
 
   it('takes QWEN_HOME as the default folder, as Qwen Code does', async () => {
     const dataDir = sandbox.dataDir();
@@ -74,7 +74,7 @@ describe('history import --qwen-dir', () => {
     expect(out.split('\n')).toContainEqual(
       expect.stringMatching(/^qwen-code: 2 sessions \(2 new, 0 updated\), \d+ messages$/u),
     );
-  }, 60_000);
+  }, 90_000);
 
   it("refuses another CLI's folder as Qwen Code's, and Qwen Code's as another's, saying what it looks like", async () => {
     const dataDir = sandbox.dataDir();
@@ -101,5 +101,5 @@ describe('history import --qwen-dir', () => {
     const inside = await run('--workspace', org, '--qwen-dir', join(root, 'projects'));
     expect(inside.code).toBe(2);
     expect(inside.stderr).toContain(`it lies inside Qwen Code's folder ${root}: name that folder instead.`);
-  }, 60_000);
+  }, 90_000);
 });
