@@ -4,8 +4,7 @@ import { cpSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ListSessionsResponseSchema } from '../../src-shared/sessions.js';
-import { runCli } from '../helpers/cli.js';
-import { cliIn, ok, seedOwner, useSandbox } from '../helpers/cli-extra.js';
+import { cliIn, historyImportIn, ok, seedOwner, useSandbox } from '../helpers/cli-extra.js';
 import { filesUnder, HISTORY_FIXTURES } from '../helpers/hostile-history.js';
 
 const sandbox = useSandbox();
@@ -24,16 +23,7 @@ function qwenRoot(): string {
 
 /** The command in a home of its own that holds no CLI folder; `env` adds to its environment. */
 function historyIn(dataDir: string, env: NodeJS.ProcessEnv = {}) {
-  const home = sandbox.dataDir();
-  return (...args: string[]) =>
-    runCli(['history', 'import', ...args, '--data-dir', dataDir], {
-      HOME: home,
-      CLAUDE_CONFIG_DIR: '',
-      CODEX_HOME: '',
-      QWEN_HOME: '',
-      QWEN_RUNTIME_DIR: '',
-      ...env,
-    });
+  return historyImportIn(dataDir, sandbox.dataDir(), env);
 }
 
 describe('history import --qwen-dir', () => {

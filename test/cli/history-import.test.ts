@@ -22,7 +22,15 @@ import { readJournal } from '../../src-main/store/journal-reader.js';
 import { Store } from '../../src-main/store/store.js';
 import { ListSessionsResponseSchema, MessagesPageResponseSchema } from '../../src-shared/sessions.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
-import { cliEmail, cliIn, ok, seedOwner, signInAt, useSandbox } from '../helpers/cli-extra.js';
+import {
+  cliEmail,
+  cliIn,
+  historyImportIn,
+  ok,
+  seedOwner,
+  signInAt,
+  useSandbox,
+} from '../helpers/cli-extra.js';
 import { PASSWORD } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
 
@@ -74,16 +82,7 @@ async function withStore<T>(
 
 /** The command in a home of its own: no default location of this machine is read. */
 function historyIn(dataDir: string, env: NodeJS.ProcessEnv = {}) {
-  const home = sandbox.dataDir();
-  return (...args: string[]) =>
-    runCli(['history', 'import', ...args, '--data-dir', dataDir], {
-      HOME: home,
-      CLAUDE_CONFIG_DIR: '',
-      CODEX_HOME: '',
-      QWEN_HOME: '',
-      QWEN_RUNTIME_DIR: '',
-      ...env,
-    });
+  return historyImportIn(dataDir, sandbox.dataDir(), env);
 }
 
 /**

@@ -151,3 +151,19 @@ export async function occupyPort(): Promise<{ port: number; close: () => Promise
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+/**
+ * `sessiondesk history import` on `dataDir` in the home `home`, with no CLI folder named by the
+ * environment: no default location of this machine is read. `env` adds to its environment.
+ */
+export function historyImportIn(dataDir: string, home: string, env: NodeJS.ProcessEnv = {}) {
+  return (...args: string[]): Promise<CliResult> =>
+    runCli(['history', 'import', ...args, '--data-dir', dataDir], {
+      HOME: home,
+      CLAUDE_CONFIG_DIR: '',
+      CODEX_HOME: '',
+      QWEN_HOME: '',
+      QWEN_RUNTIME_DIR: '',
+      ...env,
+    });
+}
