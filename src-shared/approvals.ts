@@ -71,6 +71,12 @@ export const ApprovalSchema = z.object({
   expiresAt: z.string().describe('When it is rejected unless someone decides first.'),
   title: z.string().describe('What the agent wants to do, in a line.'),
   tool: ApprovalToolSchema,
+  detail: z
+    .string()
+    .optional()
+    .describe(
+      "What a person reads before deciding, as the transcript shows it: the command, or each edit's whole diff. Absent when the agent sent nothing to show beyond `tool`.",
+    ),
   options: z.array(ApprovalOptionSchema),
   decidedAt: z.string().optional(),
   decision: z.enum(APPROVAL_DECISIONS).optional(),

@@ -329,6 +329,11 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       `CREATE INDEX approvals_by_session ON approvals(session_id, created_at)`,
     ],
   },
+  {
+    version: 20,
+    name: 'what a person reads before deciding a request',
+    sql: [`ALTER TABLE approvals ADD COLUMN detail TEXT`],
+  },
 ];
 
 /**

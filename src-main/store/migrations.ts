@@ -403,6 +403,12 @@ export const MIGRATIONS: Migration[] = [
       `CREATE INDEX approvals_by_session ON approvals(session_id, created_at)`,
     ],
   },
+  {
+    version: 20,
+    name: 'what a person reads before deciding a request',
+    // Null for requests written before: the dashboard shows their tool input instead.
+    sql: [`ALTER TABLE approvals ADD COLUMN detail TEXT`],
+  },
 ];
 
 export { DatabaseTooNewError };
