@@ -125,3 +125,25 @@ export const DecideApprovalBodySchema = z
     }
   });
 export type DecideApprovalBody = z.infer<typeof DecideApprovalBodySchema>;
+
+/** A request as the transcript carries it, on the message where the agent asked (`approval`). */
+export const TranscriptApprovalSchema = ApprovalSchema.pick({
+  id: true,
+  title: true,
+  tool: true,
+  detail: true,
+  options: true,
+  expiresAt: true,
+});
+export type TranscriptApproval = z.infer<typeof TranscriptApprovalSchema>;
+
+/** What became of a request, on the transcript's message that says so (`approvalDecided`). */
+export const TranscriptApprovalDecidedSchema = z.object({
+  id: z.string(),
+  decision: z.enum(APPROVAL_DECISIONS),
+  decidedAt: z.string(),
+  decidedBy: ApprovalDecidedBySchema,
+  optionId: z.string().optional(),
+  message: z.string().optional(),
+});
+export type TranscriptApprovalDecided = z.infer<typeof TranscriptApprovalDecidedSchema>;

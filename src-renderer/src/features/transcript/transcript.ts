@@ -1,3 +1,9 @@
+import {
+  TranscriptApprovalDecidedSchema,
+  TranscriptApprovalSchema,
+  type TranscriptApproval,
+  type TranscriptApprovalDecided,
+} from '../../../../src-shared/approvals';
 import type { Message } from '../../../../src-shared/sessions';
 
 type Block = Extract<Message, { type: 'assistant' }>['message']['content'][number];
@@ -30,6 +36,18 @@ export type TranscriptItem =
   /** `runOver`: the run that wrote it has ended (a result follows it, or the session is over). */
   | { kind: 'todo'; key: string; todos: TodoEntry[]; runOver: boolean }
   | { kind: 'orphan-result'; key: string; result: ToolResult }
+  /**
+   * What the agent asked before it acted, in place: `decided` once the transcript says what
+   * became of it; `text` is the message's own words, for a request written without `detail`.
+   */
+  | {
+      kind: 'approval';
+      key: string;
+      request: TranscriptApproval;
+      text: string;
+      decided: TranscriptApprovalDecided | null;
+    }
+  | { kind: 'approval-decided'; key: string; decided: TranscriptApprovalDecided; text: string }
   | {
       kind: 'result';
       key: string;
@@ -40,6 +58,35 @@ export type TranscriptItem =
     };
 
 const TODO_TOOLS = new Set(['TodoWrite', 'todo_write', 'update_plan']);
+
+type AssistantMessage = Extract<Message, { type: 'assistant' }>;
+
+// Parsed once per message, so a row rebuilt as messages arrive keeps the same parts.
+const requests = new WeakMap<AssistantMessage, TranscriptApproval | null>();
+const decisions = new WeakMap<AssistantMessage, TranscriptApprovalDecided | null>();
+
+/** The request a message carries (`approval`), or null; a malformed one is shown as plain text. */
+export function requestOf(message: AssistantMessage): TranscriptApproval | null {
+  if (!('approval' in message)) return null;
+  if (!requests.has(message)) {
+    const parsed = TranscriptApprovalSchema.safeParse(message.approval);
+    requests.set(message, parsed.success ? parsed.data : null);
+  }
+  return requests.get(message) ?? null;
+}
+
+/** The decision a message tells (`approvalDecided`), or null. */
+export function decisionOf(message: AssistantMessage): TranscriptApprovalDecided | null {
+  if (!('approvalDecided' in message)) return null;
+  if (!decisions.has(message)) {
+    const parsed = TranscriptApprovalDecidedSchema.safeParse(message.approvalDecided);
+    decisions.set(message, parsed.success ? parsed.data : null);
+  }
+  return decisions.get(message) ?? null;
+}
+
+const textOf = (message: AssistantMessage) =>
+  message.message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n\n');
 
 /** The todo list a task-update call carries, or null when it is some other tool call. */
 export function todosOf(use: ToolUse): TodoEntry[] | null {
@@ -84,8 +131,11 @@ export function buildTranscript(messages: Message[], sessionActive = true, first
   const results = new Map<string, ToolResult>();
   const useIds = new Set<string>();
   const todoIds = new Set<string>();
+  const decidedById = new Map<string, TranscriptApprovalDecided>();
   for (const message of messages) {
     if (message.type !== 'assistant') continue;
+    const decided = decisionOf(message);
+    if (decided) decidedById.set(decided.id, decided);
     for (const block of message.message.content) {
       if (block.type === 'tool_use') useIds.add(block.id);
       if (block.type === 'tool_use' && todosOf(block)) todoIds.add(block.id);
@@ -133,6 +183,17 @@ export function buildTranscript(messages: Message[], sessionActive = true, first
           durationMs: message.duration_ms,
           turns: message.num_turns,
         });
+        continue;
+      }
+      const request = requestOf(message);
+      if (request) {
+        const decided = decidedById.get(request.id) ?? null;
+        items.push({ kind: 'approval', key: `${at}`, request, text: textOf(message), decided });
+        continue;
+      }
+      const decided = decisionOf(message);
+      if (decided) {
+        items.push({ kind: 'approval-decided', key: `${at}`, decided, text: textOf(message) });
         continue;
       }
       message.message.content.forEach((block, b) => {
@@ -200,6 +261,10 @@ export function itemText(item: TranscriptItem): string {
       return item.todos.map((todo) => todo.title).join('\n');
     case 'orphan-result':
       return toolResultText(item.result);
+    case 'approval':
+      return [item.request.title, item.request.detail ?? item.text].join('\n');
+    case 'approval-decided':
+      return item.text;
     case 'tool':
       return [
         item.use.name,
