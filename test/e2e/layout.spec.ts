@@ -38,6 +38,8 @@ for (const colorScheme of ['light', 'dark'] as const) {
       '/settings/history',
       '/settings/agent',
       '/settings/api',
+      '/settings/notifications',
+      '/inbox',
     ]) {
       await page.goto(base + path);
       await expect(

@@ -154,9 +154,22 @@ export function InboxPage() {
         )}
       </header>
       <p className="muted">
-        What agents ask before they act in {workspace.name}, oldest first. Keys: <kbd>j</kbd> <kbd>k</kbd>{' '}
-        move, <kbd>a</kbd> allow once, <kbd>s</kbd> allow for this session, <kbd>r</kbd> reject.{' '}
-        <Link to="/settings/notifications">Notifications</Link>
+        What agents ask before they act in {workspace.name}, oldest first.{' '}
+        <Link to="/settings/notifications">Get notified</Link> when one arrives.
+      </p>
+      <p className="inbox-keys muted small">
+        <span>
+          <kbd>j</kbd> <kbd>k</kbd> next, previous
+        </span>
+        <span>
+          <kbd>{CHOICE_KEYS.allowOnce}</kbd> allow once
+        </span>
+        <span>
+          <kbd>{CHOICE_KEYS.allowSession}</kbd> allow for this session
+        </span>
+        <span>
+          <kbd>{CHOICE_KEYS.reject}</kbd> reject (Enter sends, Escape goes back)
+        </span>
       </p>
       {pending.isPending ? (
         <Loading label="Loading the requests" />

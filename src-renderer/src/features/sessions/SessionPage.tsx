@@ -263,8 +263,10 @@ export function SessionPage() {
               </p>
             ) : session.agentState === 'needs_input' ? (
               <p className="working muted" role="status">
-                The agent asks before it acts and waits for you: decide above, or in the{' '}
-                <Link to="/inbox">Inbox</Link>.
+                <span>
+                  The agent asks before it acts and waits for you: decide above, or in the{' '}
+                  <Link to="/inbox">Inbox</Link>.
+                </span>
               </p>
             ) : session.agentState === 'queued' ? (
               <p className="working muted" role="status">
