@@ -13,7 +13,7 @@ import { startServe } from '../helpers/cli.js';
 import { seedDataDir } from '../helpers/seed.js';
 import { tempDir } from '../helpers/server.js';
 import { agentCliTool } from '../helpers/tools.js';
-import { expect, signIn, test } from './fixtures.js';
+import { expect, screenshotsInBothThemes, signIn, test } from './fixtures.js';
 import { requireTools } from './require-tools.js';
 
 const claude = agentCliTool('claude');
@@ -158,18 +158,7 @@ test('the Inbox: what Claude Code asks waits there with a count; Allow runs the 
     await expect(allowCard).toContainText(/1[45] min left/u);
     await expect(rejectCard.getByRole('link', { name: 'Skip the file' })).toBeVisible();
 
-    const shots = process.env.SESSIONDESK_SHOTS_DIR;
-    if (shots) {
-      mkdirSync(shots, { recursive: true });
-      for (const scheme of ['light', 'dark'] as const) {
-        await page.emulateMedia({ colorScheme: scheme });
-        for (const width of [900, 1440]) {
-          await page.setViewportSize({ width, height: 900 });
-          await page.screenshot({ path: join(shots, `inbox-${width}-${scheme}.png`) });
-        }
-      }
-      await page.emulateMedia({ colorScheme: 'light' });
-    }
+    await screenshotsInBothThemes(page, 'inbox');
 
     // The session page shows the same request in place, with its choices, and says it needs you.
     await allowCard.getByRole('link', { name: 'Write the file' }).click();
@@ -181,7 +170,7 @@ test('the Inbox: what Claude Code asks waits there with a count; Allow runs the 
     );
     await expect(inPlace.getByRole('button', { name: 'Allow once' })).toBeVisible();
     await expect(inPlace.getByRole('button', { name: 'Reject' })).toBeVisible();
-    if (shots) await page.screenshot({ path: join(shots, 'session-request-1440-light.png') });
+    await screenshotsInBothThemes(page, 'session-request');
     await page.goBack();
 
     // Allowed in the Inbox: it leaves the list, and the command runs.

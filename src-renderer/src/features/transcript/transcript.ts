@@ -5,6 +5,7 @@ import {
   type TranscriptApprovalDecided,
 } from '../../../../src-shared/approvals';
 import type { Message } from '../../../../src-shared/sessions';
+import type { z } from 'zod';
 
 type Block = Extract<Message, { type: 'assistant' }>['message']['content'][number];
 type ToolUse = Extract<Block, { type: 'tool_use' }>;
@@ -61,29 +62,29 @@ const TODO_TOOLS = new Set(['TodoWrite', 'todo_write', 'update_plan']);
 
 type AssistantMessage = Extract<Message, { type: 'assistant' }>;
 
-// Parsed once per message, so a row rebuilt as messages arrive keeps the same parts.
-const requests = new WeakMap<AssistantMessage, TranscriptApproval | null>();
-const decisions = new WeakMap<AssistantMessage, TranscriptApprovalDecided | null>();
-
-/** The request a message carries (`approval`), or null; a malformed one is shown as plain text. */
-export function requestOf(message: AssistantMessage): TranscriptApproval | null {
-  if (!('approval' in message)) return null;
-  if (!requests.has(message)) {
-    const parsed = TranscriptApprovalSchema.safeParse(message.approval);
-    requests.set(message, parsed.success ? parsed.data : null);
-  }
-  return requests.get(message) ?? null;
+/**
+ * A field of a message read with its schema, once per message, so a row rebuilt as messages
+ * arrive keeps the same parts; null when absent or malformed (then the words are shown instead).
+ */
+function fieldReader<T>(field: string, schema: z.ZodType<T>): (message: AssistantMessage) => T | null {
+  const parsed = new WeakMap<AssistantMessage, T | null>();
+  return (message) => {
+    if (!(field in message)) return null;
+    if (!parsed.has(message)) {
+      const result = schema.safeParse((message as Record<string, unknown>)[field]);
+      parsed.set(message, result.success ? result.data : null);
+    }
+    return parsed.get(message) ?? null;
+  };
 }
 
+/** The request a message carries (`approval`), or null. */
+export const requestOf = fieldReader<TranscriptApproval>('approval', TranscriptApprovalSchema);
 /** The decision a message tells (`approvalDecided`), or null. */
-export function decisionOf(message: AssistantMessage): TranscriptApprovalDecided | null {
-  if (!('approvalDecided' in message)) return null;
-  if (!decisions.has(message)) {
-    const parsed = TranscriptApprovalDecidedSchema.safeParse(message.approvalDecided);
-    decisions.set(message, parsed.success ? parsed.data : null);
-  }
-  return decisions.get(message) ?? null;
-}
+export const decisionOf = fieldReader<TranscriptApprovalDecided>(
+  'approvalDecided',
+  TranscriptApprovalDecidedSchema,
+);
 
 const textOf = (message: AssistantMessage) =>
   message.message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n\n');
