@@ -3,10 +3,12 @@ import { SEARCH_LIMIT_DEFAULT, type SearchHit, type SearchResponse } from '../..
 import type { AgentFilter } from '../../src-shared/sessions.js';
 import { badRequest } from '../errors.js';
 import { readMessageAt, readMessagePage, type TranscriptSource } from '../sessions/transcript-reads.js';
+import { messagePiece } from './message-piece.js';
 import { chunks, searchableText } from './message-text.js';
 import { parseQuery } from './query.js';
 import type { SearchIndex, SearchRow } from './search-index.js';
 import { makeSnippet } from './snippet.js';
+import { termPattern } from '../../src-shared/search-terms.js';
 
 export interface SearchInput {
   workspaceId: string;
@@ -41,7 +43,12 @@ export function createSearchService(deps: { index: SearchIndex; source: Transcri
         ? (await readMessagePage(deps.source, session, row.messageIndex, 1, Infinity)).messages[0]
         : await readMessageAt(deps.source, session, row.offset);
     if (!json) return null;
-    const text = chunks(searchableText(JSON.parse(json.toString('utf8')) as unknown))[row.chunk] ?? '';
+    // The piece as it was indexed, read without parsing the whole message; where it does not
+    // hold the match (see messagePiece), from the whole message, as it was cut when indexed.
+    let text = messagePiece(json, row.chunk) ?? '';
+    if (!termPattern(terms).test(text)) {
+      text = chunks(searchableText(JSON.parse(json.toString('utf8')) as unknown))[row.chunk] ?? '';
+    }
     const hit: SearchHit = {
       sessionId: session.id,
       title: session.title,
