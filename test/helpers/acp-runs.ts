@@ -249,7 +249,7 @@ export const ACP_AGENTS_UNDER_TEST: Record<string, AcpAgentUnderTest> = {
   },
 };
 
-function acpAgentTool(agent: AcpAgentUnderTest): Tool & { path: string | null } {
+export function acpAgentTool(agent: AcpAgentUnderTest): Tool & { path: string | null } {
   const path = findAgentCli(agent.program, agent.envVariable, agent.prefix);
   return {
     name: `${agent.program} (${agent.name}, an ACP agent)`,

@@ -20,7 +20,7 @@ import { roundedUsage, type CliRunStore } from '../cli/cli-agent.js';
 import { locateAgentProgram } from '../cli/programs.js';
 import type { AcpAgentSpec } from './acp-agents.js';
 import { readTextFile, RefusedFileRequest, writeTextFile } from './acp-files.js';
-import { permissionAnswer, permissionRequest } from './acp-permissions.js';
+import { permissionAnswer, permissionRequest, rejectionPrompt, type Rejection } from './acp-permissions.js';
 import { createAcpTranscript } from './acp-updates.js';
 
 export interface AcpAgentOptions {
@@ -175,6 +175,8 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
     // The agent's session, once open; updates of another (or while an old one is replayed) are not this turn's.
     let agentSession: string | undefined;
     let replaying = false;
+    /** The turn's last rejection: an agent that ends its turn at it is told in a prompt of its own. */
+    let rejected: Rejection | undefined;
     const app = client()
       .onNotification('session/update', ({ params }) => {
         if (replaying || params.sessionId !== agentSession) return;
@@ -187,7 +189,14 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
         await recording;
         const resume = child.pauseTimeout();
         try {
-          return permissionAnswer(await ctx.askApproval(permissionRequest(params)));
+          const request = permissionRequest(params);
+          const answer = await ctx.askApproval(request);
+          if (answer.decision.startsWith('reject_'))
+            rejected = {
+              title: request.title,
+              ...(answer.message === undefined ? {} : { message: answer.message }),
+            };
+          return permissionAnswer(answer);
         } finally {
           resume();
         }
@@ -235,6 +244,17 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
       setTimeout(() => ending.abort(), CANCEL_GRACE_MS).unref();
     };
     ctx.signal.addEventListener('abort', onStop, { once: true });
+
+    /** One turn of the agent's session: the prompt sent, the turn's transcript closed at its end. */
+    async function promptTurn(session: string, text: string) {
+      rejected = undefined;
+      const answer = await agent.request('session/prompt', {
+        sessionId: session,
+        prompt: [{ type: 'text', text }],
+      });
+      enqueue(transcript.end());
+      return answer;
+    }
 
     let usage: AgentUsage | undefined;
     let outcome: ResultMessage;
@@ -295,11 +315,18 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
       // read to be handled first.
       await new Promise((resolve) => setImmediate(resolve));
       replaying = false;
-      const answer = await agent.request('session/prompt', {
-        sessionId: agentSession,
-        prompt: [{ type: 'text', text: prompt }],
-      });
-      enqueue(transcript.end());
+      let answer = await promptTurn(agentSession, prompt);
+      // Ended at a rejection, not by a stop: the agent waits to hear what to do instead.
+      while (answer.stopReason === 'cancelled' && !stopped() && rejected !== undefined) {
+        enqueue([
+          {
+            kind: 'notice',
+            level: 'info',
+            text: `${spec.name} ended its turn at the rejection. Session Desk tells it that it was rejected, with what the person said, and it goes on.`,
+          },
+        ]);
+        answer = await promptTurn(agentSession, rejectionPrompt(rejected));
+      }
       const used = transcript.usage(answer);
       if (used) usage = roundedUsage(used);
       await recording;
