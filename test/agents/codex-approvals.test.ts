@@ -16,6 +16,7 @@ import { ACP_AGENTS_UNDER_TEST, acpAgentTool } from '../helpers/acp-runs.js';
 import { useCleanups } from '../helpers/cleanups.js';
 import { realCli } from '../helpers/real-cli-setup.js';
 import { requireTools } from '../helpers/require-tools.js';
+import { agentCliTool } from '../helpers/tools.js';
 import { runProcesses } from '../helpers/run-control.js';
 import { asUser, createSession, seedWorkspace, startTestServer, tempDir } from '../helpers/server.js';
 
@@ -27,6 +28,7 @@ import { asUser, createSession, seedWorkspace, startTestServer, tempDir } from '
 
 const cleanup = useCleanups();
 const codexAcp = acpAgentTool(ACP_AGENTS_UNDER_TEST.codex!);
+const codex = agentCliTool('codex');
 const LONG = { timeout: 180_000 };
 const COMMAND = 'echo done > out.txt';
 
@@ -67,15 +69,21 @@ async function codexServer(settings: Record<string, unknown>, prompt: string) {
   const cli = await realCli('codex', SCRIPT, tempDir('approvals-codex-home-'));
   cleanup(() => cli.close());
   const server = await startTestServer({
-    agentEnv: { PATH: process.env.PATH, ...cli.env, SESSIONDESK_CODEX_ACP_BIN: codexAcp.path! },
+    agentEnv: {
+      PATH: process.env.PATH,
+      ...cli.env,
+      SESSIONDESK_CODEX_BIN: cli.bin,
+      ...(codexAcp.path ? { SESSIONDESK_CODEX_ACP_BIN: codexAcp.path } : {}),
+    },
     agentEnvNames: cli.names,
   });
   cleanup(() => server.dispose());
   const owner = await seedWorkspace(server);
   const cookie = owner.user.cookie;
+  // Codex through its ACP adapter, unless the settings name another agent.
+  const agent = settings.agent === undefined ? { agent: 'acp', acpAgent: 'codex' } : {};
   const put = await asUser(server, cookie, 'PUT', `/api/workspaces/${owner.organizationId}/agent`, {
-    agent: 'acp',
-    acpAgent: 'codex',
+    ...agent,
     ...settings,
   });
   expect(put.status, await put.clone().text()).toBe(200);
@@ -216,6 +224,32 @@ describe('approvals of Codex through its ACP adapter', requireTools(codexAcp), (
     });
     expect(readFileSync(output, 'utf8')).toBe('done\n');
     expect(approvalNotices(session)).toEqual([]);
+    expect(await pendingApprovals(server, cookie, owner.organizationId, sessionId)).toEqual([]);
+  });
+});
+
+describe('Codex run natively, in a workspace that asks', requireTools(codex), () => {
+  it('runs unattended, and its transcript says how Codex is asked instead', LONG, async () => {
+    const { server, owner, cookie, sessionId, output } = await codexServer(
+      { agent: 'codex', approvals: 'ask' },
+      'Write the file. WRITE-IT',
+    );
+    const session = await waitForResults(server, cookie, sessionId, 1, 90_000);
+    expect(session.status, JSON.stringify(session.messages.at(-1))).toBe('completed');
+    expect(readFileSync(output, 'utf8')).toBe('done\n');
+    const notices = session.messages.flatMap((m) =>
+      m.type === 'assistant' && m.notice === 'info'
+        ? m.message.content.flatMap((b) => (b.type === 'text' ? [b.text] : []))
+        : [],
+    );
+    expect(notices).toContain(
+      'This workspace asks before agents act, but this agent cannot put its requests to Session Desk: it runs unattended in its sandbox, as with approvals set to auto. Claude Code and the agents that speak the Agent Client Protocol can be asked. Codex is asked through its ACP adapter (codex-acp): choose "Codex (Agent Client Protocol)" in Settings › Agent.',
+    );
+    // The name it gives is the one Settings › Agent lists.
+    const listed = (await (await asUser(server, cookie, 'GET', '/api/agents')).json()) as {
+      agents: { kind: string; acpAgent?: string; name: string }[];
+    };
+    expect(listed.agents.find((a) => a.acpAgent === 'codex')?.name).toBe('Codex (Agent Client Protocol)');
     expect(await pendingApprovals(server, cookie, owner.organizationId, sessionId)).toEqual([]);
   });
 });
