@@ -1,6 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { cliHomePath } from '../../src-main/agents/kinds/cli/cli-homes.js';
 import { sandboxPath } from '../../src-main/agents/sandbox/session-folder.js';
 import {
   approvalNotices,
@@ -31,6 +32,7 @@ const codexAcp = acpAgentTool(ACP_AGENTS_UNDER_TEST.codex!);
 const codex = agentCliTool('codex');
 const LONG = { timeout: 180_000 };
 const COMMAND = 'echo done > out.txt';
+const APPEND = 'echo again >> log.txt';
 
 /**
  * A model that runs one command writing `out.txt`, or adds `NOTES.md` by a patch, then says it
@@ -52,6 +54,14 @@ const SCRIPT = [
     ],
   },
   {
+    match: 'TWICE',
+    turns: [
+      { output: { call: 'exec_command', arguments: { cmd: APPEND } } },
+      { output: { call: 'exec_command', arguments: { cmd: APPEND } } },
+      { output: { text: 'Twice.' } },
+    ],
+  },
+  {
     match: 'PATCH-IT',
     turns: [
       {
@@ -66,7 +76,8 @@ const SCRIPT = [
 ];
 
 async function codexServer(settings: Record<string, unknown>, prompt: string) {
-  const cli = await realCli('codex', SCRIPT, tempDir('approvals-codex-home-'));
+  const home = tempDir('approvals-codex-home-');
+  const cli = await realCli('codex', SCRIPT, home);
   cleanup(() => cli.close());
   const server = await startTestServer({
     agentEnv: {
@@ -92,7 +103,7 @@ async function codexServer(settings: Record<string, unknown>, prompt: string) {
     initialMessage: prompt,
   });
   const folder = sandboxPath(server.sandboxRoot, created.id);
-  return { server, owner, cookie, sessionId: created.id, folder, output: join(folder, 'out.txt'), cli };
+  return { server, owner, cookie, sessionId: created.id, folder, output: join(folder, 'out.txt'), cli, home };
 }
 
 const LEAVE = 'Write the file, or not. LEAVE-IT';
@@ -194,6 +205,30 @@ describe('approvals of Codex through its ACP adapter', requireTools(codexAcp), (
     await expect.poll(() => runProcesses(sessionId), { timeout: 10_000, interval: 100 }).toEqual([]);
     expect(existsSync(output)).toBe(false);
   });
+
+  it(
+    "allowed with Codex's rule for commands like it, the same command is not asked about again",
+    LONG,
+    async () => {
+      const { server, owner, cookie, sessionId, folder, home } = await askingServer(
+        {},
+        'Append twice. TWICE',
+      );
+      const request = await firstRequest(server, cookie, owner.organizationId, sessionId);
+      const answer = (await decide(server, cookie, request.id, { decision: 'allow_always' })) as {
+        approval: { optionId?: string };
+      };
+      expect(answer.approval.optionId).toBe('approved-execpolicy-amendment');
+      const session = await waitForResults(server, cookie, sessionId, 1, 90_000);
+      expect(session.messages.at(-1)).toMatchObject({ type: 'result', result: 'Twice.' });
+      expect(readFileSync(join(folder, 'log.txt'), 'utf8')).toBe('again\nagain\n');
+      expect(approvalNotices(session).filter((t) => t.startsWith('The agent asks'))).toHaveLength(1);
+      // Codex keeps the rule in its home: the session's own, never the person's.
+      const rules = join(cliHomePath(server.sandboxRoot, sessionId), 'codex', 'rules');
+      expect(readdirSync(rules).length).toBeGreaterThan(0);
+      expect(existsSync(join(home, 'rules'))).toBe(false);
+    },
+  );
 
   it('a file edit asks too, showing its diff; allowed, the file is written', LONG, async () => {
     const { server, owner, cookie, sessionId, folder } = await askingServer({}, 'Add notes. PATCH-IT');
