@@ -73,6 +73,18 @@ const SCRIPT = [
       { output: { text: 'Patched.' } },
     ],
   },
+  {
+    match: 'PATCH-NOT',
+    turns: [
+      {
+        output: {
+          custom: 'apply_patch',
+          input: '*** Begin Patch\n*** Add File: NOTES.md\n+First line\n*** End Patch\n',
+        },
+      },
+      { output: { text: 'Left the notes alone.' } },
+    ],
+  },
 ];
 
 async function codexServer(settings: Record<string, unknown>, prompt: string) {
@@ -244,6 +256,16 @@ describe('approvals of Codex through its ACP adapter', requireTools(codexAcp), (
     const session = await waitForResults(server, cookie, sessionId, 1, 90_000);
     expect(session.messages.at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: 'Patched.' });
     expect(readFileSync(join(folder, 'NOTES.md'), 'utf8')).toBe('First line\n');
+  });
+
+  it('a file edit rejected is not written, and Codex hears the feedback', LONG, async () => {
+    const { server, owner, cookie, sessionId, folder, cli } = await askingServer({}, 'Add notes. PATCH-NOT');
+    const request = await firstRequest(server, cookie, owner.organizationId, sessionId);
+    await decide(server, cookie, request.id, { decision: 'reject_once', message: 'No notes file.' });
+    const session = await waitForResults(server, cookie, sessionId, 1, 90_000);
+    expect(session.messages.at(-1)).toMatchObject({ type: 'result', result: 'Left the notes alone.' });
+    expect(existsSync(join(folder, 'NOTES.md'))).toBe(false);
+    expect(laterRequests(cli).join('\n')).toContain('No notes file.');
   });
 
   it('with approvals on auto, nothing asks and the run completes unattended', LONG, async () => {
