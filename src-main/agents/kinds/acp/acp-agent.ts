@@ -21,7 +21,8 @@ import { locateAgentProgram } from '../cli/programs.js';
 import type { AcpAgentSpec } from './acp-agents.js';
 import { readTextFile, RefusedFileRequest, writeTextFile } from './acp-files.js';
 import { permissionAnswer, permissionRequest, rejectionPrompt, type Rejection } from './acp-permissions.js';
-import { createAcpTranscript } from './acp-updates.js';
+import { createAcpTerminals, RefusedTerminalRequest } from './acp-terminals.js';
+import { createAcpTranscript, UNKNOWN_UPDATE_METHOD, withUnknownUpdates } from './acp-updates.js';
 
 export interface AcpAgentOptions {
   spec: AcpAgentSpec;
@@ -80,8 +81,8 @@ function turnResult(stopReason: string, text: string, elapsed: number): ResultMe
  * session's sandbox, one process per run as for the CLI kinds. Session Desk is the client: it
  * opens (or, on a follow-up, loads) the agent's session and sends the prompt; what the agent
  * streams becomes the transcript. The agent acts with its own tools inside the sandbox; the
- * client offers it the session folder's files (acp-files.ts) and no terminal, refusing anything
- * else it asks (saying so in the transcript).
+ * client offers it the session folder's files (acp-files.ts) and terminals sandboxed as it is
+ * (acp-terminals.ts), refusing anything else it asks (saying so in the transcript).
  */
 export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
   const { spec, runs } = options;
@@ -116,6 +117,8 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
       SESSIONDESK_SESSION_ID: sessionId,
     };
     const ending = new AbortController();
+    // An administrator's agent may name its script or configuration by path, as a command does.
+    const confine = withFolders(ctx.confinement, commandFolders(located.path, [...spec.args], options.env));
     const child = runProcess({
       program: located.path,
       args: [...spec.args],
@@ -125,12 +128,19 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
       timeoutMs: options.timeoutMs,
       signal: ending.signal,
       onStart: ctx.processStarted,
-      // An administrator's agent may name its script or configuration by path, as a command does.
-      confine: withFolders(ctx.confinement, commandFolders(located.path, [...spec.args], options.env)),
+      confine,
       ownedFolder: ctx.ownedFolder,
     });
 
-    const transcript = createAcpTranscript();
+    const terminals = createAcpTerminals({
+      folder: ctx.sandboxDir,
+      env,
+      confinement: confine,
+      ownedFolder: ctx.ownedFolder,
+      timeoutMs: options.timeoutMs,
+      unshown: (terminal) => enqueue(transcript.terminal(terminal)),
+    });
+    const transcript = createAcpTranscript(terminals);
     let recording: Promise<void> = Promise.resolve();
     let lastText = '';
     const append = (message: AssistantMessage) => appendWithinCap(ctx.sink, message);
@@ -154,23 +164,37 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
     };
     for (const note of home?.notes ?? []) enqueue([{ kind: 'notice', level: 'info', text: note }]);
 
-    /** A file request answered, or refused with the reason in the transcript too. */
-    async function servingFiles<T>(verb: string, path: unknown, serve: () => Promise<T>): Promise<T> {
-      if (!spec.clientFiles) throw RequestError.methodNotFound(`fs/${verb}_text_file`);
+    /** A request answered, or refused with the reason in the transcript too. */
+    async function refusing<T>(request: string, data: object, serve: () => T | Promise<T>): Promise<T> {
       try {
         return await serve();
       } catch (err) {
-        if (!(err instanceof RefusedFileRequest)) throw err;
+        if (!(err instanceof RefusedFileRequest || err instanceof RefusedTerminalRequest)) throw err;
+        const serves =
+          err instanceof RefusedFileRequest
+            ? "It serves only the session's folder."
+            : "Its terminals run in the run's sandbox, in the session's folder.";
         enqueue([
           {
             kind: 'notice',
             level: 'error',
-            text: `Session Desk refused the agent's request to ${verb} ${String(path)}: ${err.message}. It serves only the session's folder.`,
+            text: `Session Desk refused the agent's request to ${request}: ${err.message}. ${serves}`,
           },
         ]);
-        throw RequestError.invalidParams({ path }, err.message);
+        throw RequestError.invalidParams(data, err.message);
       }
     }
+    function servingFiles<T>(verb: string, path: unknown, serve: () => Promise<T>): Promise<T> {
+      if (!spec.clientFiles) throw RequestError.methodNotFound(`fs/${verb}_text_file`);
+      return refusing(`${verb} ${String(path)}`, { path }, serve);
+    }
+    /** What the agent sent that this version does not use, each said once a run. */
+    const noticed = new Set<string>();
+    const noticeOnce = (method: string, text: string) => {
+      if (noticed.has(method)) return;
+      noticed.add(method);
+      enqueue([{ kind: 'notice', level: 'info', text }]);
+    };
 
     // The agent's session, once open; updates of another (or while an old one is replayed) are not this turn's.
     let agentSession: string | undefined;
@@ -207,29 +231,45 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
       .onRequest('fs/write_text_file', ({ params }) =>
         servingFiles('write', params.path, () => writeTextFile(ctx.sandboxDir, params)),
       )
+      .onRequest('terminal/create', ({ params }) =>
+        refusing(`run ${params.command} in a terminal`, { cwd: params.cwd ?? null }, () =>
+          terminals.create(params),
+        ),
+      )
+      .onRequest('terminal/output', ({ params }) =>
+        refusing('read a terminal', {}, () => terminals.output(params.terminalId)),
+      )
+      .onRequest('terminal/wait_for_exit', ({ params }) =>
+        refusing('wait for a terminal', {}, () => terminals.waitForExit(params.terminalId)),
+      )
+      .onRequest('terminal/kill', ({ params }) =>
+        refusing('kill a terminal', {}, () => terminals.kill(params.terminalId)),
+      )
+      .onRequest('terminal/release', ({ params }) =>
+        refusing('release a terminal', {}, () => terminals.release(params.terminalId)),
+      )
       .onRequest('*', ({ method }) => {
-        enqueue([
-          {
-            kind: 'notice',
-            level: 'info',
-            text: `The agent asked Session Desk to ${method}; refused: the agent works with its own tools, inside its sandbox.`,
-          },
-        ]);
+        noticeOnce(
+          `request ${method}`,
+          `The agent asked Session Desk to ${method}, which this version does not offer: refused.`,
+        );
         throw RequestError.methodNotFound(method);
       })
-      .onNotification('*', ({ method }) => {
-        enqueue([
-          {
-            kind: 'notice',
-            level: 'info',
-            text: `The agent sent ${method}, which Session Desk does not use.`,
-          },
-        ]);
+      .onNotification('*', ({ method, params }) => {
+        if (method === UNKNOWN_UPDATE_METHOD) {
+          const notification = params as { sessionId?: unknown; update?: unknown } | null;
+          if (notification && !replaying && notification.sessionId === agentSession)
+            enqueue(transcript.update(notification.update));
+          return;
+        }
+        noticeOnce(`notification ${method}`, `The agent sent ${method}, which Session Desk does not use.`);
       });
     const connection = app.connect(
-      ndJsonStream(
-        Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
-        Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
+      withUnknownUpdates(
+        ndJsonStream(
+          Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
+          Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
+        ),
       ),
     );
     const agent = connection.agent;
@@ -239,6 +279,7 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
     });
     const stopped = () => ctx.signal.aborted;
     const onStop = () => {
+      terminals.stopAll();
       if (agentSession !== undefined)
         void agent.notify('session/cancel', { sessionId: agentSession }).catch(() => undefined);
       setTimeout(() => ending.abort(), CANCEL_GRACE_MS).unref();
@@ -252,9 +293,14 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
         sessionId: session,
         prompt: [{ type: 'text', text }],
       });
+      // The run's terminals end with its last turn, before the turn's open calls are closed.
+      if (!endedAtRejection(answer)) await terminals.close();
       enqueue(transcript.end());
       return answer;
     }
+
+    const endedAtRejection = (answer: { stopReason: string }) =>
+      answer.stopReason === 'cancelled' && !stopped() && rejected !== undefined;
 
     let usage: AgentUsage | undefined;
     let outcome: ResultMessage;
@@ -263,7 +309,7 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
         protocolVersion: PROTOCOL_VERSION,
         clientCapabilities: {
           fs: { readTextFile: spec.clientFiles, writeTextFile: spec.clientFiles },
-          terminal: false,
+          terminal: true,
         },
         clientInfo: { name: 'sessiondesk', title: 'Session Desk', version: '1' },
       });
@@ -317,7 +363,7 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
       replaying = false;
       let answer = await promptTurn(agentSession, prompt);
       // Ended at a rejection, not by a stop: the agent waits to hear what to do instead.
-      while (answer.stopReason === 'cancelled' && !stopped() && rejected !== undefined) {
+      while (endedAtRejection(answer)) {
         enqueue([
           {
             kind: 'notice',
@@ -325,7 +371,7 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
             text: `${spec.name} ended its turn at the rejection. Session Desk tells it that it was rejected, with what the person said, and it goes on.`,
           },
         ]);
-        answer = await promptTurn(agentSession, rejectionPrompt(rejected));
+        answer = await promptTurn(agentSession, rejectionPrompt(rejected!));
       }
       const used = transcript.usage(answer);
       if (used) usage = roundedUsage(used);
@@ -333,6 +379,7 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
       outcome = turnResult(answer.stopReason, lastText, Date.now() - started);
       if (answer.stopReason === 'cancelled' || stopped()) outcome = resultMessage(false, 'stopped', 0, 0);
     } catch (err) {
+      await terminals.close();
       enqueue(transcript.end());
       await recording;
       outcome = resultMessage(
