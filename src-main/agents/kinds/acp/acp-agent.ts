@@ -170,15 +170,12 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
         return await serve();
       } catch (err) {
         if (!(err instanceof RefusedFileRequest || err instanceof RefusedTerminalRequest)) throw err;
-        const serves =
-          err instanceof RefusedFileRequest
-            ? "It serves only the session's folder."
-            : "Its terminals run in the run's sandbox, in the session's folder.";
+        const serves = err instanceof RefusedFileRequest ? " It serves only the session's folder." : '';
         enqueue([
           {
             kind: 'notice',
             level: 'error',
-            text: `Session Desk refused the agent's request to ${request}: ${err.message}. ${serves}`,
+            text: `Session Desk refused the agent's request to ${request}: ${err.message}.${serves}`,
           },
         ]);
         throw RequestError.invalidParams(data, err.message);

@@ -234,7 +234,7 @@ export function createAcpTerminals(options: AcpTerminalsOptions): AcpTerminals {
         exited: child.ended.then((end) => {
           terminal.exit = {
             exitCode: end.code,
-            signal: terminal.killed ? 'SIGTERM' : end.timedOut ? 'SIGTERM' : null,
+            signal: terminal.killed || end.timedOut ? 'SIGTERM' : null,
           };
           return terminal.exit;
         }),
