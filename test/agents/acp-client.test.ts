@@ -153,6 +153,7 @@ describe('an ACP agent the administrator added', () => {
           'limited: "€€" truncated true',
           `capped: ${1024 * 1024} truncated true`,
           'elsewhere: -32602',
+          'disguised: -32602',
           'killed: exited true, status known',
           'terminal 17 refused',
           'elicitation: -32601',
@@ -171,6 +172,9 @@ describe('an ACP agent the administrator added', () => {
         const refusals = lines.filter((line) => line.includes('Session Desk refused the agent'));
         expect(refusals).toEqual([
           expect.stringContaining("to run pwd in a terminal: /etc is outside the session's folder"),
+          expect.stringContaining(
+            "to run true in a terminal: SESSIONDESK_SESSION_ID is Session Desk's own variable",
+          ),
           expect.stringContaining(`the run holds 16 terminals already`),
         ]);
         // Each unknown message is said once, though the agent sent it twice.
