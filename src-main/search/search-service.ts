@@ -19,6 +19,9 @@ export interface SearchInput {
   cursor?: string | undefined;
 }
 
+/** From this size, a hit's piece is read from the message's bytes rather than a whole parse. */
+const PIECE_READ_MIN_BYTES = 128 * 1024;
+
 const CursorSchema = z.tuple([z.number().int().min(0)]);
 
 function decodeCursor(cursor: string): number {
@@ -43,9 +46,11 @@ export function createSearchService(deps: { index: SearchIndex; source: Transcri
         ? (await readMessagePage(deps.source, session, row.messageIndex, 1, Infinity)).messages[0]
         : await readMessageAt(deps.source, session, row.offset);
     if (!json) return null;
-    // The piece as it was indexed, read without parsing the whole message; where it does not
-    // hold the match (see messagePiece), from the whole message, as it was cut when indexed.
-    let text = messagePiece(json, row.chunk) ?? '';
+    // The piece as it was indexed. From a large message it is read without parsing the whole of
+    // it (bench/search-hits.ts: a whole parse makes strings V8 keeps apart, and costs ms); a
+    // small one is parsed whole, which is faster. Where the piece read does not hold the match
+    // (see messagePiece), it is cut from the whole message, as when it was indexed.
+    let text = json.length > PIECE_READ_MIN_BYTES ? (messagePiece(json, row.chunk) ?? '') : '';
     if (!termPattern(terms).test(text)) {
       text = chunks(searchableText(JSON.parse(json.toString('utf8')) as unknown))[row.chunk] ?? '';
     }
