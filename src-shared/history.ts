@@ -6,6 +6,7 @@ export const HISTORY_KIND_NAMES: Record<HistoryKind, string> = {
   'claude-code': 'Claude Code',
   codex: 'Codex',
   gemini: 'Gemini CLI',
+  opencode: 'OpenCode',
 };
 
 /** What `sessiondesk history import` asks: the workspace, the CLIs' roots, the author. */
@@ -22,7 +23,7 @@ export const HistoryImportBodySchema = z.strictObject({
       }),
     )
     .min(1)
-    .max(3),
+    .max(HISTORY_KINDS.length),
   authorEmail: z.string().min(1).max(320).optional(),
 });
 export type HistoryImportBody = z.infer<typeof HistoryImportBodySchema>;

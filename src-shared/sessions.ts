@@ -146,13 +146,14 @@ export const TaskSchema = z.object({
 export type Task = z.infer<typeof TaskSchema>;
 
 /** What every form of a session carries. */
-export const HISTORY_KINDS = ['claude-code', 'codex', 'gemini'] as const;
+export const HISTORY_KINDS = ['claude-code', 'codex', 'gemini', 'opencode'] as const;
 export type HistoryKind = (typeof HISTORY_KINDS)[number];
 /** The agent CLIs' names, as a person knows them. */
 export const CLI_NAMES: Readonly<Record<HistoryKind, string>> = {
   'claude-code': 'Claude Code',
   codex: 'Codex',
   gemini: 'Gemini CLI',
+  opencode: 'OpenCode',
 };
 
 /** Where an imported session came from: an agent CLI's own session file. */

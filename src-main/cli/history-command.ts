@@ -87,6 +87,7 @@ const DIR_FLAGS: Record<HistoryKind, string> = {
   'claude-code': 'claude-dir',
   codex: 'codex-dir',
   gemini: 'gemini-dir',
+  opencode: 'opencode-dir',
 };
 
 export async function historyImportCommand(args: string[]): Promise<void> {
@@ -95,6 +96,7 @@ export async function historyImportCommand(args: string[]): Promise<void> {
     'claude-dir': { type: 'string' },
     'codex-dir': { type: 'string' },
     'gemini-dir': { type: 'string' },
+    'opencode-dir': { type: 'string' },
     author: { type: 'string' },
   });
   if (v.help) return print(USAGE['history import']);

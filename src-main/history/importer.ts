@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import type { Stats } from 'node:fs';
 import { lstat, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -12,12 +13,15 @@ import { createCodexHistoryParser } from './codex.js';
 import { fingerprintOf, readLines, startOffset } from './file-reader.js';
 import type { HistoryDeps } from './history-deps.js';
 import { createGeminiHistoryParser } from './gemini.js';
-import { readChatDocument } from './gemini-document.js';
+import { createOpencodeHistoryParser } from './opencode.js';
+import { opencodeSessionExtent, readOpencodeSession, type SessionExtent } from './opencode-store.js';
+import { readChatDocument, type ChatDocument } from './gemini-document.js';
 import { plainNotice, type HistoryEvent, type HistoryParser } from './history-events.js';
 import { appendRead, collect, type Pending } from './pending-writes.js';
 import { entryKind, ONLY_REGULAR, openRegularFile, SkippedEntry } from './safe-files.js';
 import { sessionFiles, sideFile, Skips, type SessionFile } from './session-files.js';
 import { publish, recordedFailure, settleStatuses, type Settling } from './session-updates.js';
+import { importedAgent } from '../store/imported-agent.js';
 import { storedFacts, storedFolder } from './stored-values.js';
 
 const run = promisify(execFile);
@@ -54,6 +58,7 @@ export interface SourceCounts {
 function parserFor(kind: HistoryKind, state: string | undefined, toolUseId?: string): HistoryParser {
   if (kind === 'codex') return createCodexHistoryParser(state);
   if (kind === 'gemini') return createGeminiHistoryParser(state);
+  if (kind === 'opencode') return createOpencodeHistoryParser(state);
   return createClaudeCodeHistoryParser(toolUseId, state);
 }
 
@@ -138,13 +143,15 @@ export async function importFile(
 ): Promise<'new' | 'updated' | 'unchanged'> {
   const { repos, clock } = deps;
   // Only what a file's size and time say; its content is read only through the checked handle.
-  const info = await lstat(file.path).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return null; // Gone since the folder was listed.
-    throw err;
-  });
+  const info = file.database
+    ? await storedExtent(source.rootDir, file.database.sessionId, options.skips)
+    : await lstat(file.path).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return null; // Gone since the folder was listed.
+        throw err;
+      });
   if (!info) return 'unchanged';
-  if (!info.isFile()) {
-    options.skips?.add(file.path, `${entryKind(info)}: ${ONLY_REGULAR}`);
+  if (!file.database && !(info as Stats).isFile()) {
+    options.skips?.add(file.path, `${entryKind(info as Stats)}: ${ONLY_REGULAR}`);
     return 'unchanged';
   }
   const last = repos.history.file(source.id, file.path) ?? undefined;
@@ -155,7 +162,7 @@ export async function importFile(
     return 'unchanged';
   const stale = clock.now().getTime() - info.mtimeMs >= ACTIVE_WITHIN_MS;
   // A chat document's offset counts its messages: it is read whole whenever it changed.
-  const readWhole = file.document === true || last?.offset === info.size;
+  const readWhole = file.document === true || file.database !== undefined || last?.offset === info.size;
   // Unchanged, and nothing left for the file's end to close: a run that was going on when the
   // file was last read (Gemini CLI's) ends once the file is quiet, by the read below, which
   // reads nothing new and closes it.
@@ -169,6 +176,7 @@ export async function importFile(
     }
     return 'unchanged';
   }
+  if (file.database) return readFile(deps, source, file, info, { ...options, last, stale });
   let handle: FileHandle;
   try {
     handle = await openRegularFile(source.rootDir, file.path);
@@ -191,17 +199,18 @@ async function readFile(
   deps: HistoryDeps,
   source: HistorySourceRecord,
   file: SessionFile,
-  handle: FileHandle,
+  opened: FileHandle | SessionExtent,
   options: ImportOptions & { last: HistoryFileRecord | undefined; stale: boolean },
 ): Promise<'new' | 'updated' | 'unchanged'> {
   const { store, repos, clock } = deps;
   const { last, stale } = options;
-  const info = await handle.stat();
+  const handle = 'fd' in opened ? opened : null;
+  const info = handle ? await handle.stat() : (opened as SessionExtent);
   const discard = options.discard === true && options.only !== undefined;
-  const chat = file.document ? await readChatDocument(handle, info.size, stale) : null;
+  const chat = await chatOf(source.rootDir, file, handle, info.size, stale, options.skips);
   // A chat document that does not parse yet is being rewritten: the next scan reads it.
-  if (file.document && chat === null) return 'unchanged';
-  let from = chat ? chat.resumeAt(last) : await startOffset(handle, info.size, last);
+  if ((file.document || file.database) && chat === null) return 'unchanged';
+  let from = chat ? chat.resumeAt(last) : await startOffset(handle!, info.size, last);
   let sessionId = last?.sessionId ?? null;
   let state = from > 0 ? last?.parserState : undefined;
   if (last && from === 0 && last.offset > 0) {
@@ -217,7 +226,7 @@ async function readFile(
   const meta = file.parent && (await sideFile(source.rootDir, file.parent.meta, options.skips));
   const parser = parserFor(source.kind, state, meta ? subAgentParent(meta) : undefined);
   const marker = file.marker && (await sideFile(source.rootDir, file.marker, options.skips));
-  const fingerprint = chat ? chat.fingerprint : await fingerprintOf(handle);
+  const fingerprint = chat ? chat.fingerprint : await fingerprintOf(handle!);
   let outcome: 'new' | 'updated' | 'unchanged' = 'unchanged';
   // A file read before without a session of its own is either only remembered (a session Session
   // Desk ran holds its conversation) or had no message yet (a CLI writes its bookkeeping lines
@@ -278,7 +287,7 @@ async function readFile(
         for (const r of pending.runs) {
           const { usage, costUsd, model } = r.usage;
           repos.sessions.recordRun(sessionId, source.workspaceId, {
-            kind: source.kind,
+            kind: importedAgent(source.kind).agent,
             conversationId: facts.conversationId,
             usage: { ...usage, ...(costUsd === null ? {} : { costUsd }) },
             model,
@@ -319,7 +328,7 @@ async function readFile(
       publish(deps, sessionId, created);
     }
   };
-  const batches = chat ? chat.batches(from) : readLines(handle, from, options.batchBytes);
+  const batches = chat ? chat.batches(from) : readLines(handle!, from, options.batchBytes);
   for await (const batch of batches) {
     if (options.budget?.read && Date.now() >= options.budget.until) {
       // Out of time: this batch is read again by the next scan, which goes on from `from`.
@@ -333,6 +342,38 @@ async function readFile(
   // The end for now: closes what only the file's end closes, and records status and size.
   await commit([], from, true);
   return outcome;
+}
+
+/** An OpenCode session's extent; null, and noted, when its database cannot be read now. */
+async function storedExtent(rootDir: string, sessionId: string, skips: Skips | undefined) {
+  try {
+    return await opencodeSessionExtent(rootDir, sessionId);
+  } catch (err) {
+    if (!(err instanceof SkippedEntry)) throw err;
+    skips?.add(err.path, err.reason);
+    return null;
+  }
+}
+
+/** The file as a chat document: Gemini CLI's older JSON file, or an OpenCode session; null for lines. */
+async function chatOf(
+  rootDir: string,
+  file: SessionFile,
+  handle: FileHandle | null,
+  size: number,
+  stale: boolean,
+  skips: Skips | undefined,
+): Promise<ChatDocument | null> {
+  if (file.database) {
+    try {
+      return await readOpencodeSession(rootDir, file.database.sessionId, stale);
+    } catch (err) {
+      if (!(err instanceof SkippedEntry)) throw err;
+      skips?.add(err.path, err.reason);
+      return null;
+    }
+  }
+  return file.document && handle ? readChatDocument(handle, size, stale) : null;
 }
 
 /**
@@ -420,5 +461,6 @@ async function importSourceNow(
 export function defaultRoot(kind: HistoryKind, env: NodeJS.ProcessEnv, home: string): string {
   if (kind === 'claude-code') return env.CLAUDE_CONFIG_DIR || join(home, '.claude');
   if (kind === 'codex') return env.CODEX_HOME || join(home, '.codex');
+  if (kind === 'opencode') return join(env.XDG_DATA_HOME || join(home, '.local', 'share'), 'opencode');
   return join(home, '.gemini');
 }

@@ -10,6 +10,7 @@ const DEPTH: Record<HistoryKind, number> = {
   'claude-code': 3, // projects/<project>/<session>.jsonl
   codex: 5, // sessions/YYYY/MM/DD/rollout-….jsonl
   gemini: 4, // tmp/<project>/chats/session-….jsonl
+  opencode: 1, // opencode.db#<session>
 };
 
 /** The CLI's root folder a session file lies in (`~/.claude`, `~/.codex`, `~/.gemini`). */

@@ -1,6 +1,7 @@
 import type { Dirent } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { HistoryKind } from '../../src-shared/sessions.js';
+import { OPENCODE_DATABASE, opencodeSessionFiles } from './opencode-store.js';
 import { entryKind, listFolder, ONLY_REGULAR, readSmallFile, SkippedEntry } from './safe-files.js';
 
 /**
@@ -16,13 +17,16 @@ export interface SessionFile {
   marker?: string;
   /** Gemini CLI's older chat file: one JSON document, rewritten whole (gemini-document.ts). */
   document?: boolean;
+  /** An OpenCode session: a conversation in its database, not a file of its own (opencode-store.ts). */
+  database?: { path: string; sessionId: string };
 }
 
-/** The folder under a CLI's root that holds its conversations: a root without it has none. */
+/** The folder (OpenCode: the database) under a CLI's root that holds its conversations: a root without it has none. */
 export const SESSIONS_FOLDER: Record<HistoryKind, string> = {
   'claude-code': 'projects',
   codex: 'sessions',
   gemini: 'tmp',
+  opencode: OPENCODE_DATABASE,
 };
 
 /** At most this many skipped entries are named in a report; the rest are counted. */
@@ -101,6 +105,8 @@ export async function sessionFiles(kind: HistoryKind, rootDir: string, skips: Sk
         files.push({ path: join(dir, name) });
     };
     await walk(join(rootDir, SESSIONS_FOLDER[kind]), 0);
+  } else if (kind === 'opencode') {
+    files.push(...(await opencodeSessionFiles(rootDir, skips)));
   } else {
     const tmp = join(rootDir, SESSIONS_FOLDER[kind]);
     for (const project of pick(await list(tmp), tmp, 'folder', any)) {

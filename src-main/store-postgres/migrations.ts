@@ -334,6 +334,11 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
     name: 'what a person reads before deciding a request',
     sql: [`ALTER TABLE approvals ADD COLUMN detail TEXT`],
   },
+  {
+    version: 21,
+    name: 'history sources of any kind the app knows',
+    sql: [`ALTER TABLE history_sources DROP CONSTRAINT history_sources_kind_check`],
+  },
 ];
 
 /**

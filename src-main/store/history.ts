@@ -1,4 +1,5 @@
 import type { HistoryKind } from '../../src-shared/sessions.js';
+import { importedAgent } from './imported-agent.js';
 import { num, optStr, str } from './row.js';
 import type { Db } from './sqljs.js';
 
@@ -184,8 +185,16 @@ export function createHistoryRepository(db: Db) {
       db.changed(sessionId);
       db.run(
         `UPDATE sessions SET source_kind = ?, source_path = ?, source_cwd = ?, source_conversation_id = ?,
-           agent_kind = ? WHERE id = ?`,
-        [source.kind, source.path, source.cwd ?? null, source.conversationId ?? null, source.kind, sessionId],
+           agent_kind = ?, acp_agent = ? WHERE id = ?`,
+        [
+          source.kind,
+          source.path,
+          source.cwd ?? null,
+          source.conversationId ?? null,
+          importedAgent(source.kind).agent,
+          importedAgent(source.kind).acpAgent,
+          sessionId,
+        ],
       );
     },
 

@@ -409,6 +409,33 @@ export const MIGRATIONS: Migration[] = [
     // Null for requests written before: the dashboard shows their tool input instead.
     sql: [`ALTER TABLE approvals ADD COLUMN detail TEXT`],
   },
+  {
+    version: 21,
+    name: 'history sources of any kind the app knows',
+    sql: [
+      // SQLite cannot change a CHECK: the table is rebuilt without one on its kind, which the
+      // API checks against its own list, so a CLI added later needs no rebuild. history_files
+      // refers to it by name: the check of those references waits for the end of the write.
+      `PRAGMA defer_foreign_keys = ON`,
+      `CREATE TABLE history_sources_new (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        kind TEXT NOT NULL,
+        root_dir TEXT NOT NULL,
+        author_id TEXT NOT NULL REFERENCES users(id),
+        paused INTEGER NOT NULL DEFAULT 0,
+        session_count INTEGER NOT NULL DEFAULT 0,
+        message_count INTEGER NOT NULL DEFAULT 0,
+        last_import_at TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (workspace_id, kind, root_dir)
+      )`,
+      `INSERT INTO history_sources_new SELECT id, workspace_id, kind, root_dir, author_id, paused,
+        session_count, message_count, last_import_at, created_at FROM history_sources`,
+      `DROP TABLE history_sources`,
+      `ALTER TABLE history_sources_new RENAME TO history_sources`,
+    ],
+  },
 ];
 
 export { DatabaseTooNewError };

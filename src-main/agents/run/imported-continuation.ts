@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { parseRepoUrl } from '../../../src-shared/repo-url.js';
-import type { ContinueIn, SessionSource } from '../../../src-shared/sessions.js';
+import { CLI_NAMES, type ContinueIn, type SessionSource } from '../../../src-shared/sessions.js';
 import { conflict } from '../../errors.js';
 import { rootOfSessionFile } from '../../history/run-holds.js';
 import type { SessionService } from '../../sessions/service.js';
@@ -12,7 +12,7 @@ import { createCliAgent } from '../kinds/cli/cli-agent.js';
 import { personCliFolder } from '../kinds/cli/cli-homes.js';
 import { isInside, realOf } from '../folders.js';
 import { CLI_KIND_SPECS } from '../kinds/cli-kinds.js';
-import { CLI_KINDS, type CliKind } from '../kinds/cli-kind-names.js';
+import { CLI_KINDS, isCliKind, type CliKind } from '../kinds/cli-kind-names.js';
 import { createCliRunStore } from '../kinds/cli/cli-run-store.js';
 import type { Located } from '../executables.js';
 import { runProgram } from '../sandbox/session-folder.js';
@@ -116,7 +116,14 @@ function resumable(
   source: SessionSource,
   host: ContinuationHost,
 ): { conversationId: string } | { why: string } {
-  const name = CLI_KIND_SPECS[source.kind].name;
+  const name = CLI_NAMES[source.kind];
+  if (!isCliKind(source.kind)) {
+    // OpenCode's imported sessions: its resume reads its own database, which a run of ours
+    // would have to be given whole; that is not offered.
+    return {
+      why: `Session Desk cannot continue a session imported from ${name}'s own history: resume it in ${name} itself${source.conversationId ? ` (opencode --session ${source.conversationId})` : ''}, or start a new session.`,
+    };
+  }
   if (!source.conversationId) {
     return { why: `${name}'s file of this session names no conversation id, so there is nothing to resume.` };
   }
@@ -127,7 +134,7 @@ function resumable(
 
 /** The person's folder it goes on in, or why it cannot. */
 function originalFolder(source: SessionSource, host: ContinuationHost): { cwd: string } | Refusal {
-  const name = CLI_KIND_SPECS[source.kind].name;
+  const name = CLI_NAMES[source.kind];
   const instead = 'Continue it in a sandbox (a fresh clone) instead.';
   if (!source.cwd) return { why: `${name} recorded no working folder for this session.`, instead };
   if (!isFolder(source.cwd)) {
@@ -180,6 +187,10 @@ export function planContinuation(
   const source = session.source;
   if (!source) throw new Error(`${session.id} was not imported`);
   const kind = source.kind;
+  if (!isCliKind(kind)) {
+    const refused = resumable(source, host);
+    throw conflict('why' in refused ? refused.why : `${CLI_NAMES[kind]} sessions cannot be continued here.`);
+  }
   const name = CLI_KIND_SPECS[kind].name;
   if (where === undefined) {
     const folder = source.cwd ?? 'its working folder';

@@ -18,6 +18,7 @@ const DEFAULT_ROOTS: Record<HistoryKind, string> = {
   'claude-code': '~/.claude',
   codex: '~/.codex',
   gemini: '~/.gemini',
+  opencode: '~/.local/share/opencode',
 };
 
 /** Settings › History: the agent CLI folders this workspace imports and follows. */
