@@ -80,6 +80,7 @@ function historyIn(dataDir: string, env: NodeJS.ProcessEnv = {}) {
       HOME: home,
       CLAUDE_CONFIG_DIR: '',
       CODEX_HOME: '',
+      XDG_DATA_HOME: '',
       ...env,
     });
 }
@@ -134,6 +135,7 @@ describe('sessiondesk history import', { timeout: 90_000 }, () => {
       'claude-code: 1 sessions (1 new, 0 updated), 4 messages',
       expect.stringMatching(/^codex: 1 sessions \(1 new, 0 updated\), \d+ messages$/u),
       expect.stringMatching(/^gemini: 1 sessions \(1 new, 0 updated\), \d+ messages$/u),
+      expect.stringMatching(/^opencode: no \/.+\/\.local\/share\/opencode, nothing to import$/u),
     ]);
     // Again: nothing changed, nothing new.
     const again = await ok(history(...args, '--gemini-dir', geminiRoot));
@@ -581,12 +583,14 @@ describe('sessiondesk history import', { timeout: 90_000 }, () => {
       HOME: home,
       CLAUDE_CONFIG_DIR: '',
       CODEX_HOME: '',
+      XDG_DATA_HOME: '',
     });
     expect(defaults.code).toBe(0);
     expect(defaults.stdout.split('\n').filter(Boolean)).toEqual([
       `claude-code: no ${join(home, '.claude')}, nothing to import`,
       `codex: no ${join(home, '.codex')}, nothing to import`,
       `gemini: no ${join(home, '.gemini')}, nothing to import`,
+      `opencode: no ${join(home, '.local', 'share', 'opencode')}, nothing to import`,
     ]);
   }, 90_000);
 
