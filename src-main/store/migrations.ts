@@ -414,9 +414,9 @@ export const MIGRATIONS: Migration[] = [
     name: 'history sources of any kind the app knows',
     sql: [
       // SQLite cannot change a CHECK: the table is rebuilt without one on its kind, which the
-      // API checks against its own list, so a CLI added later needs no rebuild. history_files
-      // refers to it by name: the check of those references waits for the end of the write.
-      `PRAGMA defer_foreign_keys = ON`,
+      // API checks against its own list, so a CLI added later needs no rebuild. history_files,
+      // which refers to it, is rebuilt first referring to the new table (a rename carries the
+      // reference along), so that no row ever refers to a table being dropped.
       `CREATE TABLE history_sources_new (
         id TEXT PRIMARY KEY,
         workspace_id TEXT NOT NULL REFERENCES workspaces(id),
@@ -432,8 +432,24 @@ export const MIGRATIONS: Migration[] = [
       )`,
       `INSERT INTO history_sources_new SELECT id, workspace_id, kind, root_dir, author_id, paused,
         session_count, message_count, last_import_at, created_at FROM history_sources`,
+      `CREATE TABLE history_files_new (
+        source_id TEXT NOT NULL REFERENCES history_sources_new(id),
+        path TEXT NOT NULL,
+        session_id TEXT REFERENCES sessions(id),
+        byte_offset INTEGER NOT NULL,
+        fingerprint TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ms INTEGER NOT NULL,
+        parser_state TEXT,
+        PRIMARY KEY (source_id, path)
+      )`,
+      `INSERT INTO history_files_new SELECT source_id, path, session_id, byte_offset, fingerprint, size,
+        mtime_ms, parser_state FROM history_files`,
+      `DROP TABLE history_files`,
       `DROP TABLE history_sources`,
       `ALTER TABLE history_sources_new RENAME TO history_sources`,
+      `ALTER TABLE history_files_new RENAME TO history_files`,
+      `CREATE INDEX history_files_by_session ON history_files(session_id)`,
     ],
   },
 ];
