@@ -14,8 +14,7 @@ import { fingerprintOf, readLines, startOffset } from './file-reader.js';
 import type { HistoryDeps } from './history-deps.js';
 import { createGeminiHistoryParser } from './gemini.js';
 import { createOpencodeHistoryParser } from './opencode.js';
-import { opencodeSessionExtent, readOpencodeSession, type SessionExtent } from './opencode-store.js';
-import { readChatDocument, type ChatDocument } from './gemini-document.js';
+import { chatOf, storedExtent, type SessionExtent } from './opencode-store.js';
 import { plainNotice, type HistoryEvent, type HistoryParser } from './history-events.js';
 import { appendRead, collect, type Pending } from './pending-writes.js';
 import { entryKind, ONLY_REGULAR, openRegularFile, SkippedEntry } from './safe-files.js';
@@ -342,38 +341,6 @@ async function readFile(
   // The end for now: closes what only the file's end closes, and records status and size.
   await commit([], from, true);
   return outcome;
-}
-
-/** An OpenCode session's extent; null, and noted, when its database cannot be read now. */
-async function storedExtent(rootDir: string, sessionId: string, skips: Skips | undefined) {
-  try {
-    return await opencodeSessionExtent(rootDir, sessionId);
-  } catch (err) {
-    if (!(err instanceof SkippedEntry)) throw err;
-    skips?.add(err.path, err.reason);
-    return null;
-  }
-}
-
-/** The file as a chat document: Gemini CLI's older JSON file, or an OpenCode session; null for lines. */
-async function chatOf(
-  rootDir: string,
-  file: SessionFile,
-  handle: FileHandle | null,
-  size: number,
-  stale: boolean,
-  skips: Skips | undefined,
-): Promise<ChatDocument | null> {
-  if (file.database) {
-    try {
-      return await readOpencodeSession(rootDir, file.database.sessionId, stale);
-    } catch (err) {
-      if (!(err instanceof SkippedEntry)) throw err;
-      skips?.add(err.path, err.reason);
-      return null;
-    }
-  }
-  return file.document && handle ? readChatDocument(handle, size, stale) : null;
 }
 
 /**

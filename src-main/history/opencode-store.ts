@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { lstat } from 'node:fs/promises';
+import { lstat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import type { ChatDocument } from './gemini-document.js';
+import { readChatDocument, type ChatDocument } from './gemini-document.js';
 import { LINE_MAX_BYTES, oversizeLine } from './file-reader.js';
 import { entryKind, ONLY_REGULAR, openRegularFile, SkippedEntry } from './safe-files.js';
 import type { SessionFile, Skips } from './session-files.js';
@@ -215,4 +215,36 @@ export async function readOpencodeSession(
       yield { lines: [header, ...lines.slice(from)], end: Math.max(from, lines.length) };
     },
   };
+}
+
+/** An OpenCode session's extent; null, and noted, when its database cannot be read now. */
+export async function storedExtent(rootDir: string, sessionId: string, skips: Skips | undefined) {
+  try {
+    return await opencodeSessionExtent(rootDir, sessionId);
+  } catch (err) {
+    if (!(err instanceof SkippedEntry)) throw err;
+    skips?.add(err.path, err.reason);
+    return null;
+  }
+}
+
+/** The file as a chat document: Gemini CLI's older JSON file, or an OpenCode session; null for lines. */
+export async function chatOf(
+  rootDir: string,
+  file: SessionFile,
+  handle: FileHandle | null,
+  size: number,
+  stale: boolean,
+  skips: Skips | undefined,
+): Promise<ChatDocument | null> {
+  if (file.database) {
+    try {
+      return await readOpencodeSession(rootDir, file.database.sessionId, stale);
+    } catch (err) {
+      if (!(err instanceof SkippedEntry)) throw err;
+      skips?.add(err.path, err.reason);
+      return null;
+    }
+  }
+  return file.document && handle ? readChatDocument(handle, size, stale) : null;
 }
