@@ -5,7 +5,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { readChatDocument, type ChatDocument } from './gemini-document.js';
 import { LINE_MAX_BYTES, oversizeLine } from './file-reader.js';
 import { entryKind, ONLY_REGULAR, openRegularFile, SkippedEntry } from './safe-files.js';
-import type { SessionFile, Skips } from './session-files.js';
+import type { SessionFile, Skips } from './source-entries.js';
 
 /**
  * OpenCode keeps its conversations in one SQLite database, `opencode.db` in its data folder
