@@ -71,6 +71,12 @@ export const ApprovalSchema = z.object({
   expiresAt: z.string().describe('When it is rejected unless someone decides first.'),
   title: z.string().describe('What the agent wants to do, in a line.'),
   tool: ApprovalToolSchema,
+  detail: z
+    .string()
+    .optional()
+    .describe(
+      "What a person reads before deciding, as the transcript shows it: the command, or each edit's whole diff. Absent when the agent sent nothing to show beyond `tool`.",
+    ),
   options: z.array(ApprovalOptionSchema),
   decidedAt: z.string().optional(),
   decision: z.enum(APPROVAL_DECISIONS).optional(),
@@ -119,3 +125,25 @@ export const DecideApprovalBodySchema = z
     }
   });
 export type DecideApprovalBody = z.infer<typeof DecideApprovalBodySchema>;
+
+/** A request as the transcript carries it, on the message where the agent asked (`approval`). */
+export const TranscriptApprovalSchema = ApprovalSchema.pick({
+  id: true,
+  title: true,
+  tool: true,
+  detail: true,
+  options: true,
+  expiresAt: true,
+});
+export type TranscriptApproval = z.infer<typeof TranscriptApprovalSchema>;
+
+/** What became of a request, on the transcript's message that says so (`approvalDecided`). */
+export const TranscriptApprovalDecidedSchema = z.object({
+  id: z.string(),
+  decision: z.enum(APPROVAL_DECISIONS),
+  decidedAt: z.string(),
+  decidedBy: ApprovalDecidedBySchema,
+  optionId: z.string().optional(),
+  message: z.string().optional(),
+});
+export type TranscriptApprovalDecided = z.infer<typeof TranscriptApprovalDecidedSchema>;

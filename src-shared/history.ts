@@ -7,6 +7,7 @@ export const HISTORY_KIND_NAMES: Record<HistoryKind, string> = {
   codex: 'Codex',
   gemini: 'Gemini CLI',
   'qwen-code': 'Qwen Code',
+  opencode: 'OpenCode',
 };
 
 /** What `sessiondesk history import` asks: the workspace, the CLIs' roots, the author. */

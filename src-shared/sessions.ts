@@ -146,7 +146,7 @@ export const TaskSchema = z.object({
 export type Task = z.infer<typeof TaskSchema>;
 
 /** What every form of a session carries. */
-export const HISTORY_KINDS = ['claude-code', 'codex', 'gemini', 'qwen-code'] as const;
+export const HISTORY_KINDS = ['claude-code', 'codex', 'gemini', 'qwen-code', 'opencode'] as const;
 export type HistoryKind = (typeof HISTORY_KINDS)[number];
 /** The agent CLIs' names, as a person knows them. */
 export const CLI_NAMES: Readonly<Record<HistoryKind, string>> = {
@@ -154,6 +154,7 @@ export const CLI_NAMES: Readonly<Record<HistoryKind, string>> = {
   codex: 'Codex',
   gemini: 'Gemini CLI',
   'qwen-code': 'Qwen Code',
+  opencode: 'OpenCode',
 };
 
 /** Where an imported session came from: an agent CLI's own session file. */

@@ -27,3 +27,9 @@ export async function appendWithinCap(sink: SessionSink, message: AssistantMessa
     );
   }
 }
+
+/**
+ * The most output an agent's terminal keeps (its own `outputByteLimit` may be lower): what the
+ * agent reads back, and what its tool call's result shows.
+ */
+export const TERMINAL_OUTPUT_MAX_BYTES = 1024 * 1024;

@@ -159,9 +159,10 @@ export function createApprovals(deps: {
             expiresAt: new Date(created.getTime() + timeoutMs).toISOString(),
             title: request.title,
             tool: request.tool,
+            ...(request.detail.trim() === '' ? {} : { detail: request.detail }),
             options: request.options,
           };
-          const message = requestMessage(publicApproval(approval), request.detail);
+          const message = requestMessage(publicApproval(approval));
           // Waiting before it is written: a reader sees it in the database as soon as it is
           // written there, and may decide it before the write is durable.
           const answered = new Promise<ApprovalAnswer>((resolve) => {

@@ -34,19 +34,24 @@ function duration(ms: number): string {
 
 /**
  * The request where it happened in the transcript: what the agent wants to do in full, and its
- * choices. The `approval` field carries the request itself, for a dashboard to offer the choices.
+ * choices. The `approval` field carries the request itself, for a dashboard to offer the choices
+ * and show the command or diff apart from the words around it.
  */
-export function requestMessage(approval: Approval, detail: string): AssistantMessage {
+export function requestMessage(approval: Approval): AssistantMessage {
   const choices = approval.options.map((o) => o.label).join(' · ');
-  const text = [`The agent asks before it acts: ${approval.title}`, detail, `Choices: ${choices}`]
+  const text = [
+    `The agent asks before it acts: ${approval.title}`,
+    approval.detail ?? '',
+    `Choices: ${choices}`,
+  ]
     .filter((part) => part.trim() !== '')
     .join('\n\n');
-  const { id, title, tool, options, expiresAt } = approval;
+  const { id, title, tool, detail, options, expiresAt } = approval;
   return {
     type: 'assistant',
     notice: 'info',
     message: { content: [{ type: 'text', text }] },
-    approval: { id, title, tool, options, expiresAt },
+    approval: { id, title, tool, ...(detail === undefined ? {} : { detail }), options, expiresAt },
   };
 }
 

@@ -88,6 +88,7 @@ const DIR_FLAGS: Record<HistoryKind, string> = {
   codex: 'codex-dir',
   gemini: 'gemini-dir',
   'qwen-code': 'qwen-dir',
+  opencode: 'opencode-dir',
 };
 
 export async function historyImportCommand(args: string[]): Promise<void> {
@@ -97,6 +98,7 @@ export async function historyImportCommand(args: string[]): Promise<void> {
     'codex-dir': { type: 'string' },
     'gemini-dir': { type: 'string' },
     'qwen-dir': { type: 'string' },
+    'opencode-dir': { type: 'string' },
     author: { type: 'string' },
   });
   if (v.help) return print(USAGE['history import']);

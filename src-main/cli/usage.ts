@@ -130,7 +130,7 @@ by email; sessions of people without an account here go to the workspace's owner
 their ids, timestamps and status. Prints what was imported and what was skipped.
 Exit code 0 when the input is an export (even if some sessions were skipped), 1 when it is not.
 While a server holds the data directory, the import goes through it.`,
-  'history import': `Usage: sessiondesk history import --workspace ORG [--claude-dir DIR] [--codex-dir DIR] [--gemini-dir DIR] [--qwen-dir DIR] [--author EMAIL] [--data-dir DIR]
+  'history import': `Usage: sessiondesk history import --workspace ORG [--claude-dir DIR] [--codex-dir DIR] [--gemini-dir DIR] [--qwen-dir DIR] [--opencode-dir DIR] [--author EMAIL] [--data-dir DIR]
 
 Imports the sessions the agent CLIs wrote in their own folders into the workspace ORG (its id
 or its name), and remembers those folders: a running server (and every later start) follows them.
@@ -138,10 +138,13 @@ or its name), and remembers those folders: a running server (and every later sta
   --codex-dir   Codex's root (what CODEX_HOME names; else ~/.codex)
   --gemini-dir  Gemini CLI's root (else ~/.gemini)
   --qwen-dir    Qwen Code's root (what QWEN_RUNTIME_DIR, else QWEN_HOME names; else ~/.qwen)
+  --opencode-dir  OpenCode's data folder, holding opencode.db (else $XDG_DATA_HOME/opencode,
+                else ~/.local/share/opencode)
   --author      the workspace member the sessions are imported as (else its first owner)
 A default folder that is not there is a note. A named one must be that CLI's folder: holding
-its conversations where it writes them (projects/, sessions/, tmp/, projects/*/chats/), or only the empty folders
-of a fresh install; anything else, or Session Desk's own data, is refused (exit 2).
+its conversations where it writes them (projects/, sessions/, tmp/, projects/*/chats/, opencode.db),
+or only the empty folders of a fresh install (OpenCode: its database without a session); anything
+else, or Session Desk's own data, is refused (exit 2).
 Run again, it reads only what changed. The CLIs' files are only read, never changed.
 Prints one line per source. While a server holds the data directory, the import goes through it.`,
   backup: `Usage: sessiondesk backup --output FILE [--data-dir DIR]

@@ -102,15 +102,19 @@ export function isRequestAllowed(
 }
 
 /**
- * Permission requests are denied, with one exception: the dashboard's own "Copy" button
- * (navigator.clipboard.writeText) needs `clipboard-sanitized-write`, which Chromium grants
- * only during a user gesture. Reading the clipboard stays denied.
+ * Permission requests are denied, with two exceptions, each for the dashboard's own pages only:
+ * its "Copy" buttons (navigator.clipboard.writeText) need `clipboard-sanitized-write`, which
+ * Chromium grants only during a user gesture; and Settings › Notifications asks for
+ * `notifications`, which Electron shows as the system's own notifications when an agent needs
+ * someone. Reading the clipboard stays denied.
  */
+const APP_PERMISSIONS: ReadonlySet<string> = new Set(['clipboard-sanitized-write', 'notifications']);
+
 export function isPermissionGranted(
   permission: string,
   requestingUrl: string | undefined,
   appOrigins: readonly string[],
 ): boolean {
-  if (permission !== 'clipboard-sanitized-write' || requestingUrl === undefined) return false;
+  if (!APP_PERMISSIONS.has(permission) || requestingUrl === undefined) return false;
   return isAppUrl(requestingUrl, appOrigins);
 }

@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
+import type { Stats } from 'node:fs';
 import { lstat, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseRepoUrl } from '../../src-shared/repo-url.js';
 import type { HistoryKind, SessionStatus } from '../../src-shared/sessions.js';
-import { importedAgent, type HistoryFileRecord, type HistorySourceRecord } from '../store/history.js';
+import type { HistoryFileRecord, HistorySourceRecord } from '../store/history.js';
 import { newSession } from '../sessions/new-session.js';
 import { normalTimestamp } from '../sessions/timestamps.js';
 import { createClaudeCodeHistoryParser, subAgentParent } from './claude-code.js';
@@ -12,13 +13,15 @@ import { createCodexHistoryParser } from './codex.js';
 import { fingerprintOf, readLines, startOffset } from './file-reader.js';
 import type { HistoryDeps } from './history-deps.js';
 import { createGeminiHistoryParser } from './gemini.js';
-import { readChatDocument } from './gemini-document.js';
+import { createOpencodeHistoryParser } from './opencode.js';
+import { chatOf, storedExtent, type SessionExtent } from './opencode-store.js';
 import { plainNotice, type HistoryEvent, type HistoryParser } from './history-events.js';
 import { createQwenCodeHistoryParser } from './qwen-code.js';
 import { appendRead, collect, type Pending } from './pending-writes.js';
 import { entryKind, ONLY_REGULAR, openRegularFile, SkippedEntry } from './safe-files.js';
 import { sessionFiles, sideFile, Skips, type SessionFile } from './session-files.js';
 import { publish, recordedFailure, settleStatuses, type Settling } from './session-updates.js';
+import { importedAgent } from '../store/imported-agent.js';
 import { storedFacts, storedFolder } from './stored-values.js';
 
 const run = promisify(execFile);
@@ -56,6 +59,7 @@ function parserFor(kind: HistoryKind, state: string | undefined, toolUseId?: str
   if (kind === 'codex') return createCodexHistoryParser(state);
   if (kind === 'gemini') return createGeminiHistoryParser(state);
   if (kind === 'qwen-code') return createQwenCodeHistoryParser(state);
+  if (kind === 'opencode') return createOpencodeHistoryParser(state);
   return createClaudeCodeHistoryParser(toolUseId, state);
 }
 
@@ -140,13 +144,15 @@ export async function importFile(
 ): Promise<'new' | 'updated' | 'unchanged'> {
   const { repos, clock } = deps;
   // Only what a file's size and time say; its content is read only through the checked handle.
-  const info = await lstat(file.path).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return null; // Gone since the folder was listed.
-    throw err;
-  });
+  const info = file.database
+    ? await storedExtent(source.rootDir, file.database.sessionId, options.skips)
+    : await lstat(file.path).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return null; // Gone since the folder was listed.
+        throw err;
+      });
   if (!info) return 'unchanged';
-  if (!info.isFile()) {
-    options.skips?.add(file.path, `${entryKind(info)}: ${ONLY_REGULAR}`);
+  if (!file.database && !(info as Stats).isFile()) {
+    options.skips?.add(file.path, `${entryKind(info as Stats)}: ${ONLY_REGULAR}`);
     return 'unchanged';
   }
   const last = repos.history.file(source.id, file.path) ?? undefined;
@@ -157,7 +163,7 @@ export async function importFile(
     return 'unchanged';
   const stale = clock.now().getTime() - info.mtimeMs >= ACTIVE_WITHIN_MS;
   // A chat document's offset counts its messages: it is read whole whenever it changed.
-  const readWhole = file.document === true || last?.offset === info.size;
+  const readWhole = file.document === true || file.database !== undefined || last?.offset === info.size;
   // Unchanged, and nothing left for the file's end to close: a run that was going on when the
   // file was last read (Gemini CLI's) ends once the file is quiet, by the read below, which
   // reads nothing new and closes it.
@@ -171,6 +177,7 @@ export async function importFile(
     }
     return 'unchanged';
   }
+  if (file.database) return readFile(deps, source, file, info, { ...options, last, stale });
   let handle: FileHandle;
   try {
     handle = await openRegularFile(source.rootDir, file.path);
@@ -193,17 +200,18 @@ async function readFile(
   deps: HistoryDeps,
   source: HistorySourceRecord,
   file: SessionFile,
-  handle: FileHandle,
+  opened: FileHandle | SessionExtent,
   options: ImportOptions & { last: HistoryFileRecord | undefined; stale: boolean },
 ): Promise<'new' | 'updated' | 'unchanged'> {
   const { store, repos, clock } = deps;
   const { last, stale } = options;
-  const info = await handle.stat();
+  const handle = 'fd' in opened ? opened : null;
+  const info = handle ? await handle.stat() : (opened as SessionExtent);
   const discard = options.discard === true && options.only !== undefined;
-  const chat = file.document ? await readChatDocument(handle, info.size, stale) : null;
+  const chat = await chatOf(source.rootDir, file, handle, info.size, stale, options.skips);
   // A chat document that does not parse yet is being rewritten: the next scan reads it.
-  if (file.document && chat === null) return 'unchanged';
-  let from = chat ? chat.resumeAt(last) : await startOffset(handle, info.size, last);
+  if ((file.document || file.database) && chat === null) return 'unchanged';
+  let from = chat ? chat.resumeAt(last) : await startOffset(handle!, info.size, last);
   let sessionId = last?.sessionId ?? null;
   let state = from > 0 ? last?.parserState : undefined;
   if (last && from === 0 && last.offset > 0) {
@@ -219,7 +227,7 @@ async function readFile(
   const meta = file.parent && (await sideFile(source.rootDir, file.parent.meta, options.skips));
   const parser = parserFor(source.kind, state, meta ? subAgentParent(meta) : undefined);
   const marker = file.marker && (await sideFile(source.rootDir, file.marker, options.skips));
-  const fingerprint = chat ? chat.fingerprint : await fingerprintOf(handle);
+  const fingerprint = chat ? chat.fingerprint : await fingerprintOf(handle!);
   let outcome: 'new' | 'updated' | 'unchanged' = 'unchanged';
   // A file read before without a session of its own is either only remembered (a session Session
   // Desk ran holds its conversation) or had no message yet (a CLI writes its bookkeeping lines
@@ -280,7 +288,7 @@ async function readFile(
         for (const r of pending.runs) {
           const { usage, costUsd, model } = r.usage;
           repos.sessions.recordRun(sessionId, source.workspaceId, {
-            kind: importedAgent(source.kind).kind,
+            kind: importedAgent(source.kind).agent,
             conversationId: facts.conversationId,
             usage: { ...usage, ...(costUsd === null ? {} : { costUsd }) },
             model,
@@ -321,7 +329,7 @@ async function readFile(
       publish(deps, sessionId, created);
     }
   };
-  const batches = chat ? chat.batches(from) : readLines(handle, from, options.batchBytes);
+  const batches = chat ? chat.batches(from) : readLines(handle!, from, options.batchBytes);
   for await (const batch of batches) {
     if (options.budget?.read && Date.now() >= options.budget.until) {
       // Out of time: this batch is read again by the next scan, which goes on from `from`.
@@ -425,5 +433,6 @@ export function defaultRoot(kind: HistoryKind, env: NodeJS.ProcessEnv, home: str
   // QWEN_HOME, else ~/.qwen (Storage.getRuntimeBaseDir / getGlobalQwenDir in its bundle).
   if (kind === 'qwen-code') return env.QWEN_RUNTIME_DIR || env.QWEN_HOME || join(home, '.qwen');
   if (kind === 'codex') return env.CODEX_HOME || join(home, '.codex');
+  if (kind === 'opencode') return join(env.XDG_DATA_HOME || join(home, '.local', 'share'), 'opencode');
   return join(home, '.gemini');
 }

@@ -11,6 +11,7 @@ const DEPTH: Record<HistoryKind, number> = {
   codex: 5, // sessions/YYYY/MM/DD/rollout-….jsonl
   gemini: 4, // tmp/<project>/chats/session-….jsonl
   'qwen-code': 4, // projects/<project>/chats/<session>.jsonl
+  opencode: 1, // opencode.db#<session>
 };
 
 /** The CLI's root folder a session file lies in (`~/.claude`, `~/.codex`, `~/.gemini`). */

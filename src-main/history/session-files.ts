@@ -1,58 +1,20 @@
 import type { Dirent } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import type { HistoryKind } from '../../src-shared/sessions.js';
+import { OPENCODE_DATABASE, opencodeSessionFiles } from './opencode-store.js';
+import { Skips, type SessionFile } from './source-entries.js';
+
+export { Skips, type SessionFile };
 import { entryKind, listFolder, ONLY_REGULAR, readSmallFile, SkippedEntry } from './safe-files.js';
 
-/**
- * One session file of a source: a sub-agent's file names its session's file. The small files
- * beside it are read only when the file itself is (`sideFile`): a scan reads nothing of a
- * folder whose files have not changed.
- */
-export interface SessionFile {
-  path: string;
-  /** A Claude Code sub-agent file: its session's own file, and its meta file naming the call that started it. */
-  parent?: { path: string; meta: string };
-  /** The file where the CLI recorded the working folder (Gemini CLI's `.project_root`). */
-  marker?: string;
-  /** Gemini CLI's older chat file: one JSON document, rewritten whole (gemini-document.ts). */
-  document?: boolean;
-}
-
-/** The folder under a CLI's root that holds its conversations: a root without it has none. */
+/** The folder (OpenCode: the database) under a CLI's root that holds its conversations: a root without it has none. */
 export const SESSIONS_FOLDER: Record<HistoryKind, string> = {
   'claude-code': 'projects',
   codex: 'sessions',
   gemini: 'tmp',
   'qwen-code': 'projects',
+  opencode: OPENCODE_DATABASE,
 };
-
-/** At most this many skipped entries are named in a report; the rest are counted. */
-const SKIPS_NAMED = 20;
-
-/** The entries of a source that were not read (links, pipes, unreadable files), for the report. */
-export class Skips {
-  readonly named: { path: string; reason: string }[] = [];
-  count = 0;
-
-  constructor(readonly rootDir: string) {}
-
-  add(path: string, reason: string): void {
-    this.count += 1;
-    if (this.named.length < SKIPS_NAMED)
-      this.named.push({ path: relative(this.rootDir, path) || path, reason });
-  }
-
-  /** Runs `read`; a SkippedEntry it throws is noted, and `fallback` given instead. */
-  async guard<T>(read: () => Promise<T>, fallback: T): Promise<T> {
-    try {
-      return await read();
-    } catch (err) {
-      if (!(err instanceof SkippedEntry)) throw err;
-      this.add(err.path, err.reason);
-      return fallback;
-    }
-  }
-}
 
 /** The session files under a CLI's root folder, sessions before their sub-agents. */
 export async function sessionFiles(kind: HistoryKind, rootDir: string, skips: Skips): Promise<SessionFile[]> {
@@ -111,6 +73,8 @@ export async function sessionFiles(kind: HistoryKind, rootDir: string, skips: Sk
       for (const { name } of pick(await list(chats), chats, 'file', (n) => n.endsWith('.jsonl')))
         files.push({ path: join(chats, name) });
     }
+  } else if (kind === 'opencode') {
+    files.push(...(await opencodeSessionFiles(rootDir, skips)));
   } else {
     const tmp = join(rootDir, SESSIONS_FOLDER[kind]);
     for (const project of pick(await list(tmp), tmp, 'folder', any)) {

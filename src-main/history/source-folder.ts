@@ -56,6 +56,7 @@ const LAYOUTS: Record<HistoryKind, { root: string; files: string }> = {
   codex: { root: '~/.codex', files: '~/.codex/sessions/<year>/<month>/<day>/rollout-<time>-<id>.jsonl' },
   gemini: { root: '~/.gemini', files: '~/.gemini/tmp/<project>/chats/session-<time>-<id>.jsonl' },
   'qwen-code': { root: '~/.qwen', files: '~/.qwen/projects/<project>/chats/<id>.jsonl' },
+  opencode: { root: '~/.local/share/opencode', files: 'its database, ~/.local/share/opencode/opencode.db' },
 };
 
 /** How many folders the look for an empty CLI folder lists before it gives up: a fresh one has few. */
@@ -121,6 +122,10 @@ async function emptyShape(kind: HistoryKind, root: string): Promise<boolean> {
   };
   const top = join(root, SESSIONS_FOLDER[kind]);
   try {
+    // OpenCode makes its database on its first start: one without a session is a fresh one.
+    // One that cannot be read (a link, a pipe, damaged) still names the folder OpenCode's: its
+    // import says why the database was not read.
+    if (kind === 'opencode') return (await lstat(top)) !== undefined;
     return (await lstat(top)).isDirectory() && (await bare(top, 0));
   } catch {
     // Not there, a link on the way, or unreadable: not a CLI folder waiting for its first conversation.

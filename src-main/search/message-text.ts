@@ -2,7 +2,7 @@
  * The text of a message that search reads: every string in it (the prompt, answers, thinking,
  * tool inputs and outputs, results) but the few that only name things (`type`, ids).
  */
-const STRUCTURAL_KEYS = new Set([
+export const STRUCTURAL_KEYS: ReadonlySet<string> = new Set([
   'type',
   'id',
   'tool_use_id',

@@ -3,10 +3,12 @@ import { SEARCH_LIMIT_DEFAULT, type SearchHit, type SearchResponse } from '../..
 import type { AgentFilter } from '../../src-shared/sessions.js';
 import { badRequest } from '../errors.js';
 import { readMessageAt, readMessagePage, type TranscriptSource } from '../sessions/transcript-reads.js';
+import { messagePiece } from './message-piece.js';
 import { chunks, searchableText } from './message-text.js';
 import { parseQuery } from './query.js';
 import type { SearchIndex, SearchRow } from './search-index.js';
 import { makeSnippet } from './snippet.js';
+import { termPattern } from '../../src-shared/search-terms.js';
 
 export interface SearchInput {
   workspaceId: string;
@@ -16,6 +18,9 @@ export interface SearchInput {
   limit?: number | undefined;
   cursor?: string | undefined;
 }
+
+/** From this size, a hit's piece is read from the message's bytes rather than a whole parse. */
+const PIECE_READ_MIN_BYTES = 128 * 1024;
 
 const CursorSchema = z.tuple([z.number().int().min(0)]);
 
@@ -41,7 +46,14 @@ export function createSearchService(deps: { index: SearchIndex; source: Transcri
         ? (await readMessagePage(deps.source, session, row.messageIndex, 1, Infinity)).messages[0]
         : await readMessageAt(deps.source, session, row.offset);
     if (!json) return null;
-    const text = chunks(searchableText(JSON.parse(json.toString('utf8')) as unknown))[row.chunk] ?? '';
+    // The piece as it was indexed. From a large message it is read without parsing the whole of
+    // it (bench/search-hits.ts: a whole parse makes strings V8 keeps apart, and costs ms); a
+    // small one is parsed whole, which is faster. Where the piece read does not hold the match
+    // (see messagePiece), it is cut from the whole message, as when it was indexed.
+    let text = json.length > PIECE_READ_MIN_BYTES ? (messagePiece(json, row.chunk) ?? '') : '';
+    if (!termPattern(terms).test(text)) {
+      text = chunks(searchableText(JSON.parse(json.toString('utf8')) as unknown))[row.chunk] ?? '';
+    }
     const hit: SearchHit = {
       sessionId: session.id,
       title: session.title,

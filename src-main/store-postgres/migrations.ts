@@ -331,8 +331,12 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
   },
   {
     version: 20,
-    name: 'history sources of any CLI the API knows',
-    // The kind is checked by the API's schema (HISTORY_KINDS), as in the SQLite store.
+    name: 'what a person reads before deciding a request',
+    sql: [`ALTER TABLE approvals ADD COLUMN detail TEXT`],
+  },
+  {
+    version: 21,
+    name: 'history sources of any kind the app knows',
     sql: [`ALTER TABLE history_sources DROP CONSTRAINT history_sources_kind_check`],
   },
 ];

@@ -20,7 +20,7 @@ export interface ApprovalOutcome {
 }
 
 const COLUMNS = `id, workspace_id, session_id, agent, created_at, expires_at, title, tool, options,
-  decided_at, decision, option_id, message, decided_by`;
+  decided_at, decision, option_id, message, decided_by, detail`;
 
 function toApproval(r: SqlValue[]): ApprovalRecord {
   const approval: ApprovalRecord = {
@@ -34,6 +34,8 @@ function toApproval(r: SqlValue[]): ApprovalRecord {
     tool: JSON.parse(str(r[7])) as ApprovalTool,
     options: JSON.parse(str(r[8])) as ApprovalOption[],
   };
+  const detail = optStr(r[14]);
+  if (detail !== undefined) approval.detail = detail;
   const decidedAt = optStr(r[9]);
   if (decidedAt !== undefined) {
     approval.decidedAt = decidedAt;
@@ -58,8 +60,8 @@ export function createApprovalsRepository(db: Db) {
       db.changed(approval.sessionId);
       db.run(
         `INSERT OR REPLACE INTO approvals (id, workspace_id, session_id, agent, created_at, expires_at, title,
-           tool, options, decided_at, decision, option_id, message, decided_by)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           tool, options, decided_at, decision, option_id, message, decided_by, detail)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           approval.id,
           approval.workspaceId,
@@ -75,6 +77,7 @@ export function createApprovalsRepository(db: Db) {
           approval.optionId ?? null,
           approval.message ?? null,
           approval.decidedBy === undefined ? null : JSON.stringify(approval.decidedBy),
+          approval.detail ?? null,
         ],
       );
     },

@@ -1,18 +1,7 @@
-import { AGENT_KINDS, type AgentKind } from '../../src-shared/constants.js';
 import type { HistoryKind } from '../../src-shared/sessions.js';
+import { importedAgent } from './imported-agent.js';
 import { num, optStr, str } from './row.js';
 import type { Db } from './sqljs.js';
-
-/**
- * The agent an imported session reports: its CLI's own kind where Session Desk drives that CLI
- * itself, else the ACP agent of the same id (Qwen Code: `agent: "acp", acpAgent: "qwen-code"`),
- * as a session Session Desk ran with it says, so that `agent=acp:qwen-code` finds both.
- */
-export function importedAgent(kind: HistoryKind): { kind: AgentKind; acpAgent: string | null } {
-  return (AGENT_KINDS as readonly string[]).includes(kind)
-    ? { kind: kind as AgentKind, acpAgent: null }
-    : { kind: 'acp', acpAgent: kind };
-}
 
 /** An agent CLI's session folder that a workspace imports and follows. */
 export interface HistorySourceRecord {
@@ -202,7 +191,7 @@ export function createHistoryRepository(db: Db) {
           source.path,
           source.cwd ?? null,
           source.conversationId ?? null,
-          importedAgent(source.kind).kind,
+          importedAgent(source.kind).agent,
           importedAgent(source.kind).acpAgent,
           sessionId,
         ],

@@ -405,13 +405,18 @@ export const MIGRATIONS: Migration[] = [
   },
   {
     version: 20,
-    name: 'history sources of any CLI the API knows',
+    name: 'what a person reads before deciding a request',
+    // Null for requests written before: the dashboard shows their tool input instead.
+    sql: [`ALTER TABLE approvals ADD COLUMN detail TEXT`],
+  },
+  {
+    version: 21,
+    name: 'history sources of any kind the app knows',
     sql: [
-      // The kind is checked by the API's schema (HISTORY_KINDS): a CHECK naming the CLIs made
-      // every CLI added a rebuild. SQLite cannot drop a CHECK, and history_files refers to the
-      // table (a drop with rows referring to it fails): both are rebuilt as they were.
-      `CREATE TABLE history_files_kept AS SELECT * FROM history_files`,
-      `DROP TABLE history_files`,
+      // SQLite cannot change a CHECK: the table is rebuilt without one on its kind, which the
+      // API checks against its own list, so a CLI added later needs no rebuild. history_files,
+      // which refers to it, is rebuilt first referring to the new table (a rename carries the
+      // reference along), so that no row ever refers to a table being dropped.
       `CREATE TABLE history_sources_new (
         id TEXT PRIMARY KEY,
         workspace_id TEXT NOT NULL REFERENCES workspaces(id),
@@ -427,10 +432,8 @@ export const MIGRATIONS: Migration[] = [
       )`,
       `INSERT INTO history_sources_new SELECT id, workspace_id, kind, root_dir, author_id, paused,
         session_count, message_count, last_import_at, created_at FROM history_sources`,
-      `DROP TABLE history_sources`,
-      `ALTER TABLE history_sources_new RENAME TO history_sources`,
-      `CREATE TABLE history_files (
-        source_id TEXT NOT NULL REFERENCES history_sources(id),
+      `CREATE TABLE history_files_new (
+        source_id TEXT NOT NULL REFERENCES history_sources_new(id),
         path TEXT NOT NULL,
         session_id TEXT REFERENCES sessions(id),
         byte_offset INTEGER NOT NULL,
@@ -440,9 +443,12 @@ export const MIGRATIONS: Migration[] = [
         parser_state TEXT,
         PRIMARY KEY (source_id, path)
       )`,
-      `INSERT INTO history_files SELECT source_id, path, session_id, byte_offset, fingerprint, size,
-        mtime_ms, parser_state FROM history_files_kept`,
-      `DROP TABLE history_files_kept`,
+      `INSERT INTO history_files_new SELECT source_id, path, session_id, byte_offset, fingerprint, size,
+        mtime_ms, parser_state FROM history_files`,
+      `DROP TABLE history_files`,
+      `DROP TABLE history_sources`,
+      `ALTER TABLE history_sources_new RENAME TO history_sources`,
+      `ALTER TABLE history_files_new RENAME TO history_files`,
       `CREATE INDEX history_files_by_session ON history_files(session_id)`,
     ],
   },

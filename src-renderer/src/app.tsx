@@ -23,6 +23,9 @@ const pageLoaders = {
   history: () => import('./features/settings/HistoryPage').then((m) => ({ default: m.HistoryPage })),
   keys: () => import('./features/settings/KeysPage').then((m) => ({ default: m.KeysPage })),
   members: () => import('./features/settings/MembersPage').then((m) => ({ default: m.MembersPage })),
+  inbox: () => import('./features/approvals/InboxPage').then((m) => ({ default: m.InboxPage })),
+  notifications: () =>
+    import('./features/notifications/NotificationsPage').then((m) => ({ default: m.NotificationsPage })),
 };
 const NewSessionPage = lazy(pageLoaders.newSession);
 const SessionPage = lazy(pageLoaders.session);
@@ -31,6 +34,8 @@ const ApiPage = lazy(pageLoaders.api);
 const HistoryPage = lazy(pageLoaders.history);
 const KeysPage = lazy(pageLoaders.keys);
 const MembersPage = lazy(pageLoaders.members);
+const InboxPage = lazy(pageLoaders.inbox);
+const NotificationsPage = lazy(pageLoaders.notifications);
 
 /** Fetches every page's code once the browser is idle (a failed fetch is tried again on opening). */
 function usePagesFetchedAhead() {
@@ -107,6 +112,14 @@ function Routed() {
             </Page>
           }
         />
+        <Route
+          path="/inbox"
+          element={
+            <Page title="Inbox">
+              <InboxPage />
+            </Page>
+          }
+        />
         {/* The session page names the tab after its session. */}
         <Route
           path="/sessions/:sessionId"
@@ -153,6 +166,14 @@ function Routed() {
           element={
             <Page title="API">
               <ApiPage />
+            </Page>
+          }
+        />
+        <Route
+          path="/settings/notifications"
+          element={
+            <Page title="Notifications">
+              <NotificationsPage />
             </Page>
           }
         />

@@ -256,7 +256,9 @@ describe('approvals of an ACP agent (Gemini CLI)', requireTools(gemini), () => {
     async () => {
       const { server, owner, cookie, sessionId, output, serverOptions } = await askingServer({});
       const request = await firstRequest(server, cookie, owner.organizationId, sessionId);
-      // What a crash leaves on disk at this moment: the request pending, its run gone.
+      // What a crash leaves on disk at this moment: the request pending, its run gone. A read
+      // can show the request before its write is on disk; the copy waits for that write.
+      await server.store.whenTranscriptSettled(sessionId, () => undefined);
       const crashed = tempDir('approvals-crash-');
       cpSync(server.dataDir, crashed, { recursive: true });
 

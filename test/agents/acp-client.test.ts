@@ -1,10 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxPath } from '../../src-main/agents/sandbox/session-folder.js';
-import { waitForResults } from '../helpers/agent-runs.js';
+import { getSession, toolOutputs, waitForResults } from '../helpers/agent-runs.js';
 import { ROOT, runCli } from '../helpers/cli.js';
-import { transcript } from '../helpers/run-control.js';
+import { runProcesses, transcript } from '../helpers/run-control.js';
 import {
   asUser,
   createSession,
@@ -16,9 +17,9 @@ import {
 
 /**
  * Session Desk as an ACP client, with an agent the administrator added
- * (`sessiondesk acp-agent set`): the session folder's files served, anything else refused in
- * the transcript, what it does not know kept as notices, and a protocol version it does not
- * speak refused clearly.
+ * (`sessiondesk acp-agent set`): the session folder's files served, terminals run in the run's
+ * sandbox and ended with it, anything else refused in the transcript, what it does not know kept
+ * as notices, and a protocol version it does not speak refused clearly.
  */
 
 const PROBE = join(ROOT, 'test', 'fixtures', 'agents', 'acp-probe-agent.mjs');
@@ -48,7 +49,7 @@ describe('an ACP agent the administrator added', () => {
     expect(set.code).toBe(0);
   };
 
-  const runProbe = async () => {
+  const startProbe = async () => {
     const chosen = await asUser(
       server,
       owner.user.cookie,
@@ -64,10 +65,11 @@ describe('an ACP agent the administrator added', () => {
       organizationId: owner.organizationId,
       initialMessage: 'Probe the client.',
     });
-    return {
-      id: created.id,
-      session: await waitForResults(server, owner.user.cookie, created.id, 1, 30_000),
-    };
+    return created.id;
+  };
+  const runProbe = async () => {
+    const id = await startProbe();
+    return { id, session: await waitForResults(server, owner.user.cookie, id, 1, 30_000) };
   };
 
   it(
@@ -124,10 +126,81 @@ describe('an ACP agent the administrator added', () => {
       await expect.poll(() => found('acp:probe'), { timeout: 20_000 }).toContain(id);
       expect(await found('acp')).toContain(id);
       expect(await found('acp:kimi')).toEqual([]);
-      // An update of a kind the protocol's schema lacks is dropped by the SDK before it reaches
-      // the client; the run goes on (the answer above came after it).
+      // An update of a kind the SDK's schema lacks reaches the transcript as a notice, and the run
+      // goes on (the answer above came after it).
+      expect(lines.filter((line) => line.includes('(probe_unknown_kind)'))).toHaveLength(1);
     },
   );
+
+  it(
+    'runs the agent’s terminals in its sandbox, in the session’s folder, their output capped',
+    { timeout: 90_000 },
+    async () => {
+      const outside = mkdtempSync(join(tmpdir(), 'acp-probe-outside-'));
+      try {
+        await addProbe('--terminals', outside);
+        const { id, session } = await runProbe();
+        expect(session.status, JSON.stringify(session.messages.at(-1))).toBe('completed');
+        expect(session.isolation).toBe('sandbox');
+        const folder = sandboxPath(server.sandboxRoot, id);
+        expect(readFileSync(join(folder, 'made.txt'), 'utf8')).toBe('made\n');
+        expect(existsSync(join(outside, 'escaped.txt'))).toBe(false);
+        const lines = transcript(session);
+        const answer = lines.find((line) => line.startsWith('assistant: made:'));
+        expect(answer?.split('; ')).toEqual([
+          'assistant: made: exit 3, output "hello from the probe\\nto stderr\\n"',
+          expect.stringMatching(/^outside: exit [1-9]\d*$/u),
+          'limited: "€€" truncated true',
+          `capped: ${1024 * 1024} truncated true`,
+          'elsewhere: -32602',
+          'disguised: -32602',
+          'killed: exited true, status known',
+          'terminal 17 refused',
+          'elicitation: -32601',
+        ]);
+        // The command a tool call showed, with its output, as the call's result.
+        const outputs = toolOutputs(session);
+        expect(outputs).toContain(
+          `$ sh -c 'printf "made\\n" > made.txt; echo "hello $PROBE_GREETING"; echo "to stderr" >&2; exit 3'\nhello from the probe\nto stderr\n[exit code 3]`,
+        );
+        // A terminal no tool call showed is shown on its own once released.
+        expect(outputs).toContainEqual(
+          expect.stringMatching(/^\$ sh -c 'echo escaped > .*\/escaped\.txt'\n.*\n\[exit code [1-9]/u),
+        );
+        expect(outputs).toContain("$ printf '0123456789€€€'\n[earlier output left out]\n€€\n[exit code 0]");
+        expect(outputs).toContain('$ sleep 600\n[killed]');
+        const refusals = lines.filter((line) => line.includes('Session Desk refused the agent'));
+        expect(refusals).toEqual([
+          expect.stringContaining("to run pwd in a terminal: /etc is outside the session's folder"),
+          expect.stringContaining(
+            "to run true in a terminal: SESSIONDESK_SESSION_ID is Session Desk's own variable",
+          ),
+          expect.stringContaining(`the run holds 16 terminals already`),
+        ]);
+        // Each unknown message is said once, though the agent sent it twice.
+        expect(lines.filter((line) => line.includes('(probe_unknown_kind)'))).toHaveLength(1);
+        expect(lines.filter((line) => line.includes('probe/unknown'))).toHaveLength(1);
+        expect(lines.filter((line) => line.includes('elicitation/create'))).toHaveLength(1);
+        expect(runProcesses(id)).toEqual([]);
+      } finally {
+        rmSync(outside, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it('ends a command left running in a terminal when the run is stopped', { timeout: 60_000 }, async () => {
+    await addProbe('--terminal-hang');
+    const id = await startProbe();
+    await expect
+      .poll(() => runProcesses(id).some((p) => p.cmdline === 'sleep 600'), { timeout: 20_000 })
+      .toBe(true);
+    const stop = await asUser(server, owner.user.cookie, 'POST', `/api/sessions/${id}/stop`);
+    expect(stop.status, await stop.clone().text()).toBe(200);
+    await expect.poll(() => runProcesses(id), { timeout: 20_000 }).toEqual([]);
+    await expect
+      .poll(async () => toolOutputs(await getSession(server, owner.user.cookie, id)), { timeout: 20_000 })
+      .toContain('$ sleep 600\n[killed]');
+  });
 
   it('an agent speaking another protocol version fails its run saying so', { timeout: 60_000 }, async () => {
     await addProbe('--protocol', '2');

@@ -81,7 +81,11 @@ describe('approvals of Claude Code', requireTools(claude), () => {
       agent: 'claude-code',
       title: 'echo done > out.txt',
       tool: { kind: 'execute', name: 'Bash', input: { command: 'echo done > out.txt' } },
+      detail: '$ echo done > out.txt\n\nRun a command',
     });
+    // The transcript's request carries it too, for the dashboard to show it apart from the words.
+    const asked = (await sessionNow(server, cookie, sessionId)).messages.find((m) => 'approval' in m);
+    expect(asked).toMatchObject({ approval: { id: request.id, detail: request.detail } });
     expect(request.options.map((o) => o.kind)).toContain('allow_once');
     expect((await sessionNow(server, cookie, sessionId)).agentState).toBe('needs_input');
     expect(existsSync(output)).toBe(false);

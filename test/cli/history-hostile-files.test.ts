@@ -17,10 +17,16 @@ const FLAGS: Record<HistoryKind, string> = {
   codex: '--codex-dir',
   gemini: '--gemini-dir',
   'qwen-code': '--qwen-dir',
+  opencode: '--opencode-dir',
 };
 
 /** `sessiondesk history import` as a process, killed if it has not ended within `ms`. */
-function historyImport(dataDir: string, roots: Record<HistoryKind, string>, org: string, ms = 60_000) {
+function historyImport(
+  dataDir: string,
+  roots: Partial<Record<HistoryKind, string>>,
+  org: string,
+  ms = 60_000,
+) {
   const args = ['history', 'import', '--workspace', org, '--data-dir', dataDir];
   for (const [kind, root] of Object.entries(roots)) args.push(FLAGS[kind as HistoryKind], root);
   return new Promise<{ code: number | null; stdout: string; stderr: string; timedOut: boolean }>(
@@ -78,7 +84,7 @@ async function sessionsOf(serve: ServeProcess, key: string, org: string) {
 /** Waits for a line in the server's log saying each path of each root was not read, and why. */
 async function expectNotRead(
   serve: ServeProcess,
-  roots: Record<HistoryKind, string>,
+  roots: Partial<Record<HistoryKind, string>>,
   paths: Record<HistoryKind, string[]>,
   why: string,
 ) {
@@ -134,7 +140,12 @@ async function ownerWithKey(dataDir: string) {
 }
 
 /** Adds the folders as sources through the server, as an owner does in Settings. */
-async function follow(serve: ServeProcess, email: string, org: string, roots: Record<HistoryKind, string>) {
+async function follow(
+  serve: ServeProcess,
+  email: string,
+  org: string,
+  roots: Partial<Record<HistoryKind, string>>,
+) {
   const cookie = await signInAt(serve.url, email);
   for (const [kind, rootDir] of Object.entries(roots)) {
     const response = await fetch(`${serve.url}/api/workspaces/${org}/history-sources`, {
@@ -157,7 +168,10 @@ describe('links planted in a followed folder', () => {
       'qwen-code': finishedRoot(base, 'qwen-code', '0.24.4', 'write-and-commit'),
     };
     const planted = Object.fromEntries(
-      (Object.keys(roots) as HistoryKind[]).map((kind) => [kind, plantLinks(kind, roots[kind], secret)]),
+      (Object.keys(roots) as (keyof typeof roots)[]).map((kind) => [
+        kind,
+        plantLinks(kind, roots[kind], secret),
+      ]),
     ) as Record<HistoryKind, string[]>;
 
     // The command: only the real sessions come in, and each link is named in its source's report.
@@ -204,7 +218,7 @@ describe('named pipes planted in a followed folder', () => {
       'qwen-code': finishedRoot(base, 'qwen-code', '0.24.4', 'write-and-commit'),
     };
     const pipes = Object.fromEntries(
-      (Object.keys(roots) as HistoryKind[]).map((kind) => [kind, plantPipes(kind, roots[kind])]),
+      (Object.keys(roots) as (keyof typeof roots)[]).map((kind) => [kind, plantPipes(kind, roots[kind])]),
     ) as Record<HistoryKind, string[]>;
 
     // A running server follows the folders: it answers every request within 5 s meanwhile,

@@ -136,6 +136,7 @@ describe('sessiondesk history import', { timeout: 90_000 }, () => {
       expect.stringMatching(/^codex: 1 sessions \(1 new, 0 updated\), \d+ messages$/u),
       expect.stringMatching(/^gemini: 1 sessions \(1 new, 0 updated\), \d+ messages$/u),
       expect.stringMatching(/^qwen-code: no .+\/\.qwen, nothing to import$/u),
+      expect.stringMatching(/^opencode: no \/.+\/\.local\/share\/opencode, nothing to import$/u),
     ]);
     // Again: nothing changed, nothing new.
     const again = await ok(history(...args, '--gemini-dir', geminiRoot));
@@ -585,6 +586,7 @@ describe('sessiondesk history import', { timeout: 90_000 }, () => {
       CODEX_HOME: '',
       QWEN_HOME: '',
       QWEN_RUNTIME_DIR: '',
+      XDG_DATA_HOME: '',
     });
     expect(defaults.code).toBe(0);
     expect(defaults.stdout.split('\n').filter(Boolean)).toEqual([
@@ -592,6 +594,7 @@ describe('sessiondesk history import', { timeout: 90_000 }, () => {
       `codex: no ${join(home, '.codex')}, nothing to import`,
       `gemini: no ${join(home, '.gemini')}, nothing to import`,
       `qwen-code: no ${join(home, '.qwen')}, nothing to import`,
+      `opencode: no ${join(home, '.local', 'share', 'opencode')}, nothing to import`,
     ]);
   }, 90_000);
 

@@ -6,7 +6,7 @@ import { defaultSandboxRoot } from '../../src-main/agents/sandbox/sandbox-root.j
 import { ROOT, startServe } from '../helpers/cli.js';
 import { seedDataDir } from '../helpers/seed.js';
 import { tempDir } from '../helpers/server.js';
-import { expect, signIn, test } from './fixtures.js';
+import { expect, screenshotsInBothThemes, signIn, test } from './fixtures.js';
 
 const FAKE_AGENT = join(ROOT, 'test', 'fixtures', 'fake-agent.mjs');
 const git = (cwd: string, ...args: string[]) =>
@@ -92,18 +92,7 @@ test("a session's Changes: its files with their counts, and a diff", async ({ pa
     await files.getByText('fixtures/data.csv').click();
     await expect(changes.getByLabel('Diff of fixtures/data.csv')).toHaveCount(0);
 
-    // Pictures for looking at the view, in both themes and at both widths.
-    const shots = process.env.SESSIONDESK_SHOTS_DIR;
-    if (shots) {
-      mkdirSync(shots, { recursive: true });
-      for (const scheme of ['light', 'dark'] as const) {
-        await page.emulateMedia({ colorScheme: scheme });
-        for (const width of [900, 1440]) {
-          await page.setViewportSize({ width, height: 900 });
-          await page.screenshot({ path: join(shots, `changes-${width}-${scheme}.png`) });
-        }
-      }
-    }
+    await screenshotsInBothThemes(page, 'changes');
   } finally {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });

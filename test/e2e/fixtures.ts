@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test as base, expect, type Page } from '@playwright/test';
@@ -126,4 +126,23 @@ export async function chooseAgent(page: Page, url: string, agent: RegExp): Promi
   await page.getByRole('radio', { name: agent }).check();
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByText('Set for this workspace.')).toBeVisible();
+}
+
+/**
+ * Pictures of the page as it is, for looking at a view in both themes and at both widths:
+ * taken only when SESSIONDESK_SHOTS_DIR names a folder, as `NAME-WIDTH-SCHEME.png`. The page
+ * is left light, at the last width.
+ */
+export async function screenshotsInBothThemes(page: Page, name: string): Promise<void> {
+  const shots = process.env.SESSIONDESK_SHOTS_DIR;
+  if (!shots) return;
+  mkdirSync(shots, { recursive: true });
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    for (const width of [900, 1440]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.screenshot({ path: join(shots, `${name}-${width}-${scheme}.png`) });
+    }
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
 }

@@ -17,6 +17,8 @@ for (const colorScheme of ['light', 'dark'] as const) {
     page,
     crowded,
   }) => {
+    // A walk through a dozen pages: on a loaded machine it takes longer than one page's test.
+    test.slow();
     await page.setViewportSize({ width: 900, height: 700 });
     await page.emulateMedia({ colorScheme });
     await signIn(page, crowded.server.url, crowded.data.email, crowded.data.password);
@@ -38,6 +40,8 @@ for (const colorScheme of ['light', 'dark'] as const) {
       '/settings/history',
       '/settings/agent',
       '/settings/api',
+      '/settings/notifications',
+      '/inbox',
     ]) {
       await page.goto(base + path);
       await expect(

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sandboxPath } from '../../src-main/agents/sandbox/session-folder.js';
 import type { SessionFull } from '../../src-shared/index.js';
-import { findAgentCli } from './agent-cli.js';
+import { findAgentCli, writeScriptedOpencodeConfig } from './agent-cli.js';
 import { startScriptedChatCompletionsServer } from '../fixtures/agents/scripted-chat-completions-server.mjs';
 import type { RecordedRequest } from '../fixtures/agents/scripted-anthropic-server.mjs';
 import { getSession, waitForResults } from './agent-runs.js';
@@ -108,22 +108,7 @@ export const ACP_AGENTS_UNDER_TEST: Record<string, AcpAgentUnderTest> = {
         ),
       );
       // The person's own OpenCode configuration: a provider of their choosing.
-      mkdirSync(join(home, '.config', 'opencode'), { recursive: true });
-      writeFileSync(
-        join(home, '.config', 'opencode', 'opencode.json'),
-        JSON.stringify({
-          model: 'scripted/scripted-model',
-          small_model: 'scripted/scripted-model',
-          provider: {
-            scripted: {
-              npm: '@ai-sdk/openai-compatible',
-              name: 'Scripted',
-              options: { baseURL: server.url, apiKey: 'scripted' },
-              models: { 'scripted-model': { name: 'Scripted model', tool_call: true, reasoning: true } },
-            },
-          },
-        }),
-      );
+      writeScriptedOpencodeConfig(join(home, '.config'), server.url);
       return { env: {}, names: [], held: server.held, close: () => server.close() };
     },
   },
@@ -249,7 +234,7 @@ export const ACP_AGENTS_UNDER_TEST: Record<string, AcpAgentUnderTest> = {
   },
 };
 
-function acpAgentTool(agent: AcpAgentUnderTest): Tool & { path: string | null } {
+export function acpAgentTool(agent: AcpAgentUnderTest): Tool & { path: string | null } {
   const path = findAgentCli(agent.program, agent.envVariable, agent.prefix);
   return {
     name: `${agent.program} (${agent.name}, an ACP agent)`,

@@ -167,3 +167,31 @@ export function writeScriptedCodexConfig(
     ].join('\n'),
   );
 }
+
+/**
+ * Writes a person's OpenCode configuration into `configHome` (what `~/.config` is): the scripted
+ * Chat Completions server at `baseUrl` as its provider, with `settings` beside it.
+ */
+export function writeScriptedOpencodeConfig(
+  configHome: string,
+  baseUrl: string,
+  settings: object = {},
+): void {
+  mkdirSync(join(configHome, 'opencode'), { recursive: true });
+  writeFileSync(
+    join(configHome, 'opencode', 'opencode.json'),
+    JSON.stringify({
+      model: 'scripted/scripted-model',
+      small_model: 'scripted/scripted-model',
+      ...settings,
+      provider: {
+        scripted: {
+          npm: '@ai-sdk/openai-compatible',
+          name: 'Scripted',
+          options: { baseURL: baseUrl, apiKey: 'scripted' },
+          models: { 'scripted-model': { name: 'Scripted model', tool_call: true, reasoning: true } },
+        },
+      },
+    }),
+  );
+}

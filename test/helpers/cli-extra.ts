@@ -164,6 +164,7 @@ export function historyImportIn(dataDir: string, home: string, env: NodeJS.Proce
       CODEX_HOME: '',
       QWEN_HOME: '',
       QWEN_RUNTIME_DIR: '',
+      XDG_DATA_HOME: '',
       ...env,
     });
 }

@@ -103,15 +103,8 @@ describe('requests of the window session', () => {
 });
 
 describe('permissions', () => {
-  it('denies every request', () => {
-    for (const permission of [
-      'media',
-      'geolocation',
-      'notifications',
-      'clipboard-read',
-      'openExternal',
-      'fullscreen',
-    ]) {
+  it('denies every request but two', () => {
+    for (const permission of ['media', 'geolocation', 'clipboard-read', 'openExternal', 'fullscreen']) {
       expect(isPermissionGranted(permission, `${APP}/`, origins), permission).toBe(false);
     }
   });
@@ -120,6 +113,12 @@ describe('permissions', () => {
     expect(isPermissionGranted('clipboard-sanitized-write', `${APP}/settings/keys`, origins)).toBe(true);
     expect(isPermissionGranted('clipboard-sanitized-write', 'https://example.com/', origins)).toBe(false);
     expect(isPermissionGranted('clipboard-sanitized-write', undefined, origins)).toBe(false);
+  });
+
+  it("grants notifications (the system's own, in the desktop app) to the app origin only", () => {
+    expect(isPermissionGranted('notifications', `${APP}/settings/notifications`, origins)).toBe(true);
+    expect(isPermissionGranted('notifications', 'https://example.com/', origins)).toBe(false);
+    expect(isPermissionGranted('notifications', undefined, origins)).toBe(false);
   });
 });
 

@@ -34,6 +34,7 @@ import {
   type RunOutcome,
 } from '../types.js';
 import { AgentSetupError } from './workspace-agents.js';
+import { ACP_AGENTS, acpAgentLabel } from '../kinds/acp/acp-agents.js';
 
 /** Why a run was stopped: becomes its result message, and says what the session becomes. */
 export interface StopReason {
@@ -61,6 +62,14 @@ export interface WaitingRun {
 /** Said in a workspace that asks before agents act, when the run's agent cannot be asked. */
 const CANNOT_ASK =
   'This workspace asks before agents act, but this agent cannot put its requests to Session Desk: it runs unattended in its sandbox, as with approvals set to auto. Claude Code and the agents that speak the Agent Client Protocol can be asked.';
+
+/**
+ * Native Codex (`codex exec`) has no way to put a request to anyone: it is asked through its ACP
+ * adapter, which runs the same Codex engine. The run is not switched to the adapter unasked: that
+ * would change the program, its session (a follow-up resumes the conversation of the program that
+ * began it) and what the workspace chose; the person is told which agent to choose instead.
+ */
+const CODEX_CANNOT_ASK = `${CANNOT_ASK} Codex is asked through its ACP adapter (codex-acp): choose "${acpAgentLabel(ACP_AGENTS.find((a) => a.id === 'codex')!)}" in Settings › Agent.`;
 
 /** Prompts sent while a run waited reach the agent as one, in order, a blank line apart. */
 export function joinPrompts(prompts: string[]): string {
@@ -230,7 +239,8 @@ export function runAgent(
       );
       approvals = deps.approvals.forRun(session, runner.acpAgent ? `acp:${runner.acpAgent}` : runner.kind);
       if (approvals && runner.asksApproval !== true) {
-        await service.appendMessage(sessionId, notice(CANNOT_ASK, 'info'), null);
+        const text = runner.kind === 'codex' ? CODEX_CANNOT_ASK : CANNOT_ASK;
+        await service.appendMessage(sessionId, notice(text, 'info'), null);
       } else if (approvals) {
         const asking = approvals;
         ctx.askApproval = (request) => asking.ask(request);

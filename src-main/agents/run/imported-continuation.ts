@@ -117,12 +117,16 @@ function resumable(
   host: ContinuationHost,
 ): { conversationId: string } | { why: string } {
   const name = CLI_NAMES[source.kind];
-  // Qwen Code runs only as an ACP agent here, and an ACP session is started afresh by the
-  // agent: nothing resumes a conversation from the CLI's own file (its `session/load` is not
-  // used), so an imported Qwen Code session is read-only.
   if (!isCliKind(source.kind)) {
+    // Qwen Code and OpenCode run only as ACP agents here, and an ACP session is started afresh
+    // by the agent: nothing resumes a conversation from the CLI's own history (OpenCode's is its
+    // whole database, which a run would have to be given), so an imported one is read-only.
+    const resume =
+      source.kind === 'opencode' && source.conversationId
+        ? ` (opencode --session ${source.conversationId})`
+        : '';
     return {
-      why: `Session Desk cannot continue ${name} conversations imported from its own files: it runs ${name} only through the Agent Client Protocol, which starts a new conversation. Start a new session with ${name} instead.`,
+      why: `Session Desk cannot continue a session imported from ${name}'s own history: it runs ${name} only through the Agent Client Protocol, which starts a new conversation. Resume it in ${name} itself${resume}, or start a new session.`,
     };
   }
   if (!source.conversationId) {
@@ -188,11 +192,11 @@ export function planContinuation(
   const source = session.source;
   if (!source) throw new Error(`${session.id} was not imported`);
   const kind = source.kind;
-  const name = CLI_NAMES[kind];
   if (!isCliKind(kind)) {
-    const conversation = resumable(source, host);
-    throw conflict('why' in conversation ? conversation.why : `${name} cannot be continued here.`);
+    const refused = resumable(source, host);
+    throw conflict('why' in refused ? refused.why : `${CLI_NAMES[kind]} sessions cannot be continued here.`);
   }
+  const name = CLI_KIND_SPECS[kind].name;
   if (where === undefined) {
     const folder = source.cwd ?? 'its working folder';
     const repository = session.repository

@@ -1,6 +1,6 @@
 import { useQueryClient } from '@tanstack/react-query';
-import { createContext, useContext, useEffect, useState } from 'react';
-import { SessionEventSchema } from '../../../src-shared/sessions';
+import { createContext, useContext, useEffect, useRef, useState } from 'react';
+import { SessionEventSchema, type SessionEvent } from '../../../src-shared/sessions';
 import { keys } from './queries';
 
 const EVENT_TYPES = [
@@ -8,6 +8,8 @@ const EVENT_TYPES = [
   'session.updated',
   'message.added',
   'tasks.changed',
+  'approval.created',
+  'approval.decided',
   'reset',
 ] as const;
 
@@ -15,25 +17,34 @@ const EVENT_TYPES = [
  * Listens to the workspace's server-sent events and refreshes what they touch. The browser's
  * EventSource reconnects by itself and sends Last-Event-ID, so nothing is missed; a `reset`
  * (events too old to replay) refreshes everything. Returns whether the stream is connected,
- * so polling can slow down while it is.
+ * so polling can slow down while it is. `onEvent` hears each event too (to notify).
  */
-export function useLiveEvents(organizationId: string): boolean {
+export function useLiveEvents(organizationId: string, onEvent?: (event: SessionEvent) => void): boolean {
   const client = useQueryClient();
   const [connected, setConnected] = useState(false);
+  // The latest listener, without reconnecting the stream each time it changes.
+  const listener = useRef(onEvent);
+  useEffect(() => {
+    listener.current = onEvent;
+  }, [onEvent]);
   useEffect(() => {
     const source = new EventSource(`/api/events?organizationId=${encodeURIComponent(organizationId)}`);
-    const onEvent = (raw: MessageEvent<string>) => {
+    const handle = (raw: MessageEvent<string>) => {
       const parsed = SessionEventSchema.safeParse(JSON.parse(raw.data));
       if (!parsed.success) return;
       const event = parsed.data;
+      listener.current?.(event);
       if (event.type === 'reset') {
         void client.invalidateQueries();
         return;
       }
+      if (event.type === 'approval.created' || event.type === 'approval.decided') {
+        void client.invalidateQueries({ queryKey: keys.approvals(organizationId) });
+      }
       void client.invalidateQueries({ queryKey: keys.sessions(organizationId) });
       void client.invalidateQueries({ queryKey: keys.session(event.sessionId) });
     };
-    for (const type of EVENT_TYPES) source.addEventListener(type, onEvent);
+    for (const type of EVENT_TYPES) source.addEventListener(type, handle);
     source.onopen = () => setConnected(true);
     source.onerror = () => setConnected(source.readyState === EventSource.OPEN);
     return () => {

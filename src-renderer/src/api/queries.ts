@@ -54,6 +54,7 @@ export const keys = {
   members: (org: string) => ['members', org] as const,
   repositories: (org: string) => ['repositories', org] as const,
   historySources: (org: string) => ['history-sources', org] as const,
+  approvals: (org: string) => ['approvals', org] as const,
 };
 
 export function useSetupStatus() {

@@ -77,3 +77,12 @@ export function PrBadge({ number, status }: { number: number; status?: PrStatus 
     </span>
   );
 }
+
+/** A session whose agent waits for someone to decide what it asked (its `needs_input` state). */
+export function NeedsYouBadge() {
+  return (
+    <span className="badge badge-needs-you" title="The agent asks before it acts and waits for a decision">
+      Needs you
+    </span>
+  );
+}

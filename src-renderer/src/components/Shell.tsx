@@ -1,9 +1,29 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { NavLink, useNavigate } from 'react-router';
+import { usePendingApprovals } from '../api/approvals';
 import { LiveContext, useLiveEvents } from '../api/live';
 import { useCreateWorkspace, useSetupStatus, useSignOut } from '../api/queries';
+import { useAlerts } from '../features/notifications/use-alerts';
 import { useWorkspace } from '../lib/workspace';
 import { Avatar } from './Avatar';
+
+const navLink = ({ isActive }: { isActive: boolean }) => (isActive ? 'nav-link active' : 'nav-link');
+
+/** The Inbox in the navigation, with how many requests wait in the workspace. */
+function InboxLink({ org, live }: { org: string; live: boolean }) {
+  const pending = usePendingApprovals(org, live);
+  const count = pending.data?.approvals.length ?? 0;
+  return (
+    <NavLink to="/inbox" className={navLink} aria-label={count > 0 ? `Inbox, ${count} waiting` : undefined}>
+      <span>Inbox</span>
+      {count > 0 && (
+        <span className="nav-count" aria-hidden="true">
+          {count}
+        </span>
+      )}
+    </NavLink>
+  );
+}
 
 function WorkspaceSwitcher() {
   const { me, workspace, select } = useWorkspace();
@@ -82,10 +102,10 @@ function WorkspaceSwitcher() {
 
 export function Shell({ children }: { children: ReactNode }) {
   const { me, workspace } = useWorkspace();
-  const live = useLiveEvents(workspace.organizationId);
+  const live = useLiveEvents(workspace.organizationId, useAlerts());
   const signOut = useSignOut();
   const setup = useSetupStatus();
-  const link = ({ isActive }: { isActive: boolean }) => (isActive ? 'nav-link active' : 'nav-link');
+  const link = navLink;
   return (
     <div className="shell">
       <nav className="sidebar" aria-label="Main">
@@ -99,6 +119,9 @@ export function Shell({ children }: { children: ReactNode }) {
             <NavLink to="/" end className={link}>
               Sessions
             </NavLink>
+          </li>
+          <li>
+            <InboxLink org={workspace.organizationId} live={live} />
           </li>
           <li className="eyebrow nav-heading">Settings</li>
           <li>
@@ -124,6 +147,11 @@ export function Shell({ children }: { children: ReactNode }) {
           <li>
             <NavLink to="/settings/api" className={link}>
               API
+            </NavLink>
+          </li>
+          <li>
+            <NavLink to="/settings/notifications" className={link}>
+              Notifications
             </NavLink>
           </li>
         </ul>

@@ -10,6 +10,12 @@ export const AGENT_NAMES: Record<AgentKind, string> = {
   acp: 'ACP agent',
 };
 
+/** The agent a request names: a kind (`claude-code`), or an ACP agent by id (`acp:gemini`). */
+export function requestingAgentName(agent: string): string {
+  if (agent.startsWith('acp:')) return `${agent.slice('acp:'.length)} (ACP)`;
+  return agent in AGENT_NAMES ? AGENT_NAMES[agent as AgentKind] : agent;
+}
+
 const tokens = new Intl.NumberFormat('en', { notation: 'compact', maximumFractionDigits: 1 });
 
 /**

@@ -20,8 +20,9 @@ import { roundedUsage, type CliRunStore } from '../cli/cli-agent.js';
 import { locateAgentProgram } from '../cli/programs.js';
 import type { AcpAgentSpec } from './acp-agents.js';
 import { readTextFile, RefusedFileRequest, writeTextFile } from './acp-files.js';
-import { permissionAnswer, permissionRequest } from './acp-permissions.js';
-import { createAcpTranscript } from './acp-updates.js';
+import { permissionAnswer, permissionRequest, rejectionPrompt, type Rejection } from './acp-permissions.js';
+import { createAcpTerminals, RefusedTerminalRequest } from './acp-terminals.js';
+import { createAcpTranscript, UNKNOWN_UPDATE_METHOD, withUnknownUpdates } from './acp-updates.js';
 
 export interface AcpAgentOptions {
   spec: AcpAgentSpec;
@@ -80,8 +81,8 @@ function turnResult(stopReason: string, text: string, elapsed: number): ResultMe
  * session's sandbox, one process per run as for the CLI kinds. Session Desk is the client: it
  * opens (or, on a follow-up, loads) the agent's session and sends the prompt; what the agent
  * streams becomes the transcript. The agent acts with its own tools inside the sandbox; the
- * client offers it the session folder's files (acp-files.ts) and no terminal, refusing anything
- * else it asks (saying so in the transcript).
+ * client offers it the session folder's files (acp-files.ts) and terminals sandboxed as it is
+ * (acp-terminals.ts), refusing anything else it asks (saying so in the transcript).
  */
 export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
   const { spec, runs } = options;
@@ -116,6 +117,8 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
       SESSIONDESK_SESSION_ID: sessionId,
     };
     const ending = new AbortController();
+    // An administrator's agent may name its script or configuration by path, as a command does.
+    const confine = withFolders(ctx.confinement, commandFolders(located.path, [...spec.args], options.env));
     const child = runProcess({
       program: located.path,
       args: [...spec.args],
@@ -125,12 +128,19 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
       timeoutMs: options.timeoutMs,
       signal: ending.signal,
       onStart: ctx.processStarted,
-      // An administrator's agent may name its script or configuration by path, as a command does.
-      confine: withFolders(ctx.confinement, commandFolders(located.path, [...spec.args], options.env)),
+      confine,
       ownedFolder: ctx.ownedFolder,
     });
 
-    const transcript = createAcpTranscript();
+    const terminals = createAcpTerminals({
+      folder: ctx.sandboxDir,
+      env,
+      confinement: confine,
+      ownedFolder: ctx.ownedFolder,
+      timeoutMs: options.timeoutMs,
+      unshown: (terminal) => enqueue(transcript.terminal(terminal)),
+    });
+    const transcript = createAcpTranscript(terminals);
     let recording: Promise<void> = Promise.resolve();
     let lastText = '';
     const append = (message: AssistantMessage) => appendWithinCap(ctx.sink, message);
@@ -154,27 +164,40 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
     };
     for (const note of home?.notes ?? []) enqueue([{ kind: 'notice', level: 'info', text: note }]);
 
-    /** A file request answered, or refused with the reason in the transcript too. */
-    async function servingFiles<T>(verb: string, path: unknown, serve: () => Promise<T>): Promise<T> {
-      if (!spec.clientFiles) throw RequestError.methodNotFound(`fs/${verb}_text_file`);
+    /** A request answered, or refused with the reason in the transcript too. */
+    async function refusing<T>(request: string, data: object, serve: () => T | Promise<T>): Promise<T> {
       try {
         return await serve();
       } catch (err) {
-        if (!(err instanceof RefusedFileRequest)) throw err;
+        if (!(err instanceof RefusedFileRequest || err instanceof RefusedTerminalRequest)) throw err;
+        const serves = err instanceof RefusedFileRequest ? " It serves only the session's folder." : '';
         enqueue([
           {
             kind: 'notice',
             level: 'error',
-            text: `Session Desk refused the agent's request to ${verb} ${String(path)}: ${err.message}. It serves only the session's folder.`,
+            text: `Session Desk refused the agent's request to ${request}: ${err.message}.${serves}`,
           },
         ]);
-        throw RequestError.invalidParams({ path }, err.message);
+        throw RequestError.invalidParams(data, err.message);
       }
     }
+    function servingFiles<T>(verb: string, path: unknown, serve: () => Promise<T>): Promise<T> {
+      if (!spec.clientFiles) throw RequestError.methodNotFound(`fs/${verb}_text_file`);
+      return refusing(`${verb} ${String(path)}`, { path }, serve);
+    }
+    /** What the agent sent that this version does not use, each said once a run. */
+    const noticed = new Set<string>();
+    const noticeOnce = (method: string, text: string) => {
+      if (noticed.has(method)) return;
+      noticed.add(method);
+      enqueue([{ kind: 'notice', level: 'info', text }]);
+    };
 
     // The agent's session, once open; updates of another (or while an old one is replayed) are not this turn's.
     let agentSession: string | undefined;
     let replaying = false;
+    /** The turn's last rejection: an agent that ends its turn at it is told in a prompt of its own. */
+    let rejected: Rejection | undefined;
     const app = client()
       .onNotification('session/update', ({ params }) => {
         if (replaying || params.sessionId !== agentSession) return;
@@ -187,7 +210,14 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
         await recording;
         const resume = child.pauseTimeout();
         try {
-          return permissionAnswer(await ctx.askApproval(permissionRequest(params)));
+          const request = permissionRequest(params);
+          const answer = await ctx.askApproval(request);
+          if (answer.decision.startsWith('reject_'))
+            rejected = {
+              title: request.title,
+              ...(answer.message === undefined ? {} : { message: answer.message }),
+            };
+          return permissionAnswer(answer);
         } finally {
           resume();
         }
@@ -198,29 +228,45 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
       .onRequest('fs/write_text_file', ({ params }) =>
         servingFiles('write', params.path, () => writeTextFile(ctx.sandboxDir, params)),
       )
+      .onRequest('terminal/create', ({ params }) =>
+        refusing(`run ${params.command} in a terminal`, { cwd: params.cwd ?? null }, () =>
+          terminals.create(params),
+        ),
+      )
+      .onRequest('terminal/output', ({ params }) =>
+        refusing('read a terminal', {}, () => terminals.output(params.terminalId)),
+      )
+      .onRequest('terminal/wait_for_exit', ({ params }) =>
+        refusing('wait for a terminal', {}, () => terminals.waitForExit(params.terminalId)),
+      )
+      .onRequest('terminal/kill', ({ params }) =>
+        refusing('kill a terminal', {}, () => terminals.kill(params.terminalId)),
+      )
+      .onRequest('terminal/release', ({ params }) =>
+        refusing('release a terminal', {}, () => terminals.release(params.terminalId)),
+      )
       .onRequest('*', ({ method }) => {
-        enqueue([
-          {
-            kind: 'notice',
-            level: 'info',
-            text: `The agent asked Session Desk to ${method}; refused: the agent works with its own tools, inside its sandbox.`,
-          },
-        ]);
+        noticeOnce(
+          `request ${method}`,
+          `The agent asked Session Desk to ${method}, which this version does not offer: refused.`,
+        );
         throw RequestError.methodNotFound(method);
       })
-      .onNotification('*', ({ method }) => {
-        enqueue([
-          {
-            kind: 'notice',
-            level: 'info',
-            text: `The agent sent ${method}, which Session Desk does not use.`,
-          },
-        ]);
+      .onNotification('*', ({ method, params }) => {
+        if (method === UNKNOWN_UPDATE_METHOD) {
+          const notification = params as { sessionId?: unknown; update?: unknown } | null;
+          if (notification && !replaying && notification.sessionId === agentSession)
+            enqueue(transcript.update(notification.update));
+          return;
+        }
+        noticeOnce(`notification ${method}`, `The agent sent ${method}, which Session Desk does not use.`);
       });
     const connection = app.connect(
-      ndJsonStream(
-        Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
-        Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
+      withUnknownUpdates(
+        ndJsonStream(
+          Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
+          Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
+        ),
       ),
     );
     const agent = connection.agent;
@@ -230,11 +276,28 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
     });
     const stopped = () => ctx.signal.aborted;
     const onStop = () => {
+      terminals.stopAll();
       if (agentSession !== undefined)
         void agent.notify('session/cancel', { sessionId: agentSession }).catch(() => undefined);
       setTimeout(() => ending.abort(), CANCEL_GRACE_MS).unref();
     };
     ctx.signal.addEventListener('abort', onStop, { once: true });
+
+    /** One turn of the agent's session: the prompt sent, the turn's transcript closed at its end. */
+    async function promptTurn(session: string, text: string) {
+      rejected = undefined;
+      const answer = await agent.request('session/prompt', {
+        sessionId: session,
+        prompt: [{ type: 'text', text }],
+      });
+      // The run's terminals end with its last turn, before the turn's open calls are closed.
+      if (!endedAtRejection(answer)) await terminals.close();
+      enqueue(transcript.end());
+      return answer;
+    }
+
+    const endedAtRejection = (answer: { stopReason: string }) =>
+      answer.stopReason === 'cancelled' && !stopped() && rejected !== undefined;
 
     let usage: AgentUsage | undefined;
     let outcome: ResultMessage;
@@ -243,7 +306,7 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
         protocolVersion: PROTOCOL_VERSION,
         clientCapabilities: {
           fs: { readTextFile: spec.clientFiles, writeTextFile: spec.clientFiles },
-          terminal: false,
+          terminal: true,
         },
         clientInfo: { name: 'sessiondesk', title: 'Session Desk', version: '1' },
       });
@@ -295,17 +358,25 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
       // read to be handled first.
       await new Promise((resolve) => setImmediate(resolve));
       replaying = false;
-      const answer = await agent.request('session/prompt', {
-        sessionId: agentSession,
-        prompt: [{ type: 'text', text: prompt }],
-      });
-      enqueue(transcript.end());
+      let answer = await promptTurn(agentSession, prompt);
+      // Ended at a rejection, not by a stop: the agent waits to hear what to do instead.
+      while (endedAtRejection(answer)) {
+        enqueue([
+          {
+            kind: 'notice',
+            level: 'info',
+            text: `${spec.name} ended its turn at the rejection. Session Desk tells it that it was rejected, with what the person said, and it goes on.`,
+          },
+        ]);
+        answer = await promptTurn(agentSession, rejectionPrompt(rejected!));
+      }
       const used = transcript.usage(answer);
       if (used) usage = roundedUsage(used);
       await recording;
       outcome = turnResult(answer.stopReason, lastText, Date.now() - started);
       if (answer.stopReason === 'cancelled' || stopped()) outcome = resultMessage(false, 'stopped', 0, 0);
     } catch (err) {
+      await terminals.close();
       enqueue(transcript.end());
       await recording;
       outcome = resultMessage(

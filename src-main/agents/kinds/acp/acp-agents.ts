@@ -175,6 +175,11 @@ export function knownAcpAgents(dataDir?: string): AcpAgentSpec[] {
 
 const ADMIN_DEFAULTS = { program: '', args: [], version: 'none', clientFiles: true, tested: false } as const;
 
+/** How Settings › Agent names an ACP agent, apart from a native CLI of the same name. */
+export function acpAgentLabel(spec: Pick<AcpAgentSpec, 'name'>): string {
+  return `${spec.name} (Agent Client Protocol)`;
+}
+
 export function acpAgent(id: string, dataDir?: string): AcpAgentSpec | undefined {
   return knownAcpAgents(dataDir).find((agent) => agent.id === id);
 }

@@ -68,14 +68,16 @@ export const seedOpenCode: AcpHomeSeed = async (folder, home, env, notes) => {
     'opencode.json',
     JSON.stringify({ ...pick(theirs, OPENCODE_MODEL_KEYS), autoupdate: false, share: 'disabled' }),
   );
-  return {
-    ...xdg,
-    OPENCODE_DISABLE_AUTOUPDATE: '1',
-    OPENCODE_DISABLE_SHARE: '1',
-    OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
-    OPENCODE_DISABLE_DEFAULT_PLUGINS: '1',
-    OPENCODE_DISABLE_MODELS_FETCH: '1',
-  };
+  return { ...xdg, ...OPENCODE_OFFLINE_ENV };
+};
+
+/** What keeps OpenCode from fetching and sharing on its own: updates, shares, plugins, model lists. */
+export const OPENCODE_OFFLINE_ENV = {
+  OPENCODE_DISABLE_AUTOUPDATE: '1',
+  OPENCODE_DISABLE_SHARE: '1',
+  OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+  OPENCODE_DISABLE_DEFAULT_PLUGINS: '1',
+  OPENCODE_DISABLE_MODELS_FETCH: '1',
 };
 
 /** Qwen Code's settings that sign it in and choose its model. */

@@ -66,3 +66,19 @@ export function permissionAnswer(answer: ApprovalAnswer): RequestPermissionRespo
     ? { outcome: { outcome: 'cancelled' } }
     : { outcome: { outcome: 'selected', optionId: answer.optionId } };
 }
+
+/** A rejection an agent ended its turn at, to be passed on to it. */
+export interface Rejection {
+  title: string;
+  message?: string;
+}
+
+/**
+ * The prompt that passes a rejection on: the protocol's answer carries only the option, so an
+ * agent that ends its turn at a rejection (Codex's "No, and tell Codex what to do differently")
+ * would otherwise never hear that it was rejected, nor what the person said.
+ */
+export function rejectionPrompt(rejection: Rejection): string {
+  const said = rejection.message === undefined ? '' : `\n\n${rejection.message}`;
+  return `Your request was rejected, so it did not happen: ${rejection.title}${said}`;
+}

@@ -1,3 +1,4 @@
+import type { SessionUpdate, Stream } from '@agentclientprotocol/sdk/unstable';
 import type { ContentBlock, Task } from '../../../../src-shared/sessions.js';
 import {
   noticeText,
@@ -11,7 +12,7 @@ import {
  * An ACP agent's `session/update` notifications as the session's events: its streamed text and
  * thinking joined as they were streamed, each tool call paired with its result, its plan as the
  * session's tasks, and what it used. The shapes are the protocol's (schema v1); an update of a
- * kind this version does not know becomes a notice, never an error.
+ * kind this version does not know becomes a notice (once a run), never an error.
  */
 
 type Json = Record<string, unknown>;
@@ -30,8 +31,23 @@ export function contentText(block: unknown): string {
   return '';
 }
 
-/** What a tool call's content says, as the text of its result. */
-function toolContentText(content: unknown): string {
+/** The client's terminals, as a tool call's content names them (acp-terminals.ts). */
+export interface TerminalsShown {
+  referenced(terminalId: string): void;
+  text(terminalId: string): string | undefined;
+}
+
+function terminalIds(content: unknown): string[] {
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((item: unknown) =>
+    isObject(item) && item.type === 'terminal' && typeof item.terminalId === 'string'
+      ? [item.terminalId]
+      : [],
+  );
+}
+
+/** What a tool call's content says, as the text of its result; a terminal's, its command and output. */
+function toolContentText(content: unknown, terminals: TerminalsShown | undefined): string {
   if (!Array.isArray(content)) return '';
   return content
     .map((item: unknown) => {
@@ -43,7 +59,7 @@ function toolContentText(content: unknown): string {
         return before === null ? `Wrote ${item.path}:\n${after}` : `Edited ${item.path}:\n${after}`;
       }
       if (item.type === 'terminal' && typeof item.terminalId === 'string')
-        return `[terminal ${item.terminalId}]`;
+        return terminals?.text(item.terminalId) ?? `[terminal ${item.terminalId}]`;
       return '';
     })
     .filter((text) => text !== '')
@@ -87,15 +103,25 @@ export interface AcpTranscript {
   permissionAsked(toolCall: unknown): AgentEvent[];
   /** What the prompt's answer reports, besides its stop reason: the turn's usage. */
   usage(response: unknown): AgentUsage | null;
+  /** A command the agent ran in a terminal of the client's that no tool call showed. */
+  terminal(shown: {
+    id: string;
+    command: string[];
+    cwd: string;
+    text: string;
+    failed: boolean;
+  }): AgentEvent[];
   /** The turn is over: text still being streamed is written, open calls are closed. */
   end(): AgentEvent[];
 }
 
-export function createAcpTranscript(): AcpTranscript {
+export function createAcpTranscript(terminals?: TerminalsShown): AcpTranscript {
   let streaming: { kind: 'text' | 'thinking'; text: string } | null = null;
   const open = new Map<string, OpenCall>();
   const closed = new Set<string>();
   let cost: number | undefined;
+  /** The kinds of update already said to be unknown: each is said once a run. */
+  const unknownKinds = new Set<string>();
   /** Qwen Code's figures of each model call, in its chunks' `_meta.usage`: summed over the turn. */
   let perCall: AgentUsage | undefined;
 
@@ -130,7 +156,8 @@ export function createAcpTranscript(): AcpTranscript {
   function result(id: string, call: OpenCall, failed: boolean): AgentEvent {
     open.delete(id);
     closed.add(id);
-    const text = toolContentText(call.content) || (typeof call.rawOutput === 'string' ? call.rawOutput : '');
+    const text =
+      toolContentText(call.content, terminals) || (typeof call.rawOutput === 'string' ? call.rawOutput : '');
     const block: ContentBlock = {
       type: 'tool_result',
       tool_use_id: id,
@@ -169,6 +196,7 @@ export function createAcpTranscript(): AcpTranscript {
       // An update of a call already closed: its result is in the transcript.
       return events;
     }
+    for (const terminalId of terminalIds(update.content)) terminals?.referenced(terminalId);
     if (update.content !== undefined && update.content !== null) call.content = update.content;
     if (update.rawOutput !== undefined) call.rawOutput = update.rawOutput;
     if (update.status === 'completed' || update.status === 'failed') {
@@ -180,6 +208,8 @@ export function createAcpTranscript(): AcpTranscript {
   return {
     update(update) {
       if (!isObject(update) || typeof update.sessionUpdate !== 'string') {
+        if (unknownKinds.has('')) return [];
+        unknownKinds.add('');
         return [
           { kind: 'notice', level: 'info', text: 'The agent sent an update this version cannot read.' },
         ];
@@ -210,7 +240,8 @@ export function createAcpTranscript(): AcpTranscript {
           ];
         }
         default:
-          if (QUIET_UPDATES.has(update.sessionUpdate)) return [];
+          if (QUIET_UPDATES.has(update.sessionUpdate) || unknownKinds.has(update.sessionUpdate)) return [];
+          unknownKinds.add(update.sessionUpdate);
           return [
             ...flush(),
             {
@@ -257,6 +288,27 @@ export function createAcpTranscript(): AcpTranscript {
       return found;
     },
 
+    terminal(shown) {
+      const [program = '', ...args] = shown.command;
+      const result: ContentBlock = { type: 'tool_result', tool_use_id: shown.id, content: shown.text };
+      if (shown.failed) result.is_error = true;
+      return [
+        ...flush(),
+        {
+          kind: 'assistant',
+          content: [
+            {
+              type: 'tool_use',
+              id: shown.id,
+              name: 'terminal',
+              input: { command: program, args, cwd: shown.cwd },
+            },
+          ],
+        },
+        { kind: 'assistant', content: [result] },
+      ];
+    },
+
     end() {
       const events = flush();
       for (const id of [...open.keys()]) {
@@ -272,4 +324,62 @@ export function createAcpTranscript(): AcpTranscript {
       return events;
     },
   };
+}
+
+/**
+ * The kinds of `session/update` the SDK's schema reads; the compiler checks the list against the
+ * SDK's own type, so an upgrade that adds or drops one fails the build until it is updated here.
+ */
+const SDK_UPDATE_KINDS: Record<SessionUpdate['sessionUpdate'], true> = {
+  user_message_chunk: true,
+  agent_message_chunk: true,
+  agent_thought_chunk: true,
+  tool_call: true,
+  tool_call_update: true,
+  plan: true,
+  plan_update: true,
+  plan_removed: true,
+  available_commands_update: true,
+  current_mode_update: true,
+  config_option_update: true,
+  session_info_update: true,
+  usage_update: true,
+  notice: true,
+  compaction_update: true,
+  compaction_summary_chunk: true,
+  subagent_update: true,
+  session_message: true,
+  session_message_chunk: true,
+};
+
+/** Where a `session/update` of a kind the SDK does not read goes instead (an extension method). */
+export const UNKNOWN_UPDATE_METHOD = '_sessiondesk/unknown_session_update';
+
+type Message = Stream['readable'] extends ReadableStream<infer M> ? M : never;
+
+/**
+ * The SDK validates each `session/update` against its schema before any handler sees it, and
+ * drops one of a kind it does not know (logging it to the console): a newer agent's update would
+ * vanish. Such an update is passed on under an extension method of the client's own, which the
+ * client's handler reads as an update, in its place among the others.
+ */
+export function withUnknownUpdates(stream: Stream): Stream {
+  const relabel = new TransformStream<Message, Message>({
+    transform(message, controller) {
+      const { params } = message as { method?: unknown; params?: unknown };
+      const kind =
+        (message as { method?: unknown }).method === 'session/update' &&
+        isObject(params) &&
+        isObject(params.update)
+          ? params.update.sessionUpdate
+          : undefined;
+      const known = typeof kind === 'string' && Object.hasOwn(SDK_UPDATE_KINDS, kind);
+      controller.enqueue(
+        kind === undefined || known || 'id' in message
+          ? message
+          : { ...message, method: UNKNOWN_UPDATE_METHOD },
+      );
+    },
+  });
+  return { readable: stream.readable.pipeThrough(relabel), writable: stream.writable };
 }

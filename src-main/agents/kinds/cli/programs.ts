@@ -11,7 +11,7 @@ import {
   type Located,
   type ProgramSpec,
 } from '../../executables.js';
-import { ACP_AGENTS, type AcpAgentSpec } from '../acp/acp-agents.js';
+import { ACP_AGENTS, acpAgentLabel, type AcpAgentSpec } from '../acp/acp-agents.js';
 import type { OsSandbox } from '../../types.js';
 
 /**
@@ -167,7 +167,7 @@ export async function describeAgentKinds(
       const info: AgentKindInfo = {
         kind: 'acp',
         acpAgent: spec.id,
-        name: `${spec.name} (Agent Client Protocol)`,
+        name: acpAgentLabel(spec),
         simulated: false,
         program: spec.program,
         envVar: spec.envVar,

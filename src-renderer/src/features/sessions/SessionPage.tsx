@@ -7,7 +7,7 @@ import { useLive } from '../../api/live';
 import { useUpdateSession } from '../../api/queries';
 import { useSessionSummary } from '../../api/session-summary';
 import { Avatar } from '../../components/Avatar';
-import { PrBadge, QueuedBadge, SimulatedBadge, StatusBadge } from '../../components/Badges';
+import { NeedsYouBadge, PrBadge, QueuedBadge, SimulatedBadge, StatusBadge } from '../../components/Badges';
 import { RelativeTime } from '../../components/RelativeTime';
 import { EmptyState, ErrorState, Loading } from '../../components/States';
 import { useNow } from '../../lib/use-now';
@@ -196,6 +196,7 @@ export function SessionPage() {
       <div className="session-head">
         <StatusBadge status={session.status} stopped={session.stopped} />
         {session.agentState === 'queued' && <QueuedBadge />}
+        {session.agentState === 'needs_input' && <NeedsYouBadge />}
         {active && following ? (
           <>
             <MarkFinishedButton
@@ -259,6 +260,13 @@ export function SessionPage() {
               // Active with no run going or waiting (a demo session paused for its person, say).
               <p className="working muted" role="status">
                 No agent is working on this session now. Send a follow-up to carry on, or stop it.
+              </p>
+            ) : session.agentState === 'needs_input' ? (
+              <p className="working muted" role="status">
+                <span>
+                  The agent asks before it acts and waits for you: decide above, or in the{' '}
+                  <Link to="/inbox">Inbox</Link>.
+                </span>
               </p>
             ) : session.agentState === 'queued' ? (
               <p className="working muted" role="status">

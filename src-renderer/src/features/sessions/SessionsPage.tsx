@@ -11,7 +11,14 @@ import {
   type SessionFilters,
 } from '../../api/queries';
 import { Avatar } from '../../components/Avatar';
-import { ImportedBadge, PrBadge, QueuedBadge, SimulatedBadge, StatusBadge } from '../../components/Badges';
+import {
+  ImportedBadge,
+  NeedsYouBadge,
+  PrBadge,
+  QueuedBadge,
+  SimulatedBadge,
+  StatusBadge,
+} from '../../components/Badges';
 import { RelativeTime } from '../../components/RelativeTime';
 import { EmptyState, ErrorState, Loading } from '../../components/States';
 import { displayTitle, plainText } from '../../lib/plain-text';
@@ -37,6 +44,7 @@ function SessionRow({ session }: { session: SessionSummary }) {
             <span className="session-title">{displayTitle(session.title, session.firstMessagePreview)}</span>
             <StatusBadge status={session.status} stopped={session.stopped} />
             {session.agentState === 'queued' && <QueuedBadge />}
+            {session.agentState === 'needs_input' && <NeedsYouBadge />}
             {session.agent === 'demo' && <SimulatedBadge />}
             {session.source && <ImportedBadge kind={session.source.kind} />}
             {metadata.prNumber !== undefined && (

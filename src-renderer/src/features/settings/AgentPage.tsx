@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import type { AgentKindInfo, AgentSettings } from '../../../../src-shared/accounts';
+import { DEFAULT_APPROVAL_TIMEOUT_SECONDS, type ApprovalMode } from '../../../../src-shared/approvals';
 import { ApiError } from '../../api/client';
 import { useAgentKinds, useAgentSettings, useSaveAgentSettings } from '../../api/queries';
 import { TextField } from '../../components/Field';
@@ -71,24 +72,32 @@ function AgentForm({
   const cliKinds = kinds.data?.agents.filter((k) => k.kind !== 'demo' && k.kind !== 'command') ?? [];
   const timeoutMs = timeout.trim() ? { timeoutMs: Math.round(Number(timeout) * 1000) } : {};
 
-  // The network setting (its own section) stays as it is.
-  const network = initial.allowedHosts ? { allowedHosts: initial.allowedHosts } : {};
+  const [approvals, setApprovals] = useState<ApprovalMode>(initial.approvals ?? 'auto');
+  const [approvalTimeout, setApprovalTimeout] = useState(
+    initial.approvalTimeoutSeconds === undefined ? '' : String(initial.approvalTimeoutSeconds),
+  );
 
   function submit(event: FormEvent) {
     event.preventDefault();
+    // The network setting (its own section) stays as it is; asking goes with every agent.
+    const kept = {
+      ...(initial.allowedHosts ? { allowedHosts: initial.allowedHosts } : {}),
+      approvals,
+      ...(approvalTimeout.trim() ? { approvalTimeoutSeconds: Number(approvalTimeout) } : {}),
+    };
     if (agent === 'demo') {
-      save.mutate({ agent: 'demo', ...network });
+      save.mutate({ agent: 'demo', ...kept });
       return;
     }
     if (agent === 'acp') {
-      save.mutate({ agent, ...(acpAgent ? { acpAgent } : {}), ...timeoutMs, ...network });
+      save.mutate({ agent, ...(acpAgent ? { acpAgent } : {}), ...timeoutMs, ...kept });
       return;
     }
     if (agent !== 'command') {
-      save.mutate({ agent, ...timeoutMs, ...network });
+      save.mutate({ agent, ...timeoutMs, ...kept });
       return;
     }
-    save.mutate({ agent: 'command', commandName, ...timeoutMs, ...network });
+    save.mutate({ agent: 'command', commandName, ...timeoutMs, ...kept });
   }
 
   return (
@@ -170,6 +179,43 @@ function AgentForm({
             hint="Default 1800."
           />
         )}
+      </fieldset>
+      <fieldset className="stack" disabled={!canEdit} aria-describedby="approvals-hint">
+        <legend className="approvals-legend">Before agents act</legend>
+        <label className="checkbox">
+          <input
+            type="radio"
+            name="approvals"
+            value="auto"
+            checked={approvals === 'auto'}
+            onChange={() => setApprovals('auto')}
+          />{' '}
+          Let agents act: every tool call runs inside the session&apos;s sandbox
+        </label>
+        <label className="checkbox">
+          <input
+            type="radio"
+            name="approvals"
+            value="ask"
+            checked={approvals === 'ask'}
+            onChange={() => setApprovals('ask')}
+          />{' '}
+          Ask first: what an agent asks before it acts waits in the Inbox for a member to decide
+        </label>
+        {approvals === 'ask' && (
+          <TextField
+            label="Time to decide (seconds)"
+            inputMode="numeric"
+            value={approvalTimeout}
+            onChange={(e) => setApprovalTimeout(e.target.value)}
+            error={error?.fieldError('body.approvalTimeoutSeconds')}
+            hint={`Default ${DEFAULT_APPROVAL_TIMEOUT_SECONDS} (30 minutes), from 5 to 86400: a request no one decides in time is rejected.`}
+          />
+        )}
+        <p id="approvals-hint" className="muted small">
+          Claude Code and the ACP agents ask; the Codex and Gemini CLI kinds, commands and the demo agent
+          cannot, and run unattended. Applies to runs started afterwards.
+        </p>
       </fieldset>
       {error && error.details.length === 0 && (
         <p className="form-error" role="alert">

@@ -19,6 +19,7 @@ const DEFAULT_ROOTS: Record<HistoryKind, string> = {
   codex: '~/.codex',
   gemini: '~/.gemini',
   'qwen-code': '~/.qwen',
+  opencode: '~/.local/share/opencode',
 };
 
 /** Settings › History: the agent CLI folders this workspace imports and follows. */

@@ -39,12 +39,9 @@ export function NetworkSection({
   const [text, setText] = useState((settings.allowedHosts ?? []).join('\n'));
   const error = save.error instanceof ApiError ? save.error : null;
   const hosts = hostsOf(text);
-  // The list goes with the workspace's own agent setting, which it keeps as it is.
-  const own: AgentSettings = {
-    agent: settings.agent,
-    ...(settings.commandName === undefined ? {} : { commandName: settings.commandName }),
-    ...(settings.timeoutMs === undefined ? {} : { timeoutMs: settings.timeoutMs }),
-  };
+  // The list goes with the workspace's own agent setting, which it keeps as it is (all of it:
+  // the PUT replaces the whole setting). The command is the administrator's, never sent.
+  const { command: _command, allowedHosts: _hosts, ...own } = settings;
   const editable = canEdit && source !== 'environment';
 
   function limit(event: FormEvent) {

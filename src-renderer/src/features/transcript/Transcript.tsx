@@ -1,6 +1,7 @@
 import { useCallback, useMemo, useState, type ReactNode } from 'react';
 import { searchTerms, termPattern } from '../../../../src-shared/search-terms';
 import { ErrorState, Loading } from '../../components/States';
+import { ApprovalInTranscript } from '../approvals/ApprovalInTranscript';
 import { fold } from '../../lib/format';
 import { doneSummary, shownStatus, TASK_LABEL, TASK_MARK } from '../../lib/tasks';
 import { Markdown } from './Markdown';
@@ -201,6 +202,14 @@ function Item({ item, marks }: { item: TranscriptItem; marks: RegExp | null }) {
         </Fold>
       );
     }
+    case 'approval':
+      return <ApprovalInTranscript request={item.request} text={item.text} decided={item.decided} />;
+    case 'approval-decided':
+      return (
+        <p className="approval-decision-note muted small">
+          <Marked text={item.text} marks={marks} />
+        </p>
+      );
     case 'result':
       return (
         <div className={`result result-${item.outcome}`} role="status">

@@ -1,4 +1,11 @@
+import {
+  TranscriptApprovalDecidedSchema,
+  TranscriptApprovalSchema,
+  type TranscriptApproval,
+  type TranscriptApprovalDecided,
+} from '../../../../src-shared/approvals';
 import type { Message } from '../../../../src-shared/sessions';
+import type { z } from 'zod';
 
 type Block = Extract<Message, { type: 'assistant' }>['message']['content'][number];
 type ToolUse = Extract<Block, { type: 'tool_use' }>;
@@ -30,6 +37,18 @@ export type TranscriptItem =
   /** `runOver`: the run that wrote it has ended (a result follows it, or the session is over). */
   | { kind: 'todo'; key: string; todos: TodoEntry[]; runOver: boolean }
   | { kind: 'orphan-result'; key: string; result: ToolResult }
+  /**
+   * What the agent asked before it acted, in place: `decided` once the transcript says what
+   * became of it; `text` is the message's own words, for a request written without `detail`.
+   */
+  | {
+      kind: 'approval';
+      key: string;
+      request: TranscriptApproval;
+      text: string;
+      decided: TranscriptApprovalDecided | null;
+    }
+  | { kind: 'approval-decided'; key: string; decided: TranscriptApprovalDecided; text: string }
   | {
       kind: 'result';
       key: string;
@@ -40,6 +59,35 @@ export type TranscriptItem =
     };
 
 const TODO_TOOLS = new Set(['TodoWrite', 'todo_write', 'update_plan']);
+
+type AssistantMessage = Extract<Message, { type: 'assistant' }>;
+
+/**
+ * A field of a message read with its schema, once per message, so a row rebuilt as messages
+ * arrive keeps the same parts; null when absent or malformed (then the words are shown instead).
+ */
+function fieldReader<T>(field: string, schema: z.ZodType<T>): (message: AssistantMessage) => T | null {
+  const parsed = new WeakMap<AssistantMessage, T | null>();
+  return (message) => {
+    if (!(field in message)) return null;
+    if (!parsed.has(message)) {
+      const result = schema.safeParse((message as Record<string, unknown>)[field]);
+      parsed.set(message, result.success ? result.data : null);
+    }
+    return parsed.get(message) ?? null;
+  };
+}
+
+/** The request a message carries (`approval`), or null. */
+export const requestOf = fieldReader<TranscriptApproval>('approval', TranscriptApprovalSchema);
+/** The decision a message tells (`approvalDecided`), or null. */
+export const decisionOf = fieldReader<TranscriptApprovalDecided>(
+  'approvalDecided',
+  TranscriptApprovalDecidedSchema,
+);
+
+const textOf = (message: AssistantMessage) =>
+  message.message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n\n');
 
 /** The todo list a task-update call carries, or null when it is some other tool call. */
 export function todosOf(use: ToolUse): TodoEntry[] | null {
@@ -84,8 +132,11 @@ export function buildTranscript(messages: Message[], sessionActive = true, first
   const results = new Map<string, ToolResult>();
   const useIds = new Set<string>();
   const todoIds = new Set<string>();
+  const decidedById = new Map<string, TranscriptApprovalDecided>();
   for (const message of messages) {
     if (message.type !== 'assistant') continue;
+    const decided = decisionOf(message);
+    if (decided) decidedById.set(decided.id, decided);
     for (const block of message.message.content) {
       if (block.type === 'tool_use') useIds.add(block.id);
       if (block.type === 'tool_use' && todosOf(block)) todoIds.add(block.id);
@@ -133,6 +184,17 @@ export function buildTranscript(messages: Message[], sessionActive = true, first
           durationMs: message.duration_ms,
           turns: message.num_turns,
         });
+        continue;
+      }
+      const request = requestOf(message);
+      if (request) {
+        const decided = decidedById.get(request.id) ?? null;
+        items.push({ kind: 'approval', key: `${at}`, request, text: textOf(message), decided });
+        continue;
+      }
+      const decided = decisionOf(message);
+      if (decided) {
+        items.push({ kind: 'approval-decided', key: `${at}`, decided, text: textOf(message) });
         continue;
       }
       message.message.content.forEach((block, b) => {
@@ -200,6 +262,10 @@ export function itemText(item: TranscriptItem): string {
       return item.todos.map((todo) => todo.title).join('\n');
     case 'orphan-result':
       return toolResultText(item.result);
+    case 'approval':
+      return [item.request.title, item.request.detail ?? item.text].join('\n');
+    case 'approval-decided':
+      return item.text;
     case 'tool':
       return [
         item.use.name,
