@@ -117,14 +117,16 @@ describe('an imported Qwen Code chat', () => {
       sandbox: { possible: false },
     });
     expect(choices.blocked).toMatch(
-      /^Session Desk cannot continue Qwen Code conversations imported from its own files/u,
+      /^Session Desk cannot continue a session imported from Qwen Code's own history: .+ Resume it in Qwen Code itself \(qwen --resume [\w-]+\)/u,
     );
     const followUp = await asUser(server, owner.user.cookie, 'POST', `/api/sessions/${summary.id}/messages`, {
       content: 'And then?',
       continueIn: 'sandbox',
     });
     expect(followUp.status).toBe(409);
-    expect(await followUp.text()).toContain('Session Desk cannot continue Qwen Code conversations');
+    expect(await followUp.text()).toContain(
+      "Session Desk cannot continue a session imported from Qwen Code's own history",
+    );
   });
 
   it('marks a failed tool call and a failed model request, and the run as failed', async () => {

@@ -121,10 +121,8 @@ function resumable(
     // Qwen Code and OpenCode run only as ACP agents here, and an ACP session is started afresh
     // by the agent: nothing resumes a conversation from the CLI's own history (OpenCode's is its
     // whole database, which a run would have to be given), so an imported one is read-only.
-    const resume =
-      source.kind === 'opencode' && source.conversationId
-        ? ` (opencode --session ${source.conversationId})`
-        : '';
+    const command = source.kind === 'opencode' ? 'opencode --session' : 'qwen --resume';
+    const resume = source.conversationId ? ` (${command} ${source.conversationId})` : '';
     return {
       why: `Session Desk cannot continue a session imported from ${name}'s own history: it runs ${name} only through the Agent Client Protocol, which starts a new conversation. Resume it in ${name} itself${resume}, or start a new session.`,
     };
