@@ -107,7 +107,8 @@ describe('the command the History page shows', () => {
     const { email, org } = await seedOwner(dataDir);
     const env = { XDG_CONFIG_HOME: config, SESSIONDESK_DATA_DIR: '' };
     const serve = await sandbox.serveWithEnv(['--port', '0', ...(named ? ['--data-dir', dataDir] : [])], env);
-    expect(serve.stdout()).toContain(`Data directory: ${dataDir}\n`);
+    // Printed after the URL the start waits for, and may come in a later piece of output.
+    await expect.poll(() => serve.stdout()).toContain(`Data directory: ${dataDir}\n`);
     const cookie = await signInAt(serve.url, email);
     const response = await fetch(`${serve.url}/api/workspaces/${org}/history-sources`, {
       headers: { cookie },
