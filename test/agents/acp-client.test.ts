@@ -202,6 +202,29 @@ describe('an ACP agent the administrator added', () => {
       .toContain('$ sleep 600\n[killed]');
   });
 
+  it(
+    'records nothing of what a loaded session replays, even when the agent replays it after answering the load',
+    { timeout: 60_000 },
+    async () => {
+      await addProbe('--late-replay', '100');
+      const { id } = await runProbe();
+      const posted = await asUser(server, owner.user.cookie, 'POST', `/api/sessions/${id}/messages`, {
+        content: 'Again.',
+      });
+      expect(posted.status, await posted.clone().text()).toBe(201);
+      const session = await waitForResults(server, owner.user.cookie, id, 2, 30_000);
+      const lines = transcript(session);
+      // Each run is a process of its own: its first prompt is its answer 1.
+      expect(lines.filter((line) => line.startsWith('result: '))).toEqual([
+        'result: Answer 1 of this process.',
+        'result: Answer 1 of this process.',
+      ]);
+      expect(lines.filter((line) => line.includes('REPLAYED') || line.includes('Earlier.'))).toEqual([]);
+      // It was loaded, not started afresh.
+      expect(lines.filter((line) => line.includes('earlier session'))).toEqual([]);
+    },
+  );
+
   it('an agent speaking another protocol version fails its run saying so', { timeout: 60_000 }, async () => {
     await addProbe('--protocol', '2');
     const { session } = await runProbe();

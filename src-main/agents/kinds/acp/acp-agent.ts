@@ -39,6 +39,13 @@ export interface AcpAgentOptions {
 const CANCEL_GRACE_MS = 2000;
 /** How long an agent whose turn is over gets to exit once its input has ended. */
 const EXIT_GRACE_MS = 1500;
+/**
+ * After `session/load`, how long the agent must stay quiet before the prompt goes: an agent may
+ * answer the load before it has replayed the history (Gemini CLI streams it after its answer), and
+ * what it replays is never this turn's. At most REPLAY_WAIT_MAX_MS is spent waiting.
+ */
+const REPLAY_QUIET_MS = 300;
+const REPLAY_WAIT_MAX_MS = 5000;
 
 /**
  * The permission a run in "auto" mode gives: the agent works inside the session's sandbox,
@@ -196,11 +203,15 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
     // The agent's session, once open; updates of another (or while an old one is replayed) are not this turn's.
     let agentSession: string | undefined;
     let replaying = false;
+    /** When the agent's session last sent an update (the replay's end is found by its quiet). */
+    let lastUpdateAt = 0;
     /** The turn's last rejection: an agent that ends its turn at it is told in a prompt of its own. */
     let rejected: Rejection | undefined;
     const app = client()
       .onNotification('session/update', ({ params }) => {
-        if (replaying || params.sessionId !== agentSession) return;
+        if (params.sessionId !== agentSession) return;
+        lastUpdateAt = Date.now();
+        if (replaying) return;
         enqueue(transcript.update(params.update));
       })
       .onRequest('session/request_permission', async ({ params }) => {
@@ -255,8 +266,9 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
       .onNotification('*', ({ method, params }) => {
         if (method === UNKNOWN_UPDATE_METHOD) {
           const notification = params as { sessionId?: unknown; update?: unknown } | null;
-          if (notification && !replaying && notification.sessionId === agentSession)
-            enqueue(transcript.update(notification.update));
+          if (!notification || notification.sessionId !== agentSession) return;
+          lastUpdateAt = Date.now();
+          if (!replaying) enqueue(transcript.update(notification.update));
           return;
         }
         noticeOnce(`notification ${method}`, `The agent sent ${method}, which Session Desk does not use.`);
@@ -353,10 +365,7 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
         agentSession = opened.sessionId;
         await runs.conversation(sessionId, opened.sessionId);
       }
-      // An agent may answer session/load before the history it replays has all been read (Gemini
-      // CLI does): what comes before the prompt is never this turn's. A turn for the data already
-      // read to be handled first.
-      await new Promise((resolve) => setImmediate(resolve));
+      if (replaying && agentSession === previous.conversationId) await replayQuiet(() => lastUpdateAt);
       replaying = false;
       let answer = await promptTurn(agentSession, prompt);
       // Ended at a rejection, not by a stop: the agent waits to hear what to do instead.
@@ -418,4 +427,19 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
       return run(ctx, text);
     },
   };
+}
+
+/**
+ * Resolves once no update has come for REPLAY_QUIET_MS (counted from now at the earliest), or
+ * after REPLAY_WAIT_MAX_MS: the end of a replay an agent sends after answering `session/load`.
+ */
+async function replayQuiet(lastUpdateAt: () => number): Promise<void> {
+  const since = Date.now();
+  const deadline = since + REPLAY_WAIT_MAX_MS;
+  for (;;) {
+    const quietFrom = Math.max(since, lastUpdateAt());
+    const left = Math.min(quietFrom + REPLAY_QUIET_MS, deadline) - Date.now();
+    if (left <= 0) return;
+    await new Promise((resolve) => setTimeout(resolve, left));
+  }
 }
