@@ -50,7 +50,8 @@ export async function openDataTarget(dataDir: string, logger: Logger): Promise<D
     importSessions: (organizationId, input) =>
       importSessions(readLines(input as AsyncIterable<Buffer>), organizationId, { store, repos }),
     backup: () => backupChunks(store),
-    close: () => store.close({ snapshot: false }),
+    // An import writes much: the server's next start should not replay it all.
+    close: () => store.close({ snapshot: 'when-large' }),
   };
 }
 

@@ -79,7 +79,8 @@ async function historyImport(
     if (err instanceof AppError) throw new CliError(err.message);
     throw err;
   } finally {
-    await store.close({ snapshot: false });
+    // An import writes much: the server's next start should not replay it all.
+    await store.close({ snapshot: 'when-large' });
   }
 }
 

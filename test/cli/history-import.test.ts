@@ -278,6 +278,47 @@ describe('sessiondesk history import', { timeout: 90_000 }, () => {
     expect((await journalRecords()) - before).toBe(2);
   }, 60_000);
 
+  it('leaves a snapshot after an import the next start would take long to replay, not after a small one', async () => {
+    const dataDir = sandbox.dataDir();
+    const { org } = await seedOwner(dataDir);
+    /** The records of the newest journal: what the next start replays after the newest snapshot. */
+    const toReplay = async () => {
+      const names = readdirSync(dataDir);
+      const journal = names
+        .filter((name) => /^journal-\d+\.log$/u.test(name))
+        .sort()
+        .at(-1)!;
+      const generation = journal.slice('journal-'.length, -'.log'.length);
+      const replayed = await readJournal(realFiles, join(dataDir, journal), (records) => ({
+        applied: records.length,
+      }));
+      return { records: replayed.records, snapshotted: names.includes(`snapshot-${generation}.db`) };
+    };
+    const history = historyIn(dataDir);
+    await ok(history('--workspace', org, '--claude-dir', finishedCopy(claude('plain-answer'))));
+    // One session: a small journal, left for the server to fold in.
+    expect((await toReplay()).records).toBeGreaterThan(0);
+
+    const root = join(sandbox.dataDir(), 'many');
+    cpSync(claude('edit-and-commit'), root, { recursive: true });
+    const [file] = filesUnder(root, /\.jsonl$/u);
+    const sessionId = file!.split('/').pop()!.slice(0, -'.jsonl'.length);
+    const text = readFileSync(file!, 'utf8');
+    for (let i = 0; i < 60; i += 1) {
+      const copyId = `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+      writeFileSync(join(file!, '..', `${copyId}.jsonl`), text.replaceAll(sessionId, copyId));
+    }
+    const anHourAgo = new Date(Date.now() - 3_600_000);
+    for (const path of filesUnder(root, /./u)) utimesSync(path, anHourAgo, anHourAgo);
+    expect(await ok(history('--workspace', org, '--claude-dir', root))).toMatch(
+      /^claude-code: 61 sessions \(61 new, 0 updated\)/u,
+    );
+    // Many: the import ends with a snapshot, and the next start replays nothing.
+    expect(await toReplay()).toEqual({ records: 0, snapshotted: true });
+    const sessions = await withStore(dataDir, (repos) => repos.sessions.list(org, {}, { limit: 100 }));
+    expect(sessions).toHaveLength(62);
+  }, 60_000);
+
   it("ends a Gemini run read while it went on once its file is quiet: the run's usage and cost count", async () => {
     // Gemini CLI's file says a run ended only by the next prompt, or by going quiet. A file read
     // while its run went on, then left as it was, is not read again: its run still has to end.
