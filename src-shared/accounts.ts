@@ -69,6 +69,12 @@ export const ApiKeySummarySchema = z.object({
     .describe(
       "Present when an owner let the key decide agents' requests (`POST /api/approvals/{id}`); every key may list them.",
     ),
+  pushOnly: z
+    .literal(true)
+    .optional()
+    .describe(
+      "Present on a key that may only push a desktop's sessions (`POST /api/push/sessions`, `GET /api/push/sessions/{id}`); every other route answers it 403.",
+    ),
 });
 export type ApiKeySummary = z.infer<typeof ApiKeySummarySchema>;
 
@@ -106,6 +112,7 @@ export const CreateKeyBodySchema = z.strictObject({
   organizationId: z.string().max(100),
   label: Label.optional(),
   canApprove: z.boolean().optional(),
+  pushOnly: z.boolean().optional(),
 });
 export const RevokeKeyBodySchema = z.strictObject({
   organizationId: z.string().max(100),
@@ -181,6 +188,10 @@ export const NewKeyBodySchema = z.strictObject({
     .boolean()
     .optional()
     .describe("Owners only: the key may decide agents' requests too, not only list them."),
+  pushOnly: z
+    .boolean()
+    .optional()
+    .describe("The key may only push a desktop's sessions (`sessiondesk push`), and read nothing."),
 });
 export const WorkspaceParamsSchema = z.object({ organizationId: z.string().max(100) });
 export const MemberParamsSchema = WorkspaceParamsSchema.extend({ userId: z.string().max(100) });

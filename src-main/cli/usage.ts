@@ -72,12 +72,14 @@ Adds the user with that email to the workspace ORG (an organizationId).`,
 
 Removes the user with that email from the workspace ORG. Their sessions stay. The last
 owner of a workspace cannot be removed.`,
-  'key create': `Usage: sessiondesk key create --workspace ORG [--name LABEL] [--can-approve] [--data-dir DIR]
+  'key create': `Usage: sessiondesk key create --workspace ORG [--name LABEL] [--can-approve] [--push-only] [--data-dir DIR]
 
 Creates an API key for the workspace ORG and prints the key, and nothing else.
 The key is shown only this once; only a hash of it is stored.
 With --can-approve the key may decide what agents ask (POST /api/approvals/{id});
-every key may list them.`,
+every key may list them.
+With --push-only the key may only push a desktop's sessions (sessiondesk push);
+every other request with it is refused (403).`,
   'key list': `Usage: sessiondesk key list --workspace ORG [--json] [--data-dir DIR]
 
 Lists the workspace's active API keys: id, prefix, label, created and last used.`,
