@@ -87,8 +87,8 @@ export type CreatedApiKey = z.infer<typeof CreatedApiKeySchema>;
  * names and labels, which terminals and pages print.
  */
 const CONTROL = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
-const noControl = (s: string) => !CONTROL.test(s);
-const NO_CONTROL_MESSAGE = 'must not contain control characters (such as terminal escape sequences)';
+export const noControl = (s: string) => !CONTROL.test(s);
+export const NO_CONTROL_MESSAGE = 'must not contain control characters (such as terminal escape sequences)';
 
 const Name = z.string().trim().min(1, 'must not be blank').max(200).refine(noControl, NO_CONTROL_MESSAGE);
 const Label = z.string().trim().max(200).refine(noControl, NO_CONTROL_MESSAGE);

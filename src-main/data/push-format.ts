@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NO_CONTROL_MESSAGE, noControl } from '../../src-shared/accounts.js';
 import { idPattern } from '../../src-shared/ids.js';
 import { MAX_MESSAGE_BYTES } from '../store/transcript-format.js';
 import { MessageLineSchema, SessionHeadSchema } from './format.js';
@@ -17,14 +18,12 @@ export const PUSH_PART_MESSAGES = 1000;
 /** A part's body: one message of the largest size a session stores, and room around it. */
 export const PUSH_BODY_LIMIT = MAX_MESSAGE_BYTES + 2 ** 20;
 
-const CONTROL = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
-
 export const MachineSchema = z
   .string()
   .trim()
   .min(1, 'must not be blank')
   .max(255)
-  .refine((s) => !CONTROL.test(s), 'must not contain control characters')
+  .refine(noControl, NO_CONTROL_MESSAGE)
   .describe('The host name of the desktop pushing.');
 
 export const PushPartSchema = z
