@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import type { Repositories } from '../store/repositories.js';
+import type { SessionRow } from '../store/session-listing.js';
 import type { Store } from '../store/store.js';
 import { writeSessionPart } from './import.js';
 import type { ImportedMessage } from './import-records.js';
@@ -48,11 +49,14 @@ export function pushedState(target: PushTarget, pusher: Pusher, sessionId: strin
   return heldState(target.repos, pusher, sessionId);
 }
 
-export async function receivePushPart(
-  target: PushTarget,
-  pusher: Pusher,
-  part: PushPart,
-): Promise<PushedState> {
+/** What a part did: the session as it now is, and whether the part brought it here. */
+export interface Received {
+  state: PushedState;
+  row: SessionRow;
+  created: boolean;
+}
+
+export async function receivePushPart(target: PushTarget, pusher: Pusher, part: PushPart): Promise<Received> {
   const { store, repos } = target;
   const { session: head } = part;
   for (const [i, line] of part.messages.entries()) {
@@ -110,6 +114,10 @@ export async function receivePushPart(
     });
     const row = repos.sessions.find(head.id);
     if (!row) throw new Error(`Session ${head.id} is missing after its push`);
-    return { messageCount: row.messageCount, updatedAt: row.updatedAt };
+    return {
+      state: { messageCount: row.messageCount, updatedAt: row.updatedAt },
+      row,
+      created: held === null,
+    };
   });
 }

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../src-shared/sessions.js';
+import { openEventStream } from '../helpers/events.js';
+import { until } from '../helpers/until.js';
 import { asUser, seedWorkspace, startTestServer, withKey, type TestServer } from '../helpers/server.js';
 
 const AT = '2026-02-01T09:00:00.000Z';
@@ -98,8 +100,12 @@ describe('the push routes', () => {
     expect(session.pushedFrom).toMatchObject({ machine: 'laptop-7', author: { email: team.user.email } });
   });
 
-  it('applies a part only after exactly the messages it follows', async () => {
+  it('applies a part only after exactly the messages it follows, and tells open dashboards', async () => {
     const sessionId = newId();
+    const stream = await openEventStream(`${server.url}/api/events?organizationId=${team.organizationId}`, {
+      cookie: team.user.cookie,
+    });
+    expect(stream.response.status).toBe(200);
     const all = [prompt('a'), answer('b'), prompt('c'), answer('d')];
     expect((await send(part(sessionId, all.slice(0, 2), { messageCount: 4 }))).status).toBe(200);
     // Sent again (a retry after a crash): the server holds 2, not 0.
@@ -115,6 +121,15 @@ describe('the push routes', () => {
     expect(await state.json()).toEqual({ messageCount: 4, updatedAt: AT });
     const held = await withKey(server, team.apiKey, 'GET', `/api/sessions/${sessionId}`);
     expect(((await held.json()) as { session: { messages: Message[] } }).session.messages).toEqual(all);
+    const seen = await until(
+      () => stream.events.map((e) => [e.event, (e.data as { sessionId?: string }).sessionId]),
+      (events) => events.filter(([, id]) => id === sessionId).length >= 2,
+    );
+    expect(seen.filter(([, id]) => id === sessionId).map(([event]) => event)).toEqual([
+      'session.created',
+      'session.updated',
+    ]);
+    await stream.close();
   });
 
   it('refuses what is not a valid part, changing nothing', async () => {

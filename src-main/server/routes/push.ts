@@ -9,6 +9,7 @@ import {
 } from '../../data/push-format.js';
 import { pushedState, receivePushPart, type Pusher } from '../../data/push-receive.js';
 import { notFound } from '../../errors.js';
+import { toSummary } from '../../sessions/summary.js';
 import { authHooks } from '../auth/authenticate.js';
 import { principalOf, type AppContext } from '../context.js';
 import { errorResponses } from './error-responses.js';
@@ -65,6 +66,15 @@ export function pushRoutes(app: FastifyInstance, ctx: AppContext): void {
         response: { 200: PushedStateSchema, ...errorResponses(400, 401, 403, 409, 413, 429, 500, 503) },
       },
     },
-    async (request) => receivePushPart(ctx, pusherOf(request), request.body),
+    async (request) => {
+      const { state, row, created } = await receivePushPart(ctx, pusherOf(request), request.body);
+      // The team's open dashboards see the session arrive, or change, as they see any other.
+      ctx.events.publish(row.workspaceId, {
+        type: created ? 'session.created' : 'session.updated',
+        sessionId: row.id,
+        session: toSummary(row, 'both'),
+      });
+      return state;
+    },
   );
 }
