@@ -300,9 +300,15 @@ describe('sessiondesk push', () => {
     expect(stdout).toContain('stopped watching');
   });
 
-  it('says what is wrong: no data directory, an unreachable server, a wrong key', async () => {
+  it('says what is wrong: no data directory, an unreachable server, a wrong key, no such workspace', async () => {
     const local = await desktop([]);
-    const { server } = await team();
+    const { server, pushKey } = await team();
+    const unknown = await push(local.dataDir, server.url, pushKey, '--workspace', 'Nope');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain(
+      `has no workspace "Nope"; its workspaces: ${local.organizationId} ("Desk").`,
+    );
+
     const missing = await push(join(local.dataDir, 'nowhere'), server.url, 'sdk_x');
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/There is no data directory at .*nowhere/u);
