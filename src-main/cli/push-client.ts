@@ -134,13 +134,23 @@ interface LocalSession {
 }
 
 /**
+ * What a pass found the server to hold, or refuse, of each session, as the session was then:
+ * the next pass of --watch asks the server again only about sessions changed since.
+ */
+export type KnownSessions = Map<string, { messageCount: number; updatedAt: string }>;
+
+/** How a message record of the export starts (export.ts writes its `type` first). */
+const MESSAGE_RECORD = Buffer.from('{"type":"message"');
+
+/**
  * A sink for the local export (NDJSON) that pushes as it reads: it holds at most one part of
  * one session, and waits for the server before it takes more, so the export is read at the
- * pace the server takes it.
+ * pace the server takes it. Messages the server holds are passed over without being parsed.
  */
 export function pushingSink(
   server: TeamServer,
   report: PushReport,
+  known: KnownSessions,
   stopping: () => boolean,
 ): OutputSink & { finish(): void } {
   let pending: Buffer[] = [];
@@ -169,12 +179,35 @@ export function pushingSink(
         throw err instanceof Refused ? fatal(server, err) : err;
       }
       report.refused.push({ sessionId: session.id, reason: err.message });
+      remember(session);
       session.from = null;
     }
   }
 
-  async function line(text: string): Promise<void> {
-    if (text === '') return;
+  const remember = (session: LocalSession) =>
+    known.set(session.id, { messageCount: session.messageCount, updatedAt: session.updatedAt });
+
+  async function message(session: LocalSession, bytes: Buffer): Promise<void> {
+    const index = session.index;
+    session.index += 1;
+    if (session.from === null || index < session.from) return;
+    if (
+      session.part.length > 0 &&
+      (session.partBytes + bytes.length > PUSH_PART_BYTES || session.part.length >= PUSH_PART_MESSAGES)
+    ) {
+      await guarded(session, () => sendPart(session, false));
+      if (session.from === null) return;
+    }
+    session.part.push(bytes.toString('utf8'));
+    session.partBytes += bytes.length;
+  }
+
+  async function line(bytes: Buffer): Promise<void> {
+    if (bytes.length === 0) return;
+    if (current !== null && bytes.subarray(0, MESSAGE_RECORD.length).equals(MESSAGE_RECORD)) {
+      return message(current, bytes);
+    }
+    const text = bytes.toString('utf8');
     const record = JSON.parse(text) as { type?: unknown };
     if (record.type === 'session') {
       if (stopping()) throw new PushStopped();
@@ -191,10 +224,13 @@ export function pushingSink(
         sent: 0,
       };
       current = session;
+      const before = known.get(session.id);
+      if (before?.messageCount === session.messageCount && before.updatedAt === session.updatedAt) return;
       await guarded(session, async () => {
         const held = await heldState(server, session.id);
         if (held && held.messageCount === session.messageCount && held.updatedAt === session.updatedAt) {
           report.unchanged += 1;
+          remember(session);
           return;
         }
         if (held && held.messageCount > session.messageCount) {
@@ -202,6 +238,7 @@ export function pushingSink(
             sessionId: session.id,
             reason: `the team server holds ${held.messageCount} messages of it, more than the ${session.messageCount} here`,
           });
+          remember(session);
           return;
         }
         session.from = held?.messageCount ?? 0;
@@ -210,27 +247,13 @@ export function pushingSink(
     }
     const session = current;
     if (!session) return;
-    if (record.type === 'message') {
-      const index = session.index;
-      session.index += 1;
-      if (session.from === null || index < session.from) return;
-      const size = Buffer.byteLength(text);
-      if (
-        session.part.length > 0 &&
-        (session.partBytes + size > PUSH_PART_BYTES || session.part.length >= PUSH_PART_MESSAGES)
-      ) {
-        await guarded(session, () => sendPart(session, false));
-        if (session.from === null) return;
-      }
-      session.part.push(text);
-      session.partBytes += size;
-      return;
-    }
+    if (record.type === 'message') return message(session, bytes);
     if (record.type === 'session-end') {
       current = null;
       if (session.from === null) return;
       await guarded(session, () => sendPart(session, true));
       if (session.from === null) return;
+      remember(session);
       report.sessions += 1;
       report.messages += session.sent;
     }
@@ -251,9 +274,9 @@ export function pushingSink(
           return;
         }
         pending.push(buffer.subarray(start, newline));
-        const text = Buffer.concat(pending).toString('utf8');
+        const record = Buffer.concat(pending);
         pending = [];
-        await line(text);
+        await line(record);
         start = newline + 1;
       }
     },

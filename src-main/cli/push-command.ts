@@ -8,6 +8,7 @@ import {
   checkTeamServer,
   pushingSink,
   PushStopped,
+  type KnownSessions,
   type PushReport,
   type TeamServer,
 } from './push-client.js';
@@ -53,12 +54,13 @@ async function pushOnce(
   dataDir: string,
   organizationId: string,
   server: TeamServer,
+  known: KnownSessions,
   stopping: () => boolean,
 ): Promise<PushReport> {
   const report: PushReport = { sessions: 0, messages: 0, unchanged: 0, refused: [] };
   const target = await openDataTarget(dataDir, stderrLogger);
   try {
-    const sink = pushingSink(server, report, stopping);
+    const sink = pushingSink(server, report, known, stopping);
     await target.exportWorkspace(organizationId, 'ndjson', sink);
     sink.finish();
   } finally {
@@ -117,11 +119,12 @@ export async function pushCommand(args: string[]): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   let refused = false;
+  const known: KnownSessions = new Map();
   try {
     for (;;) {
       let report: PushReport;
       try {
-        report = await pushOnce(dataDir, organizationId, server, () => stop);
+        report = await pushOnce(dataDir, organizationId, server, known, () => stop);
       } catch (err) {
         if (err instanceof PushStopped) break;
         throw err;
