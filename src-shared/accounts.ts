@@ -69,6 +69,12 @@ export const ApiKeySummarySchema = z.object({
     .describe(
       "Present when an owner let the key decide agents' requests (`POST /api/approvals/{id}`); every key may list them.",
     ),
+  pushOnly: z
+    .literal(true)
+    .optional()
+    .describe(
+      "Present on a key that may only push a desktop's sessions (`POST /api/push/sessions`, `GET /api/push/sessions/{id}`); every other route answers it 403.",
+    ),
 });
 export type ApiKeySummary = z.infer<typeof ApiKeySummarySchema>;
 
@@ -81,8 +87,8 @@ export type CreatedApiKey = z.infer<typeof CreatedApiKeySchema>;
  * names and labels, which terminals and pages print.
  */
 const CONTROL = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
-const noControl = (s: string) => !CONTROL.test(s);
-const NO_CONTROL_MESSAGE = 'must not contain control characters (such as terminal escape sequences)';
+export const noControl = (s: string) => !CONTROL.test(s);
+export const NO_CONTROL_MESSAGE = 'must not contain control characters (such as terminal escape sequences)';
 
 const Name = z.string().trim().min(1, 'must not be blank').max(200).refine(noControl, NO_CONTROL_MESSAGE);
 const Label = z.string().trim().max(200).refine(noControl, NO_CONTROL_MESSAGE);
@@ -106,6 +112,7 @@ export const CreateKeyBodySchema = z.strictObject({
   organizationId: z.string().max(100),
   label: Label.optional(),
   canApprove: z.boolean().optional(),
+  pushOnly: z.boolean().optional(),
 });
 export const RevokeKeyBodySchema = z.strictObject({
   organizationId: z.string().max(100),
@@ -181,6 +188,10 @@ export const NewKeyBodySchema = z.strictObject({
     .boolean()
     .optional()
     .describe("Owners only: the key may decide agents' requests too, not only list them."),
+  pushOnly: z
+    .boolean()
+    .optional()
+    .describe("The key may only push a desktop's sessions (`sessiondesk push`), and read nothing."),
 });
 export const WorkspaceParamsSchema = z.object({ organizationId: z.string().max(100) });
 export const MemberParamsSchema = WorkspaceParamsSchema.extend({ userId: z.string().max(100) });

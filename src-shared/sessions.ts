@@ -166,6 +166,16 @@ export const SessionSourceSchema = z.object({
 });
 export type SessionSource = z.infer<typeof SessionSourceSchema>;
 
+/** Where a session a desktop pushed to this server came from (`sessiondesk push`). */
+export const PushedFromSchema = z.object({
+  machine: z.string().describe('The host name of the desktop that pushed it, as that desktop sent it.'),
+  author: z
+    .object({ name: z.string(), email: z.string() })
+    .describe("The session's author on that desktop, as the desktop sent it."),
+  pushedAt: Timestamp.describe('When its latest part was pushed.'),
+});
+export type PushedFrom = z.infer<typeof PushedFromSchema>;
+
 export const IsolationSchema = z
   .enum(['sandbox', 'none'])
   .describe(
@@ -207,6 +217,9 @@ const SessionBaseSchema = z.object({
     "Set on a session imported from an agent CLI's own files (`sessiondesk history import`).",
   ),
   isolation: IsolationSchema.optional(),
+  pushedFrom: PushedFromSchema.optional().describe(
+    "Set on a session a desktop pushed to this server (`sessiondesk push`): the desktop's machine, the session's author there, and when it was pushed. Absent on sessions run or imported here.",
+  ),
   stopped: z
     .literal(true)
     .optional()

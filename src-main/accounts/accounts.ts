@@ -24,6 +24,7 @@ export function toApiKeySummary(key: ApiKeyRecord): ApiKeySummary {
   if (key.lastUsedAt) summary.lastUsedAt = key.lastUsedAt;
   if (key.createdBy) summary.createdBy = key.createdBy;
   if (key.canApprove) summary.canApprove = true;
+  if (key.pushOnly) summary.pushOnly = true;
   return summary;
 }
 
@@ -170,6 +171,8 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
       createdBy?: string | undefined;
       /** Decided by an owner: the key may decide agents' requests. */
       canApprove?: boolean | undefined;
+      /** The key may only push sessions (`sessiondesk push`). */
+      pushOnly?: boolean | undefined;
     }): Promise<CreatedApiKey> {
       requireWorkspace(input.organizationId);
       const { key, prefix } = newApiKey();
@@ -180,6 +183,7 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
         label: input.label ?? '',
         createdAt: now(),
         ...(input.canApprove === true ? { canApprove: true as const } : {}),
+        ...(input.pushOnly === true ? { pushOnly: true as const } : {}),
       };
       const createdBy = input.createdBy ?? null;
       await store.write(() => repos.apiKeys.insert({ ...record, keyHash: hashSecret(key), createdBy }));

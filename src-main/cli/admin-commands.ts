@@ -149,6 +149,7 @@ export async function keyCreate(args: string[]): Promise<void> {
     workspace: { type: 'string' },
     name: { type: 'string' },
     'can-approve': { type: 'boolean' },
+    'push-only': { type: 'boolean' },
   });
   if (v.help) return print(USAGE['key create']);
   required('key create', v, 'workspace');
@@ -156,6 +157,7 @@ export async function keyCreate(args: string[]): Promise<void> {
     organizationId: v.workspace,
     ...(v.name === undefined ? {} : { label: v.name }),
     ...(v['can-approve'] === true ? { canApprove: true } : {}),
+    ...(v['push-only'] === true ? { pushOnly: true } : {}),
   });
   await withTarget(v['data-dir'], async (target) => print((await target.createKey(input)).key));
 }

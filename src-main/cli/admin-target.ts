@@ -42,6 +42,7 @@ export interface AdminTarget {
     organizationId: string;
     label?: string | undefined;
     canApprove?: boolean | undefined;
+    pushOnly?: boolean | undefined;
   }): Promise<CreatedApiKey>;
   listKeys(organizationId: string): Promise<ApiKeySummary[]>;
   revokeKey(input: { organizationId: string; keyId: string }): Promise<void>;

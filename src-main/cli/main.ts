@@ -36,6 +36,7 @@ import {
   restoreCommand,
 } from './data-commands.js';
 import { historyImportCommand } from './history-command.js';
+import { pushCommand } from './push-command.js';
 import { serve } from './serve-command.js';
 import { GROUPS, USAGE, UsageError, type CommandName } from './usage.js';
 import { closest } from './did-you-mean.js';
@@ -66,6 +67,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void | number>> = {
   export: exportCommand,
   import: importCommand,
   'history import': historyImportCommand,
+  push: pushCommand,
   backup: backupCommand,
   restore: restoreCommand,
   doctor: doctorCommand,

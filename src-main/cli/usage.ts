@@ -22,6 +22,7 @@ Commands:
   export              Export a workspace's sessions (NDJSON or JSON)
   import              Import an export into a workspace (idempotent)
   history import      Import the agent CLIs' own session files (Claude Code, Codex, Gemini CLI)
+  push                Send this desktop's sessions to a team server's workspace (--watch: keep sending)
   backup              Copy the whole database to one SQLite file
   restore             Make a backup the database of a new data directory
   doctor              Check a data directory without changing it (--repair: cut damage)
@@ -72,12 +73,14 @@ Adds the user with that email to the workspace ORG (an organizationId).`,
 
 Removes the user with that email from the workspace ORG. Their sessions stay. The last
 owner of a workspace cannot be removed.`,
-  'key create': `Usage: sessiondesk key create --workspace ORG [--name LABEL] [--can-approve] [--data-dir DIR]
+  'key create': `Usage: sessiondesk key create --workspace ORG [--name LABEL] [--can-approve] [--push-only] [--data-dir DIR]
 
 Creates an API key for the workspace ORG and prints the key, and nothing else.
 The key is shown only this once; only a hash of it is stored.
 With --can-approve the key may decide what agents ask (POST /api/approvals/{id});
-every key may list them.`,
+every key may list them.
+With --push-only the key may only push a desktop's sessions (sessiondesk push);
+every other request with it is refused (403).`,
   'key list': `Usage: sessiondesk key list --workspace ORG [--json] [--data-dir DIR]
 
 Lists the workspace's active API keys: id, prefix, label, created and last used.`,
@@ -160,6 +163,22 @@ Makes a backup (from "sessiondesk backup") the database of the data directory DI
 SESSIONDESK_DATA_DIR, else the app's data folder), which must be new or empty: restore never
 overwrites data. Checks the backup first, then opens DIR as a
 server would. Start it with "sessiondesk serve --data-dir DIR".`,
+  push: `Usage: sessiondesk push --to URL --key KEY [--workspace ORG] [--watch] [--data-dir DIR]
+
+Sends this desktop's sessions (those run here and those imported from the agent CLIs' history)
+to the team server at URL, into the workspace the API key KEY belongs to (a key made with
+"sessiondesk key create --push-only" on the team server is enough). Each session goes once:
+the team server is asked how far it holds it, and only what it lacks is sent, so pushing
+again sends nothing new, a session grown since sends its new messages, and a push stopped
+anywhere goes on where it stopped. The team server shows the machine's name, the session's
+author here and when it was pushed.
+  --workspace  the local workspace to push, by organizationId or name (needed when the data
+               directory has more than one)
+  --watch      keep running: look for new sessions and messages every 2 seconds and send
+               them, until Ctrl-C (SIGINT) or SIGTERM
+Works beside a running server on the data directory (through it) or on the directory alone.
+Exit code 1 when the team server refused a session (another workspace's id, or a session it
+ran itself); the others are sent.`,
   doctor: `Usage: sessiondesk doctor [--json] [--repair] [--data-dir DIR]
 
 Checks a data directory without changing anything (it takes no lock, so it works beside a

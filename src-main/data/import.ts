@@ -29,7 +29,7 @@ const WRITES_IN_FLIGHT = 32;
 class AlreadyPresent extends Error {}
 
 /** A session's first write inserts it; every write appends messages; the last completes it. */
-interface Part {
+export interface Part {
   /** How many messages the session holds before this part; null when it is not there yet. */
   after: number | null;
   messages: ImportedMessage[];
@@ -232,11 +232,11 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
  * makes them, so counts, previews and the stats' bookkeeping come out as they would have.
  * Runs inside a store write.
  */
-function writeSessionPart(
+export function writeSessionPart(
   db: Db,
   repos: Repositories,
   workspaceId: string,
-  session: ImportedSession,
+  session: Pick<ImportedSession, 'head'>,
   part: Part,
   authorId: string,
   personFor: (message: ImportedMessage) => string | null,

@@ -46,6 +46,7 @@ import { createRunHolds } from '../history/run-holds.js';
 import { EventBus } from '../events/event-bus.js';
 import { SearchIndex } from '../search/search-index.js';
 import { createSearchService } from '../search/search-service.js';
+import { pushRoutes } from './routes/push.js';
 import { searchRoutes } from './routes/search.js';
 import { createSessionCommands } from '../sessions/commands.js';
 import { createSessionService } from '../sessions/service.js';
@@ -290,6 +291,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   pullRequestRoutes(api, ctx);
   approvalRoutes(api, ctx);
   searchRoutes(api, ctx);
+  pushRoutes(api, ctx);
   if (deps.config.adminToken) adminRoutes(api, ctx, deps.config.adminToken);
   api.get('/api/openapi.json', { schema: { hide: true } }, () => app.swagger());
   const dashboardPage = await rendererRoutes(app, deps.config.rendererDir);

@@ -40,6 +40,7 @@ export function sessionFields(row: SessionRow): Omit<SessionSummary, 'messageCou
   if (row.source !== undefined) value.source = row.source;
   if (row.isolation !== undefined) value.isolation = row.isolation;
   if (row.stopped) value.stopped = true;
+  if (row.pushedFrom !== undefined) value.pushedFrom = row.pushedFrom;
   return value;
 }
 

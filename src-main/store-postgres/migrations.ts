@@ -339,6 +339,21 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
     name: 'history sources of any kind the app knows',
     sql: [`ALTER TABLE history_sources DROP CONSTRAINT history_sources_kind_check`],
   },
+  {
+    version: 22,
+    name: 'sessions pushed from desktops, and keys that may only push',
+    sql: [
+      `ALTER TABLE api_keys ADD COLUMN push_only BOOLEAN NOT NULL DEFAULT false`,
+      `CREATE TABLE session_origins (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+        machine TEXT NOT NULL,
+        author_name TEXT NOT NULL,
+        author_email TEXT NOT NULL,
+        first_pushed_at TEXT NOT NULL,
+        pushed_at TEXT NOT NULL
+      )`,
+    ],
+  },
 ];
 
 /**

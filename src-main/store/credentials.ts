@@ -20,6 +20,8 @@ export interface ApiKeyRecord {
   createdBy?: { userId: string; name: string };
   /** An owner let it decide agents' requests. */
   canApprove?: true;
+  /** Made for a desktop's `sessiondesk push`: it may push sessions and do nothing else. */
+  pushOnly?: true;
 }
 
 /** Sign-in sessions: only a hash of each token is stored. */
@@ -64,7 +66,7 @@ export function createAuthSessionsRepository(db: Db) {
 export type AuthSessionsRepository = ReturnType<typeof createAuthSessionsRepository>;
 
 const KEY_COLUMNS =
-  'k.id, k.workspace_id, k.prefix, k.label, k.created_at, k.last_used_at, k.revoked_at, k.created_by, u.name, k.can_approve';
+  'k.id, k.workspace_id, k.prefix, k.label, k.created_at, k.last_used_at, k.revoked_at, k.created_by, u.name, k.can_approve, k.push_only';
 const KEYS = 'api_keys k LEFT JOIN users u ON u.id = k.created_by';
 
 function toKey(row: unknown[]): ApiKeyRecord {
@@ -83,6 +85,7 @@ function toKey(row: unknown[]): ApiKeyRecord {
   const createdBy = optStr(r[7]);
   if (createdBy !== undefined) key.createdBy = { userId: createdBy, name: optStr(r[8]) ?? '' };
   if (r[9] === 1) key.canApprove = true;
+  if (r[10] === 1) key.pushOnly = true;
   return key;
 }
 
@@ -91,8 +94,8 @@ export function createApiKeysRepository(db: Db) {
   return {
     insert(key: Omit<ApiKeyRecord, 'createdBy'> & { keyHash: string; createdBy: string | null }): void {
       db.run(
-        `INSERT INTO api_keys (id, workspace_id, key_hash, prefix, label, created_by, created_at, can_approve)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO api_keys (id, workspace_id, key_hash, prefix, label, created_by, created_at, can_approve, push_only)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           key.id,
           key.workspaceId,
@@ -102,6 +105,7 @@ export function createApiKeysRepository(db: Db) {
           key.createdBy,
           key.createdAt,
           key.canApprove ? 1 : 0,
+          key.pushOnly ? 1 : 0,
         ],
       );
     },

@@ -452,6 +452,24 @@ export const MIGRATIONS: Migration[] = [
       `CREATE INDEX history_files_by_session ON history_files(session_id)`,
     ],
   },
+  {
+    version: 22,
+    name: 'sessions pushed from desktops, and keys that may only push',
+    sql: [
+      // A key made for a desktop's `sessiondesk push`: it may send sessions and read nothing.
+      `ALTER TABLE api_keys ADD COLUMN push_only INTEGER NOT NULL DEFAULT 0`,
+      // Where a pushed session came from. A session without a row was run here (or imported by
+      // the administrator), and a push never writes into it.
+      `CREATE TABLE session_origins (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+        machine TEXT NOT NULL,
+        author_name TEXT NOT NULL,
+        author_email TEXT NOT NULL,
+        first_pushed_at TEXT NOT NULL,
+        pushed_at TEXT NOT NULL
+      )`,
+    ],
+  },
 ];
 
 export { DatabaseTooNewError };

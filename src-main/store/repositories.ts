@@ -2,6 +2,7 @@ import { createApprovalsRepository } from './approvals.js';
 import { createApiKeysRepository, createAuthSessionsRepository } from './credentials.js';
 import { createHistoryRepository } from './history.js';
 import { createRunsRepository } from './runs.js';
+import { createSessionOriginsRepository } from './session-origins.js';
 import { createSessionsRepository } from './sessions.js';
 import type { Db } from './sqljs.js';
 import { createUsersRepository } from './users.js';
@@ -17,6 +18,7 @@ export function createRepositories(db: Db) {
     runs: createRunsRepository(db),
     history: createHistoryRepository(db),
     approvals: createApprovalsRepository(db),
+    sessionOrigins: createSessionOriginsRepository(db),
   };
 }
 export type Repositories = ReturnType<typeof createRepositories>;

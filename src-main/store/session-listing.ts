@@ -3,7 +3,7 @@ import type { AgentKind } from '../../src-shared/constants.js';
 import type { AgentFilter } from '../../src-shared/sessions.js';
 import { STATS_WINDOW_MS } from '../../src-shared/constants.js';
 import { repositoryFilter } from '../../src-shared/repo-url.js';
-import type { Isolation, SessionSource, SessionSourceFilter } from '../../src-shared/sessions.js';
+import type { Isolation, PushedFrom, SessionSource, SessionSourceFilter } from '../../src-shared/sessions.js';
 import type { Db, Params, Row } from './sqljs.js';
 import { num, str } from './row.js';
 import type { AgentState } from './session-runs.js';
@@ -45,6 +45,8 @@ export interface SessionRow {
   isolation?: Isolation;
   /** Set while the session's latest run was stopped on request and it stays completed. */
   stopped?: true;
+  /** Set on a session a desktop pushed here (`sessiondesk push`). */
+  pushedFrom?: PushedFrom;
 }
 
 export interface ListFilters {
@@ -70,8 +72,9 @@ const SUMMARY_COLUMNS = `s.id, s.workspace_id, s.title, s.status, s.created_at, 
   s.message_count, s.first_preview, s.last_preview, s.transcript_bytes, s.agent_kind, s.usage_input,
   s.usage_output, s.usage_cache_read, s.usage_cache_write, s.usage_cost_usd, ${AGENT_STATE}, s.source_kind,
   s.source_path, s.source_cwd, s.source_conversation_id, s.isolation, s.stopped, s.usage_unpriced_runs,
-  s.usage_unpriced_models, s.acp_agent`;
-const SUMMARY_FROM = 'sessions s JOIN users u ON u.id = s.author_id';
+  s.usage_unpriced_models, s.acp_agent, o.machine, o.author_name, o.author_email, o.pushed_at`;
+const ORIGIN_JOIN = 'LEFT JOIN session_origins o ON o.session_id = s.id';
+const SUMMARY_FROM = `sessions s JOIN users u ON u.id = s.author_id ${ORIGIN_JOIN}`;
 /**
  * The same columns for one session. Measured in sql.js, the JOIN made finding one session
  * about three times slower than these subqueries (40 us against 12 us), while for a page
@@ -80,7 +83,7 @@ const SUMMARY_FROM = 'sessions s JOIN users u ON u.id = s.author_id';
 export const ONE_SUMMARY = `SELECT ${SUMMARY_COLUMNS.replace(
   'u.name, u.image_url',
   '(SELECT name FROM users WHERE id = s.author_id), (SELECT image_url FROM users WHERE id = s.author_id)',
-)} FROM sessions s WHERE s.id = ?`;
+)} FROM sessions s ${ORIGIN_JOIN} WHERE s.id = ?`;
 
 /** Maps a row of SUMMARY_COLUMNS; the list reads thousands, so it assigns field by field. */
 export function toSessionRow(r: Row): SessionRow {
@@ -128,6 +131,13 @@ export function toSessionRow(r: Row): SessionRow {
   if (r[30] !== null) row.isolation = str(r[30]) as Isolation;
   if (r[31] === 1) row.stopped = true;
   if (r[34] !== null) row.acpAgent = str(r[34]);
+  if (r[35] !== null) {
+    row.pushedFrom = {
+      machine: str(r[35]),
+      author: { name: str(r[36]), email: str(r[37]) },
+      pushedAt: str(r[38]),
+    };
+  }
   return row;
 }
 

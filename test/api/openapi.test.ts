@@ -40,6 +40,8 @@ describe('GET /api/openapi.json', () => {
       '/api/demo/sign-in',
       '/api/events',
       '/api/pull-requests/tool',
+      '/api/push/sessions',
+      '/api/push/sessions/{sessionId}',
       '/api/search',
       '/api/sessions',
       '/api/sessions/{sessionId}',

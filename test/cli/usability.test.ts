@@ -48,6 +48,7 @@ describe("finding one's way on the command line", () => {
       'backup',
       'restore',
       'doctor',
+      'push',
     ];
     for (const command of commands) {
       const result = await runCli([...command.split(' '), '--help']);

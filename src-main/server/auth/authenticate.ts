@@ -10,7 +10,7 @@ import { clientKey, isCrossSite, type FailureLimiter } from './rate-limit.js';
 import { requireSameOrigin } from './localhost-guard.js';
 
 export type Principal =
-  | { kind: 'apiKey'; keyId: string; workspaceId: string }
+  | { kind: 'apiKey'; keyId: string; workspaceId: string; pushOnly?: true }
   | { kind: 'user'; userId: string; tokenHash: string };
 
 /** How long a sign-in lasts: at most 30 days, and 7 days without any request. */
@@ -82,6 +82,7 @@ const KEY_OR_COOKIE: SecurityRequirement[] = [
   { sessionCookie: [] },
 ];
 const COOKIE_ONLY: SecurityRequirement[] = [{ sessionCookie: [] }];
+const KEY_ONLY: SecurityRequirement[] = [{ apiKeyHeader: [] }, { apiKeyQuery: [] }, { bearer: [] }];
 
 /** What each authentication hook accepts, read when routes are added to describe them. */
 const acceptedBy = new WeakMap<object, SecurityRequirement[]>();
@@ -104,14 +105,24 @@ export function authHooks(auth: Authenticator) {
   const userOnly = async (request: FastifyRequest) => {
     request.principal = auth.userOnly(request);
   };
+  const pushKey = async (request: FastifyRequest) => {
+    request.principal = auth.pushKey(request);
+  };
   acceptedBy.set(either, KEY_OR_COOKIE);
   acceptedBy.set(userOnly, COOKIE_ONLY);
-  return { either: { onRequest: either }, userOnly: { onRequest: userOnly } };
+  acceptedBy.set(pushKey, KEY_ONLY);
+  return {
+    either: { onRequest: either },
+    userOnly: { onRequest: userOnly },
+    pushKey: { onRequest: pushKey },
+  };
 }
 
 export interface Authenticator {
-  /** List, get, update: an API key, or else the sign-in cookie. */
+  /** List, get, update: an API key, or else the sign-in cookie. A push-only key is a 403. */
   either(request: FastifyRequest): Principal;
+  /** A desktop's push: an API key only, of either scope. */
+  pushKey(request: FastifyRequest): Extract<Principal, { kind: 'apiKey' }>;
   /** Create, follow-ups, account pages: only the sign-in cookie; an API key is a 400. */
   userOnly(request: FastifyRequest): Extract<Principal, { kind: 'user' }>;
   /** The cookie's sign-in, or null; never throws for a missing one. */
@@ -136,7 +147,7 @@ export function createAuthenticator(deps: {
     });
   }
 
-  function checkKey(request: FastifyRequest, key: string): Principal {
+  function checkKey(request: FastifyRequest, key: string): Extract<Principal, { kind: 'apiKey' }> {
     const record = API_KEY_PATTERN.test(key) ? repos.apiKeys.findByHash(hashSecret(key)) : null;
     // A valid key is never refused for others' bad keys: only bad keys are limited.
     if (!record || record.revokedAt) {
@@ -154,7 +165,12 @@ export function createAuthenticator(deps: {
     if (!record.lastUsedAt || now.getTime() - Date.parse(record.lastUsedAt) >= TOUCH_EVERY_MS) {
       background('when an API key was used', () => repos.apiKeys.touch(record.id, now.toISOString()));
     }
-    return { kind: 'apiKey', keyId: record.id, workspaceId: record.workspaceId };
+    return {
+      kind: 'apiKey',
+      keyId: record.id,
+      workspaceId: record.workspaceId,
+      ...(record.pushOnly ? { pushOnly: true as const } : {}),
+    };
   }
 
   function checkCookie(request: FastifyRequest): Extract<Principal, { kind: 'user' }> | null {
@@ -195,7 +211,26 @@ export function createAuthenticator(deps: {
   return {
     either(request) {
       const key = presentedApiKey(request);
-      return key === null ? user(request, true) : checkKey(request, key);
+      if (key === null) return user(request, true);
+      const principal = checkKey(request, key);
+      if (principal.pushOnly) {
+        throw new AppError(
+          403,
+          'forbidden',
+          "This API key may only push a desktop's sessions (sessiondesk push); use a key made without " +
+            '--push-only, or sign in, for anything else',
+        );
+      }
+      return principal;
+    },
+    pushKey(request) {
+      const key = presentedApiKey(request);
+      if (key === null) {
+        throw unauthorized(
+          'Send an API key (x-api-key header, Authorization: Bearer, or apiKey in the query)',
+        );
+      }
+      return checkKey(request, key);
     },
     userOnly(request) {
       if (presentedApiKey(request) !== null) {

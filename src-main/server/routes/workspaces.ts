@@ -255,7 +255,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: 'Create an API key',
         description:
-          "The answer is the only time the whole key is shown. `canApprove: true` (owners only, 403 otherwise) lets the key decide agents' requests (`POST /api/approvals/{id}`); every key may list them.",
+          "The answer is the only time the whole key is shown. `canApprove: true` (owners only, 403 otherwise) lets the key decide agents' requests (`POST /api/approvals/{id}`); every key may list them. `pushOnly: true` makes a key that may only push a desktop's sessions (`sessiondesk push`).",
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
         body: NewKeyBodySchema,
@@ -264,13 +264,14 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       const { userId } = userOf(request);
-      const { canApprove } = request.body;
+      const { canApprove, pushOnly } = request.body;
       requireRole(userId, request.params.organizationId, canApprove === true ? 'owner' : 'member');
       const key = await accounts.createKey({
         organizationId: request.params.organizationId,
         label: request.body.label,
         createdBy: userId,
         canApprove,
+        pushOnly,
       });
       return reply.code(201).send({ key });
     },

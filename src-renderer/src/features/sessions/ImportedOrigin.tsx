@@ -1,5 +1,6 @@
-import { CLI_NAMES, type SessionSource } from '../../../../src-shared/sessions';
+import { CLI_NAMES, type PushedFrom, type SessionSource } from '../../../../src-shared/sessions';
 import { CopyButton } from '../../components/CopyButton';
+import { RelativeTime } from '../../components/RelativeTime';
 
 /** Under the title of an imported session: which CLI it came from, and its file. */
 export function ImportedFrom({ source }: { source: SessionSource }) {
@@ -23,5 +24,15 @@ export function ImportedDetails({ source }: { source: SessionSource }) {
       <dt>Ran in</dt>
       <dd>{source.cwd ? <code>{source.cwd}</code> : <span className="muted">not recorded</span>}</dd>
     </>
+  );
+}
+
+/** Under the title of a session a desktop pushed here: which machine, whose, and when. */
+export function PushedFromLine({ pushedFrom }: { pushedFrom: PushedFrom }) {
+  const { machine, author, pushedAt } = pushedFrom;
+  return (
+    <p className="session-origin muted">
+      Pushed from <code>{machine}</code> by {author.name} ({author.email}) · <RelativeTime iso={pushedAt} />
+    </p>
   );
 }

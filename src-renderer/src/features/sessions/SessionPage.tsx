@@ -20,7 +20,7 @@ import { ChangesView } from '../changes/ChangesView';
 import { doneSummary, shownStatus, TASK_LABEL, TASK_MARK } from '../../lib/tasks';
 import { useTranscriptPages } from '../transcript/use-transcript-pages';
 import { FollowUp } from './FollowUp';
-import { ImportedDetails, ImportedFrom } from './ImportedOrigin';
+import { ImportedDetails, ImportedFrom, PushedFromLine } from './ImportedOrigin';
 import { PullRequestPanel } from './PullRequestPanel';
 import { MarkFinishedButton, StopButton } from './StopControls';
 
@@ -193,6 +193,7 @@ export function SessionPage() {
         onSave={(title, saved) => update.mutate({ title }, { onSuccess: saved })}
       />
       {session.source && <ImportedFrom source={session.source} />}
+      {session.pushedFrom && <PushedFromLine pushedFrom={session.pushedFrom} />}
       <div className="session-head">
         <StatusBadge status={session.status} stopped={session.stopped} />
         {session.agentState === 'queued' && <QueuedBadge />}

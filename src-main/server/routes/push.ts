@@ -1,0 +1,80 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import {
+  PUSH_BODY_LIMIT,
+  PUSH_SESSIONS_PATH,
+  PushedStateSchema,
+  PushParamsSchema,
+  PushPartSchema,
+} from '../../data/push-format.js';
+import { pushedState, receivePushPart, type Pusher } from '../../data/push-receive.js';
+import { notFound } from '../../errors.js';
+import { toSummary } from '../../sessions/summary.js';
+import { authHooks } from '../auth/authenticate.js';
+import { principalOf, type AppContext } from '../context.js';
+import { errorResponses } from './error-responses.js';
+
+/**
+ * A desktop's sessions pushed to a team server (`sessiondesk push`): how far the server holds
+ * one, and the rest of it, a part at a time. An API key only, of the workspace it pushes to; a
+ * key made with `pushOnly` may call these routes and nothing else.
+ */
+export function pushRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const { pushKey } = authHooks(ctx.auth);
+  const api = app.withTypeProvider<ZodTypeProvider>();
+
+  const pusherOf = (request: FastifyRequest): Pusher => {
+    const principal = principalOf(request);
+    if (principal.kind !== 'apiKey') throw new Error('push routes take API keys only');
+    return {
+      workspaceId: principal.workspaceId,
+      keyCreatorId: ctx.repos.apiKeys.findById(principal.keyId)?.createdBy?.userId ?? null,
+    };
+  };
+
+  api.get(
+    `${PUSH_SESSIONS_PATH}/:sessionId`,
+    {
+      ...pushKey,
+      schema: {
+        summary: 'How far a pushed session is held',
+        description:
+          "How many messages of a session a desktop pushed this server holds, and its `updatedAt`. 404 when the key's workspace has no session of that id yet; 409 when the id is another workspace's, or a session this server ran itself (a push never changes either).",
+        tags: ['push'],
+        params: PushParamsSchema,
+        response: { 200: PushedStateSchema, ...errorResponses(400, 401, 403, 404, 409, 429, 500) },
+      },
+    },
+    async (request) => {
+      const state = pushedState(ctx, pusherOf(request), request.params.sessionId);
+      if (!state) throw notFound(`No session ${request.params.sessionId} has been pushed here`);
+      return state;
+    },
+  );
+
+  api.post(
+    PUSH_SESSIONS_PATH,
+    {
+      ...pushKey,
+      bodyLimit: PUSH_BODY_LIMIT,
+      schema: {
+        summary: 'Push a part of a session',
+        description:
+          "Adds a desktop's session, or the messages it gained, to the key's workspace: the session's export record, and the message records after the first `from`. Applied only when the server holds exactly `from` messages of it (409 otherwise, and for an id of another workspace or of a session run here); the part that reaches `messageCount` also sets the session's status, tasks, branch and pull request. The session shows `pushedFrom`. A member's key attributes the session to that member; a key the administrator made, to the account of the author's email (else the workspace's owner). At most 17 MiB.",
+        tags: ['push'],
+        body: PushPartSchema,
+        response: { 200: PushedStateSchema, ...errorResponses(400, 401, 403, 409, 413, 429, 500, 503) },
+      },
+    },
+    async (request) => {
+      const { state, row, created } = await receivePushPart(ctx, pusherOf(request), request.body);
+      // The team's open dashboards see the session arrive, or change, as they see any other.
+      ctx.events.publish(row.workspaceId, {
+        type: created ? 'session.created' : 'session.updated',
+        sessionId: row.id,
+        session: toSummary(row, 'both'),
+      });
+      return state;
+    },
+  );
+}

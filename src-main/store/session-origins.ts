@@ -1,0 +1,29 @@
+import type { Db } from './sqljs.js';
+
+/** Where a pushed session came from; a session without one was run (or imported) on this server. */
+export interface SessionOrigin {
+  machine: string;
+  authorName: string;
+  authorEmail: string;
+  pushedAt: string;
+}
+
+export function createSessionOriginsRepository(db: Db) {
+  return {
+    has(sessionId: string): boolean {
+      return db.first('SELECT 1 FROM session_origins WHERE session_id = ?', [sessionId]) !== null;
+    },
+    /** Records a push: the first keeps its time, every one updates where from and when. */
+    record(sessionId: string, origin: SessionOrigin): void {
+      db.run(
+        `INSERT INTO session_origins (session_id, machine, author_name, author_email, first_pushed_at, pushed_at)
+         VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (session_id) DO UPDATE SET machine = excluded.machine,
+           author_name = excluded.author_name, author_email = excluded.author_email,
+           pushed_at = excluded.pushed_at`,
+        [sessionId, origin.machine, origin.authorName, origin.authorEmail, origin.pushedAt, origin.pushedAt],
+      );
+      db.changed(sessionId);
+    },
+  };
+}

@@ -1,0 +1,53 @@
+// A desktop's session pushed to a team server, as the team sees it in a real browser: the
+// session page says which machine it came from, whose it was there, and when it was pushed.
+import { rmSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { runCli } from '../helpers/cli.js';
+import { seedDataDir } from '../helpers/seed.js';
+import { tempDir } from '../helpers/server.js';
+import { expect, signIn, test } from './fixtures.js';
+
+test('a pushed session names its machine, its author there and when it was pushed', async ({
+  page,
+  seeded,
+}) => {
+  const team = seeded.server;
+  const key = await runCli([
+    'key',
+    'create',
+    '--workspace',
+    seeded.data.organizationId,
+    '--push-only',
+    '--data-dir',
+    team.dataDir,
+  ]);
+  expect(key.code, key.stderr).toBe(0);
+
+  const deskDir = tempDir('sessiondesk-e2e-desk-');
+  try {
+    const desk = await seedDataDir(deskDir, 'bo@desk.test');
+    const pushed = await runCli([
+      'push',
+      '--to',
+      team.url,
+      '--key',
+      key.stdout.trim(),
+      '--workspace',
+      'Acme',
+      '--data-dir',
+      deskDir,
+    ]);
+    expect(pushed.code, pushed.stderr).toBe(0);
+
+    await signIn(page, team.url, seeded.data.email, seeded.data.password);
+    await page.goto(`${team.url}/sessions/${desk.transcriptSessionId}`);
+    await expect(page.getByText(`Pushed from ${hostname()} by Ada Lovelace (bo@desk.test)`)).toBeVisible();
+    await expect(page.getByText(/Pushed from .* · just now/u)).toBeVisible();
+    // A session run on the team server says nothing of the kind.
+    await page.goto(`${team.url}/sessions/${seeded.data.transcriptSessionId}`);
+    await expect(page.getByRole('heading', { name: 'Fix the flaky login test' })).toBeVisible();
+    await expect(page.getByText(/Pushed from/u)).toHaveCount(0);
+  } finally {
+    rmSync(deskDir, { recursive: true, force: true });
+  }
+});
