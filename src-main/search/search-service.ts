@@ -50,10 +50,11 @@ export function createSearchService(deps: { index: SearchIndex; source: Transcri
     // it (bench/search-hits.ts: a whole parse makes strings V8 keeps apart, and costs ms); a
     // small one is parsed whole, which is faster. Where the piece read does not hold the match
     // (see messagePiece), it is cut from the whole message, as when it was indexed.
-    let text = json.length > PIECE_READ_MIN_BYTES ? (messagePiece(json, row.chunk) ?? '') : '';
-    if (!termPattern(terms).test(text)) {
-      text = chunks(searchableText(JSON.parse(json.toString('utf8')) as unknown))[row.chunk] ?? '';
-    }
+    const piece = json.length > PIECE_READ_MIN_BYTES ? messagePiece(json, row.chunk) : undefined;
+    const text =
+      piece !== undefined && termPattern(terms).test(piece)
+        ? piece
+        : (chunks(searchableText(JSON.parse(json.toString('utf8')) as unknown))[row.chunk] ?? '');
     const hit: SearchHit = {
       sessionId: session.id,
       title: session.title,

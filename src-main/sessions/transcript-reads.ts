@@ -102,13 +102,7 @@ export async function readMessageAt(
   offset: number,
 ): Promise<Buffer | null> {
   if (offset < TRANSCRIPT_MAGIC.length || offset >= row.transcriptBytes) return null;
-  const pieces: Buffer[] = [];
-  for await (const piece of source.store.transcripts.readPayloads(row.id, offset, row.transcriptBytes)) {
-    if (piece.index > 0) break;
-    pieces.push(piece.bytes);
-    if (piece.end) break;
-  }
-  return pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
+  return source.store.transcripts.readFrame(row.id, offset, row.transcriptBytes);
 }
 
 /** Every message of a session, parsed: for checks and tools, never for serving. */

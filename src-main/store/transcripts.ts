@@ -3,7 +3,14 @@ import { join } from 'node:path';
 import type { Logger } from '../clock.js';
 import { DataDamagedError } from './errors.js';
 import type { FileLayer } from './file-layer.js';
-import { FrameReader, TranscriptDamage, type PayloadPiece } from './transcript-format.js';
+import {
+  FRAME_HEADER_BYTES,
+  FRAME_OVERHEAD_BYTES,
+  FrameReader,
+  MAX_MESSAGE_BYTES,
+  TranscriptDamage,
+  type PayloadPiece,
+} from './transcript-format.js';
 
 /** Bytes staged by a write for one transcript: they go on disk before the write commits. */
 export interface StagedAppend {
@@ -15,6 +22,11 @@ export interface StagedAppend {
 
 export const TRANSCRIPTS_DIR = 'transcripts';
 const READ_CHUNK_BYTES = 256 * 1024;
+/**
+ * What `readFrame` reads first: most messages fit, so one read gets the whole frame; a larger
+ * one takes a second read of exactly the rest.
+ */
+const FRAME_FIRST_READ_BYTES = 16 * 1024;
 /** Open append handles kept between writes; more sessions than this reopen their file. */
 const MAX_OPEN_HANDLES = 64;
 
@@ -139,6 +151,56 @@ export class Transcripts {
         }
       }
       if (!reader.atBoundary) throw new TranscriptDamagedError(`${path}: a frame is cut off at byte ${to}`);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /**
+   * The payload of the one frame that starts at `offset` (a frame boundary below `to`, the
+   * committed length), read by the frame's own length rather than in READ_CHUNK_BYTES: a search
+   * hit reads one message, most of them a few KB. Checked as `readPayloads` checks every frame.
+   */
+  async readFrame(sessionId: string, offset: number, to: number): Promise<Buffer> {
+    const path = this.path(sessionId);
+    let handle: FileHandle;
+    try {
+      handle = await this.files.open(path, 'r');
+    } catch (err) {
+      throw new TranscriptDamagedError(`${path} cannot be read: ${(err as Error).message}`);
+    }
+    try {
+      const readExactly = async (into: Buffer, position: number) => {
+        for (let filled = 0; filled < into.length;) {
+          const read = await this.files.read(handle, into.subarray(filled), position + filled);
+          if (read === 0) {
+            throw new TranscriptDamagedError(
+              `${path} ends at byte ${position + filled}; ${to} bytes are committed.`,
+            );
+          }
+          filled += read;
+        }
+      };
+      const first = Buffer.allocUnsafe(Math.min(FRAME_FIRST_READ_BYTES, to - offset));
+      await readExactly(first, offset);
+      const length = first.length >= FRAME_HEADER_BYTES ? first.readUInt32LE(0) : -1;
+      const frameBytes = length + FRAME_OVERHEAD_BYTES;
+      if (length <= 0 || length > MAX_MESSAGE_BYTES || offset + frameBytes > to) {
+        throw new TranscriptDamagedError(`${path}: no whole frame at byte ${offset}`);
+      }
+      let frame = first.subarray(0, Math.min(first.length, frameBytes));
+      if (frame.length < frameBytes) {
+        frame = Buffer.concat([frame, Buffer.allocUnsafe(frameBytes - frame.length)], frameBytes);
+        await readExactly(frame.subarray(first.length), offset + first.length);
+      }
+      const pieces: Buffer[] = [];
+      try {
+        for (const piece of new FrameReader(offset).push(frame)) pieces.push(piece.bytes);
+      } catch (err) {
+        if (err instanceof TranscriptDamage) throw new TranscriptDamagedError(`${path}: ${err.message}`);
+        throw err;
+      }
+      return pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
     } finally {
       await handle.close();
     }

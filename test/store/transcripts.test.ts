@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createAccounts } from '../../src-main/accounts/accounts.js';
 import { silentLogger, systemClock } from '../../src-main/clock.js';
 import { newId } from '../../src-main/accounts/secrets.js';
-import { readAllMessages } from '../../src-main/sessions/transcript-reads.js';
+import { readAllMessages, readMessageAt, readMessagePage } from '../../src-main/sessions/transcript-reads.js';
 import { DataDamagedError, Store, StoreUnavailableError } from '../../src-main/store/store.js';
 import { createRepositories, type Repositories } from '../../src-main/store/repositories.js';
 import { MessageTooLargeError } from '../../src-main/store/sessions.js';
@@ -153,6 +153,59 @@ describe('transcripts in files', () => {
       await append(o, id, toolResult('toolu_ok', MAX_MESSAGE_BYTES - 200));
       const messages = await readAllMessages(o, id);
       expect(messages).toHaveLength(2);
+    } finally {
+      await o.store.close();
+    }
+  });
+});
+
+describe('one message read where its frame starts (a search hit)', () => {
+  it('reads each message whole, whatever its size against the first read, and nothing of the next', async () => {
+    const o = await open(dataDir());
+    try {
+      const id = await newSession(o);
+      // Around the first read's 16 KiB (the frame's 17 bytes of header and newline included),
+      // far above it, and small ones between them.
+      const sizes = [10, 16_000, 16_350, 16_367, 16_368, 16_369, 16_400, 40_000, 1_500_000, 5];
+      const sent: Message[] = [{ type: 'user', message: { content: 'Find the flaky test' } }];
+      for (const [i, size] of sizes.entries()) {
+        sent.push(toolResult(`toolu_${i}`, size));
+        await append(o, id, toolResult(`toolu_${i}`, size), i);
+      }
+      const row = o.repos.sessions.find(id)!;
+      const page = await readMessagePage(o, row, 0, row.messageCount, Infinity);
+      const read = await Promise.all(page.offsets.map((offset) => readMessageAt(o, row, offset)));
+      expect(read.map((json) => JSON.parse(json!.toString('utf8')) as unknown)).toEqual(sent);
+      // An offset outside the committed transcript is no message.
+      expect(await readMessageAt(o, row, row.transcriptBytes)).toBeNull();
+      expect(await readMessageAt(o, row, 0)).toBeNull();
+    } finally {
+      await o.store.close();
+    }
+  });
+
+  it('a damaged frame, or an offset that is no frame, is a DataDamagedError, never wrong data', async () => {
+    const dir = dataDir();
+    let o = await open(dir);
+    const id = await newSession(o);
+    await append(o, id, toolResult('toolu_small', 100));
+    await append(o, id, toolResult('toolu_large', 60_000));
+    const row = o.repos.sessions.find(id)!;
+    const offsets = (await readMessagePage(o, row, 0, 3, Infinity)).offsets;
+    await o.store.close();
+    const path = transcriptPath(dir, id);
+    const bytes = readFileSync(path);
+    // A byte flipped deep in the large message: past the first read.
+    bytes[offsets[2]! + 50_000] = (bytes[offsets[2]! + 50_000] as number) ^ 0x01;
+    writeFileSync(path, bytes);
+    o = await open(dir);
+    try {
+      const now = o.repos.sessions.find(id)!;
+      await expect(readMessageAt(o, now, offsets[2]!)).rejects.toBeInstanceOf(DataDamagedError);
+      // The frames before it still read.
+      expect(await readMessageAt(o, now, offsets[1]!)).not.toBeNull();
+      // Inside a frame: what stands there as a length is no frame within the transcript.
+      await expect(readMessageAt(o, now, offsets[2]! + 20)).rejects.toBeInstanceOf(DataDamagedError);
     } finally {
       await o.store.close();
     }
