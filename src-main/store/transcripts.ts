@@ -127,12 +127,7 @@ export class Transcripts {
   async *readPayloads(sessionId: string, from: number, to: number): AsyncGenerator<PayloadPiece> {
     if (to <= from) return;
     const path = this.path(sessionId);
-    let handle: FileHandle;
-    try {
-      handle = await this.files.open(path, 'r');
-    } catch (err) {
-      throw new TranscriptDamagedError(`${path} cannot be read: ${(err as Error).message}`);
-    }
+    const handle = await this.openToRead(path);
     try {
       const reader = new FrameReader(from);
       let position = from;
@@ -163,12 +158,7 @@ export class Transcripts {
    */
   async readFrame(sessionId: string, offset: number, to: number): Promise<Buffer> {
     const path = this.path(sessionId);
-    let handle: FileHandle;
-    try {
-      handle = await this.files.open(path, 'r');
-    } catch (err) {
-      throw new TranscriptDamagedError(`${path} cannot be read: ${(err as Error).message}`);
-    }
+    const handle = await this.openToRead(path);
     try {
       const readExactly = async (into: Buffer, position: number) => {
         for (let filled = 0; filled < into.length;) {
@@ -203,6 +193,14 @@ export class Transcripts {
       return pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
     } finally {
       await handle.close();
+    }
+  }
+
+  private async openToRead(path: string): Promise<FileHandle> {
+    try {
+      return await this.files.open(path, 'r');
+    } catch (err) {
+      throw new TranscriptDamagedError(`${path} cannot be read: ${(err as Error).message}`);
     }
   }
 
