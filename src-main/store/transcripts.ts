@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Logger } from '../clock.js';
 import { DataDamagedError } from './errors.js';
 import type { FileLayer } from './file-layer.js';
+import { ReadHandles } from './read-handles.js';
 import {
   FRAME_HEADER_BYTES,
   FRAME_OVERHEAD_BYTES,
@@ -29,6 +30,8 @@ const READ_CHUNK_BYTES = 256 * 1024;
 const FRAME_FIRST_READ_BYTES = 16 * 1024;
 /** Open append handles kept between writes; more sessions than this reopen their file. */
 const MAX_OPEN_HANDLES = 64;
+/** Transcripts kept open for a search's one-message reads (`readFrame`). */
+const MAX_READ_HANDLES = 64;
 
 /** A transcript that does not hold what the database says was committed to it. */
 export class TranscriptDamagedError extends DataDamagedError {}
@@ -43,6 +46,10 @@ export function transcriptPath(dataDir: string, sessionId: string): string {
  */
 export class Transcripts {
   private readonly handles = new Map<string, FileHandle>();
+  private readonly readHandles = new ReadHandles(
+    (sessionId) => this.openToRead(this.path(sessionId)),
+    MAX_READ_HANDLES,
+  );
   private dirReady = false;
 
   constructor(
@@ -90,7 +97,7 @@ export class Transcripts {
   async closeAll(): Promise<void> {
     const open = [...this.handles.values()];
     this.handles.clear();
-    await Promise.all(open.map((h) => h.close().catch(() => undefined)));
+    await Promise.all([...open.map((h) => h.close().catch(() => undefined)), this.readHandles.closeAll()]);
   }
 
   /**
@@ -155,11 +162,11 @@ export class Transcripts {
    * The payload of the one frame that starts at `offset` (a frame boundary below `to`, the
    * committed length), read by the frame's own length rather than in READ_CHUNK_BYTES: a search
    * hit reads one message, most of them a few KB. Checked as `readPayloads` checks every frame.
+   * The file stays open for the next hit in it (ReadHandles).
    */
   async readFrame(sessionId: string, offset: number, to: number): Promise<Buffer> {
     const path = this.path(sessionId);
-    const handle = await this.openToRead(path);
-    try {
+    return this.readHandles.with(sessionId, async (handle) => {
       const readExactly = async (into: Buffer, position: number) => {
         for (let filled = 0; filled < into.length;) {
           const read = await this.files.read(handle, into.subarray(filled), position + filled);
@@ -191,9 +198,7 @@ export class Transcripts {
         throw err;
       }
       return pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
-    } finally {
-      await handle.close();
-    }
+    });
   }
 
   private async openToRead(path: string): Promise<FileHandle> {
@@ -227,6 +232,7 @@ export class Transcripts {
 
   /** Removes a session's transcript (after the session itself is gone from the database). */
   async remove(sessionId: string): Promise<void> {
+    await this.readHandles.drop(sessionId);
     await this.handles.get(sessionId)?.close();
     this.handles.delete(sessionId);
     await this.files.unlink(this.path(sessionId)).catch(() => undefined);

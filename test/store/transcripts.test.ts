@@ -2,6 +2,7 @@ import {
   appendFileSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   statSync,
   truncateSync,
@@ -159,6 +160,19 @@ describe('transcripts in files', () => {
   });
 });
 
+/** The transcripts of a data directory this process holds open now (Linux: /proc/self/fd). */
+function openTranscripts(dir: string): string[] {
+  return readdirSync('/proc/self/fd')
+    .map((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`);
+      } catch {
+        return '';
+      }
+    })
+    .filter((target) => target.startsWith(join(dir, 'transcripts')));
+}
+
 describe('one message read where its frame starts (a search hit)', () => {
   it('reads each message whole, whatever its size against the first read, and nothing of the next', async () => {
     const o = await open(dataDir());
@@ -174,14 +188,19 @@ describe('one message read where its frame starts (a search hit)', () => {
       }
       const row = o.repos.sessions.find(id)!;
       const page = await readMessagePage(o, row, 0, row.messageCount, Infinity);
+      const openBefore = openTranscripts(o.store.dataDir).length;
       const read = await Promise.all(page.offsets.map((offset) => readMessageAt(o, row, offset)));
       expect(read.map((json) => JSON.parse(json!.toString('utf8')) as unknown)).toEqual(sent);
       // An offset outside the committed transcript is no message.
       expect(await readMessageAt(o, row, row.transcriptBytes)).toBeNull();
       expect(await readMessageAt(o, row, 0)).toBeNull();
+      // The transcript stays open for the next read (once, beside the handle appends use), and
+      // no longer than the store.
+      expect(openTranscripts(o.store.dataDir)).toHaveLength(openBefore + 1);
     } finally {
       await o.store.close();
     }
+    expect(openTranscripts(o.store.dataDir)).toEqual([]);
   });
 
   it('a damaged frame, or an offset that is no frame, is a DataDamagedError, never wrong data', async () => {
