@@ -118,6 +118,11 @@ export interface ImportOptions {
   budget?: ScanBudget;
   /** Where the files not read (links, pipes, unreadable) are noted for the report. */
   skips?: Skips;
+  /**
+   * The file's lstat as the scan found it when ordering the files (null: gone since it was
+   * listed), so that a scan stats each file once; without it, the file is stat'ed here.
+   */
+  listed?: Stats | null;
 }
 
 /** A scan's time: until when it reads, whether it read anything, whether it stopped early. */
@@ -146,10 +151,9 @@ export async function importFile(
   // Only what a file's size and time say; its content is read only through the checked handle.
   const info = file.database
     ? await storedExtent(source.rootDir, file.database.sessionId, options.skips)
-    : await lstat(file.path).catch((err: NodeJS.ErrnoException) => {
-        if (err.code === 'ENOENT') return null; // Gone since the folder was listed.
-        throw err;
-      });
+    : options.listed !== undefined
+      ? options.listed
+      : await lstatIfThere(file.path);
   if (!info) return 'unchanged';
   if (!file.database && !(info as Stats).isFile()) {
     options.skips?.add(file.path, `${entryKind(info as Stats)}: ${ONLY_REGULAR}`);
@@ -345,22 +349,36 @@ async function readFile(
   return outcome;
 }
 
+/** A session file as a scan listed it, with its lstat then (undefined: it could not be stat'ed). */
+interface Listed {
+  file: SessionFile;
+  info: Stats | null | undefined;
+}
+
+/** A file's lstat, or null when it is gone (since its folder was listed). */
+function lstatIfThere(path: string): Promise<Stats | null> {
+  return lstat(path).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return null;
+    throw err;
+  });
+}
+
 /**
  * The files in the order to read them: the sessions written most recently first (what the
  * person is working on now), each session's sub-agent files right after their parent's file.
  */
-async function newestFirst(files: SessionFile[]): Promise<SessionFile[]> {
-  const groups: { files: SessionFile[]; mtimeMs: number }[] = [];
+async function newestFirst(files: SessionFile[]): Promise<Listed[]> {
+  const groups: { files: Listed[]; mtimeMs: number }[] = [];
   for (const file of files) {
-    const mtimeMs = await lstat(file.path).then(
-      (info) => info.mtimeMs,
-      () => 0,
-    );
+    // Kept for importFile: a scan at rest (every file unchanged) costs one lstat a file.
+    const info = await lstatIfThere(file.path).catch(() => undefined);
+    const listed: Listed = { file, info };
+    const mtimeMs = info?.mtimeMs ?? 0;
     const group = file.parent ? groups.at(-1) : undefined;
-    if (group && group.files[0]?.path === file.parent?.path) {
-      group.files.push(file);
+    if (group && group.files[0]?.file.path === file.parent?.path) {
+      group.files.push(listed);
       group.mtimeMs = Math.max(group.mtimeMs, mtimeMs);
-    } else groups.push({ files: [file], mtimeMs });
+    } else groups.push({ files: [listed], mtimeMs });
   }
   return groups.sort((a, b) => b.mtimeMs - a.mtimeMs).flatMap((group) => group.files);
 }
@@ -399,13 +417,18 @@ async function importSourceNow(
   const settle: Settling[] = [];
   const skips = new Skips(source.rootDir);
   const counts = { newSessions: 0, updatedSessions: 0 };
-  for (const file of await newestFirst(await sessionFiles(source.kind, source.rootDir, skips))) {
+  for (const { file, info } of await newestFirst(await sessionFiles(source.kind, source.rootDir, skips))) {
     // Every scan reads at least a batch, however short its time: the files read whole are passed.
     if (options.budget?.read && Date.now() >= options.budget.until) {
       options.budget.stopped = true;
       break;
     }
-    const outcome = await importFile(deps, source, file, { ...options, settle, skips });
+    const outcome = await importFile(deps, source, file, {
+      ...options,
+      settle,
+      skips,
+      ...(info === undefined ? {} : { listed: info }),
+    });
     if (outcome !== 'unchanged') changed = true;
     if (file.parent) continue;
     if (outcome === 'new') counts.newSessions += 1;
