@@ -1,4 +1,4 @@
-import { useQueryClient } from '@tanstack/react-query';
+import { useQueryClient, type QueryClient, type QueryKey } from '@tanstack/react-query';
 import { createContext, useContext, useEffect, useRef, useState } from 'react';
 import { SessionEventSchema, type SessionEvent } from '../../../src-shared/sessions';
 import { keys } from './queries';
@@ -39,10 +39,10 @@ export function useLiveEvents(organizationId: string, onEvent?: (event: SessionE
         return;
       }
       if (event.type === 'approval.created' || event.type === 'approval.decided') {
-        void client.invalidateQueries({ queryKey: keys.approvals(organizationId) });
+        void refresh(client, keys.approvals(organizationId));
       }
-      void client.invalidateQueries({ queryKey: keys.sessions(organizationId) });
-      void client.invalidateQueries({ queryKey: keys.session(event.sessionId) });
+      void refresh(client, keys.sessions(organizationId));
+      void refresh(client, keys.session(event.sessionId));
     };
     for (const type of EVENT_TYPES) source.addEventListener(type, handle);
     source.onopen = () => setConnected(true);
@@ -53,6 +53,20 @@ export function useLiveEvents(organizationId: string, onEvent?: (event: SessionE
     };
   }, [client, organizationId]);
   return connected;
+}
+
+/**
+ * Fetches again what an event changed. A query's first fetch still on its way may have been
+ * answered before the event (a session that finished while its page loaded): invalidating alone
+ * would keep that answer, since TanStack Query lets a fetch without data run on rather than start
+ * another. Such a fetch is cancelled first, so the refetch asks anew.
+ */
+export async function refresh(client: QueryClient, queryKey: QueryKey): Promise<void> {
+  await client.cancelQueries({
+    queryKey,
+    predicate: (query) => query.state.data === undefined && query.state.fetchStatus === 'fetching',
+  });
+  await client.invalidateQueries({ queryKey });
 }
 
 export const LiveContext = createContext(false);
