@@ -37,7 +37,7 @@ function heldState(repos: Repositories, pusher: Pusher, sessionId: string): Push
       `Session ${sessionId} belongs to another workspace on this server; a push never changes it`,
     );
   }
-  if (!repos.sessionOrigins.has(sessionId)) {
+  if (row.pushedFrom === undefined) {
     throw conflict(
       `Session ${sessionId} was not pushed to this server (it was made here); a push never changes it`,
     );

@@ -10,9 +10,6 @@ export interface SessionOrigin {
 
 export function createSessionOriginsRepository(db: Db) {
   return {
-    has(sessionId: string): boolean {
-      return db.first('SELECT 1 FROM session_origins WHERE session_id = ?', [sessionId]) !== null;
-    },
     /** Records a push: the first keeps its time, every one updates where from and when. */
     record(sessionId: string, origin: SessionOrigin): void {
       db.run(
