@@ -1,26 +1,15 @@
 import { open, type FileHandle } from 'node:fs/promises';
-import { readlinkSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ReadHandles } from '../../src-main/store/read-handles.js';
+import { openFilesUnder } from '../helpers/open-files.js';
 import { tempDir } from '../helpers/server.js';
 
 const dir = tempDir('sessiondesk-read-handles-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The files under `dir` this process holds open now (Linux: /proc/self/fd). */
-function openHere(): string[] {
-  return readdirSync('/proc/self/fd')
-    .map((fd) => {
-      try {
-        return readlinkSync(`/proc/self/fd/${fd}`);
-      } catch {
-        return '';
-      }
-    })
-    .filter((target) => target.startsWith(dir))
-    .sort();
-}
+const openHere = () => openFilesUnder(dir);
 
 function cache(capacity: number) {
   const opened: string[] = [];

@@ -2,7 +2,6 @@ import {
   appendFileSync,
   readdirSync,
   readFileSync,
-  readlinkSync,
   rmSync,
   statSync,
   truncateSync,
@@ -21,6 +20,7 @@ import { MAX_MESSAGE_BYTES } from '../../src-main/store/transcript-format.js';
 import { transcriptPath } from '../../src-main/store/transcripts.js';
 import type { Message } from '../../src-shared/sessions.js';
 import { ERRNOS, faultyFiles, type FaultyFiles, type FileOp } from '../helpers/faulty-files.js';
+import { openFilesUnder } from '../helpers/open-files.js';
 import { tempDir } from '../helpers/server.js';
 import { recordingLogger } from '../helpers/store.js';
 
@@ -160,18 +160,8 @@ describe('transcripts in files', () => {
   });
 });
 
-/** The transcripts of a data directory this process holds open now (Linux: /proc/self/fd). */
-function openTranscripts(dir: string): string[] {
-  return readdirSync('/proc/self/fd')
-    .map((fd) => {
-      try {
-        return readlinkSync(`/proc/self/fd/${fd}`);
-      } catch {
-        return '';
-      }
-    })
-    .filter((target) => target.startsWith(join(dir, 'transcripts')));
-}
+/** The transcripts of a data directory this process holds open now. */
+const openTranscripts = (dir: string) => openFilesUnder(join(dir, 'transcripts'));
 
 describe('one message read where its frame starts (a search hit)', () => {
   it('reads each message whole, whatever its size against the first read, and nothing of the next', async () => {
