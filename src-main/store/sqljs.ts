@@ -203,6 +203,44 @@ export class SqlJsDb implements Db {
   }
 
   /**
+   * `recordWrite` for a write whose function is asynchronous. The caller runs one write at a
+   * time; nothing else may write while it runs.
+   */
+  async recordWriteAsync<T>(
+    fn: () => Promise<T>,
+    /** Rejects when the write must be given up: it is rolled back without waiting for `fn`. */
+    abandoned: Promise<never>,
+  ): Promise<{ result: T; record: Buffer | null; staged: StagedAppend[] }> {
+    if (this.recording !== null) throw new Error('Store.write() calls cannot nest.');
+    this.recording = [];
+    this.recordingBytes = 0;
+    this.staged = [];
+    try {
+      this.exec('BEGIN IMMEDIATE', []);
+      this.depth += 1;
+      let result: T;
+      try {
+        result = await Promise.race([fn(), abandoned]);
+      } catch (err) {
+        this.depth -= 1;
+        this.exec('ROLLBACK', []);
+        throw err;
+      }
+      this.depth -= 1;
+      this.exec('COMMIT', []);
+      const statements = this.recording;
+      return {
+        result,
+        record: statements.length === 0 ? null : Buffer.from(`[${statements.join(',')}]`, 'utf8'),
+        staged: this.staged,
+      };
+    } finally {
+      this.recording = null;
+      this.staged = [];
+    }
+  }
+
+  /**
    * Replays journal records (JSON arrays of statements, trusted to be what earlier writes
    * ran) inside one transaction: one commit for the whole journal rather than one per
    * record, each record in its own savepoint. Stops at the first record that cannot be

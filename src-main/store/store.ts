@@ -46,6 +46,23 @@ export interface StoreStatus {
 export { DataDamagedError };
 export class StoreUnavailableError extends Error {}
 
+/** A write on sql.js awaited something other than the store: a mistake in our own code. */
+export class AwaitInsideWriteError extends Error {
+  constructor() {
+    super(
+      'A write awaited something other than the store (a file, a timer, another request) and was rolled back: ' +
+        'do that work before the write or after it.',
+    );
+  }
+}
+
+/** Whether a `writeAsync` still runs: its function's calls after that are refused. */
+export interface OpenWrite {
+  readonly open: boolean;
+}
+
+type RecordedWrite<T> = { result: T; record: Buffer | null; staged: StagedAppend[] };
+
 const DEFAULT_SNAPSHOT_AFTER = 64 * 1024 * 1024;
 /**
  * `close({ snapshot: 'when-large' })` snapshots from this much journal on: replaying costs a
@@ -87,6 +104,8 @@ export class Store {
   readonly transcripts: Transcripts;
   /** Per session, the last write in flight that staged transcript bytes for it. */
   private readonly transcriptWrites = new Map<string, Promise<unknown>>();
+  /** Set while a `writeAsync` runs its function. */
+  private openWrite: Promise<void> | null = null;
 
   private constructor(
     private readonly sqldb: SqlJsDb,
@@ -174,11 +193,67 @@ export class Store {
    * (no awaits inside a write), so writes never interleave.
    */
   async write<T>(fn: (db: Db) => T): Promise<T> {
+    while (!this.free()) await this.readyToWrite();
+    return this.persist(this.sqldb.recordWrite(() => fn(this.sqldb)));
+  }
+
+  /**
+   * `write` for a function that awaits: the repositories' asynchronous faces, which on sql.js
+   * settle at once. Writes still never interleave: a write waits for the one before it, and
+   * readers through `afterOpenWrite` wait for it too, so none sees a write half made. A write
+   * that awaits anything else (a file, a timer) would hold every other write and reader
+   * meanwhile: it is refused and rolled back (`AwaitInsideWriteError`).
+   */
+  async writeAsync<T>(fn: (db: Db, write: OpenWrite) => Promise<T>): Promise<T> {
+    while (!this.free()) await this.readyToWrite();
+    let finished!: () => void;
+    this.openWrite = new Promise<void>((resolve) => (finished = resolve));
+    const write = { open: true };
+    let giveUp!: (err: Error) => void;
+    const abandoned = new Promise<never>((_, reject) => (giveUp = reject));
+    abandoned.catch(() => undefined);
+    // Every await of a repository settles before the event loop turns: one that has not by
+    // then is waiting on something else, perhaps on this very write.
+    const guard = setImmediate(() => {
+      write.open = false;
+      giveUp(new AwaitInsideWriteError());
+    });
+    try {
+      const recorded = await this.sqldb.recordWriteAsync(() => fn(this.sqldb, write), abandoned);
+      write.open = false;
+      clearImmediate(guard);
+      this.openWrite = null;
+      finished();
+      return await this.persist(recorded);
+    } finally {
+      write.open = false;
+      clearImmediate(guard);
+      if (this.openWrite) {
+        this.openWrite = null;
+        finished();
+      }
+    }
+  }
+
+  /** Resolves once no asynchronous write is open: readers through the repositories wait here. */
+  get afterOpenWrite(): Promise<void> | null {
+    return this.openWrite;
+  }
+
+  /** Whether a write may start now: checked in the same step as it starts. */
+  private free(): boolean {
     if (this.closed) throw new StoreUnavailableError('The store is closed.');
-    while (this.writesPaused) await this.writesPaused;
+    return !this.openWrite && !this.writesPaused && !this.recovering && !this.unavailable;
+  }
+
+  private async readyToWrite(): Promise<void> {
+    if (this.openWrite) await this.openWrite;
+    if (this.writesPaused) await this.writesPaused;
     if (this.recovering) await this.recovering;
     if (this.unavailable) await this.recover();
-    const { result, record, staged } = this.sqldb.recordWrite(() => fn(this.sqldb));
+  }
+
+  private async persist<T>({ result, record, staged }: RecordedWrite<T>): Promise<T> {
     if (record === null) return result;
     const appended = this.journal.append(record, staged);
     for (const { sessionId } of staged) this.trackTranscriptWrite(sessionId, appended);
@@ -254,6 +329,7 @@ export class Store {
    */
   async close(options: { snapshot?: boolean | 'when-large' } = {}): Promise<void> {
     if (this.closed) return;
+    while (this.openWrite) await this.openWrite;
     if (this.recovering) await this.recovering.catch(() => undefined);
     if (this.snapshotRunning) await this.snapshotRunning.catch(() => undefined);
     await this.journal.drain();
@@ -346,7 +422,7 @@ export class Store {
    * a snapshot or backup never keeps a write that was answered with an error.
    */
   private async whileDurable<T>(fn: () => T): Promise<T> {
-    while (this.writesPaused) await this.writesPaused;
+    while (this.writesPaused || this.openWrite) await (this.writesPaused ?? this.openWrite);
     let resume!: () => void;
     this.writesPaused = new Promise<void>((resolve) => (resume = resolve));
     try {
