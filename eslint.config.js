@@ -16,6 +16,16 @@ export default tseslint.config(
     },
   },
   {
+    // The store answers promises: a call not awaited is a write that may be lost, or a check
+    // that always passes (a promise is truthy). Read with the types, so they are caught.
+    files: ['src-main/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
+    },
+  },
+  {
     // Playwright fixtures declare their dependencies with an empty pattern.
     files: ['test/e2e/**/*.ts'],
     rules: { 'no-empty-pattern': 'off' },

@@ -14,11 +14,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createAccounts } from '../src-main/accounts/accounts.js';
 import { silentLogger, systemClock } from '../src-main/clock.js';
-import { createRepositories } from '../src-main/store/repositories.js';
 import { Store } from '../src-main/store/store.js';
 import { buildBenchServer, get, startChild } from './bench-child.js';
 import { MARKER, writeCorpus, type Line } from './claude-history-corpus.js';
 import { percentile } from './load.js';
+import { storageOf } from '../src-main/store/sqljs-storage.js';
 
 /**
  * `npm run bench:history`: importing and following a heavy user's Claude Code history, the
@@ -63,8 +63,7 @@ interface Seeded {
 async function seedWorkspace(dataDir: string): Promise<Seeded> {
   const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
   try {
-    const repos = createRepositories(store.db);
-    const accounts = createAccounts(store, repos, systemClock);
+    const accounts = createAccounts(storageOf(store), systemClock);
     const email = 'ada@bench.test';
     const password = 'bench password, not secret';
     await accounts.createUser({ email, name: 'Ada', password });

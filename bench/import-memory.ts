@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAccounts } from '../src-main/accounts/accounts.js';
 import { silentLogger, systemClock } from '../src-main/clock.js';
-import { createRepositories } from '../src-main/store/repositories.js';
 import { Store } from '../src-main/store/store.js';
+import { storageOf } from '../src-main/store/sqljs-storage.js';
 
 const { values } = parseArgs({
   options: { mb: { type: 'string', default: '150' }, versions: { type: 'string', default: '2,1' } },
@@ -113,7 +113,7 @@ async function freshDataDir(name: string): Promise<{ dataDir: string; organizati
   const dataDir = join(root, name);
   const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
   try {
-    const accounts = createAccounts(store, createRepositories(store.db), systemClock);
+    const accounts = createAccounts(storageOf(store), systemClock);
     await accounts.createUser({ email: EMAIL, name: 'Ada', password: 'correct horse battery staple' });
     const { organizationId } = await accounts.createWorkspace({ name: 'Bench', ownerEmail: EMAIL });
     return { dataDir, organizationId };

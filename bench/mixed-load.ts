@@ -5,7 +5,6 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { createAccounts } from '../src-main/accounts/accounts.js';
 import { silentLogger, systemClock } from '../src-main/clock.js';
-import { createRepositories } from '../src-main/store/repositories.js';
 import { Store } from '../src-main/store/store.js';
 import { seedWorkspace } from './seed.js';
 import {
@@ -20,6 +19,7 @@ import {
   startServe,
   type Server,
 } from './soak.js';
+import { storageOf } from '../src-main/store/sqljs-storage.js';
 
 /**
  * `npm run load`: a mixed load on the real server. Seeds a 10,000-session workspace with
@@ -353,7 +353,7 @@ function followEvents(url: string, apiKey: string) {
 async function prepareExtra(dataDir: string, organizationId: string) {
   const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
   try {
-    const accounts = createAccounts(store, createRepositories(store.db), systemClock);
+    const accounts = createAccounts(storageOf(store), systemClock);
     await accounts.createUser({ email: EMAIL, name: 'Load Tester', password: PASSWORD });
     await accounts.addMember({ organizationId, email: EMAIL });
     const ballast = await accounts.createWorkspace({ name: 'Load ballast', ownerEmail: EMAIL });

@@ -18,6 +18,7 @@ import { createAccounts } from '../src-main/accounts/accounts.js';
 import { silentLogger, systemClock } from '../src-main/clock.js';
 import { createRepositories } from '../src-main/store/repositories.js';
 import { Store } from '../src-main/store/store.js';
+import { storageOf } from '../src-main/store/sqljs-storage.js';
 
 const { values } = parseArgs({
   options: { mb: { type: 'string', default: '60' }, source: { type: 'string', default: '.' } },
@@ -36,7 +37,7 @@ async function withJournal(dataDir: string): Promise<number> {
   });
   try {
     const repos = createRepositories(store.db);
-    const accounts = createAccounts(store, repos, systemClock);
+    const accounts = createAccounts(storageOf(store), systemClock);
     const user = await accounts.createUser({
       email: 'ada@example.test',
       name: 'Ada',

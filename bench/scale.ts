@@ -14,6 +14,7 @@ import type { Message } from '../src-shared/sessions.js';
 import { buildBenchServer, startChild } from './bench-child.js';
 import { listeningUrl, runLoad, type LoadResult } from './load.js';
 import { randomGenerator } from './seed.js';
+import { storageOf } from '../src-main/store/sqljs-storage.js';
 
 /**
  * `npm run bench:scale`: sessions the size real coding agents write (median about 300 KB,
@@ -155,7 +156,7 @@ async function seed(dataDir: string): Promise<Seeded> {
   const random = randomGenerator(0x5ca1e);
   const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
   const repos = createRepositories(store.db);
-  const accounts = createAccounts(store, repos, systemClock);
+  const accounts = createAccounts(storageOf(store), systemClock);
   const user = await accounts.createUser({
     email: 'ada@bench.test',
     name: 'Ada',

@@ -13,6 +13,7 @@ import { buildBenchServer, get, startChild } from './bench-child.js';
 import { sessionSizes, TextPool } from './corpus.js';
 import { percentile } from './load.js';
 import { randomGenerator } from './seed.js';
+import { storageOf } from '../src-main/store/sqljs-storage.js';
 
 /**
  * `npm run bench:search` (and the last part of `npm run bench`): full-text search over
@@ -125,7 +126,7 @@ async function seed(dataDir: string): Promise<Seeded> {
   const random = randomGenerator(0x5ea4c4);
   const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
   const repos = createRepositories(store.db);
-  const accounts = createAccounts(store, repos, systemClock);
+  const accounts = createAccounts(storageOf(store), systemClock);
   const user = await accounts.createUser({
     email: 'ada@bench.test',
     name: 'Ada',

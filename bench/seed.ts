@@ -10,6 +10,7 @@ import { makePreview, makeTitle } from '../src-shared/text.js';
 import { messageText } from '../src-main/store/sessions.js';
 import { seededRandom } from '../src-main/seeded-random.js';
 import { readAllMessages } from '../src-main/sessions/transcript-reads.js';
+import { storageOf } from '../src-main/store/sqljs-storage.js';
 
 /**
  * Builds a realistic workspace through the product's own store, repositories and account
@@ -257,7 +258,7 @@ export async function seedWorkspace(options: SeedOptions): Promise<SeededWorkspa
   const store = await Store.open({ dataDir: options.dataDir, clock, logger: silentLogger });
   try {
     const repos = createRepositories(store.db);
-    const accounts = createAccounts(store, repos, clock);
+    const accounts = createAccounts(storageOf(store), clock);
     const users: User[] = [];
     for (const person of PEOPLE) users.push(await accounts.createUser({ ...person, password: PASSWORD }));
     const owner = PEOPLE[0] as (typeof PEOPLE)[number];

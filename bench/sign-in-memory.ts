@@ -16,8 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccounts } from '../src-main/accounts/accounts.js';
 import { silentLogger, systemClock } from '../src-main/clock.js';
-import { createRepositories } from '../src-main/store/repositories.js';
 import { Store } from '../src-main/store/store.js';
+import { storageOf } from '../src-main/store/sqljs-storage.js';
 
 const MiB = 1024 * 1024;
 const TARGET_MIB = 230;
@@ -34,7 +34,7 @@ function status(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 async function seed(dataDir: string): Promise<void> {
   const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
   try {
-    const accounts = createAccounts(store, createRepositories(store.db), systemClock);
+    const accounts = createAccounts(storageOf(store), systemClock);
     await accounts.createUser({ email: EMAIL, name: 'Ada', password: PASSWORD });
     await accounts.createWorkspace({ name: 'Bench', ownerEmail: EMAIL });
   } finally {

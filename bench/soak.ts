@@ -23,6 +23,7 @@ import { Store } from '../src-main/store/store.js';
 import { readAllMessages } from '../src-main/sessions/transcript-reads.js';
 import { format, resolveConfig } from 'prettier';
 import { randomGenerator } from './seed.js';
+import { storageOf } from '../src-main/store/sqljs-storage.js';
 
 /**
  * `npm run soak`: crash soak of the real `sessiondesk serve` on one data directory.
@@ -216,7 +217,7 @@ export function startServe(dataDir: string, env: NodeJS.ProcessEnv): Promise<Ser
 async function prepare(dataDir: string) {
   const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
   try {
-    const accounts = createAccounts(store, createRepositories(store.db), systemClock);
+    const accounts = createAccounts(storageOf(store), systemClock);
     await accounts.createUser({ email: EMAIL, name: 'Soak', password: PASSWORD });
     const main = await accounts.createWorkspace({ name: 'Soak', ownerEmail: EMAIL });
     const ballast = await accounts.createWorkspace({ name: 'Soak ballast', ownerEmail: EMAIL });

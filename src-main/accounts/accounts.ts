@@ -8,9 +8,8 @@ import type {
 import type { Clock } from '../clock.js';
 import { ownAccountCount } from '../demo/people.js';
 import { AppError, conflict, notFound } from '../errors.js';
-import type { Repositories } from '../store/repositories.js';
 import type { ApiKeyRecord, MemberRecord } from '../store/index.js';
-import type { Store } from '../store/store.js';
+import type { Storage } from '../store/storage.js';
 import { hashPassword, hashSecret, newApiKey, newId } from './secrets.js';
 
 export function toApiKeySummary(key: ApiKeyRecord): ApiKeySummary {
@@ -32,17 +31,18 @@ export function toApiKeySummary(key: ApiKeyRecord): ApiKeySummary {
  * Users, workspaces, members and API keys: what the CLI, the admin routes and the
  * dashboard's account endpoints all do, in one place.
  */
-export function createAccounts(store: Store, repos: Repositories, clock: Clock) {
+export function createAccounts(storage: Storage, clock: Clock) {
+  const { repos } = storage;
   const now = () => clock.now().toISOString();
 
-  function requireWorkspace(organizationId: string) {
-    const workspace = repos.workspaces.findById(organizationId);
+  async function requireWorkspace(organizationId: string) {
+    const workspace = await repos.workspaces.findById(organizationId);
     if (!workspace) throw notFound(`Workspace ${organizationId} not found`);
     return workspace;
   }
 
-  function requireUserByEmail(email: string) {
-    const user = repos.users.findByEmail(email);
+  async function requireUserByEmail(email: string) {
+    const user = await repos.users.findByEmail(email);
     if (!user) throw notFound(`No user with email ${email}`);
     return user;
   }
@@ -53,15 +53,15 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
    * access along.
    */
   async function removeMember(input: { organizationId: string; userId: string }): Promise<void> {
-    requireWorkspace(input.organizationId);
-    await store.write(() => {
-      const role = repos.workspaces.role(input.organizationId, input.userId);
+    await requireWorkspace(input.organizationId);
+    await storage.write(async (tx) => {
+      const role = await tx.workspaces.role(input.organizationId, input.userId);
       if (role === null) throw notFound('That user is not a member of this workspace');
-      if (role === 'owner' && repos.workspaces.ownerCount(input.organizationId) === 1) {
+      if (role === 'owner' && (await tx.workspaces.ownerCount(input.organizationId)) === 1) {
         throw conflict('The last owner of a workspace cannot be removed');
       }
-      repos.workspaces.removeMember(input.organizationId, input.userId);
-      repos.apiKeys.revokeCreatedBy(input.organizationId, input.userId, now());
+      await tx.workspaces.removeMember(input.organizationId, input.userId);
+      await tx.apiKeys.revokeCreatedBy(input.organizationId, input.userId, now());
     });
   }
 
@@ -73,14 +73,14 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
       imageUrl?: string | undefined;
     }): Promise<User> {
       const email = input.email.toLowerCase();
-      if (repos.users.findByEmail(email)) throw conflict(`A user with email ${email} already exists`);
+      if (await repos.users.findByEmail(email)) throw conflict(`A user with email ${email} already exists`);
       const passwordHash = await hashPassword(input.password);
       const user = { id: newId('user'), email, name: input.name, passwordHash, createdAt: now() };
       const record = input.imageUrl === undefined ? user : { ...user, imageUrl: input.imageUrl };
       // Checked again inside the write: another sign-up may have finished during hashing.
-      await store.write(() => {
-        if (repos.users.findByEmail(email)) throw conflict(`A user with email ${email} already exists`);
-        repos.users.insert(record);
+      await storage.write(async (tx) => {
+        if (await tx.users.findByEmail(email)) throw conflict(`A user with email ${email} already exists`);
+        await tx.users.insert(record);
       });
       const { passwordHash: _hidden, createdAt: _created, ...visible } = record;
       return visible;
@@ -99,7 +99,7 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
       agent?: AgentSettings['agent'] | undefined;
     }) {
       const closed = () => conflict('Session Desk is already set up; sign in instead');
-      if (ownAccountCount(repos) > 0) throw closed();
+      if ((await ownAccountCount(repos)) > 0) throw closed();
       const passwordHash = await hashPassword(input.password);
       const user = {
         id: newId('user'),
@@ -113,40 +113,41 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
         name: input.workspaceName,
         role: 'owner',
       };
-      await store.write(() => {
-        if (ownAccountCount(repos) > 0) throw closed();
-        repos.users.insert(user);
-        repos.workspaces.insert({
+      await storage.write(async (tx) => {
+        if ((await ownAccountCount(tx)) > 0) throw closed();
+        await tx.users.insert(user);
+        await tx.workspaces.insert({
           id: workspace.organizationId,
           name: workspace.name,
           createdAt: user.createdAt,
         });
-        repos.workspaces.addMember(workspace.organizationId, user.id, 'owner', user.createdAt);
+        await tx.workspaces.addMember(workspace.organizationId, user.id, 'owner', user.createdAt);
         if (input.agent !== undefined)
-          repos.workspaces.putSettings(workspace.organizationId, { agent: input.agent });
+          await tx.workspaces.putSettings(workspace.organizationId, { agent: input.agent });
       });
       return { user: { id: user.id, email: user.email, name: user.name }, workspace };
     },
 
     async createWorkspace(input: { name: string; ownerEmail: string }): Promise<Workspace> {
-      const owner = requireUserByEmail(input.ownerEmail);
+      const owner = await requireUserByEmail(input.ownerEmail);
       const id = newId('workspace');
       const at = now();
-      await store.write(() => {
-        repos.workspaces.insert({ id, name: input.name, createdAt: at });
-        repos.workspaces.addMember(id, owner.id, 'owner', at);
+      await storage.write(async (tx) => {
+        await tx.workspaces.insert({ id, name: input.name, createdAt: at });
+        await tx.workspaces.addMember(id, owner.id, 'owner', at);
       });
       return { organizationId: id, name: input.name, role: 'owner' };
     },
 
     async addMember(input: { organizationId: string; email: string }): Promise<MemberRecord> {
-      requireWorkspace(input.organizationId);
-      const user = requireUserByEmail(input.email);
-      const added = await store.write(() =>
-        repos.workspaces.addMember(input.organizationId, user.id, 'member', now()),
+      await requireWorkspace(input.organizationId);
+      const user = await requireUserByEmail(input.email);
+      const added = await storage.write((tx) =>
+        tx.workspaces.addMember(input.organizationId, user.id, 'member', now()),
       );
       if (!added) throw conflict(`${user.email} is already a member of ${input.organizationId}`);
-      const member = repos.workspaces.members(input.organizationId).find((m) => m.userId === user.id);
+      const members = await repos.workspaces.members(input.organizationId);
+      const member = members.find((m) => m.userId === user.id);
       if (!member) throw new AppError(500, 'internal', 'The new member could not be read back');
       return member;
     },
@@ -155,13 +156,13 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
 
     /** `sessiondesk member remove`: by email, with the same last-owner rule. */
     async removeMemberByEmail(input: { organizationId: string; email: string }): Promise<void> {
-      requireWorkspace(input.organizationId);
-      const user = requireUserByEmail(input.email);
+      await requireWorkspace(input.organizationId);
+      const user = await requireUserByEmail(input.email);
       await removeMember({ organizationId: input.organizationId, userId: user.id });
     },
 
-    listMembers(organizationId: string): MemberRecord[] {
-      requireWorkspace(organizationId);
+    async listMembers(organizationId: string): Promise<MemberRecord[]> {
+      await requireWorkspace(organizationId);
       return repos.workspaces.members(organizationId);
     },
 
@@ -174,7 +175,7 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
       /** The key may only push sessions (`sessiondesk push`). */
       pushOnly?: boolean | undefined;
     }): Promise<CreatedApiKey> {
-      requireWorkspace(input.organizationId);
+      await requireWorkspace(input.organizationId);
       const { key, prefix } = newApiKey();
       const record = {
         id: newId('apiKey'),
@@ -186,8 +187,8 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
         ...(input.pushOnly === true ? { pushOnly: true as const } : {}),
       };
       const createdBy = input.createdBy ?? null;
-      await store.write(() => repos.apiKeys.insert({ ...record, keyHash: hashSecret(key), createdBy }));
-      const creator = createdBy === null ? null : repos.users.findById(createdBy);
+      await storage.write((tx) => tx.apiKeys.insert({ ...record, keyHash: hashSecret(key), createdBy }));
+      const creator = createdBy === null ? null : await repos.users.findById(createdBy);
       return {
         ...toApiKeySummary(
           creator ? { ...record, createdBy: { userId: creator.id, name: creator.name } } : record,
@@ -196,14 +197,16 @@ export function createAccounts(store: Store, repos: Repositories, clock: Clock) 
       };
     },
 
-    listKeys(organizationId: string): ApiKeySummary[] {
-      requireWorkspace(organizationId);
-      return repos.apiKeys.list(organizationId).map(toApiKeySummary);
+    async listKeys(organizationId: string): Promise<ApiKeySummary[]> {
+      await requireWorkspace(organizationId);
+      return (await repos.apiKeys.list(organizationId)).map(toApiKeySummary);
     },
 
     async revokeKey(input: { organizationId: string; keyId: string }): Promise<void> {
-      requireWorkspace(input.organizationId);
-      const revoked = await store.write(() => repos.apiKeys.revoke(input.organizationId, input.keyId, now()));
+      await requireWorkspace(input.organizationId);
+      const revoked = await storage.write((tx) =>
+        tx.apiKeys.revoke(input.organizationId, input.keyId, now()),
+      );
       if (!revoked) throw notFound(`No active key ${input.keyId} in ${input.organizationId}`);
     },
   };

@@ -21,7 +21,7 @@ import {
 } from '../accounts/directory.js';
 import { systemClock, type Logger } from '../clock.js';
 import { DataDirLockedError, lockHolder } from '../store/lock.js';
-import { createRepositories } from '../store/repositories.js';
+import { storageOf } from '../store/sqljs-storage.js';
 import { Store } from '../store/store.js';
 import { ADMIN_PROOF_PATH, isValidProof, newChallenge } from '../admin-proof.js';
 import { readServerInfo } from '../server-file.js';
@@ -147,7 +147,7 @@ export async function openAdminTarget(dataDir: string, logger: Logger): Promise<
   const access = await reachDataDir(dataDir, logger);
   if (access.kind === 'server') return remoteTarget(access.url, access.adminToken);
   const { store } = access;
-  const accounts = createAccounts(store, createRepositories(store.db), systemClock);
+  const accounts = createAccounts(storageOf(store), systemClock);
   return {
     createUser: (input) => accounts.createUser(input),
     createWorkspace: (input) => accounts.createWorkspace(input),

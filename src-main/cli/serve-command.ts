@@ -9,7 +9,7 @@ import { PortInUseError, startServer } from '../server/start.js';
 import { DEMO, ownAccountCount } from '../demo/people.js';
 import { readDemoSignIn } from '../demo/sign-in.js';
 import { agentConfigFromEnv, parseMaxRuns } from '../agents/run/config.js';
-import { createRepositories } from '../store/repositories.js';
+import { storageOf } from '../store/sqljs-storage.js';
 import { checkSandboxRoot, defaultSandboxRoot, SandboxRootError } from '../agents/sandbox/sandbox-root.js';
 import { CliError } from './admin-target.js';
 import { parse, print, version } from './command-line.js';
@@ -151,13 +151,12 @@ export async function serve(args: string[]): Promise<void> {
   // Like Jupyter's: the token in the URL is what lets this browser set up and open the demo.
   print(`Session Desk is running at ${server.launchUrl}`);
   print(`Data directory: ${dataDir}`);
-  const repos = createRepositories(server.store.db);
   if (v.demo) {
     print(`Demo workspace (sample data): organizationId ${DEMO.organizationId}`);
     const signIn = readDemoSignIn(dataDir);
     if (signIn) print(`Demo sign-in: ${signIn.email} / ${signIn.password} (or open the URL above)`);
   }
-  if (ownAccountCount(repos) === 0) {
+  if ((await ownAccountCount(storageOf(server.store).repos)) === 0) {
     print(
       v.demo
         ? 'To use your own account instead, open the URL and choose "Create your own owner account".'

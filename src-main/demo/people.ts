@@ -1,4 +1,4 @@
-import type { Repositories } from '../store/repositories.js';
+import type { Repos } from '../store/storage.js';
 
 /**
  * The demo's fixed ids and sign-in email. Its password is random, made when the demo is
@@ -32,7 +32,7 @@ export function isDemoAccount(email: string): boolean {
  * How many accounts exist besides the demo's people. While there are none, first-run setup
  * stays open: exploring the demo must not take away the chance to create one's own account.
  */
-export function ownAccountCount(repos: Repositories): number {
-  const demoAccounts = PEOPLE.filter((person) => repos.users.findByEmail(person.email) !== null).length;
-  return repos.users.count() - demoAccounts;
+export async function ownAccountCount(repos: Repos): Promise<number> {
+  const found = await Promise.all(PEOPLE.map((person) => repos.users.findByEmail(person.email)));
+  return (await repos.users.count()) - found.filter((user) => user !== null).length;
 }

@@ -12,6 +12,7 @@ import { BODY_LIMIT_BYTES } from '../../src-shared/constants.js';
 import { createAccounts } from '../accounts/accounts.js';
 import { silentLogger, type Clock, type Logger } from '../clock.js';
 import { createRepositories } from '../store/repositories.js';
+import { storageOf } from '../store/sqljs-storage.js';
 import type { Store } from '../store/store.js';
 import { createAccess } from './access.js';
 import { createAuthenticator, routeSecurity } from './auth/authenticate.js';
@@ -140,6 +141,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
 
   const logger = deps.logger ?? silentLogger;
+  const storage = storageOf(deps.store);
   const repos = createRepositories(deps.store.db);
   const events = new EventBus();
   const sessions = createSessionService({ store: deps.store, repos, clock: deps.clock, events, logger });
@@ -174,10 +176,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     agentEnv: deps.agents?.env ?? process.env,
     caches: createCaches(deps.store, deps.config.cacheBytes ?? DEFAULT_CACHE_BYTES),
     store: deps.store,
+    storage,
     repos,
     access: createAccess(repos),
     credentialChanges: new CredentialChanges(),
-    accounts: createAccounts(deps.store, repos, deps.clock),
+    accounts: createAccounts(storage, deps.clock),
     clock: deps.clock,
     logger,
     config: deps.config,

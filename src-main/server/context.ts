@@ -9,6 +9,7 @@ import type { SearchIndex } from '../search/search-index.js';
 import type { SearchService } from '../search/search-service.js';
 import type { Clock, Logger } from '../clock.js';
 import type { Repositories } from '../store/repositories.js';
+import type { Storage } from '../store/storage.js';
 import type { Store } from '../store/store.js';
 import type { Access } from './access.js';
 import type { CredentialChanges } from './auth/credential-changes.js';
@@ -44,6 +45,8 @@ export interface ServerConfig {
 /** What every route plugin receives: the app's dependencies, built once in buildApp. */
 export interface AppContext {
   store: Store;
+  /** The repositories as every database answers them: what routes move to. */
+  storage: Storage;
   repos: Repositories;
   accounts: Accounts;
   clock: Clock;

@@ -11,6 +11,7 @@ import { seedDemo } from '../demo/seed.js';
 import { retireDemoPublishedPassword } from '../demo/sign-in.js';
 import { secureDataDir } from '../data-dir-permissions.js';
 import { createRepositories } from '../store/repositories.js';
+import { storageOf } from '../store/sqljs-storage.js';
 
 export class PortInUseError extends Error {
   constructor(
@@ -146,7 +147,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       await seedDemo({
         store,
         repos,
-        accounts: createAccounts(store, repos, options.clock),
+        accounts: createAccounts(storageOf(store), options.clock),
         clock: options.clock,
       });
     }

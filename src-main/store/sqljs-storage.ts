@@ -1,4 +1,4 @@
-import type { Repositories } from './repositories.js';
+import { createRepositories, type Repositories } from './repositories.js';
 import type { Awaiting, Repos, Storage } from './storage.js';
 import { AwaitInsideWriteError, type OpenWrite, type Store } from './store.js';
 
@@ -13,7 +13,10 @@ function settled(call: () => unknown): Promise<unknown> {
   }
 }
 
-function awaiting<R extends object>(repository: R, run: (call: () => unknown) => Promise<unknown>): Awaiting<R> {
+function awaiting<R extends object>(
+  repository: R,
+  run: (call: () => unknown) => Promise<unknown>,
+): Awaiting<R> {
   const faced: Record<string, unknown> = {};
   for (const [name, method] of Object.entries(repository)) {
     if (typeof method !== 'function') continue;
@@ -60,4 +63,16 @@ export function createSqlJsStorage(store: Store, repositories: Repositories): St
     repos,
     write: (fn) => store.writeAsync((_db, write) => fn(inside(write))),
   };
+}
+
+const made = new WeakMap<Store, Storage>();
+
+/** The one storage of an open store, made on first use. */
+export function storageOf(store: Store): Storage {
+  let storage = made.get(store);
+  if (!storage) {
+    storage = createSqlJsStorage(store, createRepositories(store.db));
+    made.set(store, storage);
+  }
+  return storage;
 }

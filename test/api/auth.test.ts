@@ -102,11 +102,14 @@ describe('API key methods and authorization', () => {
   it('records when a key was last used', async () => {
     const key = await server.accounts.createKey({ organizationId: owner.organizationId, label: 'tracked' });
     expect(
-      server.accounts.listKeys(owner.organizationId).find((k) => k.id === key.id)?.lastUsedAt,
+      (await server.accounts.listKeys(owner.organizationId)).find((k) => k.id === key.id)?.lastUsedAt,
     ).toBeUndefined();
     await status(await list({ headers: { 'x-api-key': key.key } }), 200);
     await expect
-      .poll(() => server.accounts.listKeys(owner.organizationId).find((k) => k.id === key.id)?.lastUsedAt)
+      .poll(
+        async () =>
+          (await server.accounts.listKeys(owner.organizationId)).find((k) => k.id === key.id)?.lastUsedAt,
+      )
       .toBeDefined();
   });
 });

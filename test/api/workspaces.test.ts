@@ -276,7 +276,7 @@ describe('workspaces, members and keys (cookie only)', () => {
     ] as const) {
       await expectError(await withKey(server, owner.apiKey, method, path, body), 400, 'api_key_not_allowed');
     }
-    expect(server.accounts.listKeys(owner.organizationId)).toHaveLength(1);
+    expect(await server.accounts.listKeys(owner.organizationId)).toHaveLength(1);
   });
 
   it('outsiders get 403, strangers 401, and cross-origin writes 403', async () => {

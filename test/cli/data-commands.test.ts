@@ -23,6 +23,7 @@ import { sessionLines, toVersion1 } from '../helpers/export-import.js';
 import { KEY_PATTERN, cliIn, ok, useSandbox } from '../helpers/cli-extra.js';
 import { FULL_TASKS, FULL_TRANSCRIPT, seedDataDir } from '../helpers/seed.js';
 import { PASSWORD } from '../helpers/server.js';
+import { storageOf } from '../../src-main/store/sqljs-storage.js';
 
 const sandbox = useSandbox();
 
@@ -30,7 +31,7 @@ const sandbox = useSandbox();
 async function ownerWithWorkspace(dataDir: string, email: string): Promise<string> {
   const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
   try {
-    const accounts = createAccounts(store, createRepositories(store.db), systemClock);
+    const accounts = createAccounts(storageOf(store), systemClock);
     await accounts.createUser({ email, name: 'Ada Lovelace', password: PASSWORD });
     return (await accounts.createWorkspace({ name: 'Target', ownerEmail: email })).organizationId;
   } finally {

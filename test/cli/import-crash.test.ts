@@ -14,6 +14,7 @@ import type { Message } from '../../src-shared/sessions.js';
 import { CLI, runCli } from '../helpers/cli.js';
 import { useSandbox } from '../helpers/cli-extra.js';
 import { PASSWORD } from '../helpers/server.js';
+import { storageOf } from '../../src-main/store/sqljs-storage.js';
 
 const sandbox = useSandbox();
 const EMAIL = 'ada@example.test';
@@ -36,7 +37,7 @@ async function dataDir(dir: string, big: boolean): Promise<string> {
   const store = await Store.open({ dataDir: dir, clock: systemClock, logger: silentLogger });
   try {
     const repos = createRepositories(store.db);
-    const accounts = createAccounts(store, repos, systemClock);
+    const accounts = createAccounts(storageOf(store), systemClock);
     const user = await accounts.createUser({ email: EMAIL, name: 'Ada', password: PASSWORD });
     const { organizationId } = await accounts.createWorkspace({ name: 'Acme', ownerEmail: EMAIL });
     if (big) {

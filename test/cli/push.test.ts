@@ -14,6 +14,7 @@ import type { Message } from '../../src-shared/sessions.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { useSandbox } from '../helpers/cli-extra.js';
 import { PASSWORD, seedWorkspace, startTestServer, withKey, type TestServer } from '../helpers/server.js';
+import { storageOf } from '../../src-main/store/sqljs-storage.js';
 
 const sandbox = useSandbox();
 const teams: TestServer[] = [];
@@ -90,7 +91,7 @@ async function desktop(sessions: LocalSession[]): Promise<{ dataDir: string; org
   const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
   let organizationId: string;
   try {
-    const accounts = createAccounts(store, createRepositories(store.db), systemClock);
+    const accounts = createAccounts(storageOf(store), systemClock);
     await accounts.createUser({ email: EMAIL, name: 'Ada Desk', password: PASSWORD });
     ({ organizationId } = await accounts.createWorkspace({ name: 'Desk', ownerEmail: EMAIL }));
   } finally {

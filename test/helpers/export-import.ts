@@ -11,6 +11,7 @@ import { Store } from '../../src-main/store/store.js';
 import type { Message } from '../../src-shared/sessions.js';
 import { FULL_TASKS, FULL_TRANSCRIPT } from './seed.js';
 import { tempDir } from './server.js';
+import { storageOf } from '../../src-main/store/sqljs-storage.js';
 
 export interface Opened {
   store: Store;
@@ -43,7 +44,7 @@ export async function addUser(db: Opened, email: string, name: string): Promise<
 /** A workspace owned by `ownerEmail` (created if need be), with `memberEmail` as a member. */
 export async function workspace(db: Opened, ownerEmail: string, memberEmail?: string) {
   const ownerId = db.repos.users.findByEmail(ownerEmail)?.id ?? (await addUser(db, ownerEmail, 'Owner'));
-  const accounts = createAccounts(db.store, db.repos, systemClock);
+  const accounts = createAccounts(storageOf(db.store), systemClock);
   const { organizationId } = await accounts.createWorkspace({ name: 'Acme', ownerEmail });
   let memberId: string | undefined;
   if (memberEmail) {

@@ -5,6 +5,7 @@ import { createRepositories } from '../../src-main/store/repositories.js';
 import { Store } from '../../src-main/store/store.js';
 import type { Message, Task } from '../../src-shared/sessions.js';
 import { PASSWORD } from './server.js';
+import { storageOf } from '../../src-main/store/sqljs-storage.js';
 
 /** A transcript with every kind of message and block the dashboard renders. */
 export const FULL_TRANSCRIPT: Message[] = [
@@ -88,7 +89,7 @@ export async function seedDataDir(dataDir: string, email = 'ada@example.test'): 
   const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
   try {
     const repos = createRepositories(store.db);
-    const accounts = createAccounts(store, repos, systemClock);
+    const accounts = createAccounts(storageOf(store), systemClock);
     await accounts.createUser({ email, name: 'Ada Lovelace', password: PASSWORD });
     const first = await accounts.createWorkspace({ name: 'Acme', ownerEmail: email });
     const second = await accounts.createWorkspace({ name: 'Side project', ownerEmail: email });

@@ -10,6 +10,7 @@ import { buildApp } from '../../src-main/server/app.js';
 import { newLaunchToken } from '../../src-main/server/auth/launch-token.js';
 import { createRepositories, type Repositories } from '../../src-main/store/repositories.js';
 import { Store, type StoreOptions } from '../../src-main/store/store.js';
+import { storageOf } from '../../src-main/store/sqljs-storage.js';
 
 export function tempDir(prefix = 'sessiondesk-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -125,7 +126,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     sandboxRoot,
     store,
     repos,
-    accounts: createAccounts(store, repos, clock),
+    accounts: createAccounts(storageOf(store), clock),
     app,
     stop,
     async dispose() {

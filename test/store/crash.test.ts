@@ -7,6 +7,7 @@ import { Store } from '../../src-main/store/store.js';
 import { startServe } from '../helpers/cli.js';
 import { PASSWORD, tempDir } from '../helpers/server.js';
 import { readAllMessages } from '../../src-main/sessions/transcript-reads.js';
+import { storageOf } from '../../src-main/store/sqljs-storage.js';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -15,7 +16,7 @@ afterAll(async () => {
 
 async function prepare(dataDir: string) {
   const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
-  const accounts = createAccounts(store, createRepositories(store.db), systemClock);
+  const accounts = createAccounts(storageOf(store), systemClock);
   await accounts.createUser({ email: 'crash@example.test', name: 'Crash', password: PASSWORD });
   const { organizationId } = await accounts.createWorkspace({
     name: 'Crash',

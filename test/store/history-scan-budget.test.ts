@@ -11,6 +11,7 @@ import { createRepositories } from '../../src-main/store/repositories.js';
 import { Store } from '../../src-main/store/store.js';
 import { ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/server.js';
+import { storageOf } from '../../src-main/store/sqljs-storage.js';
 
 const SCENARIOS = ['plain-answer', 'todo-write', 'edit-and-commit'];
 const stores: Store[] = [];
@@ -54,7 +55,7 @@ async function workspaceWithSource(root: string) {
   });
   stores.push(store);
   const repos = createRepositories(store.db);
-  const accounts = createAccounts(store, repos, systemClock);
+  const accounts = createAccounts(storageOf(store), systemClock);
   const user = await accounts.createUser({
     email: 'ada@example.test',
     name: 'Ada',

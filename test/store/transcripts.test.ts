@@ -23,6 +23,7 @@ import { ERRNOS, faultyFiles, type FaultyFiles, type FileOp } from '../helpers/f
 import { openFilesUnder } from '../helpers/open-files.js';
 import { tempDir } from '../helpers/server.js';
 import { recordingLogger } from '../helpers/store.js';
+import { storageOf } from '../../src-main/store/sqljs-storage.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -61,7 +62,7 @@ interface Opened {
 async function open(dir: string, files?: FaultyFiles, logger = silentLogger): Promise<Opened> {
   const store = await Store.open({ dataDir: dir, clock: systemClock, logger, ...(files ? { files } : {}) });
   const repos = createRepositories(store.db);
-  const accounts = createAccounts(store, repos, systemClock);
+  const accounts = createAccounts(storageOf(store), systemClock);
   let user = repos.users.findByEmail('ada@example.test');
   if (!user) {
     await accounts.createUser({ email: 'ada@example.test', name: 'Ada', password: 'correct horse battery' });

@@ -19,6 +19,7 @@ import { createRepositories } from '../../src-main/store/repositories.js';
 import { Store } from '../../src-main/store/store.js';
 import { transcriptPath } from '../../src-main/store/transcripts.js';
 import { tempDir } from '../helpers/server.js';
+import { storageOf } from '../../src-main/store/sqljs-storage.js';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -44,7 +45,7 @@ async function addWorkspace(dataDir: string, snapshot = true): Promise<void> {
       createdAt: new Date().toISOString(),
     }),
   );
-  await createAccounts(store, repos, systemClock).createWorkspace({ name: 'Acme', ownerEmail: email });
+  await createAccounts(storageOf(store), systemClock).createWorkspace({ name: 'Acme', ownerEmail: email });
   await store.close({ snapshot });
 }
 

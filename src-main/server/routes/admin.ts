@@ -112,7 +112,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     '/api/admin/keys',
     { onRequest, schema: { ...schema, querystring: ListKeysQuerySchema } },
     async (request) => ({
-      keys: accounts.listKeys(request.query.organizationId),
+      keys: await accounts.listKeys(request.query.organizationId),
     }),
   );
   api.post(

@@ -37,20 +37,25 @@ import { errorResponses } from './error-responses.js';
  * mint more keys or change who is in a workspace.
  */
 export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const { accounts, repos } = ctx;
+  const { accounts } = ctx;
+  const { repos } = ctx.storage;
   const api = app.withTypeProvider<ZodTypeProvider>();
   const { userOnly } = authHooks(ctx.auth);
 
   /** The demo's accounts may do only what the demo shows: `what` says what they may not. */
-  function refuseDemoAccount(userId: string, what: string): void {
-    const user = repos.users.findById(userId);
+  async function refuseDemoAccount(userId: string, what: string): Promise<void> {
+    const user = await repos.users.findById(userId);
     if (user && isDemoAccount(user.email)) {
       throw forbidden(`The demo's accounts ${what}: create your own account for that.`);
     }
   }
 
-  function requireRole(userId: string, organizationId: string, needed: 'member' | 'owner'): void {
-    const role = repos.workspaces.role(organizationId, userId);
+  async function requireRole(
+    userId: string,
+    organizationId: string,
+    needed: 'member' | 'owner',
+  ): Promise<void> {
+    const role = await repos.workspaces.role(organizationId, userId);
     if (role === null) throw forbidden();
     if (needed === 'owner' && role !== 'owner')
       throw forbidden('Only an owner of this workspace can do that');
@@ -66,8 +71,8 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      const needed = ownAccountCount(repos) === 0;
-      const demo = repos.workspaces.findById(DEMO.organizationId) !== null;
+      const needed = (await ownAccountCount(repos)) === 0;
+      const demo = (await repos.workspaces.findById(DEMO.organizationId)) !== null;
       const launchToken = ctx.launch.holds(request);
       if (!needed) return { needed, demo, launchToken };
       return { needed, demo, launchToken, agents: await setupAgents(ctx) };
@@ -109,12 +114,13 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (_request, reply) => {
-      if (ownAccountCount(repos) > 0) throw conflict('Session Desk is already set up; sign in instead');
-      await seedDemo({ store: ctx.store, repos, accounts, clock: ctx.clock });
-      const owner = repos.users.findByEmail(DEMO.email);
-      const workspace = repos.workspaces
-        .listForUser(owner?.id ?? '')
-        .find((w) => w.organizationId === DEMO.organizationId);
+      if ((await ownAccountCount(repos)) > 0)
+        throw conflict('Session Desk is already set up; sign in instead');
+      await seedDemo({ store: ctx.store, repos: ctx.repos, accounts, clock: ctx.clock });
+      const owner = await repos.users.findByEmail(DEMO.email);
+      const workspace = (await repos.workspaces.listForUser(owner?.id ?? '')).find(
+        (w) => w.organizationId === DEMO.organizationId,
+      );
       if (!owner || !workspace) throw new Error('the demo workspace was not created');
       await startSignIn(ctx, reply, owner.id);
       return reply
@@ -133,7 +139,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         response: { 200: WorkspacesResponseSchema, ...errorResponses(400, 401, 500) },
       },
     },
-    async (request) => ({ workspaces: repos.workspaces.listForUser(userOf(request).userId) }),
+    async (request) => ({ workspaces: await repos.workspaces.listForUser(userOf(request).userId) }),
   );
 
   api.post(
@@ -149,9 +155,9 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const user = repos.users.findById(userOf(request).userId);
+      const user = await repos.users.findById(userOf(request).userId);
       if (!user) throw forbidden('Your account no longer exists');
-      refuseDemoAccount(user.id, 'stay in the demo workspace');
+      await refuseDemoAccount(user.id, 'stay in the demo workspace');
       const workspace = await accounts.createWorkspace({ name: request.body.name, ownerEmail: user.email });
       return reply.code(201).send({ workspace });
     },
@@ -169,8 +175,8 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      requireRole(userOf(request).userId, request.params.organizationId, 'member');
-      return { members: accounts.listMembers(request.params.organizationId) };
+      await requireRole(userOf(request).userId, request.params.organizationId, 'member');
+      return { members: await accounts.listMembers(request.params.organizationId) };
     },
   );
 
@@ -191,9 +197,9 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       const { organizationId } = request.params;
       const { userId } = userOf(request);
-      requireRole(userId, organizationId, 'owner');
+      await requireRole(userId, organizationId, 'owner');
       const { email, name, password } = request.body;
-      if (name !== undefined || password !== undefined) refuseDemoAccount(userId, 'create no accounts');
+      if (name !== undefined || password !== undefined) await refuseDemoAccount(userId, 'create no accounts');
       if (isDemoAccount(email) && organizationId !== DEMO.organizationId) {
         throw forbidden("The demo's accounts stay in the demo workspace");
       }
@@ -202,7 +208,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
           { path: name === undefined ? 'body.name' : 'body.password', message: 'is required with the other' },
         ]);
       }
-      if (name !== undefined && password !== undefined && !repos.users.findByEmail(email)) {
+      if (name !== undefined && password !== undefined && !(await repos.users.findByEmail(email))) {
         await accounts.createUser({ email, name, password });
       }
       const member = await accounts.addMember({ organizationId, email });
@@ -223,7 +229,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      requireRole(userOf(request).userId, request.params.organizationId, 'owner');
+      await requireRole(userOf(request).userId, request.params.organizationId, 'owner');
       await accounts.removeMember(request.params);
       ctx.credentialChanges.notify();
       return reply.code(204).send(null);
@@ -243,8 +249,8 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      requireRole(userOf(request).userId, request.params.organizationId, 'member');
-      return { keys: accounts.listKeys(request.params.organizationId) };
+      await requireRole(userOf(request).userId, request.params.organizationId, 'member');
+      return { keys: await accounts.listKeys(request.params.organizationId) };
     },
   );
 
@@ -265,7 +271,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       const { userId } = userOf(request);
       const { canApprove, pushOnly } = request.body;
-      requireRole(userId, request.params.organizationId, canApprove === true ? 'owner' : 'member');
+      await requireRole(userId, request.params.organizationId, canApprove === true ? 'owner' : 'member');
       const key = await accounts.createKey({
         organizationId: request.params.organizationId,
         label: request.body.label,
@@ -289,7 +295,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      requireRole(userOf(request).userId, request.params.organizationId, 'member');
+      await requireRole(userOf(request).userId, request.params.organizationId, 'member');
       await accounts.revokeKey({
         organizationId: request.params.organizationId,
         keyId: request.params.keyId,
@@ -313,7 +319,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      requireRole(userOf(request).userId, request.params.organizationId, 'member');
+      await requireRole(userOf(request).userId, request.params.organizationId, 'member');
       return ctx.agents.settingsFor(request.params.organizationId);
     },
   );
@@ -335,10 +341,10 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request) => {
       const { organizationId } = request.params;
       const { userId } = userOf(request);
-      requireRole(userId, organizationId, 'owner');
+      await requireRole(userId, organizationId, 'owner');
       const { agent, acpAgent: acpAgentId, command, commandName, timeoutMs, allowedHosts } = request.body;
       const { approvals, approvalTimeoutSeconds } = request.body;
-      if (agent !== 'demo') refuseDemoAccount(userId, 'run the demo agent only');
+      if (agent !== 'demo') await refuseDemoAccount(userId, 'run the demo agent only');
       if (command !== undefined) {
         throw forbidden(
           'Only the administrator of this installation chooses which programs run: they define agent ' +
@@ -369,8 +375,8 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
           { path: 'body.acpAgent', message: 'is only for agent "acp"' },
         ]);
       }
-      await ctx.store.write(() =>
-        repos.workspaces.putSettings(organizationId, {
+      await ctx.storage.write((tx) =>
+        tx.workspaces.putSettings(organizationId, {
           agent,
           ...(agent === 'acp' && acpAgentId !== undefined ? { acpAgent: acpAgentId } : {}),
           ...(agent === 'command' && commandName !== undefined ? { commandName } : {}),
