@@ -1,6 +1,6 @@
 import { isId } from '../../src-shared/ids.js';
 import { AppError, forbidden, notFound } from '../errors.js';
-import type { Repositories } from '../store/repositories.js';
+import type { Repos } from '../store/storage.js';
 import type { Principal } from './auth/authenticate.js';
 
 /**
@@ -10,7 +10,7 @@ import type { Principal } from './auth/authenticate.js';
  */
 export interface Access {
   /** The workspace a request acts in: the key's own, or one the user is a member of. */
-  workspaceFor(principal: Principal, organizationId: string | undefined): string;
+  workspaceFor(principal: Principal, organizationId: string | undefined): Promise<string>;
   /**
    * A session the caller may see: 404 when there is none (or the id is malformed), 403 when
    * it is in another workspace or `organizationId` names another one. `lookup` reads what is
@@ -20,14 +20,14 @@ export interface Access {
     principal: Principal,
     sessionId: string,
     organizationId: string | undefined,
-    lookup: (sessionId: string) => T | null | undefined,
-  ): T;
+    lookup: (sessionId: string) => T | null | undefined | Promise<T | null | undefined>,
+  ): Promise<T>;
   /** Whether the principal may still see this workspace (a stream asks again as it goes). */
-  stillAllowed(principal: Principal, workspaceId: string): boolean;
+  stillAllowed(principal: Principal, workspaceId: string): Promise<boolean>;
 }
 
-export function createAccess(repos: Repositories): Access {
-  function workspaceFor(principal: Principal, organizationId: string | undefined): string {
+export function createAccess(repos: Repos): Access {
+  async function workspaceFor(principal: Principal, organizationId: string | undefined): Promise<string> {
     if (principal.kind === 'apiKey') {
       if (organizationId !== undefined && organizationId !== principal.workspaceId) {
         throw forbidden('This API key belongs to another workspace');
@@ -35,10 +35,10 @@ export function createAccess(repos: Repositories): Access {
       return principal.workspaceId;
     }
     if (organizationId !== undefined) {
-      if (!repos.workspaces.role(organizationId, principal.userId)) throw forbidden();
+      if (!(await repos.workspaces.role(organizationId, principal.userId))) throw forbidden();
       return organizationId;
     }
-    const workspaces = repos.workspaces.listForUser(principal.userId);
+    const workspaces = await repos.workspaces.listForUser(principal.userId);
     if (workspaces.length === 1) return (workspaces[0] as { organizationId: string }).organizationId;
     throw new AppError(
       400,
@@ -50,22 +50,22 @@ export function createAccess(repos: Repositories): Access {
     );
   }
 
-  function stillAllowed(principal: Principal, workspaceId: string): boolean {
+  async function stillAllowed(principal: Principal, workspaceId: string): Promise<boolean> {
     return principal.kind === 'apiKey'
       ? principal.workspaceId === workspaceId
-      : repos.workspaces.role(workspaceId, principal.userId) !== null;
+      : (await repos.workspaces.role(workspaceId, principal.userId)) !== null;
   }
 
   return {
     workspaceFor,
     stillAllowed,
-    session(principal, sessionId, organizationId, lookup) {
-      if (organizationId !== undefined) workspaceFor(principal, organizationId);
-      const found = isId('session', sessionId) ? lookup(sessionId) : null;
+    async session(principal, sessionId, organizationId, lookup) {
+      if (organizationId !== undefined) await workspaceFor(principal, organizationId);
+      const found = isId('session', sessionId) ? await lookup(sessionId) : null;
       if (!found) throw notFound('Session not found');
       const allowed =
         (organizationId === undefined || organizationId === found.workspaceId) &&
-        stillAllowed(principal, found.workspaceId);
+        (await stillAllowed(principal, found.workspaceId));
       if (!allowed) throw forbidden('This session belongs to a workspace you do not have access to');
       return found;
     },

@@ -4,8 +4,7 @@ import { SESSION_COOKIE } from '../../../src-shared/constants.js';
 import { hashSecret } from '../../accounts/secrets.js';
 import type { Clock, Logger } from '../../clock.js';
 import { AppError, unauthorized } from '../../errors.js';
-import type { Repositories } from '../../store/repositories.js';
-import type { Store } from '../../store/store.js';
+import type { Storage } from '../../store/storage.js';
 import { clientKey, isCrossSite, type FailureLimiter } from './rate-limit.js';
 import { requireSameOrigin } from './localhost-guard.js';
 
@@ -100,13 +99,13 @@ export function routeSecurity(onRequest: unknown): SecurityRequirement[] | undef
 /** onRequest hooks that authenticate before the body is read or validated. */
 export function authHooks(auth: Authenticator) {
   const either = async (request: FastifyRequest) => {
-    request.principal = auth.either(request);
+    request.principal = await auth.either(request);
   };
   const userOnly = async (request: FastifyRequest) => {
-    request.principal = auth.userOnly(request);
+    request.principal = await auth.userOnly(request);
   };
   const pushKey = async (request: FastifyRequest) => {
-    request.principal = auth.pushKey(request);
+    request.principal = await auth.pushKey(request);
   };
   acceptedBy.set(either, KEY_OR_COOKIE);
   acceptedBy.set(userOnly, COOKIE_ONLY);
@@ -120,35 +119,38 @@ export function authHooks(auth: Authenticator) {
 
 export interface Authenticator {
   /** List, get, update: an API key, or else the sign-in cookie. A push-only key is a 403. */
-  either(request: FastifyRequest): Principal;
+  either(request: FastifyRequest): Promise<Principal>;
   /** A desktop's push: an API key only, of either scope. */
-  pushKey(request: FastifyRequest): Extract<Principal, { kind: 'apiKey' }>;
+  pushKey(request: FastifyRequest): Promise<Extract<Principal, { kind: 'apiKey' }>>;
   /** Create, follow-ups, account pages: only the sign-in cookie; an API key is a 400. */
-  userOnly(request: FastifyRequest): Extract<Principal, { kind: 'user' }>;
+  userOnly(request: FastifyRequest): Promise<Extract<Principal, { kind: 'user' }>>;
   /** The cookie's sign-in, or null; never throws for a missing one. */
-  optionalUser(request: FastifyRequest): Extract<Principal, { kind: 'user' }> | null;
+  optionalUser(request: FastifyRequest): Promise<Extract<Principal, { kind: 'user' }> | null>;
   /** Whether a principal let in earlier is still good: key not revoked, sign-in not ended. */
-  stillValid(principal: Principal): boolean;
+  stillValid(principal: Principal): Promise<boolean>;
 }
 
 export function createAuthenticator(deps: {
-  store: Store;
-  repos: Repositories;
+  storage: Storage;
   clock: Clock;
   logger: Logger;
   badKeyLimiter: FailureLimiter;
 }): Authenticator {
-  const { repos, clock, badKeyLimiter } = deps;
+  const { clock, badKeyLimiter } = deps;
+  const { repos } = deps.storage;
 
   /** Bookkeeping writes are not awaited: a request never waits on them. */
-  function background(what: string, write: () => void): void {
-    deps.store.write(write).catch((err: unknown) => {
+  function background(what: string, write: Parameters<Storage['write']>[0]): void {
+    deps.storage.write(write).catch((err: unknown) => {
       deps.logger.warn(`Could not record ${what}: ${err instanceof Error ? err.message : String(err)}`);
     });
   }
 
-  function checkKey(request: FastifyRequest, key: string): Extract<Principal, { kind: 'apiKey' }> {
-    const record = API_KEY_PATTERN.test(key) ? repos.apiKeys.findByHash(hashSecret(key)) : null;
+  async function checkKey(
+    request: FastifyRequest,
+    key: string,
+  ): Promise<Extract<Principal, { kind: 'apiKey' }>> {
+    const record = API_KEY_PATTERN.test(key) ? await repos.apiKeys.findByHash(hashSecret(key)) : null;
     // A valid key is never refused for others' bad keys: only bad keys are limited.
     if (!record || record.revokedAt) {
       const client = clientKey(request.ip);
@@ -163,7 +165,7 @@ export function createAuthenticator(deps: {
     }
     const now = clock.now();
     if (!record.lastUsedAt || now.getTime() - Date.parse(record.lastUsedAt) >= TOUCH_EVERY_MS) {
-      background('when an API key was used', () => repos.apiKeys.touch(record.id, now.toISOString()));
+      background('when an API key was used', (tx) => tx.apiKeys.touch(record.id, now.toISOString()));
     }
     return {
       kind: 'apiKey',
@@ -173,11 +175,11 @@ export function createAuthenticator(deps: {
     };
   }
 
-  function checkCookie(request: FastifyRequest): Extract<Principal, { kind: 'user' }> | null {
+  async function checkCookie(request: FastifyRequest): Promise<Extract<Principal, { kind: 'user' }> | null> {
     const token = sessionToken(request);
     if (token === null) return null;
     const tokenHash = hashSecret(token);
-    const session = repos.authSessions.find(tokenHash);
+    const session = await repos.authSessions.find(tokenHash);
     const now = clock.now().getTime();
     if (
       !session ||
@@ -187,14 +189,17 @@ export function createAuthenticator(deps: {
       return null;
     }
     if (now - Date.parse(session.lastSeenAt) >= TOUCH_EVERY_MS) {
-      background('sign-in activity', () => repos.authSessions.touch(tokenHash, new Date(now).toISOString()));
+      background('sign-in activity', (tx) => tx.authSessions.touch(tokenHash, new Date(now).toISOString()));
     }
     return { kind: 'user', userId: session.userId, tokenHash };
   }
 
   /** `keyAccepted`: the route takes an API key too, so the message says how to send one. */
-  function user(request: FastifyRequest, keyAccepted: boolean): Extract<Principal, { kind: 'user' }> {
-    const principal = checkCookie(request);
+  async function user(
+    request: FastifyRequest,
+    keyAccepted: boolean,
+  ): Promise<Extract<Principal, { kind: 'user' }>> {
+    const principal = await checkCookie(request);
     if (!principal) {
       throw unauthorized(
         sessionToken(request) !== null
@@ -209,10 +214,10 @@ export function createAuthenticator(deps: {
   }
 
   return {
-    either(request) {
+    async either(request) {
       const key = presentedApiKey(request);
       if (key === null) return user(request, true);
-      const principal = checkKey(request, key);
+      const principal = await checkKey(request, key);
       if (principal.pushOnly) {
         throw new AppError(
           403,
@@ -223,7 +228,7 @@ export function createAuthenticator(deps: {
       }
       return principal;
     },
-    pushKey(request) {
+    async pushKey(request) {
       const key = presentedApiKey(request);
       if (key === null) {
         throw unauthorized(
@@ -232,7 +237,7 @@ export function createAuthenticator(deps: {
       }
       return checkKey(request, key);
     },
-    userOnly(request) {
+    async userOnly(request) {
       if (presentedApiKey(request) !== null) {
         throw new AppError(
           400,
@@ -242,12 +247,12 @@ export function createAuthenticator(deps: {
       }
       return user(request, false);
     },
-    optionalUser(request) {
+    async optionalUser(request) {
       return checkCookie(request);
     },
-    stillValid(principal) {
+    async stillValid(principal) {
       if (principal.kind === 'apiKey') return repos.apiKeys.isActive(principal.keyId);
-      const session = repos.authSessions.find(principal.tokenHash);
+      const session = await repos.authSessions.find(principal.tokenHash);
       const now = clock.now().getTime();
       return (
         session !== null &&

@@ -92,6 +92,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     { onRequest, schema: { ...schema, body: AddMemberBodySchema } },
     async (request, reply) => {
       await accounts.removeMemberByEmail(request.body);
+      ctx.credentialChanges.notify();
       return reply.code(204).send(null);
     },
   );

@@ -24,10 +24,10 @@ export function approvalRoutes(app: FastifyInstance, ctx: AppContext): void {
   const { either } = authHooks(ctx.auth);
 
   /** A request the caller may see: 404 when there is none, 403 in another workspace. */
-  function visibleApproval(principal: Principal, id: string) {
+  async function visibleApproval(principal: Principal, id: string) {
     if (!isId('approval', id)) throw notFound('There is no such request');
     const approval = ctx.approvals.find(id);
-    if (!ctx.access.stillAllowed(principal, approval.workspaceId)) {
+    if (!(await ctx.access.stillAllowed(principal, approval.workspaceId))) {
       throw forbidden('This request belongs to a workspace you do not have access to');
     }
     return approval;
@@ -64,9 +64,9 @@ export function approvalRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request) => {
       const principal = principalOf(request);
       const { organizationId, sessionId } = request.query;
-      const workspaceId = ctx.access.workspaceFor(principal, organizationId);
+      const workspaceId = await ctx.access.workspaceFor(principal, organizationId);
       if (sessionId !== undefined) {
-        ctx.access.session(principal, sessionId, workspaceId, (id) => ctx.repos.sessions.find(id));
+        await ctx.access.session(principal, sessionId, workspaceId, (id) => ctx.repos.sessions.find(id));
       }
       return { approvals: ctx.approvals.pending(workspaceId, sessionId) };
     },
@@ -86,7 +86,7 @@ export function approvalRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => ({
-      approval: publicApproval(visibleApproval(principalOf(request), request.params.approvalId)),
+      approval: publicApproval(await visibleApproval(principalOf(request), request.params.approvalId)),
     }),
   );
 
@@ -106,7 +106,7 @@ export function approvalRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request) => {
       const principal = principalOf(request);
-      const approval = visibleApproval(principal, request.params.approvalId);
+      const approval = await visibleApproval(principal, request.params.approvalId);
       const by = decider(principal);
       return { approval: await ctx.approvals.decide(approval, request.body, by) };
     },

@@ -35,7 +35,7 @@ export function changesRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request) => {
       const { sessionId } = request.params;
-      ctx.access.session(principalOf(request), sessionId, request.query.organizationId, (id) =>
+      await ctx.access.session(principalOf(request), sessionId, request.query.organizationId, (id) =>
         ctx.repos.sessions.find(id),
       );
       const answer = await changes.of(sessionId);

@@ -31,7 +31,7 @@ export function continuationRoutes(app: FastifyInstance, ctx: AppContext): void 
     },
     async (request) => {
       const principal = userOf(request);
-      const session = ctx.access.session(
+      const session = await ctx.access.session(
         principal,
         request.params.sessionId,
         request.query.organizationId,

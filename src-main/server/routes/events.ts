@@ -119,13 +119,31 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
       open.delete(entry);
       raw.end();
     };
-    const stillGood = () => ctx.auth.stillValid(principal) && ctx.access.stillAllowed(principal, workspaceId);
+    const stillGood = async () =>
+      (await ctx.auth.stillValid(principal)) && (await ctx.access.stillAllowed(principal, workspaceId));
+    /**
+     * Set while the credential is being checked again. Events that arrive meanwhile wait in
+     * `held`: nothing reaches a credential that was ended, even before its check answers. A
+     * change of credentials in this process starts a check at once; one in another process
+     * (a team server) is seen by the periodic check.
+     */
+    let checking: Promise<void> | null = null;
+    const held: BusEvent[] = [];
     const entry: OpenStream = {
       principalKey: keyOf(principal),
       workspaceId,
       end,
       recheck: () => {
-        if (!stillGood()) end();
+        if (checking) return;
+        checking = stillGood()
+          // A check that cannot be made (the database away) ends the stream too: the
+          // client comes back, and is checked afresh.
+          .catch(() => false)
+          .then((good) => {
+            checking = null;
+            if (!good) return end();
+            for (const event of held.splice(0)) send(event);
+          });
       },
     };
     write('retry: 2000\n\n');
@@ -142,9 +160,8 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
     if (ended) return reply;
     unsubscribe = ctx.events.subscribe((event) => {
       if (!matches(event)) return;
-      // Nothing more goes to a credential that has been ended, even between two checks.
-      if (stillGood()) send(event);
-      else end();
+      if (checking) held.push(event);
+      else send(event);
     });
     timers.heartbeat = setInterval(() => write(': keep-alive\n\n'), HEARTBEAT_MS);
     // Even a good credential reconnects now and then (with Last-Event-ID, losing nothing).
@@ -175,7 +192,7 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const workspaceId = ctx.access.workspaceFor(principalOf(request), request.query.organizationId);
+      const workspaceId = await ctx.access.workspaceFor(principalOf(request), request.query.organizationId);
       return stream(
         request,
         reply,
@@ -204,7 +221,7 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const row = ctx.access.session(
+      const row = await ctx.access.session(
         principal,
         request.params.sessionId,
         request.query.organizationId,

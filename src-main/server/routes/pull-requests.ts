@@ -50,7 +50,7 @@ export function pullRequestRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const row = ctx.access.session(
+      const row = await ctx.access.session(
         userOf(request),
         request.params.sessionId,
         request.query.organizationId,
@@ -94,7 +94,7 @@ export function pullRequestRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      const row = ctx.access.session(
+      const row = await ctx.access.session(
         principalOf(request),
         request.params.sessionId,
         request.query.organizationId,

@@ -33,7 +33,7 @@ export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request) => {
       const { organizationId, q, agent, repository, limit, cursor } = request.query;
-      const workspaceId = ctx.access.workspaceFor(principalOf(request), organizationId);
+      const workspaceId = await ctx.access.workspaceFor(principalOf(request), organizationId);
       return ctx.search.search({ workspaceId, q, agent, repository, limit, cursor });
     },
   );

@@ -29,7 +29,7 @@ export function sessionSummaryRoutes(app: FastifyInstance, ctx: AppContext): voi
       },
     },
     async (request) => {
-      const row = ctx.access.session(
+      const row = await ctx.access.session(
         principalOf(request),
         request.params.sessionId,
         request.query.organizationId,

@@ -66,7 +66,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
   const { either, userOnly } = authHooks(auth);
 
   /** The workspace a request acts in, after the authorization rules of the spec. */
-  const workspaceFor = (principal: Principal, organizationId: string | undefined): string =>
+  const workspaceFor = (principal: Principal, organizationId: string | undefined): Promise<string> =>
     ctx.access.workspaceFor(principal, organizationId);
 
   /** Finds a session the caller may see: 404 when there is none, 403 when it is elsewhere. */
@@ -75,7 +75,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
     sessionId: string,
     organizationId: string | undefined,
     lookup: (sessionId: string) => T | null | undefined,
-  ): T {
+  ): Promise<T> {
     return ctx.access.session(principal, sessionId, organizationId, lookup);
   }
 
@@ -135,7 +135,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
       const principal = principalOf(request);
       const { organizationId, limit, cursor, status, repository, authorId, q, agent, source } = request.query;
       const filters = { status, repository, authorId, q, agent, source };
-      const workspaceId = workspaceFor(principal, organizationId);
+      const workspaceId = await workspaceFor(principal, organizationId);
       const key = JSON.stringify([
         workspaceId,
         limit,
@@ -198,10 +198,10 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
       // Only well-formed ids of existing sessions are ever cached; access is checked either way.
       const cached = caches.sessions.get(sessionId);
       if (cached) {
-        accessible(principal, sessionId, request.query.organizationId, () => cached);
+        await accessible(principal, sessionId, request.query.organizationId, () => cached);
         return sendJsonText(reply, cached.value);
       }
-      accessibleSession(principal, sessionId, request.query.organizationId);
+      await accessibleSession(principal, sessionId, request.query.organizationId);
       return sendFullSession(reply, sessionId);
     },
   );
@@ -224,7 +224,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
       const principal = principalOf(request);
       const { sessionId } = request.params;
       const { organizationId, after = 0, limit = MESSAGES_PAGE_DEFAULT } = request.query;
-      accessibleSession(principal, sessionId, organizationId);
+      await accessibleSession(principal, sessionId, organizationId);
       const row = await settledRow(ctx, sessionId);
       if (!row) throw notFound('Session not found');
       const page = await readMessagePage(ctx, row, after, limit, MESSAGES_PAGE_BYTES);
@@ -258,7 +258,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      const row = accessibleSession(
+      const row = await accessibleSession(
         principalOf(request),
         request.params.sessionId,
         request.query.organizationId,
@@ -282,7 +282,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       const principal = userOf(request);
-      const workspaceId = workspaceFor(principal, request.body.organizationId);
+      const workspaceId = await workspaceFor(principal, request.body.organizationId);
       const created = await ctx.sessionCommands.create(principal.userId, workspaceId, request.body);
       // Queued when the limit of runs at once is reached.
       return reply.code(201).send({ session: toSummary(created, 'first') });
@@ -309,7 +309,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       const principal = userOf(request);
-      const row = accessibleSession(principal, request.params.sessionId, request.query.organizationId);
+      const row = await accessibleSession(principal, request.params.sessionId, request.query.organizationId);
       const updated = await ctx.sessionCommands.followUp(row, request.body, principal.userId);
       return reply.code(201).send({ session: toSummary(updated, 'both') });
     },
@@ -334,7 +334,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request) => {
       const principal = principalOf(request);
-      const row = accessibleSession(principal, request.params.sessionId, request.query.organizationId);
+      const row = await accessibleSession(principal, request.params.sessionId, request.query.organizationId);
       const stopped = await ctx.sessionCommands.stop(row, principal);
       return { session: toSummary(stopped, 'both') };
     },
@@ -354,7 +354,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      const workspaceId = workspaceFor(principalOf(request), request.params.organizationId);
+      const workspaceId = await workspaceFor(principalOf(request), request.params.organizationId);
       return { repositories: repos.sessions.repositories(workspaceId) };
     },
   );
