@@ -1,6 +1,6 @@
 import { forbidden } from '../errors.js';
 import { DEMO_EMAILS } from '../demo/people.js';
-import type { Repositories } from '../store/repositories.js';
+import type { Repos } from '../store/storage.js';
 
 /**
  * The administrator of an installation decides what of the machine its agents reach: which
@@ -10,13 +10,13 @@ import type { Repositories } from '../store/repositories.js';
  * first-run setup makes; the demo's people never are). Other accounts, owners of workspaces
  * included, reach only what the administrator chose.
  */
-export function isAdministrator(repos: Repositories, userId: string): boolean {
-  return repos.users.firstCreated(DEMO_EMAILS)?.id === userId;
+export async function isAdministrator(repos: Repos, userId: string): Promise<boolean> {
+  return (await repos.users.firstCreated(DEMO_EMAILS))?.id === userId;
 }
 
 /** Throws 403, saying who may, unless `userId` is the administrator's account. */
-export function requireAdministrator(repos: Repositories, userId: string, what: string): void {
-  if (isAdministrator(repos, userId)) return;
+export async function requireAdministrator(repos: Repos, userId: string, what: string): Promise<void> {
+  if (await isAdministrator(repos, userId)) return;
   throw forbidden(
     `Only the administrator of this Session Desk (the account made at first-run setup, or the sessiondesk command on the machine) can ${what}.`,
   );

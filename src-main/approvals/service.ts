@@ -13,8 +13,7 @@ import { badRequest, conflict, notFound, type AppError } from '../errors.js';
 import type { EventBus } from '../events/event-bus.js';
 import { toSummary } from '../sessions/summary.js';
 import type { ApprovalOutcome, ApprovalRecord } from '../store/approvals.js';
-import type { Repositories } from '../store/repositories.js';
-import type { Store } from '../store/store.js';
+import type { Storage } from '../store/storage.js';
 import { decisionMessage, requestMessage } from './transcript.js';
 
 /** Why Session Desk answered a request itself, when no one did. */
@@ -45,14 +44,9 @@ export function publicApproval(record: ApprovalRecord): Approval {
  * The agent's run waits on the answer in memory; a server that stops answers them as cancelled,
  * and one that starts finds those of runs that died with it and marks them expired.
  */
-export function createApprovals(deps: {
-  store: Store;
-  repos: Repositories;
-  clock: Clock;
-  events: EventBus;
-  logger: Logger;
-}) {
-  const { store, repos, clock, events, logger } = deps;
+export function createApprovals(deps: { storage: Storage; clock: Clock; events: EventBus; logger: Logger }) {
+  const { storage, clock, events, logger } = deps;
+  const { repos } = storage;
   const waiting = new Map<string, Waiting>();
   const now = () => clock.now().toISOString();
 
@@ -60,16 +54,16 @@ export function createApprovals(deps: {
    * Tells what was written: the transcript message (at `seq`), the request's event, and the
    * session, whose agentState follows its pending requests.
    */
-  function announce(
+  async function announce(
     type: 'approval.created' | 'approval.decided',
     approval: ApprovalRecord,
     seq: number,
     message: Message,
-  ): void {
+  ): Promise<void> {
     const { workspaceId, sessionId } = approval;
     events.publish(workspaceId, { type: 'message.added', sessionId, index: seq - 1, message });
     events.publish(workspaceId, { type, sessionId, approval: publicApproval(approval) });
-    const row = repos.sessions.find(sessionId);
+    const row = await repos.sessions.find(sessionId);
     if (row)
       events.publish(workspaceId, { type: 'session.updated', sessionId, session: toSummary(row, 'both') });
   }
@@ -79,12 +73,12 @@ export function createApprovals(deps: {
     approval: ApprovalRecord,
     outcome: Omit<ApprovalOutcome, 'decidedAt'>,
   ): Promise<ApprovalRecord | null> {
-    const decided = await store.write(() => {
+    const decided = await storage.write(async (tx) => {
       const full: ApprovalOutcome = { ...outcome, decidedAt: now() };
-      if (!repos.approvals.decide(approval.id, approval.sessionId, full)) return null;
-      const updated = repos.approvals.find(approval.id) as ApprovalRecord;
+      if (!(await tx.approvals.decide(approval.id, approval.sessionId, full))) return null;
+      const updated = (await tx.approvals.find(approval.id)) as ApprovalRecord;
       const message = decisionMessage(updated);
-      const seq = repos.sessions.appendMessage(
+      const seq = await tx.sessions.appendMessage(
         approval.sessionId,
         approval.workspaceId,
         message,
@@ -95,7 +89,7 @@ export function createApprovals(deps: {
     });
     if (!decided) return null;
     const { updated, message, seq } = decided;
-    announce('approval.decided', updated, seq, message);
+    await announce('approval.decided', updated, seq, message);
     return updated;
   }
 
@@ -140,8 +134,11 @@ export function createApprovals(deps: {
      * The requests of one run of a session, or none when its workspace does not ask: `agent`
      * names who asks (`claude-code`, `acp:gemini`).
      */
-    forRun(session: { id: string; workspaceId: string }, agent: string): RunApprovals | undefined {
-      const settings = repos.workspaces.settings(session.workspaceId);
+    async forRun(
+      session: { id: string; workspaceId: string },
+      agent: string,
+    ): Promise<RunApprovals | undefined> {
+      const settings = await repos.workspaces.settings(session.workspaceId);
       if (settings?.approvals !== 'ask') return undefined;
       const timeoutMs = (settings.approvalTimeoutSeconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS) * 1000;
       const run = {};
@@ -176,16 +173,16 @@ export function createApprovals(deps: {
           });
           let seq: number;
           try {
-            seq = await store.write(() => {
-              repos.approvals.save(approval);
-              return repos.sessions.appendMessage(session.id, session.workspaceId, message, null, now());
+            seq = await storage.write(async (tx) => {
+              await tx.approvals.save(approval);
+              return tx.sessions.appendMessage(session.id, session.workspaceId, message, null, now());
             });
           } catch (err) {
             clearTimeout(waiting.get(approval.id)?.timer);
             waiting.delete(approval.id);
             throw err;
           }
-          announce('approval.created', approval, seq, message);
+          await announce('approval.created', approval, seq, message);
           return answered;
         },
         async end(reason) {
@@ -199,13 +196,13 @@ export function createApprovals(deps: {
     },
 
     /** Pending requests of a workspace (or of one session), oldest first. */
-    pending(workspaceId: string, sessionId?: string): Approval[] {
-      return repos.approvals.pending(workspaceId, sessionId).map(publicApproval);
+    async pending(workspaceId: string, sessionId?: string): Promise<Approval[]> {
+      return (await repos.approvals.pending(workspaceId, sessionId)).map(publicApproval);
     },
 
     /** A request by id (404 when there is none), with its workspace for the access check. */
-    find(id: string): ApprovalRecord {
-      const found = repos.approvals.find(id);
+    async find(id: string): Promise<ApprovalRecord> {
+      const found = await repos.approvals.find(id);
       if (!found) throw notFound('There is no such request');
       return found;
     },
@@ -257,7 +254,7 @@ export function createApprovals(deps: {
       };
       const entry = waiting.get(approval.id);
       const decided = entry ? await settle(entry, outcome) : null;
-      if (!decided) throw decidedAlready(repos.approvals.find(approval.id) ?? approval);
+      if (!decided) throw decidedAlready((await repos.approvals.find(approval.id)) ?? approval);
       return publicApproval(decided);
     },
 
@@ -266,7 +263,7 @@ export function createApprovals(deps: {
      * are marked expired, saying so in their transcripts. Returns how many.
      */
     async expireAbandoned(): Promise<number> {
-      const abandoned = repos.approvals.allPending();
+      const abandoned = await repos.approvals.allPending();
       for (const approval of abandoned) {
         await record(approval, {
           decision: 'expired',

@@ -144,10 +144,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const storage = storageOf(deps.store);
   const repos = createRepositories(deps.store.db);
   const events = new EventBus();
-  const sessions = createSessionService({ store: deps.store, repos, clock: deps.clock, events, logger });
+  const sessions = createSessionService({ storage, clock: deps.clock, events, logger });
   // Imported sessions' files, held while a run of ours resumes their conversation.
   const historyHolds = createRunHolds({ store: deps.store, repos, clock: deps.clock, events });
-  const approvals = createApprovals({ store: deps.store, repos, clock: deps.clock, events, logger });
+  const approvals = createApprovals({ storage, clock: deps.clock, events, logger });
   const agents = new AgentHost({
     service: sessions,
     approvals,
@@ -169,7 +169,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     searchIndex,
     search: createSearchService({ index: searchIndex, source: { store: deps.store, repos } }),
     sessions,
-    sessionCommands: createSessionCommands({ service: sessions, agents, repos, logger }),
+    sessionCommands: createSessionCommands({ service: sessions, agents, repos: storage.repos, logger }),
     agents,
     approvals,
     historyHolds: historyHolds.held,

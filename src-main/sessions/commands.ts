@@ -2,7 +2,7 @@ import type { FollowUpBody } from '../../src-shared/sessions.js';
 import type { CreateSessionBody, SessionStatus } from '../../src-shared/sessions.js';
 import type { AgentHost } from '../agents/run/host.js';
 import type { Logger } from '../clock.js';
-import type { Repositories } from '../store/repositories.js';
+import type { Repos } from '../store/storage.js';
 import type { SessionRow } from '../store/session-listing.js';
 import { sendFollowUp } from './follow-up.js';
 import type { SessionService } from './service.js';
@@ -19,7 +19,7 @@ export type Requester = { kind: 'user'; userId: string } | { kind: 'apiKey' };
 export function createSessionCommands(deps: {
   service: SessionService;
   agents: AgentHost;
-  repos: Repositories;
+  repos: Repos;
   logger: Logger;
 }) {
   const { service, agents, repos, logger } = deps;
@@ -38,7 +38,7 @@ export function createSessionCommands(deps: {
         },
         { agentStarts: true },
       );
-      const author = repos.users.findById(userId)?.email ?? userId;
+      const author = (await repos.users.findById(userId))?.email ?? userId;
       const agent = agents.settingsFor(workspaceId).settings.agent;
       logger.info(`session ${created.id} created by ${author} (${agent})`, {
         event: 'session.created',
@@ -49,7 +49,7 @@ export function createSessionCommands(deps: {
         model: created.model,
       });
       await agents.start(created.id);
-      return repos.sessions.find(created.id) ?? created;
+      return (await repos.sessions.find(created.id)) ?? created;
     },
 
     /** Changes the title and/or status; a final status stops the agent working on it. */
@@ -78,10 +78,10 @@ export function createSessionCommands(deps: {
     },
 
     /** Stops the session's agent; its result says who stopped it. */
-    stop(row: SessionRow, requester: Requester): Promise<SessionRow> {
+    async stop(row: SessionRow, requester: Requester): Promise<SessionRow> {
       const stoppedBy =
         requester.kind === 'user'
-          ? (repos.users.findById(requester.userId)?.name ?? 'a member')
+          ? ((await repos.users.findById(requester.userId))?.name ?? 'a member')
           : 'a script (API key)';
       return stopSession({ service, agents, find: (id) => repos.sessions.find(id) }, row, stoppedBy);
     },

@@ -2,7 +2,7 @@ import type { ContinuationChoices } from '../../src-shared/continuation.js';
 import { isAdministrator } from '../accounts/administrator.js';
 import type { AgentHost } from '../agents/run/host.js';
 import { conflict } from '../errors.js';
-import type { Repositories } from '../store/repositories.js';
+import type { Repos } from '../store/storage.js';
 import type { SessionRow } from '../store/session-listing.js';
 
 /** The rule follow-up.ts applies before an agent may work in a person's folder. */
@@ -14,11 +14,11 @@ const ADMINISTRATOR_ONLY =
  * itself meets (planContinuation's, and who may work in a person's folder): the dashboard offers
  * only what would start, and says why not.
  */
-export function continueChoices(
-  deps: { agents: AgentHost; repos: Repositories },
+export async function continueChoices(
+  deps: { agents: AgentHost; storage: { repos: Repos } },
   session: SessionRow,
   userId: string,
-): ContinuationChoices {
+): Promise<ContinuationChoices> {
   const { source } = session;
   if (!source) {
     throw conflict(
@@ -26,7 +26,7 @@ export function continueChoices(
     );
   }
   const found = deps.agents.continuationChoices(session);
-  const original = isAdministrator(deps.repos, userId) ? found.original : ADMINISTRATOR_ONLY;
+  const original = (await isAdministrator(deps.storage.repos, userId)) ? found.original : ADMINISTRATOR_ONLY;
   const choice = (why: string | null) => ({
     possible: found.blocked === null && why === null,
     ...(why === null ? {} : { why }),

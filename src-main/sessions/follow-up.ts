@@ -3,7 +3,7 @@ import type { FollowUpBody } from '../../src-shared/sessions.js';
 import { resolve } from 'node:path';
 import { requireAdministrator } from '../accounts/administrator.js';
 import { badRequest, conflict } from '../errors.js';
-import type { Repositories } from '../store/repositories.js';
+import type { Repos } from '../store/storage.js';
 import type { SessionRow } from '../store/session-listing.js';
 import type { SessionService } from './service.js';
 
@@ -11,13 +11,13 @@ import type { SessionService } from './service.js';
  * An agent works in a person's own folder only when the administrator asks, naming the folder
  * they confirm: a confirmation given for one folder never sends the agent to another.
  */
-function confirmOriginalFolder(
-  repos: Repositories,
+async function confirmOriginalFolder(
+  repos: Repos,
   session: SessionRow,
   body: FollowUpBody,
   authorId: string,
-): void {
-  requireAdministrator(
+): Promise<void> {
+  await requireAdministrator(
     repos,
     authorId,
     'continue a session in a folder of this machine (continue it in a sandbox instead)',
@@ -40,8 +40,8 @@ function confirmOriginalFolder(
  * A person's follow-up: the run going on, if any, is stopped and its result written first;
  * then the prompt is appended (the session becomes active again) and passed to the agent.
  */
-export function sendFollowUp(
-  deps: { sessions: SessionService; agents: AgentHost; repos: Repositories },
+export async function sendFollowUp(
+  deps: { sessions: SessionService; agents: AgentHost; repos: Repos },
   session: SessionRow,
   body: FollowUpBody,
   authorId: string,
@@ -51,22 +51,16 @@ export function sendFollowUp(
   // An imported session's conversation lives in the CLI's own files: it goes on with that CLI's
   // resume, in the folder it ran in or in a fresh clone, as the follow-up says (checked first).
   if (session.source) {
-    try {
-      if (body.continueIn === 'original') confirmOriginalFolder(deps.repos, session, body, authorId);
-      else if (body.continueFolder !== undefined)
-        throw badRequest('continueFolder goes with "continueIn": "original"', [
-          { path: 'body.continueFolder', message: 'only with "continueIn": "original"' },
-        ]);
-      deps.agents.planContinuation(session, body.continueIn);
-    } catch (err) {
-      return Promise.reject(err as Error);
-    }
+    if (body.continueIn === 'original') await confirmOriginalFolder(deps.repos, session, body, authorId);
+    else if (body.continueFolder !== undefined)
+      throw badRequest('continueFolder goes with "continueIn": "original"', [
+        { path: 'body.continueFolder', message: 'only with "continueIn": "original"' },
+      ]);
+    deps.agents.planContinuation(session, body.continueIn);
   } else if (body.continueIn !== undefined || body.continueFolder !== undefined) {
-    return Promise.reject(
-      badRequest("continueIn is only for a session imported from an agent CLI's own files", [
-        { path: 'body.continueIn', message: 'this session was not imported' },
-      ]),
-    );
+    throw badRequest("continueIn is only for a session imported from an agent CLI's own files", [
+      { path: 'body.continueIn', message: 'this session was not imported' },
+    ]);
   }
   const message = { type: 'user' as const, message: { content: text } };
   return deps.agents.followUp(

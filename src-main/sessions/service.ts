@@ -13,10 +13,9 @@ import type { Clock, Logger } from '../clock.js';
 import { silentLogger } from '../clock.js';
 import type { EventBus } from '../events/event-bus.js';
 import { toSummary } from './summary.js';
-import type { Repositories } from '../store/repositories.js';
 import type { SessionRow } from '../store/session-listing.js';
 import type { RunRecord } from '../store/session-runs.js';
-import type { Store } from '../store/store.js';
+import type { Repos, Storage } from '../store/storage.js';
 import type { QueuedRun } from '../store/runs.js';
 import { bootId, startTimeOf } from '../store/lock.js';
 import { newSession, type SessionDraft } from './new-session.js';
@@ -36,14 +35,13 @@ export interface PullRequestUpdate {
  * is on disk, so a client never sees what a crash could take back.
  */
 export function createSessionService(deps: {
-  store: Store;
-  repos: Repositories;
+  storage: Storage;
   clock: Clock;
   events: EventBus;
   /** Where a session's end is told (finished, failed, stopped). */
   logger?: Logger;
 }) {
-  const { store, repos, clock, events } = deps;
+  const { storage, clock, events } = deps;
   const logger = deps.logger ?? silentLogger;
   const now = () => clock.now().toISOString();
   /** Sessions being stopped on request, with the text of the result the stop will write. */
@@ -54,8 +52,8 @@ export function createSessionService(deps: {
    */
   const statusSetDuringRun = new Set<string>();
 
-  function summary(id: string): SessionRow {
-    const row = repos.sessions.find(id);
+  async function summary(tx: Repos, id: string): Promise<SessionRow> {
+    const row = await tx.sessions.find(id);
     if (!row) throw new Error(`session ${id} vanished`);
     return row;
   }
@@ -100,12 +98,13 @@ export function createSessionService(deps: {
         ...draft,
         model:
           draft.model ??
-          modelsFor(repos.workspaces.settings(draft.workspaceId)?.agent ?? 'demo').defaultModel,
+          modelsFor((await storage.repos.workspaces.settings(draft.workspaceId))?.agent ?? 'demo')
+            .defaultModel,
       });
-      const row = await store.write(() => {
-        repos.sessions.insert({ ...input, createdAt: now() });
-        if (options.agentStarts) repos.sessions.setAgentState(input.id, 'running');
-        return summary(input.id);
+      const row = await storage.write(async (tx) => {
+        await tx.sessions.insert({ ...input, createdAt: now() });
+        if (options.agentStarts) await tx.sessions.setAgentState(input.id, 'running');
+        return summary(tx, input.id);
       });
       events.publish(row.workspaceId, {
         type: 'session.created',
@@ -124,14 +123,14 @@ export function createSessionService(deps: {
     },
 
     async update(id: string, changes: { title?: string; status?: SessionStatus }): Promise<SessionRow> {
-      const row = await store.write(() => {
+      const row = await storage.write(async (tx) => {
         // Decided inside the write: writes apply in the order they are made, so whichever of
         // this and the run's end comes second sees the other.
         if (changes.status !== undefined && changes.status !== 'active') {
-          if (repos.sessions.agentState(id) === 'running') statusSetDuringRun.add(id);
+          if ((await tx.sessions.agentState(id)) === 'running') statusSetDuringRun.add(id);
         }
-        repos.sessions.update(id, changes, now());
-        return summary(id);
+        await tx.sessions.update(id, changes, now());
+        return summary(tx, id);
       });
       publishUpdated(row);
       return row;
@@ -149,17 +148,17 @@ export function createSessionService(deps: {
         queuedPrompt?: { mode: QueuedRun['mode']; prompt: string };
       } = {},
     ) {
-      const { row, seq } = await store.write(() => {
-        const current = summary(id);
-        const seq = repos.sessions.appendMessage(id, current.workspaceId, message, authorId, now());
-        if (extra.status) repos.sessions.update(id, { status: extra.status }, now());
-        const queued = repos.sessions.agentState(id) === 'queued';
+      const { row, seq } = await storage.write(async (tx) => {
+        const current = await summary(tx, id);
+        const seq = await tx.sessions.appendMessage(id, current.workspaceId, message, authorId, now());
+        if (extra.status) await tx.sessions.update(id, { status: extra.status }, now());
+        const queued = (await tx.sessions.agentState(id)) === 'queued';
         if (queued && extra.queuedPrompt) {
-          repos.runs.setQueuedPrompt(id, extra.queuedPrompt.mode, extra.queuedPrompt.prompt);
+          await tx.runs.setQueuedPrompt(id, extra.queuedPrompt.mode, extra.queuedPrompt.prompt);
         }
         // A prompt that an agent will answer marks the session as worked on in the same write.
-        if (extra.agentStarts && !queued) repos.sessions.setAgentState(id, 'running');
-        return { row: summary(id), seq };
+        if (extra.agentStarts && !queued) await tx.sessions.setAgentState(id, 'running');
+        return { row: await summary(tx, id), seq };
       });
       events.publish(row.workspaceId, { type: 'message.added', sessionId: id, index: seq - 1, message });
       publishUpdated(row);
@@ -167,18 +166,18 @@ export function createSessionService(deps: {
     },
 
     async replaceTasks(id: string, tasks: Task[]): Promise<void> {
-      const workspaceId = await store.write(() => {
-        repos.sessions.replaceTasks(id, tasks);
-        return summary(id).workspaceId;
+      const workspaceId = await storage.write(async (tx) => {
+        await tx.sessions.replaceTasks(id, tasks);
+        return (await summary(tx, id)).workspaceId;
       });
       events.publish(workspaceId, { type: 'tasks.changed', sessionId: id, tasks });
     },
 
     async setBranch(id: string, branch: string): Promise<void> {
       publishUpdated(
-        await store.write(() => {
-          repos.sessions.setBranch(id, branch, now());
-          return summary(id);
+        await storage.write(async (tx) => {
+          await tx.sessions.setBranch(id, branch, now());
+          return summary(tx, id);
         }),
       );
     },
@@ -186,9 +185,13 @@ export function createSessionService(deps: {
     /** The one path for pull-request facts: what agents report, and what gh opens and reads. */
     async updatePullRequest(id: string, pr: PullRequestUpdate): Promise<void> {
       publishUpdated(
-        await store.write(() => {
-          repos.sessions.updatePullRequest(id, { ...pr, ...(pr.mergedAt ? {} : { mergedAt: now() }) }, now());
-          return summary(id);
+        await storage.write(async (tx) => {
+          await tx.sessions.updatePullRequest(
+            id,
+            { ...pr, ...(pr.mergedAt ? {} : { mergedAt: now() }) },
+            now(),
+          );
+          return summary(tx, id);
         }),
       );
     },
@@ -204,12 +207,12 @@ export function createSessionService(deps: {
       isolation: Isolation | null = null,
       acpAgent: string | null = null,
     ): Promise<void> {
-      const { row, wasQueued } = await store.write(() => {
-        const wasQueued = repos.sessions.agentState(id) === 'queued';
-        repos.runs.dequeue(id);
-        repos.sessions.setAgentState(id, 'running');
-        repos.sessions.setAgentKind(id, kind, isolation, acpAgent);
-        return { row: summary(id), wasQueued };
+      const { row, wasQueued } = await storage.write(async (tx) => {
+        const wasQueued = (await tx.sessions.agentState(id)) === 'queued';
+        await tx.runs.dequeue(id);
+        await tx.sessions.setAgentState(id, 'running');
+        await tx.sessions.setAgentKind(id, kind, isolation, acpAgent);
+        return { row: await summary(tx, id), wasQueued };
       });
       if (wasQueued) publishUpdated(row);
     },
@@ -217,11 +220,11 @@ export function createSessionService(deps: {
     /** A run waits for a place: the session shows as queued until it starts. */
     async queueRun(run: QueuedRun): Promise<void> {
       publishUpdated(
-        await store.write(() => {
-          repos.runs.dequeue(run.sessionId);
-          repos.runs.enqueue(run);
-          repos.sessions.setAgentState(run.sessionId, 'queued');
-          return summary(run.sessionId);
+        await storage.write(async (tx) => {
+          await tx.runs.dequeue(run.sessionId);
+          await tx.runs.enqueue(run);
+          await tx.sessions.setAgentState(run.sessionId, 'queued');
+          return summary(tx, run.sessionId);
         }),
       );
     },
@@ -230,42 +233,43 @@ export function createSessionService(deps: {
     async recordProcess(id: string, pgid: number): Promise<void> {
       const startTime = startTimeOf(pgid);
       const boot = bootId();
-      await store.write(() =>
-        repos.runs.recordProcess(
-          {
-            sessionId: id,
-            pgid,
-            ...(startTime === null ? {} : { startTime }),
-            ...(boot === null ? {} : { bootId: boot }),
-          },
-          now(),
-        ),
+      await storage.write(
+        async (tx) =>
+          await tx.runs.recordProcess(
+            {
+              sessionId: id,
+              pgid,
+              ...(startTime === null ? {} : { startTime }),
+              ...(boot === null ? {} : { bootId: boot }),
+            },
+            now(),
+          ),
       );
     },
 
     /** Forgets recorded process groups once they have been ended. */
     async forgetProcesses(ids: string[]): Promise<void> {
       if (ids.length === 0) return;
-      await store.write(() => {
-        for (const id of ids) repos.runs.forgetProcess(id);
+      await storage.write(async (tx) => {
+        for (const id of ids) await tx.runs.forgetProcess(id);
       });
     },
 
     /** The agent CLI's conversation id, kept so that a follow-up can resume it. */
     async setConversation(id: string, kind: AgentKind, conversationId: string): Promise<void> {
-      await store.write(() => repos.sessions.setConversation(id, kind, conversationId));
+      await storage.write((tx) => tx.sessions.setConversation(id, kind, conversationId));
     },
 
     /** A run's usage: recorded, and added to the session's totals. */
     async recordRun(id: string, run: Omit<RunRecord, 'endedAt'>): Promise<void> {
       publishUpdated(
-        await store.write(() => {
-          const session = summary(id);
-          repos.sessions.recordRun(id, session.workspaceId, {
+        await storage.write(async (tx) => {
+          const session = await summary(tx, id);
+          await tx.sessions.recordRun(id, session.workspaceId, {
             ...withSessionModel(run, session.model),
             endedAt: now(),
           });
-          return summary(id);
+          return summary(tx, id);
         }),
       );
     },
@@ -293,19 +297,19 @@ export function createSessionService(deps: {
       options: { keepRunning?: boolean; outcome?: boolean } = {},
     ): Promise<SessionRow> {
       if (stopping.get(id) === result.result) result = { ...result, stopped: true };
-      const { row, seq, closedTasks } = await store.write(() => {
-        const current = summary(id);
-        const seq = repos.sessions.appendMessage(id, current.workspaceId, result, null, now());
+      const { row, seq, closedTasks } = await storage.write(async (tx) => {
+        const current = await summary(tx, id);
+        const seq = await tx.sessions.appendMessage(id, current.workspaceId, result, null, now());
         const overruled = options.outcome === true && statusSetDuringRun.has(id);
         statusSetDuringRun.delete(id);
-        if (status && !overruled) repos.sessions.update(id, { status }, now());
-        repos.runs.dequeue(id);
-        repos.runs.forgetProcess(id);
-        if (!options.keepRunning) repos.sessions.setAgentState(id, null);
+        if (status && !overruled) await tx.sessions.update(id, { status }, now());
+        await tx.runs.dequeue(id);
+        await tx.runs.forgetProcess(id);
+        if (!options.keepRunning) await tx.sessions.setAgentState(id, null);
         // Nobody works on a task once its run is over, whatever the agent last said.
-        const closedTasks = closeOpenTasks(repos.sessions.tasks(id));
-        if (closedTasks) repos.sessions.replaceTasks(id, closedTasks);
-        return { row: summary(id), seq, closedTasks };
+        const closedTasks = closeOpenTasks(await tx.sessions.tasks(id));
+        if (closedTasks) await tx.sessions.replaceTasks(id, closedTasks);
+        return { row: await summary(tx, id), seq, closedTasks };
       });
       events.publish(row.workspaceId, {
         type: 'message.added',

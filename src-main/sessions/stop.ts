@@ -12,7 +12,7 @@ import type { SessionService } from './service.js';
  * changes nothing; an imported session its CLI goes on with in the person's terminal: 409.
  */
 export async function stopSession(
-  deps: { service: SessionService; agents: AgentHost; find: (id: string) => SessionRow | null },
+  deps: { service: SessionService; agents: AgentHost; find: (id: string) => Promise<SessionRow | null> },
   row: SessionRow,
   stoppedBy: string,
 ): Promise<SessionRow> {
@@ -24,7 +24,7 @@ export async function stopSession(
     } finally {
       marker.release();
     }
-    return deps.find(row.id) ?? row;
+    return (await deps.find(row.id)) ?? row;
   }
   if (row.status !== 'active') throw conflict('Nothing is running in this session: it is already ended');
   if (row.source) {

@@ -284,8 +284,10 @@ export class Store {
   async whenTranscriptSettled<T>(sessionId: string, read: () => T): Promise<T> {
     for (;;) {
       const pending = this.transcriptWrites.get(sessionId);
-      // Checked and read in one synchronous step: no write can start in between.
-      if (!pending && !this.recovering) return read();
+      // Checked and read in one synchronous step: no write can start in between. A write
+      // whose function is still running may have counted bytes it has not yet handed over.
+      if (!pending && !this.recovering && !this.openWrite) return read();
+      if (this.openWrite) await this.openWrite;
       await pending;
       // A failed write is followed by a reload from disk: wait for it before reading.
       await this.recovering?.catch(() => undefined);

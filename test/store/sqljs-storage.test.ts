@@ -16,7 +16,9 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
-async function open(dataDir = tempDir('sessiondesk-storage-')): Promise<{ store: Store; storage: Storage; dataDir: string }> {
+async function open(
+  dataDir = tempDir('sessiondesk-storage-'),
+): Promise<{ store: Store; storage: Storage; dataDir: string }> {
   if (!dirs.includes(dataDir)) dirs.push(dataDir);
   const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
   stores.push(store);
@@ -119,5 +121,46 @@ describe('sql.js storage: the asynchronous faces of the repositories', () => {
     stores.splice(stores.indexOf(store), 1);
     const reopened = await open(dataDir);
     expect((await reopened.storage.repos.users.findById('user_2'))?.id).toBe('user_2');
+  });
+
+  it('reads a transcript only after a write whose function is still running has handed its bytes over', async () => {
+    const { store, storage } = await open();
+    const sessionId = 'session_0123456789abcdef01234567';
+    await storage.write(async (tx) => {
+      await tx.users.insert(user(1));
+      await tx.workspaces.insert({
+        id: 'org_storage',
+        name: 'Storage',
+        createdAt: '2026-11-27T00:00:00.000Z',
+      });
+      await tx.sessions.insert({
+        id: sessionId,
+        workspaceId: 'org_storage',
+        authorId: 'user_1',
+        title: 'A session',
+        model: 'claude-opus-4-6',
+        createdAt: '2026-11-27T00:00:00.000Z',
+        baseBranch: 'main',
+      });
+    });
+    const order: string[] = [];
+    let read: Promise<number> | undefined;
+    await storage.write(async (tx) => {
+      await tx.sessions.appendMessage(
+        sessionId,
+        'org_storage',
+        { type: 'user', message: { content: 'hello' } },
+        'user_1',
+        '2026-11-27T00:00:01.000Z',
+      );
+      read = store.whenTranscriptSettled(sessionId, () => {
+        order.push('read');
+        return order.length;
+      });
+      await tx.sessions.update(sessionId, { title: 'Renamed' }, '2026-11-27T00:00:02.000Z');
+      order.push('write done');
+    });
+    await read;
+    expect(order).toEqual(['write done', 'read']);
   });
 });

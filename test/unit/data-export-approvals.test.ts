@@ -14,6 +14,7 @@ import {
   sessionLines,
 } from '../helpers/export-import.js';
 import { until } from '../helpers/until.js';
+import { storageOf } from '../../src-main/store/sqljs-storage.js';
 
 /** What agents asked and who decided: kept in the session's record, exported and imported. */
 describe('requests in the export', () => {
@@ -25,13 +26,12 @@ describe('requests in the export', () => {
       source.repos.workspaces.putSettings(organizationId, { agent: 'demo', approvals: 'ask' }),
     );
     const approvals = createApprovals({
-      store: source.store,
-      repos: source.repos,
+      storage: storageOf(source.store),
       clock: systemClock,
       events: new EventBus(),
       logger: silentLogger,
     });
-    const run = approvals.forRun({ id: ids[0], workspaceId: organizationId }, 'claude-code')!;
+    const run = (await approvals.forRun({ id: ids[0], workspaceId: organizationId }, 'claude-code'))!;
     const request = (command: string) => ({
       title: command,
       tool: { kind: 'execute', name: 'Bash', input: { command } },

@@ -21,6 +21,7 @@ import {
   workspace,
   type Opened,
 } from '../helpers/export-import.js';
+import { storageOf } from '../../src-main/store/sqljs-storage.js';
 
 /** A session with `count` assistant messages of about `bytes` each. */
 async function bigSession(
@@ -95,8 +96,7 @@ describe('export version 2', () => {
     const source = await open();
     const { organizationId, ids } = await seedRich(source);
     const service = createSessionService({
-      store: source.store,
-      repos: source.repos,
+      storage: storageOf(source.store),
       clock: systemClock,
       events: new EventBus(),
     });

@@ -237,7 +237,10 @@ export function runAgent(
         runner.kind === 'demo' ? null : deps.osSandbox().isolation,
         runner.acpAgent ?? null,
       );
-      approvals = deps.approvals.forRun(session, runner.acpAgent ? `acp:${runner.acpAgent}` : runner.kind);
+      approvals = await deps.approvals.forRun(
+        session,
+        runner.acpAgent ? `acp:${runner.acpAgent}` : runner.kind,
+      );
       if (approvals && runner.asksApproval !== true) {
         const text = runner.kind === 'codex' ? CODEX_CANNOT_ASK : CANNOT_ASK;
         await service.appendMessage(sessionId, notice(text, 'info'), null);

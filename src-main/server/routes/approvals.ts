@@ -26,7 +26,7 @@ export function approvalRoutes(app: FastifyInstance, ctx: AppContext): void {
   /** A request the caller may see: 404 when there is none, 403 in another workspace. */
   async function visibleApproval(principal: Principal, id: string) {
     if (!isId('approval', id)) throw notFound('There is no such request');
-    const approval = ctx.approvals.find(id);
+    const approval = await ctx.approvals.find(id);
     if (!(await ctx.access.stillAllowed(principal, approval.workspaceId))) {
       throw forbidden('This request belongs to a workspace you do not have access to');
     }
@@ -66,9 +66,11 @@ export function approvalRoutes(app: FastifyInstance, ctx: AppContext): void {
       const { organizationId, sessionId } = request.query;
       const workspaceId = await ctx.access.workspaceFor(principal, organizationId);
       if (sessionId !== undefined) {
-        await ctx.access.session(principal, sessionId, workspaceId, (id) => ctx.repos.sessions.find(id));
+        await ctx.access.session(principal, sessionId, workspaceId, (id) =>
+          ctx.storage.repos.sessions.find(id),
+        );
       }
-      return { approvals: ctx.approvals.pending(workspaceId, sessionId) };
+      return { approvals: await ctx.approvals.pending(workspaceId, sessionId) };
     },
   );
 

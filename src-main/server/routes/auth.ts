@@ -26,7 +26,8 @@ function rateLimited(seconds: number): AppError {
 }
 
 export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const { repos, store, signInLimits } = ctx;
+  const { signInLimits, storage } = ctx;
+  const { repos } = storage;
   const api = app.withTypeProvider<ZodTypeProvider>();
 
   api.post(
@@ -55,7 +56,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
         throw toldAlready(rateLimited(wait));
       }
 
-      const user = repos.users.findByEmail(email);
+      const user = await repos.users.findByEmail(email);
       // Unknown email and wrong password take the same path and the same time. At debug level
       // each check says when its scrypt starts and ends: one at a time, never two at once.
       const ok = await verifyPassword(request.body.password, user?.passwordHash ?? null, {
@@ -117,8 +118,8 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
       const token = sessionToken(request);
       if (token !== null) {
         const tokenHash = hashSecret(token);
-        if (repos.authSessions.find(tokenHash)) {
-          await store.write(() => repos.authSessions.delete(tokenHash));
+        if (await repos.authSessions.find(tokenHash)) {
+          await storage.write((tx) => tx.authSessions.delete(tokenHash));
           ctx.credentialChanges.notify();
         }
       }
@@ -139,12 +140,12 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      const user = repos.users.findById(userOf(request).userId);
+      const user = await repos.users.findById(userOf(request).userId);
       if (!user) throw unauthorized('Your account no longer exists');
       return {
         user: publicUser(user),
-        workspaces: repos.workspaces.listForUser(user.id),
-        administrator: isAdministrator(repos, user.id),
+        workspaces: await repos.workspaces.listForUser(user.id),
+        administrator: await isAdministrator(repos, user.id),
       };
     },
   );
@@ -155,9 +156,9 @@ export async function startSignIn(ctx: AppContext, reply: FastifyReply, userId: 
   const token = newSessionToken();
   const now = ctx.clock.now();
   const expiresAt = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
-  await ctx.store.write(() => {
-    ctx.repos.authSessions.deleteExpired(now.toISOString());
-    ctx.repos.authSessions.insert(hashSecret(token), {
+  await ctx.storage.write(async (tx) => {
+    await tx.authSessions.deleteExpired(now.toISOString());
+    await tx.authSessions.insert(hashSecret(token), {
       userId,
       createdAt: now.toISOString(),
       lastSeenAt: now.toISOString(),

@@ -30,8 +30,12 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
     () => folderRules(ctx.agentEnv, ctx.store.dataDir, ctx.agents.sandboxRoot),
   );
 
-  function requireRole(userId: string, organizationId: string, needed: 'member' | 'owner'): void {
-    const role = repos.workspaces.role(organizationId, userId);
+  async function requireRole(
+    userId: string,
+    organizationId: string,
+    needed: 'member' | 'owner',
+  ): Promise<void> {
+    const role = await ctx.storage.repos.workspaces.role(organizationId, userId);
     if (role === null) throw forbidden();
     if (needed === 'owner' && role !== 'owner')
       throw forbidden('Only an owner of this workspace can do that');
@@ -54,9 +58,10 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request) => {
       const { userId } = userOf(request);
       const { organizationId } = request.params;
-      requireRole(userId, organizationId, 'member');
-      const administrator = isAdministrator(repos, userId);
-      const mayAdd = repos.workspaces.role(organizationId, userId) === 'owner' && administrator;
+      await requireRole(userId, organizationId, 'member');
+      const administrator = await isAdministrator(ctx.storage.repos, userId);
+      const mayAdd =
+        (await ctx.storage.repos.workspaces.role(organizationId, userId)) === 'owner' && administrator;
       return {
         sources: sources.list(organizationId),
         found: mayAdd ? await sources.found(organizationId, ctx.agentEnv) : [],
@@ -81,8 +86,12 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       const { userId } = userOf(request);
-      requireRole(userId, request.params.organizationId, 'owner');
-      requireAdministrator(repos, userId, 'add a folder of this machine as a history source');
+      await requireRole(userId, request.params.organizationId, 'owner');
+      await requireAdministrator(
+        ctx.storage.repos,
+        userId,
+        'add a folder of this machine as a history source',
+      );
       const { kind, rootDir } = request.body;
       const source = await sources.add(request.params.organizationId, userId, kind, rootDir);
       return reply.code(201).send({ source });
@@ -102,7 +111,7 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      requireRole(userOf(request).userId, request.params.organizationId, 'owner');
+      await requireRole(userOf(request).userId, request.params.organizationId, 'owner');
       const { organizationId, sourceId } = request.params;
       return { source: await sources.setPaused(organizationId, sourceId, request.body.paused) };
     },
@@ -122,7 +131,7 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      requireRole(userOf(request).userId, request.params.organizationId, 'owner');
+      await requireRole(userOf(request).userId, request.params.organizationId, 'owner');
       await sources.remove(request.params.organizationId, request.params.sourceId);
       return reply.code(204).send(null);
     },
