@@ -41,27 +41,46 @@ export function createSqlJsStorage(store: Store, repositories: Repositories): St
   const read = (call: () => unknown) => (store.afterOpenWrite ? afterWrites(call) : settled(call));
   const repos = Object.fromEntries(names.map((name) => [name, awaiting(repositories[name], read)])) as Repos;
 
-  /** The repositories for one write, each made when the write first uses it. */
-  function inside(write: OpenWrite): Repos {
-    const run = (call: () => unknown) =>
-      write.open ? settled(call) : Promise.reject(new AwaitInsideWriteError());
-    const made = new Map<keyof Repositories, unknown>();
-    const tx = {} as Repos;
-    for (const name of names) {
-      Object.defineProperty(tx, name, {
-        enumerable: true,
-        get() {
-          if (!made.has(name)) made.set(name, awaiting(repositories[name], run));
-          return made.get(name);
-        },
-      });
+  /**
+   * Inside a write, each repository's face is made once and shared by every write; the write a
+   * call belongs to is the `write` of the object it is called on, made per write (cheap: no
+   * closures), so a call that comes after its write was given up is refused, whatever runs then.
+   */
+  const insideFaces = Object.fromEntries(
+    names.map((name) => {
+      const face: Record<string, unknown> = {};
+      for (const [method, fn] of Object.entries(repositories[name])) {
+        if (typeof fn !== 'function') continue;
+        face[method] = function (this: { write: OpenWrite }, ...args: unknown[]) {
+          return this.write.open
+            ? settled(() => (fn as AnyMethod)(...args))
+            : Promise.reject(new AwaitInsideWriteError());
+        };
+      }
+      return [name, face];
+    }),
+  ) as Record<keyof Repositories, object>;
+
+  class Inside {
+    private readonly made: Partial<Record<keyof Repositories, object>> = {};
+    constructor(readonly write: OpenWrite) {}
+    face(name: keyof Repositories): object {
+      return (this.made[name] ??= Object.create(insideFaces[name], {
+        write: { value: this.write },
+      }) as object);
     }
-    return tx;
+  }
+  for (const name of names) {
+    Object.defineProperty(Inside.prototype, name, {
+      get(this: Inside) {
+        return this.face(name);
+      },
+    });
   }
 
   return {
     repos,
-    write: (fn) => store.writeAsync((_db, write) => fn(inside(write))),
+    write: (fn) => store.writeAsync((_db, write) => fn(new Inside(write) as unknown as Repos)),
   };
 }
 
