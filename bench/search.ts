@@ -3,17 +3,9 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createAccounts } from '../src-main/accounts/accounts.js';
-import { newId } from '../src-main/accounts/secrets.js';
-import { silentLogger, systemClock } from '../src-main/clock.js';
-import { createRepositories } from '../src-main/store/repositories.js';
-import { Store } from '../src-main/store/store.js';
-import type { Message } from '../src-shared/sessions.js';
 import { buildBenchServer, get, startChild } from './bench-child.js';
-import { sessionSizes, TextPool } from './corpus.js';
 import { percentile } from './load.js';
-import { randomGenerator } from './seed.js';
-import { storageOf } from '../src-main/store/sqljs-storage.js';
+import { LAST_MARKER, QUERIES, RARE, seed } from './search-corpus.js';
 
 /**
  * `npm run bench:search` (and the last part of `npm run bench`): full-text search over
@@ -34,208 +26,6 @@ const outFile = process.env.SEARCH_OUT ?? fileURLToPath(new URL('./search-result
 const startedAt = performance.now();
 const progress = (line: string) =>
   process.stderr.write(`[${((performance.now() - startedAt) / 1000).toFixed(1).padStart(6)}s] ${line}\n`);
-
-/** Rare words planted once each in known messages: the targets of the "rare" queries. */
-const RARE = Array.from({ length: 20 }, (_, i) => `zqrare${i}marker`);
-/** Found once the last session is indexed: the first index is complete. */
-const LAST_MARKER = 'zqlastsessionmarker';
-
-class ConversationMaker {
-  private counter = 0;
-  constructor(
-    private readonly random: () => number,
-    private readonly text: TextPool,
-  ) {}
-  next(big: boolean, plant?: string): Message {
-    this.counter += 1;
-    const id = `toolu_${this.counter.toString(36)}`;
-    const roll = this.random();
-    const extra = plant ? ` ${plant}` : '';
-    if (roll < 0.15) {
-      return {
-        type: 'assistant',
-        message: {
-          content: [
-            {
-              type: 'thinking',
-              thinking: this.text.proseText(500 + Math.floor(this.random() * 2500)) + extra,
-            },
-          ],
-        },
-      };
-    }
-    if (roll < 0.35) {
-      return {
-        type: 'assistant',
-        message: {
-          content: [
-            { type: 'text', text: this.text.proseText(200 + Math.floor(this.random() * 1300)) + extra },
-          ],
-        },
-      };
-    }
-    if (roll < 0.6) {
-      return {
-        type: 'assistant',
-        message: {
-          content: [
-            {
-              type: 'tool_use',
-              id,
-              name: 'Edit',
-              input: {
-                file_path: `src/f${this.counter}.ts`,
-                old_string: this.text.codeText(300),
-                new_string: this.text.codeText(300) + extra,
-              },
-            },
-          ],
-        },
-      };
-    }
-    const bytes =
-      big && this.random() < 0.1
-        ? 200_000 + Math.floor(this.random() * 1_800_000)
-        : 2_000 + Math.floor(this.random() * 58_000);
-    return {
-      type: 'assistant',
-      message: {
-        content: [
-          {
-            type: 'tool_result',
-            tool_use_id: id,
-            content: this.text.codeText(bytes) + extra,
-            is_error: false,
-          },
-        ],
-      },
-    };
-  }
-}
-
-interface Seeded {
-  apiKey: string;
-  organizationId: string;
-  lastSessionId: string;
-  transcriptBytes: number;
-  sessions: number;
-  seedMs: number;
-}
-
-async function seed(dataDir: string): Promise<Seeded> {
-  const random = randomGenerator(0x5ea4c4);
-  const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
-  const repos = createRepositories(store.db);
-  const accounts = createAccounts(storageOf(store), systemClock);
-  const user = await accounts.createUser({
-    email: 'ada@bench.test',
-    name: 'Ada',
-    password: 'bench password, not secret',
-  });
-  const workspace = await accounts.createWorkspace({ name: 'Search', ownerEmail: 'ada@bench.test' });
-  const key = await accounts.createKey({ organizationId: workspace.organizationId, label: 'bench' });
-  const maker = new ConversationMaker(random, new TextPool(random));
-  const sizes = sessionSizes(targetMB * MB, random);
-  const started = performance.now();
-  const now = Date.now();
-  let total = 0;
-  let lastSessionId = '';
-  for (const [n, size] of sizes.entries()) {
-    const id = newId('session');
-    lastSessionId = id;
-    const createdAt = new Date(now - (sizes.length - n) * 60_000).toISOString();
-    let pending: Message[] = [];
-    let pendingBytes = 0;
-    let bytes = 0;
-    let first = true;
-    const flush = async () => {
-      const batch = pending;
-      const isFirst = first;
-      pending = [];
-      pendingBytes = 0;
-      first = false;
-      await store.write(() => {
-        if (isFirst) {
-          repos.sessions.insert({
-            id,
-            workspaceId: workspace.organizationId,
-            authorId: user.id,
-            title: `Session ${n}: find why the build is slow`,
-            model: 'claude-opus-4-6',
-            createdAt,
-            repoUrl: 'https://github.com/acme/web',
-            repository: 'acme/web',
-            baseBranch: 'main',
-            initialMessage: `Session ${n}: find why the build is slow and fix it`,
-          });
-        }
-        for (const message of batch)
-          repos.sessions.appendMessage(id, workspace.organizationId, message, null, createdAt);
-      });
-    };
-    // A rare word in every (sessions / 20)th session, in its third message.
-    const plantEvery = Math.max(1, Math.floor(sizes.length / RARE.length));
-    let count = 0;
-    while (bytes < size) {
-      const rare = n % plantEvery === 0 && count === 2 ? RARE[Math.floor(n / plantEvery)] : undefined;
-      const message = maker.next(size > 10 * MB, rare);
-      const length = JSON.stringify(message).length;
-      pending.push(message);
-      pendingBytes += length;
-      bytes += length;
-      count += 1;
-      if (pendingBytes >= 2 * MB) await flush();
-    }
-    if (n === sizes.length - 1)
-      pending.push({
-        type: 'assistant',
-        message: { content: [{ type: 'text', text: `The end: ${LAST_MARKER}.` }] },
-      });
-    await flush();
-    total += bytes;
-    if ((n + 1) % 200 === 0)
-      progress(`  seeded ${n + 1} / ${sizes.length} sessions, ${(total / MB).toFixed(0)} MB`);
-  }
-  const seedMs = performance.now() - started;
-  await store.close();
-  return {
-    apiKey: key.key,
-    organizationId: workspace.organizationId,
-    lastSessionId,
-    transcriptBytes: total,
-    sessions: sizes.length,
-    seedMs,
-  };
-}
-
-const QUERIES: Record<'rare' | 'common' | 'prefix' | 'phrase', string[]> = {
-  rare: RARE.slice(0, 10),
-  common: [
-    'the',
-    'function',
-    'error',
-    'return const',
-    'test file',
-    'the a',
-    'of and',
-    'this that',
-    'with on',
-    'file',
-  ],
-  prefix: ['kalo*', 'mine*', 'rusa*', 'tivo*', 'beda*', 'fegi*', 'hoju*', 'lypa*', 'qure*', 'sito*'],
-  phrase: [
-    '"the a"',
-    '"of the"',
-    '"return const"',
-    '"function error"',
-    '"to of"',
-    '"and in"',
-    '"is it"',
-    '"for that"',
-    '"with this"',
-    '"we be"',
-  ],
-};
 
 /** What `rg -F` looks for to answer the same query by brute force: its longest literal. */
 const literalOf = (q: string) =>
@@ -267,7 +57,7 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sessiondesk-search-'));
   try {
     progress(`seeding about ${targetMB} MB of transcripts into ${dataDir}`);
-    const seeded = await seed(dataDir);
+    const seeded = await seed(dataDir, targetMB, { progress });
     const transcriptMB = seeded.transcriptBytes / MB;
     progress(
       `seeded ${transcriptMB.toFixed(0)} MB in ${seeded.sessions} sessions, ${(seeded.seedMs / 1000).toFixed(1)} s`,
