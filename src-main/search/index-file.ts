@@ -9,7 +9,7 @@ import type { Logger } from '../clock.js';
 
 export const SEARCH_INDEX_FILE = 'search.db';
 /** Bumped when the index's layout changes: an index of another format is rebuilt. */
-export const SEARCH_INDEX_FORMAT = '6';
+export const SEARCH_INDEX_FORMAT = '7';
 const FORMAT = SEARCH_INDEX_FORMAT;
 
 /**
@@ -34,6 +34,16 @@ const SCHEMA = [
   )`,
   // Where each indexed message starts in its transcript (k: the session's key, then the message).
   'CREATE TABLE IF NOT EXISTS frames (k INTEGER PRIMARY KEY, offset INTEGER NOT NULL)',
+  // Where each piece of a large message starts in the message's JSON bytes (k: the piece's
+  // rowid in body; see PieceStart), so a hit there reads and decodes that piece alone.
+  `CREATE TABLE IF NOT EXISTS pieces (
+    k INTEGER PRIMARY KEY,
+    at INTEGER NOT NULL,
+    until INTEGER NOT NULL,
+    skip INTEGER NOT NULL,
+    stack TEXT NOT NULL,
+    in_string INTEGER NOT NULL
+  )`,
   // The index's term list, with how many pieces each term is in.
   `CREATE VIRTUAL TABLE IF NOT EXISTS body_vocab USING fts5vocab(body, row)`,
 ];

@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
  * One change to the index, written by the index writer in the order sent:
  * - `insert`: a piece of a message's text (FTS5 tokenizes it), at its rowid;
  * - `frame`: where a message starts in its transcript;
+ * - `piece`: where a piece of a large message starts in its JSON bytes (see PieceStart);
  * - `session`: a session new to the index, with the facts searches filter on;
  * - `facts`: a known session's agent and repository, when they changed;
  * - `indexed`: how many of a session's messages are in the index;
@@ -12,6 +13,7 @@ import { Worker } from 'node:worker_threads';
 export type IndexOp =
   | ['insert', rowid: number, text: string]
   | ['frame', k: number, offset: number]
+  | ['piece', rowid: number, at: number, until: number, skip: number, stack: string, inString: number]
   | ['session', sk: number, id: string, workspaceId: string, agent: string | null, repository: string | null]
   | ['facts', sk: number, agent: string | null, repository: string | null]
   | ['indexed', sk: number, count: number]
@@ -58,6 +60,9 @@ const statement = (sql) => {
 const ops = {
   insert: (rowid, text) => statement('INSERT OR REPLACE INTO body (rowid, text) VALUES (?, ?)').run(rowid, text),
   frame: (k, offset) => statement('INSERT OR REPLACE INTO frames (k, offset) VALUES (?, ?)').run(k, offset),
+  piece: (k, at, until, skip, stack, inString) =>
+    statement('INSERT OR REPLACE INTO pieces (k, at, until, skip, stack, in_string) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(k, at, until, skip, stack, inString),
   session: (sk, id, workspaceId, agent, repository) =>
     statement('INSERT INTO sessions (sk, id, workspace_id, agent, repository, indexed) VALUES (?, ?, ?, ?, ?, 0)')
       .run(sk, id, workspaceId, agent, repository),
@@ -68,6 +73,7 @@ const ops = {
   forget: (sk) => {
     statement('DELETE FROM body WHERE rowid >= ? AND rowid < ?').run(sk * stride, (sk + 1) * stride);
     statement('DELETE FROM frames WHERE k >= ? AND k < ?').run(sk * stride, (sk + 1) * stride);
+    statement('DELETE FROM pieces WHERE k >= ? AND k < ?').run(sk * stride, (sk + 1) * stride);
   },
 };
 let accepting = firstGen;

@@ -8,6 +8,7 @@ import { AppError } from '../errors.js';
 import { readMessagePage, settledRow, type TranscriptSource } from '../sessions/transcript-reads.js';
 import { openIndexFile, SEARCH_INDEX_FILE, SESSION_STRIDE } from './index-file.js';
 import { IndexWriter, type IndexOp } from './index-writer.js';
+import { messagePieces, PIECE_READ_MIN_BYTES, type PieceStart } from './message-piece.js';
 import { chunks, MAX_CHUNKS, searchableText } from './message-text.js';
 import type { ParsedQuery } from './query.js';
 import { SearchReader, searchPlan, type SearchFilters } from './search-reader.js';
@@ -41,6 +42,8 @@ export interface SearchRow {
   chunk: number;
   /** Where the message's frame starts in its transcript, so its text is read from there. */
   offset: number | null;
+  /** Where the piece starts in the message's JSON bytes (large messages only). */
+  start: PieceStart | null;
 }
 
 interface SessionEntry {
@@ -54,7 +57,22 @@ interface OpenMessage {
   key: number;
   messageIndex: number;
   pieces: string[];
+  /** Where each piece starts in the message's bytes, when it is large enough to keep them. */
+  starts: Array<PieceStart | null> | null;
   next: number;
+}
+
+/**
+ * A message's pieces as they are indexed. A large one is cut in one scan of its bytes, which
+ * also says where each piece starts there, for a hit to read that piece alone (and is quicker
+ * than JSON.parse at that size); the rest are parsed, as is a large one whose keys JSON.parse
+ * would order otherwise.
+ */
+function piecesOf(json: Buffer): { pieces: string[]; starts: Array<PieceStart | null> | null } {
+  const scanned = json.length > PIECE_READ_MIN_BYTES ? messagePieces(json) : null;
+  return (
+    scanned ?? { pieces: chunks(searchableText(JSON.parse(json.toString('utf8')) as unknown)), starts: null }
+  );
 }
 
 /**
@@ -196,9 +214,15 @@ export class SearchIndex {
       throw new AppError(503, 'unavailable', `Search is unavailable: ${this.unavailable}`);
     }
     const rows = await this.reader.run(searchPlan(query, filters, offset, limit));
-    return rows.map(([rowid, sessionId, offset]) => {
+    return rows.map(([rowid, sessionId, offset, start]) => {
       const within = rowid % SESSION_STRIDE;
-      return { sessionId, messageIndex: Math.floor(within / MAX_CHUNKS), chunk: within % MAX_CHUNKS, offset };
+      return {
+        sessionId,
+        messageIndex: Math.floor(within / MAX_CHUNKS),
+        chunk: within % MAX_CHUNKS,
+        offset,
+        start,
+      };
     });
   }
 
@@ -419,10 +443,10 @@ export class SearchIndex {
       ahead.next += 1;
       const messageIndex = entry.indexed + done;
       this.ops.push(['frame', entry.key * SESSION_STRIDE + messageIndex, ahead.offsets[i] as number]);
-      const pieces = chunks(searchableText(JSON.parse(json.toString('utf8')) as unknown));
+      const { pieces, starts } = piecesOf(json);
       if (pieces.length > 1) {
         // A long message goes in piece by piece, over several turns.
-        this.open = { sessionId, key: entry.key, messageIndex, pieces, next: 0 };
+        this.open = { sessionId, key: entry.key, messageIndex, pieces, starts, next: 0 };
         break;
       }
       if (pieces[0]) this.ops.push(['insert', rowidOf(entry.key, messageIndex, 0), pieces[0]]);
@@ -445,7 +469,13 @@ export class SearchIndex {
     let chars = 0;
     while (open.next < open.pieces.length && chars < SLICE_CHARS) {
       const piece = open.pieces[open.next] as string;
-      this.ops.push(['insert', rowidOf(open.key, open.messageIndex, open.next), piece]);
+      const rowid = rowidOf(open.key, open.messageIndex, open.next);
+      this.ops.push(['insert', rowid, piece]);
+      const start = open.starts?.[open.next];
+      if (start) {
+        const { at, until, skip, stack, inString } = start;
+        this.ops.push(['piece', rowid, at, until, skip, stack, inString ? 1 : 0]);
+      }
       chars += piece.length;
       open.next += 1;
     }

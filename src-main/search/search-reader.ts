@@ -3,6 +3,7 @@ import { repositoryFilter } from '../../src-shared/repo-url.js';
 import type { Logger } from '../clock.js';
 import { AppError } from '../errors.js';
 import { SESSION_STRIDE } from './index-file.js';
+import type { PieceStart } from './message-piece.js';
 import { MAX_CHUNKS } from './message-text.js';
 import type { ParsedQuery } from './query.js';
 
@@ -81,8 +82,11 @@ export function searchPlan(
   };
 }
 
-/** A matching piece: its rowid, its session's id, and where its message starts (null: unknown). */
-export type ReaderRow = [rowid: number, sessionId: string, offset: number | null];
+/**
+ * A matching piece: its rowid, its session's id, where its message starts (null: unknown) and
+ * where the piece starts in the message (null: not kept, the message is small).
+ */
+export type ReaderRow = [rowid: number, sessionId: string, offset: number | null, start: PieceStart | null];
 
 type FromReader = { ready: true } | { id: number; rows: ReaderRow[] } | { id: number; error: string };
 
@@ -126,11 +130,16 @@ parentPort.on('message', ({ id, plan }) => {
   try {
     const sql = matchesAtMost(plan.tokens) <= plan.rankedMax ? plan.ranked : plan.newest;
     const frame = statement('SELECT offset FROM frames WHERE k = ?');
+    const piece = statement('SELECT at, until, skip, stack, in_string FROM pieces WHERE k = ?');
     const rows = statement(sql).all(...plan.params).map((row) => {
       const rowid = Number(row.rowid);
       const within = rowid % stride;
       const offset = frame.get(rowid - within + Math.floor(within / maxChunks))?.offset;
-      return [rowid, String(row.id), offset === undefined ? null : Number(offset)];
+      const p = piece.get(rowid);
+      const start = p === undefined ? null : {
+        at: Number(p.at), until: Number(p.until), skip: Number(p.skip), stack: String(p.stack), inString: p.in_string === 1,
+      };
+      return [rowid, String(row.id), offset === undefined ? null : Number(offset), start];
     });
     parentPort.postMessage({ id, rows });
   } catch (err) {

@@ -3,12 +3,13 @@ import { SEARCH_LIMIT_DEFAULT, type SearchHit, type SearchResponse } from '../..
 import type { AgentFilter } from '../../src-shared/sessions.js';
 import { badRequest } from '../errors.js';
 import { readMessageAt, readMessagePage, type TranscriptSource } from '../sessions/transcript-reads.js';
-import { messagePiece } from './message-piece.js';
+import { messagePiece, pieceAt, PIECE_READ_MIN_BYTES } from './message-piece.js';
 import { chunks, searchableText } from './message-text.js';
 import { parseQuery } from './query.js';
 import type { SearchIndex, SearchRow } from './search-index.js';
 import { makeSnippet } from './snippet.js';
 import { termPattern } from '../../src-shared/search-terms.js';
+import type { SessionRow } from '../store/session-listing.js';
 
 export interface SearchInput {
   workspaceId: string;
@@ -18,9 +19,6 @@ export interface SearchInput {
   limit?: number | undefined;
   cursor?: string | undefined;
 }
-
-/** From this size, a hit's piece is read from the message's bytes rather than a whole parse. */
-const PIECE_READ_MIN_BYTES = 128 * 1024;
 
 const CursorSchema = z.tuple([z.number().int().min(0)]);
 
@@ -38,23 +36,60 @@ const encodeCursor = (offset: number) => Buffer.from(JSON.stringify([offset])).t
 
 /** Full-text search over a workspace's transcripts: the index finds, the transcripts say. */
 export function createSearchService(deps: { index: SearchIndex; source: TranscriptSource }) {
-  async function hitFor(row: SearchRow, terms: Parameters<typeof makeSnippet>[1]) {
-    const session = deps.source.repos.sessions.find(row.sessionId);
-    if (!session || row.messageIndex >= session.messageCount) return null;
+  /**
+   * The piece of a large message the index says where it starts: its bytes alone are read and
+   * decoded (a hit in the last piece of a 4 MB tool output reads some 40 KB of it). Undefined
+   * when the index keeps no start for it, or what is read there does not make it.
+   */
+  async function pieceFromItsStart(row: SearchRow, session: SessionRow): Promise<string | undefined> {
+    const { start, offset } = row;
+    if (!start || offset === null || offset >= session.transcriptBytes) return undefined;
+    try {
+      const { bytes, payloadBytes } = await deps.source.store.transcripts.readPayloadRange(
+        session.id,
+        offset,
+        session.transcriptBytes,
+        start.at,
+        start.until,
+      );
+      return pieceAt(bytes, start, row.chunk, start.until === payloadBytes);
+    } catch {
+      // The whole message is read next, and checked as every read is.
+      return undefined;
+    }
+  }
+
+  /**
+   * The piece cut from the whole message, read and checked as every read is. From a large
+   * message it is read without parsing the whole of it (bench/search-hits.ts: a whole parse
+   * makes strings V8 keeps apart, and costs ms); a small one is parsed whole, which is faster.
+   * Where the piece read does not hold the match (see messagePiece), it is cut from the parsed
+   * message, as when it was indexed.
+   */
+  async function pieceFromMessage(
+    row: SearchRow,
+    session: SessionRow,
+    holdsMatch: (piece: string | undefined) => piece is string,
+  ): Promise<string | null> {
     const json =
       row.offset === null
         ? (await readMessagePage(deps.source, session, row.messageIndex, 1, Infinity)).messages[0]
         : await readMessageAt(deps.source, session, row.offset);
     if (!json) return null;
-    // The piece as it was indexed. From a large message it is read without parsing the whole of
-    // it (bench/search-hits.ts: a whole parse makes strings V8 keeps apart, and costs ms); a
-    // small one is parsed whole, which is faster. Where the piece read does not hold the match
-    // (see messagePiece), it is cut from the whole message, as when it was indexed.
     const piece = json.length > PIECE_READ_MIN_BYTES ? messagePiece(json, row.chunk) : undefined;
-    const text =
-      piece !== undefined && termPattern(terms).test(piece)
-        ? piece
-        : (chunks(searchableText(JSON.parse(json.toString('utf8')) as unknown))[row.chunk] ?? '');
+    return holdsMatch(piece)
+      ? piece
+      : (chunks(searchableText(JSON.parse(json.toString('utf8')) as unknown))[row.chunk] ?? '');
+  }
+
+  async function hitFor(row: SearchRow, terms: Parameters<typeof makeSnippet>[1]) {
+    const session = deps.source.repos.sessions.find(row.sessionId);
+    if (!session || row.messageIndex >= session.messageCount) return null;
+    const holdsMatch = (piece: string | undefined): piece is string =>
+      piece !== undefined && termPattern(terms).test(piece);
+    const fromStart = await pieceFromItsStart(row, session);
+    const text = holdsMatch(fromStart) ? fromStart : await pieceFromMessage(row, session, holdsMatch);
+    if (text === null) return null;
     const hit: SearchHit = {
       sessionId: session.id,
       title: session.title,

@@ -201,6 +201,45 @@ export class Transcripts {
     });
   }
 
+  /**
+   * Bytes `from` to `until` of the payload of the frame at `offset` (a frame boundary below
+   * `to`, the committed length), and the payload's length: a search hit's piece of a large
+   * message, without reading the megabytes around it. Its checksum covers the whole payload, so
+   * these bytes are not checked against it: the caller checks that they make what it expects,
+   * and reads the whole frame (readFrame) when they do not.
+   */
+  async readPayloadRange(
+    sessionId: string,
+    offset: number,
+    to: number,
+    from: number,
+    until: number,
+  ): Promise<{ bytes: Buffer; payloadBytes: number }> {
+    const path = this.path(sessionId);
+    return this.readHandles.with(sessionId, async (handle) => {
+      const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
+      const bytes = Buffer.allocUnsafe(Math.max(0, until - from));
+      const [headerRead, bytesRead] = await Promise.all([
+        this.files.read(handle, header, offset),
+        this.files.read(handle, bytes, offset + FRAME_HEADER_BYTES + from),
+      ]);
+      const payloadBytes = headerRead === FRAME_HEADER_BYTES ? header.readUInt32LE(0) : -1;
+      if (
+        payloadBytes <= 0 ||
+        payloadBytes > MAX_MESSAGE_BYTES ||
+        offset + payloadBytes + FRAME_OVERHEAD_BYTES > to ||
+        from < 0 ||
+        until > payloadBytes ||
+        bytesRead !== bytes.length
+      ) {
+        throw new TranscriptDamagedError(
+          `${path}: no payload bytes ${from} to ${until} in a frame at byte ${offset}`,
+        );
+      }
+      return { bytes, payloadBytes };
+    });
+  }
+
   private async openToRead(path: string): Promise<FileHandle> {
     try {
       return await this.files.open(path, 'r');
