@@ -220,6 +220,30 @@ describe('one message read where its frame starts (a search hit)', () => {
       await o.store.close();
     }
   });
+
+  it('reads a stretch of a large payload alone, and refuses one outside the frame or the transcript', async () => {
+    const o = await open(dataDir());
+    try {
+      const id = await newSession(o);
+      await append(o, id, toolResult('toolu_large', 1_500_000));
+      await append(o, id, reply('after it'), 2);
+      const row = o.repos.sessions.find(id)!;
+      const { offsets } = await readMessagePage(o, row, 0, 3, Infinity);
+      const whole = (await readMessageAt(o, row, offsets[1]!))!;
+      const range = (from: number, until: number, offset = offsets[1]!) =>
+        o.store.transcripts.readPayloadRange(id, offset, row.transcriptBytes, from, until);
+      const stretch = await range(1_200_000, 1_240_000);
+      expect(stretch.payloadBytes).toBe(whole.length);
+      expect(stretch.bytes.equals(whole.subarray(1_200_000, 1_240_000))).toBe(true);
+      expect((await range(0, whole.length)).bytes.equals(whole)).toBe(true);
+      // Past the payload's end, or where no frame starts: nothing read is handed out.
+      await expect(range(whole.length - 10, whole.length + 1)).rejects.toBeInstanceOf(DataDamagedError);
+      await expect(range(0, 100, offsets[1]! + 20)).rejects.toBeInstanceOf(DataDamagedError);
+      await expect(range(0, 10, offsets[2]! + 5)).rejects.toBeInstanceOf(DataDamagedError);
+    } finally {
+      await o.store.close();
+    }
+  });
 });
 
 describe('a damaged transcript', () => {
