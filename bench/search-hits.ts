@@ -1,10 +1,11 @@
 // What a search hit costs the server to show: the piece of the message the index matched, read
-// from the message's JSON bytes (message-piece.ts) beside the whole message parsed, as before.
-// Real-size tool outputs cut from the source files in node_modules; the first and the last
-// piece of each; the median of many rounds, both ways in one run.
+// from the message's JSON bytes (message-piece.ts) beside the whole message parsed, as before,
+// and made from the bytes where the index says the piece starts (pieceAt), as now.
+// Real-size tool outputs cut from the source files in node_modules; the first, the next to last
+// and the last piece of each; the median of many rounds, both ways in one run.
 //
 //   node ./bin/run-ts.js bench/search-hits.ts
-import { messagePiece } from '../src-main/search/message-piece.js';
+import { messagePiece, messagePieces, pieceAt } from '../src-main/search/message-piece.js';
 import { chunks, searchableText } from '../src-main/search/message-text.js';
 import { TextPool } from './corpus.js';
 
@@ -30,8 +31,12 @@ function medianMs(run: () => unknown, rounds: number): number {
   return times[Math.floor(times.length / 2)]!;
 }
 
-console.log('| tool output | pieces | piece | whole parse | from the bytes | ratio |');
-console.log('| ----------- | ------ | ----- | ----------- | -------------- | ----- |');
+console.log(
+  '| tool output | pieces | piece | whole parse | from the bytes | from its start | ratio to whole parse |',
+);
+console.log(
+  '| ----------- | ------ | ----- | ----------- | -------------- | -------------- | -------------------- |',
+);
 for (const chars of [40_000, 100_000, 200_000, 600_000, 1_500_000, 3_700_000]) {
   const message = {
     type: 'user',
@@ -42,12 +47,19 @@ for (const chars of [40_000, 100_000, 200_000, 600_000, 1_500_000, 3_700_000]) {
   const json = Buffer.from(JSON.stringify(message));
   const count = wholeParse(json, 0) === undefined ? 0 : chunks(searchableText(message)).length;
   const rounds = chars > 1_000_000 ? 30 : 200;
-  for (const n of new Set([0, count - 1])) {
-    if (messagePiece(json, n) !== wholeParse(json, n)) throw new Error(`piece ${n} differs`);
+  for (const n of new Set([0, Math.max(0, count - 2), count - 1])) {
+    const start = messagePieces(json)?.starts[n];
+    if (!start) throw new Error(`piece ${n} has no start`);
+    // What a hit reads of the transcript: the bytes from the piece's start to where it is whole.
+    const window = json.subarray(start.at, start.until);
+    const fromStart = () => pieceAt(window, start, n, start.until === json.length);
+    if (messagePiece(json, n) !== wholeParse(json, n) || fromStart() !== wholeParse(json, n))
+      throw new Error(`piece ${n} differs`);
     const whole = medianMs(() => wholeParse(json, n), rounds);
     const bytes = medianMs(() => messagePiece(json, n), rounds);
+    const started = medianMs(fromStart, rounds);
     console.log(
-      `| ${(json.length / 1e6).toFixed(2)} MB | ${count} | ${n === 0 ? 'first' : 'last'} | ${whole.toFixed(2)} ms | ${bytes.toFixed(2)} ms | ${(whole / bytes).toFixed(1)}× |`,
+      `| ${(json.length / 1e6).toFixed(2)} MB | ${count} | ${n === 0 ? 'first' : n === count - 1 ? 'last' : 'next to last'} | ${whole.toFixed(2)} ms | ${bytes.toFixed(2)} ms | ${started.toFixed(2)} ms (${(window.length / 1024).toFixed(0)} KB read) | ${(started / bytes).toFixed(3)}× |`,
     );
   }
 }
