@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SearchResponseSchema, type SearchHit } from '../../src-shared/search.js';
 import { searchTerms } from '../../src-shared/search-terms.js';
@@ -9,6 +8,7 @@ import { chunks, searchableText } from '../../src-main/search/message-text.js';
 import { makeSnippet } from '../../src-main/search/snippet.js';
 import { runCli } from '../helpers/cli.js';
 import { assistantText } from '../helpers/messages.js';
+import { captureLog } from '../helpers/search-writer.js';
 import {
   createSession,
   seedWorkspace,
@@ -57,6 +57,44 @@ function expectedSnippet(
   return { piece, ...makeSnippet(pieces[piece] as string, searchTerms(word)) };
 }
 
+/** Asks GET /api/search of `server` with the workspace's key. */
+async function search(server: TestServer, apiKey: string, q: string) {
+  return SearchResponseSchema.parse(
+    await (await withKey(server, apiKey, 'GET', `/api/search?q=${q}`)).json(),
+  );
+}
+
+/** A session whose second message is `bigOutput()` (and a short third), once it is indexed. */
+async function sessionWithBigOutput(server: TestServer) {
+  const owner = await seedWorkspace(server, 'owner');
+  const id = (
+    await createSession(server, owner.user.cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'Run the tests and say how long they took.',
+    })
+  ).id;
+  const message = bigOutput();
+  await server.store.write(() => {
+    for (const sent of [message, assistantText('All done.')])
+      server.repos.sessions.appendMessage(id, owner.organizationId, sent, null, new Date().toISOString());
+  });
+  await until(
+    () => search(server, owner.apiKey, 'halcyonic'),
+    (answer) => answer.indexing.complete && answer.hits.length === 1,
+  );
+  return { owner, id, message };
+}
+
+/** How many piece starts the index in `dataDir` keeps. */
+function pieceStartsKept(dataDir: string): number {
+  const index = new DatabaseSync(join(dataDir, 'search.db'), { readOnly: true });
+  try {
+    return Number(index.prepare('SELECT count(*) AS n FROM pieces').get()?.n);
+  } finally {
+    index.close();
+  }
+}
+
 describe('a search hit in a large message', () => {
   let server: TestServer | null = null;
   afterEach(async () => {
@@ -66,27 +104,8 @@ describe('a search hit in a large message', () => {
 
   it('shows the snippet of its piece, wherever the piece is in a multi-megabyte tool output', async () => {
     server = await startTestServer();
-    const started = server;
-    const owner = await seedWorkspace(started, 'owner');
-    const id = (
-      await createSession(started, owner.user.cookie, {
-        organizationId: owner.organizationId,
-        initialMessage: 'Run the tests and say how long they took.',
-      })
-    ).id;
-    const message = bigOutput();
+    const { owner, id, message } = await sessionWithBigOutput(server);
     expect(Buffer.byteLength(JSON.stringify(message))).toBeGreaterThan(3_000_000);
-    await started.store.write(() =>
-      started.repos.sessions.appendMessage(id, owner.organizationId, message, null, new Date().toISOString()),
-    );
-    const search = async (q: string) =>
-      SearchResponseSchema.parse(
-        await (await withKey(started, owner.apiKey, 'GET', `/api/search?q=${q}`)).json(),
-      );
-    await until(
-      () => search('halcyonic'),
-      (answer) => answer.indexing.complete && answer.hits.length === 1,
-    );
 
     const lastPiece = chunks(searchableText(message)).length - 1;
     const cases = [
@@ -99,7 +118,7 @@ describe('a search hit in a large message', () => {
       const expected = expectedSnippet(message, word);
       if (piece === 'late') expect(expected.piece).toBeGreaterThan(40);
       else expect(expected.piece).toBe(piece);
-      const { hits } = await search(word);
+      const { hits } = await search(server, owner.apiKey, word);
       expect(hits, word).toHaveLength(1);
       const hit = hits[0] as SearchHit;
       expect(hit).toMatchObject({ sessionId: id, messageIndex: 1 });
@@ -114,15 +133,8 @@ describe('a search hit in a large message', () => {
         highlights: expected.highlights,
       });
     }
-
     // The index keeps where every piece of the message starts.
-    const index = new DatabaseSync(join(started.store.dataDir, 'search.db'), { readOnly: true });
-    try {
-      const kept = index.prepare('SELECT count(*) AS n FROM pieces').get();
-      expect(Number(kept?.n)).toBe(lastPiece + 1);
-    } finally {
-      index.close();
-    }
+    expect(pieceStartsKept(server.store.dataDir)).toBe(lastPiece + 1);
   }, 60_000);
 });
 
@@ -131,39 +143,7 @@ describe('a search index of the format before piece starts were kept', () => {
     const dataDir = tempDir();
     let server = await startTestServer({ dataDir });
     try {
-      const owner = await seedWorkspace(server, 'owner');
-      const started = server;
-      const id = (
-        await createSession(started, owner.user.cookie, {
-          organizationId: owner.organizationId,
-          initialMessage: 'Run the tests and say how long they took.',
-        })
-      ).id;
-      const message = bigOutput();
-      await started.store.write(() => {
-        started.repos.sessions.appendMessage(
-          id,
-          owner.organizationId,
-          message,
-          null,
-          new Date().toISOString(),
-        );
-        started.repos.sessions.appendMessage(
-          id,
-          owner.organizationId,
-          assistantText('All done.'),
-          null,
-          new Date().toISOString(),
-        );
-      });
-      const search = async (q: string) =>
-        SearchResponseSchema.parse(
-          await (await withKey(server, owner.apiKey, 'GET', `/api/search?q=${q}`)).json(),
-        );
-      await until(
-        () => search('marrowfat'),
-        (answer) => answer.indexing.complete && answer.hits.length === 1,
-      );
+      const { owner, id, message } = await sessionWithBigOutput(server);
       await server.stop();
 
       // The index as the version before wrote it: format 6, no piece starts, and (to tell
@@ -178,34 +158,23 @@ describe('a search index of the format before piece starts were kept', () => {
       old.close();
       const doctor = await runCli(['doctor', '--data-dir', dataDir]);
 
-      const lines: string[] = [];
-      const log = new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          lines.push(...chunk.toString().split('\n'));
-          done();
-        },
-      });
-      server = await startTestServer({ dataDir, log: { level: 'info', stream: log } });
+      const log = captureLog();
+      server = await startTestServer({ dataDir, log: { level: 'info', stream: log.stream } });
+      const started = server;
       const rebuilt = await until(
-        () => search('marrowfat'),
+        () => search(started, owner.apiKey, 'marrowfat'),
         (answer) => answer.indexing.complete && answer.hits.length === 1,
         30_000,
       );
       expect(rebuilt.hits[0]?.snippet).toContain('the retry budget is marrowfat for the late stage');
       // The old index answers no more: a word it held and no transcript does is not found.
-      expect((await search('wraithlike')).hits).toEqual([]);
-      expect(lines.join('\n')).toContain('The search index is of format 6, not 7; rebuilding it.');
+      expect((await search(started, owner.apiKey, 'wraithlike')).hits).toEqual([]);
+      expect(log.text()).toContain('The search index is of format 6, not 7; rebuilding it.');
       // Told apart from a sound index before it was rebuilt, too.
       expect(doctor.stdout).toMatch(
         /Search index\s+UNUSABLE: it is of format 6, not 7 \(rebuilt at the next start\)/u,
       );
-      const index = new DatabaseSync(join(dataDir, 'search.db'), { readOnly: true });
-      try {
-        const kept = index.prepare('SELECT count(*) AS n FROM pieces').get();
-        expect(Number(kept?.n)).toBe(chunks(searchableText(message)).length);
-      } finally {
-        index.close();
-      }
+      expect(pieceStartsKept(dataDir)).toBe(chunks(searchableText(message)).length);
     } finally {
       await server.dispose();
     }

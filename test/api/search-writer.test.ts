@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, constants, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SearchResponse } from '../../src-shared/search.js';
@@ -19,24 +18,13 @@ import {
 } from '../helpers/server.js';
 import { assistantText as text } from '../helpers/messages.js';
 import { until } from '../helpers/until.js';
-import { onWriter } from '../helpers/search-writer.js';
+import { captureLog, onWriter } from '../helpers/search-writer.js';
 
 /**
  * The index is written on a thread of its own (the index writer); these are the ways that
  * thread can fail or be cut short, with the real server over HTTP. Faults are made in the
  * writer itself through the inspector, as a crash or a long SQLite step would.
  */
-
-function captureLog() {
-  let log = '';
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      log += chunk.toString();
-      done();
-    },
-  });
-  return { stream, text: () => log, count: (what: string) => log.split(what).length - 1 };
-}
 
 /**
  * Holds the writer thread, as a long SQLite step would, in a blocking read of a FIFO: it can

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { assistantText } from './messages.js';
 import { tempDir, type TestServer } from './server.js';
 
@@ -91,4 +92,16 @@ export function writeBacklog(
       new Date().toISOString(),
     );
   }
+}
+
+/** A log stream for a test server (`log: { stream }`), and what was written to it. */
+export function captureLog() {
+  let log = '';
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      log += chunk.toString();
+      done();
+    },
+  });
+  return { stream, text: () => log, count: (what: string) => log.split(what).length - 1 };
 }
