@@ -1,6 +1,13 @@
 import { CHUNK_CHARS, MAX_CHUNKS, STRUCTURAL_KEYS } from './message-text.js';
 
 /**
+ * From this size a message's piece is read from its bytes rather than a whole parse (and the
+ * index keeps where its pieces start). Below it JSON.parse is faster: V8 parses small strings
+ * natively, while strings over about 128 KB go to a space of their own and cost milliseconds.
+ */
+export const PIECE_READ_MIN_BYTES = 128 * 1024;
+
+/**
  * A message's searchable text read from its JSON bytes without parsing all of them:
  * `messagePiece(json, n)` is `chunks(searchableText(JSON.parse(json)))[n]`, but the strings are
  * decoded in order, a long one in segments, and the scan stops once piece `n` is whole. A
@@ -18,13 +25,6 @@ import { CHUNK_CHARS, MAX_CHUNKS, STRUCTURAL_KEYS } from './message-text.js';
  * with a key twice); for `messagePiece` the caller checks that the piece holds the match and
  * falls back to the full parse when it does not.
  */
-/**
- * From this size a message's piece is read from its bytes rather than a whole parse (and the
- * index keeps where its pieces start). Below it JSON.parse is faster: V8 parses small strings
- * natively, while strings over about 128 KB go to a space of their own and cost milliseconds.
- */
-export const PIECE_READ_MIN_BYTES = 128 * 1024;
-
 export function messagePiece(json: Buffer, n: number): string | undefined {
   return new TextWalker(json, json.length, true, new PieceText(n)).walk(0, '', false);
 }
