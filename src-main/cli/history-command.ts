@@ -21,7 +21,7 @@ import {
 } from '../history/source-folder.js';
 import { resolveDataDir } from '../paths.js';
 import { ADMIN_TOKEN_HEADER } from '../server/routes/admin.js';
-import { createRepositories } from '../store/repositories.js';
+import { storageOf } from '../store/sqljs-storage.js';
 import { CliError, describeAdminError, existingDataDir, reachDataDir, unreachable } from './admin-target.js';
 import { parse, print, required, stderrLogger, validate } from './command-line.js';
 import { USAGE, UsageError } from './usage.js';
@@ -70,7 +70,7 @@ async function historyImport(
   const { store } = access;
   try {
     const reports = await runHistoryImport(
-      { store, repos: createRepositories(store.db), clock: systemClock },
+      { store, storage: storageOf(store), clock: systemClock },
       body,
       rules,
     );

@@ -4,7 +4,7 @@ import type { Accounts } from '../accounts/accounts.js';
 import { createDemoAgent } from '../agents/kinds/demo/demo-agent.js';
 import { branchName } from '../agents/types.js';
 import type { Clock } from '../clock.js';
-import type { Repositories } from '../store/repositories.js';
+import type { Storage } from '../store/storage.js';
 import type { Store } from '../store/store.js';
 import { DEMO, PEOPLE } from './people.js';
 import { newDemoPassword, setDemoPassword } from './sign-in.js';
@@ -135,21 +135,24 @@ function demoSessionId(n: number): string {
  */
 export async function seedDemo(deps: {
   store: Store;
-  repos: Repositories;
+  storage: Storage;
   accounts: Accounts;
   clock: Clock;
 }): Promise<{ created: boolean }> {
-  const { store, repos, accounts, clock } = deps;
-  if (repos.workspaces.findById(DEMO.organizationId)) return { created: false };
+  const { store, storage, accounts, clock } = deps;
+  const { repos } = storage;
+  if (await repos.workspaces.findById(DEMO.organizationId)) return { created: false };
 
   for (const person of PEOPLE) {
-    if (!repos.users.findByEmail(person.email)) {
+    if (!(await repos.users.findByEmail(person.email))) {
       // Only the demo owner's password is ever shown; the others' are never known to anyone.
       await accounts.createUser({ email: person.email, name: person.name, password: newDemoPassword() });
     }
   }
-  await setDemoPassword(store, repos);
-  const userIds = PEOPLE.map((p) => repos.users.findByEmail(p.email)?.id ?? '');
+  await setDemoPassword(store, storage);
+  const userIds = await Promise.all(
+    PEOPLE.map(async (p) => (await repos.users.findByEmail(p.email))?.id ?? ''),
+  );
   const now = clock.now().getTime();
 
   const plans: {
@@ -198,26 +201,26 @@ export async function seedDemo(deps: {
     }),
   );
 
-  await store.write(() => {
-    repos.workspaces.insert({
+  await storage.write(async (tx) => {
+    await tx.workspaces.insert({
       id: DEMO.organizationId,
       name: DEMO.workspaceName,
       createdAt: new Date(now - 30 * DAY).toISOString(),
     });
     // Its own setting, so that an agent command set for the installation never runs here.
-    repos.workspaces.putSettings(DEMO.organizationId, { agent: 'demo' });
-    userIds.forEach((userId, i) =>
-      repos.workspaces.addMember(
+    await tx.workspaces.putSettings(DEMO.organizationId, { agent: 'demo' });
+    for (const [i, userId] of userIds.entries()) {
+      await tx.workspaces.addMember(
         DEMO.organizationId,
         userId,
         i === 0 ? 'owner' : 'member',
         new Date(now - 30 * DAY).toISOString(),
-      ),
-    );
+      );
+    }
     for (const { plan, id, repoUrl, messages, tasks, taskLists, result } of sessions) {
       const at = (offsetMs: number) => new Date(plan.createdAt + offsetMs).toISOString();
       const title = makeTitle(plan.prompt);
-      repos.sessions.insert({
+      await tx.sessions.insert({
         id,
         workspaceId: DEMO.organizationId,
         authorId: plan.author,
@@ -229,7 +232,7 @@ export async function seedDemo(deps: {
         ...(repoUrl && plan.repo ? { repoUrl, repository: plan.repo } : {}),
       });
       // Written by the simulated agent: labelled so, like a session the demo agent runs.
-      repos.sessions.setAgentKind(id, 'demo');
+      await tx.sessions.setAgentKind(id, 'demo');
       // An active session waits for its person half-way through. A failed one ends where its
       // tests failed, never on the agent saying they pass.
       const paused = plan.status === 'active' ? pausedRun(messages, taskLists) : null;
@@ -238,9 +241,9 @@ export async function seedDemo(deps: {
         : plan.status === 'failed' && !result.is_error
           ? failedRun(messages)
           : messages;
-      shown.forEach((m: Message, i) =>
-        repos.sessions.appendMessage(id, DEMO.organizationId, m, null, at((i + 1) * 20_000)),
-      );
+      for (const [i, m] of shown.entries()) {
+        await tx.sessions.appendMessage(id, DEMO.organizationId, m as Message, null, at((i + 1) * 20_000));
+      }
       const last = (shown.length + 1) * 20_000;
       if (plan.status !== 'active') {
         const ending =
@@ -252,17 +255,17 @@ export async function seedDemo(deps: {
                 result: 'The tests failed after the change; see the Bash output.',
               }
             : result;
-        repos.sessions.appendMessage(id, DEMO.organizationId, ending, null, at(last));
+        await tx.sessions.appendMessage(id, DEMO.organizationId, ending, null, at(last));
         // Its simulated usage counts like a real run's, kept apart as simulated.
         if (result.usage) {
-          repos.sessions.recordRun(id, DEMO.organizationId, {
+          await tx.sessions.recordRun(id, DEMO.organizationId, {
             kind: 'demo',
             usage: result.usage,
             endedAt: at(last),
           });
         }
       }
-      repos.sessions.replaceTasks(
+      await tx.sessions.replaceTasks(
         id,
         paused
           ? paused.tasks
@@ -272,10 +275,10 @@ export async function seedDemo(deps: {
               )
             : tasks,
       );
-      if (repoUrl) repos.sessions.setBranch(id, branchName(title, id), at(10_000));
+      if (repoUrl) await tx.sessions.setBranch(id, branchName(title, id), at(10_000));
       if (plan.pr && plan.repo) {
         const number = 100 + plan.n;
-        repos.sessions.updatePullRequest(
+        await tx.sessions.updatePullRequest(
           id,
           {
             number,
@@ -286,7 +289,7 @@ export async function seedDemo(deps: {
           at(last),
         );
       }
-      if (plan.status !== 'active') repos.sessions.update(id, { status: plan.status }, at(last));
+      if (plan.status !== 'active') await tx.sessions.update(id, { status: plan.status }, at(last));
     }
   });
   return { created: true };

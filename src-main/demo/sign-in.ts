@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { hashPassword } from '../accounts/secrets.js';
 import { realFiles, writeFileAtomically } from '../store/file-layer.js';
-import type { Repositories } from '../store/repositories.js';
+import type { Storage } from '../store/storage.js';
 import type { Store } from '../store/store.js';
 
 /**
@@ -38,11 +38,11 @@ export function readDemoSignIn(dataDir: string): DemoSignIn | null {
 }
 
 /** Gives the demo owner a new random password, durably, and records it for display. */
-export async function setDemoPassword(store: Store, repos: Repositories): Promise<DemoSignIn> {
+export async function setDemoPassword(store: Store, storage: Storage): Promise<DemoSignIn> {
   const password = newDemoPassword();
   const hash = await hashPassword(password);
-  const owner = repos.users.findByEmail(DEMO_EMAIL);
-  if (owner) await store.write(() => repos.users.setPasswordHash(owner.id, hash));
+  const owner = await storage.repos.users.findByEmail(DEMO_EMAIL);
+  if (owner) await storage.write((tx) => tx.users.setPasswordHash(owner.id, hash));
   const signIn = { email: DEMO_EMAIL, password };
   await writeFileAtomically(
     realFiles,
@@ -57,19 +57,20 @@ export async function setDemoPassword(store: Store, repos: Repositories): Promis
  * random ones (the owner's recorded for display, the others' never known) before the
  * server answers anyone.
  */
-export async function retireDemoPublishedPassword(store: Store, repos: Repositories): Promise<boolean> {
+export async function retireDemoPublishedPassword(store: Store, storage: Storage): Promise<boolean> {
   if (readDemoSignIn(store.dataDir) !== null) return false;
-  const people = DEMO_PEOPLE.map((email) => repos.users.findByEmail(email)).filter((u) => u !== null);
+  const found = await Promise.all(DEMO_PEOPLE.map((email) => storage.repos.users.findByEmail(email)));
+  const people = found.filter((u) => u !== null);
   if (people.length === 0) return false;
   for (const person of people) {
     if (person.email === DEMO_EMAIL) continue;
     const hash = await hashPassword(newDemoPassword());
-    await store.write(() => repos.users.setPasswordHash(person.id, hash));
+    await storage.write((tx) => tx.users.setPasswordHash(person.id, hash));
   }
-  await setDemoPassword(store, repos);
+  await setDemoPassword(store, storage);
   // Whoever signed in with the published password is signed out.
-  await store.write(() => {
-    for (const person of people) repos.authSessions.deleteForUser(person.id);
+  await storage.write(async (tx) => {
+    for (const person of people) await tx.authSessions.deleteForUser(person.id);
   });
   return true;
 }

@@ -44,12 +44,9 @@ export function createHistoryFollower(deps: HistoryDeps & { logger: Logger }) {
     }
   }
 
-  function watchRoots(): void {
+  async function watchRoots(): Promise<void> {
     const roots = new Set(
-      deps.repos.history
-        .sources()
-        .filter((s) => !s.paused)
-        .map((s) => s.rootDir),
+      (await deps.storage.repos.history.sources()).filter((s) => !s.paused).map((s) => s.rootDir),
     );
     for (const [root, watcher] of watchers) {
       if (!roots.has(root)) {
@@ -73,9 +70,9 @@ export function createHistoryFollower(deps: HistoryDeps & { logger: Logger }) {
   }
 
   async function scanOnce(): Promise<void> {
-    watchRoots();
+    await watchRoots();
     const budget = { until: Date.now() + SCAN_BUDGET_MS, stopped: false };
-    for (const source of deps.repos.history.sources()) {
+    for (const source of await deps.storage.repos.history.sources()) {
       if (closed) return;
       if (source.paused) continue;
       try {

@@ -147,7 +147,8 @@ export async function importFile(
   file: SessionFile,
   options: ImportOptions = {},
 ): Promise<'new' | 'updated' | 'unchanged'> {
-  const { repos, clock } = deps;
+  const { clock } = deps;
+  const { repos } = deps.storage;
   // Only what a file's size and time say; its content is read only through the checked handle.
   const info = file.database
     ? await storedExtent(source.rootDir, file.database.sessionId, options.skips)
@@ -159,9 +160,9 @@ export async function importFile(
     options.skips?.add(file.path, `${entryKind(info as Stats)}: ${ONLY_REGULAR}`);
     return 'unchanged';
   }
-  const last = repos.history.file(source.id, file.path) ?? undefined;
+  const last = (await repos.history.file(source.id, file.path)) ?? undefined;
   const owner = file.parent
-    ? (repos.history.file(source.id, file.parent.path)?.sessionId ?? null)
+    ? ((await repos.history.file(source.id, file.parent.path))?.sessionId ?? null)
     : (last?.sessionId ?? null);
   if (options.only !== undefined ? owner !== options.only : owner !== null && deps.holds?.has(owner))
     return 'unchanged';
@@ -207,7 +208,8 @@ async function readFile(
   opened: FileHandle | SessionExtent,
   options: ImportOptions & { last: HistoryFileRecord | undefined; stale: boolean },
 ): Promise<'new' | 'updated' | 'unchanged'> {
-  const { store, repos, clock } = deps;
+  const { storage, clock } = deps;
+  const { repos } = storage;
   const { last, stale } = options;
   const handle = 'fd' in opened ? opened : null;
   const info = handle ? await handle.stat() : (opened as SessionExtent);
@@ -224,7 +226,7 @@ async function readFile(
     state = undefined;
   }
   if (file.parent) {
-    const parentSession = repos.history.file(source.id, file.parent.path)?.sessionId ?? null;
+    const parentSession = (await repos.history.file(source.id, file.parent.path))?.sessionId ?? null;
     if (!parentSession) return 'unchanged';
     sessionId = parentSession;
   }
@@ -240,7 +242,7 @@ async function readFile(
   if (last !== undefined && last.sessionId === null && last.offset > 0 && !file.parent) {
     const conversationId = storedFacts(parser.facts).conversationId;
     const holder = conversationId
-      ? repos.history.sessionForConversation(source.workspaceId, conversationId)
+      ? await repos.history.sessionForConversation(source.workspaceId, conversationId)
       : null;
     skipped = holder !== null && !holder.imported;
   }
@@ -259,11 +261,11 @@ async function readFile(
     const cwd = facts.cwd ?? storedFolder(marker?.trim());
     const repository = sessionId === null && !skipped ? await repositoryOf(cwd) : undefined;
     const status: SessionStatus = !stale ? 'active' : facts.failed ? 'failed' : 'completed';
-    const created = await store.write(() => {
+    const created = await storage.write(async (tx) => {
       let isNew = false;
       if (sessionId === null && !skipped && facts.conversationId) {
         // Never twice: a session Session Desk ran holds this conversation, and its record wins.
-        const holder = repos.history.sessionForConversation(source.workspaceId, facts.conversationId);
+        const holder = await tx.history.sessionForConversation(source.workspaceId, facts.conversationId);
         if (holder && !holder.imported) skipped = true;
       }
       if (sessionId === null && !skipped && (pending.messages.length > 0 || pending.runs.length > 0)) {
@@ -277,8 +279,8 @@ async function readFile(
           repository,
         });
         sessionId = session.id;
-        repos.sessions.insert({ ...session, createdAt: facts.firstAt ?? clock.now().toISOString() });
-        repos.history.setSessionSource(sessionId, {
+        await tx.sessions.insert({ ...session, createdAt: facts.firstAt ?? clock.now().toISOString() });
+        await tx.history.setSessionSource(sessionId, {
           kind: source.kind,
           path: file.path,
           cwd,
@@ -287,11 +289,11 @@ async function readFile(
         isNew = true;
       }
       if (sessionId !== null && !skipped) {
-        for (const m of pending.messages) appendRead(repos, sessionId, source.workspaceId, m);
-        if (pending.tasks) repos.sessions.replaceTasks(sessionId, pending.tasks);
+        for (const m of pending.messages) await appendRead(tx, sessionId, source.workspaceId, m);
+        if (pending.tasks) await tx.sessions.replaceTasks(sessionId, pending.tasks);
         for (const r of pending.runs) {
           const { usage, costUsd, model } = r.usage;
-          repos.sessions.recordRun(sessionId, source.workspaceId, {
+          await tx.sessions.recordRun(sessionId, source.workspaceId, {
             kind: importedAgent(source.kind).agent,
             conversationId: facts.conversationId,
             usage: { ...usage, ...(costUsd === null ? {} : { costUsd }) },
@@ -300,15 +302,15 @@ async function readFile(
           });
         }
         if (!file.parent && !discard && !deps.holds?.has(sessionId)) {
-          repos.history.setSessionFacts(sessionId, {
+          await tx.history.setSessionFacts(sessionId, {
             createdAt: facts.firstAt,
             updatedAt: facts.lastAt,
             model: facts.model,
             title: facts.title,
             branch: facts.branch,
           });
-          repos.sessions.update(sessionId, { status }, facts.lastAt ?? clock.now().toISOString());
-          repos.history.setSessionFacts(sessionId, { updatedAt: facts.lastAt });
+          await tx.sessions.update(sessionId, { status }, facts.lastAt ?? clock.now().toISOString());
+          await tx.history.setSessionFacts(sessionId, { updatedAt: facts.lastAt });
         }
       }
       const record: HistoryFileRecord = {
@@ -321,7 +323,7 @@ async function readFile(
         mtimeMs: info.mtimeMs,
         parserState: parser.state(),
       };
-      repos.history.putFile(record);
+      await tx.history.putFile(record);
       return isNew;
     });
     if (
@@ -330,7 +332,7 @@ async function readFile(
       (pending.messages.length > 0 || pending.runs.length > 0 || created)
     ) {
       outcome = outcome === 'new' || created ? 'new' : 'updated';
-      publish(deps, sessionId, created);
+      await publish(deps, sessionId, created);
     }
   };
   const batches = chat ? chat.batches(from) : readLines(handle!, from, options.batchBytes);
@@ -437,9 +439,9 @@ async function importSourceNow(
   await settleStatuses(deps, settle);
   // Following rescans often: it notes an import only when a file changed.
   if (changed || !options.quiet) {
-    await deps.store.write(() => deps.repos.history.noteImport(source.id, deps.clock.now().toISOString()));
+    await deps.storage.write((tx) => tx.history.noteImport(source.id, deps.clock.now().toISOString()));
   }
-  const after = deps.repos.history.source(source.id);
+  const after = await deps.storage.repos.history.source(source.id);
   return {
     ...counts,
     sessions: after?.sessionCount ?? 0,

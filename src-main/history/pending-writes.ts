@@ -1,5 +1,5 @@
 import type { Message, Task } from '../../src-shared/sessions.js';
-import type { Repositories } from '../store/repositories.js';
+import type { Repos } from '../store/storage.js';
 import { MessageTooLargeError } from '../store/sessions.js';
 import type { HistoryEvent } from './history-events.js';
 import { storedEvents } from './stored-values.js';
@@ -59,14 +59,14 @@ export function collect(pending: Pending, events: HistoryEvent[], at: string, au
  * Appends a message read from a file; one larger than a session stores is replaced by a notice
  * saying so (inside the store's write: the size is checked before anything is written).
  */
-export function appendRead(
-  repos: Repositories,
+export async function appendRead(
+  repos: Repos,
   sessionId: string,
   workspaceId: string,
   { message, authorId, at }: Pending['messages'][number],
-): void {
+): Promise<void> {
   try {
-    repos.sessions.appendMessage(sessionId, workspaceId, message, authorId, at);
+    await repos.sessions.appendMessage(sessionId, workspaceId, message, authorId, at);
   } catch (err) {
     if (!(err instanceof MessageTooLargeError)) throw err;
     const mib = (err.bytes / 1024 / 1024).toFixed(1);
@@ -76,6 +76,6 @@ export function appendRead(
       message: { content: [{ type: 'text', text }] },
       notice: 'error',
     };
-    repos.sessions.appendMessage(sessionId, workspaceId, notice, null, at);
+    await repos.sessions.appendMessage(sessionId, workspaceId, notice, null, at);
   }
 }

@@ -32,23 +32,26 @@ export function createRunHolds(deps: HistoryDeps) {
   // A continuation a crash cut off is held from the start, until the recovery after the restart
   // reads past what its CLI wrote (AgentHost.recoverInterrupted): the follower must not import it
   // first.
-  const held = new Set<string>(
-    deps.repos.sessions.runningIds().filter((id) => deps.repos.sessions.find(id)?.source),
-  );
+  const { repos } = deps.storage;
+  const held = new Set<string>();
+  /** Filled before the server is ready: the follower's first scan waits for it (`ready`). */
+  const ready = (async () => {
+    for (const id of await repos.sessions.runningIds()) {
+      if ((await repos.sessions.find(id))?.source) held.add(id);
+    }
+  })();
   const withHolds: HistoryDeps = { ...deps, holds: held };
 
-  function sourceOf(sessionId: string): HistorySourceRecord | null {
-    const row = deps.repos.sessions.find(sessionId);
+  async function sourceOf(sessionId: string): Promise<HistorySourceRecord | null> {
+    const row = await repos.sessions.find(sessionId);
     if (!row?.source) return null;
     const { kind, path } = row.source;
     return (
-      deps.repos.history
-        .sources(row.workspaceId)
-        .find(
-          (s) =>
-            s.kind === kind &&
-            (path.startsWith(s.rootDir + sep) || s.rootDir === rootOfSessionFile(kind, path)),
-        ) ?? null
+      (await repos.history.sources(row.workspaceId)).find(
+        (s) =>
+          s.kind === kind &&
+          (path.startsWith(s.rootDir + sep) || s.rootDir === rootOfSessionFile(kind, path)),
+      ) ?? null
     );
   }
 
@@ -63,6 +66,7 @@ export function createRunHolds(deps: HistoryDeps) {
   return {
     /** Sessions held now: what the follower and the import skip. */
     held: held as ReadonlySet<string>,
+    ready,
 
     /**
      * Before the run: what the file gained so far is imported, then the file is held. The run's
@@ -71,7 +75,7 @@ export function createRunHolds(deps: HistoryDeps) {
      */
     async hold(sessionId: string): Promise<void> {
       held.add(sessionId);
-      const source = sourceOf(sessionId);
+      const source = await sourceOf(sessionId);
       if (source) await withSourceLock(source.id, () => readSessionFiles(source, sessionId, false));
     },
 
@@ -81,7 +85,7 @@ export function createRunHolds(deps: HistoryDeps) {
      */
     async release(sessionId: string): Promise<void> {
       try {
-        const source = sourceOf(sessionId);
+        const source = await sourceOf(sessionId);
         if (source) await withSourceLock(source.id, () => readSessionFiles(source, sessionId, true));
       } finally {
         held.delete(sessionId);

@@ -47,10 +47,10 @@ export async function runHistoryImport(
   body: HistoryImportBody,
   rules: FolderRules,
 ): Promise<HistorySourceReport[]> {
-  const { repos, store, clock } = deps;
+  const { storage, store, clock } = deps;
   const workspace = createDirectory(store.db).workspaceNamed(body.workspace);
   const workspaceId = workspace.organizationId;
-  const members = repos.workspaces.members(workspaceId);
+  const members = await storage.repos.workspaces.members(workspaceId);
   let authorId: string;
   if (body.authorEmail !== undefined) {
     const email = body.authorEmail.toLowerCase();
@@ -93,10 +93,10 @@ export async function runHistoryImport(
       reports.push({ ...report, missing: true });
       continue;
     }
-    const source = await store.write((): HistorySourceRecord => {
-      const found = repos.history.findSource(workspaceId, spec.kind, rootDir);
+    const source = await storage.write(async (tx): Promise<HistorySourceRecord> => {
+      const found = await tx.history.findSource(workspaceId, spec.kind, rootDir);
       if (found) {
-        if (found.authorId !== authorId) repos.history.setAuthor(found.id, authorId);
+        if (found.authorId !== authorId) await tx.history.setAuthor(found.id, authorId);
         return { ...found, authorId };
       }
       const created: HistorySourceRecord = {
@@ -110,7 +110,7 @@ export async function runHistoryImport(
         messageCount: 0,
         createdAt: clock.now().toISOString(),
       };
-      repos.history.insertSource(created);
+      await tx.history.insertSource(created);
       return created;
     });
     reports.push({ ...report, ...(await importSource(deps, source)) });
@@ -141,10 +141,11 @@ export function formatSourceReport(report: HistorySourceReport): string {
  * it and its files' progress; the sessions it imported stay, and the CLI's files are untouched.
  */
 export function createHistorySources(deps: HistoryDeps, rules: () => FolderRules) {
-  const { repos, store, clock } = deps;
+  const { storage, store, clock } = deps;
+  const { repos } = storage;
 
-  function view(record: HistorySourceRecord): HistorySource {
-    const author = repos.users.findById(record.authorId);
+  async function view(record: HistorySourceRecord): Promise<HistorySource> {
+    const author = await repos.users.findById(record.authorId);
     const source: HistorySource = {
       id: record.id,
       kind: record.kind,
@@ -158,15 +159,15 @@ export function createHistorySources(deps: HistoryDeps, rules: () => FolderRules
     return source;
   }
 
-  function find(workspaceId: string, sourceId: string): HistorySourceRecord {
-    const record = repos.history.source(sourceId);
+  async function find(workspaceId: string, sourceId: string): Promise<HistorySourceRecord> {
+    const record = await repos.history.source(sourceId);
     if (!record || record.workspaceId !== workspaceId) throw notFound(`No history source ${sourceId}`);
     return record;
   }
 
   return {
-    list(workspaceId: string): HistorySource[] {
-      return repos.history.sources(workspaceId).map(view);
+    async list(workspaceId: string): Promise<HistorySource[]> {
+      return Promise.all((await repos.history.sources(workspaceId)).map(view));
     },
 
     /**
@@ -175,7 +176,9 @@ export function createHistorySources(deps: HistoryDeps, rules: () => FolderRules
      */
     async found(workspaceId: string, env: NodeJS.ProcessEnv): Promise<FoundHistoryFolder[]> {
       const current = rules();
-      const followed = new Set(repos.history.sources(workspaceId).map((s) => `${s.kind}:${s.rootDir}`));
+      const followed = new Set(
+        (await repos.history.sources(workspaceId)).map((s) => `${s.kind}:${s.rootDir}`),
+      );
       const found: FoundHistoryFolder[] = [];
       for (const kind of HISTORY_KINDS) {
         const rootDir = resolve(defaultRoot(kind, env, current.home));
@@ -208,8 +211,8 @@ export function createHistorySources(deps: HistoryDeps, rules: () => FolderRules
       rootDir: string,
     ): Promise<HistorySource> {
       const root = await checkedFolder(kind, rootDir, rules(), { shape: true, field: 'body.rootDir' });
-      const record = await store.write(() => {
-        const found = repos.history.findSource(workspaceId, kind, root);
+      const record = await storage.write(async (tx) => {
+        const found = await tx.history.findSource(workspaceId, kind, root);
         if (found) return found;
         const created: HistorySourceRecord = {
           id: `hsrc_${randomBytes(16).toString('base64url')}`,
@@ -222,21 +225,21 @@ export function createHistorySources(deps: HistoryDeps, rules: () => FolderRules
           messageCount: 0,
           createdAt: clock.now().toISOString(),
         };
-        repos.history.insertSource(created);
+        await tx.history.insertSource(created);
         return created;
       });
       return view(record);
     },
 
     async setPaused(workspaceId: string, sourceId: string, paused: boolean): Promise<HistorySource> {
-      const record = find(workspaceId, sourceId);
-      await store.write(() => repos.history.setPaused(record.id, paused));
+      const record = await find(workspaceId, sourceId);
+      await storage.write((tx) => tx.history.setPaused(record.id, paused));
       return view({ ...record, paused });
     },
 
     async remove(workspaceId: string, sourceId: string): Promise<void> {
-      const record = find(workspaceId, sourceId);
-      await store.write(() => repos.history.removeSource(record.id));
+      const record = await find(workspaceId, sourceId);
+      await storage.write((tx) => tx.history.removeSource(record.id));
     },
   };
 }

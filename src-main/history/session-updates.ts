@@ -23,29 +23,35 @@ export function recordedFailure(file: HistoryFileRecord): boolean {
  * a folder copied from another machine can make thousands of them at once.
  */
 export async function settleStatuses(deps: HistoryDeps, settling: Settling[]): Promise<void> {
-  const due = settling.filter(
-    // The run resuming a held session decides its status.
-    ({ sessionId }) =>
-      !deps.holds?.has(sessionId) && deps.repos.sessions.find(sessionId)?.status === 'active',
-  );
+  // The run resuming a held session decides its status.
+  const due = settling.filter(({ sessionId }) => !deps.holds?.has(sessionId));
   if (due.length === 0) return;
-  const settled = await deps.store.write(() =>
-    due.flatMap(({ sessionId, failed }) => {
-      const row = deps.repos.sessions.find(sessionId);
-      if (!row || row.status !== 'active') return [];
-      const status: SessionStatus = failed ? 'failed' : 'completed';
-      deps.repos.sessions.update(sessionId, { status }, row.updatedAt);
-      deps.repos.history.setSessionFacts(sessionId, { updatedAt: row.updatedAt });
-      return [sessionId];
-    }),
+  const active = await Promise.all(
+    due.map(async (one) =>
+      (await deps.storage.repos.sessions.find(one.sessionId))?.status === 'active' ? one : null,
+    ),
   );
-  for (const sessionId of settled) publish(deps, sessionId, false);
+  const still = active.filter((one) => one !== null);
+  if (still.length === 0) return;
+  const settled = await deps.storage.write(async (tx) => {
+    const done: string[] = [];
+    for (const { sessionId, failed } of still) {
+      const row = await tx.sessions.find(sessionId);
+      if (!row || row.status !== 'active') continue;
+      const status: SessionStatus = failed ? 'failed' : 'completed';
+      await tx.sessions.update(sessionId, { status }, row.updatedAt);
+      await tx.history.setSessionFacts(sessionId, { updatedAt: row.updatedAt });
+      done.push(sessionId);
+    }
+    return done;
+  });
+  for (const sessionId of settled) await publish(deps, sessionId, false);
 }
 
 /** Tells the running server's clients that an imported session was created or changed. */
-export function publish(deps: HistoryDeps, sessionId: string, created: boolean): void {
+export async function publish(deps: HistoryDeps, sessionId: string, created: boolean): Promise<void> {
   if (!deps.events) return;
-  const row = deps.repos.sessions.find(sessionId);
+  const row = await deps.storage.repos.sessions.find(sessionId);
   if (!row) return;
   deps.events.publish(row.workspaceId, {
     type: created ? 'session.created' : 'session.updated',

@@ -7,7 +7,7 @@ import type { Logger } from '../clock.js';
 import { DEMO } from '../demo/people.js';
 import { conflict } from '../errors.js';
 import type { SessionService } from '../sessions/service.js';
-import type { Repositories } from '../store/repositories.js';
+import type { Repos } from '../store/storage.js';
 import type { SessionRow } from '../store/session-listing.js';
 import { ghAvailability, signedInGh, type PullRequestState } from './gh.js';
 import { checkBranchToPush, pushBranch } from './git.js';
@@ -45,7 +45,7 @@ export function defaultBody(firstPrompt: string | undefined, tasks: Task[], sess
  */
 export function createPullRequests(deps: {
   service: SessionService;
-  repos: Repositories;
+  repos: Repos;
   agents: AgentHost;
   /** The server's environment: where gh is found and signed in. */
   serverEnv: NodeJS.ProcessEnv;
@@ -55,10 +55,10 @@ export function createPullRequests(deps: {
   /** One action per session at a time: a second click while one runs gets its answer. */
   const inFlight = new Map<string, Promise<PullRequestOutcome>>();
 
-  function recorded(id: string): { row: SessionRow; pullRequest: PullRequest } | null {
-    const row = repos.sessions.find(id);
+  async function recorded(id: string): Promise<{ row: SessionRow; pullRequest: PullRequest } | null> {
+    const row = await repos.sessions.find(id);
     if (!row || row.prNumber === undefined || row.prUrl === undefined) return null;
-    const mergedAt = row.prStatus === 'merged' ? repos.sessions.pullRequestMergedAt(id) : undefined;
+    const mergedAt = row.prStatus === 'merged' ? await repos.sessions.pullRequestMergedAt(id) : undefined;
     return {
       row,
       pullRequest: {
@@ -72,7 +72,7 @@ export function createPullRequests(deps: {
 
   async function record(id: string, state: PullRequestState, created: boolean): Promise<PullRequestOutcome> {
     await service.updatePullRequest(id, state);
-    const now = recorded(id);
+    const now = await recorded(id);
     if (!now) throw new Error(`session ${id} vanished`);
     return { ...now, created };
   }
@@ -86,10 +86,10 @@ export function createPullRequests(deps: {
   }
 
   async function open(row: SessionRow, body: OpenPullRequestBody): Promise<PullRequestOutcome> {
-    const existing = recorded(row.id);
+    const existing = await recorded(row.id);
     if (existing) return { ...existing, created: false };
     refuseDemo(row);
-    const input = repos.sessions.agentInput(row.id);
+    const input = await repos.sessions.agentInput(row.id);
     const repoUrl = input?.repoUrl;
     if (!input || !repoUrl || !row.repository) {
       throw conflict('The session has no repository, so there is no branch to open a pull request from.');
@@ -116,7 +116,7 @@ export function createPullRequests(deps: {
       head: branch,
       base: input.baseBranch,
       title: body.title?.trim() ?? row.title,
-      body: body.body ?? defaultBody(input.firstMessage, repos.sessions.tasks(row.id), row.id),
+      body: body.body ?? defaultBody(input.firstMessage, await repos.sessions.tasks(row.id), row.id),
       draft: body.draft ?? false,
     });
     if (!belongsToRepository(made.pr, repoUrl)) {
@@ -130,7 +130,7 @@ export function createPullRequests(deps: {
   }
 
   async function refresh(row: SessionRow): Promise<PullRequestOutcome> {
-    const existing = recorded(row.id);
+    const existing = await recorded(row.id);
     if (!existing) throw conflict('The session has no pull request to refresh; open one first.');
     refuseDemo(row);
     const [ref] = pullRequestsIn(existing.pullRequest.url);

@@ -146,13 +146,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const events = new EventBus();
   const sessions = createSessionService({ storage, clock: deps.clock, events, logger });
   // Imported sessions' files, held while a run of ours resumes their conversation.
-  const historyHolds = createRunHolds({ store: deps.store, repos, clock: deps.clock, events });
+  const historyHolds = createRunHolds({ store: deps.store, storage, clock: deps.clock, events });
   const approvals = createApprovals({ storage, clock: deps.clock, events, logger });
   const agents = new AgentHost({
     service: sessions,
     approvals,
-    repos,
-    store: deps.store,
+    storage,
+    transcripts: { store: deps.store, repos },
     dataDir: deps.store.dataDir,
     config: deps.agents ?? DEFAULT_AGENT_CONFIG,
     logger,
@@ -239,13 +239,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // The agent CLIs' own session folders that `sessiondesk history import` remembered.
   const follower = createHistoryFollower({
     store: deps.store,
-    repos,
+    storage,
     clock: deps.clock,
     events,
     logger,
     holds: historyHolds.held,
   });
-  app.addHook('onReady', async () => follower.start());
+  app.addHook('onReady', async () => {
+    await historyHolds.ready;
+    follower.start();
+  });
   // Runs are stopped (and recorded) while the store is still open.
   app.addHook('preClose', async () => {
     await follower.close();

@@ -10,7 +10,6 @@ import { createAccounts } from '../accounts/accounts.js';
 import { seedDemo } from '../demo/seed.js';
 import { retireDemoPublishedPassword } from '../demo/sign-in.js';
 import { secureDataDir } from '../data-dir-permissions.js';
-import { createRepositories } from '../store/repositories.js';
 import { storageOf } from '../store/sqljs-storage.js';
 
 export class PortInUseError extends Error {
@@ -137,8 +136,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     throw err;
   }
   try {
-    const repos = createRepositories(store.db);
-    if (await retireDemoPublishedPassword(store, repos)) {
+    const storage = storageOf(store);
+    if (await retireDemoPublishedPassword(store, storage)) {
       options.logger.warn(
         'The demo accounts had the published password; they have random ones now (serve --demo prints the sign-in).',
       );
@@ -146,8 +145,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     if (options.demo) {
       await seedDemo({
         store,
-        repos,
-        accounts: createAccounts(storageOf(store), options.clock),
+        storage,
+        accounts: createAccounts(storage, options.clock),
         clock: options.clock,
       });
     }

@@ -34,12 +34,12 @@ export function createSessionCommands(deps: {
           initialMessage: body.initialMessage,
           repoUrl: body.repoUrl,
           baseBranch: body.baseBranch,
-          model: body.model ?? agents.defaultModel(workspaceId),
+          model: body.model ?? (await agents.defaultModel(workspaceId)),
         },
         { agentStarts: true },
       );
       const author = (await repos.users.findById(userId))?.email ?? userId;
-      const agent = agents.settingsFor(workspaceId).settings.agent;
+      const agent = (await agents.settingsFor(workspaceId)).settings.agent;
       logger.info(`session ${created.id} created by ${author} (${agent})`, {
         event: 'session.created',
         sessionId: created.id,

@@ -91,7 +91,7 @@ export interface RunDeps extends FactsDeps {
   lookupEnv: NodeJS.ProcessEnv;
   /** The proxies of workspaces that list the hosts their agents may reach. */
   proxies: Pick<NetworkProxies, 'open'>;
-  runnerFor: (workspaceId: string) => AgentRunner;
+  runnerFor: (workspaceId: string) => Promise<AgentRunner>;
   /** How a follow-up to an imported session goes on, or an error saying why it cannot. */
   planContinuation: (session: SessionRow, where: ContinueIn) => Continuation;
   /** Runs `work` with an imported session's file held: the follower reads it again once the run ends. */
@@ -103,16 +103,16 @@ export interface RunDeps extends FactsDeps {
  * settles once its end is recorded. `stopReason` says why it was stopped, once `signal` is
  * aborted.
  */
-export function runAgent(
+export async function runAgent(
   deps: RunDeps,
   wanted: WaitingRun,
   signal: AbortSignal,
   stopReason: () => StopReason | undefined,
-): Promise<void> | undefined {
+): Promise<void> {
   const { sessionId } = wanted;
-  const row = deps.repos.sessions.find(sessionId);
-  const input = deps.repos.sessions.agentInput(sessionId);
-  if (!row || !input) return undefined;
+  const row = await deps.repos.sessions.find(sessionId);
+  const input = await deps.repos.sessions.agentInput(sessionId);
+  if (!row || !input) return;
   // An imported session goes on where the follow-up chose: checked again, the folder may be gone.
   let plan: Continuation | AgentSetupError | undefined;
   if (wanted.continueIn !== undefined) {
@@ -124,7 +124,7 @@ export function runAgent(
   }
   const continuation = plan instanceof AgentSetupError ? undefined : plan;
   const repoUrl = continuation ? continuation.repoUrl : input.repoUrl;
-  const author = deps.repos.users.findById(row.authorId);
+  const author = await deps.repos.users.findById(row.authorId);
   const session: AgentSession = {
     id: row.id,
     workspaceId: row.workspaceId,
@@ -225,9 +225,10 @@ export function runAgent(
             env: deps.agentEnvironment(),
             lookupEnv: deps.lookupEnv,
             timeoutMs:
-              deps.repos.workspaces.settings(session.workspaceId)?.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS,
+              (await deps.repos.workspaces.settings(session.workspaceId))?.timeoutMs ??
+              DEFAULT_AGENT_TIMEOUT_MS,
           })
-        : deps.runnerFor(session.workspaceId);
+        : await deps.runnerFor(session.workspaceId);
       if (runner.kind !== 'demo' && ctx.confinement)
         proxy = await limitNetwork(deps, session.workspaceId, ctx.confinement.rules, refusals.refused);
       // The demo agent runs no program: there is nothing to hold.
@@ -319,7 +320,7 @@ async function limitNetwork(
   rules: Confinement,
   refused: Refused,
 ): Promise<ProxyLease | undefined> {
-  const allowed = deps.repos.workspaces.settings(workspaceId)?.allowedHosts;
+  const allowed = (await deps.repos.workspaces.settings(workspaceId))?.allowedHosts;
   if (!allowed || deps.osSandbox().isolation !== 'sandbox') return undefined;
   const node = locateExecutable(
     { name: 'Node.js', program: 'node', envVar: 'SESSIONDESK_NODE_BIN' },

@@ -9,9 +9,8 @@ import type { AssistantMessage, Message, Usage } from '../../../src-shared/sessi
 import type { Logger } from '../../clock.js';
 import type { SessionService } from '../../sessions/service.js';
 import { readMessagePage, type TranscriptSource } from '../../sessions/transcript-reads.js';
-import type { Repositories } from '../../store/repositories.js';
+import type { Repos } from '../../store/storage.js';
 import type { QueuedRun } from '../../store/runs.js';
-import type { Store } from '../../store/store.js';
 import { OpenToolCalls } from '../agent-events.js';
 import { roundedUsage } from '../kinds/cli/cli-agent.js';
 import { cliHomeEnv } from '../kinds/cli/cli-homes.js';
@@ -23,9 +22,9 @@ import { resultMessage } from '../types.js';
 /** What the recovery reads, writes and asks of the agent host. */
 export interface RecoveryDeps {
   service: SessionService;
-  repos: Repositories;
+  repos: Repos;
   /** Where a crashed run's transcript is read from. */
-  store: Store;
+  transcripts: TranscriptSource;
   logger: Logger;
   /** A session's own folder, where processes its run left may still be working. */
   sandboxOf: (sessionId: string) => string;
@@ -52,11 +51,11 @@ export interface Recovered {
  */
 export async function recoverInterrupted(deps: RecoveryDeps): Promise<Recovered> {
   const { repos, service } = deps;
-  const ended = await endOrphans(repos.runs.processes(), deps.logger, deps.sandboxOf);
-  await service.forgetProcesses(repos.runs.processes().map((p) => p.sessionId));
-  const ids = repos.sessions.runningIds();
+  const ended = await endOrphans(await repos.runs.processes(), deps.logger, deps.sandboxOf);
+  await service.forgetProcesses((await repos.runs.processes()).map((p) => p.sessionId));
+  const ids = await repos.sessions.runningIds();
   for (const id of ids) {
-    const run = await lastRun({ store: deps.store, repos }, id);
+    const run = await lastRun(deps.transcripts, id);
     for (const closing of unfinishedToolResults(run)) await service.appendMessage(id, closing, null);
     const text = ended.has(id)
       ? 'Session Desk stopped unexpectedly while the agent was running; the agent, still running, was ended. Send a follow-up to resume.'
@@ -67,12 +66,12 @@ export async function recoverInterrupted(deps: RecoveryDeps): Promise<Recovered>
     await service.finish(id, result, 'failed');
     // A continuation of an imported session: what its CLI wrote to the session's file is in
     // the transcript as the run printed it, so the file is read past it, not imported again.
-    if (repos.sessions.find(id)?.source) await deps.releaseFile(id);
+    if ((await repos.sessions.find(id))?.source) await deps.releaseFile(id);
   }
   const queued: QueuedRun[] = [];
-  for (const waiting of repos.runs.queued()) {
-    if (repos.sessions.agentState(waiting.sessionId) !== 'queued') continue;
-    if (waiting.mode === 'follow-up' && repos.sessions.find(waiting.sessionId)?.source) {
+  for (const waiting of await repos.runs.queued()) {
+    if ((await repos.sessions.agentState(waiting.sessionId)) !== 'queued') continue;
+    if (waiting.mode === 'follow-up' && (await repos.sessions.find(waiting.sessionId))?.source) {
       // Where to continue an imported session was chosen for that follow-up and not kept; the
       // continuation never started, so the session keeps the status its import gave.
       await service.finish(
@@ -98,20 +97,21 @@ export async function recoverInterrupted(deps: RecoveryDeps): Promise<Recovered>
  */
 async function recordCrashedUsage(deps: RecoveryDeps, id: string, run: LastRun): Promise<Usage | undefined> {
   const { repos, service } = deps;
-  const conversation = repos.sessions.conversation(id);
+  const conversation = await repos.sessions.conversation(id);
   const { prompt } = run;
   if (!conversation || !isCliKind(conversation.kind) || prompt === undefined) return undefined;
   const { loggedUsage } = CLI_KIND_SPECS[conversation.kind];
   if (!loggedUsage) return undefined;
   // An imported session's conversation is its own file (the run saw it in the session's home).
-  const source = repos.sessions.find(id)?.source;
+  const source = (await repos.sessions.find(id))?.source;
+  const usageBefore = await repos.sessions.conversationUsage(id, conversation.id);
   const file = source?.conversationId === conversation.id ? source.path : undefined;
   const read = (env: NodeJS.ProcessEnv) =>
     loggedUsage({
       env,
       file,
       conversationId: conversation.id,
-      usageBefore: repos.sessions.conversationUsage(id, conversation.id),
+      usageBefore,
       prompt,
     }).catch(() => null);
   // A run of an earlier version kept its files in the person's own folders.

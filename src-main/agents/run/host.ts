@@ -4,10 +4,10 @@ import type { Approvals } from '../../approvals/service.js';
 import type { Logger } from '../../clock.js';
 import type { RunHolds } from '../../history/run-holds.js';
 import type { SessionService } from '../../sessions/service.js';
-import type { Repositories } from '../../store/repositories.js';
+import type { Storage } from '../../store/storage.js';
 import type { SessionRow } from '../../store/session-listing.js';
 import type { QueuedRun } from '../../store/runs.js';
-import type { Store } from '../../store/store.js';
+import type { TranscriptSource } from '../../sessions/transcript-reads.js';
 import { joinPrompts, runAgent, type RunDeps, type StopReason, type WaitingRun } from './agent-run.js';
 import { recoverInterrupted } from './crashed-runs.js';
 import { cliHomePath } from '../kinds/cli/cli-homes.js';
@@ -69,9 +69,9 @@ export class AgentHost {
       service: SessionService;
       /** What agents ask before they act, in workspaces that ask. */
       approvals: Approvals;
-      repos: Repositories;
+      storage: Storage;
       /** Where a crashed run's transcript is read from. */
-      store: Store;
+      transcripts: TranscriptSource;
       dataDir: string;
       config: AgentConfig;
       logger: Logger;
@@ -81,7 +81,7 @@ export class AgentHost {
   ) {
     this.workspaces = new WorkspaceAgents({
       service: deps.service,
-      repos: deps.repos,
+      repos: deps.storage.repos,
       dataDir: deps.dataDir,
       config: deps.config,
       osSandbox: () => this.osSandbox,
@@ -90,7 +90,7 @@ export class AgentHost {
     this.runDeps = {
       service: deps.service,
       approvals: deps.approvals,
-      repos: deps.repos,
+      repos: deps.storage.repos,
       logger: deps.logger,
       dataDir: deps.dataDir,
       sandboxRoot: () => this.sandboxRoot,
@@ -150,7 +150,7 @@ export class AgentHost {
   }
 
   /** The model a new session of the workspace gets when the person chose none. */
-  defaultModel(workspaceId: string): string {
+  defaultModel(workspaceId: string): Promise<string> {
     return this.workspaces.defaultModel(workspaceId);
   }
 
@@ -309,8 +309,8 @@ export class AgentHost {
   async recoverInterrupted(): Promise<number> {
     const { marked, queued } = await recoverInterrupted({
       service: this.deps.service,
-      repos: this.deps.repos,
-      store: this.deps.store,
+      repos: this.deps.storage.repos,
+      transcripts: this.deps.transcripts,
       logger: this.deps.logger,
       sandboxOf: (id) => sandboxPath(this.sandboxRoot, id),
       cliHomeOf: (id) => cliHomePath(this.sandboxRoot, id),
@@ -357,9 +357,9 @@ export class AgentHost {
   }
 
   /** Whether the workspace's agent runs a program (and so counts against the limit). */
-  private runsProgram(workspaceId: string): boolean {
+  private async runsProgram(workspaceId: string): Promise<boolean> {
     try {
-      return this.workspaces.runnerFor(workspaceId).kind !== 'demo';
+      return (await this.workspaces.runnerFor(workspaceId)).kind !== 'demo';
     } catch {
       return false; // It fails at once, saying why: nothing to wait for.
     }
@@ -368,9 +368,11 @@ export class AgentHost {
   /** Starts a run, or queues it when the limit is reached (or others wait already). */
   private async launch(wanted: WaitingRun, options: { handOver?: boolean } = {}): Promise<void> {
     if (this.closed) return;
-    const row = this.deps.repos.sessions.find(wanted.sessionId);
+    const row = await this.deps.storage.repos.sessions.find(wanted.sessionId);
     if (!row) return;
-    const limited = wanted.continueIn !== undefined || this.runsProgram(row.workspaceId);
+    const limited = wanted.continueIn !== undefined || (await this.runsProgram(row.workspaceId));
+    // From here on in one step: whether there is a place, and taking it.
+    if (this.closed) return;
     const full = this.queue.length > 0 || this.limitedRunning() >= this.maxRuns;
     // A follow-up takes over the place of the run it interrupted.
     if (limited && full && !options.handOver) {
@@ -397,7 +399,6 @@ export class AgentHost {
     const { sessionId } = wanted;
     const entry: Running = { controller: new AbortController(), done: Promise.resolve(), limited };
     const done = runAgent(this.runDeps, wanted, entry.controller.signal, () => entry.stopReason);
-    if (!done) return;
     entry.done = done.finally(() => {
       if (this.running.get(sessionId) === entry) this.running.delete(sessionId);
       // A run handing its place over to a follow-up leaves it to that follow-up.

@@ -6,7 +6,7 @@ import { CLI_NAMES, type ContinueIn, type SessionSource } from '../../../src-sha
 import { conflict } from '../../errors.js';
 import { rootOfSessionFile } from '../../history/run-holds.js';
 import type { SessionService } from '../../sessions/service.js';
-import type { Repositories } from '../../store/repositories.js';
+import type { Repos } from '../../store/storage.js';
 import type { SessionRow } from '../../store/session-listing.js';
 import { createCliAgent } from '../kinds/cli/cli-agent.js';
 import { personCliFolder } from '../kinds/cli/cli-homes.js';
@@ -245,7 +245,7 @@ export function createContinuationRunner(
   plan: Continuation,
   deps: {
     service: SessionService;
-    repos: Repositories;
+    repos: Repos;
     /** The agents' allow-listed environment. */
     env: NodeJS.ProcessEnv;
     lookupEnv: NodeJS.ProcessEnv;
@@ -261,12 +261,12 @@ export function createContinuationRunner(
     timeoutMs: deps.timeoutMs,
     runs: {
       ...runs,
-      previous(sessionId) {
-        const own = runs.previous(sessionId);
+      async previous(sessionId) {
+        const own = await runs.previous(sessionId);
         if (own.conversationId !== undefined) return own;
         return {
           conversationId: plan.conversationId,
-          usageBefore: deps.repos.sessions.conversationUsage(sessionId, plan.conversationId),
+          usageBefore: await deps.repos.sessions.conversationUsage(sessionId, plan.conversationId),
         };
       },
     },

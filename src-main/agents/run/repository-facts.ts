@@ -2,14 +2,14 @@ import type { AssistantMessage } from '../../../src-shared/sessions.js';
 import type { Logger } from '../../clock.js';
 import { pullRequestsReported } from '../../pull-requests/urls.js';
 import type { SessionService } from '../../sessions/service.js';
-import type { Repositories } from '../../store/repositories.js';
+import type { Repos } from '../../store/storage.js';
 import { sandboxHead } from './branch-at-end.js';
 import type { AgentSession } from '../types.js';
 
 /** What recording a run's git facts needs: the session service, the store, a log. */
 export interface FactsDeps {
   service: SessionService;
-  repos: Repositories;
+  repos: Repos;
   logger: Logger;
 }
 
@@ -28,7 +28,7 @@ export async function recordReportedPullRequest(
       `Session ${session.id}: ignored ${pr.url}, which is not a pull request of ${session.repository ?? 'the session (it has no repository)'}.`,
     );
   }
-  if (!own || deps.repos.sessions.find(session.id)?.prUrl === own.url) return;
+  if (!own || (await deps.repos.sessions.find(session.id))?.prUrl === own.url) return;
   await deps.service.updatePullRequest(session.id, { number: own.number, url: own.url, status: 'open' });
 }
 
@@ -46,7 +46,7 @@ export async function recordBranchAtEnd(
   try {
     const head = await sandboxHead(sandboxDir, env);
     if (!head) return;
-    const known = deps.repos.sessions.find(session.id)?.branch;
+    const known = (await deps.repos.sessions.find(session.id))?.branch;
     if ('branch' in head) {
       if (head.branch !== known) await deps.service.setBranch(session.id, head.branch);
       return;

@@ -1,7 +1,7 @@
 import { modelsFor } from '../../../src-shared/agent-models.js';
 import type { AgentSettings } from '../../../src-shared/accounts.js';
 import type { SessionService } from '../../sessions/service.js';
-import type { Repositories } from '../../store/repositories.js';
+import type { Repos } from '../../store/storage.js';
 import { createAcpAgent } from '../kinds/acp/acp-agent.js';
 import { acpAgent, knownAcpAgents, type AcpAgentSpec } from '../kinds/acp/acp-agents.js';
 import { createAcpRunStore } from '../kinds/acp/acp-run-store.js';
@@ -28,7 +28,7 @@ export class WorkspaceAgents {
   constructor(
     private readonly deps: {
       service: SessionService;
-      repos: Repositories;
+      repos: Repos;
       dataDir: string;
       config: AgentConfig;
       osSandbox: () => OsSandbox;
@@ -50,14 +50,14 @@ export class WorkspaceAgents {
    * The agent a workspace uses: its own setting, else the environment's command, else the
    * demo; with the commands the administrator defined, to choose from.
    */
-  settingsFor(workspaceId: string): {
+  async settingsFor(workspaceId: string): Promise<{
     settings: AgentSettings;
     source: 'workspace' | 'environment' | 'default';
     commands: { name: string; command: string[] }[];
     networkEnforced: boolean;
     networkProblem?: string;
     sandbox: { isolation: 'sandbox' | 'none'; detail: string };
-  } {
+  }> {
     const commands = Object.entries(this.namedCommands()).map(([name, command]) => ({ name, command }));
     // Only a sandbox can take a run's network away: without one, an allow-list is not enforced.
     const sandbox = this.deps.osSandbox();
@@ -75,7 +75,7 @@ export class WorkspaceAgents {
             networkProblem: `Agents here run without an operating-system sandbox, so a list of allowed hosts cannot be enforced: their programs reach any host. ${sandbox.reason}`,
             sandbox: { isolation: 'none' as const, detail: sandbox.reason },
           };
-    const own = this.deps.repos.workspaces.settings(workspaceId);
+    const own = await this.deps.repos.workspaces.settings(workspaceId);
     if (own) return { settings: own, source: 'workspace', commands, ...network };
     if (this.deps.config.defaultCommand) {
       return {
@@ -93,15 +93,15 @@ export class WorkspaceAgents {
    * specification's default for the demo, else none, so that the agent's own default applies.
    * Read from the workspace's setting and the environment (no file read per create).
    */
-  defaultModel(workspaceId: string): string {
-    const own = this.deps.repos.workspaces.settings(workspaceId);
+  async defaultModel(workspaceId: string): Promise<string> {
+    const own = await this.deps.repos.workspaces.settings(workspaceId);
     const kind = own?.agent ?? (this.deps.config.defaultCommand ? 'command' : 'demo');
     return modelsFor(kind).defaultModel;
   }
 
   /** Throws AgentSetupError, saying why, when the workspace's agent cannot run. */
-  runnerFor(workspaceId: string): AgentRunner {
-    const own = this.deps.repos.workspaces.settings(workspaceId);
+  async runnerFor(workspaceId: string): Promise<AgentRunner> {
+    const own = await this.deps.repos.workspaces.settings(workspaceId);
     const timeoutMs = own?.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS;
     if (own && isCliKind(own.agent)) {
       return createCliAgent({

@@ -61,7 +61,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     { onRequest, schema: { ...schema, body: HistoryImportBodySchema } },
     async (request) => ({
       sources: await runHistoryImport(
-        { store, repos, clock: ctx.clock, events, holds: ctx.historyHolds },
+        { store, storage: ctx.storage, clock: ctx.clock, events, holds: ctx.historyHolds },
         request.body,
         folderRules(ctx.agentEnv, store.dataDir, ctx.agents.sandboxRoot),
       ),

@@ -22,11 +22,10 @@ import { errorResponses } from './error-responses.js';
  * sign-in cookie only; members see them, owners add, pause and remove them.
  */
 export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const { repos } = ctx;
   const api = app.withTypeProvider<ZodTypeProvider>();
   const { userOnly } = authHooks(ctx.auth);
   const sources = createHistorySources(
-    { store: ctx.store, repos, clock: ctx.clock, events: ctx.events },
+    { store: ctx.store, storage: ctx.storage, clock: ctx.clock, events: ctx.events },
     () => folderRules(ctx.agentEnv, ctx.store.dataDir, ctx.agents.sandboxRoot),
   );
 
@@ -63,7 +62,7 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
       const mayAdd =
         (await ctx.storage.repos.workspaces.role(organizationId, userId)) === 'owner' && administrator;
       return {
-        sources: sources.list(organizationId),
+        sources: await sources.list(organizationId),
         found: mayAdd ? await sources.found(organizationId, ctx.agentEnv) : [],
         importCommand: sources.importCommand(organizationId, administrator),
       };

@@ -23,12 +23,12 @@ export function pullRequestRoutes(app: FastifyInstance, ctx: AppContext): void {
   const { either, userOnly } = authHooks(ctx.auth);
   const pullRequests = createPullRequests({
     service: ctx.sessions,
-    repos: ctx.repos,
+    repos: ctx.storage.repos,
     agents: ctx.agents,
     serverEnv: ctx.agentEnv,
     logger: ctx.logger,
   });
-  const find = (id: string) => ctx.repos.sessions.find(id);
+  const find = (id: string) => ctx.storage.repos.sessions.find(id);
 
   api.post(
     '/api/sessions/:sessionId/pull-request',

@@ -116,7 +116,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (_request, reply) => {
       if ((await ownAccountCount(repos)) > 0)
         throw conflict('Session Desk is already set up; sign in instead');
-      await seedDemo({ store: ctx.store, repos: ctx.repos, accounts, clock: ctx.clock });
+      await seedDemo({ store: ctx.store, storage: ctx.storage, accounts, clock: ctx.clock });
       const owner = await repos.users.findByEmail(DEMO.email);
       const workspace = (await repos.workspaces.listForUser(owner?.id ?? '')).find(
         (w) => w.organizationId === DEMO.organizationId,

@@ -107,7 +107,7 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
     // not at every start of the server.
     const { client, ndJsonStream, PROTOCOL_VERSION, RequestError } =
       await import('@agentclientprotocol/sdk/unstable');
-    const previous = runs.previous(sessionId);
+    const previous = await runs.previous(sessionId);
     const home = ctx.cliHome
       ? await prepareCliHome(ctx.cliHome, spec.home ? [spec.home] : [], options.env)
       : undefined;

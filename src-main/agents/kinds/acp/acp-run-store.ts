@@ -1,5 +1,5 @@
 import type { SessionService } from '../../../sessions/service.js';
-import type { Repositories } from '../../../store/repositories.js';
+import type { Repos } from '../../../store/storage.js';
 import type { CliRunStore } from '../cli/cli-agent.js';
 import type { AcpAgentSpec } from './acp-agents.js';
 
@@ -8,15 +8,11 @@ import type { AcpAgentSpec } from './acp-agents.js';
  * agent's id (`gemini:…`): a workspace that switches to another ACP agent never asks it to
  * load the first one's session.
  */
-export function createAcpRunStore(
-  spec: AcpAgentSpec,
-  service: SessionService,
-  repos: Repositories,
-): CliRunStore {
+export function createAcpRunStore(spec: AcpAgentSpec, service: SessionService, repos: Repos): CliRunStore {
   const prefix = `${spec.id}:`;
   return {
-    previous(sessionId) {
-      const conversation = repos.sessions.conversation(sessionId);
+    async previous(sessionId) {
+      const conversation = await repos.sessions.conversation(sessionId);
       if (!conversation || conversation.kind !== 'acp' || !conversation.id.startsWith(prefix)) return {};
       return { conversationId: conversation.id.slice(prefix.length) };
     },

@@ -28,7 +28,7 @@ import {
 /** What a CLI run keeps beyond its transcript: the conversation to resume, and its usage. */
 export interface CliRunStore {
   /** The session's conversation with this kind, if any, and what its earlier runs used. */
-  previous(sessionId: string): { conversationId?: string; usageBefore?: AgentUsage };
+  previous(sessionId: string): Promise<{ conversationId?: string; usageBefore?: AgentUsage }>;
   conversation(sessionId: string, id: string): Promise<void>;
   finished(sessionId: string, run: { conversationId?: string | undefined; usage: AgentUsage }): Promise<void>;
 }
@@ -86,7 +86,7 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
     if (!located.found) return { result: resultMessage(false, located.problem, 0, 0) };
     if (ctx.signal.aborted) throw new RunAborted();
 
-    const previous = resume ? runs.previous(sessionId) : {};
+    const previous = resume ? await runs.previous(sessionId) : {};
     const asking = ctx.askApproval && spec.permissionPrompts ? ctx.askApproval : undefined;
     const { args, stdin } = spec.command({
       prompt,
