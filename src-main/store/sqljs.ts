@@ -11,6 +11,13 @@ export type Row = SqlValue[];
  */
 export type RecordedStatement = [sql: string, params: Params];
 
+/** A write as it ran: its result, its journal record (null when it changed nothing), its transcript bytes. */
+export interface RecordedWrite<T> {
+  result: T;
+  record: Buffer | null;
+  staged: StagedAppend[];
+}
+
 let sqlJs: Promise<SqlJsStatic> | undefined;
 
 /** sql.js compiles its wasm once per process; every database shares it. */
@@ -183,22 +190,12 @@ export class SqlJsDb implements Db {
    * Runs `fn` as one write and returns what it ran as a journal record (null when it ran
    * nothing). A throw rolls the write back and nothing is returned to journal.
    */
-  recordWrite<T>(fn: () => T): { result: T; record: Buffer | null; staged: StagedAppend[] } {
-    if (this.recording !== null) throw new Error('Store.write() calls cannot nest.');
-    this.recording = [];
-    this.recordingBytes = 0;
-    this.staged = [];
+  recordWrite<T>(fn: () => T): RecordedWrite<T> {
+    this.startRecording();
     try {
-      const result = this.atomically(fn);
-      const statements = this.recording;
-      return {
-        result,
-        record: statements.length === 0 ? null : Buffer.from(`[${statements.join(',')}]`, 'utf8'),
-        staged: this.staged,
-      };
+      return this.recorded(this.atomically(fn));
     } finally {
-      this.recording = null;
-      this.staged = [];
+      this.stopRecording();
     }
   }
 
@@ -210,11 +207,8 @@ export class SqlJsDb implements Db {
     fn: () => Promise<T>,
     /** Rejects when the write must be given up: it is rolled back without waiting for `fn`. */
     abandoned: Promise<never>,
-  ): Promise<{ result: T; record: Buffer | null; staged: StagedAppend[] }> {
-    if (this.recording !== null) throw new Error('Store.write() calls cannot nest.');
-    this.recording = [];
-    this.recordingBytes = 0;
-    this.staged = [];
+  ): Promise<RecordedWrite<T>> {
+    this.startRecording();
     try {
       this.exec('BEGIN IMMEDIATE', []);
       this.depth += 1;
@@ -228,16 +222,32 @@ export class SqlJsDb implements Db {
       }
       this.depth -= 1;
       this.exec('COMMIT', []);
-      const statements = this.recording;
-      return {
-        result,
-        record: statements.length === 0 ? null : Buffer.from(`[${statements.join(',')}]`, 'utf8'),
-        staged: this.staged,
-      };
+      return this.recorded(result);
     } finally {
-      this.recording = null;
-      this.staged = [];
+      this.stopRecording();
     }
+  }
+
+  private startRecording(): void {
+    if (this.recording !== null) throw new Error('Store.write() calls cannot nest.');
+    this.recording = [];
+    this.recordingBytes = 0;
+    this.staged = [];
+  }
+
+  /** The write just made, as its journal record holds it (null when it ran nothing). */
+  private recorded<T>(result: T): RecordedWrite<T> {
+    const statements = this.recording ?? [];
+    return {
+      result,
+      record: statements.length === 0 ? null : Buffer.from(`[${statements.join(',')}]`, 'utf8'),
+      staged: this.staged,
+    };
+  }
+
+  private stopRecording(): void {
+    this.recording = null;
+    this.staged = [];
   }
 
   /**

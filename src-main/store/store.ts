@@ -8,7 +8,7 @@ import { committedTranscripts, loadState, writeSnapshotFiles, type LoadedState }
 import { journalName, scanNames, snapshotMetaName, snapshotName } from './recovery-plan.js';
 import { acquireLock } from './lock.js';
 import { applyMigration, pendingMigrations } from './migrations.js';
-import { SqlJsDb, type ChangeListener, type Db } from './sqljs.js';
+import { SqlJsDb, type ChangeListener, type Db, type RecordedWrite } from './sqljs.js';
 import { Transcripts, type StagedAppend } from './transcripts.js';
 
 export interface StoreOptions {
@@ -60,8 +60,6 @@ export class AwaitInsideWriteError extends Error {
 export interface OpenWrite {
   readonly open: boolean;
 }
-
-type RecordedWrite<T> = { result: T; record: Buffer | null; staged: StagedAppend[] };
 
 const DEFAULT_SNAPSHOT_AFTER = 64 * 1024 * 1024;
 /**
