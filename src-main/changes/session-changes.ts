@@ -2,7 +2,7 @@ import type { ChangesUnavailable, SessionChangesResponse } from '../../src-share
 import { CLI_NAMES, type SessionSource } from '../../src-shared/sessions.js';
 import { sandboxPath } from '../agents/sandbox/session-folder.js';
 import type { Clock } from '../clock.js';
-import type { Repositories } from '../store/repositories.js';
+import type { Repos } from '../store/storage.js';
 import { sandboxChanges } from './sandbox-changes.js';
 
 /**
@@ -36,7 +36,7 @@ export interface SessionChanges {
  * arrive while its comparison is running share that one run of git.
  */
 export function createSessionChanges(deps: {
-  repos: Repositories;
+  repos: Repos;
   clock: Clock;
   /** The sandboxes folder (checked: outside the data directory). */
   sandboxRoot: () => string;
@@ -45,9 +45,10 @@ export function createSessionChanges(deps: {
   const running = new Map<string, Promise<SessionChangesResponse | null>>();
 
   async function compute(sessionId: string): Promise<SessionChangesResponse | null> {
-    const input = deps.repos.sessions.agentInput(sessionId);
+    const input = await deps.repos.sessions.agentInput(sessionId);
     if (!input) return null;
-    const source = deps.repos.sessions.find(sessionId)?.source;
+    const row = await deps.repos.sessions.find(sessionId);
+    const source = row?.source;
     if (input.repoUrl === undefined && !source) {
       return {
         available: false,
@@ -63,12 +64,14 @@ export function createSessionChanges(deps: {
     });
     // An imported session has a sandbox only once it was continued in a fresh clone.
     if (source && !changes.available && changes.reason === 'no_sandbox') return inOwnFolder(source);
+    if (!changes.available && changes.reason === 'no_sandbox' && row?.pushedFrom) {
+      return {
+        ...changes,
+        message: `This session was pushed here from ${row.pushedFrom.machine}: its changes are in its sandbox on that desktop, not on this server.`,
+      };
+    }
     // The demo agent plays out a run with a repository without ever making a sandbox.
-    if (
-      !changes.available &&
-      changes.reason === 'no_sandbox' &&
-      deps.repos.sessions.find(sessionId)?.agentKind === 'demo'
-    ) {
+    if (!changes.available && changes.reason === 'no_sandbox' && row?.agentKind === 'demo') {
       return { ...changes, message: 'The demo agent only simulates its work: it changed no files.' };
     }
     return changes;

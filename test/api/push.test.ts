@@ -100,6 +100,28 @@ describe('the push routes', () => {
     expect(session.pushedFrom).toMatchObject({ machine: 'laptop-7', author: { email: team.user.email } });
   });
 
+  it('says where the changes of a pushed session are: on the desktop it came from', async () => {
+    const sessionId = newId();
+    const base = part(sessionId, [prompt('Fix it'), answer('Fixed')], { machine: 'studio-mac' });
+    const withRepository = {
+      ...base,
+      session: {
+        ...base.session,
+        repoUrl: 'https://github.com/acme/widgets',
+        metadata: { repository: 'acme/widgets' },
+      },
+    };
+    expect((await send(withRepository)).status).toBe(200);
+    const changes = await withKey(server, team.apiKey, 'GET', `/api/sessions/${sessionId}/changes`);
+    expect(changes.status).toBe(200);
+    expect(await changes.json()).toMatchObject({
+      available: false,
+      reason: 'no_sandbox',
+      message:
+        'This session was pushed here from studio-mac: its changes are in its sandbox on that desktop, not on this server.',
+    });
+  });
+
   it('applies a part only after exactly the messages it follows, and tells open dashboards', async () => {
     const sessionId = newId();
     const stream = await openEventStream(`${server.url}/api/events?organizationId=${team.organizationId}`, {

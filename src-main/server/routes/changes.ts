@@ -13,7 +13,7 @@ export function changesRoutes(app: FastifyInstance, ctx: AppContext): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
   const { either } = authHooks(ctx.auth);
   const changes = createSessionChanges({
-    repos: ctx.repos,
+    repos: ctx.storage.repos,
     clock: ctx.clock,
     sandboxRoot: () => ctx.agents.sandboxRoot,
     env: ctx.agentEnv,
@@ -36,7 +36,7 @@ export function changesRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request) => {
       const { sessionId } = request.params;
       await ctx.access.session(principalOf(request), sessionId, request.query.organizationId, (id) =>
-        ctx.repos.sessions.find(id),
+        ctx.storage.repos.sessions.find(id),
       );
       const answer = await changes.of(sessionId);
       if (!answer) throw notFound('Session not found');

@@ -35,7 +35,7 @@ export function continuationRoutes(app: FastifyInstance, ctx: AppContext): void 
         principal,
         request.params.sessionId,
         request.query.organizationId,
-        (id) => ctx.repos.sessions.find(id),
+        (id) => ctx.storage.repos.sessions.find(id),
       );
       return continueChoices(ctx, session, principal.userId);
     },

@@ -25,8 +25,8 @@ export function demoRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (_request, reply) => {
-      const owner = ctx.repos.workspaces.findById(DEMO.organizationId)
-        ? ctx.repos.users.findByEmail(DEMO.email)
+      const owner = (await ctx.storage.repos.workspaces.findById(DEMO.organizationId))
+        ? await ctx.storage.repos.users.findByEmail(DEMO.email)
         : null;
       if (!owner) throw notFound('This data directory has no demo workspace');
       await startSignIn(ctx, reply, owner.id);

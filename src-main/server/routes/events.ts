@@ -225,7 +225,7 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
         principal,
         request.params.sessionId,
         request.query.organizationId,
-        (id) => ctx.repos.sessions.find(id),
+        (id) => ctx.storage.repos.sessions.find(id),
       );
       return stream(
         request,

@@ -23,12 +23,12 @@ export function pushRoutes(app: FastifyInstance, ctx: AppContext): void {
   const { pushKey } = authHooks(ctx.auth);
   const api = app.withTypeProvider<ZodTypeProvider>();
 
-  const pusherOf = (request: FastifyRequest): Pusher => {
+  const pusherOf = async (request: FastifyRequest): Promise<Pusher> => {
     const principal = principalOf(request);
     if (principal.kind !== 'apiKey') throw new Error('push routes take API keys only');
     return {
       workspaceId: principal.workspaceId,
-      keyCreatorId: ctx.repos.apiKeys.findById(principal.keyId)?.createdBy?.userId ?? null,
+      keyCreatorId: (await ctx.storage.repos.apiKeys.findById(principal.keyId))?.createdBy?.userId ?? null,
     };
   };
 
@@ -46,7 +46,7 @@ export function pushRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      const state = pushedState(ctx, pusherOf(request), request.params.sessionId);
+      const state = pushedState(ctx, await pusherOf(request), request.params.sessionId);
       if (!state) throw notFound(`No session ${request.params.sessionId} has been pushed here`);
       return state;
     },
@@ -67,7 +67,7 @@ export function pushRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      const { state, row, created } = await receivePushPart(ctx, pusherOf(request), request.body);
+      const { state, row, created } = await receivePushPart(ctx, await pusherOf(request), request.body);
       // The team's open dashboards see the session arrive, or change, as they see any other.
       ctx.events.publish(row.workspaceId, {
         type: created ? 'session.created' : 'session.updated',

@@ -33,12 +33,12 @@ export function sessionSummaryRoutes(app: FastifyInstance, ctx: AppContext): voi
         principalOf(request),
         request.params.sessionId,
         request.query.organizationId,
-        (id) => ctx.repos.sessions.find(id),
+        (id) => ctx.storage.repos.sessions.find(id),
       );
       const summary = checkedSummary(row, 'both', ctx.logger);
       // Logged by checkedSummary; the answer is the generic 500.
       if (!summary) throw new Error(`Session ${row.id} cannot be shown in the API's form`);
-      return { session: { ...summary, tasks: ctx.repos.sessions.tasks(row.id) } };
+      return { session: { ...summary, tasks: await ctx.storage.repos.sessions.tasks(row.id) } };
     },
   );
 }
