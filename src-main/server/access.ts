@@ -24,6 +24,8 @@ export interface Access {
   ): Promise<T>;
   /** Whether the principal may still see this workspace (a stream asks again as it goes). */
   stillAllowed(principal: Principal, workspaceId: string): Promise<boolean>;
+  /** For the dashboard's workspace pages: 403 unless the user is a member (or an owner, when `needed`). */
+  requireRole(userId: string, organizationId: string, needed: 'member' | 'owner'): Promise<void>;
 }
 
 export function createAccess(repos: Repos): Access {
@@ -59,6 +61,12 @@ export function createAccess(repos: Repos): Access {
   return {
     workspaceFor,
     stillAllowed,
+    async requireRole(userId, organizationId, needed) {
+      const role = await repos.workspaces.role(organizationId, userId);
+      if (role === null) throw forbidden();
+      if (needed === 'owner' && role !== 'owner')
+        throw forbidden('Only an owner of this workspace can do that');
+    },
     async session(principal, sessionId, organizationId, lookup) {
       if (organizationId !== undefined) await workspaceFor(principal, organizationId);
       const found = isId('session', sessionId) ? await lookup(sessionId) : null;

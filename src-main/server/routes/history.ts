@@ -9,7 +9,6 @@ import {
   NewHistorySourceBodySchema,
   UpdateHistorySourceBodySchema,
 } from '../../../src-shared/history.js';
-import { forbidden } from '../../errors.js';
 import { isAdministrator, requireAdministrator } from '../../accounts/administrator.js';
 import { createHistorySources } from '../../history/service.js';
 import { folderRules } from '../../history/source-folder.js';
@@ -29,17 +28,6 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
     () => folderRules(ctx.agentEnv, ctx.store.dataDir, ctx.agents.sandboxRoot),
   );
 
-  async function requireRole(
-    userId: string,
-    organizationId: string,
-    needed: 'member' | 'owner',
-  ): Promise<void> {
-    const role = await ctx.storage.repos.workspaces.role(organizationId, userId);
-    if (role === null) throw forbidden();
-    if (needed === 'owner' && role !== 'owner')
-      throw forbidden('Only an owner of this workspace can do that');
-  }
-
   const base = '/api/workspaces/:organizationId/history-sources';
   api.get(
     base,
@@ -57,7 +45,7 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request) => {
       const { userId } = userOf(request);
       const { organizationId } = request.params;
-      await requireRole(userId, organizationId, 'member');
+      await ctx.access.requireRole(userId, organizationId, 'member');
       const administrator = await isAdministrator(ctx.storage.repos, userId);
       const mayAdd =
         (await ctx.storage.repos.workspaces.role(organizationId, userId)) === 'owner' && administrator;
@@ -85,7 +73,7 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       const { userId } = userOf(request);
-      await requireRole(userId, request.params.organizationId, 'owner');
+      await ctx.access.requireRole(userId, request.params.organizationId, 'owner');
       await requireAdministrator(
         ctx.storage.repos,
         userId,
@@ -110,7 +98,7 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      await requireRole(userOf(request).userId, request.params.organizationId, 'owner');
+      await ctx.access.requireRole(userOf(request).userId, request.params.organizationId, 'owner');
       const { organizationId, sourceId } = request.params;
       return { source: await sources.setPaused(organizationId, sourceId, request.body.paused) };
     },
@@ -130,7 +118,7 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      await requireRole(userOf(request).userId, request.params.organizationId, 'owner');
+      await ctx.access.requireRole(userOf(request).userId, request.params.organizationId, 'owner');
       await sources.remove(request.params.organizationId, request.params.sourceId);
       return reply.code(204).send(null);
     },

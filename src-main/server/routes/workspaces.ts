@@ -50,17 +50,6 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     }
   }
 
-  async function requireRole(
-    userId: string,
-    organizationId: string,
-    needed: 'member' | 'owner',
-  ): Promise<void> {
-    const role = await repos.workspaces.role(organizationId, userId);
-    if (role === null) throw forbidden();
-    if (needed === 'owner' && role !== 'owner')
-      throw forbidden('Only an owner of this workspace can do that');
-  }
-
   api.get(
     '/api/setup',
     {
@@ -175,7 +164,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      await requireRole(userOf(request).userId, request.params.organizationId, 'member');
+      await ctx.access.requireRole(userOf(request).userId, request.params.organizationId, 'member');
       return { members: await accounts.listMembers(request.params.organizationId) };
     },
   );
@@ -197,7 +186,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       const { organizationId } = request.params;
       const { userId } = userOf(request);
-      await requireRole(userId, organizationId, 'owner');
+      await ctx.access.requireRole(userId, organizationId, 'owner');
       const { email, name, password } = request.body;
       if (name !== undefined || password !== undefined) await refuseDemoAccount(userId, 'create no accounts');
       if (isDemoAccount(email) && organizationId !== DEMO.organizationId) {
@@ -229,7 +218,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      await requireRole(userOf(request).userId, request.params.organizationId, 'owner');
+      await ctx.access.requireRole(userOf(request).userId, request.params.organizationId, 'owner');
       await accounts.removeMember(request.params);
       ctx.credentialChanges.notify();
       return reply.code(204).send(null);
@@ -249,7 +238,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      await requireRole(userOf(request).userId, request.params.organizationId, 'member');
+      await ctx.access.requireRole(userOf(request).userId, request.params.organizationId, 'member');
       return { keys: await accounts.listKeys(request.params.organizationId) };
     },
   );
@@ -271,7 +260,11 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       const { userId } = userOf(request);
       const { canApprove, pushOnly } = request.body;
-      await requireRole(userId, request.params.organizationId, canApprove === true ? 'owner' : 'member');
+      await ctx.access.requireRole(
+        userId,
+        request.params.organizationId,
+        canApprove === true ? 'owner' : 'member',
+      );
       const key = await accounts.createKey({
         organizationId: request.params.organizationId,
         label: request.body.label,
@@ -295,7 +288,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      await requireRole(userOf(request).userId, request.params.organizationId, 'member');
+      await ctx.access.requireRole(userOf(request).userId, request.params.organizationId, 'member');
       await accounts.revokeKey({
         organizationId: request.params.organizationId,
         keyId: request.params.keyId,
@@ -319,7 +312,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      await requireRole(userOf(request).userId, request.params.organizationId, 'member');
+      await ctx.access.requireRole(userOf(request).userId, request.params.organizationId, 'member');
       return ctx.agents.settingsFor(request.params.organizationId);
     },
   );
@@ -341,7 +334,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request) => {
       const { organizationId } = request.params;
       const { userId } = userOf(request);
-      await requireRole(userId, organizationId, 'owner');
+      await ctx.access.requireRole(userId, organizationId, 'owner');
       const { agent, acpAgent: acpAgentId, command, commandName, timeoutMs, allowedHosts } = request.body;
       const { approvals, approvalTimeoutSeconds } = request.body;
       if (agent !== 'demo') await refuseDemoAccount(userId, 'run the demo agent only');
