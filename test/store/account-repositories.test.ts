@@ -1,0 +1,224 @@
+import { rm } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Sql } from 'postgres';
+import { silentLogger, systemClock } from '../../src-main/clock.js';
+import {
+  postgresApiKeys,
+  postgresAuthSessions,
+  postgresUsers,
+  postgresWorkspaces,
+} from '../../src-main/store-postgres/accounts.js';
+import { connect } from '../../src-main/store-postgres/connect.js';
+import { migratePostgres } from '../../src-main/store-postgres/migrations.js';
+import { storageOf } from '../../src-main/store/sqljs-storage.js';
+import type { Repos } from '../../src-main/store/storage.js';
+import { Store } from '../../src-main/store/store.js';
+import { postgresTool, usePostgres } from '../helpers/postgres.js';
+import { requireTools } from '../helpers/require-tools.js';
+import { tempDir } from '../helpers/server.js';
+
+type Accounts = Pick<Repos, 'users' | 'workspaces' | 'authSessions' | 'apiKeys'>;
+
+const AT = '2026-11-27T08:00:00.000Z';
+const later = (minutes: number) => new Date(Date.parse(AT) + minutes * 60_000).toISOString();
+
+/**
+ * The same questions to the accounts' repositories on either database, with the same answers:
+ * users, workspaces with their members and settings, sign-ins and API keys.
+ */
+function accountsContract(open: () => Promise<{ repos: Accounts; prefix: string }>) {
+  let repos: Accounts;
+  let id: (name: string) => string;
+  beforeAll(async () => {
+    const opened = await open();
+    repos = opened.repos;
+    id = (name) => `${name}_${opened.prefix}`;
+  });
+
+  it('keeps users, found by id and by any case of their email, and counts them', async () => {
+    await repos.users.insert({
+      id: id('usr_ada'),
+      email: `ada-${id('x')}@example.com`,
+      name: 'Ada',
+      passwordHash: 'h1',
+      createdAt: AT,
+    });
+    await repos.users.insert({
+      id: id('usr_bob'),
+      email: `bob-${id('x')}@example.com`,
+      name: 'Bob',
+      imageUrl: 'https://example.com/bob.png',
+      passwordHash: 'h2',
+      createdAt: later(1),
+    });
+    expect(await repos.users.findByEmail(`ADA-${id('x')}@EXAMPLE.COM`.toLowerCase())).toMatchObject({
+      id: id('usr_ada'),
+      name: 'Ada',
+    });
+    expect(await repos.users.findById(id('usr_bob'))).toEqual({
+      id: id('usr_bob'),
+      email: `bob-${id('x')}@example.com`,
+      name: 'Bob',
+      imageUrl: 'https://example.com/bob.png',
+      passwordHash: 'h2',
+      createdAt: later(1),
+    });
+    expect(await repos.users.findById('usr_nobody')).toBeNull();
+    await repos.users.setPasswordHash(id('usr_ada'), 'h3');
+    expect((await repos.users.findById(id('usr_ada')))?.passwordHash).toBe('h3');
+    expect(await repos.users.count()).toBe(2);
+    expect((await repos.users.firstCreated([`ada-${id('x')}@example.com`]))?.id).toBe(id('usr_bob'));
+    expect((await repos.users.firstCreated([]))?.id).toBe(id('usr_ada'));
+  });
+
+  it('keeps workspaces, their members in the order they joined, their owners and settings', async () => {
+    await repos.workspaces.insert({ id: id('org_a'), name: 'A', createdAt: AT });
+    expect(await repos.workspaces.addMember(id('org_a'), id('usr_ada'), 'owner', AT)).toBe(true);
+    expect(await repos.workspaces.addMember(id('org_a'), id('usr_bob'), 'member', later(2))).toBe(true);
+    expect(await repos.workspaces.addMember(id('org_a'), id('usr_bob'), 'owner', later(3))).toBe(false);
+    expect(await repos.workspaces.role(id('org_a'), id('usr_bob'))).toBe('member');
+    expect(await repos.workspaces.ownerCount(id('org_a'))).toBe(1);
+    expect((await repos.workspaces.members(id('org_a'))).map((m) => [m.userId, m.role, m.joinedAt])).toEqual([
+      [id('usr_ada'), 'owner', AT],
+      [id('usr_bob'), 'member', later(2)],
+    ]);
+    expect(await repos.workspaces.listForUser(id('usr_bob'))).toEqual([
+      { organizationId: id('org_a'), name: 'A', role: 'member' },
+    ]);
+    expect(await repos.workspaces.settings(id('org_a'))).toBeNull();
+    await repos.workspaces.putSettings(id('org_a'), {
+      agent: 'command',
+      commandName: 'ours',
+      timeoutMs: 60_000,
+      allowedHosts: ['api.example.com'],
+      approvals: 'ask',
+      approvalTimeoutSeconds: 90,
+    });
+    expect(await repos.workspaces.settings(id('org_a'))).toEqual({
+      agent: 'command',
+      commandName: 'ours',
+      timeoutMs: 60_000,
+      allowedHosts: ['api.example.com'],
+      approvals: 'ask',
+      approvalTimeoutSeconds: 90,
+    });
+    await repos.workspaces.putSettings(id('org_a'), { agent: 'acp', acpAgent: 'gemini' });
+    expect(await repos.workspaces.settings(id('org_a'))).toEqual({ agent: 'acp', acpAgent: 'gemini' });
+    expect(await repos.workspaces.removeMember(id('org_a'), id('usr_bob'))).toBe(true);
+    expect(await repos.workspaces.removeMember(id('org_a'), id('usr_bob'))).toBe(false);
+    expect(await repos.workspaces.role(id('org_a'), id('usr_bob'))).toBeNull();
+  });
+
+  it("keeps sign-ins by their token hash, and ends them one, a user's, or the expired", async () => {
+    const session = (minutes: number) => ({
+      userId: id('usr_ada'),
+      createdAt: AT,
+      lastSeenAt: AT,
+      expiresAt: later(minutes),
+    });
+    await repos.authSessions.insert(id('hash1'), session(60));
+    await repos.authSessions.insert(id('hash2'), session(1));
+    await repos.authSessions.insert(id('hash3'), session(60));
+    await repos.authSessions.touch(id('hash1'), later(5));
+    expect(await repos.authSessions.find(id('hash1'))).toEqual({ ...session(60), lastSeenAt: later(5) });
+    await repos.authSessions.deleteExpired(later(30));
+    expect(await repos.authSessions.find(id('hash2'))).toBeNull();
+    await repos.authSessions.delete(id('hash1'));
+    expect(await repos.authSessions.find(id('hash1'))).toBeNull();
+    await repos.authSessions.deleteForUser(id('usr_ada'));
+    expect(await repos.authSessions.find(id('hash3'))).toBeNull();
+  });
+
+  it('keeps API keys by hash, newest first, and revokes one or all a member made', async () => {
+    const key = (n: number, extra: { canApprove?: true; pushOnly?: true } = {}) => ({
+      id: id(`key_${n}`),
+      workspaceId: id('org_a'),
+      keyHash: id(`keyhash_${n}`),
+      prefix: `sdk_${n}`,
+      label: `key ${n}`,
+      createdAt: later(10 + n),
+      createdBy: n === 3 ? null : id('usr_ada'),
+      ...extra,
+    });
+    await repos.apiKeys.insert(key(1, { canApprove: true }));
+    await repos.apiKeys.insert(key(2, { pushOnly: true }));
+    await repos.apiKeys.insert(key(3));
+    expect(await repos.apiKeys.findByHash(id('keyhash_1'))).toEqual({
+      id: id('key_1'),
+      workspaceId: id('org_a'),
+      prefix: 'sdk_1',
+      label: 'key 1',
+      createdAt: later(11),
+      createdBy: { userId: id('usr_ada'), name: 'Ada' },
+      canApprove: true,
+    });
+    expect((await repos.apiKeys.findById(id('key_2')))?.pushOnly).toBe(true);
+    expect((await repos.apiKeys.findById(id('key_3')))?.createdBy).toBeUndefined();
+    expect((await repos.apiKeys.list(id('org_a'))).map((k) => k.id)).toEqual([
+      id('key_3'),
+      id('key_2'),
+      id('key_1'),
+    ]);
+    await repos.apiKeys.touch(id('key_3'), later(20));
+    expect((await repos.apiKeys.findById(id('key_3')))?.lastUsedAt).toBe(later(20));
+    expect(await repos.apiKeys.revoke(id('org_a'), id('key_3'), later(21))).toBe(true);
+    expect(await repos.apiKeys.revoke(id('org_a'), id('key_3'), later(22))).toBe(false);
+    expect(await repos.apiKeys.isActive(id('key_3'))).toBe(false);
+    expect(await repos.apiKeys.revokeCreatedBy(id('org_a'), id('usr_ada'), later(23))).toBe(2);
+    expect(await repos.apiKeys.list(id('org_a'))).toEqual([]);
+    expect((await repos.apiKeys.findById(id('key_1')))?.revokedAt).toBe(later(23));
+  });
+}
+
+describe('the accounts repositories on sql.js', () => {
+  let store: Store | undefined;
+  const dir = tempDir('sessiondesk-accounts-');
+  afterAll(async () => {
+    await store?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  accountsContract(async () => {
+    store = await Store.open({ dataDir: dir, clock: systemClock, logger: silentLogger });
+    const storage = storageOf(store);
+    // On sql.js a change is made inside a write: each call of the contract is one write.
+    type Methods = Record<string, (...args: unknown[]) => Promise<unknown>>;
+    const writing = <K extends keyof Accounts>(name: K): Accounts[K] =>
+      new Proxy(
+        {},
+        {
+          get:
+            (_target, method: string) =>
+            (...args: unknown[]) =>
+              storage.write((tx) => (tx[name] as unknown as Methods)[method]!(...args)),
+        },
+      ) as Accounts[K];
+    return {
+      repos: {
+        users: writing('users'),
+        workspaces: writing('workspaces'),
+        authSessions: writing('authSessions'),
+        apiKeys: writing('apiKeys'),
+      },
+      prefix: 'sqljs',
+    };
+  });
+});
+
+describe('the accounts repositories on PostgreSQL', requireTools(postgresTool()), () => {
+  const pg = usePostgres();
+  let sql: Sql | undefined;
+  afterAll(async () => sql?.end());
+  accountsContract(async () => {
+    sql = await connect(pg.url());
+    await migratePostgres(sql, { now: () => new Date() });
+    return {
+      repos: {
+        users: postgresUsers(sql),
+        workspaces: postgresWorkspaces(sql),
+        authSessions: postgresAuthSessions(sql),
+        apiKeys: postgresApiKeys(sql),
+      },
+      prefix: 'pg',
+    };
+  });
+});
