@@ -205,7 +205,8 @@ export class Store {
   async writeAsync<T>(fn: (db: Db, write: OpenWrite) => Promise<T>): Promise<T> {
     while (!this.free()) await this.readyToWrite();
     let finished!: () => void;
-    this.openWrite = new Promise<void>((resolve) => (finished = resolve));
+    const opened = new Promise<void>((resolve) => (finished = resolve));
+    this.openWrite = opened;
     const write = { open: true };
     let giveUp!: (err: Error) => void;
     const abandoned = new Promise<never>((_, reject) => (giveUp = reject));
@@ -216,20 +217,21 @@ export class Store {
       write.open = false;
       giveUp(new AwaitInsideWriteError());
     });
-    try {
-      const recorded = await this.sqldb.recordWriteAsync(() => fn(this.sqldb, write), abandoned);
+    /** Ends the write's hold on writers and readers: once its function is done, before it is durable. */
+    const release = () => {
       write.open = false;
       clearImmediate(guard);
+      // Called twice (after the function, and at the end); by then another write may hold it.
+      if (this.openWrite !== opened) return;
       this.openWrite = null;
       finished();
+    };
+    try {
+      const recorded = await this.sqldb.recordWriteAsync(() => fn(this.sqldb, write), abandoned);
+      release();
       return await this.persist(recorded);
     } finally {
-      write.open = false;
-      clearImmediate(guard);
-      if (this.openWrite) {
-        this.openWrite = null;
-        finished();
-      }
+      release();
     }
   }
 

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger, systemClock } from '../../src-main/clock.js';
 import { createRepositories } from '../../src-main/store/repositories.js';
-import { createSqlJsStorage } from '../../src-main/store/sqljs-storage.js';
+import { createSqlJsStorage, storageOf } from '../../src-main/store/sqljs-storage.js';
 import type { Storage } from '../../src-main/store/storage.js';
 import { AwaitInsideWriteError, Store } from '../../src-main/store/store.js';
 import type { UserRecord } from '../../src-main/store/users.js';
@@ -50,6 +50,34 @@ describe('sql.js storage: the asynchronous faces of the repositories', () => {
     const answers = await Promise.all(Array.from({ length: 20 }, bump));
     expect(new Set(answers).size).toBe(20);
     expect((await storage.repos.users.findById('user_1'))?.passwordHash).toBe('20');
+  });
+
+  it('keeps writes one at a time when some of them change nothing', async () => {
+    const { storage } = await open();
+    await storage.write(async (tx) => tx.users.insert({ ...user(1), passwordHash: '0' }));
+    const bump = () =>
+      storage.write(async (tx) => {
+        const found = await tx.users.findById('user_1');
+        await tx.users.setPasswordHash('user_1', String(Number(found?.passwordHash) + 1));
+      });
+    // A write that only reads has nothing to journal: it ends without waiting for the disk.
+    const look = () => storage.write(async (tx) => tx.users.findById('user_1'));
+    await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? look() : bump())));
+    expect((await storage.repos.users.findById('user_1'))?.passwordHash).toBe('10');
+    // The write after one that changed nothing holds readers off until its own function is done.
+    const { store } = await open();
+    const second = storageOf(store);
+    const held: boolean[] = [];
+    await Promise.all([
+      second.write(async (tx) => tx.users.findById('user_1')),
+      second.write(async (tx) => {
+        for (let i = 0; i < 20; i++) {
+          await tx.users.findById('user_1');
+          held.push(store.afterOpenWrite !== null);
+        }
+      }),
+    ]);
+    expect(held.every(Boolean)).toBe(true);
   });
 
   it('makes a read that arrives during a write wait for it, so it never sees half of one', async () => {
