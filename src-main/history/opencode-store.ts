@@ -15,9 +15,10 @@ import type { SessionFile, Skips } from './source-entries.js';
  * the fit: each OpenCode session is a "session file" whose path is the database's followed by
  * `#<session id>`, read as a chat document (gemini-document.ts) of its messages in order, the
  * session's row first. Its offset counts the messages read. A message is read once it is
- * complete (an assistant step once OpenCode records its end; a prompt once its text is there),
- * unless the session has been quiet long enough to be settled: OpenCode rewrites a message's
- * parts while it streams, and a message read whole is never read again. Its size and time are
+ * complete (an assistant step once OpenCode records its end and its parts are there; a prompt
+ * once its text is there), unless the session has been quiet long enough to be settled:
+ * OpenCode rewrites a message's parts while it streams, each row a write of its own, and a
+ * message read whole is never read again. Its size and time are
  * the count of the session's rows and its latest `time_updated`, so an unchanged session is
  * passed without reading it. Messages taken away (OpenCode's revert) make the session shorter
  * than what was read: it is read again into a session of its own, as a rewritten file is.
@@ -148,11 +149,16 @@ function rowRecord(row: Row): Row | string {
   }
 }
 
-/** Whether OpenCode is done writing a message (a step it ended, or failed; a prompt with its text). */
+/**
+ * Whether OpenCode is done writing a message: a prompt with its text; a step that failed, or
+ * that it ended and whose parts are there. Each row is a write of its own, so a reader can come
+ * between a step's row and its parts: a step marked ended with no part yet waits for them.
+ */
 function complete(message: Row, parts: unknown[]): boolean {
+  if (message.error !== undefined && message.role !== 'user') return true;
   if (message.role === 'user') return parts.length > 0;
   const time = message.time as Row | undefined;
-  return typeof time?.completed === 'number' || message.error !== undefined;
+  return typeof time?.completed === 'number' && parts.length > 0;
 }
 
 /**

@@ -204,8 +204,9 @@ describe('a followed OpenCode folder', { timeout: 120_000 }, () => {
       get(`${serve.url}/api/sessions?organizationId=${org}`, key, ListSessionsResponseSchema);
     const [session] = (await until(sessions, (l) => l.sessions.length === 1, 30_000)).sessions;
 
-    // A writer that keeps the database open in WAL mode, as OpenCode does while it runs.
-    const writer = new DatabaseSync(join(root, 'opencode.db'));
+    // A writer that keeps the database open in WAL mode, as OpenCode does while it runs, and
+    // waits out a reader's short lock (its busy timeout) as a program sharing its database does.
+    const writer = new DatabaseSync(join(root, 'opencode.db'), { timeout: 5000 });
     try {
       expect((writer.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode).toBe(
         'wal',
