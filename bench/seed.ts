@@ -7,7 +7,7 @@ import type { User } from '../src-shared/accounts.js';
 import { DEFAULT_BASE_BRANCH, DEFAULT_MODEL } from '../src-shared/constants.js';
 import { MessageSchema, type Message } from '../src-shared/sessions.js';
 import { makePreview, makeTitle } from '../src-shared/text.js';
-import { messageText } from '../src-main/store/sessions.js';
+import { messageText } from '../src-main/store/session-row.js';
 import { seededRandom } from '../src-main/seeded-random.js';
 import { readAllMessages } from '../src-main/sessions/transcript-reads.js';
 import { storageOf } from '../src-main/store/sqljs-storage.js';

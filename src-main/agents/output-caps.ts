@@ -1,5 +1,5 @@
 import type { AssistantMessage } from '../../src-shared/sessions.js';
-import { MessageTooLargeError } from '../store/sessions.js';
+import { MessageTooLargeError } from '../store/errors.js';
 import type { SessionSink } from './types.js';
 
 /** Text the agent CLI reported rather than the model said, shown apart in the transcript. */

@@ -3,7 +3,8 @@ import type { Usage } from '../../src-shared/sessions.js';
 import { num, optStr, str } from '../store/row.js';
 import { insertRun } from '../store/session-runs.js';
 import type { Db } from '../store/sqljs.js';
-import { costIsUnknown, setUnknownCost } from '../store/unpriced-runs.js';
+import { costIsUnknown } from '../store/cost-unknown.js';
+import { setUnknownCost } from '../store/unpriced-runs.js';
 import { createApprovalsRepository } from '../store/approvals.js';
 import type { ExportApproval, ExportRun } from './format.js';
 

@@ -2,7 +2,7 @@ import type { Message } from '../../src-shared/sessions.js';
 import { parseRepoUrl } from '../../src-shared/repo-url.js';
 import { notFound } from '../errors.js';
 import type { Repositories } from '../store/repositories.js';
-import type { SessionRow } from '../store/session-listing.js';
+import type { SessionRow } from '../store/session-row.js';
 import type { Db } from '../store/sqljs.js';
 import { StoreUnavailableError, type Store } from '../store/store.js';
 import { writeAgentFields } from './agent-fields.js';

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import type { Repositories } from '../store/repositories.js';
-import type { SessionRow } from '../store/session-listing.js';
+import type { SessionRow } from '../store/session-row.js';
 import type { Store } from '../store/store.js';
 import { writeSessionPart } from './import.js';
 import type { ImportedMessage } from './import-records.js';

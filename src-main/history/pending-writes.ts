@@ -1,6 +1,6 @@
 import type { Message, Task } from '../../src-shared/sessions.js';
 import type { Repos } from '../store/storage.js';
-import { MessageTooLargeError } from '../store/sessions.js';
+import { MessageTooLargeError } from '../store/errors.js';
 import type { HistoryEvent } from './history-events.js';
 import { storedEvents } from './stored-values.js';
 

@@ -8,7 +8,7 @@ import { DEMO } from '../demo/people.js';
 import { conflict } from '../errors.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Repos } from '../store/storage.js';
-import type { SessionRow } from '../store/session-listing.js';
+import type { SessionRow } from '../store/session-row.js';
 import { ghAvailability, signedInGh, type PullRequestState } from './gh.js';
 import { checkBranchToPush, pushBranch } from './git.js';
 import { belongsToRepository, isGitHubRepository, pullRequestsIn } from './urls.js';

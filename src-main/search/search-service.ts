@@ -9,7 +9,7 @@ import { parseQuery } from './query.js';
 import type { SearchIndex, SearchRow } from './search-index.js';
 import { makeSnippet } from './snippet.js';
 import { termPattern } from '../../src-shared/search-terms.js';
-import type { SessionRow } from '../store/session-listing.js';
+import type { SessionRow } from '../store/session-row.js';
 
 export interface SearchInput {
   workspaceId: string;

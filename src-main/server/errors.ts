@@ -6,7 +6,7 @@ import type { ErrorCode, ErrorResponse } from '../../src-shared/errors.js';
 import type { Logger } from '../clock.js';
 import { AppError, type ErrorDetail } from '../errors.js';
 import { DataDamagedError } from '../store/errors.js';
-import { MessageTooLargeError } from '../store/sessions.js';
+import { MessageTooLargeError } from '../store/errors.js';
 import { StoreUnavailableError } from '../store/store.js';
 import { redactUrl } from './security-headers.js';
 import { describeValidation } from './validation-messages.js';

@@ -1,6 +1,6 @@
 import type { Task } from '../../src-shared/sessions.js';
 import { sessionFields } from '../sessions/summary.js';
-import type { SessionRow } from '../store/session-listing.js';
+import type { SessionRow } from '../store/session-row.js';
 
 /**
  * `{"session": <full form>}` as the JSON text around its messages: `head`, then the

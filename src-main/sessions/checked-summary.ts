@@ -1,6 +1,6 @@
 import { SessionSummarySchema, type SessionSummary } from '../../src-shared/sessions.js';
 import type { Logger } from '../clock.js';
-import type { SessionRow } from '../store/session-listing.js';
+import type { SessionRow } from '../store/session-row.js';
 import { toSummary, type PreviewForm } from './summary.js';
 import { normalTimestamp } from './timestamps.js';
 

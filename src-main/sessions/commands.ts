@@ -3,7 +3,7 @@ import type { CreateSessionBody, SessionStatus } from '../../src-shared/sessions
 import type { AgentHost } from '../agents/run/host.js';
 import type { Logger } from '../clock.js';
 import type { Repos } from '../store/storage.js';
-import type { SessionRow } from '../store/session-listing.js';
+import type { SessionRow } from '../store/session-row.js';
 import { sendFollowUp } from './follow-up.js';
 import type { SessionService } from './service.js';
 import { stopSession } from './stop.js';

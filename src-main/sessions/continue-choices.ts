@@ -3,7 +3,7 @@ import { isAdministrator } from '../accounts/administrator.js';
 import type { AgentHost } from '../agents/run/host.js';
 import { conflict } from '../errors.js';
 import type { Repos } from '../store/storage.js';
-import type { SessionRow } from '../store/session-listing.js';
+import type { SessionRow } from '../store/session-row.js';
 
 /** The rule follow-up.ts applies before an agent may work in a person's folder. */
 const ADMINISTRATOR_ONLY =

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { requireAdministrator } from '../accounts/administrator.js';
 import { badRequest, conflict } from '../errors.js';
 import type { Repos } from '../store/storage.js';
-import type { SessionRow } from '../store/session-listing.js';
+import type { SessionRow } from '../store/session-row.js';
 import type { SessionService } from './service.js';
 
 /**

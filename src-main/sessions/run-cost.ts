@@ -1,5 +1,5 @@
 import { tokenCost } from '../../src-shared/model-prices.js';
-import { roundDollars } from '../store/session-listing.js';
+import { roundDollars } from '../store/session-row.js';
 import type { RunRecord } from '../store/session-runs.js';
 
 /**

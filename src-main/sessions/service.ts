@@ -13,7 +13,7 @@ import type { Clock, Logger } from '../clock.js';
 import { silentLogger } from '../clock.js';
 import type { EventBus } from '../events/event-bus.js';
 import { toSummary } from './summary.js';
-import type { SessionRow } from '../store/session-listing.js';
+import type { SessionRow } from '../store/session-row.js';
 import type { RunRecord } from '../store/session-runs.js';
 import type { Repos, Storage } from '../store/storage.js';
 import type { QueuedRun } from '../store/runs.js';

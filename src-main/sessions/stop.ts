@@ -1,7 +1,7 @@
 import { CLI_NAMES, type ResultMessage } from '../../src-shared/sessions.js';
 import type { AgentHost } from '../agents/run/host.js';
 import { conflict } from '../errors.js';
-import type { SessionRow } from '../store/session-listing.js';
+import type { SessionRow } from '../store/session-row.js';
 import type { SessionService } from './service.js';
 
 /**

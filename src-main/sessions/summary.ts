@@ -1,5 +1,5 @@
 import type { Author, Metadata, SessionSummary } from '../../src-shared/sessions.js';
-import type { SessionRow } from '../store/session-listing.js';
+import type { SessionRow } from '../store/session-row.js';
 
 export type PreviewForm = 'both' | 'first' | 'none';
 

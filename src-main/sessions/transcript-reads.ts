@@ -1,5 +1,5 @@
 import type { Repositories } from '../store/repositories.js';
-import type { SessionRow } from '../store/session-listing.js';
+import type { SessionRow } from '../store/session-row.js';
 import type { Store } from '../store/store.js';
 import { TRANSCRIPT_MAGIC } from '../store/transcript-format.js';
 

@@ -1,3 +1,5 @@
+import { MAX_MESSAGE_BYTES } from './transcript-format.js';
+
 /** Data on disk that cannot be read back as it was written: never answered with an empty store. */
 export class DataDamagedError extends Error {}
 
@@ -18,4 +20,13 @@ export function describeError(err: unknown): string {
     return code ? `${code}: ${err.message}` : err.message;
   }
   return String(err);
+}
+
+/** A message whose JSON is larger than MAX_MESSAGE_BYTES. */
+export class MessageTooLargeError extends Error {
+  constructor(readonly bytes: number) {
+    super(
+      `The message is ${bytes} bytes as JSON; the largest a session stores is ${MAX_MESSAGE_BYTES} bytes (16 MiB).`,
+    );
+  }
 }

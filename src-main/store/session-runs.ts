@@ -3,7 +3,8 @@ import type { AgentKind } from '../../src-shared/constants.js';
 import type { Isolation } from '../../src-shared/sessions.js';
 import type { Db } from './sqljs.js';
 import { num, optStr, str } from './row.js';
-import { addUnknownCost, unpricedModel, type PricedRun } from './unpriced-runs.js';
+import { unpricedModel, type PricedRun } from './cost-unknown.js';
+import { addUnknownCost } from './unpriced-runs.js';
 
 export type AgentState = 'queued' | 'running' | 'needs_input';
 

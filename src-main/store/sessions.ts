@@ -3,26 +3,10 @@ import { makePreview } from '../../src-shared/text.js';
 import type { Db, Params } from './sqljs.js';
 import { num, optStr, str } from './row.js';
 import { sessionRunMethods } from './session-runs.js';
-import { ONE_SUMMARY, sessionListMethods, toSessionRow, type SessionRow } from './session-listing.js';
-import { encodeFrame, MAX_MESSAGE_BYTES, TRANSCRIPT_MAGIC } from './transcript-format.js';
-
-/** Every MARK_EVERY-th message's start in the transcript is recorded (transcript_marks). */
-export const MARK_EVERY = 64;
-
-/** A message whose JSON is larger than MAX_MESSAGE_BYTES. */
-export class MessageTooLargeError extends Error {
-  constructor(readonly bytes: number) {
-    super(
-      `The message is ${bytes} bytes as JSON; the largest a session stores is ${MAX_MESSAGE_BYTES} bytes (16 MiB).`,
-    );
-  }
-}
-
-/** Where a session's transcript stands: its messages and committed bytes. */
-export interface TranscriptExtent {
-  messageCount: number;
-  bytes: number;
-}
+import { ONE_SUMMARY, sessionListMethods } from './session-listing.js';
+import { messageText, toSessionRow, type SessionRow } from './session-row.js';
+import { MessageTooLargeError } from './errors.js';
+import { frameMessages, MAX_MESSAGE_BYTES, type TranscriptExtent } from './transcript-format.js';
 
 /**
  * Stages messages (their JSON payloads, in order) for a session's transcript inside a
@@ -35,24 +19,16 @@ export function stageMessages(
   from: TranscriptExtent,
   messages: Array<{ payload: Buffer; createdAtMs: number }>,
 ): number {
-  const pieces: Buffer[] = from.bytes === 0 ? [TRANSCRIPT_MAGIC] : [];
-  let offset = from.bytes === 0 ? TRANSCRIPT_MAGIC.length : from.bytes;
-  messages.forEach(({ payload, createdAtMs }, i) => {
-    const seq = from.messageCount + i + 1;
-    if ((seq - 1) % MARK_EVERY === 0) {
-      db.run('INSERT INTO transcript_marks (session_id, seq, byte_offset) VALUES (?, ?, ?)', [
-        sessionId,
-        seq,
-        offset,
-      ]);
-    }
-    const frame = encodeFrame(payload, createdAtMs);
-    pieces.push(frame);
-    offset += frame.length;
-  });
-  const bytes = pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
-  db.stage({ sessionId, offset: from.bytes, bytes });
-  return offset;
+  const framed = frameMessages(from, messages);
+  for (const mark of framed.marks) {
+    db.run('INSERT INTO transcript_marks (session_id, seq, byte_offset) VALUES (?, ?, ?)', [
+      sessionId,
+      mark.seq,
+      mark.offset,
+    ]);
+  }
+  db.stage({ sessionId, offset: from.bytes, bytes: framed.bytes });
+  return framed.end;
 }
 
 export interface NewSession {
@@ -66,17 +42,6 @@ export interface NewSession {
   repository?: string;
   baseBranch: string;
   initialMessage?: string;
-}
-
-/** The text a preview is made from; null when the message has none (tool use only). */
-export function messageText(message: Message): string | null {
-  let text: string;
-  if (message.type === 'user') text = message.message.content;
-  else if (message.type === 'result') text = message.result;
-  else {
-    text = message.message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join(' ');
-  }
-  return text.trim() === '' ? null : text;
 }
 
 /**

@@ -17,6 +17,38 @@ export const FRAME_OVERHEAD_BYTES = FRAME_HEADER_BYTES + 1;
 /** The largest message stored, as JSON bytes; larger ones are refused when they arrive. */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
+/** Every MARK_EVERY-th message's start in the transcript is recorded (transcript_marks). */
+export const MARK_EVERY = 64;
+
+/** Where a session's transcript stands: its messages and committed bytes. */
+export interface TranscriptExtent {
+  messageCount: number;
+  bytes: number;
+}
+
+/**
+ * The bytes that append messages (their JSON payloads, in order) to a transcript standing at
+ * `from`, the header first for an empty one; the marks of those that start a stretch of
+ * MARK_EVERY; and the transcript's length after them. Either store writes exactly these.
+ */
+export function frameMessages(
+  from: TranscriptExtent,
+  messages: Array<{ payload: Buffer; createdAtMs: number }>,
+): { bytes: Buffer; marks: Array<{ seq: number; offset: number }>; end: number } {
+  const pieces: Buffer[] = from.bytes === 0 ? [TRANSCRIPT_MAGIC] : [];
+  const marks: Array<{ seq: number; offset: number }> = [];
+  let offset = from.bytes === 0 ? TRANSCRIPT_MAGIC.length : from.bytes;
+  messages.forEach(({ payload, createdAtMs }, i) => {
+    const seq = from.messageCount + i + 1;
+    if ((seq - 1) % MARK_EVERY === 0) marks.push({ seq, offset });
+    const frame = encodeFrame(payload, createdAtMs);
+    pieces.push(frame);
+    offset += frame.length;
+  });
+  const bytes = pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
+  return { bytes, marks, end: offset };
+}
+
 export function encodeFrame(payload: Buffer, createdAtMs: number): Buffer {
   const frame = Buffer.allocUnsafe(FRAME_OVERHEAD_BYTES + payload.length);
   frame.writeUInt32LE(payload.length, 0);

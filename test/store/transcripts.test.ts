@@ -15,7 +15,7 @@ import { newId } from '../../src-main/accounts/secrets.js';
 import { readAllMessages, readMessageAt, readMessagePage } from '../../src-main/sessions/transcript-reads.js';
 import { DataDamagedError, Store, StoreUnavailableError } from '../../src-main/store/store.js';
 import { createRepositories, type Repositories } from '../../src-main/store/repositories.js';
-import { MessageTooLargeError } from '../../src-main/store/sessions.js';
+import { MessageTooLargeError } from '../../src-main/store/errors.js';
 import { MAX_MESSAGE_BYTES } from '../../src-main/store/transcript-format.js';
 import { transcriptPath } from '../../src-main/store/transcripts.js';
 import type { Message } from '../../src-shared/sessions.js';

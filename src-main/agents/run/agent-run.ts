@@ -6,7 +6,7 @@
  */
 import type { ContinueIn, SessionStatus } from '../../../src-shared/sessions.js';
 import type { Approvals, EndReason, RunApprovals } from '../../approvals/service.js';
-import type { SessionRow } from '../../store/session-listing.js';
+import type { SessionRow } from '../../store/session-row.js';
 import type { QueuedRun } from '../../store/runs.js';
 import { cliHomePath } from '../kinds/cli/cli-homes.js';
 import { notice } from '../output-caps.js';

@@ -5,7 +5,7 @@ import type { Logger } from '../../clock.js';
 import type { RunHolds } from '../../history/run-holds.js';
 import type { SessionService } from '../../sessions/service.js';
 import type { Storage } from '../../store/storage.js';
-import type { SessionRow } from '../../store/session-listing.js';
+import type { SessionRow } from '../../store/session-row.js';
 import type { QueuedRun } from '../../store/runs.js';
 import type { TranscriptSource } from '../../sessions/transcript-reads.js';
 import { joinPrompts, runAgent, type RunDeps, type StopReason, type WaitingRun } from './agent-run.js';

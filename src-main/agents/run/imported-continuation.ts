@@ -7,7 +7,7 @@ import { conflict } from '../../errors.js';
 import { rootOfSessionFile } from '../../history/run-holds.js';
 import type { SessionService } from '../../sessions/service.js';
 import type { Repos } from '../../store/storage.js';
-import type { SessionRow } from '../../store/session-listing.js';
+import type { SessionRow } from '../../store/session-row.js';
 import { createCliAgent } from '../kinds/cli/cli-agent.js';
 import { personCliFolder } from '../kinds/cli/cli-homes.js';
 import { isInside, realOf } from '../folders.js';

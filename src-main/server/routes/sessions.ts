@@ -21,7 +21,7 @@ import {
 } from '../../../src-shared/sessions.js';
 import { WorkspaceParamsSchema } from '../../../src-shared/accounts.js';
 import { badRequest, notFound } from '../../errors.js';
-import type { SessionRow } from '../../store/session-listing.js';
+import type { SessionRow } from '../../store/session-row.js';
 import { principalOf, userOf, type AppContext } from '../context.js';
 import { authHooks, type Principal } from '../auth/authenticate.js';
 import { messagesJson, readMessagePage, settledRow } from '../../sessions/transcript-reads.js';

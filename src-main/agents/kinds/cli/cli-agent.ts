@@ -1,5 +1,5 @@
 import type { AssistantMessage, ResultMessage } from '../../../../src-shared/sessions.js';
-import { roundDollars } from '../../../store/session-listing.js';
+import { roundDollars } from '../../../store/session-row.js';
 import type { AgentEvent, AgentUsage } from '../../agent-events.js';
 import {
   bindConversation,
