@@ -64,6 +64,9 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
     // "relation already exists, skipping" and the like are not news to a person.
     onnotice: () => undefined,
     connection: { application_name: 'sessiondesk' },
+    // BIGINT (counts, byte offsets, tokens) as a number, as sql.js answers it: every such value
+    // the store keeps is far below 2^53.
+    types: { bigint: { to: 20, from: [20], serialize: (value: number) => String(value), parse: Number } },
   });
   let version: number;
   try {
