@@ -1,4 +1,3 @@
-import type { Sql, TransactionSql } from 'postgres';
 import type { ApiKeyRecord, AuthSessionRecord } from '../store/credentials.js';
 import type { Repos } from '../store/storage.js';
 import type { UserRecord } from '../store/users.js';
@@ -9,15 +8,7 @@ import type {
   WorkspaceRecord,
   WorkspaceSettingsRecord,
 } from '../store/workspaces.js';
-
-/** A connection pool, or the one transaction a write runs in. */
-export type Queryable = Sql | TransactionSql;
-
-type Row = Record<string, unknown>;
-
-const text = (value: unknown): string => String(value);
-const optText = (value: unknown): string | undefined =>
-  value === null || value === undefined ? undefined : String(value);
+import { optText, text, type Queryable, type Row } from './rows.js';
 
 function toUser(row: Row): UserRecord {
   const user: UserRecord = {

@@ -1,4 +1,7 @@
+import type { Sql } from 'postgres';
 import { afterAll, beforeAll } from 'vitest';
+import { connect } from '../../src-main/store-postgres/connect.js';
+import { migratePostgres } from '../../src-main/store-postgres/migrations.js';
 import { findPostgres, startCluster, type PostgresCluster } from './postgres-cluster.js';
 import type { Tool } from './tools.js';
 
@@ -46,4 +49,11 @@ export function usePostgres(): PostgresForTests {
     cluster: () => started().cluster,
     freshDatabase: () => started().cluster.createDatabase(`fresh_${++made}`),
   };
+}
+
+/** A pool on `url` whose database holds the whole schema, as a team server's start leaves it. */
+export async function migratedPool(url: string): Promise<Sql> {
+  const sql = await connect(url);
+  await migratePostgres(sql, { now: () => new Date() });
+  return sql;
 }

@@ -8,12 +8,11 @@ import {
   postgresUsers,
   postgresWorkspaces,
 } from '../../src-main/store-postgres/accounts.js';
-import { connect } from '../../src-main/store-postgres/connect.js';
-import { migratePostgres } from '../../src-main/store-postgres/migrations.js';
 import { storageOf } from '../../src-main/store/sqljs-storage.js';
 import type { Repos } from '../../src-main/store/storage.js';
 import { Store } from '../../src-main/store/store.js';
-import { postgresTool, usePostgres } from '../helpers/postgres.js';
+import { eachCallAWrite } from '../helpers/each-call-a-write.js';
+import { migratedPool, postgresTool, usePostgres } from '../helpers/postgres.js';
 import { requireTools } from '../helpers/require-tools.js';
 import { tempDir } from '../helpers/server.js';
 
@@ -179,28 +178,7 @@ describe('the accounts repositories on sql.js', () => {
   });
   accountsContract(async () => {
     store = await Store.open({ dataDir: dir, clock: systemClock, logger: silentLogger });
-    const storage = storageOf(store);
-    // On sql.js a change is made inside a write: each call of the contract is one write.
-    type Methods = Record<string, (...args: unknown[]) => Promise<unknown>>;
-    const writing = <K extends keyof Accounts>(name: K): Accounts[K] =>
-      new Proxy(
-        {},
-        {
-          get:
-            (_target, method: string) =>
-            (...args: unknown[]) =>
-              storage.write((tx) => (tx[name] as unknown as Methods)[method]!(...args)),
-        },
-      ) as Accounts[K];
-    return {
-      repos: {
-        users: writing('users'),
-        workspaces: writing('workspaces'),
-        authSessions: writing('authSessions'),
-        apiKeys: writing('apiKeys'),
-      },
-      prefix: 'sqljs',
-    };
+    return { repos: eachCallAWrite(storageOf(store)), prefix: 'sqljs' };
   });
 });
 
@@ -209,8 +187,7 @@ describe('the accounts repositories on PostgreSQL', requireTools(postgresTool())
   let sql: Sql | undefined;
   afterAll(async () => sql?.end());
   accountsContract(async () => {
-    sql = await connect(pg.url());
-    await migratePostgres(sql, { now: () => new Date() });
+    sql = await migratedPool(pg.url());
     return {
       repos: {
         users: postgresUsers(sql),
