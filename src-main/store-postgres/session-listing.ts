@@ -6,7 +6,7 @@ import { roundDollars, SUMMARY_COLUMNS, toSessionRow, type SessionRow } from '..
 import type { Row } from '../store/sqljs.js';
 import type { ListFilters } from '../store/session-listing.js';
 import type { Repos } from '../store/storage.js';
-import type { Queryable } from './accounts.js';
+import type { Queryable } from './rows.js';
 
 /** The columns of a summary, from sessions `s` with their authors `u` and origins `o`. */
 export function summaryFrom(sql: Queryable) {

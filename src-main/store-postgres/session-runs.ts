@@ -3,7 +3,7 @@ import { MAX_UNPRICED_MODELS } from '../../src-shared/sessions.js';
 import { costIsUnknown, modelList, unpricedModel } from '../store/cost-unknown.js';
 import type { AgentState, RunRecord } from '../store/session-runs.js';
 import type { Repos } from '../store/storage.js';
-import type { Queryable } from './accounts.js';
+import type { Queryable } from './rows.js';
 
 type RunMethods = Pick<
   Repos['sessions'],

@@ -4,7 +4,7 @@ import { MessageTooLargeError } from '../store/errors.js';
 import { messageText } from '../store/session-row.js';
 import type { Repos } from '../store/storage.js';
 import { frameMessages, MAX_MESSAGE_BYTES, type TranscriptExtent } from '../store/transcript-format.js';
-import type { Queryable } from './accounts.js';
+import type { Queryable } from './rows.js';
 import { postgresSessionListing, summaries, summaryFrom } from './session-listing.js';
 import { postgresSessionRuns } from './session-runs.js';
 
