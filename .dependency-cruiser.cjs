@@ -57,11 +57,11 @@ module.exports = {
       name: 'store-postgres-takes-only-pure-store-modules',
       severity: 'error',
       comment:
-        'Of store/, the PostgreSQL store uses types and errors.ts: never the sql.js store, its journal or sql.js itself.',
+        'Of store/, the PostgreSQL store uses types and pure modules (errors.ts, imported-agent.ts): never the sql.js store, its journal or sql.js itself.',
       from: { path: '^src-main/store-postgres/' },
       to: {
         path: ['^src-main/store/', 'node_modules/sql\\.js/'],
-        pathNot: '^src-main/store/errors\\.ts$',
+        pathNot: '^src-main/store/(errors|imported-agent)\\.ts$',
         dependencyTypesNot: ['type-only'],
       },
     },

@@ -13,10 +13,11 @@ import type {
 /** A connection pool, or the one transaction a write runs in. */
 export type Queryable = Sql | TransactionSql;
 
-type Row = Record<string, unknown>;
+/** A row as postgres.js gives it, by column name. */
+export type Row = Record<string, unknown>;
 
-const text = (value: unknown): string => String(value);
-const optText = (value: unknown): string | undefined =>
+export const text = (value: unknown): string => String(value);
+export const optText = (value: unknown): string | undefined =>
   value === null || value === undefined ? undefined : String(value);
 
 function toUser(row: Row): UserRecord {

@@ -1,7 +1,5 @@
-import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sql } from 'postgres';
-import { silentLogger, systemClock } from '../../src-main/clock.js';
 import {
   postgresApiKeys,
   postgresAuthSessions,
@@ -12,10 +10,9 @@ import { connect } from '../../src-main/store-postgres/connect.js';
 import { migratePostgres } from '../../src-main/store-postgres/migrations.js';
 import { storageOf } from '../../src-main/store/sqljs-storage.js';
 import type { Repos } from '../../src-main/store/storage.js';
-import { Store } from '../../src-main/store/store.js';
 import { postgresTool, usePostgres } from '../helpers/postgres.js';
 import { requireTools } from '../helpers/require-tools.js';
-import { tempDir } from '../helpers/server.js';
+import { eachCallAWrite, useSqlJsStore } from '../helpers/storage.js';
 
 type Accounts = Pick<Repos, 'users' | 'workspaces' | 'authSessions' | 'apiKeys'>;
 
@@ -171,33 +168,15 @@ function accountsContract(open: () => Promise<{ repos: Accounts; prefix: string 
 }
 
 describe('the accounts repositories on sql.js', () => {
-  let store: Store | undefined;
-  const dir = tempDir('sessiondesk-accounts-');
-  afterAll(async () => {
-    await store?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const sqljs = useSqlJsStore('sessiondesk-accounts-');
   accountsContract(async () => {
-    store = await Store.open({ dataDir: dir, clock: systemClock, logger: silentLogger });
-    const storage = storageOf(store);
-    // On sql.js a change is made inside a write: each call of the contract is one write.
-    type Methods = Record<string, (...args: unknown[]) => Promise<unknown>>;
-    const writing = <K extends keyof Accounts>(name: K): Accounts[K] =>
-      new Proxy(
-        {},
-        {
-          get:
-            (_target, method: string) =>
-            (...args: unknown[]) =>
-              storage.write((tx) => (tx[name] as unknown as Methods)[method]!(...args)),
-        },
-      ) as Accounts[K];
+    const storage = storageOf(await sqljs.open());
     return {
       repos: {
-        users: writing('users'),
-        workspaces: writing('workspaces'),
-        authSessions: writing('authSessions'),
-        apiKeys: writing('apiKeys'),
+        users: eachCallAWrite(storage, 'users'),
+        workspaces: eachCallAWrite(storage, 'workspaces'),
+        authSessions: eachCallAWrite(storage, 'authSessions'),
+        apiKeys: eachCallAWrite(storage, 'apiKeys'),
       },
       prefix: 'sqljs',
     };
