@@ -57,11 +57,11 @@ module.exports = {
       name: 'store-postgres-takes-only-pure-store-modules',
       severity: 'error',
       comment:
-        'Of store/, the PostgreSQL store uses types and the modules that touch no database (errors, the transcript format, a session row, unknown costs, column readers): never the sql.js store, its journal or sql.js itself.',
+        'Of store/, the PostgreSQL store uses types and the modules that touch no database (errors, the transcript format, a session row, unknown costs, column readers, an imported agent): never the sql.js store, its journal or sql.js itself.',
       from: { path: '^src-main/store-postgres/' },
       to: {
         path: ['^src-main/store/', 'node_modules/sql\\.js/'],
-        pathNot: '^src-main/store/(errors|transcript-format|session-row|cost-unknown|row)\\.ts$',
+        pathNot: '^src-main/store/(errors|transcript-format|session-row|cost-unknown|row|imported-agent)\\.ts$',
         dependencyTypesNot: ['type-only'],
       },
     },

@@ -11,7 +11,9 @@ import { DatabaseTooNewError } from '../store/errors.js';
  * strings and compare them as text, in keyset cursors and week windows, on both databases);
  * INTEGER for counts and positions; BIGINT for bytes, offsets, token sums and epoch
  * milliseconds, which outgrow 32 bits; BOOLEAN for the flags sql.js keeps as 0 and 1; DOUBLE
- * PRECISION for REAL. Steps that only rebuilt a table because SQLite cannot alter it say so.
+ * PRECISION for REAL, and for history_files.mtime_ms: a file's mtime (fs.Stats.mtimeMs) has a
+ * fraction of a millisecond, which SQLite keeps as REAL in its INTEGER column and BIGINT refuses.
+ * Steps that only rebuilt a table because SQLite cannot alter it say so.
  */
 export interface PostgresMigration {
   version: number;
@@ -246,7 +248,7 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
         byte_offset BIGINT NOT NULL,
         fingerprint TEXT NOT NULL,
         size BIGINT NOT NULL,
-        mtime_ms BIGINT NOT NULL,
+        mtime_ms DOUBLE PRECISION NOT NULL,
         parser_state TEXT,
         PRIMARY KEY (source_id, path)
       )`,

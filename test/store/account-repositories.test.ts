@@ -1,7 +1,5 @@
-import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sql } from 'postgres';
-import { silentLogger, systemClock } from '../../src-main/clock.js';
 import {
   postgresApiKeys,
   postgresAuthSessions,
@@ -10,11 +8,9 @@ import {
 } from '../../src-main/store-postgres/accounts.js';
 import { storageOf } from '../../src-main/store/sqljs-storage.js';
 import type { Repos } from '../../src-main/store/storage.js';
-import { Store } from '../../src-main/store/store.js';
-import { eachCallAWrite } from '../helpers/each-call-a-write.js';
 import { migratedPool, postgresTool, usePostgres } from '../helpers/postgres.js';
 import { requireTools } from '../helpers/require-tools.js';
-import { tempDir } from '../helpers/server.js';
+import { eachCallAWrite, useSqlJsStore } from '../helpers/storage.js';
 
 type Accounts = Pick<Repos, 'users' | 'workspaces' | 'authSessions' | 'apiKeys'>;
 
@@ -170,15 +166,9 @@ function accountsContract(open: () => Promise<{ repos: Accounts; prefix: string 
 }
 
 describe('the accounts repositories on sql.js', () => {
-  let store: Store | undefined;
-  const dir = tempDir('sessiondesk-accounts-');
-  afterAll(async () => {
-    await store?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const sqljs = useSqlJsStore('sessiondesk-accounts-');
   accountsContract(async () => {
-    store = await Store.open({ dataDir: dir, clock: systemClock, logger: silentLogger });
-    return { repos: eachCallAWrite(storageOf(store)), prefix: 'sqljs' };
+    return { repos: eachCallAWrite(storageOf(await sqljs.open())), prefix: 'sqljs' };
   });
 });
 

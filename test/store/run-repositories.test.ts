@@ -11,7 +11,7 @@ import type { SessionOrigin } from '../../src-main/store/session-origins.js';
 import { storageOf } from '../../src-main/store/sqljs-storage.js';
 import type { Repos } from '../../src-main/store/storage.js';
 import { Store } from '../../src-main/store/store.js';
-import { eachCallAWrite } from '../helpers/each-call-a-write.js';
+import { eachCallAWrite } from '../helpers/storage.js';
 import { migratedPool, postgresTool, usePostgres } from '../helpers/postgres.js';
 import { requireTools } from '../helpers/require-tools.js';
 import { tempDir } from '../helpers/server.js';

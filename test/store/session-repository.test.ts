@@ -1,8 +1,6 @@
-import { rm } from 'node:fs/promises';
 import type { Sql } from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../src-shared/index.js';
-import { silentLogger, systemClock } from '../../src-main/clock.js';
 import { postgresUsers, postgresWorkspaces } from '../../src-main/store-postgres/accounts.js';
 import { connect } from '../../src-main/store-postgres/connect.js';
 import { migratePostgres } from '../../src-main/store-postgres/migrations.js';
@@ -10,11 +8,10 @@ import { CHUNK_BYTES, postgresSessions } from '../../src-main/store-postgres/ses
 import { MessageTooLargeError } from '../../src-main/store/errors.js';
 import { storageOf } from '../../src-main/store/sqljs-storage.js';
 import type { Repos } from '../../src-main/store/storage.js';
-import { Store } from '../../src-main/store/store.js';
 import { encodeFrame, MARK_EVERY, TRANSCRIPT_MAGIC } from '../../src-main/store/transcript-format.js';
 import { postgresTool, usePostgres } from '../helpers/postgres.js';
 import { requireTools } from '../helpers/require-tools.js';
-import { tempDir } from '../helpers/server.js';
+import { useSqlJsStore } from '../helpers/storage.js';
 
 type Used = Pick<Repos, 'users' | 'workspaces' | 'sessions'>;
 
@@ -327,15 +324,9 @@ function sessionsContract(open: () => Promise<Opened>) {
 }
 
 describe('the sessions repository on sql.js', () => {
-  let store: Store | undefined;
-  const dir = tempDir('sessiondesk-sessions-');
-  afterAll(async () => {
-    await store?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const sqljs = useSqlJsStore('sessiondesk-sessions-');
   sessionsContract(async () => {
-    store = await Store.open({ dataDir: dir, clock: systemClock, logger: silentLogger });
-    const opened = store;
+    const opened = await sqljs.open();
     const storage = storageOf(opened);
     return {
       repos: storage.repos,

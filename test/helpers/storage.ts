@@ -1,4 +1,9 @@
+import { rm } from 'node:fs/promises';
+import { afterAll } from 'vitest';
+import { silentLogger, systemClock } from '../../src-main/clock.js';
 import type { Repos, Storage } from '../../src-main/store/storage.js';
+import { Store } from '../../src-main/store/store.js';
+import { tempDir } from './server.js';
 
 type Methods = Record<string, (...args: unknown[]) => Promise<unknown>>;
 
@@ -19,4 +24,20 @@ export function eachCallAWrite(storage: Storage): Repos {
       },
     );
   return new Proxy({} as Repos, { get: (_target, name: string) => repository(name as keyof Repos) });
+}
+
+/**
+ * A sql.js store in a data directory of its own for the calling test file, opened when asked
+ * and closed and removed after its tests. Call inside a describe().
+ */
+export function useSqlJsStore(prefix: string): { open(): Promise<Store> } {
+  const dir = tempDir(prefix);
+  let store: Store | undefined;
+  afterAll(async () => {
+    await store?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  return {
+    open: async () => (store = await Store.open({ dataDir: dir, clock: systemClock, logger: silentLogger })),
+  };
 }
