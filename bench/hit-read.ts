@@ -4,6 +4,7 @@
 // directory of your own (the first 40 messages of up to 120 sessions):
 //
 //   HIT_READ_DATA=DIR node ./bin/run-ts.js bench/hit-read.ts
+import { readsOf } from '../src-main/store/sqljs-storage.js';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +21,7 @@ const copy = mkdtempSync(join(tmpdir(), 'hit-read-'));
 cpSync(from, copy, { recursive: true });
 const store = await Store.open({ dataDir: copy, clock: systemClock, logger: silentLogger });
 const repos = createRepositories(store.db);
-const src = { store, repos };
+const src = readsOf(store);
 const rows = store.db.all('SELECT id FROM sessions').map((r) => repos.sessions.find(String(r[0]))!);
 const targets: { row: (typeof rows)[number]; offset: number }[] = [];
 for (const row of rows.slice(0, 120)) {

@@ -10,7 +10,7 @@ import { makePreview, makeTitle } from '../src-shared/text.js';
 import { messageText } from '../src-main/store/session-row.js';
 import { seededRandom } from '../src-main/seeded-random.js';
 import { readAllMessages } from '../src-main/sessions/transcript-reads.js';
-import { storageOf } from '../src-main/store/sqljs-storage.js';
+import { storageOf, readsOf } from '../src-main/store/sqljs-storage.js';
 
 /**
  * Builds a realistic workspace through the product's own store, repositories and account
@@ -218,7 +218,7 @@ async function checkPreviews(
   for (const id of ids) {
     const row = source.repos.sessions.find(id);
     if (!row) throw new Error(`seeded session ${id} is missing`);
-    const texts = ((await readAllMessages(source, id)) as Message[])
+    const texts = ((await readAllMessages(readsOf(source.store), id)) as Message[])
       .map((message) => messageText(message))
       .filter((text): text is string => text !== null);
     const expected = {

@@ -23,7 +23,7 @@ import { Store } from '../src-main/store/store.js';
 import { readAllMessages } from '../src-main/sessions/transcript-reads.js';
 import { format, resolveConfig } from 'prettier';
 import { randomGenerator } from './seed.js';
-import { storageOf } from '../src-main/store/sqljs-storage.js';
+import { storageOf, readsOf } from '../src-main/store/sqljs-storage.js';
 
 /**
  * `npm run soak`: crash soak of the real `sessiondesk serve` on one data directory.
@@ -416,12 +416,11 @@ async function checkDatabase(
   );
   // Every transcript is read back whole, frame by frame (lengths, checksums), up to the
   // length its session counts: the file holds every committed message, and nothing else.
-  const repos = createRepositories(db);
   const messagesOf = new Map<string, Array<{ type: string; message?: { content?: unknown } }>>();
   for (const [id, first, count] of db.all('SELECT id, first_message, message_count FROM sessions')) {
     let messages: Array<{ type: string; message?: { content?: unknown } }>;
     try {
-      messages = (await readAllMessages({ store, repos }, String(id))) as typeof messages;
+      messages = (await readAllMessages(readsOf(store), String(id))) as typeof messages;
     } catch (err) {
       problems.push(`${where}: session ${String(id)}'s transcript cannot be read: ${String(err)}`);
       continue;

@@ -5,6 +5,7 @@ import type { Db } from '../store/sqljs.js';
 import type { Store } from '../store/store.js';
 import { TRANSCRIPT_MAGIC } from '../store/transcript-format.js';
 import { settledRow } from '../sessions/transcript-reads.js';
+import { readsOf } from '../store/sqljs-storage.js';
 import type { ListPosition } from '../store/session-listing.js';
 import { readApprovals, readRuns } from './agent-fields.js';
 import { EXPORT_TYPE, EXPORT_VERSION, type ExportFormat, type ExportHeader } from './format.js';
@@ -35,7 +36,8 @@ export async function* exportSession(
 ): AsyncGenerator<string | Buffer> {
   const { db, repos } = source;
   // Everything but the messages is read at the instant the row is, with its length.
-  const settled = await settledRow(source, sessionId, () => {
+  const reads = readsOf(source.store);
+  const settled = await settledRow(reads, sessionId, () => {
     const input = repos.sessions.agentInput(sessionId);
     if (!input) return null;
     const prMergedAt = optStr(db.first('SELECT pr_merged_at FROM sessions WHERE id = ?', [sessionId])?.[0]);
@@ -73,11 +75,7 @@ export async function* exportSession(
     runs,
     ...(approvals.length === 0 ? {} : { approvals }),
   };
-  const messages = source.store.transcripts.readPayloads(
-    row.id,
-    TRANSCRIPT_MAGIC.length,
-    row.transcriptBytes,
-  );
+  const messages = reads.transcripts.readPayloads(row.id, TRANSCRIPT_MAGIC.length, row.transcriptBytes);
   /** When the message was added, and by whom if a person sent it. */
   const metaOf = (index: number, createdAtMs: number) => {
     const authorId = authors.get(index + 1);

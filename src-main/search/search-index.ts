@@ -5,7 +5,8 @@ import type { Logger } from '../clock.js';
 import type { Repositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
 import { AppError } from '../errors.js';
-import { readMessagePage, settledRow, type TranscriptSource } from '../sessions/transcript-reads.js';
+import { readsOf } from '../store/sqljs-storage.js';
+import { readMessagePage, settledRow, type TranscriptReads } from '../sessions/transcript-reads.js';
 import { openIndexFile, SEARCH_INDEX_FILE, SESSION_STRIDE } from './index-file.js';
 import { IndexWriter, type IndexOp } from './index-writer.js';
 import { messagePieces, PIECE_READ_MIN_BYTES, type PieceStart } from './message-piece.js';
@@ -130,7 +131,7 @@ export class SearchIndex {
   private unavailable: string | null = null;
   private closed = false;
   private nextKey = 1;
-  private readonly source: TranscriptSource;
+  private readonly source: TranscriptReads;
 
   constructor(
     private readonly options: {
@@ -142,7 +143,7 @@ export class SearchIndex {
       searchTimeLimitMs?: number | undefined;
     },
   ) {
-    this.source = { store: options.store, repos: options.repos };
+    this.source = readsOf(options.store);
     this.file = join(options.store.dataDir, SEARCH_INDEX_FILE);
     this.db = openIndexFile(this.file, options.logger, options.now ?? Date.now);
     this.readBack();

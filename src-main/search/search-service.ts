@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SEARCH_LIMIT_DEFAULT, type SearchHit, type SearchResponse } from '../../src-shared/search.js';
 import type { AgentFilter } from '../../src-shared/sessions.js';
 import { badRequest } from '../errors.js';
-import { readMessageAt, readMessagePage, type TranscriptSource } from '../sessions/transcript-reads.js';
+import { readMessageAt, readMessagePage, type TranscriptReads } from '../sessions/transcript-reads.js';
 import { messagePiece, pieceAt, PIECE_READ_MIN_BYTES } from './message-piece.js';
 import { chunks, searchableText } from './message-text.js';
 import { parseQuery } from './query.js';
@@ -35,7 +35,7 @@ function decodeCursor(cursor: string): number {
 const encodeCursor = (offset: number) => Buffer.from(JSON.stringify([offset])).toString('base64url');
 
 /** Full-text search over a workspace's transcripts: the index finds, the transcripts say. */
-export function createSearchService(deps: { index: SearchIndex; source: TranscriptSource }) {
+export function createSearchService(deps: { index: SearchIndex; source: TranscriptReads }) {
   /**
    * The piece of a large message the index says where it starts: its bytes alone are read and
    * decoded (a hit in the last piece of a 4 MB tool output reads some 40 KB of it). Undefined
@@ -45,7 +45,7 @@ export function createSearchService(deps: { index: SearchIndex; source: Transcri
     const { start, offset } = row;
     if (!start || offset === null || offset >= session.transcriptBytes) return undefined;
     try {
-      const { bytes, payloadBytes } = await deps.source.store.transcripts.readPayloadRange(
+      const { bytes, payloadBytes } = await deps.source.transcripts.readPayloadRange(
         session.id,
         offset,
         session.transcriptBytes,
@@ -83,7 +83,7 @@ export function createSearchService(deps: { index: SearchIndex; source: Transcri
   }
 
   async function hitFor(row: SearchRow, terms: Parameters<typeof makeSnippet>[1]) {
-    const session = deps.source.repos.sessions.find(row.sessionId);
+    const session = await deps.source.storage.repos.sessions.find(row.sessionId);
     if (!session || row.messageIndex >= session.messageCount) return null;
     const holdsMatch = (piece: string | undefined): piece is string =>
       piece !== undefined && termPattern(terms).test(piece);

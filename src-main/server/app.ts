@@ -12,7 +12,7 @@ import { BODY_LIMIT_BYTES } from '../../src-shared/constants.js';
 import { createAccounts } from '../accounts/accounts.js';
 import { silentLogger, type Clock, type Logger } from '../clock.js';
 import { createRepositories } from '../store/repositories.js';
-import { storageOf } from '../store/sqljs-storage.js';
+import { storageOf, transcriptsOf } from '../store/sqljs-storage.js';
 import type { Store } from '../store/store.js';
 import { createAccess } from './access.js';
 import { createAuthenticator, routeSecurity } from './auth/authenticate.js';
@@ -142,6 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const logger = deps.logger ?? silentLogger;
   const storage = storageOf(deps.store);
+  const transcripts = transcriptsOf(deps.store);
   const repos = createRepositories(deps.store.db);
   const events = new EventBus();
   const sessions = createSessionService({ storage, clock: deps.clock, events, logger });
@@ -152,7 +153,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     service: sessions,
     approvals,
     storage,
-    transcripts: { store: deps.store, repos },
+    transcripts: { storage, transcripts },
     dataDir: deps.store.dataDir,
     config: deps.agents ?? DEFAULT_AGENT_CONFIG,
     logger,
@@ -167,7 +168,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const ctx: AppContext = {
     events,
     searchIndex,
-    search: createSearchService({ index: searchIndex, source: { store: deps.store, repos } }),
+    search: createSearchService({ index: searchIndex, source: { storage, transcripts } }),
     sessions,
     sessionCommands: createSessionCommands({ service: sessions, agents, repos: storage.repos, logger }),
     agents,
@@ -177,6 +178,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     caches: createCaches(deps.store, deps.config.cacheBytes ?? DEFAULT_CACHE_BYTES),
     store: deps.store,
     storage,
+    transcripts,
     repos,
     access: createAccess(storage.repos),
     credentialChanges: new CredentialChanges(),

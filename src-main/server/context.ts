@@ -9,6 +9,7 @@ import type { SearchIndex } from '../search/search-index.js';
 import type { SearchService } from '../search/search-service.js';
 import type { Clock, Logger } from '../clock.js';
 import type { Repositories } from '../store/repositories.js';
+import type { TranscriptSource } from '../store/transcript-source.js';
 import type { Storage } from '../store/storage.js';
 import type { Store } from '../store/store.js';
 import type { Access } from './access.js';
@@ -47,6 +48,8 @@ export interface AppContext {
   store: Store;
   /** The repositories as every database answers them: what routes move to. */
   storage: Storage;
+  /** Sessions' transcripts, read by byte offset on either database. */
+  transcripts: TranscriptSource;
   repos: Repositories;
   accounts: Accounts;
   clock: Clock;

@@ -1,11 +1,17 @@
-import type { Store } from '../store/store.js';
-
 /** A page of the list as JSON text: the `sessions` array, and the cursor after it if more follow. */
 export interface ListPageText {
   sessions: string;
   nextCursor?: string;
   /** With a limit: how many sessions match the filters. */
   total?: number;
+}
+
+/**
+ * Where a cache hears that a session is changing (its id), or that everything may have (null):
+ * the sql.js store's `onChange`.
+ */
+export interface SessionChanges {
+  onChange(listener: (sessionId: string | null) => void): () => void;
 }
 
 /** What an entry costs besides its answer and key: the Map slot and the entry's objects. */
@@ -36,14 +42,14 @@ export class ResponseCache<V> {
   private readonly unsubscribe: () => void;
 
   constructor(
-    store: Store,
+    changes: SessionChanges,
     private readonly options: {
       maxBytes: number;
       drop: 'that session' | 'all';
       sizeOf: (value: V) => number;
     },
   ) {
-    this.unsubscribe = store.onChange((sessionId) => {
+    this.unsubscribe = changes.onChange((sessionId) => {
       if (sessionId === null || options.drop === 'all') {
         this.clear();
         for (const readers of this.reads.values()) for (const r of readers) r.stale = true;

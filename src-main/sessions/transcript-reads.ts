@@ -1,11 +1,12 @@
-import type { Repositories } from '../store/repositories.js';
 import type { SessionRow } from '../store/session-row.js';
-import type { Store } from '../store/store.js';
+import type { Repos, Storage } from '../store/storage.js';
 import { TRANSCRIPT_MAGIC } from '../store/transcript-format.js';
+import type { TranscriptSource } from '../store/transcript-source.js';
 
-export interface TranscriptSource {
-  store: Store;
-  repos: Repositories;
+/** What reading a session's messages takes: its row and marks, and its transcript. */
+export interface TranscriptReads {
+  storage: Storage;
+  transcripts: TranscriptSource;
 }
 
 const COMMA = Buffer.from(',');
@@ -15,21 +16,21 @@ const COMMA = Buffer.from(',');
  * byte it counts is in its transcript file, so the row and the bytes read up to its length
  * agree even while an agent keeps appending.
  */
-export function settledRow(source: TranscriptSource, sessionId: string): Promise<SessionRow | null>;
+export function settledRow(source: TranscriptReads, sessionId: string): Promise<SessionRow | null>;
 export function settledRow<T>(
-  source: TranscriptSource,
+  source: TranscriptReads,
   sessionId: string,
-  also: (row: SessionRow) => T,
+  also: (row: SessionRow, repos: Repos) => T | Promise<T>,
 ): Promise<{ row: SessionRow; also: T } | null>;
 export function settledRow<T>(
-  source: TranscriptSource,
+  source: TranscriptReads,
   sessionId: string,
-  also?: (row: SessionRow) => T,
+  also?: (row: SessionRow, repos: Repos) => T | Promise<T>,
 ): Promise<SessionRow | { row: SessionRow; also: T } | null> {
-  return source.store.whenTranscriptSettled(sessionId, () => {
-    const row = source.repos.sessions.find(sessionId);
+  return source.transcripts.settled(sessionId, async (repos) => {
+    const row = await repos.sessions.find(sessionId);
     if (!row || !also) return row;
-    return { row, also: also(row) };
+    return { row, also: await also(row, repos) };
   });
 }
 
@@ -38,8 +39,8 @@ export function settledRow<T>(
  * `messages`), read from the transcript up to `row.transcriptBytes` in pieces: nothing is
  * parsed, and a huge message is never held whole.
  */
-export async function* messagesJson(source: TranscriptSource, row: SessionRow): AsyncGenerator<Buffer> {
-  for await (const piece of source.store.transcripts.readPayloads(
+export async function* messagesJson(source: TranscriptReads, row: SessionRow): AsyncGenerator<Buffer> {
+  for await (const piece of source.transcripts.readPayloads(
     row.id,
     TRANSCRIPT_MAGIC.length,
     row.transcriptBytes,
@@ -65,7 +66,7 @@ export interface MessagePage {
  * The read starts at the nearest mark and skips forward, never at the file's start.
  */
 export async function readMessagePage(
-  source: TranscriptSource,
+  source: TranscriptReads,
   row: SessionRow,
   after: number,
   limit: number,
@@ -73,11 +74,11 @@ export async function readMessagePage(
 ): Promise<MessagePage> {
   const page: MessagePage = { messages: [], createdAtMs: [], offsets: [], next: after };
   if (after >= row.messageCount || limit <= 0) return page;
-  const mark = source.repos.sessions.markAtOrBefore(row.id, after + 1);
+  const mark = await source.storage.repos.sessions.markAtOrBefore(row.id, after + 1);
   if (!mark) throw new Error(`session ${row.id} has no mark before message ${after + 1}`);
   let bytes = 0;
   let pieces: Buffer[] = [];
-  const reading = source.store.transcripts.readPayloads(row.id, mark.offset, row.transcriptBytes);
+  const reading = source.transcripts.readPayloads(row.id, mark.offset, row.transcriptBytes);
   for await (const piece of reading) {
     // Frames before the page are read only as far as their headers matter: skipped.
     if (mark.seq + piece.index <= after) continue;
@@ -97,16 +98,16 @@ export async function readMessagePage(
 
 /** One message, read from where its frame starts (an offset `readMessagePage` gave). */
 export async function readMessageAt(
-  source: TranscriptSource,
+  source: TranscriptReads,
   row: SessionRow,
   offset: number,
 ): Promise<Buffer | null> {
   if (offset < TRANSCRIPT_MAGIC.length || offset >= row.transcriptBytes) return null;
-  return source.store.transcripts.readFrame(row.id, offset, row.transcriptBytes);
+  return source.transcripts.readFrame(row.id, offset, row.transcriptBytes);
 }
 
 /** Every message of a session, parsed: for checks and tools, never for serving. */
-export async function readAllMessages(source: TranscriptSource, sessionId: string): Promise<unknown[]> {
+export async function readAllMessages(source: TranscriptReads, sessionId: string): Promise<unknown[]> {
   const row = await settledRow(source, sessionId);
   if (!row) return [];
   const page = await readMessagePage(source, row, 0, row.messageCount, Infinity);

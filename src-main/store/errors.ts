@@ -3,6 +3,9 @@ import { MAX_MESSAGE_BYTES } from './transcript-format.js';
 /** Data on disk that cannot be read back as it was written: never answered with an empty store. */
 export class DataDamagedError extends Error {}
 
+/** A transcript that does not hold the frames its session counts. */
+export class TranscriptDamagedError extends DataDamagedError {}
+
 /** A database whose schema is newer than this app's migrations: it refuses to open it. */
 export class DatabaseTooNewError extends Error {
   constructor(found: number, known: number) {

@@ -1,6 +1,7 @@
 import { createRepositories, type Repositories } from './repositories.js';
 import type { Awaiting, Repos, Storage } from './storage.js';
 import { AwaitInsideWriteError, type OpenWrite, type Store } from './store.js';
+import type { TranscriptSource } from './transcript-source.js';
 
 type AnyMethod = (...args: unknown[]) => unknown;
 
@@ -94,4 +95,36 @@ export function storageOf(store: Store): Storage {
     made.set(store, storage);
   }
   return storage;
+}
+
+const transcriptSources = new WeakMap<Store, TranscriptSource>();
+
+/**
+ * The transcripts of an open store, its files: read up to a length once the store has handed
+ * every byte counted so far to its file (`whenTranscriptSettled`).
+ */
+export function transcriptsOf(store: Store): TranscriptSource {
+  const known = transcriptSources.get(store);
+  if (known) return known;
+  const { transcripts } = store;
+  const storage = storageOf(store);
+  const source: TranscriptSource = {
+    // Checked and started in one synchronous step, and the storage's reads run at once when no
+    // write is open: `read`'s first call sees the settled instant.
+    async settled(sessionId, read) {
+      return await store.whenTranscriptSettled(sessionId, () => read(storage.repos));
+    },
+    readPayloads: (sessionId, from, to) => transcripts.readPayloads(sessionId, from, to),
+    readFrame: (sessionId, offset, to) => transcripts.readFrame(sessionId, offset, to),
+    readPayloadRange: (sessionId, offset, to, from, until) =>
+      transcripts.readPayloadRange(sessionId, offset, to, from, until),
+    readRaw: (sessionId, length) => transcripts.readRaw(sessionId, length),
+  };
+  transcriptSources.set(store, source);
+  return source;
+}
+
+/** An open store's storage and transcripts: what reading sessions' messages takes. */
+export function readsOf(store: Store): { storage: Storage; transcripts: TranscriptSource } {
+  return { storage: storageOf(store), transcripts: transcriptsOf(store) };
 }

@@ -1,7 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../clock.js';
-import { DataDamagedError } from './errors.js';
+import { TranscriptDamagedError } from './errors.js';
 import type { FileLayer } from './file-layer.js';
 import { ReadHandles } from './read-handles.js';
 import {
@@ -34,7 +34,6 @@ const MAX_OPEN_HANDLES = 64;
 const MAX_READ_HANDLES = 64;
 
 /** A transcript that does not hold what the database says was committed to it. */
-export class TranscriptDamagedError extends DataDamagedError {}
 
 export function transcriptPath(dataDir: string, sessionId: string): string {
   return join(dataDir, TRANSCRIPTS_DIR, `${sessionId}.transcript`);

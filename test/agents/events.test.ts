@@ -1,3 +1,4 @@
+import { readsOf } from '../../src-main/store/sqljs-storage.js';
 import { connect } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -203,7 +204,7 @@ describe('restart', () => {
         try {
           const row = restarted.repos.sessions.find(session.id)!;
           expect(row.status).toBe('failed');
-          const messages = await readAllMessages(restarted, session.id);
+          const messages = await readAllMessages(readsOf(restarted.store), session.id);
           const last = messages.at(-1) as { type: string; result: string };
           expect(last).toMatchObject({ type: 'result', subtype: 'error' });
           expect(last.result).toContain('stopped while the agent was running');

@@ -1,5 +1,6 @@
 // `sessiondesk history import` as a process, over the real files the CLIs wrote
 // (test/fixtures/history/), with and without a server holding the data directory.
+import { readsOf } from '../../src-main/store/sqljs-storage.js';
 import { spawn } from 'node:child_process';
 import {
   appendFileSync,
@@ -462,7 +463,7 @@ describe('sessiondesk history import', { timeout: 90_000 }, () => {
     );
     const notices = await withStore(dataDir, async (repos, store) => {
       const row = repos.sessions.list(org, {}, { limit: 10 }).find((s) => s.messageCount === 2);
-      const page = await readMessagePage({ store, repos }, repos.sessions.find(row!.id)!, 0, 10, 1 << 20);
+      const page = await readMessagePage(readsOf(store), repos.sessions.find(row!.id)!, 0, 10, 1 << 20);
       return page.messages.map((m) => (JSON.parse(m.toString('utf8')) as { notice?: string }).notice);
     });
     expect(notices).toEqual(['info', 'info']);
@@ -493,7 +494,7 @@ describe('sessiondesk history import', { timeout: 90_000 }, () => {
 
     const blocks = await withStore(dataDir, async (repos, store) => {
       const [row] = repos.sessions.list(org, {}, { limit: 1 });
-      const page = await readMessagePage({ store, repos }, repos.sessions.find(row!.id)!, 0, 100, 1 << 24);
+      const page = await readMessagePage(readsOf(store), repos.sessions.find(row!.id)!, 0, 100, 1 << 24);
       return page.messages.flatMap((m) => {
         const message = JSON.parse(m.toString('utf8')) as { message?: { content?: unknown } };
         return Array.isArray(message.message?.content)

@@ -14,7 +14,7 @@ import type { Message } from '../../src-shared/sessions.js';
 import { CLI, runCli } from '../helpers/cli.js';
 import { useSandbox } from '../helpers/cli-extra.js';
 import { PASSWORD } from '../helpers/server.js';
-import { storageOf } from '../../src-main/store/sqljs-storage.js';
+import { storageOf, readsOf } from '../../src-main/store/sqljs-storage.js';
 
 const sandbox = useSandbox();
 const EMAIL = 'ada@example.test';
@@ -118,7 +118,7 @@ describe('sessiondesk import, killed in the middle of a big session', () => {
       withStore(target, async (store) => {
         const repos = createRepositories(store.db);
         return {
-          messages: await readAllMessages({ store, repos }, SESSION),
+          messages: await readAllMessages(readsOf(store), SESSION),
           row: repos.sessions.find(SESSION),
         };
       }),

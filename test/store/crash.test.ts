@@ -7,7 +7,7 @@ import { Store } from '../../src-main/store/store.js';
 import { startServe } from '../helpers/cli.js';
 import { PASSWORD, tempDir } from '../helpers/server.js';
 import { readAllMessages } from '../../src-main/sessions/transcript-reads.js';
-import { storageOf } from '../../src-main/store/sqljs-storage.js';
+import { storageOf, readsOf } from '../../src-main/store/sqljs-storage.js';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -125,7 +125,7 @@ describe('SIGKILL during concurrent writes', () => {
             const allowed = [acked, inFlight].filter((t) => t !== null);
             expect(allowed).toContain(row!.title);
             // The prompt; and when a later start found its agent cut off, the result saying so.
-            const [prompt, ...rest] = (await readAllMessages({ store, repos }, id)) as Array<{
+            const [prompt, ...rest] = (await readAllMessages(readsOf(store), id)) as Array<{
               type: string;
             }>;
             expect(prompt?.type).toBe('user');

@@ -1,3 +1,4 @@
+import { readsOf } from '../../src-main/store/sqljs-storage.js';
 import { spawn } from 'node:child_process';
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -148,12 +149,12 @@ async function expectMoved(dir: string, sessions: OldSession[]): Promise<void> {
       const row = repos.sessions.find(session.id)!;
       expect(row.messageCount).toBe(session.bodies.length);
       expect(statSync(transcriptPath(dir, session.id)).size).toBe(row.transcriptBytes);
-      expect(await readAllMessages({ store, repos }, session.id)).toEqual(
+      expect(await readAllMessages(readsOf(store), session.id)).toEqual(
         session.bodies.map((b) => JSON.parse(b) as unknown),
       );
       const authors = repos.sessions.promptAuthors(session.id);
       session.authors.forEach((author, m) => expect(authors.get(m + 1) ?? null).toBe(author));
-      const page = await readMessagePage({ store, repos }, row, 0, 1000, Infinity);
+      const page = await readMessagePage(readsOf(store), row, 0, 1000, Infinity);
       expect(page.createdAtMs.map((ms) => new Date(ms).toISOString())).toEqual(session.times);
     }
   } finally {

@@ -23,7 +23,7 @@ import { ERRNOS, faultyFiles, type FaultyFiles, type FileOp } from '../helpers/f
 import { openFilesUnder } from '../helpers/open-files.js';
 import { tempDir } from '../helpers/server.js';
 import { recordingLogger } from '../helpers/store.js';
-import { storageOf } from '../../src-main/store/sqljs-storage.js';
+import { storageOf, readsOf } from '../../src-main/store/sqljs-storage.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -126,7 +126,7 @@ describe('transcripts in files', () => {
     await o.store.close();
     o = await open(dir);
     try {
-      expect(await readAllMessages(o, id)).toEqual(sent);
+      expect(await readAllMessages(readsOf(o.store), id)).toEqual(sent);
       const row = o.repos.sessions.find(id)!;
       expect(row.messageCount).toBe(151);
       expect(statSync(transcriptPath(dir, id)).size).toBe(row.transcriptBytes);
@@ -153,7 +153,7 @@ describe('transcripts in files', () => {
       expect(statSync(transcriptPath(o.store.dataDir, id)).size).toBe(before.transcriptBytes);
       // Just under the limit is kept whole.
       await append(o, id, toolResult('toolu_ok', MAX_MESSAGE_BYTES - 200));
-      const messages = await readAllMessages(o, id);
+      const messages = await readAllMessages(readsOf(o.store), id);
       expect(messages).toHaveLength(2);
     } finally {
       await o.store.close();
@@ -178,13 +178,15 @@ describe('one message read where its frame starts (a search hit)', () => {
         await append(o, id, toolResult(`toolu_${i}`, size), i);
       }
       const row = o.repos.sessions.find(id)!;
-      const page = await readMessagePage(o, row, 0, row.messageCount, Infinity);
+      const page = await readMessagePage(readsOf(o.store), row, 0, row.messageCount, Infinity);
       const openBefore = openTranscripts(o.store.dataDir).length;
-      const read = await Promise.all(page.offsets.map((offset) => readMessageAt(o, row, offset)));
+      const read = await Promise.all(
+        page.offsets.map((offset) => readMessageAt(readsOf(o.store), row, offset)),
+      );
       expect(read.map((json) => JSON.parse(json!.toString('utf8')) as unknown)).toEqual(sent);
       // An offset outside the committed transcript is no message.
-      expect(await readMessageAt(o, row, row.transcriptBytes)).toBeNull();
-      expect(await readMessageAt(o, row, 0)).toBeNull();
+      expect(await readMessageAt(readsOf(o.store), row, row.transcriptBytes)).toBeNull();
+      expect(await readMessageAt(readsOf(o.store), row, 0)).toBeNull();
       // The transcript stays open for the next read (once, beside the handle appends use), and
       // no longer than the store.
       expect(openTranscripts(o.store.dataDir)).toHaveLength(openBefore + 1);
@@ -201,7 +203,7 @@ describe('one message read where its frame starts (a search hit)', () => {
     await append(o, id, toolResult('toolu_small', 100));
     await append(o, id, toolResult('toolu_large', 60_000));
     const row = o.repos.sessions.find(id)!;
-    const offsets = (await readMessagePage(o, row, 0, 3, Infinity)).offsets;
+    const offsets = (await readMessagePage(readsOf(o.store), row, 0, 3, Infinity)).offsets;
     await o.store.close();
     const path = transcriptPath(dir, id);
     const bytes = readFileSync(path);
@@ -211,11 +213,15 @@ describe('one message read where its frame starts (a search hit)', () => {
     o = await open(dir);
     try {
       const now = o.repos.sessions.find(id)!;
-      await expect(readMessageAt(o, now, offsets[2]!)).rejects.toBeInstanceOf(DataDamagedError);
+      await expect(readMessageAt(readsOf(o.store), now, offsets[2]!)).rejects.toBeInstanceOf(
+        DataDamagedError,
+      );
       // The frames before it still read.
-      expect(await readMessageAt(o, now, offsets[1]!)).not.toBeNull();
+      expect(await readMessageAt(readsOf(o.store), now, offsets[1]!)).not.toBeNull();
       // Inside a frame: what stands there as a length is no frame within the transcript.
-      await expect(readMessageAt(o, now, offsets[2]! + 20)).rejects.toBeInstanceOf(DataDamagedError);
+      await expect(readMessageAt(readsOf(o.store), now, offsets[2]! + 20)).rejects.toBeInstanceOf(
+        DataDamagedError,
+      );
     } finally {
       await o.store.close();
     }
@@ -228,8 +234,8 @@ describe('one message read where its frame starts (a search hit)', () => {
       await append(o, id, toolResult('toolu_large', 1_500_000));
       await append(o, id, reply('after it'), 2);
       const row = o.repos.sessions.find(id)!;
-      const { offsets } = await readMessagePage(o, row, 0, 3, Infinity);
-      const whole = (await readMessageAt(o, row, offsets[1]!))!;
+      const { offsets } = await readMessagePage(readsOf(o.store), row, 0, 3, Infinity);
+      const whole = (await readMessageAt(readsOf(o.store), row, offsets[1]!))!;
       const range = (from: number, until: number, offset = offsets[1]!) =>
         o.store.transcripts.readPayloadRange(id, offset, row.transcriptBytes, from, until);
       const stretch = await range(1_200_000, 1_240_000);
@@ -281,7 +287,7 @@ describe('a damaged transcript', () => {
     }
     // Whole again, it opens with every message.
     const o = await open(dir);
-    expect(await readAllMessages(o, id)).toHaveLength(4);
+    expect(await readAllMessages(readsOf(o.store), id)).toHaveLength(4);
     await o.store.close();
   });
 
@@ -295,7 +301,7 @@ describe('a damaged transcript', () => {
       const o = await open(dir, undefined, logger);
       try {
         expect(statSync(path).size).toBe(committed);
-        expect(await readAllMessages(o, id)).toHaveLength(4);
+        expect(await readAllMessages(readsOf(o.store), id)).toHaveLength(4);
         const aside = readdirSync(join(dir, 'transcripts')).filter((n) => n.includes('.cut-'));
         const kept = aside.map((n) => readFileSync(join(dir, 'transcripts', n)));
         expect(kept.some((b) => b.equals(tail))).toBe(true);
@@ -317,7 +323,7 @@ describe('a damaged transcript', () => {
     writeFileSync(path, bytes);
     const o = await open(dir);
     try {
-      await expect(readAllMessages(o, id)).rejects.toBeInstanceOf(DataDamagedError);
+      await expect(readAllMessages(readsOf(o.store), id)).rejects.toBeInstanceOf(DataDamagedError);
     } finally {
       await o.store.close();
     }
@@ -363,7 +369,7 @@ describe('disk faults on transcript appends', () => {
           await files.idle();
           // Reads go on, without the refused message.
           expect(o.repos.sessions.find(target)?.messageCount).toBe(before.messageCount);
-          expect(await readAllMessages(o, id)).toHaveLength(2);
+          expect(await readAllMessages(readsOf(o.store), id)).toHaveLength(2);
           // And once the disk works again, so do writes.
           await append(o, target, reply('after the fault'));
         } finally {
@@ -372,7 +378,7 @@ describe('disk faults on transcript appends', () => {
         const again = await open(dir);
         try {
           const messages = (await readAllMessages(
-            again,
+            readsOf(again.store),
             again.repos.sessions.list(again.organizationId, {}, {})[0]!.id,
           )) as Message[];
           const texts = JSON.stringify(messages);

@@ -21,7 +21,7 @@ import {
   workspace,
   type Opened,
 } from '../helpers/export-import.js';
-import { storageOf } from '../../src-main/store/sqljs-storage.js';
+import { storageOf, readsOf } from '../../src-main/store/sqljs-storage.js';
 
 /** A session with `count` assistant messages of about `bytes` each. */
 async function bigSession(
@@ -163,7 +163,7 @@ describe('export version 2', () => {
       prStatus: 'merged',
       updatedAt: '2030-01-06T10:06:00.000Z',
     });
-    const messages = await readAllMessages(target, one.id);
+    const messages = await readAllMessages(readsOf(target.store), one.id);
     expect(messages.at(-1)).toEqual({ type: 'user', message: { content: 'Also update the changelog' } });
     const memberId = target.repos.users.findByEmail(MEMBER)!.id;
     expect(target.repos.sessions.promptAuthors(one.id).get(4)).toBe(memberId);
@@ -228,7 +228,7 @@ describe('export version 2', () => {
 
     const report = await importSessions(linesOf(lines.join('\n')), into.organizationId, target);
     expect(report).toMatchObject({ imported: 3, alreadyPresent: 0, skippedCount: 0 });
-    expect(await readAllMessages(target, ids[1])).toEqual(RICH_TRANSCRIPTS[1]);
+    expect(await readAllMessages(readsOf(target.store), ids[1])).toEqual(RICH_TRANSCRIPTS[1]);
   });
 
   it('writes a big session in bounded batches, and completes one that holds fewer messages', async () => {
@@ -261,7 +261,7 @@ describe('export version 2', () => {
     expect(second.messages).toBe(15 + 1 + 6);
     // More than one write: the first 10 messages stay, the 15 others come in parts.
     expect(target.store.status().journalBytes).toBeGreaterThan(journalBefore);
-    expect(await readAllMessages(target, id)).toEqual(bigTranscript(24, 512 * 1024));
+    expect(await readAllMessages(readsOf(target.store), id)).toEqual(bigTranscript(24, 512 * 1024));
     const { authorId: _a, authorName: _n, workspaceId: _w, ...before } = source.repos.sessions.find(id)!;
     const { authorId: _b, authorName: _m, workspaceId: _x, ...after } = target.repos.sessions.find(id)!;
     expect(after).toEqual(before);

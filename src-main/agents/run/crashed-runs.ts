@@ -8,7 +8,7 @@
 import type { AssistantMessage, Message, Usage } from '../../../src-shared/sessions.js';
 import type { Logger } from '../../clock.js';
 import type { SessionService } from '../../sessions/service.js';
-import { readMessagePage, type TranscriptSource } from '../../sessions/transcript-reads.js';
+import { readMessagePage, settledRow, type TranscriptReads } from '../../sessions/transcript-reads.js';
 import type { Repos } from '../../store/storage.js';
 import type { QueuedRun } from '../../store/runs.js';
 import { OpenToolCalls } from '../agent-events.js';
@@ -24,7 +24,7 @@ export interface RecoveryDeps {
   service: SessionService;
   repos: Repos;
   /** Where a crashed run's transcript is read from. */
-  transcripts: TranscriptSource;
+  transcripts: TranscriptReads;
   logger: Logger;
   /** A session's own folder, where processes its run left may still be working. */
   sandboxOf: (sessionId: string) => string;
@@ -137,8 +137,8 @@ interface LastRun {
  * A session's last run: the messages after its last prompt or result. Read from the end, a
  * window at a time, so a long transcript is not read whole.
  */
-async function lastRun(source: TranscriptSource, sessionId: string): Promise<LastRun> {
-  const row = source.repos.sessions.find(sessionId);
+async function lastRun(source: TranscriptReads, sessionId: string): Promise<LastRun> {
+  const row = await settledRow(source, sessionId);
   if (!row) return { messages: [] };
   let tail: Message[] = [];
   for (let end = row.messageCount; end > 0;) {

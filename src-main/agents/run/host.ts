@@ -7,7 +7,7 @@ import type { SessionService } from '../../sessions/service.js';
 import type { Storage } from '../../store/storage.js';
 import type { SessionRow } from '../../store/session-row.js';
 import type { QueuedRun } from '../../store/runs.js';
-import type { TranscriptSource } from '../../sessions/transcript-reads.js';
+import type { TranscriptReads } from '../../sessions/transcript-reads.js';
 import { joinPrompts, runAgent, type RunDeps, type StopReason, type WaitingRun } from './agent-run.js';
 import { recoverInterrupted } from './crashed-runs.js';
 import { cliHomePath } from '../kinds/cli/cli-homes.js';
@@ -71,7 +71,7 @@ export class AgentHost {
       approvals: Approvals;
       storage: Storage;
       /** Where a crashed run's transcript is read from. */
-      transcripts: TranscriptSource;
+      transcripts: TranscriptReads;
       dataDir: string;
       config: AgentConfig;
       logger: Logger;

@@ -61,7 +61,8 @@ function sendJsonText(reply: FastifyReply, json: string | Buffer): FastifyReply 
 }
 
 export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const { repos, auth, clock, caches } = ctx;
+  const { auth, clock, caches } = ctx;
+  const { repos } = ctx.storage;
   const api = app.withTypeProvider<ZodTypeProvider>();
   const { either, userOnly } = authHooks(auth);
 
@@ -74,7 +75,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
     principal: Principal,
     sessionId: string,
     organizationId: string | undefined,
-    lookup: (sessionId: string) => T | null | undefined,
+    lookup: (sessionId: string) => T | null | undefined | Promise<T | null | undefined>,
   ): Promise<T> {
     return ctx.access.session(principal, sessionId, organizationId, lookup);
   }
@@ -90,7 +91,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
   async function sendFullSession(reply: FastifyReply, sessionId: string): Promise<FastifyReply> {
     const read = caches.sessions.begin(sessionId);
     try {
-      const settled = await settledRow(ctx, sessionId, () => repos.sessions.tasks(sessionId));
+      const settled = await settledRow(ctx, sessionId, (_row, read) => read.sessions.tasks(sessionId));
       if (!settled) throw notFound('Session not found');
       const { row } = settled;
       const { head, tail } = fullSessionFrame(row, settled.also);
@@ -149,8 +150,10 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
       ]);
       let page = caches.lists.get(key)?.value;
       if (!page) {
+        // Kept only if no session changed while the page was read.
+        const read = caches.lists.begin(key);
         const after = cursor === undefined ? undefined : decodeCursor(cursor);
-        const rows = repos.sessions.list(workspaceId, filters, {
+        const rows = await repos.sessions.list(workspaceId, filters, {
           ...(limit === undefined ? {} : { limit: limit + 1 }),
           ...(after ? { after } : {}),
         });
@@ -163,11 +166,11 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
         page = { sessions: JSON.stringify(sessions) };
         if (more) page.nextCursor = encodeCursor(rows[rows.length - 1] as SessionRow);
         // Counted with the page, and dropped with it by any change to a session.
-        if (limit !== undefined) page.total = repos.sessions.count(workspaceId, filters);
-        caches.lists.set(key, workspaceId, page);
+        if (limit !== undefined) page.total = await repos.sessions.count(workspaceId, filters);
+        read.keep(workspaceId, page);
       }
       // The stats move with the clock, so they are never cached.
-      const stats: Stats = repos.sessions.stats(workspaceId, clock.now());
+      const stats: Stats = await repos.sessions.stats(workspaceId, clock.now());
       const cursorJson =
         (page.nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(page.nextCursor)}`) +
         (page.total === undefined ? '' : `,"total":${page.total}`);
@@ -355,7 +358,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request) => {
       const workspaceId = await workspaceFor(principalOf(request), request.params.organizationId);
-      return { repositories: repos.sessions.repositories(workspaceId) };
+      return { repositories: await repos.sessions.repositories(workspaceId) };
     },
   );
 }
