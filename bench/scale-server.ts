@@ -57,7 +57,9 @@ const server = await startServer({
   logger: silentLogger,
   agents: { demoPaceMs: 3_600_000 },
 });
-const repos = createRepositories(server.store.db);
+const store = server.store;
+if (!store) throw new Error('the benchmark serves a data directory');
+const repos = createRepositories(store.db);
 send({ ready: server.url, openMs: performance.now() - started, ...endPhase() });
 
 process.on('message', (raw) => {
@@ -66,14 +68,14 @@ process.on('message', (raw) => {
     if (command.cmd === 'phase') {
       send({ phase: command.name, ...endPhase() });
     } else if (command.cmd === 'snapshot') {
-      const info = await server.store.snapshot();
+      const info = await store.snapshot();
       send({ snapshot: info, ...endPhase() });
     } else if (command.cmd === 'append-text') {
       const message: Message = {
         type: 'assistant',
         message: { content: [{ type: 'text', text: command.text }] },
       };
-      await server.store.write(() =>
+      await store.write(() =>
         repos.sessions.appendMessage(
           command.sessionId,
           command.workspaceId,
@@ -95,7 +97,7 @@ process.on('message', (raw) => {
       await Promise.all(
         command.sessionIds.map(async (id) => {
           while (performance.now() < until) {
-            await server.store.write(() =>
+            await store.write(() =>
               repos.sessions.appendMessage(id, command.workspaceId, message, null, at()),
             );
             appends += 1;

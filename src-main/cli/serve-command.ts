@@ -4,12 +4,13 @@ import { systemClock } from '../clock.js';
 import { createEventLog, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../event-log.js';
 import { PROJECT_ROOT, resolveDataDir } from '../paths.js';
 import { DataDirLockedError } from '../store/lock.js';
+import { DatabaseTooNewError } from '../store/errors.js';
+import { DatabaseUnreachableError, DatabaseUrlError, parseDatabaseUrl } from '../store-postgres/connect.js';
 import { readServerInfo } from '../server-file.js';
 import { PortInUseError, startServer } from '../server/start.js';
 import { DEMO, ownAccountCount } from '../demo/people.js';
 import { readDemoSignIn } from '../demo/sign-in.js';
 import { agentConfigFromEnv, parseMaxRuns } from '../agents/run/config.js';
-import { storageOf } from '../store/sqljs-storage.js';
 import { checkSandboxRoot, defaultSandboxRoot, SandboxRootError } from '../agents/sandbox/sandbox-root.js';
 import { CliError } from './admin-target.js';
 import { parse, print, version } from './command-line.js';
@@ -42,6 +43,22 @@ function wholeNumberFromEnv(name: string, min: number, unit: string): number | u
   return value;
 }
 
+/**
+ * The team server's database: `--database`, else SESSIONDESK_DATABASE_URL; undefined for the
+ * data directory's own store. A URL that is not PostgreSQL's is a usage error before anything opens.
+ */
+function databaseUrlOf(flag: unknown, env: NodeJS.ProcessEnv): string | undefined {
+  const url = typeof flag === 'string' ? flag : env.SESSIONDESK_DATABASE_URL?.trim() || undefined;
+  if (url === undefined) return undefined;
+  try {
+    parseDatabaseUrl(url);
+  } catch (err) {
+    if (err instanceof DatabaseUrlError) throw new UsageError(err.message, 'serve');
+    throw err;
+  }
+  return url;
+}
+
 const LOOPBACK = /^(127(?:\.\d{1,3}){3}|::1|localhost)$/u;
 
 export async function serve(args: string[]): Promise<void> {
@@ -53,6 +70,7 @@ export async function serve(args: string[]): Promise<void> {
     'sandbox-dir': { type: 'string' },
     'max-runs': { type: 'string' },
     demo: { type: 'boolean' },
+    database: { type: 'string' },
   });
   if (v.help) return print(USAGE.serve);
   // Whoever started it under nohup asked it to outlive the terminal: neither the hang-up nor npm
@@ -78,6 +96,13 @@ export async function serve(args: string[]): Promise<void> {
   if (!LOG_FORMATS.includes(format))
     throw new UsageError(`--log-format must be one of ${LOG_FORMATS.join(', ')}, not ${format}`, 'serve');
   const dataDir = resolveDataDir(v['data-dir'] as string | undefined);
+  const databaseUrl = databaseUrlOf(v.database, process.env);
+  if (databaseUrl !== undefined && v.demo) {
+    throw new UsageError(
+      '--demo makes a demo workspace in a data directory, not in --database: leave one out',
+      'serve',
+    );
+  }
   let maxRuns: number | undefined;
   if (typeof v['max-runs'] === 'string') {
     try {
@@ -113,7 +138,12 @@ export async function serve(args: string[]): Promise<void> {
     version: version(),
     ...(snapshotAfterBytes === undefined ? {} : { snapshotAfterBytes }),
     ...(searchTimeLimitMs === undefined ? {} : { searchTimeLimitMs }),
+    ...(databaseUrl === undefined ? {} : { databaseUrl }),
   }).catch((err: unknown) => {
+    // A database that cannot be reached, or that a newer version migrated, is a sentence.
+    if (err instanceof DatabaseUnreachableError || err instanceof DatabaseTooNewError) {
+      throw new CliError(err.message);
+    }
     // The port or the data directory is taken: if by Session Desk on this very directory, say so.
     if (err instanceof PortInUseError || err instanceof DataDirLockedError) {
       const running = readServerInfo(dataDir)?.info;
@@ -150,13 +180,19 @@ export async function serve(args: string[]): Promise<void> {
   void npmStopped?.then((pid) => stop(`npm, which started it (pid ${pid}), is gone`));
   // Like Jupyter's: the token in the URL is what lets this browser set up and open the demo.
   print(`Session Desk is running at ${server.launchUrl}`);
-  print(`Data directory: ${dataDir}`);
+  if (databaseUrl === undefined) print(`Data directory: ${dataDir}`);
+  else {
+    const t = parseDatabaseUrl(databaseUrl);
+    print(
+      `Database: PostgreSQL "${t.database}" at ${t.host}:${t.port} as ${t.user}; this process's files in ${dataDir}`,
+    );
+  }
   if (v.demo) {
     print(`Demo workspace (sample data): organizationId ${DEMO.organizationId}`);
     const signIn = readDemoSignIn(dataDir);
     if (signIn) print(`Demo sign-in: ${signIn.email} / ${signIn.password} (or open the URL above)`);
   }
-  if ((await ownAccountCount(storageOf(server.store).repos)) === 0) {
+  if ((await ownAccountCount(server.storage.repos)) === 0) {
     print(
       v.demo
         ? 'To use your own account instead, open the URL and choose "Create your own owner account".'

@@ -29,13 +29,17 @@ Commands:
 
 Every command takes --data-dir DIR (else SESSIONDESK_DATA_DIR, else the app's data folder).
 Run "sessiondesk <command> --help" for a command's options, "sessiondesk --version" (or -v) for the version.`,
-  serve: `Usage: sessiondesk serve [--host 127.0.0.1] [--port 4319] [--data-dir DIR] [--sandbox-dir DIR] [--max-runs N] [--demo] [--log-level LEVEL] [--log-format pretty|json]
+  serve: `Usage: sessiondesk serve [--host 127.0.0.1] [--port 4319] [--data-dir DIR] [--database URL] [--sandbox-dir DIR] [--max-runs N] [--demo] [--log-level LEVEL] [--log-format pretty|json]
 
 Runs the Session Management API and the dashboard. Prints the URL to open, with a token
 new at every start (first-run setup and the demo's sign-in need it), and writes where it
 listens to DIR/server.json. Only loopback hosts are allowed. A port in use is an error.
   --demo        create the demo workspace (sample data, once) and print its sign-in
                 (a random password, made with the demo)
+  --database    a team server's PostgreSQL 15+ (postgres://USER@HOST:PORT/DB, else
+                SESSIONDESK_DATABASE_URL): the record of everything, migrated at start; DIR
+                then holds only this process's own files. Search, export, import, backup,
+                receiving pushes and the demo are not there yet (503)
   --sandbox-dir where agents work, one folder per session (else SESSIONDESK_SANDBOX_DIR, else
                 DIR-sandboxes beside the data directory; never inside it)
   --log-level   info (default: a line per event on stderr: start, sessions created and ended,

@@ -1,12 +1,9 @@
 import type { Clock } from '../clock.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { Storage } from '../store/storage.js';
-import type { Store } from '../store/store.js';
 
 /** What importing history needs of the server (or of the command that opened the data directory). */
 export interface HistoryDeps {
-  /** The data directory's store: its directory of workspaces, and where it is. */
-  store: Store;
   storage: Storage;
   clock: Clock;
   /** The running server's live events; absent when the command opens the data directory itself. */

@@ -12,6 +12,7 @@ import { createDirectory } from '../accounts/directory.js';
 import { badRequest, notFound } from '../errors.js';
 import { defaultDataDir, shellWord } from '../paths.js';
 import type { HistorySourceRecord } from '../store/history.js';
+import type { Store } from '../store/store.js';
 import { defaultRoot, importSource } from './importer.js';
 import { type HistoryDeps } from './history-deps.js';
 import { checkSourceFolder, expandHome, SourceFolderRefused, type FolderRules } from './source-folder.js';
@@ -43,7 +44,7 @@ const defaultPlace = (rootDir: string, rules: FolderRules) => resolve(expandHome
  * every later start follow it), and imports what changed in each.
  */
 export async function runHistoryImport(
-  deps: HistoryDeps,
+  deps: HistoryDeps & { store: Store },
   body: HistoryImportBody,
   rules: FolderRules,
 ): Promise<HistorySourceReport[]> {
@@ -140,8 +141,8 @@ export function formatSourceReport(report: HistorySourceReport): string {
  * remembers it: the running server's follower imports it at its next scan. Removing one forgets
  * it and its files' progress; the sessions it imported stay, and the CLI's files are untouched.
  */
-export function createHistorySources(deps: HistoryDeps, rules: () => FolderRules) {
-  const { storage, store, clock } = deps;
+export function createHistorySources(deps: HistoryDeps & { dataDir: string }, rules: () => FolderRules) {
+  const { storage, dataDir, clock } = deps;
   const { repos } = storage;
 
   async function view(record: HistorySourceRecord): Promise<HistorySource> {
@@ -199,8 +200,8 @@ export function createHistorySources(deps: HistoryDeps, rules: () => FolderRules
      */
     importCommand(workspaceId: string, showDataDir: boolean): string {
       const words = ['sessiondesk', 'history', 'import', '--workspace', workspaceId];
-      if (resolve(store.dataDir) !== resolve(defaultDataDir()))
-        words.push('--data-dir', showDataDir ? shellWord(store.dataDir) : 'DATA_DIR');
+      if (resolve(dataDir) !== resolve(defaultDataDir()))
+        words.push('--data-dir', showDataDir ? shellWord(dataDir) : 'DATA_DIR');
       return words.join(' ');
     },
 

@@ -2,9 +2,9 @@ import { join } from 'node:path';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { SearchIndexing } from '../../src-shared/search.js';
 import type { Logger } from '../clock.js';
-import type { Repositories } from '../store/repositories.js';
 import type { Store } from '../store/store.js';
 import { AppError } from '../errors.js';
+import { createRepositories, type Repositories } from '../store/repositories.js';
 import { readsOf } from '../store/sqljs-storage.js';
 import { readMessagePage, settledRow, type TranscriptReads } from '../sessions/transcript-reads.js';
 import { openIndexFile, SEARCH_INDEX_FILE, SESSION_STRIDE } from './index-file.js';
@@ -132,11 +132,12 @@ export class SearchIndex {
   private closed = false;
   private nextKey = 1;
   private readonly source: TranscriptReads;
+  /** The store's own repositories, read at once: the index lives beside the sql.js store. */
+  private readonly repos: Repositories;
 
   constructor(
     private readonly options: {
       store: Store;
-      repos: Repositories;
       logger: Logger;
       now?: () => number;
       /** How long one search may run (SEARCH_TIME_LIMIT_MS when unset). */
@@ -144,6 +145,7 @@ export class SearchIndex {
     },
   ) {
     this.source = readsOf(options.store);
+    this.repos = createRepositories(options.store.db);
     this.file = join(options.store.dataDir, SEARCH_INDEX_FILE);
     this.db = openIndexFile(this.file, options.logger, options.now ?? Date.now);
     this.readBack();
@@ -165,7 +167,7 @@ export class SearchIndex {
   /** Marks every session whose messages are not all indexed; returns how many. */
   sweep(): number {
     let behind = 0;
-    for (const { id, messageCount } of this.options.repos.sessions.messageCounts()) {
+    for (const { id, messageCount } of this.repos.sessions.messageCounts()) {
       const entry = this.sessions.get(id);
       // An index ahead of the store (a data directory restored from an older backup): again.
       if (entry && entry.indexed > messageCount) this.forget(id, entry);
@@ -190,7 +192,7 @@ export class SearchIndex {
     const upToDate =
       entry !== undefined &&
       !this.dirty.has(sessionId) &&
-      entry.indexed >= this.options.repos.sessions.extent(sessionId).messageCount;
+      entry.indexed >= this.repos.sessions.extent(sessionId).messageCount;
     (upToDate || this.first.has(sessionId) ? this.first : this.dirty).set(sessionId, this.touches);
     this.pumping ??= new Promise<void>((resolve) => setImmediate(resolve))
       .then(() => this.pump())
@@ -242,7 +244,7 @@ export class SearchIndex {
         committed.set(String(row.id), Number(row.indexed));
       }
       let pendingSessions = 0;
-      for (const { id, messageCount } of this.options.repos.sessions.messageCounts(workspaceId)) {
+      for (const { id, messageCount } of this.repos.sessions.messageCounts(workspaceId)) {
         if ((committed.get(id) ?? 0) !== messageCount) pendingSessions += 1;
       }
       known = { complete: pendingSessions === 0, pendingSessions };

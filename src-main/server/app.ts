@@ -11,7 +11,8 @@ import {
 import { BODY_LIMIT_BYTES } from '../../src-shared/constants.js';
 import { createAccounts } from '../accounts/accounts.js';
 import { silentLogger, type Clock, type Logger } from '../clock.js';
-import { createRepositories } from '../store/repositories.js';
+import type { Storage } from '../store/storage.js';
+import type { TranscriptSource } from '../store/transcript-source.js';
 import { storageOf, transcriptsOf } from '../store/sqljs-storage.js';
 import type { Store } from '../store/store.js';
 import { createAccess } from './access.js';
@@ -52,12 +53,22 @@ import { searchRoutes } from './routes/search.js';
 import { createSessionCommands } from '../sessions/commands.js';
 import { createSessionService } from '../sessions/service.js';
 import { CONTENT_SECURITY_POLICY, redactUrl } from './security-headers.js';
-import { ResponseCache, type ListPageText } from './response-cache.js';
+import { ResponseCache, type ListPageText, type SessionChanges } from './response-cache.js';
 
 export type { ServerConfig } from './context.js';
 
+/** A team server's data on PostgreSQL (`store-postgres/`), and the folder local to this process. */
+export interface TeamDatabase {
+  storage: Storage;
+  transcripts: TranscriptSource;
+  dataDir: string;
+}
+
 export interface AppDeps {
-  store: Store;
+  /** The desktop's data: sql.js in its data directory. Exactly one of `store` and `team`. */
+  store?: Store;
+  /** A team server's data on PostgreSQL. */
+  team?: TeamDatabase;
   clock: Clock;
   config: ServerConfig;
   /** Where events are told (sessions, sign-ins, refusals, errors; each request at debug); omitted, nowhere. */
@@ -77,14 +88,17 @@ const DEFAULT_CACHE_BYTES = 80 * 1024 * 1024;
 const DEFAULT_MAX_CONNECTIONS = 1024;
 const DEFAULT_BODY_TIMEOUT_MS = 30_000;
 
-function createCaches(store: Store, bytes: number): AppContext['caches'] {
+/** A team server's processes do not yet tell each other what changed: nothing is cached there. */
+const NO_CHANGES: SessionChanges = { onChange: () => () => undefined };
+
+function createCaches(changes: SessionChanges, bytes: number): AppContext['caches'] {
   return {
-    sessions: new ResponseCache<Buffer>(store, {
+    sessions: new ResponseCache<Buffer>(changes, {
       maxBytes: Math.floor(bytes * 0.8),
       drop: 'that session',
       sizeOf: (body) => body.length,
     }),
-    lists: new ResponseCache<ListPageText>(store, {
+    lists: new ResponseCache<ListPageText>(changes, {
       maxBytes: Math.floor(bytes * 0.2),
       drop: 'all',
       sizeOf: (page) => page.sessions.length + (page.nextCursor?.length ?? 0),
@@ -141,45 +155,45 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
 
   const logger = deps.logger ?? silentLogger;
-  const storage = storageOf(deps.store);
-  const transcripts = transcriptsOf(deps.store);
-  const repos = createRepositories(deps.store.db);
+  const store = deps.store ?? null;
+  if (!store === !deps.team) throw new Error('buildApp takes a store or a team database, one of them');
+  const storage = store ? storageOf(store) : deps.team!.storage;
+  const transcripts = store ? transcriptsOf(store) : deps.team!.transcripts;
+  const dataDir = store ? store.dataDir : deps.team!.dataDir;
   const events = new EventBus();
   const sessions = createSessionService({ storage, clock: deps.clock, events, logger });
   // Imported sessions' files, held while a run of ours resumes their conversation.
-  const historyHolds = createRunHolds({ store: deps.store, storage, clock: deps.clock, events });
+  const historyHolds = createRunHolds({ storage, clock: deps.clock, events });
   const approvals = createApprovals({ storage, clock: deps.clock, events, logger });
   const agents = new AgentHost({
     service: sessions,
     approvals,
     storage,
     transcripts: { storage, transcripts },
-    dataDir: deps.store.dataDir,
+    dataDir,
     config: deps.agents ?? DEFAULT_AGENT_CONFIG,
     logger,
     history: historyHolds,
   });
-  const searchIndex = new SearchIndex({
-    store: deps.store,
-    repos,
-    logger,
-    searchTimeLimitMs: deps.config.searchTimeLimitMs,
-  });
+  // Search keeps its index beside the sql.js store; on PostgreSQL it is not there yet.
+  const searchIndex = store
+    ? new SearchIndex({ store, logger, searchTimeLimitMs: deps.config.searchTimeLimitMs })
+    : null;
   const ctx: AppContext = {
     events,
     searchIndex,
-    search: createSearchService({ index: searchIndex, source: { storage, transcripts } }),
+    search: searchIndex && createSearchService({ index: searchIndex, source: { storage, transcripts } }),
     sessions,
     sessionCommands: createSessionCommands({ service: sessions, agents, repos: storage.repos, logger }),
     agents,
     approvals,
     historyHolds: historyHolds.held,
     agentEnv: deps.agents?.env ?? process.env,
-    caches: createCaches(deps.store, deps.config.cacheBytes ?? DEFAULT_CACHE_BYTES),
-    store: deps.store,
+    caches: createCaches(store ?? NO_CHANGES, store ? (deps.config.cacheBytes ?? DEFAULT_CACHE_BYTES) : 0),
+    store,
+    dataDir,
     storage,
     transcripts,
-    repos,
     access: createAccess(storage.repos),
     credentialChanges: new CredentialChanges(),
     accounts: createAccounts(storage, deps.clock),
@@ -236,11 +250,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const interrupted = await agents.recoverInterrupted();
     if (interrupted > 0) logger.warn(`Marked ${interrupted} interrupted session(s) as failed.`);
     // Messages written while no server ran (imports, a rebuilt index) are indexed in the background.
-    searchIndex.sweep();
+    searchIndex?.sweep();
   });
   // The agent CLIs' own session folders that `sessiondesk history import` remembered.
   const follower = createHistoryFollower({
-    store: deps.store,
     storage,
     clock: deps.clock,
     events,
@@ -257,7 +270,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await agents.close();
   });
   app.addHook('onClose', async () => {
-    await searchIndex.close();
+    await searchIndex?.close();
     ctx.caches.sessions.close();
     ctx.caches.lists.close();
   });

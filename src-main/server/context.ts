@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
 import type { Accounts } from '../accounts/accounts.js';
 import type { Approvals } from '../approvals/service.js';
 import type { AgentHost } from '../agents/run/host.js';
@@ -8,7 +9,6 @@ import type { SessionService } from '../sessions/service.js';
 import type { SearchIndex } from '../search/search-index.js';
 import type { SearchService } from '../search/search-service.js';
 import type { Clock, Logger } from '../clock.js';
-import type { Repositories } from '../store/repositories.js';
 import type { TranscriptSource } from '../store/transcript-source.js';
 import type { Storage } from '../store/storage.js';
 import type { Store } from '../store/store.js';
@@ -45,12 +45,17 @@ export interface ServerConfig {
 
 /** What every route plugin receives: the app's dependencies, built once in buildApp. */
 export interface AppContext {
-  store: Store;
+  /**
+   * The desktop's sql.js store, for what works on it alone so far (search, export, import,
+   * backup, the admin directory); null on a team server (PostgreSQL). See `localStore`.
+   */
+  store: Store | null;
+  /** What is local to this server process: sandboxes, `server.json`, the search index. */
+  dataDir: string;
   /** The repositories as every database answers them: what routes move to. */
   storage: Storage;
   /** Sessions' transcripts, read by byte offset on either database. */
   transcripts: TranscriptSource;
-  repos: Repositories;
   accounts: Accounts;
   clock: Clock;
   logger: Logger;
@@ -67,8 +72,8 @@ export interface AppContext {
   /** Create, update, follow up and stop: one call each, the service and the agents in order. */
   sessionCommands: SessionCommands;
   /** The full-text index of every transcript, and search over it. */
-  searchIndex: SearchIndex;
-  search: SearchService;
+  searchIndex: SearchIndex | null;
+  search: SearchService | null;
   agents: AgentHost;
   /** What agents ask before they act, waiting for a decision. */
   approvals: Approvals;
@@ -97,4 +102,19 @@ export function userOf(request: FastifyRequest): Extract<Principal, { kind: 'use
   const principal = principalOf(request);
   if (principal.kind !== 'user') throw new Error('route expects a signed-in user');
   return principal;
+}
+
+/** The answer for what works on a desktop's data directory alone so far: 503, saying so. */
+export function notOnTeamServer(what: string): AppError {
+  return new AppError(
+    503,
+    'unavailable',
+    `${what} is not available on a team server (PostgreSQL) yet; it works on a desktop's data directory.`,
+  );
+}
+
+/** The sql.js store, for a route that works on it alone so far; on a team server, 503. */
+export function localStore(ctx: AppContext, what: string): Store {
+  if (!ctx.store) throw notOnTeamServer(what);
+  return ctx.store;
 }

@@ -10,7 +10,13 @@ import { createAccounts } from '../accounts/accounts.js';
 import { seedDemo } from '../demo/seed.js';
 import { retireDemoPublishedPassword } from '../demo/sign-in.js';
 import { secureDataDir } from '../data-dir-permissions.js';
-import { storageOf } from '../store/sqljs-storage.js';
+import { storageOf, transcriptsOf } from '../store/sqljs-storage.js';
+import { acquireLock } from '../store/lock.js';
+import type { Storage } from '../store/storage.js';
+import type { TranscriptSource } from '../store/transcript-source.js';
+import { connect } from '../store-postgres/connect.js';
+import { migratePostgres } from '../store-postgres/migrations.js';
+import { createPostgresStorage } from '../store-postgres/storage.js';
 
 export class PortInUseError extends Error {
   constructor(
@@ -40,6 +46,11 @@ export interface StartOptions {
   snapshotAfterBytes?: number;
   /** How long one search may run before it is stopped and answered 503 (the server's default: 5 s). */
   searchTimeLimitMs?: number;
+  /**
+   * A team server's PostgreSQL (`postgres://…`): the record of everything, instead of sql.js in
+   * the data directory, which then holds only what is local to this process.
+   */
+  databaseUrl?: string;
 }
 
 export interface RunningServer {
@@ -48,7 +59,9 @@ export interface RunningServer {
   launchUrl: string;
   launchToken: string;
   app: FastifyInstance;
-  store: Store;
+  /** The desktop's store; null on a team server. */
+  store: Store | null;
+  storage: Storage;
   /** Stops accepting requests, flushes and closes the store, and removes server.json. */
   close(): Promise<void>;
 }
@@ -114,27 +127,22 @@ function release(server: HttpServer | null): Promise<void> {
   return closed;
 }
 
-/** Opens the store, builds the app and listens: what `sessiondesk serve` and the desktop app share. */
-export async function startServer(options: StartOptions): Promise<RunningServer> {
-  let reserved: HttpServer | null = null;
-  try {
-    reserved = await reservePort(options.host, options.port);
-  } catch (err) {
-    if (!(err instanceof PortInUseError) || !options.fallbackToFreePort) throw err;
-  }
-  let store: Store;
-  try {
-    secureDataDir(options.dataDir, options.logger);
-    store = await Store.open({
-      dataDir: options.dataDir,
-      clock: options.clock,
-      logger: options.logger,
-      ...(options.snapshotAfterBytes === undefined ? {} : { snapshotAfterBytes: options.snapshotAfterBytes }),
-    });
-  } catch (err) {
-    await release(reserved);
-    throw err;
-  }
+/** The record of everything a server opened: the desktop's store, or a team server's database. */
+interface OpenData {
+  store: Store | null;
+  storage: Storage;
+  transcripts: TranscriptSource;
+  close(): Promise<void>;
+}
+
+/** The data directory's sql.js store, its demo password retired and the demo seeded when asked. */
+async function openStore(options: StartOptions): Promise<OpenData> {
+  const store = await Store.open({
+    dataDir: options.dataDir,
+    clock: options.clock,
+    logger: options.logger,
+    ...(options.snapshotAfterBytes === undefined ? {} : { snapshotAfterBytes: options.snapshotAfterBytes }),
+  });
   try {
     const storage = storageOf(store);
     if (await retireDemoPublishedPassword(store, storage)) {
@@ -150,16 +158,67 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         clock: options.clock,
       });
     }
+    return { store, storage, transcripts: transcriptsOf(store), close: () => store.close() };
   } catch (err) {
-    await release(reserved);
     await store.close();
     throw err;
   }
+}
+
+/**
+ * A team server's PostgreSQL, reached and migrated (once across processes started together),
+ * and the data directory locked for this process alone (its sandboxes and server.json).
+ */
+async function openTeamDatabase(options: StartOptions): Promise<OpenData> {
+  if (options.demo)
+    throw new Error('The demo workspace lives in a data directory, not on a team server: leave out --demo.');
+  const unlock = acquireLock(options.dataDir);
+  try {
+    const sql = await connect(options.databaseUrl!);
+    try {
+      await migratePostgres(sql, { now: () => options.clock.now() });
+    } catch (err) {
+      await sql.end({ timeout: 1 });
+      throw err;
+    }
+    const { transcripts, ...storage } = createPostgresStorage(sql);
+    return {
+      store: null,
+      storage,
+      transcripts,
+      async close() {
+        await sql.end({ timeout: 5 });
+        unlock();
+      },
+    };
+  } catch (err) {
+    unlock();
+    throw err;
+  }
+}
+
+/** Opens the store, builds the app and listens: what `sessiondesk serve` and the desktop app share. */
+export async function startServer(options: StartOptions): Promise<RunningServer> {
+  let reserved: HttpServer | null = null;
+  try {
+    reserved = await reservePort(options.host, options.port);
+  } catch (err) {
+    if (!(err instanceof PortInUseError) || !options.fallbackToFreePort) throw err;
+  }
+  let data: OpenData;
+  try {
+    secureDataDir(options.dataDir, options.logger);
+    data = options.databaseUrl ? await openTeamDatabase(options) : await openStore(options);
+  } catch (err) {
+    await release(reserved);
+    throw err;
+  }
+  const { store, storage } = data;
   const adminToken = newAdminToken();
   const launchToken = newLaunchToken();
   const build = () =>
     buildApp({
-      store,
+      ...(store ? { store } : { team: { storage, transcripts: data.transcripts, dataDir: options.dataDir } }),
       clock: options.clock,
       config: {
         allowedHosts: options.allowedHosts ?? [],
@@ -209,11 +268,12 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       launchToken,
       app: running,
       store,
+      storage,
       close() {
         closing ??= (async () => {
           withdrawServer(options.dataDir);
           await running.close();
-          await store.close();
+          await data.close();
         })();
         return closing;
       },
@@ -221,7 +281,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   } catch (err) {
     await release(reserved);
     await app?.close().catch(() => undefined);
-    await store.close().catch(() => undefined);
+    await data.close().catch(() => undefined);
     throw err;
   }
 }

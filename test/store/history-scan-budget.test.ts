@@ -74,7 +74,7 @@ async function workspaceWithSource(root: string) {
     createdAt: systemClock.now().toISOString(),
   };
   await store.write(() => repos.history.insertSource(source));
-  const deps: HistoryDeps = { store, storage: storageOf(store), clock: systemClock };
+  const deps: HistoryDeps = { storage: storageOf(store), clock: systemClock };
   const sessions = () =>
     repos.sessions
       .list(workspace.organizationId, {}, {})

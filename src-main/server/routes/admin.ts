@@ -23,7 +23,8 @@ import { ExportQuerySchema, ImportQuerySchema, ImportReportSchema } from '../../
 import { ImportInputError, importSessions } from '../../data/import.js';
 import { readLines } from '../../data/lines.js';
 import { AppError, notFound, unauthorized } from '../../errors.js';
-import type { AppContext } from '../context.js';
+import { createRepositories } from '../../store/repositories.js';
+import { localStore, type AppContext } from '../context.js';
 import { toSummary } from '../../sessions/summary.js';
 
 export const ADMIN_TOKEN_HEADER = 'x-sessiondesk-admin-token';
@@ -44,7 +45,12 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     if (!timingSafeEqual(actual, expected)) throw unauthorized('Invalid admin token');
   };
   const schema = { hide: true } as const;
-  const { accounts, repos, store, events } = ctx;
+  const { accounts, events } = ctx;
+  /** The sql.js store and its repositories, read at once, for what works on it alone so far. */
+  const local = (what: string) => {
+    const store = localStore(ctx, what);
+    return { store, repos: createRepositories(store.db) };
+  };
 
   // Unauthenticated by design: the CLI asks it before it sends anything secret.
   api.get(
@@ -61,9 +67,15 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     { onRequest, schema: { ...schema, body: HistoryImportBodySchema } },
     async (request) => ({
       sources: await runHistoryImport(
-        { store, storage: ctx.storage, clock: ctx.clock, events, holds: ctx.historyHolds },
+        {
+          store: local('Importing history').store,
+          storage: ctx.storage,
+          clock: ctx.clock,
+          events,
+          holds: ctx.historyHolds,
+        },
         request.body,
-        folderRules(ctx.agentEnv, store.dataDir, ctx.agents.sandboxRoot),
+        folderRules(ctx.agentEnv, ctx.dataDir, ctx.agents.sandboxRoot),
       ),
     }),
   );
@@ -97,10 +109,10 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     },
   );
   api.get('/api/admin/users', { onRequest, schema }, async () => ({
-    users: createDirectory(store.db).users(),
+    users: createDirectory(local('The directory of users').store.db).users(),
   }));
   api.get('/api/admin/workspaces', { onRequest, schema }, async () => ({
-    workspaces: createDirectory(store.db).workspaces(),
+    workspaces: createDirectory(local('The directory of workspaces').store.db).workspaces(),
   }));
   api.post(
     '/api/admin/keys',
@@ -133,6 +145,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     { onRequest, schema: { ...schema, querystring: ExportQuerySchema } },
     async (request, reply) => {
       const { organizationId, format } = request.query;
+      const { store, repos } = local('Export');
       if (!repos.workspaces.findById(organizationId)) throw notFound(`Workspace ${organizationId} not found`);
       // Pulled session by session as the socket drains: never the whole export in memory.
       const chunks = exportChunks(
@@ -148,7 +161,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
   );
   // A tar stream, checked by the CLI as it arrives (its end marker proves it whole).
   api.get('/api/admin/backup', { onRequest, schema }, async (_request, reply) => {
-    const chunks = backupChunks(store);
+    const chunks = backupChunks(local('Backup').store);
     // The first piece is awaited here, so a backup that cannot start is an error answer.
     const first = await chunks.next();
     const all = async function* () {
@@ -171,6 +184,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
         if (!(request.body instanceof Readable)) {
           throw new AppError(415, 'unsupported_media_type', `Send the export as ${NDJSON}`);
         }
+        const { store, repos } = local('Import');
         try {
           return await importSessions(readLines(request.body), request.query.organizationId, {
             store,

@@ -34,12 +34,12 @@ export function approvalRoutes(app: FastifyInstance, ctx: AppContext): void {
   }
 
   /** Who decides: a member by name, or a key an owner let decide; 403 for any other key. */
-  function decider(principal: Principal): ApprovalDecidedBy {
+  async function decider(principal: Principal): Promise<ApprovalDecidedBy> {
     if (principal.kind === 'user') {
-      const user = ctx.repos.users.findById(principal.userId);
+      const user = await ctx.storage.repos.users.findById(principal.userId);
       return { kind: 'user', userId: principal.userId, name: user?.name ?? '' };
     }
-    const key = ctx.repos.apiKeys.findById(principal.keyId);
+    const key = await ctx.storage.repos.apiKeys.findById(principal.keyId);
     if (!key?.canApprove) {
       throw forbidden(
         'This API key may list requests but not decide them: sign in, or use a key an owner created with canApprove',
@@ -109,7 +109,7 @@ export function approvalRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request) => {
       const principal = principalOf(request);
       const approval = await visibleApproval(principal, request.params.approvalId);
-      const by = decider(principal);
+      const by = await decider(principal);
       return { approval: await ctx.approvals.decide(approval, request.body, by) };
     },
   );

@@ -24,8 +24,8 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
   const { userOnly } = authHooks(ctx.auth);
   const sources = createHistorySources(
-    { store: ctx.store, storage: ctx.storage, clock: ctx.clock, events: ctx.events },
-    () => folderRules(ctx.agentEnv, ctx.store.dataDir, ctx.agents.sandboxRoot),
+    { dataDir: ctx.dataDir, storage: ctx.storage, clock: ctx.clock, events: ctx.events },
+    () => folderRules(ctx.agentEnv, ctx.dataDir, ctx.agents.sandboxRoot),
   );
 
   const base = '/api/workspaces/:organizationId/history-sources';

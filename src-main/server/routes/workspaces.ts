@@ -27,7 +27,7 @@ import { badRequest, conflict, forbidden } from '../../errors.js';
 import { seedDemo } from '../../demo/seed.js';
 import { DEMO, isDemoAccount, ownAccountCount } from '../../demo/people.js';
 import { authHooks } from '../auth/authenticate.js';
-import { userOf, type AppContext } from '../context.js';
+import { localStore, userOf, type AppContext } from '../context.js';
 import { startSignIn } from './auth.js';
 import { errorResponses } from './error-responses.js';
 
@@ -105,7 +105,8 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (_request, reply) => {
       if ((await ownAccountCount(repos)) > 0)
         throw conflict('Session Desk is already set up; sign in instead');
-      await seedDemo({ store: ctx.store, storage: ctx.storage, accounts, clock: ctx.clock });
+      const store = localStore(ctx, 'The demo workspace');
+      await seedDemo({ store, storage: ctx.storage, accounts, clock: ctx.clock });
       const owner = await repos.users.findByEmail(DEMO.email);
       const workspace = (await repos.workspaces.listForUser(owner?.id ?? '')).find(
         (w) => w.organizationId === DEMO.organizationId,

@@ -1,0 +1,141 @@
+// `sessiondesk serve --database`: the same API over a team server's PostgreSQL, as real processes
+// over a real cluster: first-run setup, a session an agent runs, and a second server process
+// on another data directory answering the same data.
+import { describe, expect, it } from 'vitest';
+import {
+  FullSessionResponseSchema,
+  ListSessionsResponseSchema,
+  MessagesPageResponseSchema,
+} from '../../src-shared/sessions.js';
+import { runCli } from '../helpers/cli.js';
+import { PASSWORD, useSandbox } from '../helpers/cli-extra.js';
+import { postgresTool, usePostgres } from '../helpers/postgres.js';
+import { requireTools } from '../helpers/require-tools.js';
+import { launchCookie } from '../helpers/server.js';
+import { until } from '../helpers/until.js';
+
+const cookieOf = (response: Response) => (response.headers.get('set-cookie') ?? '').split(';')[0]!;
+
+async function send(
+  url: string,
+  path: string,
+  init: { method?: string; cookie?: string; key?: string; body?: unknown },
+) {
+  return fetch(`${url}${path}`, {
+    method: init.method ?? 'GET',
+    headers: {
+      origin: url,
+      ...(init.cookie ? { cookie: init.cookie } : {}),
+      ...(init.key ? { 'x-api-key': init.key } : {}),
+      ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+  });
+}
+
+describe('sessiondesk serve --database', { ...requireTools(postgresTool()), timeout: 180_000 }, () => {
+  const pg = usePostgres();
+  const sandbox = useSandbox();
+  const fast = { SESSIONDESK_DEMO_PACE_MS: '5' };
+
+  it('serves the API from PostgreSQL; a second process on another data directory answers the same data', async () => {
+    const database = await pg.freshDatabase();
+    const one = await sandbox.serveWithEnv(
+      ['--port', '0', '--data-dir', sandbox.dataDir(), '--database', database],
+      fast,
+    );
+    expect(one.stdout()).toMatch(/Database: PostgreSQL "fresh_\d+" at 127\.0\.0\.1:\d+ as postgres/u);
+
+    // First run on an empty database: the owner and a first workspace, through the dashboard's setup.
+    const setup = await send(one.url, '/api/setup', {
+      method: 'POST',
+      cookie: await launchCookie(one),
+      body: { email: 'lead@example.com', name: 'Lead', password: PASSWORD, workspaceName: 'Team' },
+    });
+    expect(setup.status, await setup.clone().text()).toBe(201);
+    const cookie = cookieOf(setup);
+    const { organizationId } = ((await setup.json()) as { workspace: { organizationId: string } }).workspace;
+    const keyResponse = await send(one.url, `/api/workspaces/${organizationId}/keys`, {
+      method: 'POST',
+      cookie,
+      body: { label: 'script' },
+    });
+    expect(keyResponse.status, await keyResponse.clone().text()).toBe(201);
+    const { key } = ((await keyResponse.json()) as { key: { key: string } }).key;
+
+    // A session the (simulated) agent works through, every message kept in PostgreSQL.
+    const created = await send(one.url, '/api/sessions', {
+      method: 'POST',
+      cookie,
+      body: { organizationId, initialMessage: 'Fix the flaky test, please' },
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const { id } = ((await created.json()) as { session: { id: string } }).session;
+    const full = async (url: string) => {
+      const r = await send(url, `/api/sessions/${id}?organizationId=${organizationId}`, { key });
+      if (r.status !== 200) throw new Error(`${r.status} ${await r.text()}`);
+      return FullSessionResponseSchema.parse(await r.json());
+    };
+    const done = await until(
+      () => full(one.url),
+      (s) => s.session.status !== 'active',
+      60_000,
+    );
+    expect(done.session.status).toBe('completed');
+    expect(done.session.messages.length).toBeGreaterThan(2);
+
+    // Another process, its own data directory, the same database: the same answers.
+    const two = await sandbox.serveWithEnv(['--port', '0', '--data-dir', sandbox.dataDir()], {
+      ...fast,
+      SESSIONDESK_DATABASE_URL: database,
+    });
+    expect(await full(two.url)).toEqual(done);
+    const list = ListSessionsResponseSchema.parse(
+      await (await send(two.url, `/api/sessions?organizationId=${organizationId}`, { key })).json(),
+    );
+    expect(list.sessions.map((s) => s.id)).toEqual([id]);
+    const page = MessagesPageResponseSchema.parse(
+      await (
+        await send(two.url, `/api/sessions/${id}/messages?organizationId=${organizationId}&limit=1`, { key })
+      ).json(),
+    );
+    expect(page.messages).toEqual(done.session.messages.slice(0, 1));
+    // The owner signs in on the second process with the account made on the first.
+    const signIn = await send(two.url, '/api/auth/sign-in', {
+      method: 'POST',
+      body: { email: 'lead@example.com', password: PASSWORD },
+    });
+    expect(signIn.status).toBe(200);
+
+    // What is not on a team server yet says so, and nothing else breaks.
+    const search = await send(two.url, `/api/search?organizationId=${organizationId}&q=flaky`, { key });
+    expect(search.status).toBe(503);
+    expect(await search.text()).toContain('not available on a team server (PostgreSQL) yet');
+    expect(await one.stop()).toBe(0);
+    expect(await two.stop()).toBe(0);
+  });
+
+  it('refuses a URL that is not PostgreSQL’s before anything opens, and names a database it cannot reach', async () => {
+    const dataDir = sandbox.dataDir();
+    const wrong = await runCli(['serve', '--port', '0', '--data-dir', dataDir, '--database', 'mysql://db/x']);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('must start with postgres://');
+    const unreachable = await runCli(['serve', '--port', '0', '--data-dir', dataDir], {
+      SESSIONDESK_DATABASE_URL: 'postgres://nobody@127.0.0.1:1/nothing',
+    });
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toContain('"nothing" at 127.0.0.1:1');
+    expect(unreachable.stderr).not.toContain('    at ');
+    const demo = await runCli([
+      'serve',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--demo',
+      '--database',
+      pg.url(),
+    ]);
+    expect(demo.code).toBe(2);
+  });
+});
