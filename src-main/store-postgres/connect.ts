@@ -66,7 +66,18 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
     connection: { application_name: 'sessiondesk' },
     // BIGINT (counts, byte offsets, tokens) as a number, as sql.js answers it: every such value
     // the store keeps is far below 2^53.
-    types: { bigint: { to: 20, from: [20], serialize: (value: number) => String(value), parse: Number } },
+    types: {
+      bigint: { to: 20, from: [20], serialize: (value: number) => String(value), parse: Number },
+      // PostgreSQL's text cannot hold U+0000, which a person's or an agent's text may carry
+      // (sql.js keeps it): it is kept as U+FFFD rather than failing the whole write. The
+      // transcripts' bytes (BYTEA, the JSON escaping it) keep it exactly.
+      text: {
+        to: 25,
+        from: [25],
+        serialize: (value: string) => value.replaceAll('\u0000', '\uFFFD'),
+        parse: String,
+      },
+    },
   });
   let version: number;
   try {

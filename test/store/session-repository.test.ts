@@ -17,6 +17,8 @@ type Used = Pick<Repos, 'users' | 'workspaces' | 'sessions'>;
 
 interface Opened {
   repos: Used;
+  /** How the database keeps a text holding U+0000 (PostgreSQL's text cannot hold it). */
+  keptText(text: string): string;
   /** Runs `fn` as one write (a transaction on PostgreSQL). */
   write<T>(fn: (tx: Used) => Promise<T>): Promise<T>;
   /** The transcript's committed bytes as the store keeps them. */
@@ -321,6 +323,14 @@ function sessionsContract(open: () => Promise<Opened>) {
       costPastWeek: 0,
     });
   });
+
+  it('keeps a message holding U+0000 byte for byte in its transcript, and its preview as the database can', async () => {
+    await newSession('ses_nul', later(150));
+    const odd = said('before\u0000after');
+    await db.write((tx) => tx.sessions.appendMessage('ses_nul', 'org_a', odd, null, later(151)));
+    expect(await db.transcript('ses_nul')).toEqual(expectedTranscript([[odd, later(151)]]));
+    expect((await db.repos.sessions.find('ses_nul'))?.lastPreview).toBe(db.keptText('before\u0000after'));
+  });
 }
 
 describe('the sessions repository on sql.js', () => {
@@ -330,6 +340,7 @@ describe('the sessions repository on sql.js', () => {
     const storage = storageOf(opened);
     return {
       repos: storage.repos,
+      keptText: (text) => text,
       write: (fn) => storage.write(fn),
       async transcript(sessionId) {
         const { bytes } = await storage.repos.sessions.extent(sessionId);
@@ -356,6 +367,7 @@ describe('the sessions repository on PostgreSQL', requireTools(postgresTool()), 
     });
     return {
       repos: reposOf(pool),
+      keptText: (text) => text.replaceAll('\u0000', '\uFFFD'),
       write: (fn) => pool.begin((tx) => fn(reposOf(tx))) as Promise<never>,
       async transcript(sessionId) {
         const rows = await pool<Array<{ start_offset: number; bytes: Buffer }>>`
