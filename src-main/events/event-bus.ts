@@ -8,6 +8,8 @@ export interface BusEvent {
   event: SessionEvent;
   /** The event as JSON, made once for every stream that sends it. */
   data: string;
+  /** Set on an event another server process made and relayed here: it is not relayed again. */
+  relayed?: true;
 }
 
 type Listener = (event: BusEvent) => void;
@@ -33,7 +35,7 @@ export class EventBus {
     private readonly maxBytes = 16 * 1024 * 1024,
   ) {}
 
-  publish(workspaceId: string, event: SessionEvent): void {
+  publish(workspaceId: string, event: SessionEvent, from?: 'relay'): void {
     this.counter += 1;
     const entry: BusEvent = {
       id: `${this.epoch}-${this.counter}`,
@@ -41,6 +43,7 @@ export class EventBus {
       sessionId: 'sessionId' in event ? event.sessionId : null,
       event,
       data: JSON.stringify(event),
+      ...(from === 'relay' ? { relayed: true as const } : {}),
     };
     const slot = (this.counter - 1) % this.capacity;
     if (this.counter - this.oldest >= this.capacity) this.forgetOldest();

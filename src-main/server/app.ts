@@ -11,7 +11,9 @@ import {
 import { BODY_LIMIT_BYTES } from '../../src-shared/constants.js';
 import { createAccounts } from '../accounts/accounts.js';
 import { silentLogger, type Clock, type Logger } from '../clock.js';
+import type { Sql } from 'postgres';
 import type { Storage } from '../store/storage.js';
+import { startEventRelay } from './event-relay.js';
 import type { TranscriptSource } from '../store/transcript-source.js';
 import { storageOf, transcriptsOf } from '../store/sqljs-storage.js';
 import type { Store } from '../store/store.js';
@@ -62,6 +64,8 @@ export interface TeamDatabase {
   storage: Storage;
   transcripts: TranscriptSource;
   dataDir: string;
+  /** The pool, for the live events the server processes relay to each other. */
+  sql: Sql;
 }
 
 export interface AppDeps {
@@ -211,6 +215,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       perAccount: new FailureLimiter(5, 15 * 60_000, deps.clock),
     },
   };
+
+  // On a team database, each process's events reach the clients of every other one.
+  if (deps.team) {
+    const relay = await startEventRelay({
+      sql: deps.team.sql,
+      events,
+      reads: { storage, transcripts },
+      logger,
+    });
+    app.addHook('onClose', () => relay.close());
+  }
 
   app.decorateRequest('principal', null);
   app.addHook('onRequest', createHostGuard(deps.config.allowedHosts));

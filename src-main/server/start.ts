@@ -12,6 +12,7 @@ import { retireDemoPublishedPassword } from '../demo/sign-in.js';
 import { secureDataDir } from '../data-dir-permissions.js';
 import { storageOf, transcriptsOf } from '../store/sqljs-storage.js';
 import { acquireLock } from '../store/lock.js';
+import type { Sql } from 'postgres';
 import type { Storage } from '../store/storage.js';
 import type { TranscriptSource } from '../store/transcript-source.js';
 import { connect } from '../store-postgres/connect.js';
@@ -130,6 +131,8 @@ function release(server: HttpServer | null): Promise<void> {
 /** The record of everything a server opened: the desktop's store, or a team server's database. */
 interface OpenData {
   store: Store | null;
+  /** A team server's pool; null for the desktop's store. */
+  sql: Sql | null;
   storage: Storage;
   transcripts: TranscriptSource;
   close(): Promise<void>;
@@ -158,7 +161,7 @@ async function openStore(options: StartOptions): Promise<OpenData> {
         clock: options.clock,
       });
     }
-    return { store, storage, transcripts: transcriptsOf(store), close: () => store.close() };
+    return { store, sql: null, storage, transcripts: transcriptsOf(store), close: () => store.close() };
   } catch (err) {
     await store.close();
     throw err;
@@ -184,6 +187,7 @@ async function openTeamDatabase(options: StartOptions): Promise<OpenData> {
     const { transcripts, ...storage } = createPostgresStorage(sql);
     return {
       store: null,
+      sql,
       storage,
       transcripts,
       async close() {
@@ -218,7 +222,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const launchToken = newLaunchToken();
   const build = () =>
     buildApp({
-      ...(store ? { store } : { team: { storage, transcripts: data.transcripts, dataDir: options.dataDir } }),
+      ...(store
+        ? { store }
+        : { team: { storage, transcripts: data.transcripts, dataDir: options.dataDir, sql: data.sql! } }),
       clock: options.clock,
       config: {
         allowedHosts: options.allowedHosts ?? [],

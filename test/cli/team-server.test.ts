@@ -11,6 +11,7 @@ import { runCli } from '../helpers/cli.js';
 import { PASSWORD, useSandbox } from '../helpers/cli-extra.js';
 import { postgresTool, usePostgres } from '../helpers/postgres.js';
 import { requireTools } from '../helpers/require-tools.js';
+import { openEventStream } from '../helpers/events.js';
 import { launchCookie } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
 
@@ -63,7 +64,17 @@ describe('sessiondesk serve --database', { ...requireTools(postgresTool()), time
     expect(keyResponse.status, await keyResponse.clone().text()).toBe(201);
     const { key } = ((await keyResponse.json()) as { key: { key: string } }).key;
 
-    // A session the (simulated) agent works through, every message kept in PostgreSQL.
+    // Another process, its own data directory, the same database; a client of it watches live.
+    const two = await sandbox.serveWithEnv(['--port', '0', '--data-dir', sandbox.dataDir()], {
+      ...fast,
+      SESSIONDESK_DATABASE_URL: database,
+    });
+    const stream = await openEventStream(`${two.url}/api/events?organizationId=${organizationId}`, {
+      'x-api-key': key,
+    });
+    expect(stream.response.status).toBe(200);
+
+    // A session the (simulated) agent works through on the first, every message kept in PostgreSQL.
     const created = await send(one.url, '/api/sessions', {
       method: 'POST',
       cookie,
@@ -84,11 +95,7 @@ describe('sessiondesk serve --database', { ...requireTools(postgresTool()), time
     expect(done.session.status).toBe('completed');
     expect(done.session.messages.length).toBeGreaterThan(2);
 
-    // Another process, its own data directory, the same database: the same answers.
-    const two = await sandbox.serveWithEnv(['--port', '0', '--data-dir', sandbox.dataDir()], {
-      ...fast,
-      SESSIONDESK_DATABASE_URL: database,
-    });
+    // The second process answers the same data.
     expect(await full(two.url)).toEqual(done);
     const list = ListSessionsResponseSchema.parse(
       await (await send(two.url, `/api/sessions?organizationId=${organizationId}`, { key })).json(),
@@ -106,6 +113,36 @@ describe('sessiondesk serve --database', { ...requireTools(postgresTool()), time
       body: { email: 'lead@example.com', password: PASSWORD },
     });
     expect(signIn.status).toBe(200);
+
+    // The second process's client saw the session made on the first, message by message; a
+    // follow-up too large for a notification is read from its transcript.
+    const events = () =>
+      stream.events.map((e) => e.data as { type: string; sessionId?: string; index?: number });
+    await until(
+      async () => events(),
+      (seen) =>
+        seen.filter((e) => e.type === 'message.added' && e.sessionId === id).length ===
+        done.session.messages.length,
+      30_000,
+    );
+    expect(events().find((e) => e.type === 'session.created')?.sessionId).toBe(id);
+    const long = `Now the docs too. ${'x'.repeat(20_000)}`;
+    const followUp = await send(one.url, `/api/sessions/${id}/messages`, {
+      method: 'POST',
+      cookie,
+      body: { content: long },
+    });
+    expect(followUp.status, await followUp.clone().text()).toBe(201);
+    const relayed = await until(
+      async () =>
+        stream.events.map((e) => e.data as { type: string; message?: { message?: { content?: unknown } } }),
+      (seen) => seen.some((e) => e.type === 'message.added' && e.message?.message?.content === long),
+      30_000,
+    );
+    expect(
+      relayed.filter((e) => e.type === 'message.added' && e.message?.message?.content === long),
+    ).toHaveLength(1);
+    await stream.close();
 
     // What is not on a team server yet says so, and nothing else breaks.
     const search = await send(two.url, `/api/search?organizationId=${organizationId}&q=flaky`, { key });

@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import type { Sql } from 'postgres';
+import type { SessionEvent } from '../../src-shared/sessions.js';
+import type { Logger } from '../clock.js';
+import { describeError } from '../store/errors.js';
+import type { EventBus } from '../events/event-bus.js';
+import { readMessagePage, settledRow, type TranscriptReads } from '../sessions/transcript-reads.js';
+
+/** The channel every server process of one team database listens on. */
+export const EVENTS_CHANNEL = 'sessiondesk_events';
+/** PostgreSQL refuses a NOTIFY payload of 8000 bytes or more. */
+const PAYLOAD_MAX_BYTES = 7900;
+
+/** What one process tells the others of an event it published. */
+interface Relayed {
+  /** The process that published it: it ignores its own. */
+  origin: string;
+  workspaceId: string;
+  /** The event, when it fits in a notification. */
+  event?: SessionEvent;
+  /** A message too large for a notification: the others read it from its transcript. */
+  message?: { sessionId: string; index: number };
+}
+
+/**
+ * Live events between the server processes of one team database: each event a process
+ * publishes goes to the others with NOTIFY, and each publishes what the others sent to its own
+ * clients, so a client connected to any process sees every session change. A message too large
+ * for a notification (an agent's long output) is sent as where to read it, and read from its
+ * transcript, committed before the event was published; any other event too large becomes a
+ * `reset` (the client fetches afresh). Relayed events are published in the order they arrived.
+ * Event ids are each process's own: a client that reconnects to another process gets a reset.
+ */
+export async function startEventRelay(deps: {
+  sql: Sql;
+  events: EventBus;
+  reads: TranscriptReads;
+  logger: Logger;
+}): Promise<{ close(): Promise<void> }> {
+  const { sql, events, reads, logger } = deps;
+  const origin = randomUUID();
+  let order: Promise<void> = Promise.resolve();
+
+  async function eventOf(relayed: Relayed): Promise<SessionEvent | null> {
+    if (relayed.event) return relayed.event;
+    if (!relayed.message) return null;
+    const { sessionId, index } = relayed.message;
+    const row = await settledRow(reads, sessionId);
+    if (!row) return null;
+    const [bytes] = (await readMessagePage(reads, row, index, 1, Infinity)).messages;
+    if (!bytes) return null;
+    return { type: 'message.added', sessionId, index, message: JSON.parse(bytes.toString('utf8')) as never };
+  }
+
+  const listening = await sql.listen(EVENTS_CHANNEL, (payload) => {
+    let relayed: Relayed;
+    try {
+      relayed = JSON.parse(payload) as Relayed;
+    } catch {
+      return;
+    }
+    if (relayed.origin === origin) return;
+    order = order
+      .then(async () => {
+        const event = await eventOf(relayed);
+        if (event) events.publish(relayed.workspaceId, event, 'relay');
+      })
+      .catch((err: unknown) =>
+        logger.warn(`An event from another server process was lost: ${describeError(err)}`),
+      );
+  });
+
+  const unsubscribe = events.subscribe((entry) => {
+    if (entry.relayed) return;
+    const whole: Relayed = { origin, workspaceId: entry.workspaceId, event: entry.event };
+    let payload = JSON.stringify(whole);
+    if (Buffer.byteLength(payload) > PAYLOAD_MAX_BYTES) {
+      const { event } = entry;
+      const smaller: Relayed =
+        event.type === 'message.added'
+          ? {
+              origin,
+              workspaceId: entry.workspaceId,
+              message: { sessionId: event.sessionId, index: event.index },
+            }
+          : {
+              origin,
+              workspaceId: entry.workspaceId,
+              event: {
+                type: 'reset',
+                reason: 'A change too large to relay between server processes: fetch afresh.',
+              },
+            };
+      payload = JSON.stringify(smaller);
+    }
+    sql.notify(EVENTS_CHANNEL, payload).catch((err: unknown) => {
+      logger.warn(`An event could not reach the other server processes: ${describeError(err)}`);
+    });
+  });
+
+  return {
+    async close() {
+      unsubscribe();
+      await listening.unlisten().catch(() => undefined);
+      await order;
+    },
+  };
+}
