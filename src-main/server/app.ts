@@ -14,6 +14,7 @@ import { silentLogger, type Clock, type Logger } from '../clock.js';
 import type { Sql } from 'postgres';
 import type { Storage } from '../store/storage.js';
 import { startEventRelay } from './event-relay.js';
+import type { RunLeases } from '../agents/run/leases.js';
 import type { TranscriptSource } from '../store/transcript-source.js';
 import { storageOf, transcriptsOf } from '../store/sqljs-storage.js';
 import type { Store } from '../store/store.js';
@@ -66,6 +67,8 @@ export interface TeamDatabase {
   dataDir: string;
   /** The pool, for the live events the server processes relay to each other. */
   sql: Sql;
+  /** Which process's agent runs are whose. */
+  leases: RunLeases;
 }
 
 export interface AppDeps {
@@ -178,6 +181,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     config: deps.agents ?? DEFAULT_AGENT_CONFIG,
     logger,
     history: historyHolds,
+    ...(deps.team ? { leases: deps.team.leases } : {}),
   });
   // Search keeps its index beside the sql.js store; on PostgreSQL it is not there yet.
   const searchIndex = store

@@ -18,6 +18,7 @@ import type { TranscriptSource } from '../store/transcript-source.js';
 import { connect } from '../store-postgres/connect.js';
 import { migratePostgres } from '../store-postgres/migrations.js';
 import { createPostgresStorage } from '../store-postgres/storage.js';
+import { postgresRunLeases } from '../store-postgres/leases.js';
 
 export class PortInUseError extends Error {
   constructor(
@@ -224,7 +225,15 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     buildApp({
       ...(store
         ? { store }
-        : { team: { storage, transcripts: data.transcripts, dataDir: options.dataDir, sql: data.sql! } }),
+        : {
+            team: {
+              storage,
+              transcripts: data.transcripts,
+              dataDir: options.dataDir,
+              sql: data.sql!,
+              leases: postgresRunLeases(data.sql!),
+            },
+          }),
       clock: options.clock,
       config: {
         allowedHosts: options.allowedHosts ?? [],

@@ -152,6 +152,81 @@ describe('sessiondesk serve --database', { ...requireTools(postgresTool()), time
     expect(await two.stop()).toBe(0);
   });
 
+  it('leaves a run to the process that runs it, and marks it failed once that process is gone', async () => {
+    const database = await pg.freshDatabase();
+    // A slow agent on the first process: its run lasts while the second starts and looks.
+    const one = await sandbox.serveWithEnv(
+      ['--port', '0', '--data-dir', sandbox.dataDir(), '--database', database],
+      {
+        SESSIONDESK_DEMO_PACE_MS: '1000',
+      },
+    );
+    const setup = await send(one.url, '/api/setup', {
+      method: 'POST',
+      cookie: await launchCookie(one),
+      body: { email: 'lead@example.com', name: 'Lead', password: PASSWORD, workspaceName: 'Team' },
+    });
+    expect(setup.status).toBe(201);
+    const cookie = cookieOf(setup);
+    const { organizationId } = ((await setup.json()) as { workspace: { organizationId: string } }).workspace;
+    const created = await send(one.url, '/api/sessions', {
+      method: 'POST',
+      cookie,
+      body: { organizationId, initialMessage: 'Take your time' },
+    });
+    expect(created.status).toBe(201);
+    const { id } = ((await created.json()) as { session: { id: string } }).session;
+    const session = async (url: string) =>
+      FullSessionResponseSchema.parse(
+        await (await send(url, `/api/sessions/${id}?organizationId=${organizationId}`, { cookie })).json(),
+      ).session;
+    await until(
+      () => session(one.url),
+      (s) => s.agentState === 'running',
+      30_000,
+    );
+
+    // A second process starts, recovering what stopped runs left: this run is the first's.
+    const two = await sandbox.serveWithEnv(
+      ['--port', '0', '--data-dir', sandbox.dataDir(), '--database', database],
+      fast,
+    );
+    const meanwhile = await session(two.url);
+    expect(meanwhile.status).toBe('active');
+    expect(meanwhile.agentState).toBe('running');
+    // Nor can it follow up a session the first is running.
+    const followUp = await send(two.url, `/api/sessions/${id}/messages`, {
+      method: 'POST',
+      cookie,
+      body: { content: 'Hurry' },
+    });
+    expect(followUp.status).toBe(409);
+    expect(await followUp.text()).toContain('running on another server process');
+
+    // The first dies mid-run: the second notices within its sweep and closes the run off.
+    await one.kill();
+    const failed = await until(
+      () => session(two.url),
+      (s) => s.status === 'failed',
+      30_000,
+    );
+    expect(failed.agentState).toBeUndefined();
+    expect(JSON.stringify(failed.messages.at(-1))).toContain('stopped while the agent was running');
+    // The session is the second's to continue now.
+    const resumed = await send(two.url, `/api/sessions/${id}/messages`, {
+      method: 'POST',
+      cookie,
+      body: { content: 'Go on' },
+    });
+    expect(resumed.status, await resumed.clone().text()).toBe(201);
+    await until(
+      () => session(two.url),
+      (s) => s.status === 'completed',
+      60_000,
+    );
+    expect(await two.stop()).toBe(0);
+  });
+
   it('refuses a URL that is not PostgreSQL’s before anything opens, and names a database it cannot reach', async () => {
     const dataDir = sandbox.dataDir();
     const wrong = await runCli(['serve', '--port', '0', '--data-dir', dataDir, '--database', 'mysql://db/x']);

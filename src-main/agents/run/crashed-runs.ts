@@ -10,7 +10,8 @@ import type { Logger } from '../../clock.js';
 import type { SessionService } from '../../sessions/service.js';
 import { readMessagePage, settledRow, type TranscriptReads } from '../../sessions/transcript-reads.js';
 import type { Repos } from '../../store/storage.js';
-import type { QueuedRun } from '../../store/runs.js';
+import type { AgentProcess, QueuedRun } from '../../store/runs.js';
+import type { RunLeases } from './leases.js';
 import { OpenToolCalls } from '../agent-events.js';
 import { roundedUsage } from '../kinds/cli/cli-agent.js';
 import { cliHomeEnv } from '../kinds/cli/cli-homes.js';
@@ -34,6 +35,10 @@ export interface RecoveryDeps {
   agentEnvironment: () => NodeJS.ProcessEnv;
   /** Reads an imported session's file again, and follows it again. */
   releaseFile: (sessionId: string) => Promise<void>;
+  /** Which runs are this process's to recover: those whose lease it takes (leases.ts). */
+  leases: RunLeases;
+  /** Runs going on or waiting in this very process: never recovered. */
+  isActive: (sessionId: string) => boolean;
 }
 
 export interface Recovered {
@@ -50,10 +55,25 @@ export interface Recovered {
  * left open), and the queued runs that still stand are returned, in order, to be queued again.
  */
 export async function recoverInterrupted(deps: RecoveryDeps): Promise<Recovered> {
-  const { repos, service } = deps;
-  const ended = await endOrphans(await repos.runs.processes(), deps.logger, deps.sandboxOf);
-  await service.forgetProcesses((await repos.runs.processes()).map((p) => p.sessionId));
-  const ids = await repos.sessions.runningIds();
+  const { repos, service, leases } = deps;
+  // Another process's runs are its own while it lives (it holds their leases).
+  const ours = async (id: string) => !deps.isActive(id) && (await leases.take(id));
+  const ids: string[] = [];
+  for (const id of await repos.sessions.runningIds()) if (await ours(id)) ids.push(id);
+  // The process groups those runs left, and any left by a session no longer marked running.
+  const crashed = new Set(ids);
+  const orphans: AgentProcess[] = [];
+  const strays: string[] = [];
+  for (const p of await repos.runs.processes()) {
+    if (crashed.has(p.sessionId)) orphans.push(p);
+    else if (await ours(p.sessionId)) {
+      orphans.push(p);
+      strays.push(p.sessionId);
+    }
+  }
+  const ended = await endOrphans(orphans, deps.logger, deps.sandboxOf);
+  await service.forgetProcesses(orphans.map((p) => p.sessionId));
+  for (const id of strays) await leases.release(id);
   for (const id of ids) {
     const run = await lastRun(deps.transcripts, id);
     for (const closing of unfinishedToolResults(run)) await service.appendMessage(id, closing, null);
@@ -67,10 +87,15 @@ export async function recoverInterrupted(deps: RecoveryDeps): Promise<Recovered>
     // A continuation of an imported session: what its CLI wrote to the session's file is in
     // the transcript as the run printed it, so the file is read past it, not imported again.
     if ((await repos.sessions.find(id))?.source) await deps.releaseFile(id);
+    await leases.release(id);
   }
   const queued: QueuedRun[] = [];
   for (const waiting of await repos.runs.queued()) {
-    if ((await repos.sessions.agentState(waiting.sessionId)) !== 'queued') continue;
+    if (!(await ours(waiting.sessionId))) continue;
+    if ((await repos.sessions.agentState(waiting.sessionId)) !== 'queued') {
+      await leases.release(waiting.sessionId);
+      continue;
+    }
     if (waiting.mode === 'follow-up' && (await repos.sessions.find(waiting.sessionId))?.source) {
       // Where to continue an imported session was chosen for that follow-up and not kept; the
       // continuation never started, so the session keeps the status its import gave.
@@ -84,6 +109,7 @@ export async function recoverInterrupted(deps: RecoveryDeps): Promise<Recovered>
         ),
         waiting.statusBefore ?? 'failed',
       );
+      await leases.release(waiting.sessionId);
       continue;
     }
     queued.push(waiting);

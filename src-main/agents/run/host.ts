@@ -10,6 +10,8 @@ import type { QueuedRun } from '../../store/runs.js';
 import type { TranscriptReads } from '../../sessions/transcript-reads.js';
 import { joinPrompts, runAgent, type RunDeps, type StopReason, type WaitingRun } from './agent-run.js';
 import { recoverInterrupted } from './crashed-runs.js';
+import { SOLE_PROCESS, type RunLeases } from './leases.js';
+import { conflict } from '../../errors.js';
 import { cliHomePath } from '../kinds/cli/cli-homes.js';
 import type { CliKind } from '../kinds/cli-kind-names.js';
 import { agentEnvironment } from '../sandbox/environment.js';
@@ -59,6 +61,9 @@ export class AgentHost {
   /** The follow-up of each session being handled, so that the next waits for it. */
   private readonly followUps = new Map<string, Promise<void>>();
   private closed = false;
+  /** Looks for runs of server processes that died (team database only). */
+  private sweeper: NodeJS.Timeout | null = null;
+  private sweeping = false;
   private osSandboxFound: OsSandbox | undefined;
   private readonly proxies = new NetworkProxies(() => [this.deps.dataDir, this.sandboxRoot]);
   private readonly workspaces: WorkspaceAgents;
@@ -77,6 +82,8 @@ export class AgentHost {
       logger: Logger;
       /** Holds the file of an imported session while a run of ours resumes its conversation. */
       history?: Pick<RunHolds, 'hold' | 'release'>;
+      /** Which process's runs are whose, on a team database; omitted, this process holds them all. */
+      leases?: RunLeases;
     },
   ) {
     this.workspaces = new WorkspaceAgents({
@@ -212,8 +219,31 @@ export class AgentHost {
     return this.running.has(sessionId) || this.queue.some((q) => q.sessionId === sessionId);
   }
 
+  private get leases(): RunLeases {
+    return this.deps.leases ?? SOLE_PROCESS;
+  }
+
+  /** Takes the session's run for this process; 409 when another server process runs it. */
+  private async lease(sessionId: string): Promise<void> {
+    if (this.isActive(sessionId) || (await this.leases.take(sessionId))) return;
+    throw conflict(
+      "This session's agent is running on another server process of this team database; try again once it is done.",
+    );
+  }
+
+  /** Lets the session's lease go once nothing of it runs or waits here. */
+  private letGo(sessionId: string): void {
+    if (this.isActive(sessionId)) return;
+    this.leases
+      .release(sessionId)
+      .catch((err: unknown) =>
+        this.deps.logger.warn(`Could not let go of the run of ${sessionId}: ${String(err)}`),
+      );
+  }
+
   /** Starts the agent on a new session's first prompt, or queues it (resolves once recorded). */
-  start(sessionId: string): Promise<void> {
+  async start(sessionId: string): Promise<void> {
+    await this.lease(sessionId);
     return this.launch({ sessionId, mode: 'start', prompts: [] });
   }
 
@@ -232,6 +262,7 @@ export class AgentHost {
     // One follow-up of a session at a time, in the order they came.
     const previous = this.followUps.get(sessionId) ?? Promise.resolve();
     const next = previous.then(async () => {
+      await this.lease(sessionId);
       const waiting = this.queue.find((q) => q.sessionId === sessionId);
       if (waiting) {
         waiting.prompts.push(text);
@@ -288,6 +319,7 @@ export class AgentHost {
   /** Stops every run, recording why, before the store closes; queued runs stay queued. */
   async close(): Promise<void> {
     this.closed = true;
+    if (this.sweeper) clearInterval(this.sweeper);
     this.queue.length = 0;
     await Promise.all(
       [...this.running.keys()].map((id) =>
@@ -299,6 +331,7 @@ export class AgentHost {
         }),
       ),
     );
+    await this.leases.close();
   }
 
   /**
@@ -307,7 +340,14 @@ export class AgentHost {
    * Returns how many sessions were marked failed.
    */
   async recoverInterrupted(): Promise<number> {
+    const every = this.leases.sweepEveryMs;
+    if (every !== null && !this.sweeper && !this.closed) {
+      this.sweeper = setInterval(() => void this.sweep(), every);
+      this.sweeper.unref();
+    }
     const { marked, queued } = await recoverInterrupted({
+      leases: this.leases,
+      isActive: (id) => this.isActive(id),
       service: this.deps.service,
       repos: this.deps.storage.repos,
       transcripts: this.deps.transcripts,
@@ -326,6 +366,24 @@ export class AgentHost {
     }
     this.pump();
     return marked;
+  }
+
+  /** The runs of a server process that died, found by another: recovered as after a restart. */
+  private async sweep(): Promise<void> {
+    if (this.sweeping || this.closed) return;
+    this.sweeping = true;
+    try {
+      const marked = await this.recoverInterrupted();
+      if (marked > 0) {
+        this.deps.logger.warn(
+          `Marked ${marked} session(s) failed whose server process stopped while they ran.`,
+        );
+      }
+    } catch (err) {
+      this.deps.logger.warn(`Could not look for runs of stopped server processes: ${String(err)}`);
+    } finally {
+      this.sweeping = false;
+    }
   }
 
   /** Runs `work` with the imported session's file held: it is read again once the run ends. */
@@ -367,9 +425,9 @@ export class AgentHost {
 
   /** Starts a run, or queues it when the limit is reached (or others wait already). */
   private async launch(wanted: WaitingRun, options: { handOver?: boolean } = {}): Promise<void> {
-    if (this.closed) return;
+    if (this.closed) return this.letGo(wanted.sessionId);
     const row = await this.deps.storage.repos.sessions.find(wanted.sessionId);
-    if (!row) return;
+    if (!row) return this.letGo(wanted.sessionId);
     const limited = wanted.continueIn !== undefined || (await this.runsProgram(row.workspaceId));
     // From here on in one step: whether there is a place, and taking it.
     if (this.closed) return;
@@ -401,6 +459,8 @@ export class AgentHost {
     const done = runAgent(this.runDeps, wanted, entry.controller.signal, () => entry.stopReason);
     entry.done = done.finally(() => {
       if (this.running.get(sessionId) === entry) this.running.delete(sessionId);
+      // A follow-up that took this run's place goes on with its lease.
+      if (entry.stopReason?.handOver !== true) this.letGo(sessionId);
       // A run handing its place over to a follow-up leaves it to that follow-up.
       if (entry.stopReason?.handOver !== true) this.pump();
     });

@@ -1,0 +1,25 @@
+/**
+ * Which server process a session's agent run belongs to. A process takes a session's lease
+ * before it runs or queues its agent and lets it go once the run's end is recorded; only the
+ * process holding it touches the run, and a run whose process is gone is found by another
+ * taking its lease (crashed-runs.ts). On the desktop one process holds the data directory, so
+ * every lease is its own (`SOLE_PROCESS`); a team server's processes share PostgreSQL, whose
+ * advisory locks end with the connection of a process that dies (store-postgres/leases.ts).
+ */
+export interface RunLeases {
+  /** Takes the session's lease for this process (again, if it holds it); false when another holds it. */
+  take(sessionId: string): Promise<boolean>;
+  /** Lets the session's lease go. */
+  release(sessionId: string): Promise<void>;
+  /** How often another process's dead runs are looked for; null: never (one process). */
+  readonly sweepEveryMs: number | null;
+  close(): Promise<void>;
+}
+
+/** One process holds the data: every lease is its own. */
+export const SOLE_PROCESS: RunLeases = {
+  take: () => Promise.resolve(true),
+  release: () => Promise.resolve(),
+  sweepEveryMs: null,
+  close: () => Promise.resolve(),
+};
