@@ -1,3 +1,4 @@
+import { describeError } from '../store/errors.js';
 import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../clock.js';
@@ -97,13 +98,19 @@ export function createHistoryFollower(deps: HistoryDeps & { logger: Logger }) {
       again = true;
       return;
     }
-    running = scanOnce().finally(() => {
-      running = null;
-      if (again) {
-        again = false;
-        scan();
-      }
-    });
+    // A scan that fails (the database went away, a folder vanished) is told and tried again
+    // at the next one: never a rejection no one handles, which would end the server.
+    running = scanOnce()
+      .catch((err: unknown) =>
+        deps.logger.warn(`Following the agent CLIs' history failed: ${describeError(err)}`),
+      )
+      .finally(() => {
+        running = null;
+        if (again) {
+          again = false;
+          scan();
+        }
+      });
   }
 
   return {

@@ -8,6 +8,7 @@ import { AppError, type ErrorDetail } from '../errors.js';
 import { DataDamagedError } from '../store/errors.js';
 import { MessageTooLargeError } from '../store/errors.js';
 import { StoreUnavailableError } from '../store/store.js';
+import { isDatabaseUnavailable } from '../store-postgres/connect.js';
 import { redactUrl } from './security-headers.js';
 import { describeValidation } from './validation-messages.js';
 
@@ -130,6 +131,16 @@ export function registerErrorHandling(app: FastifyInstance, logger: Logger): voi
         {
           requestId: request.id,
         },
+      );
+    }
+    if (isDatabaseUnavailable(err)) {
+      fail(request, 'database unavailable', err);
+      return send(
+        reply.header('retry-after', '1'),
+        503,
+        'unavailable',
+        'The team database cannot be reached right now; try again shortly',
+        { requestId: request.id },
       );
     }
     fail(request, 'internal error', err);

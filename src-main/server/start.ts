@@ -19,6 +19,7 @@ import { connect } from '../store-postgres/connect.js';
 import { migratePostgres } from '../store-postgres/migrations.js';
 import { createPostgresStorage } from '../store-postgres/storage.js';
 import { postgresRunLeases } from '../store-postgres/leases.js';
+import type { RunLeases } from '../agents/run/leases.js';
 
 export class PortInUseError extends Error {
   constructor(
@@ -134,6 +135,8 @@ interface OpenData {
   store: Store | null;
   /** A team server's pool; null for the desktop's store. */
   sql: Sql | null;
+  /** A team server's run leases; null for the desktop's store (its one process holds them all). */
+  leases: RunLeases | null;
   storage: Storage;
   transcripts: TranscriptSource;
   close(): Promise<void>;
@@ -162,7 +165,14 @@ async function openStore(options: StartOptions): Promise<OpenData> {
         clock: options.clock,
       });
     }
-    return { store, sql: null, storage, transcripts: transcriptsOf(store), close: () => store.close() };
+    return {
+      store,
+      sql: null,
+      leases: null,
+      storage,
+      transcripts: transcriptsOf(store),
+      close: () => store.close(),
+    };
   } catch (err) {
     await store.close();
     throw err;
@@ -179,8 +189,10 @@ async function openTeamDatabase(options: StartOptions): Promise<OpenData> {
   const unlock = acquireLock(options.dataDir);
   try {
     const sql = await connect(options.databaseUrl!);
+    let leases: RunLeases;
     try {
       await migratePostgres(sql, { now: () => options.clock.now() });
+      leases = await postgresRunLeases(options.databaseUrl!);
     } catch (err) {
       await sql.end({ timeout: 1 });
       throw err;
@@ -189,9 +201,11 @@ async function openTeamDatabase(options: StartOptions): Promise<OpenData> {
     return {
       store: null,
       sql,
+      leases,
       storage,
       transcripts,
       async close() {
+        await leases.close().catch(() => undefined);
         await sql.end({ timeout: 5 });
         unlock();
       },
@@ -231,7 +245,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
               transcripts: data.transcripts,
               dataDir: options.dataDir,
               sql: data.sql!,
-              leases: postgresRunLeases(data.sql!),
+              leases: data.leases!,
             },
           }),
       clock: options.clock,

@@ -46,6 +46,8 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
 export interface ConnectOptions {
   /** Connections the pool may open. */
   max?: number;
+  /** Keep each connection for as long as it lives (never rotated after 30 to 60 minutes). */
+  keepConnections?: boolean;
   /** How long to wait for a server that does not answer, in seconds. */
   connectTimeoutSeconds?: number;
 }
@@ -61,6 +63,7 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
   const sql = postgres(url, {
     max: options.max ?? 10,
     connect_timeout: timeout,
+    ...(options.keepConnections ? { max_lifetime: null, idle_timeout: 0 } : {}),
     // "relation already exists, skipping" and the like are not news to a person.
     onnotice: () => undefined,
     connection: { application_name: 'sessiondesk' },
@@ -137,4 +140,30 @@ function describeFailure(t: DatabaseTarget, err: unknown, timeoutSeconds: number
       return `${head}: ${typeof code === 'string' ? `${code}: ` : ''}${reason}.`;
     }
   }
+}
+
+/** The driver's codes for a connection that broke, or could not be made or kept. */
+const CONNECTION_LOST = new Set([
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+]);
+
+/**
+ * Whether an error means the database cannot be reached now (it stopped, restarted, or the
+ * network went), not that a query was wrong: a server answers 503 and the next request, on a
+ * new connection, may succeed. SQLSTATE class 08 (connection exception), and 57P01 to 57P03
+ * (the server shutting down, crashed, or still starting) and 53300 (too many connections).
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  return CONNECTION_LOST.has(code) || code.startsWith('08') || /^57P0[123]$/u.test(code) || code === '53300';
 }

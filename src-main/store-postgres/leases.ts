@@ -1,4 +1,5 @@
-import type { ReservedSql, Sql } from 'postgres';
+import type { Sql } from 'postgres';
+import { connect } from './connect.js';
 
 /** The first key of every lease's advisory lock ("SD"): other programs' locks keep clear of it. */
 const LEASE_NAMESPACE = 0x5344;
@@ -7,39 +8,48 @@ export const LEASE_SWEEP_MS = 5000;
 
 /**
  * Run leases (agents/run/leases.ts) as PostgreSQL session-level advisory locks, keyed by the
- * session id's hash and held on one connection reserved for them: a process that dies loses
- * its connection, and PostgreSQL releases its locks at once. Two sessions whose ids hash alike
- * (one chance in 2^32) share a lease: the second waits for the first's run to end before a
- * crash of it is noticed. A connection lost while the process lives loses its leases too: the
- * lease is taken again at the next run.
+ * session id's hash: a process that dies loses its connection, and PostgreSQL releases its
+ * locks at once. They are held on a connection of their own, in a pool of one that never
+ * rotates it (not `sql.reserve()`: postgres.js 3.4.9 throws, uncatchably, on a query to a
+ * reserved connection whose server went away, porsager/postgres#1208). When that connection
+ * is lost (the database restarted), so are its locks: the next lease query, on a new
+ * connection, sees another backend pid and takes this process's leases again. Two sessions whose
+ * ids hash alike (one chance in 2^32) share a lease: a crash of the second is noticed once the
+ * first's run ends.
  */
-export function postgresRunLeases(sql: Sql) {
-  let connection: Promise<ReservedSql> | null = null;
+export async function postgresRunLeases(url: string) {
+  const sql: Sql = await connect(url, { max: 1, keepConnections: true });
   const held = new Set<string>();
-  const reserved = () => (connection ??= sql.reserve());
+  let backend: number | null = null;
+
+  /** Takes a lease on the one connection, first taking again those a lost connection let go. */
+  async function tryLock(sessionId: string): Promise<boolean> {
+    const [row] = await sql<Array<{ pid: number; taken: boolean }>>`
+      SELECT pg_backend_pid() AS pid, pg_try_advisory_lock(${LEASE_NAMESPACE}, hashtext(${sessionId})) AS taken`;
+    if (!row) return false;
+    if (backend !== null && row.pid !== backend) {
+      backend = row.pid;
+      for (const id of [...held]) if (id !== sessionId && !(await tryLock(id))) held.delete(id);
+    }
+    backend = row.pid;
+    return row.taken;
+  }
+
   return {
     async take(sessionId: string): Promise<boolean> {
       if (held.has(sessionId)) return true;
-      const db = await reserved();
-      const [row] = await db<Array<{ taken: boolean }>>`
-        SELECT pg_try_advisory_lock(${LEASE_NAMESPACE}, hashtext(${sessionId})) AS taken`;
-      if (row?.taken) held.add(sessionId);
-      return row?.taken === true;
+      const taken = await tryLock(sessionId);
+      if (taken) held.add(sessionId);
+      return taken;
     },
     async release(sessionId: string): Promise<void> {
       if (!held.delete(sessionId)) return;
-      const db = await reserved();
-      await db`SELECT pg_advisory_unlock(${LEASE_NAMESPACE}, hashtext(${sessionId}))`;
+      await sql`SELECT pg_advisory_unlock(${LEASE_NAMESPACE}, hashtext(${sessionId}))`;
     },
     sweepEveryMs: LEASE_SWEEP_MS,
     async close(): Promise<void> {
       held.clear();
-      const db = await connection;
-      connection = null;
-      if (!db) return;
-      // The locks belong to the connection: they go before it returns to the pool.
-      await db`SELECT pg_advisory_unlock_all()`.catch(() => undefined);
-      db.release();
+      await sql.end({ timeout: 5 });
     },
   };
 }

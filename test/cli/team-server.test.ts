@@ -9,6 +9,7 @@ import {
 } from '../../src-shared/sessions.js';
 import { runCli } from '../helpers/cli.js';
 import { PASSWORD, useSandbox } from '../helpers/cli-extra.js';
+import { startCluster } from '../helpers/postgres-cluster.js';
 import { postgresTool, usePostgres } from '../helpers/postgres.js';
 import { requireTools } from '../helpers/require-tools.js';
 import { openEventStream } from '../helpers/events.js';
@@ -225,6 +226,55 @@ describe('sessiondesk serve --database', { ...requireTools(postgresTool()), time
       60_000,
     );
     expect(await two.stop()).toBe(0);
+  });
+
+  it('answers 503 while the database is down, and goes on with everything it had once it is back', async () => {
+    // A cluster of its own: this test stops it.
+    const cluster = await startCluster();
+    sandbox.defer(() => cluster.stop());
+    const database = await cluster.createDatabase('halting');
+    const one = await sandbox.serveWithEnv(
+      ['--port', '0', '--data-dir', sandbox.dataDir(), '--database', database],
+      fast,
+    );
+    const setup = await send(one.url, '/api/setup', {
+      method: 'POST',
+      cookie: await launchCookie(one),
+      body: { email: 'lead@example.com', name: 'Lead', password: PASSWORD, workspaceName: 'Team' },
+    });
+    expect(setup.status).toBe(201);
+    const cookie = cookieOf(setup);
+    const { organizationId } = ((await setup.json()) as { workspace: { organizationId: string } }).workspace;
+    const newSession = () =>
+      send(one.url, '/api/sessions', {
+        method: 'POST',
+        cookie,
+        body: { organizationId, initialMessage: 'Keep me' },
+      });
+    const created = await newSession();
+    expect(created.status).toBe(201);
+    const { id } = ((await created.json()) as { session: { id: string } }).session;
+    const list = () => send(one.url, `/api/sessions?organizationId=${organizationId}`, { cookie });
+    await until(
+      async () => ListSessionsResponseSchema.parse(await (await list()).json()).sessions,
+      (sessions) => sessions[0]?.status === 'completed',
+      30_000,
+    );
+
+    await cluster.halt();
+    const down = await list();
+    expect(down.status).toBe(503);
+    expect(down.headers.get('retry-after')).toBe('1');
+    expect(await down.text()).toContain('The team database cannot be reached right now');
+    expect((await newSession()).status).toBe(503);
+
+    await cluster.resume();
+    const back = await until(list, (response) => response.status === 200, 30_000);
+    const sessions = ListSessionsResponseSchema.parse(await back.json()).sessions;
+    expect(sessions.map((s) => [s.id, s.status])).toEqual([[id, 'completed']]);
+    const again = await newSession();
+    expect(again.status, await again.clone().text()).toBe(201);
+    expect(await one.stop()).toBe(0);
   });
 
   it('refuses a URL that is not PostgreSQL’s before anything opens, and names a database it cannot reach', async () => {

@@ -331,7 +331,6 @@ export class AgentHost {
         }),
       ),
     );
-    await this.leases.close();
   }
 
   /**

@@ -13,6 +13,7 @@ export interface RunLeases {
   release(sessionId: string): Promise<void>;
   /** How often another process's dead runs are looked for; null: never (one process). */
   readonly sweepEveryMs: number | null;
+  /** Lets every lease go: for whoever made the leases, once nothing runs. */
   close(): Promise<void>;
 }
 
