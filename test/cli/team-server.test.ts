@@ -7,7 +7,7 @@ import {
   ListSessionsResponseSchema,
   MessagesPageResponseSchema,
 } from '../../src-shared/sessions.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, type ServeProcess } from '../helpers/cli.js';
 import { PASSWORD, useSandbox } from '../helpers/cli-extra.js';
 import { startCluster } from '../helpers/postgres-cluster.js';
 import { postgresTool, usePostgres } from '../helpers/postgres.js';
@@ -35,6 +35,18 @@ async function send(
   });
 }
 
+/** First run on an empty database: the owner and a first workspace, through the dashboard's setup. */
+async function firstOwner(serve: ServeProcess): Promise<{ cookie: string; organizationId: string }> {
+  const setup = await send(serve.url, '/api/setup', {
+    method: 'POST',
+    cookie: await launchCookie(serve),
+    body: { email: 'lead@example.com', name: 'Lead', password: PASSWORD, workspaceName: 'Team' },
+  });
+  expect(setup.status, await setup.clone().text()).toBe(201);
+  const { organizationId } = ((await setup.json()) as { workspace: { organizationId: string } }).workspace;
+  return { cookie: cookieOf(setup), organizationId };
+}
+
 describe('sessiondesk serve --database', { ...requireTools(postgresTool()), timeout: 180_000 }, () => {
   const pg = usePostgres();
   const sandbox = useSandbox();
@@ -48,15 +60,7 @@ describe('sessiondesk serve --database', { ...requireTools(postgresTool()), time
     );
     expect(one.stdout()).toMatch(/Database: PostgreSQL "fresh_\d+" at 127\.0\.0\.1:\d+ as postgres/u);
 
-    // First run on an empty database: the owner and a first workspace, through the dashboard's setup.
-    const setup = await send(one.url, '/api/setup', {
-      method: 'POST',
-      cookie: await launchCookie(one),
-      body: { email: 'lead@example.com', name: 'Lead', password: PASSWORD, workspaceName: 'Team' },
-    });
-    expect(setup.status, await setup.clone().text()).toBe(201);
-    const cookie = cookieOf(setup);
-    const { organizationId } = ((await setup.json()) as { workspace: { organizationId: string } }).workspace;
+    const { cookie, organizationId } = await firstOwner(one);
     const keyResponse = await send(one.url, `/api/workspaces/${organizationId}/keys`, {
       method: 'POST',
       cookie,
@@ -162,14 +166,7 @@ describe('sessiondesk serve --database', { ...requireTools(postgresTool()), time
         SESSIONDESK_DEMO_PACE_MS: '1000',
       },
     );
-    const setup = await send(one.url, '/api/setup', {
-      method: 'POST',
-      cookie: await launchCookie(one),
-      body: { email: 'lead@example.com', name: 'Lead', password: PASSWORD, workspaceName: 'Team' },
-    });
-    expect(setup.status).toBe(201);
-    const cookie = cookieOf(setup);
-    const { organizationId } = ((await setup.json()) as { workspace: { organizationId: string } }).workspace;
+    const { cookie, organizationId } = await firstOwner(one);
     const created = await send(one.url, '/api/sessions', {
       method: 'POST',
       cookie,
@@ -237,14 +234,7 @@ describe('sessiondesk serve --database', { ...requireTools(postgresTool()), time
       ['--port', '0', '--data-dir', sandbox.dataDir(), '--database', database],
       fast,
     );
-    const setup = await send(one.url, '/api/setup', {
-      method: 'POST',
-      cookie: await launchCookie(one),
-      body: { email: 'lead@example.com', name: 'Lead', password: PASSWORD, workspaceName: 'Team' },
-    });
-    expect(setup.status).toBe(201);
-    const cookie = cookieOf(setup);
-    const { organizationId } = ((await setup.json()) as { workspace: { organizationId: string } }).workspace;
+    const { cookie, organizationId } = await firstOwner(one);
     const newSession = () =>
       send(one.url, '/api/sessions', {
         method: 'POST',

@@ -57,3 +57,14 @@ export async function migratedPool(url: string): Promise<Sql> {
   await migratePostgres(sql, { now: () => new Date() });
   return sql;
 }
+
+/**
+ * A migrated pool on the calling test file's database, opened when asked and ended after its
+ * tests. Call inside the describe() that requireTools guards.
+ */
+export function useMigratedPool(): { open(): Promise<Sql> } {
+  const pg = usePostgres();
+  let sql: Sql | undefined;
+  afterAll(async () => sql?.end());
+  return { open: async () => (sql = await migratedPool(pg.url())) };
+}

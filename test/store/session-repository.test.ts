@@ -1,15 +1,12 @@
-import type { Sql } from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../src-shared/index.js';
 import { postgresUsers, postgresWorkspaces } from '../../src-main/store-postgres/accounts.js';
-import { connect } from '../../src-main/store-postgres/connect.js';
-import { migratePostgres } from '../../src-main/store-postgres/migrations.js';
 import { CHUNK_BYTES, postgresSessions } from '../../src-main/store-postgres/sessions.js';
 import { MessageTooLargeError } from '../../src-main/store/errors.js';
 import { storageOf } from '../../src-main/store/sqljs-storage.js';
 import type { Repos } from '../../src-main/store/storage.js';
 import { encodeFrame, MARK_EVERY, TRANSCRIPT_MAGIC } from '../../src-main/store/transcript-format.js';
-import { postgresTool, usePostgres } from '../helpers/postgres.js';
+import { postgresTool, useMigratedPool } from '../helpers/postgres.js';
 import { requireTools } from '../helpers/require-tools.js';
 import { useSqlJsStore } from '../helpers/storage.js';
 
@@ -353,13 +350,9 @@ describe('the sessions repository on sql.js', () => {
 });
 
 describe('the sessions repository on PostgreSQL', requireTools(postgresTool()), () => {
-  const pg = usePostgres();
-  let sql: Sql | undefined;
-  afterAll(async () => sql?.end());
+  const pg = useMigratedPool();
   sessionsContract(async () => {
-    const pool = await connect(pg.url());
-    sql = pool;
-    await migratePostgres(pool, { now: () => new Date() });
+    const pool = await pg.open();
     const reposOf = (q: Parameters<typeof postgresSessions>[0]): Used => ({
       users: postgresUsers(q),
       workspaces: postgresWorkspaces(q),

@@ -1,6 +1,5 @@
 import { truncate } from 'node:fs/promises';
-import type { Sql } from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../src-shared/index.js';
 import {
   readAllMessages,
@@ -15,7 +14,7 @@ import type { Storage } from '../../src-main/store/storage.js';
 import { MARK_EVERY, TRANSCRIPT_MAGIC } from '../../src-main/store/transcript-format.js';
 import type { TranscriptSource } from '../../src-main/store/transcript-source.js';
 import { transcriptPath } from '../../src-main/store/transcripts.js';
-import { migratedPool, postgresTool, usePostgres } from '../helpers/postgres.js';
+import { postgresTool, useMigratedPool } from '../helpers/postgres.js';
 import { requireTools } from '../helpers/require-tools.js';
 import { useSqlJsStore } from '../helpers/storage.js';
 
@@ -145,12 +144,9 @@ describe('transcripts on sql.js', () => {
 });
 
 describe('transcripts on PostgreSQL', requireTools(postgresTool()), () => {
-  const pg = usePostgres();
-  let sql: Sql | undefined;
-  afterAll(async () => sql?.end());
+  const pg = useMigratedPool();
   transcriptContract(async () => {
-    const pool = await migratedPool(pg.url());
-    sql = pool;
+    const pool = await pg.open();
     const { transcripts, ...storage } = createPostgresStorage(pool);
     return {
       storage,
