@@ -262,8 +262,13 @@ export function createApprovals(deps: { storage: Storage; clock: Clock; events: 
      * At start: requests still pending belong to runs that died with the last server; they
      * are marked expired, saying so in their transcripts. Returns how many.
      */
-    async expireAbandoned(): Promise<number> {
-      const abandoned = await repos.approvals.allPending();
+    /**
+     * Expires the requests no run waits on any more: after a restart, every pending one; on a
+     * team database, those of the sessions whose runs this process recovered (`sessionIds`).
+     */
+    async expireAbandoned(sessionIds?: readonly string[]): Promise<number> {
+      const only = sessionIds && new Set(sessionIds);
+      const abandoned = (await repos.approvals.allPending()).filter((a) => !only || only.has(a.sessionId));
       for (const approval of abandoned) {
         await record(approval, {
           decision: 'expired',

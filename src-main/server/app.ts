@@ -264,7 +264,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Sessions an agent was working on when the server last stopped are closed off first.
   app.addHook('onReady', async () => {
     agents.prepareSandboxRoot();
-    const expired = await approvals.expireAbandoned();
+    // On a team database other processes' runs may still wait on theirs: recovery expires those
+    // of the runs it takes over.
+    const expired = store ? await approvals.expireAbandoned() : 0;
     if (expired > 0) logger.warn(`Marked ${expired} request(s) of interrupted runs as expired.`);
     const interrupted = await agents.recoverInterrupted();
     if (interrupted > 0) logger.warn(`Marked ${interrupted} interrupted session(s) as failed.`);

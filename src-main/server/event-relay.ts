@@ -40,6 +40,7 @@ export async function startEventRelay(deps: {
   const { sql, events, reads, logger } = deps;
   const origin = randomUUID();
   let order: Promise<void> = Promise.resolve();
+  let sent: Promise<void> = Promise.resolve();
 
   async function eventOf(relayed: Relayed): Promise<SessionEvent | null> {
     if (relayed.event) return relayed.event;
@@ -93,16 +94,22 @@ export async function startEventRelay(deps: {
             };
       payload = JSON.stringify(smaller);
     }
-    sql.notify(EVENTS_CHANNEL, payload).catch((err: unknown) => {
-      logger.warn(`An event could not reach the other server processes: ${describeError(err)}`);
-    });
+    // One at a time: two notifications sent at once on two connections of the pool could
+    // commit, and reach the others, in either order.
+    sent = sent
+      .then(() => sql.notify(EVENTS_CHANNEL, payload))
+      .then(
+        () => undefined,
+        (err: unknown) =>
+          logger.warn(`An event could not reach the other server processes: ${describeError(err)}`),
+      );
   });
 
   return {
     async close() {
       unsubscribe();
       await listening.unlisten().catch(() => undefined);
-      await order;
+      await Promise.all([order, sent]);
     },
   };
 }

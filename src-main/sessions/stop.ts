@@ -27,6 +27,8 @@ export async function stopSession(
     return (await deps.find(row.id)) ?? row;
   }
   if (row.status !== 'active') throw conflict('Nothing is running in this session: it is already ended');
+  // On a team database, a run another server process holds is that process's to stop.
+  await deps.agents.refuseIfElsewhere(row.id);
   if (row.source) {
     // Its CLI runs in the person's terminal: a "Stopped" result here would stop nothing there,
     // and the terminal's next lines would land after it.

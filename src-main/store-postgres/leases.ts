@@ -5,6 +5,8 @@ import { connect } from './connect.js';
 const LEASE_NAMESPACE = 0x5344;
 /** How often each process looks for the runs of processes that died. */
 export const LEASE_SWEEP_MS = 5000;
+/** A session changed more recently than this is never taken for crashed (see RunLeases.quietForMs). */
+export const LEASE_QUIET_MS = 10_000;
 
 /**
  * Run leases (agents/run/leases.ts) as PostgreSQL session-level advisory locks, keyed by the
@@ -20,6 +22,7 @@ export const LEASE_SWEEP_MS = 5000;
 export async function postgresRunLeases(url: string) {
   const sql: Sql = await connect(url, { max: 1, keepConnections: true });
   const held = new Set<string>();
+  const taking = new Map<string, Promise<boolean>>();
   let backend: number | null = null;
 
   /** Takes a lease on the one connection, first taking again those a lost connection let go. */
@@ -36,17 +39,23 @@ export async function postgresRunLeases(url: string) {
   }
 
   return {
-    async take(sessionId: string): Promise<boolean> {
-      if (held.has(sessionId)) return true;
-      const taken = await tryLock(sessionId);
+    async take(sessionId: string): Promise<'acquired' | 'held' | 'refused'> {
+      if (held.has(sessionId)) return 'held';
+      // One take of a session at a time: two at once would stack the lock, and one unlock leave it.
+      const going = taking.get(sessionId);
+      if (going) return (await going) ? 'held' : 'refused';
+      const attempt = tryLock(sessionId).finally(() => taking.delete(sessionId));
+      taking.set(sessionId, attempt);
+      const taken = await attempt;
       if (taken) held.add(sessionId);
-      return taken;
+      return taken ? 'acquired' : 'refused';
     },
     async release(sessionId: string): Promise<void> {
       if (!held.delete(sessionId)) return;
       await sql`SELECT pg_advisory_unlock(${LEASE_NAMESPACE}, hashtext(${sessionId}))`;
     },
     sweepEveryMs: LEASE_SWEEP_MS,
+    quietForMs: LEASE_QUIET_MS,
     async close(): Promise<void> {
       held.clear();
       await sql.end({ timeout: 5 });

@@ -200,6 +200,10 @@ describe('sessiondesk serve --database', { ...requireTools(postgresTool()), time
     });
     expect(followUp.status).toBe(409);
     expect(await followUp.text()).toContain('running on another server process');
+    // Nor stop it: only the process running an agent can stop it.
+    const stop = await send(two.url, `/api/sessions/${id}/stop`, { method: 'POST', cookie });
+    expect(stop.status).toBe(409);
+    expect((await session(two.url)).status).toBe('active');
 
     // The first dies mid-run: the second notices within its sweep and closes the run off.
     await one.kill();

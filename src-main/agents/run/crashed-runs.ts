@@ -44,6 +44,8 @@ export interface RecoveryDeps {
 export interface Recovered {
   /** How many sessions were marked failed. */
   marked: number;
+  /** Those sessions. */
+  failed: string[];
   /** The runs that waited for a place and still do, in their order, for the queue. */
   queued: QueuedRun[];
 }
@@ -56,10 +58,22 @@ export interface Recovered {
  */
 export async function recoverInterrupted(deps: RecoveryDeps): Promise<Recovered> {
   const { repos, service, leases } = deps;
-  // Another process's runs are its own while it lives (it holds their leases).
-  const ours = async (id: string) => !deps.isActive(id) && (await leases.take(id));
+  // Another process's runs are its own while it lives (it holds their leases); a lease this
+  // process holds already is a run of its own about to start.
+  const ours = async (id: string) => !deps.isActive(id) && (await leases.take(id)) === 'acquired';
+  /** Whether a session whose lease was just taken is still in that state and long unchanged. */
+  const stillLeft = async (id: string, state: 'running' | 'queued') => {
+    const row = await repos.sessions.find(id);
+    const quiet = row !== null && Date.now() - Date.parse(row.updatedAt) >= leases.quietForMs;
+    if ((await repos.sessions.agentState(id)) === state && quiet) return true;
+    // A run that ended meanwhile, or a session a process is about to take: not a crash.
+    await leases.release(id);
+    return false;
+  };
   const ids: string[] = [];
-  for (const id of await repos.sessions.runningIds()) if (await ours(id)) ids.push(id);
+  for (const id of await repos.sessions.runningIds()) {
+    if ((await ours(id)) && (await stillLeft(id, 'running'))) ids.push(id);
+  }
   // The process groups those runs left, and any left by a session no longer marked running.
   const crashed = new Set(ids);
   const orphans: AgentProcess[] = [];
@@ -91,11 +105,7 @@ export async function recoverInterrupted(deps: RecoveryDeps): Promise<Recovered>
   }
   const queued: QueuedRun[] = [];
   for (const waiting of await repos.runs.queued()) {
-    if (!(await ours(waiting.sessionId))) continue;
-    if ((await repos.sessions.agentState(waiting.sessionId)) !== 'queued') {
-      await leases.release(waiting.sessionId);
-      continue;
-    }
+    if (!(await ours(waiting.sessionId)) || !(await stillLeft(waiting.sessionId, 'queued'))) continue;
     if (waiting.mode === 'follow-up' && (await repos.sessions.find(waiting.sessionId))?.source) {
       // Where to continue an imported session was chosen for that follow-up and not kept; the
       // continuation never started, so the session keeps the status its import gave.
@@ -114,7 +124,7 @@ export async function recoverInterrupted(deps: RecoveryDeps): Promise<Recovered>
     }
     queued.push(waiting);
   }
-  return { marked: ids.length, queued };
+  return { marked: ids.length, failed: ids, queued };
 }
 
 /**

@@ -64,6 +64,8 @@ export class AgentHost {
   /** Looks for runs of server processes that died (team database only). */
   private sweeper: NodeJS.Timeout | null = null;
   private sweeping = false;
+  /** The recovery going on: one at a time, the first at start and every sweep after it. */
+  private recovering: Promise<number> = Promise.resolve(0);
   private osSandboxFound: OsSandbox | undefined;
   private readonly proxies = new NetworkProxies(() => [this.deps.dataDir, this.sandboxRoot]);
   private readonly workspaces: WorkspaceAgents;
@@ -225,10 +227,17 @@ export class AgentHost {
 
   /** Takes the session's run for this process; 409 when another server process runs it. */
   private async lease(sessionId: string): Promise<void> {
-    if (this.isActive(sessionId) || (await this.leases.take(sessionId))) return;
+    if (this.isActive(sessionId) || (await this.leases.take(sessionId)) !== 'refused') return;
     throw conflict(
-      "This session's agent is running on another server process of this team database; try again once it is done.",
+      "This session's agent is running on another server process of this team database; try again once it is done, or there.",
     );
+  }
+
+  /** 409 when another server process runs the session (what it runs, only it can stop). */
+  async refuseIfElsewhere(sessionId: string): Promise<void> {
+    if (this.isActive(sessionId)) return;
+    await this.lease(sessionId);
+    this.letGo(sessionId);
   }
 
   /** Lets the session's lease go once nothing of it runs or waits here. */
@@ -338,13 +347,19 @@ export class AgentHost {
    * and the runs that waited for a place are queued again, in order, and start as places allow.
    * Returns how many sessions were marked failed.
    */
-  async recoverInterrupted(): Promise<number> {
+  recoverInterrupted(): Promise<number> {
+    const next = this.recovering.catch(() => 0).then(() => this.recoverOnce());
+    this.recovering = next;
+    return next;
+  }
+
+  private async recoverOnce(): Promise<number> {
     const every = this.leases.sweepEveryMs;
     if (every !== null && !this.sweeper && !this.closed) {
       this.sweeper = setInterval(() => void this.sweep(), every);
       this.sweeper.unref();
     }
-    const { marked, queued } = await recoverInterrupted({
+    const { marked, failed, queued } = await recoverInterrupted({
       leases: this.leases,
       isActive: (id) => this.isActive(id),
       service: this.deps.service,
@@ -356,6 +371,9 @@ export class AgentHost {
       agentEnvironment: () => this.agentEnvironment(),
       releaseFile: (id) => this.releaseFile(id),
     });
+    // On a team database, what those runs asked waits for no one now (after a restart on the
+    // desktop, the server expires every pending request itself).
+    if (every !== null && failed.length > 0) await this.deps.approvals.expireAbandoned(failed);
     for (const run of queued) {
       this.queue.push({
         sessionId: run.sessionId,

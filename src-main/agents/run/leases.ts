@@ -7,20 +7,29 @@
  * advisory locks end with the connection of a process that dies (store-postgres/leases.ts).
  */
 export interface RunLeases {
-  /** Takes the session's lease for this process (again, if it holds it); false when another holds it. */
-  take(sessionId: string): Promise<boolean>;
+  /**
+   * Takes the session's lease for this process: `acquired` now, `held` already (by this
+   * process), or `refused` (another process holds it).
+   */
+  take(sessionId: string): Promise<'acquired' | 'held' | 'refused'>;
   /** Lets the session's lease go. */
   release(sessionId: string): Promise<void>;
   /** How often another process's dead runs are looked for; null: never (one process). */
   readonly sweepEveryMs: number | null;
+  /**
+   * How long a run's session must have been unchanged before another process may recover it:
+   * a process marks a session running a moment before it takes the lease.
+   */
+  readonly quietForMs: number;
   /** Lets every lease go: for whoever made the leases, once nothing runs. */
   close(): Promise<void>;
 }
 
 /** One process holds the data: every lease is its own. */
 export const SOLE_PROCESS: RunLeases = {
-  take: () => Promise.resolve(true),
+  take: () => Promise.resolve('acquired'),
   release: () => Promise.resolve(),
   sweepEveryMs: null,
+  quietForMs: 0,
   close: () => Promise.resolve(),
 };

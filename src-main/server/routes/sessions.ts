@@ -150,24 +150,28 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext): void {
       ]);
       let page = caches.lists.get(key)?.value;
       if (!page) {
+        const after = cursor === undefined ? undefined : decodeCursor(cursor);
         // Kept only if no session changed while the page was read.
         const read = caches.lists.begin(key);
-        const after = cursor === undefined ? undefined : decodeCursor(cursor);
-        const rows = await repos.sessions.list(workspaceId, filters, {
-          ...(limit === undefined ? {} : { limit: limit + 1 }),
-          ...(after ? { after } : {}),
-        });
-        const more = limit !== undefined && rows.length > limit;
-        if (more) rows.length = limit;
-        // One row out of the schema's form never takes the whole list down (checked-summary.ts).
-        const sessions: SessionSummary[] = rows.flatMap(
-          (row) => checkedSummary(row, 'both', ctx.logger) ?? [],
-        );
-        page = { sessions: JSON.stringify(sessions) };
-        if (more) page.nextCursor = encodeCursor(rows[rows.length - 1] as SessionRow);
-        // Counted with the page, and dropped with it by any change to a session.
-        if (limit !== undefined) page.total = await repos.sessions.count(workspaceId, filters);
-        read.keep(workspaceId, page);
+        try {
+          const rows = await repos.sessions.list(workspaceId, filters, {
+            ...(limit === undefined ? {} : { limit: limit + 1 }),
+            ...(after ? { after } : {}),
+          });
+          const more = limit !== undefined && rows.length > limit;
+          if (more) rows.length = limit;
+          // One row out of the schema's form never takes the whole list down (checked-summary.ts).
+          const sessions: SessionSummary[] = rows.flatMap(
+            (row) => checkedSummary(row, 'both', ctx.logger) ?? [],
+          );
+          page = { sessions: JSON.stringify(sessions) };
+          if (more) page.nextCursor = encodeCursor(rows[rows.length - 1] as SessionRow);
+          // Counted with the page, and dropped with it by any change to a session.
+          if (limit !== undefined) page.total = await repos.sessions.count(workspaceId, filters);
+          read.keep(workspaceId, page);
+        } finally {
+          read.done();
+        }
       }
       // The stats move with the clock, so they are never cached.
       const stats: Stats = await repos.sessions.stats(workspaceId, clock.now());
