@@ -61,7 +61,8 @@ module.exports = {
       from: { path: '^src-main/store-postgres/' },
       to: {
         path: ['^src-main/store/', 'node_modules/sql\\.js/'],
-        pathNot: '^src-main/store/(errors|transcript-format|session-row|cost-unknown|row|imported-agent)\\.ts$',
+        pathNot:
+          '^src-main/store/(errors|transcript-format|session-row|cost-unknown|row|imported-agent)\\.ts$',
         dependencyTypesNot: ['type-only'],
       },
     },
