@@ -6,7 +6,9 @@ import {
   FRAME_OVERHEAD_BYTES,
   FrameReader,
   MAX_MESSAGE_BYTES,
+  onePayload,
   TranscriptDamage,
+  wholeFrameBytes,
   type PayloadPiece,
 } from '../store/transcript-format.js';
 import type { TranscriptSource } from '../store/transcript-source.js';
@@ -102,22 +104,19 @@ export function postgresTranscripts(sql: Sql, reposOf: (sql: Queryable) => Repos
 
     async readFrame(sessionId, offset, to) {
       const first = await readRange(sessionId, offset, Math.min(to, offset + FRAME_FIRST_READ_BYTES));
-      const length = first.length >= FRAME_HEADER_BYTES ? first.readUInt32LE(0) : -1;
-      const frameBytes = length + FRAME_OVERHEAD_BYTES;
-      if (length <= 0 || length > MAX_MESSAGE_BYTES || offset + frameBytes > to) {
+      const frameBytes = wholeFrameBytes(first, offset, to);
+      if (frameBytes === null) {
         throw new TranscriptDamagedError(`The ${where(sessionId)}: no whole frame at byte ${offset}`);
       }
       const frame =
         first.length >= frameBytes
           ? first.subarray(0, frameBytes)
           : Buffer.concat([first, await readRange(sessionId, offset + first.length, offset + frameBytes)]);
-      const pieces: Buffer[] = [];
       try {
-        for (const piece of new FrameReader(offset).push(frame)) pieces.push(piece.bytes);
+        return onePayload(frame, offset);
       } catch (err) {
         throw damaged(sessionId, err);
       }
-      return pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
     },
 
     async readPayloadRange(sessionId, offset, to, from, until) {

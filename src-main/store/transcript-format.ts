@@ -175,3 +175,23 @@ export class FrameReader {
     return this.startOffset + this.consumed;
   }
 }
+
+/**
+ * How many bytes the frame starting at `offset` takes, read from its first bytes (`first`, at
+ * least its header to say anything); null when no whole frame can start there below `to`, the
+ * committed length. What a one-message read checks before it reads the rest of the frame.
+ */
+export function wholeFrameBytes(first: Buffer, offset: number, to: number): number | null {
+  const length = first.length >= FRAME_HEADER_BYTES ? first.readUInt32LE(0) : -1;
+  const frameBytes = length + FRAME_OVERHEAD_BYTES;
+  return length <= 0 || length > MAX_MESSAGE_BYTES || offset + frameBytes > to ? null : frameBytes;
+}
+
+/** The payload of one whole frame read at `offset`, checked as every read checks it. */
+export function onePayload(frame: Buffer, offset: number): Buffer {
+  const pieces: Buffer[] = [];
+  const reader = new FrameReader(offset);
+  for (const piece of reader.push(frame)) pieces.push(piece.bytes);
+  if (!reader.atBoundary) throw new TranscriptDamage(offset + frame.length, 'frame cut off');
+  return pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
+}

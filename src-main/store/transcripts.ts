@@ -9,7 +9,9 @@ import {
   FRAME_OVERHEAD_BYTES,
   FrameReader,
   MAX_MESSAGE_BYTES,
+  onePayload,
   TranscriptDamage,
+  wholeFrameBytes,
   type PayloadPiece,
 } from './transcript-format.js';
 
@@ -179,24 +181,19 @@ export class Transcripts {
       };
       const first = Buffer.allocUnsafe(Math.min(FRAME_FIRST_READ_BYTES, to - offset));
       await readExactly(first, offset);
-      const length = first.length >= FRAME_HEADER_BYTES ? first.readUInt32LE(0) : -1;
-      const frameBytes = length + FRAME_OVERHEAD_BYTES;
-      if (length <= 0 || length > MAX_MESSAGE_BYTES || offset + frameBytes > to) {
-        throw new TranscriptDamagedError(`${path}: no whole frame at byte ${offset}`);
-      }
+      const frameBytes = wholeFrameBytes(first, offset, to);
+      if (frameBytes === null) throw new TranscriptDamagedError(`${path}: no whole frame at byte ${offset}`);
       let frame = first.subarray(0, Math.min(first.length, frameBytes));
       if (frame.length < frameBytes) {
         frame = Buffer.concat([frame, Buffer.allocUnsafe(frameBytes - frame.length)], frameBytes);
         await readExactly(frame.subarray(first.length), offset + first.length);
       }
-      const pieces: Buffer[] = [];
       try {
-        for (const piece of new FrameReader(offset).push(frame)) pieces.push(piece.bytes);
+        return onePayload(frame, offset);
       } catch (err) {
         if (err instanceof TranscriptDamage) throw new TranscriptDamagedError(`${path}: ${err.message}`);
         throw err;
       }
-      return pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
     });
   }
 
