@@ -387,3 +387,47 @@ describe(
     );
   },
 );
+
+describe('a Codex run stopped in its follow-up', requireTools(agentCliTool('codex')), () => {
+  it(
+    'counts every input token the model served: those read from the cache apart',
+    { timeout: 120_000 },
+    async () => {
+      // The follow-up's request is served 1,000 input tokens, 110 of them from the cache. Codex
+      // prints usage only when a turn completes, so a stopped turn's comes from its own log.
+      const { server, owner, cookie } = await serverWith('codex', [
+        {
+          match: 'FOLLOW-STOP',
+          turns: [
+            {
+              output: { text: 'Ready.' },
+              usage: { input_tokens: 500, output_tokens: 10, cached_tokens: 0, reasoning_tokens: 0 },
+            },
+            {
+              output: { call: 'exec_command', arguments: { cmd: WAIT_COMMAND } },
+              usage: { input_tokens: 1000, output_tokens: 20, cached_tokens: 110, reasoning_tokens: 0 },
+            },
+          ],
+        },
+      ]);
+      const created = await createSession(server, cookie, {
+        organizationId: owner.organizationId,
+        initialMessage: 'Get ready. FOLLOW-STOP',
+      });
+      await waitForResults(server, cookie, created.id, 1, 60_000);
+      const posted = await asUser(server, cookie, 'POST', `/api/sessions/${created.id}/messages`, {
+        content: 'Now wait.',
+      });
+      expect(posted.status, await posted.clone().text()).toBe(201);
+      const waiting = () => runProcesses(created.id).some((p) => p.cmdline.includes('120000'));
+      await expect.poll(waiting, { timeout: 60_000, interval: 100 }).toBe(true);
+      const stop = await asUser(server, cookie, 'POST', `/api/sessions/${created.id}/stop`);
+      expect(stop.status, await stop.clone().text()).toBe(200);
+      const session = await waitForResults(server, cookie, created.id, 2, 30_000);
+      const results = session.messages.filter((m) => m.type === 'result');
+      expect(results.map((r) => r.usage)).toEqual([usage(500, 10, 0), usage(890, 20, 110)]);
+      expect(results[1]).toMatchObject({ stopped: true });
+      expect(session.usage).toEqual(withUnknownCost(usage(1390, 30, 110), 2));
+    },
+  );
+});
