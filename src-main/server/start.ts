@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import type { Clock, Logger } from '../clock.js';
@@ -186,6 +187,8 @@ async function openStore(options: StartOptions): Promise<OpenData> {
 async function openTeamDatabase(options: StartOptions): Promise<OpenData> {
   if (options.demo)
     throw new Error('The demo workspace lives in a data directory, not on a team server: leave out --demo.');
+  // This process's own files (sandboxes, server.json) go there, made as the desktop's store makes it.
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const unlock = acquireLock(options.dataDir);
   try {
     const sql = await connect(options.databaseUrl!);
