@@ -23,6 +23,7 @@ import {
   type BenchServer,
   type Latency,
 } from './postgres-client.js';
+import { SHAPE, table } from './postgres-report.js';
 import { LAST_MARKER, QUERIES, SEED_EMAIL, SEED_PASSWORD } from './search-corpus.js';
 
 /**
@@ -56,14 +57,11 @@ const options = {
   samples: Math.round(positive('samples', flags.samples)),
   seconds: positive('seconds', flags.seconds),
 };
-const FOLLOW_UP_SESSIONS = 32;
-const LIST_CLIENTS = 8;
+const { FOLLOW_UP_SESSIONS, LIST_CLIENTS, DASHBOARD_PAGE } = SHAPE;
 // Follow-ups on one process, then on two (other sessions: a run belongs to the process that
 // runs it), and the sessions whose titles change before list reads.
 if (options.smallSessions < 2 * FOLLOW_UP_SESSIONS + LIST_CLIENTS)
   throw new Error(`--small-sessions must be at least ${2 * FOLLOW_UP_SESSIONS + LIST_CLIENTS}`);
-/** The dashboard reads a transcript in pages of this many messages (TRANSCRIPT_PAGE). */
-const DASHBOARD_PAGE = 100;
 const MB = 1024 * 1024;
 
 const startedAt = performance.now();
@@ -364,151 +362,6 @@ async function main(): Promise<void> {
     await cluster?.stop().catch((err: unknown) => progress(`the cluster did not stop: ${String(err)}`));
     rmSync(work, { recursive: true, force: true });
   }
-}
-
-const fixed = (value: number, digits = 1) => value.toFixed(digits);
-const ratio = (pg: number, sqljs: number) => `${fixed(pg / sqljs, 2)}x`;
-
-type Side<T> = { sqljs: T; postgres: T };
-interface Report {
-  listFirst: Side<Latency>;
-  listFiltered: Side<Latency>;
-  listRepeated: Side<Latency>;
-  largeSession: Side<{ open: Latency; wholeMs: number; jsonMB: number }>;
-  search: Side<Latency | null>;
-  followUp: Side<Latency & { perSecond: number; messagesPerSecond: number }>;
-  listLoad: Side<Latency & { perSecond: number }>;
-  twoProcesses: {
-    followUp: Latency & { perSecond: number; messagesPerSecond: number };
-    list: Latency & { perSecond: number };
-    rss: Array<{ rssMB: number; peakRssMB: number }>;
-  };
-  rss: Record<string, Side<{ rssMB: number; peakRssMB: number }>>;
-}
-
-/** The side-by-side table printed at the end (Markdown, as RESULTS.md takes it). */
-function table(r: Report): string {
-  const rows: string[][] = [];
-  const latencyRows = (what: string, side: Side<Latency>) => {
-    rows.push([
-      `${what}, p50 (ms)`,
-      fixed(side.sqljs.p50Ms),
-      fixed(side.postgres.p50Ms),
-      ratio(side.postgres.p50Ms, side.sqljs.p50Ms),
-    ]);
-    rows.push([
-      `${what}, p99 (ms)`,
-      fixed(side.sqljs.p99Ms),
-      fixed(side.postgres.p99Ms),
-      ratio(side.postgres.p99Ms, side.sqljs.p99Ms),
-    ]);
-  };
-  latencyRows('list, first page of 50 after a change', r.listFirst);
-  latencyRows('list, filtered page (status=failed) after a change', r.listFiltered);
-  latencyRows('list, first page unchanged (sql.js: its cache)', r.listRepeated);
-  latencyRows(`~10 MB session, its last page of ${DASHBOARD_PAGE} messages`, {
-    sqljs: r.largeSession.sqljs.open,
-    postgres: r.largeSession.postgres.open,
-  });
-  rows.push([
-    `~10 MB session read through in pages of ${DASHBOARD_PAGE} (ms)`,
-    fixed(r.largeSession.sqljs.wholeMs, 0),
-    fixed(r.largeSession.postgres.wholeMs, 0),
-    ratio(r.largeSession.postgres.wholeMs, r.largeSession.sqljs.wholeMs),
-  ]);
-  if (r.search.sqljs && r.search.postgres)
-    latencyRows('search', { sqljs: r.search.sqljs, postgres: r.search.postgres });
-  else {
-    const shown = (l: Latency | null) => (l ? `${fixed(l.p50Ms)} / ${fixed(l.p99Ms)}` : 'not measured');
-    rows.push([
-      'search, p50 / p99 (ms)',
-      shown(r.search.sqljs),
-      shown(r.search.postgres),
-      r.search.postgres ? '' : 'not measured: search not on PostgreSQL',
-    ]);
-  }
-  const perSecond = (what: string, sqljs: number, pg: number) =>
-    rows.push([what, fixed(sqljs, 0), fixed(pg, 0), ratio(pg, sqljs)]);
-  perSecond(
-    `follow-ups per second, ${FOLLOW_UP_SESSIONS} sessions at once`,
-    r.followUp.sqljs.perSecond,
-    r.followUp.postgres.perSecond,
-  );
-  perSecond(
-    'messages appended per second by them',
-    r.followUp.sqljs.messagesPerSecond,
-    r.followUp.postgres.messagesPerSecond,
-  );
-  latencyRows('follow-up', r.followUp);
-  perSecond(
-    `list reads per second, ${LIST_CLIENTS} clients, a change before each`,
-    r.listLoad.sqljs.perSecond,
-    r.listLoad.postgres.perSecond,
-  );
-  latencyRows(`list under ${LIST_CLIENTS} clients`, r.listLoad);
-  for (const [phase, side] of Object.entries(r.rss)) {
-    rows.push([
-      `RSS ${phase} (MB)`,
-      fixed(side.sqljs.rssMB, 0),
-      fixed(side.postgres.rssMB, 0),
-      ratio(side.postgres.rssMB, side.sqljs.rssMB),
-    ]);
-  }
-  const last = Object.values(r.rss).at(-1);
-  if (last)
-    rows.push([
-      'peak RSS (MB)',
-      fixed(last.sqljs.peakRssMB, 0),
-      fixed(last.postgres.peakRssMB, 0),
-      ratio(last.postgres.peakRssMB, last.sqljs.peakRssMB),
-    ]);
-
-  const one = { followUp: r.followUp.postgres, list: r.listLoad.postgres };
-  const two = r.twoProcesses;
-  const twoRows: string[][] = [
-    [
-      'follow-ups per second',
-      fixed(one.followUp.perSecond, 0),
-      fixed(two.followUp.perSecond, 0),
-      ratio(two.followUp.perSecond, one.followUp.perSecond),
-    ],
-    [
-      'messages appended per second',
-      fixed(one.followUp.messagesPerSecond, 0),
-      fixed(two.followUp.messagesPerSecond, 0),
-      ratio(two.followUp.messagesPerSecond, one.followUp.messagesPerSecond),
-    ],
-    [
-      'follow-up p50 / p99 (ms)',
-      `${fixed(one.followUp.p50Ms)} / ${fixed(one.followUp.p99Ms)}`,
-      `${fixed(two.followUp.p50Ms)} / ${fixed(two.followUp.p99Ms)}`,
-      '',
-    ],
-    [
-      'list reads per second',
-      fixed(one.list.perSecond, 0),
-      fixed(two.list.perSecond, 0),
-      ratio(two.list.perSecond, one.list.perSecond),
-    ],
-    [
-      'list p50 / p99 (ms)',
-      `${fixed(one.list.p50Ms)} / ${fixed(one.list.p99Ms)}`,
-      `${fixed(two.list.p50Ms)} / ${fixed(two.list.p99Ms)}`,
-      '',
-    ],
-    [
-      'RSS of each process (MB)',
-      fixed(r.rss['after the follow-ups']?.postgres.rssMB ?? NaN, 0),
-      two.rss.map((m) => fixed(m.rssMB, 0)).join(' + '),
-      '',
-    ],
-  ];
-  const render = (head: string[], body: string[][]) =>
-    [head, head.map(() => '---'), ...body].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
-  return `${render(['', 'sql.js', 'PostgreSQL', 'PostgreSQL / sql.js'], rows)}\n\n${render(
-    ['PostgreSQL', 'one process', 'two processes, one database', 'two / one'],
-    twoRows,
-  )}`;
 }
 
 await main();
