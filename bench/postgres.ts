@@ -237,6 +237,19 @@ async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'sessiondesk-bench-pg-'));
   let cluster: PostgresCluster | undefined;
   const servers: BenchServer[] = [];
+  let cleaning: Promise<void> | undefined;
+  // The servers, the cluster (a daemon of its own) and the folder go also on Ctrl-C.
+  const cleanUp = () =>
+    (cleaning ??= (async () => {
+      for (const server of servers.reverse()) await server.serve.stop().catch(() => undefined);
+      await cluster?.stop().catch((err: unknown) => progress(`the cluster did not stop: ${String(err)}`));
+      rmSync(work, { recursive: true, force: true });
+    })());
+  const interrupted = (signal: NodeJS.Signals) => {
+    progress(`${signal}: stopping the servers and the cluster`);
+    void cleanUp().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
   try {
     const corpusOptions: CorpusOptions = { gb: options.gb, smallSessions: options.smallSessions, progress };
     progress(`seeding ${options.gb} GB and ${options.smallSessions} small sessions into sql.js`);
@@ -358,9 +371,8 @@ async function main(): Promise<void> {
     writeFileSync(flags.out, `${JSON.stringify(results, null, 2)}\n`);
     process.stdout.write(`${table(results)}\n`);
   } finally {
-    for (const server of servers.reverse()) await server.serve.stop().catch(() => undefined);
-    await cluster?.stop().catch((err: unknown) => progress(`the cluster did not stop: ${String(err)}`));
-    rmSync(work, { recursive: true, force: true });
+    await cleanUp();
+    process.off('SIGINT', interrupted).off('SIGTERM', interrupted);
   }
 }
 
