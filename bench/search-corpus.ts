@@ -1,9 +1,9 @@
 import { createAccounts } from '../src-main/accounts/accounts.js';
 import { newId } from '../src-main/accounts/secrets.js';
 import { silentLogger, systemClock } from '../src-main/clock.js';
-import { createRepositories } from '../src-main/store/repositories.js';
 import { storageOf } from '../src-main/store/sqljs-storage.js';
 import { Store } from '../src-main/store/store.js';
+import type { Storage } from '../src-main/store/storage.js';
 import type { Message } from '../src-shared/sessions.js';
 import { sessionSizes, TextPool } from './corpus.js';
 import { randomGenerator } from './seed.js';
@@ -116,27 +116,46 @@ export class ConversationMaker {
 export interface Seeded {
   apiKey: string;
   organizationId: string;
+  /** The corpus's one person (ada@bench.test, password SEED_PASSWORD). */
+  userId: string;
   lastSessionId: string;
   transcriptBytes: number;
   sessions: number;
+  /** Each session in the order written: its id, messages (the first prompt too) and their JSON bytes. */
+  written: Array<{ id: string; messages: number; bytes: number }>;
   seedMs: number;
 }
 
+export const SEED_EMAIL = 'ada@bench.test';
+export const SEED_PASSWORD = 'bench password, not secret';
+
+/** The corpus written into a new data directory through the sql.js store. */
 export async function seed(
   dataDir: string,
   targetMB: number,
   options: { progress?: (line: string) => void; rareInLargeOutputs?: boolean } = {},
 ): Promise<Seeded> {
-  const random = randomGenerator(0x5ea4c4);
   const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
-  const repos = createRepositories(store.db);
-  const accounts = createAccounts(storageOf(store), systemClock);
-  const user = await accounts.createUser({
-    email: 'ada@bench.test',
-    name: 'Ada',
-    password: 'bench password, not secret',
-  });
-  const workspace = await accounts.createWorkspace({ name: 'Search', ownerEmail: 'ada@bench.test' });
+  try {
+    return await seedStorage(storageOf(store), targetMB, options);
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * The corpus written through `storage`'s repositories, as the product writes: the same
+ * sessions and messages on either database (the sql.js store, or a team server's PostgreSQL).
+ */
+export async function seedStorage(
+  storage: Storage,
+  targetMB: number,
+  options: { progress?: (line: string) => void; rareInLargeOutputs?: boolean } = {},
+): Promise<Seeded> {
+  const random = randomGenerator(0x5ea4c4);
+  const accounts = createAccounts(storage, systemClock);
+  const user = await accounts.createUser({ email: SEED_EMAIL, name: 'Ada', password: SEED_PASSWORD });
+  const workspace = await accounts.createWorkspace({ name: 'Search', ownerEmail: SEED_EMAIL });
   const key = await accounts.createKey({ organizationId: workspace.organizationId, label: 'bench' });
   const maker = new ConversationMaker(random, new TextPool(random));
   const sizes = sessionSizes(targetMB * MB, random);
@@ -144,13 +163,15 @@ export async function seed(
   const now = Date.now();
   let total = 0;
   let lastSessionId = '';
+  const written: Seeded['written'] = [];
   for (const [n, size] of sizes.entries()) {
     const id = newId('session');
     lastSessionId = id;
     const createdAt = new Date(now - (sizes.length - n) * 60_000).toISOString();
+    const initialMessage = `Session ${n}: find why the build is slow and fix it`;
     let pending: Message[] = [];
     let pendingBytes = 0;
-    let bytes = 0;
+    let bytes = JSON.stringify({ type: 'user', message: { content: initialMessage } }).length;
     let first = true;
     const flush = async () => {
       const batch = pending;
@@ -158,9 +179,9 @@ export async function seed(
       pending = [];
       pendingBytes = 0;
       first = false;
-      await store.write(() => {
+      await storage.write(async (tx) => {
         if (isFirst) {
-          repos.sessions.insert({
+          await tx.sessions.insert({
             id,
             workspaceId: workspace.organizationId,
             authorId: user.id,
@@ -170,11 +191,11 @@ export async function seed(
             repoUrl: 'https://github.com/acme/web',
             repository: 'acme/web',
             baseBranch: 'main',
-            initialMessage: `Session ${n}: find why the build is slow and fix it`,
+            initialMessage,
           });
         }
         for (const message of batch)
-          repos.sessions.appendMessage(id, workspace.organizationId, message, null, createdAt);
+          await tx.sessions.appendMessage(id, workspace.organizationId, message, null, createdAt);
       });
     };
     // A rare word in every (sessions / 20)th session, in its third message (in its first when
@@ -182,36 +203,42 @@ export async function seed(
     const plantAt = options.rareInLargeOutputs ? 0 : 2;
     const plantEvery = Math.max(1, Math.floor(sizes.length / RARE.length));
     let count = 0;
-    while (bytes < size) {
+    let bodyBytes = 0;
+    while (bodyBytes < size) {
       const rare = n % plantEvery === 0 && count === plantAt ? RARE[Math.floor(n / plantEvery)] : undefined;
       const message =
         rare && options.rareInLargeOutputs ? maker.largeOutput(rare) : maker.next(size > 10 * MB, rare);
       const length = JSON.stringify(message).length;
       pending.push(message);
       pendingBytes += length;
-      bytes += length;
+      bodyBytes += length;
       count += 1;
       if (pendingBytes >= 2 * MB) await flush();
     }
-    if (n === sizes.length - 1)
-      pending.push({
+    if (n === sizes.length - 1) {
+      const end: Message = {
         type: 'assistant',
         message: { content: [{ type: 'text', text: `The end: ${LAST_MARKER}.` }] },
-      });
+      };
+      pending.push(end);
+      bytes += JSON.stringify(end).length;
+      count += 1;
+    }
     await flush();
-    total += bytes;
+    total += bodyBytes;
+    written.push({ id, messages: 1 + count, bytes: bytes + bodyBytes });
     if ((n + 1) % 200 === 0)
       options.progress?.(`  seeded ${n + 1} / ${sizes.length} sessions, ${(total / MB).toFixed(0)} MB`);
   }
-  const seedMs = performance.now() - started;
-  await store.close();
   return {
     apiKey: key.key,
     organizationId: workspace.organizationId,
+    userId: user.id,
     lastSessionId,
     transcriptBytes: total,
     sessions: sizes.length,
-    seedMs,
+    written,
+    seedMs: performance.now() - started,
   };
 }
 

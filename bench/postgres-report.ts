@@ -1,0 +1,132 @@
+import type { Latency } from './postgres-client.js';
+
+/** The table `bench/postgres.ts` prints: sql.js and PostgreSQL side by side, with ratios. */
+
+export const SHAPE = {
+  /** Sessions taking follow-ups at once. */
+  FOLLOW_UP_SESSIONS: 32,
+  /** Clients reading list pages at once. */
+  LIST_CLIENTS: 8,
+  /** The dashboard reads a transcript in pages of this many messages (TRANSCRIPT_PAGE). */
+  DASHBOARD_PAGE: 100,
+};
+
+type Side<T> = { sqljs: T; postgres: T };
+type Rate = Latency & { perSecond: number };
+type FollowUps = Rate & { messagesPerSecond: number };
+type Memory = { rssMB: number; peakRssMB: number };
+
+export interface Report {
+  listFirst: Side<Latency>;
+  listFiltered: Side<Latency>;
+  listRepeated: Side<Latency>;
+  largeSession: Side<{ open: Latency; wholeMs: number; jsonMB: number }>;
+  search: Side<Latency | null>;
+  followUp: Side<FollowUps>;
+  listLoad: Side<Rate>;
+  twoProcesses: { followUp: FollowUps; list: Rate; rss: Memory[] };
+  rss: Record<string, Side<Memory>>;
+}
+
+const fixed = (value: number, digits = 1) => value.toFixed(digits);
+/** A row of one figure on either side and the second's ratio to the first. */
+const compared = (what: string, first: number, second: number, digits = 1) => [
+  what,
+  fixed(first, digits),
+  fixed(second, digits),
+  `${fixed(second / first, 2)}x`,
+];
+const spread = (l: Latency | null) => (l ? `${fixed(l.p50Ms)} / ${fixed(l.p99Ms)}` : 'not measured');
+
+function render(head: string[], body: string[][]): string {
+  return [head, head.map(() => '---'), ...body].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
+}
+
+/** The side-by-side tables (Markdown, as RESULTS.md takes them). */
+export function table(r: Report): string {
+  const { FOLLOW_UP_SESSIONS, LIST_CLIENTS, DASHBOARD_PAGE } = SHAPE;
+  const rows: string[][] = [];
+  const latencyRows = (what: string, side: Side<Latency>) => {
+    rows.push(compared(`${what}, p50 (ms)`, side.sqljs.p50Ms, side.postgres.p50Ms));
+    rows.push(compared(`${what}, p99 (ms)`, side.sqljs.p99Ms, side.postgres.p99Ms));
+  };
+  latencyRows('list, first page of 50 after a change', r.listFirst);
+  latencyRows('list, filtered page (status=failed) after a change', r.listFiltered);
+  latencyRows('list, first page unchanged (sql.js: its cache)', r.listRepeated);
+  const large = r.largeSession;
+  latencyRows(`~10 MB session, its last page of ${DASHBOARD_PAGE} messages`, {
+    sqljs: large.sqljs.open,
+    postgres: large.postgres.open,
+  });
+  rows.push(
+    compared(
+      `~10 MB session read through in pages of ${DASHBOARD_PAGE} (ms)`,
+      large.sqljs.wholeMs,
+      large.postgres.wholeMs,
+      0,
+    ),
+  );
+  if (r.search.sqljs && r.search.postgres)
+    latencyRows('search', { sqljs: r.search.sqljs, postgres: r.search.postgres });
+  else
+    rows.push([
+      'search, p50 / p99 (ms)',
+      spread(r.search.sqljs),
+      spread(r.search.postgres),
+      r.search.postgres ? '' : 'not measured: search not on PostgreSQL',
+    ]);
+  const { followUp, listLoad } = r;
+  rows.push(
+    compared(
+      `follow-ups per second, ${FOLLOW_UP_SESSIONS} sessions at once`,
+      followUp.sqljs.perSecond,
+      followUp.postgres.perSecond,
+      0,
+    ),
+    compared(
+      'messages appended per second by them',
+      followUp.sqljs.messagesPerSecond,
+      followUp.postgres.messagesPerSecond,
+      0,
+    ),
+  );
+  latencyRows('follow-up', followUp);
+  rows.push(
+    compared(
+      `list reads per second, ${LIST_CLIENTS} clients, a change before each`,
+      listLoad.sqljs.perSecond,
+      listLoad.postgres.perSecond,
+      0,
+    ),
+  );
+  latencyRows(`list under ${LIST_CLIENTS} clients`, listLoad);
+  for (const [phase, side] of Object.entries(r.rss))
+    rows.push(compared(`RSS ${phase} (MB)`, side.sqljs.rssMB, side.postgres.rssMB, 0));
+  const last = Object.values(r.rss).at(-1);
+  if (last) rows.push(compared('peak RSS (MB)', last.sqljs.peakRssMB, last.postgres.peakRssMB, 0));
+
+  const one = { followUp: followUp.postgres, list: listLoad.postgres };
+  const two = r.twoProcesses;
+  const twoRows = [
+    compared('follow-ups per second', one.followUp.perSecond, two.followUp.perSecond, 0),
+    compared(
+      'messages appended per second',
+      one.followUp.messagesPerSecond,
+      two.followUp.messagesPerSecond,
+      0,
+    ),
+    ['follow-up p50 / p99 (ms)', spread(one.followUp), spread(two.followUp), ''],
+    compared('list reads per second', one.list.perSecond, two.list.perSecond, 0),
+    ['list p50 / p99 (ms)', spread(one.list), spread(two.list), ''],
+    [
+      'RSS of each process (MB)',
+      fixed(last?.postgres.rssMB ?? NaN, 0),
+      two.rss.map((m) => fixed(m.rssMB, 0)).join(' + '),
+      '',
+    ],
+  ];
+  return `${render(['', 'sql.js', 'PostgreSQL', 'PostgreSQL / sql.js'], rows)}\n\n${render(
+    ['PostgreSQL', 'one process', 'two processes, one database', 'two / one'],
+    twoRows,
+  )}`;
+}
