@@ -5,9 +5,10 @@ import {
   CreateWorkspaceBodySchema,
 } from '../../src-shared/accounts.js';
 import { resolveDataDir } from '../paths.js';
-import { existingDataDir, openAdminTarget, type AdminTarget } from './admin-target.js';
+import { existingDataDir, openAdminTarget, storageTarget, type AdminTarget } from './admin-target.js';
 import { parse, print, required, stderrLogger, validate } from './command-line.js';
-import { USAGE } from './usage.js';
+import { databaseUrlOf, DATABASE_OPTION, openTeamStorage } from './team-database.js';
+import { USAGE, type CommandName } from './usage.js';
 
 /**
  * The account commands (`user`, `workspace`, `member`, `key`): each checks its options with the
@@ -16,16 +17,25 @@ import { USAGE } from './usage.js';
  */
 
 /**
- * Runs `run` on the data directory. Only `user create` (`makes` true) starts a new one: every
- * other command needs what one already holds, and refuses a directory that is not there.
+ * Runs `run` on the team database when one is given (`--database`, SESSIONDESK_DATABASE_URL),
+ * else on the data directory. Only `user create` (`makes` true) starts a new data directory:
+ * every other command needs what one already holds, and refuses a directory that is not there.
  */
 async function withTarget(
-  dataDirFlag: unknown,
+  command: CommandName,
+  values: { 'data-dir'?: unknown; database?: unknown },
   run: (target: AdminTarget) => Promise<void>,
   makes = false,
 ): Promise<void> {
-  const dataDir = resolveDataDir(dataDirFlag as string | undefined);
-  const target = await openAdminTarget(makes ? dataDir : existingDataDir(dataDir), stderrLogger);
+  const databaseUrl = databaseUrlOf(values.database, command);
+  let target: AdminTarget;
+  if (databaseUrl !== undefined) {
+    const team = await openTeamStorage(databaseUrl);
+    target = storageTarget(team.storage, team.close);
+  } else {
+    const dataDir = resolveDataDir(values['data-dir'] as string | undefined);
+    target = await openAdminTarget(makes ? dataDir : existingDataDir(dataDir), stderrLogger);
+  }
   try {
     await run(target);
   } finally {
@@ -35,6 +45,7 @@ async function withTarget(
 
 export async function userCreate(args: string[]): Promise<void> {
   const v = parse('user create', args, {
+    ...DATABASE_OPTION,
     email: { type: 'string' },
     name: { type: 'string' },
     password: { type: 'string' },
@@ -48,42 +59,54 @@ export async function userCreate(args: string[]): Promise<void> {
     password: v.password,
     ...(v['image-url'] === undefined ? {} : { imageUrl: v['image-url'] }),
   });
-  await withTarget(v['data-dir'], async (target) => print((await target.createUser(input)).id), true);
+  await withTarget('user create', v, async (target) => print((await target.createUser(input)).id), true);
 }
 
 export async function workspaceCreate(args: string[]): Promise<void> {
-  const v = parse('workspace create', args, { name: { type: 'string' }, owner: { type: 'string' } });
+  const v = parse('workspace create', args, {
+    ...DATABASE_OPTION,
+    name: { type: 'string' },
+    owner: { type: 'string' },
+  });
   if (v.help) return print(USAGE['workspace create']);
   required('workspace create', v, 'name', 'owner');
   const input = validate('workspace create', CreateWorkspaceBodySchema, {
     name: v.name,
     ownerEmail: v.owner,
   });
-  await withTarget(v['data-dir'], async (target) =>
+  await withTarget('workspace create', v, async (target) =>
     print((await target.createWorkspace(input)).organizationId),
   );
 }
 
 export async function memberAdd(args: string[]): Promise<void> {
-  const v = parse('member add', args, { workspace: { type: 'string' }, email: { type: 'string' } });
+  const v = parse('member add', args, {
+    ...DATABASE_OPTION,
+    workspace: { type: 'string' },
+    email: { type: 'string' },
+  });
   if (v.help) return print(USAGE['member add']);
   required('member add', v, 'workspace', 'email');
   const input = validate('member add', AddMemberBodySchema, { organizationId: v.workspace, email: v.email });
-  await withTarget(v['data-dir'], async (target) => {
+  await withTarget('member add', v, async (target) => {
     const member = await target.addMember(input);
     print(`${member.email} is now a member of ${input.organizationId}`);
   });
 }
 
 export async function memberRemove(args: string[]): Promise<void> {
-  const v = parse('member remove', args, { workspace: { type: 'string' }, email: { type: 'string' } });
+  const v = parse('member remove', args, {
+    ...DATABASE_OPTION,
+    workspace: { type: 'string' },
+    email: { type: 'string' },
+  });
   if (v.help) return print(USAGE['member remove']);
   required('member remove', v, 'workspace', 'email');
   const input = validate('member remove', AddMemberBodySchema, {
     organizationId: v.workspace,
     email: v.email,
   });
-  await withTarget(v['data-dir'], async (target) => {
+  await withTarget('member remove', v, async (target) => {
     await target.removeMember(input);
     print(`${input.email.toLowerCase()} is no longer a member of ${input.organizationId}`);
   });
@@ -110,9 +133,12 @@ function printTable(table: string[][]): void {
 }
 
 export async function userList(args: string[]): Promise<void> {
-  const v = parse('user list', args, { json: { type: 'boolean' } });
+  const v = parse('user list', args, {
+    ...DATABASE_OPTION,
+    json: { type: 'boolean' },
+  });
   if (v.help) return print(USAGE['user list']);
-  await withTarget(v['data-dir'], async (target) => {
+  await withTarget('user list', v, async (target) => {
     const users = await target.listUsers();
     if (v.json) return print(JSON.stringify(users, null, 2));
     if (users.length === 0) return print('No users yet.');
@@ -124,9 +150,12 @@ export async function userList(args: string[]): Promise<void> {
 }
 
 export async function workspaceList(args: string[]): Promise<void> {
-  const v = parse('workspace list', args, { json: { type: 'boolean' } });
+  const v = parse('workspace list', args, {
+    ...DATABASE_OPTION,
+    json: { type: 'boolean' },
+  });
   if (v.help) return print(USAGE['workspace list']);
-  await withTarget(v['data-dir'], async (target) => {
+  await withTarget('workspace list', v, async (target) => {
     const workspaces = await target.listWorkspaces();
     if (v.json) return print(JSON.stringify(workspaces, null, 2));
     if (workspaces.length === 0) return print('No workspaces yet.');
@@ -146,6 +175,7 @@ export async function workspaceList(args: string[]): Promise<void> {
 
 export async function keyCreate(args: string[]): Promise<void> {
   const v = parse('key create', args, {
+    ...DATABASE_OPTION,
     workspace: { type: 'string' },
     name: { type: 'string' },
     'can-approve': { type: 'boolean' },
@@ -159,14 +189,18 @@ export async function keyCreate(args: string[]): Promise<void> {
     ...(v['can-approve'] === true ? { canApprove: true } : {}),
     ...(v['push-only'] === true ? { pushOnly: true } : {}),
   });
-  await withTarget(v['data-dir'], async (target) => print((await target.createKey(input)).key));
+  await withTarget('key create', v, async (target) => print((await target.createKey(input)).key));
 }
 
 export async function keyList(args: string[]): Promise<void> {
-  const v = parse('key list', args, { workspace: { type: 'string' }, json: { type: 'boolean' } });
+  const v = parse('key list', args, {
+    ...DATABASE_OPTION,
+    workspace: { type: 'string' },
+    json: { type: 'boolean' },
+  });
   if (v.help) return print(USAGE['key list']);
   required('key list', v, 'workspace');
-  await withTarget(v['data-dir'], async (target) => {
+  await withTarget('key list', v, async (target) => {
     const keys = await target.listKeys(String(v.workspace));
     if (v.json) return print(JSON.stringify(keys, null, 2));
     if (keys.length === 0) return print('No active API keys.');
@@ -185,10 +219,14 @@ export async function keyList(args: string[]): Promise<void> {
 }
 
 export async function keyRevoke(args: string[]): Promise<void> {
-  const v = parse('key revoke', args, { workspace: { type: 'string' }, id: { type: 'string' } });
+  const v = parse('key revoke', args, {
+    ...DATABASE_OPTION,
+    workspace: { type: 'string' },
+    id: { type: 'string' },
+  });
   if (v.help) return print(USAGE['key revoke']);
   required('key revoke', v, 'workspace', 'id');
-  await withTarget(v['data-dir'], async (target) => {
+  await withTarget('key revoke', v, async (target) => {
     await target.revokeKey({ organizationId: String(v.workspace), keyId: String(v.id) });
     print(`Revoked ${String(v.id)}`);
   });

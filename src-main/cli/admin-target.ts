@@ -22,6 +22,7 @@ import {
 import { systemClock, type Logger } from '../clock.js';
 import { DataDirLockedError, lockHolder } from '../store/lock.js';
 import { storageOf } from '../store/sqljs-storage.js';
+import type { Storage } from '../store/storage.js';
 import { Store } from '../store/store.js';
 import { ADMIN_PROOF_PATH, isValidProof, newChallenge } from '../admin-proof.js';
 import { readServerInfo } from '../server-file.js';
@@ -147,7 +148,13 @@ export async function openAdminTarget(dataDir: string, logger: Logger): Promise<
   const access = await reachDataDir(dataDir, logger);
   if (access.kind === 'server') return remoteTarget(access.url, access.adminToken);
   const { store } = access;
-  const accounts = createAccounts(storageOf(store), systemClock);
+  return storageTarget(storageOf(store), () => store.close({ snapshot: false }));
+}
+
+/** The account operations on a Storage: the data directory's store, or a team server's database. */
+export function storageTarget(storage: Storage, close: () => Promise<void>): AdminTarget {
+  const accounts = createAccounts(storage, systemClock);
+  const directory = createDirectory(storage.repos);
   return {
     createUser: (input) => accounts.createUser(input),
     createWorkspace: (input) => accounts.createWorkspace(input),
@@ -156,9 +163,9 @@ export async function openAdminTarget(dataDir: string, logger: Logger): Promise<
     listKeys: async (organizationId) => accounts.listKeys(organizationId),
     revokeKey: (input) => accounts.revokeKey(input),
     removeMember: (input) => accounts.removeMemberByEmail(input),
-    listUsers: async () => createDirectory(store.db).users(),
-    listWorkspaces: async () => createDirectory(store.db).workspaces(),
-    close: () => store.close({ snapshot: false }),
+    listUsers: () => directory.users(),
+    listWorkspaces: () => directory.workspaces(),
+    close,
   };
 }
 

@@ -9,6 +9,7 @@ import {
 import { resolveDataDir } from '../paths.js';
 import { CliError, existingDataDir } from './admin-target.js';
 import { print } from './command-line.js';
+import { refuseTeamDatabase } from './team-database.js';
 import { USAGE, UsageError, type CommandName } from './usage.js';
 
 /**
@@ -24,6 +25,7 @@ function parse(command: CommandName, args: string[]) {
       args,
       options: {
         'data-dir': { type: 'string' },
+        database: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         json: { type: 'boolean' },
       },
@@ -46,8 +48,20 @@ function checkName(name: string | undefined, command: CommandName): string {
   return name;
 }
 
-function dataDirOf(flag: unknown): string {
-  return existingDataDir(resolveDataDir(flag as string | undefined));
+/**
+ * The data directory the programs are kept in. A team database is refused, not passed over for
+ * the local directory: each server process reads them from its own `--data-dir`.
+ */
+function dataDirOf(command: CommandName, values: { 'data-dir'?: unknown; database?: unknown }): string {
+  refuseTeamDatabase(
+    command,
+    values.database,
+    () =>
+      `${command.split(' ')[0]!} keeps its programs in a data directory, not in a team server's database, and nothing was changed. ` +
+      'Each "serve --database" process reads them from its own --data-dir (a program is a path on its machine): ' +
+      `run "sessiondesk ${command} … --data-dir DIR" with the --data-dir of each process, and leave out --database.`,
+  );
+  return existingDataDir(resolveDataDir(values['data-dir'] as string | undefined));
 }
 
 /** What the administrator keeps by name: the agent commands, or the ACP agents they add. */
@@ -102,7 +116,7 @@ function namedSet(kind: NamedPrograms) {
     if (program.length > 50 || program.some((a) => a.length > 1000)) {
       throw new UsageError('a command has at most 50 arguments of at most 1000 characters', set);
     }
-    const dataDir = dataDirOf(values['data-dir']);
+    const dataDir = dataDirOf(set, values);
     const commands = readNamedCommands(dataDir, kind.file);
     const existed = name in commands;
     commands[name] = program;
@@ -119,7 +133,7 @@ function namedList(kind: NamedPrograms) {
     const { values, positionals } = parse(list, args);
     if (values.help) return print(USAGE[list]);
     if (positionals.length > 0) throw new UsageError(`unexpected ${positionals[0]}`, list);
-    const commands = readNamedCommands(dataDirOf(values['data-dir']), kind.file);
+    const commands = readNamedCommands(dataDirOf(list, values), kind.file);
     if (values.json) return print(JSON.stringify(commands, null, 2));
     const names = Object.keys(commands);
     if (names.length === 0) return print(kind.noneDefined);
@@ -133,7 +147,7 @@ function namedRemove(kind: NamedPrograms, verb: 'remove' | 'unset') {
     const { values, positionals } = parse(remove, args);
     if (values.help) return print(USAGE[remove]);
     const name = checkName(positionals[0], remove);
-    const dataDir = dataDirOf(values['data-dir']);
+    const dataDir = dataDirOf(remove, values);
     const commands = readNamedCommands(dataDir, kind.file);
     if (!(name in commands))
       throw new CliError(`There is no ${kind.what.replace(/^the /u, '')} named ${name}.`);

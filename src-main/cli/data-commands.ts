@@ -15,7 +15,21 @@ import { CliError, existingDataDir } from './admin-target.js';
 import { parse, print, required, stderrLogger } from './command-line.js';
 import { openDataTarget, type DataTarget } from './data-target.js';
 import { fileSink, stdoutSink } from './output.js';
+import {
+  checkTeamDatabase,
+  DATABASE_OPTION,
+  databaseUrlOf,
+  formatTeamDoctorReport,
+  pgDumpCommand,
+  pgRestoreCommand,
+  refuseTeamDatabase,
+} from './team-database.js';
 import { USAGE, UsageError } from './usage.js';
+
+/** What `export` and `import` say to a team database: they read and write a data directory. */
+const SESSIONS_NOT_ON_TEAM = (verb: string) => (url: string) =>
+  `${verb} works on a data directory; it cannot work on a team server's database (PostgreSQL) yet, ` +
+  `and nothing was done. For a copy of the whole team database: ${pgDumpCommand(url, 'sessiondesk.dump')}`;
 
 /**
  * The commands on the data as a whole rather than on accounts: export and import (a workspace's
@@ -45,11 +59,13 @@ function readableFile(path: string): void {
 
 export async function exportCommand(args: string[]): Promise<void> {
   const v = parse('export', args, {
+    ...DATABASE_OPTION,
     workspace: { type: 'string' },
     format: { type: 'string', default: 'ndjson' },
     output: { type: 'string' },
   });
   if (v.help) return print(USAGE.export);
+  refuseTeamDatabase('export', v.database, SESSIONS_NOT_ON_TEAM('export'));
   required('export', v, 'workspace');
   const format = String(v.format);
   if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
@@ -72,8 +88,13 @@ export async function exportCommand(args: string[]): Promise<void> {
 }
 
 export async function importCommand(args: string[]): Promise<void> {
-  const v = parse('import', args, { workspace: { type: 'string' }, input: { type: 'string' } });
+  const v = parse('import', args, {
+    ...DATABASE_OPTION,
+    workspace: { type: 'string' },
+    input: { type: 'string' },
+  });
   if (v.help) return print(USAGE.import);
+  refuseTeamDatabase('import', v.database, SESSIONS_NOT_ON_TEAM('import'));
   required('import', v, 'workspace');
   let input: Readable;
   if (typeof v.input === 'string') {
@@ -93,8 +114,15 @@ export async function importCommand(args: string[]): Promise<void> {
 }
 
 export async function backupCommand(args: string[]): Promise<void> {
-  const v = parse('backup', args, { output: { type: 'string' } });
+  const v = parse('backup', args, { ...DATABASE_OPTION, output: { type: 'string' } });
   if (v.help) return print(USAGE.backup);
+  refuseTeamDatabase(
+    'backup',
+    v.database,
+    (url) =>
+      "backup copies a data directory; a team server's data is in PostgreSQL, and nothing was copied. " +
+      `Back it up with pg_dump (it asks for the password, or reads PGPASSWORD or ~/.pgpass): ${pgDumpCommand(url, typeof v.output === 'string' ? resolve(v.output) : 'sessiondesk.dump')}`,
+  );
   required('backup', v, 'output');
   const output = resolve(String(v.output));
   const sink = await fileSink(output);
@@ -127,8 +155,15 @@ export async function backupCommand(args: string[]): Promise<void> {
 }
 
 export async function restoreCommand(args: string[]): Promise<void> {
-  const v = parse('restore', args, { input: { type: 'string' } });
+  const v = parse('restore', args, { ...DATABASE_OPTION, input: { type: 'string' } });
   if (v.help) return print(USAGE.restore);
+  refuseTeamDatabase(
+    'restore',
+    v.database,
+    (url) =>
+      'restore makes a backup from "sessiondesk backup" a new data directory; it cannot restore a team ' +
+      `server's database, and nothing was changed. Restore a copy pg_dump made with: ${pgRestoreCommand(url, typeof v.input === 'string' ? resolve(v.input) : 'sessiondesk.dump')}`,
+  );
   required('restore', v, 'input');
   const input = resolve(String(v.input));
   readableFile(input);
@@ -142,10 +177,26 @@ export async function restoreCommand(args: string[]): Promise<void> {
 }
 
 export async function doctorCommand(args: string[]): Promise<number> {
-  const v = parse('doctor', args, { json: { type: 'boolean' }, repair: { type: 'boolean' } });
+  const v = parse('doctor', args, {
+    ...DATABASE_OPTION,
+    json: { type: 'boolean' },
+    repair: { type: 'boolean' },
+  });
   if (v.help) {
     print(USAGE.doctor);
     return 0;
+  }
+  const databaseUrl = databaseUrlOf(v.database, 'doctor');
+  if (databaseUrl !== undefined) {
+    if (v.repair) {
+      throw new UsageError(
+        "--repair mends a data directory's files; a team server's database has none to mend (PostgreSQL keeps its own): leave out --repair",
+        'doctor',
+      );
+    }
+    const report = await checkTeamDatabase(databaseUrl);
+    print(v.json ? JSON.stringify(report, null, 2) : formatTeamDoctorReport(report));
+    return report.problems.length > 0 ? 1 : 0;
   }
   const dataDir = resolveDataDir(v['data-dir'] as string | undefined);
   // Only a directory that exists is repaired: opening one creates it.

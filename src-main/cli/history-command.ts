@@ -24,6 +24,7 @@ import { ADMIN_TOKEN_HEADER } from '../server/routes/admin.js';
 import { storageOf } from '../store/sqljs-storage.js';
 import { CliError, describeAdminError, existingDataDir, reachDataDir, unreachable } from './admin-target.js';
 import { parse, print, required, stderrLogger, validate } from './command-line.js';
+import { DATABASE_OPTION, refuseTeamDatabase } from './team-database.js';
 import { USAGE, UsageError } from './usage.js';
 
 /**
@@ -94,6 +95,7 @@ const DIR_FLAGS: Record<HistoryKind, string> = {
 
 export async function historyImportCommand(args: string[]): Promise<void> {
   const v = parse('history import', args, {
+    ...DATABASE_OPTION,
     workspace: { type: 'string' },
     'claude-dir': { type: 'string' },
     'codex-dir': { type: 'string' },
@@ -103,6 +105,14 @@ export async function historyImportCommand(args: string[]): Promise<void> {
     author: { type: 'string' },
   });
   if (v.help) return print(USAGE['history import']);
+  refuseTeamDatabase(
+    'history import',
+    v.database,
+    () =>
+      "history import brings this machine's agent CLI sessions into a data directory; it cannot write " +
+      "into a team server's database, and nothing was imported. Import them on the desktop, then send " +
+      'them with "sessiondesk push --to URL --key KEY" (a key from "sessiondesk key create --push-only").',
+  );
   required('history import', v, 'workspace');
   const flag = (name: string) => (typeof v[name] === 'string' ? String(v[name]) : undefined);
   const dataDir = resolveDataDir(flag('data-dir'));

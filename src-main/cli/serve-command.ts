@@ -4,8 +4,7 @@ import { systemClock } from '../clock.js';
 import { createEventLog, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../event-log.js';
 import { PROJECT_ROOT, resolveDataDir } from '../paths.js';
 import { DataDirLockedError } from '../store/lock.js';
-import { DatabaseTooNewError } from '../store/errors.js';
-import { DatabaseUnreachableError, DatabaseUrlError, parseDatabaseUrl } from '../store-postgres/connect.js';
+import { parseDatabaseUrl } from '../store-postgres/connect.js';
 import { readServerInfo } from '../server-file.js';
 import { PortInUseError, startServer } from '../server/start.js';
 import { DEMO, ownAccountCount } from '../demo/people.js';
@@ -15,6 +14,7 @@ import { checkSandboxRoot, defaultSandboxRoot, SandboxRootError } from '../agent
 import { CliError } from './admin-target.js';
 import { parse, print, version } from './command-line.js';
 import { npmGone, startedByNohup } from './parent-watch.js';
+import { asSentence, databaseUrlOf, describeDatabase } from './team-database.js';
 import { USAGE, UsageError } from './usage.js';
 
 /**
@@ -41,22 +41,6 @@ function wholeNumberFromEnv(name: string, min: number, unit: string): number | u
     throw new CliError(`${name} must be a whole number of ${unit}, at least ${min}, not "${text}"`);
   }
   return value;
-}
-
-/**
- * The team server's database: `--database`, else SESSIONDESK_DATABASE_URL; undefined for the
- * data directory's own store. A URL that is not PostgreSQL's is a usage error before anything opens.
- */
-function databaseUrlOf(flag: unknown, env: NodeJS.ProcessEnv): string | undefined {
-  const url = typeof flag === 'string' ? flag : env.SESSIONDESK_DATABASE_URL?.trim() || undefined;
-  if (url === undefined) return undefined;
-  try {
-    parseDatabaseUrl(url);
-  } catch (err) {
-    if (err instanceof DatabaseUrlError) throw new UsageError(err.message, 'serve');
-    throw err;
-  }
-  return url;
 }
 
 const LOOPBACK = /^(127(?:\.\d{1,3}){3}|::1|localhost)$/u;
@@ -96,7 +80,7 @@ export async function serve(args: string[]): Promise<void> {
   if (!LOG_FORMATS.includes(format))
     throw new UsageError(`--log-format must be one of ${LOG_FORMATS.join(', ')}, not ${format}`, 'serve');
   const dataDir = resolveDataDir(v['data-dir'] as string | undefined);
-  const databaseUrl = databaseUrlOf(v.database, process.env);
+  const databaseUrl = databaseUrlOf(v.database, 'serve');
   if (databaseUrl !== undefined && v.demo) {
     throw new UsageError(
       '--demo makes a demo workspace in a data directory, not in --database: leave one out',
@@ -141,9 +125,8 @@ export async function serve(args: string[]): Promise<void> {
     ...(databaseUrl === undefined ? {} : { databaseUrl }),
   }).catch((err: unknown) => {
     // A database that cannot be reached, or that a newer version migrated, is a sentence.
-    if (err instanceof DatabaseUnreachableError || err instanceof DatabaseTooNewError) {
-      throw new CliError(err.message);
-    }
+    const sentence = asSentence(err);
+    if (sentence !== err) throw sentence;
     // The port or the data directory is taken: if by Session Desk on this very directory, say so.
     if (err instanceof PortInUseError || err instanceof DataDirLockedError) {
       const running = readServerInfo(dataDir)?.info;
@@ -182,10 +165,7 @@ export async function serve(args: string[]): Promise<void> {
   print(`Session Desk is running at ${server.launchUrl}`);
   if (databaseUrl === undefined) print(`Data directory: ${dataDir}`);
   else {
-    const t = parseDatabaseUrl(databaseUrl);
-    print(
-      `Database: PostgreSQL "${t.database}" at ${t.host}:${t.port} as ${t.user}; this process's files in ${dataDir}`,
-    );
+    print(`Database: ${describeDatabase(parseDatabaseUrl(databaseUrl))}; this process's files in ${dataDir}`);
   }
   if (v.demo) {
     print(`Demo workspace (sample data): organizationId ${DEMO.organizationId}`);

@@ -1,3 +1,11 @@
+/** What every account command says of --database. */
+const ON_TEAM_DATABASE = `With --database URL (else SESSIONDESK_DATABASE_URL) it works on a team server's PostgreSQL
+instead of a data directory, migrating it first as "serve --database" does.`;
+
+/** What the administrator's program commands say of --database. */
+const PROGRAMS_NOT_ON_TEAM_DATABASE = `A team server's database (--database URL, else SESSIONDESK_DATABASE_URL) is refused (exit 2):
+each "serve --database" process reads these from its own --data-dir.`;
+
 /** Help texts: the command line is a contract (docs/reference/command-line.md), so it is spelled out here. */
 export const USAGE = {
   main: `Usage: sessiondesk <command> [options]
@@ -28,6 +36,8 @@ Commands:
   doctor              Check a data directory without changing it (--repair: cut damage)
 
 Every command takes --data-dir DIR (else SESSIONDESK_DATA_DIR, else the app's data folder).
+The account commands (user, workspace, member, key) and doctor take --database URL (else
+SESSIONDESK_DATABASE_URL) for a team server's PostgreSQL; the other commands refuse one.
 Run "sessiondesk <command> --help" for a command's options, "sessiondesk --version" (or -v) for the version.`,
   serve: `Usage: sessiondesk serve [--host 127.0.0.1] [--port 4319] [--data-dir DIR] [--database URL] [--sandbox-dir DIR] [--max-runs N] [--demo] [--log-level LEVEL] [--log-format pretty|json]
 
@@ -38,8 +48,9 @@ listens to DIR/server.json. Only loopback hosts are allowed. A port in use is an
                 (a random password, made with the demo)
   --database    a team server's PostgreSQL 15+ (postgres://USER@HOST:PORT/DB, else
                 SESSIONDESK_DATABASE_URL): the record of everything, migrated at start; DIR
-                then holds only this process's own files. Search, export, import, backup,
-                receiving pushes and the demo are not there yet (503)
+                then holds only this process's own files (and its agent commands). Search,
+                export, import, backup, receiving pushes and the demo are not there yet (503);
+                back it up with pg_dump ("sessiondesk backup --database URL" prints how)
   --sandbox-dir where agents work, one folder per session (else SESSIONDESK_SANDBOX_DIR, else
                 DIR-sandboxes beside the data directory; never inside it)
   --log-level   info (default: a line per event on stderr: start, sessions created and ended,
@@ -57,54 +68,66 @@ SESSIONDESK_SANDBOX_DIR, SESSIONDESK_MAX_RUNS, SESSIONDESK_DEMO_PACE_MS (the dem
 default 700), SESSIONDESK_SNAPSHOT_AFTER_BYTES (snapshot once the journals pass this, default
 64 MiB), SESSIONDESK_SEARCH_TIME_LIMIT_MS (a search running longer is stopped and answered 503,
 default 5000).`,
-  'user create': `Usage: sessiondesk user create --email E --name N --password P [--image-url U] [--data-dir DIR]
+  'user create': `Usage: sessiondesk user create --email E --name N --password P [--image-url U] [--data-dir DIR | --database URL]
 
 Creates a local user who can sign in to the dashboard. Prints the user id.
-The password needs at least 8 characters.`,
-  'workspace create': `Usage: sessiondesk workspace create --name N --owner EMAIL [--data-dir DIR]
+The password needs at least 8 characters.
+${ON_TEAM_DATABASE}`,
+  'workspace create': `Usage: sessiondesk workspace create --name N --owner EMAIL [--data-dir DIR | --database URL]
 
-Creates a workspace owned by the user with that email. Prints the organizationId.`,
-  'user list': `Usage: sessiondesk user list [--json] [--data-dir DIR]
+Creates a workspace owned by the user with that email. Prints the organizationId.
+${ON_TEAM_DATABASE}`,
+  'user list': `Usage: sessiondesk user list [--json] [--data-dir DIR | --database URL]
 
-Lists every user: id, email, name, how many workspaces they are in, created.`,
-  'workspace list': `Usage: sessiondesk workspace list [--json] [--data-dir DIR]
+Lists every user: id, email, name, how many workspaces they are in, created.
+${ON_TEAM_DATABASE}`,
+  'workspace list': `Usage: sessiondesk workspace list [--json] [--data-dir DIR | --database URL]
 
-Lists every workspace: organizationId, name, owners, members, sessions, created.`,
-  'member add': `Usage: sessiondesk member add --workspace ORG --email E [--data-dir DIR]
+Lists every workspace: organizationId, name, owners, members, sessions, created.
+${ON_TEAM_DATABASE}`,
+  'member add': `Usage: sessiondesk member add --workspace ORG --email E [--data-dir DIR | --database URL]
 
-Adds the user with that email to the workspace ORG (an organizationId).`,
-  'member remove': `Usage: sessiondesk member remove --workspace ORG --email E [--data-dir DIR]
+Adds the user with that email to the workspace ORG (an organizationId).
+${ON_TEAM_DATABASE}`,
+  'member remove': `Usage: sessiondesk member remove --workspace ORG --email E [--data-dir DIR | --database URL]
 
 Removes the user with that email from the workspace ORG. Their sessions stay. The last
-owner of a workspace cannot be removed.`,
-  'key create': `Usage: sessiondesk key create --workspace ORG [--name LABEL] [--can-approve] [--push-only] [--data-dir DIR]
+owner of a workspace cannot be removed.
+${ON_TEAM_DATABASE}`,
+  'key create': `Usage: sessiondesk key create --workspace ORG [--name LABEL] [--can-approve] [--push-only] [--data-dir DIR | --database URL]
 
 Creates an API key for the workspace ORG and prints the key, and nothing else.
 The key is shown only this once; only a hash of it is stored.
 With --can-approve the key may decide what agents ask (POST /api/approvals/{id});
 every key may list them.
 With --push-only the key may only push a desktop's sessions (sessiondesk push);
-every other request with it is refused (403).`,
-  'key list': `Usage: sessiondesk key list --workspace ORG [--json] [--data-dir DIR]
+every other request with it is refused (403).
+${ON_TEAM_DATABASE}`,
+  'key list': `Usage: sessiondesk key list --workspace ORG [--json] [--data-dir DIR | --database URL]
 
-Lists the workspace's active API keys: id, prefix, label, created and last used.`,
-  'key revoke': `Usage: sessiondesk key revoke --workspace ORG --id KEY_ID [--data-dir DIR]
+Lists the workspace's active API keys: id, prefix, label, created and last used.
+${ON_TEAM_DATABASE}`,
+  'key revoke': `Usage: sessiondesk key revoke --workspace ORG --id KEY_ID [--data-dir DIR | --database URL]
 
-Revokes an API key; requests using it are refused from then on.`,
+Revokes an API key; requests using it are refused from then on.
+${ON_TEAM_DATABASE}`,
   'agent-command set': `Usage: sessiondesk agent-command set NAME [--data-dir DIR] -- PROGRAM [ARG…]
 
 Defines (or changes) the agent command NAME: the program and its arguments, run without a
 shell in a session's sandbox. {prompt}, {model} and {sessionId} are replaced inside single
 arguments; leave {prompt} out to send the prompt on the program's stdin (recommended), or put
 it after "--". Workspace owners choose among these commands in the dashboard; nobody can
-send a program over HTTP. A running server uses the change from its next run.`,
+send a program over HTTP. A running server uses the change from its next run.
+${PROGRAMS_NOT_ON_TEAM_DATABASE}`,
   'agent-command list': `Usage: sessiondesk agent-command list [--json] [--data-dir DIR]
 
-Lists the agent commands the administrator defined.`,
+Lists the agent commands the administrator defined.
+${PROGRAMS_NOT_ON_TEAM_DATABASE}`,
   'agent-command remove': `Usage: sessiondesk agent-command remove NAME [--data-dir DIR]
 
 Removes the agent command NAME. Workspaces that chose it fail their next run, saying so,
-until an owner chooses another agent.`,
+until an owner chooses another agent.
+${PROGRAMS_NOT_ON_TEAM_DATABASE}`,
   'acp-agent set': `Usage: sessiondesk acp-agent set NAME [--data-dir DIR] -- PROGRAM [ARG…]
 
 Adds the ACP agent NAME, an agent that speaks the Agent Client Protocol on stdio: the program
@@ -112,14 +135,17 @@ Adds the ACP agent NAME, an agent that speaks the Agent Client Protocol on stdio
 sandbox. NAME given as one Session Desk knows (GET /api/agents lists them: opencode,
 qwen-code, gemini, claude-code, codex and the ACP registry's) changes how that agent starts
 and keeps the rest. Workspace owners then choose it as agent "acp" with acpAgent NAME. A
-running server uses the change from its next run.`,
+running server uses the change from its next run.
+${PROGRAMS_NOT_ON_TEAM_DATABASE}`,
   'acp-agent list': `Usage: sessiondesk acp-agent list [--json] [--data-dir DIR]
 
-Lists the ACP agents the administrator added or changed.`,
+Lists the ACP agents the administrator added or changed.
+${PROGRAMS_NOT_ON_TEAM_DATABASE}`,
   'acp-agent unset': `Usage: sessiondesk acp-agent unset NAME [--data-dir DIR]
 
 Removes the ACP agent NAME the administrator added (one Session Desk knows starts as it
-knows it again). Workspaces that chose an added one fail their next run, saying so.`,
+knows it again). Workspaces that chose an added one fail their next run, saying so.
+${PROGRAMS_NOT_ON_TEAM_DATABASE}`,
   export: `Usage: sessiondesk export --workspace ORG [--format ndjson|json] [--output FILE] [--data-dir DIR]
 
 Writes every session of the workspace ORG, with its messages, tasks and metadata, session by
@@ -127,7 +153,8 @@ session (never the whole export in memory).
   --format   ndjson (default): a header line, then one line per session;
              json: one document, the header's fields and "sessions"
   --output   write FILE (as FILE.tmp, renamed when complete) instead of stdout
-While a server holds the data directory, the export comes from it.`,
+While a server holds the data directory, the export comes from it. A team server's database
+(--database URL, else SESSIONDESK_DATABASE_URL) is refused (exit 2): not there yet.`,
   import: `Usage: sessiondesk import --workspace ORG [--input FILE] [--data-dir DIR]
 
 Adds the sessions of an export (from stdin, or FILE) to the workspace ORG. Idempotent: a
@@ -136,7 +163,8 @@ whole or not at all; invalid ones are skipped and reported with their line. Auth
 by email; sessions of people without an account here go to the workspace's owner. Sessions keep
 their ids, timestamps and status. Prints what was imported and what was skipped.
 Exit code 0 when the input is an export (even if some sessions were skipped), 1 when it is not.
-While a server holds the data directory, the import goes through it.`,
+While a server holds the data directory, the import goes through it. A team server's database
+(--database URL, else SESSIONDESK_DATABASE_URL) is refused (exit 2): not there yet.`,
   'history import': `Usage: sessiondesk history import --workspace ORG [--claude-dir DIR] [--codex-dir DIR] [--gemini-dir DIR] [--qwen-dir DIR] [--opencode-dir DIR] [--author EMAIL] [--data-dir DIR]
 
 Imports the sessions the agent CLIs wrote in their own folders into the workspace ORG (its id
@@ -153,20 +181,26 @@ its conversations where it writes them (projects/, sessions/, tmp/, projects/*/c
 or only the empty folders of a fresh install (OpenCode: its database without a session); anything
 else, or Session Desk's own data, is refused (exit 2).
 Run again, it reads only what changed. The CLIs' files are only read, never changed.
-Prints one line per source. While a server holds the data directory, the import goes through it.`,
+Prints one line per source. While a server holds the data directory, the import goes through it.
+A team server's database (--database URL, else SESSIONDESK_DATABASE_URL) is refused (exit 2):
+import on the desktop, then "sessiondesk push" its sessions.`,
   backup: `Usage: sessiondesk backup --output FILE [--data-dir DIR]
 
 Writes the whole database, consistent at one instant and holding every write acknowledged
 before the command started, to FILE: one SQLite file (written as FILE.tmp, renamed when
 complete and checked with PRAGMA integrity_check). While a server holds the data directory, it
 makes the copy. FILE holds password and key hashes: keep it private. Restore it with
-"sessiondesk restore".`,
+"sessiondesk restore".
+A team server's database (--database URL, else SESSIONDESK_DATABASE_URL) is refused (exit 2)
+with the pg_dump command that backs it up.`,
   restore: `Usage: sessiondesk restore --input FILE [--data-dir DIR]
 
 Makes a backup (from "sessiondesk backup") the database of the data directory DIR (else
 SESSIONDESK_DATA_DIR, else the app's data folder), which must be new or empty: restore never
 overwrites data. Checks the backup first, then opens DIR as a
-server would. Start it with "sessiondesk serve --data-dir DIR".`,
+server would. Start it with "sessiondesk serve --data-dir DIR".
+A team server's database (--database URL, else SESSIONDESK_DATABASE_URL) is refused (exit 2)
+with the pg_restore command that restores pg_dump's copy.`,
   push: `Usage: sessiondesk push --to URL --key KEY [--workspace ORG] [--watch] [--data-dir DIR]
 
 Sends this desktop's sessions (those run here and those imported from the agent CLIs' history)
@@ -182,8 +216,8 @@ author here and when it was pushed.
                them, until Ctrl-C (SIGINT) or SIGTERM
 Works beside a running server on the data directory (through it) or on the directory alone.
 Exit code 1 when the team server refused a session (another workspace's id, or a session it
-ran itself); the others are sent.`,
-  doctor: `Usage: sessiondesk doctor [--json] [--repair] [--data-dir DIR]
+ran itself); the others are sent. --database is refused (exit 2): push goes over HTTP (--to).`,
+  doctor: `Usage: sessiondesk doctor [--json] [--repair] [--data-dir DIR | --database URL]
 
 Checks a data directory without changing anything (it takes no lock, so it works beside a
 running server): the database rebuilt in memory (PRAGMA integrity_check, schema version),
@@ -192,7 +226,11 @@ recovery, the lock, and server.json. Says what to do about each problem.
 --repair   first open the directory as a start does, but cut a journal damaged before its
            end (a start refuses it): what comes before the damage is kept, the writes after
            it are lost; copies are kept as *.cut-* and *.damaged-*. Stop the server first.
-Exit code 0 when healthy, 1 when it found a problem.`,
+With --database URL (else SESSIONDESK_DATABASE_URL) it checks a team server's PostgreSQL
+instead, changing nothing: that it answers, its version, the schema version against this
+Session Desk's (older: the next serve migrates it; newer: a problem), and how many users,
+workspaces and sessions it holds. --repair is refused with it (exit 2).
+Exit code 0 when healthy, 1 when it found a problem or cannot reach the database.`,
 } as const;
 
 export type CommandName = keyof typeof USAGE;

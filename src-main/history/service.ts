@@ -48,8 +48,8 @@ export async function runHistoryImport(
   body: HistoryImportBody,
   rules: FolderRules,
 ): Promise<HistorySourceReport[]> {
-  const { storage, store, clock } = deps;
-  const workspace = createDirectory(store.db).workspaceNamed(body.workspace);
+  const { storage, clock } = deps;
+  const workspace = await createDirectory(storage.repos).workspaceNamed(body.workspace);
   const workspaceId = workspace.organizationId;
   const members = await storage.repos.workspaces.members(workspaceId);
   let authorId: string;

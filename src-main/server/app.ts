@@ -24,7 +24,14 @@ import { CredentialChanges } from './auth/credential-changes.js';
 import { refuseDuplicateSessionCookies } from './auth/cookie-tossing.js';
 import { bodyTimeout } from './body-timeout.js';
 import { createHostGuard, originGuard } from './auth/localhost-guard.js';
-import { FailureLimiter } from './auth/rate-limit.js';
+import {
+  BAD_KEY_LIMIT,
+  MemoryFailureLimiter,
+  SIGN_IN_LIMIT,
+  type FailureLimit,
+  type FailureLimiter,
+} from './auth/rate-limit.js';
+import { postgresFailureWindows } from '../store-postgres/failure-windows.js';
 import { createLaunchGate } from './auth/launch-token.js';
 import type { AppContext, ServerConfig } from './context.js';
 import { answerClientError, registerErrorHandling, sendFrameworkError, sendNotFound } from './errors.js';
@@ -167,6 +174,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const storage = store ? storageOf(store) : deps.team!.storage;
   const transcripts = store ? transcriptsOf(store) : deps.team!.transcripts;
   const dataDir = store ? store.dataDir : deps.team!.dataDir;
+  // A team server's processes share their counts, so a limit cannot be escaped by reaching
+  // another process; the desktop is one process and counts in memory.
+  const limiter = (scope: string, limit: FailureLimit): FailureLimiter =>
+    deps.team
+      ? postgresFailureWindows(deps.team.sql, { scope, ...limit, now: () => deps.clock.now().getTime() })
+      : new MemoryFailureLimiter(limit, deps.clock);
   const events = new EventBus();
   const sessions = createSessionService({ storage, clock: deps.clock, events, logger });
   // Imported sessions' files, held while a run of ours resumes their conversation.
@@ -212,11 +225,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       storage,
       clock: deps.clock,
       logger,
-      badKeyLimiter: new FailureLimiter(30, 60_000, deps.clock),
+      badKeyLimiter: limiter('api-key', BAD_KEY_LIMIT),
     }),
     launch: createLaunchGate(deps.config.launchToken),
     signInLimits: {
-      perAccount: new FailureLimiter(5, 15 * 60_000, deps.clock),
+      perAccount: limiter('sign-in', SIGN_IN_LIMIT),
     },
   };
 

@@ -356,6 +356,23 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       )`,
     ],
   },
+  {
+    version: 23,
+    name: 'failed sign-ins and API keys counted for every server process',
+    sql: [
+      // One row per key in a running window (server/auth/rate-limit.ts): the processes of a
+      // team server count each other's failures. reset_at is epoch milliseconds; the index
+      // serves the deletion of ended windows.
+      `CREATE TABLE failure_windows (
+        scope TEXT NOT NULL,
+        key TEXT NOT NULL,
+        failures INTEGER NOT NULL,
+        reset_at BIGINT NOT NULL,
+        PRIMARY KEY (scope, key)
+      )`,
+      `CREATE INDEX failure_windows_by_end ON failure_windows(reset_at)`,
+    ],
+  },
 ];
 
 /**

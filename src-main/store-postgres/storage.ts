@@ -3,6 +3,7 @@ import type { Repos, Storage } from '../store/storage.js';
 import type { TranscriptSource } from '../store/transcript-source.js';
 import { postgresApiKeys, postgresAuthSessions, postgresUsers, postgresWorkspaces } from './accounts.js';
 import { postgresApprovals } from './approvals.js';
+import { postgresDirectory } from './directory.js';
 import { postgresHistory } from './history.js';
 import type { Queryable } from './rows.js';
 import { postgresRuns } from './runs.js';
@@ -22,6 +23,7 @@ export function postgresRepos(sql: Queryable): Repos {
     history: postgresHistory(sql),
     approvals: postgresApprovals(sql),
     sessionOrigins: postgresSessionOrigins(sql),
+    directory: postgresDirectory(sql),
   };
 }
 

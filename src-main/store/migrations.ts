@@ -470,6 +470,13 @@ export const MIGRATIONS: Migration[] = [
       )`,
     ],
   },
+  {
+    version: 23,
+    name: 'failed sign-ins and API keys counted for every server process',
+    // Only a team server's processes share their counts (on PostgreSQL, failure_windows); the
+    // desktop is one process and counts in memory. The step is here to keep the two lists alike.
+    sql: [],
+  },
 ];
 
 export { DatabaseTooNewError };

@@ -1,5 +1,6 @@
 import { createApprovalsRepository } from './approvals.js';
 import { createApiKeysRepository, createAuthSessionsRepository } from './credentials.js';
+import { createDirectoryRepository } from './directory.js';
 import { createHistoryRepository } from './history.js';
 import { createRunsRepository } from './runs.js';
 import { createSessionOriginsRepository } from './session-origins.js';
@@ -19,6 +20,7 @@ export function createRepositories(db: Db) {
     history: createHistoryRepository(db),
     approvals: createApprovalsRepository(db),
     sessionOrigins: createSessionOriginsRepository(db),
+    directory: createDirectoryRepository(db),
   };
 }
 export type Repositories = ReturnType<typeof createRepositories>;

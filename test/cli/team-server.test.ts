@@ -284,6 +284,45 @@ describe('sessiondesk serve --database', { ...requireTools(postgresTool()), time
     expect(statSync(dataDir).mode & 0o777).toBe(0o700);
   });
 
+  it('counts failed sign-ins and bad API keys across processes: the limit holds on every one', async () => {
+    const database = await pg.freshDatabase();
+    const start = () =>
+      sandbox.serveWithEnv(['--port', '0', '--data-dir', sandbox.dataDir(), '--database', database], fast);
+    const [one, two] = await Promise.all([start(), start()]);
+    const { organizationId } = await firstOwner(one);
+    const signIn = (url: string, password: string) =>
+      send(url, '/api/auth/sign-in', {
+        method: 'POST',
+        body: { email: 'lead@example.com', password },
+      });
+
+    // Five failures lock the account: four on the first process, the fifth on the second.
+    for (let i = 0; i < 4; i += 1) expect((await signIn(one.url, 'wrong password')).status).toBe(401);
+    expect((await signIn(two.url, 'wrong password')).status).toBe(401);
+    for (const url of [one.url, two.url]) {
+      const refused = await signIn(url, PASSWORD);
+      expect(refused.status, url).toBe(429);
+      const wait = Number(refused.headers.get('retry-after'));
+      expect(wait).toBeGreaterThan(14 * 60);
+      expect(wait).toBeLessThanOrEqual(15 * 60);
+    }
+
+    // 30 bad API keys a minute from one client, spread over both processes; a 31st is refused.
+    const badKey = (url: string, n: number) =>
+      send(url, `/api/sessions?organizationId=${organizationId}`, {
+        key: `sdk_${String(n).padStart(43, 'x')}`,
+      });
+    for (let n = 0; n < 29; n += 1) expect((await badKey(n % 2 ? one.url : two.url, n)).status).toBe(401);
+    expect((await badKey(one.url, 29)).status).toBe(401);
+    for (const url of [one.url, two.url]) {
+      const refused = await badKey(url, 30);
+      expect(refused.status, url).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+    expect(await one.stop()).toBe(0);
+    expect(await two.stop()).toBe(0);
+  });
+
   it('refuses a URL that is not PostgreSQL’s before anything opens, and names a database it cannot reach', async () => {
     const dataDir = sandbox.dataDir();
     const wrong = await runCli(['serve', '--port', '0', '--data-dir', dataDir, '--database', 'mysql://db/x']);

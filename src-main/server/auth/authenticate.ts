@@ -154,13 +154,13 @@ export function createAuthenticator(deps: {
     // A valid key is never refused for others' bad keys: only bad keys are limited.
     if (!record || record.revokedAt) {
       const client = clientKey(request.ip);
-      const wait = badKeyLimiter.retryAfter(client);
+      const wait = await badKeyLimiter.retryAfter(client);
       if (wait > 0) {
         throw new AppError(429, 'rate_limited', 'Too many invalid API keys; try again later', undefined, {
           'retry-after': String(wait),
         });
       }
-      if (!isCrossSite(request.headers)) badKeyLimiter.fail(client);
+      if (!isCrossSite(request.headers)) await badKeyLimiter.fail(client);
       throw unauthorized('Invalid API key');
     }
     const now = clock.now();

@@ -1,38 +1,56 @@
 import type { Clock } from '../../clock.js';
 
 /**
- * Counts failures per key in a fixed window. Once a key reaches `max` failures it is
- * refused until its window ends, even when the next attempt would have been right.
+ * Counts failures per key in a fixed window. Once a key reaches its limit it is refused until
+ * its window ends, even when the next attempt would have been right. The desktop keeps the
+ * counts in memory (`MemoryFailureLimiter`: one process); a team server keeps them in its
+ * database (store-postgres/failure-windows.ts), so that every process refuses alike.
  */
-export class FailureLimiter {
+export interface FailureLimiter {
+  /** Seconds to wait before trying again, or 0 when the key may try now. */
+  retryAfter(key: string): Promise<number>;
+  fail(key: string): Promise<void>;
+  reset(key: string): Promise<void>;
+}
+
+/** How many failures a window takes, and how long it lasts. */
+export interface FailureLimit {
+  max: number;
+  windowMs: number;
+}
+
+/** Invalid API keys, per client: 30 a minute. */
+export const BAD_KEY_LIMIT: FailureLimit = { max: 30, windowMs: 60_000 };
+/** Failed sign-ins, per account: 5 in 15 minutes. */
+export const SIGN_IN_LIMIT: FailureLimit = { max: 5, windowMs: 15 * 60_000 };
+
+export class MemoryFailureLimiter implements FailureLimiter {
   private readonly windows = new Map<string, { failures: number; resetAt: number }>();
 
   constructor(
-    private readonly max: number,
-    private readonly windowMs: number,
+    private readonly limit: FailureLimit,
     private readonly clock: Clock,
   ) {}
 
-  /** Seconds to wait before trying again, or 0 when the key may try now. */
-  retryAfter(key: string): number {
+  async retryAfter(key: string): Promise<number> {
     const now = this.clock.now().getTime();
     const window = this.windows.get(key);
     if (!window || window.resetAt <= now) return 0;
-    return window.failures >= this.max ? Math.ceil((window.resetAt - now) / 1000) : 0;
+    return window.failures >= this.limit.max ? Math.ceil((window.resetAt - now) / 1000) : 0;
   }
 
-  fail(key: string): void {
+  async fail(key: string): Promise<void> {
     const now = this.clock.now().getTime();
     const window = this.windows.get(key);
     if (!window || window.resetAt <= now) {
-      this.windows.set(key, { failures: 1, resetAt: now + this.windowMs });
+      this.windows.set(key, { failures: 1, resetAt: now + this.limit.windowMs });
       this.prune(now);
     } else {
       window.failures += 1;
     }
   }
 
-  reset(key: string): void {
+  async reset(key: string): Promise<void> {
     this.windows.delete(key);
   }
 

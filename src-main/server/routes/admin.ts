@@ -109,10 +109,10 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     },
   );
   api.get('/api/admin/users', { onRequest, schema }, async () => ({
-    users: createDirectory(local('The directory of users').store.db).users(),
+    users: await createDirectory(ctx.storage.repos).users(),
   }));
   api.get('/api/admin/workspaces', { onRequest, schema }, async () => ({
-    workspaces: createDirectory(local('The directory of workspaces').store.db).workspaces(),
+    workspaces: await createDirectory(ctx.storage.repos).workspaces(),
   }));
   api.post(
     '/api/admin/keys',

@@ -46,7 +46,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
       const email = request.body.email.trim().toLowerCase();
       // Keyed by account only: every client is this machine, so a limit per client would let
       // one program lock every account out.
-      const wait = signInLimits.perAccount.retryAfter(email);
+      const wait = await signInLimits.perAccount.retryAfter(email);
       if (wait > 0) {
         ctx.logger.warn(`sign-in refused for ${email}: too many failed attempts, ${wait} s to wait`, {
           event: 'sign-in.limited',
@@ -65,7 +65,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
         ended: () => ctx.logger.debug?.('password check: scrypt ended', { event: 'password-check.ended' }),
       });
       if (!ok || !user) {
-        signInLimits.perAccount.fail(email);
+        await signInLimits.perAccount.fail(email);
         // Which of the two was wrong is the server's to know, not the caller's.
         ctx.logger.info(`sign-in failed for ${email}: ${user ? 'wrong password' : 'no such account'}`, {
           event: 'sign-in.failed',
@@ -73,7 +73,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
         });
         throw toldAlready(unauthorized('Wrong email or password'));
       }
-      signInLimits.perAccount.reset(email);
+      await signInLimits.perAccount.reset(email);
       await startSignIn(ctx, reply, user.id);
       return { user: publicUser(user) };
     },
