@@ -1,12 +1,19 @@
 import { z } from 'zod';
-import { SEARCH_LIMIT_DEFAULT, type SearchHit, type SearchResponse } from '../../src-shared/search.js';
+import {
+  SEARCH_LIMIT_DEFAULT,
+  type SearchHit,
+  type SearchIndexing,
+  type SearchResponse,
+} from '../../src-shared/search.js';
 import type { AgentFilter } from '../../src-shared/sessions.js';
 import { badRequest } from '../errors.js';
 import { readMessageAt, readMessagePage, type TranscriptReads } from '../sessions/transcript-reads.js';
 import { messagePiece, pieceAt, PIECE_READ_MIN_BYTES } from './message-piece.js';
 import { chunks, searchableText } from './message-text.js';
 import { parseQuery } from './query.js';
-import type { SearchIndex, SearchRow } from './search-index.js';
+import type { ParsedQuery } from './query.js';
+import type { SearchRow } from './search-index.js';
+import type { SearchFilters } from './search-reader.js';
 import { makeSnippet } from './snippet.js';
 import { termPattern } from '../../src-shared/search-terms.js';
 import type { SessionRow } from '../store/session-row.js';
@@ -34,8 +41,19 @@ function decodeCursor(cursor: string): number {
 
 const encodeCursor = (offset: number) => Buffer.from(JSON.stringify([offset])).toString('base64url');
 
+/**
+ * What the search service asks of an index: the desktop's FTS5 file (search-index.ts) or a
+ * team server's PostgreSQL (postgres-search-index.ts).
+ */
+export interface TranscriptIndex {
+  /** Best matches first: the message pieces matching the query in the workspace, a page of them. */
+  search(query: ParsedQuery, filters: SearchFilters, offset: number, limit: number): Promise<SearchRow[]>;
+  /** Whether every message of the workspace's sessions is in the index. */
+  indexing(workspaceId: string): SearchIndexing | Promise<SearchIndexing>;
+}
+
 /** Full-text search over a workspace's transcripts: the index finds, the transcripts say. */
-export function createSearchService(deps: { index: SearchIndex; source: TranscriptReads }) {
+export function createSearchService(deps: { index: TranscriptIndex; source: TranscriptReads }) {
   /**
    * The piece of a large message the index says where it starts: its bytes alone are read and
    * decoded (a hit in the last piece of a 4 MB tool output reads some 40 KB of it). Undefined
@@ -109,7 +127,7 @@ export function createSearchService(deps: { index: SearchIndex; source: Transcri
       const offset = input.cursor === undefined ? 0 : decodeCursor(input.cursor);
       const limit = input.limit ?? SEARCH_LIMIT_DEFAULT;
       // Read before the search: complete then means the search saw every message.
-      const indexing = deps.index.indexing(input.workspaceId);
+      const indexing = await deps.index.indexing(input.workspaceId);
       const rows = await deps.index.search(
         parsed,
         { workspaceId: input.workspaceId, agent: input.agent, repository: input.repository },

@@ -470,6 +470,13 @@ export const MIGRATIONS: Migration[] = [
       )`,
     ],
   },
+  {
+    version: 23,
+    name: 'full-text search of transcripts on PostgreSQL',
+    // Nothing here: the desktop's search index is SQLite FTS5 in search.db beside the store. The
+    // step exists because the two lists of steps are one (store-postgres/migrations.ts).
+    sql: [],
+  },
 ];
 
 export { DatabaseTooNewError };

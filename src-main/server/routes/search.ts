@@ -8,7 +8,7 @@ import {
 } from '../../../src-shared/search.js';
 import { SEARCH_TIME_LIMIT_MS } from '../../search/search-index.js';
 import { authHooks } from '../auth/authenticate.js';
-import { notOnTeamServer, principalOf, type AppContext } from '../context.js';
+import { principalOf, type AppContext } from '../context.js';
 import { errorResponses } from './error-responses.js';
 
 export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -34,7 +34,6 @@ export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request) => {
       const { organizationId, q, agent, repository, limit, cursor } = request.query;
       const workspaceId = await ctx.access.workspaceFor(principalOf(request), organizationId);
-      if (!ctx.search) throw notOnTeamServer('Search');
       return ctx.search.search({ workspaceId, q, agent, repository, limit, cursor });
     },
   );
