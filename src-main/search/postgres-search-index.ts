@@ -158,10 +158,10 @@ export class PostgresSearchIndex {
     if (!row) return false;
     const page = await readMessagePage(this.options.source, row, indexed, CATCH_UP_MESSAGES, CATCH_UP_BYTES);
     if (page.messages.length === 0) return false;
-    const messages = page.messages.map((json, i) => ({
-      frameOffset: page.offsets[i] as number,
-      pieces: indexMessage(json),
-    }));
+    const messages = [];
+    for (const [i, json] of page.messages.entries()) {
+      messages.push({ frameOffset: page.offsets[i] as number, pieces: await indexMessage(json) });
+    }
     return this.search_.catchUp(sessionId, indexed, messages);
   }
 

@@ -21,7 +21,10 @@ const LEXEME_BYTES_MAX = 2047;
 const POSITION_MAX = 16_383;
 const POSITIONS_PER_LEXEME = 256;
 
-const fold = (token: string) => token.normalize('NFD').replace(DIACRITICS, '').normalize('NFC');
+/** Beyond ASCII, a token is folded; most are ASCII, and normalizing costs (bench/search-postgres.ts). */
+const NOT_ASCII = /[^\u0000-\u007f]/u;
+const fold = (token: string) =>
+  NOT_ASCII.test(token) ? token.normalize('NFD').replace(DIACRITICS, '').normalize('NFC') : token;
 
 /** A token as a lexeme: `null` when nothing is left of it or PostgreSQL cannot keep it. */
 function lexemeOf(token: string): string | null {
@@ -33,18 +36,22 @@ function lexemeOf(token: string): string | null {
 export function tsvectorOf(text: string): string {
   const positions = new Map<string, number[]>();
   let position = 0;
+  const ascii = !NOT_ASCII.test(text);
   for (const [token] of text.toLowerCase().matchAll(TOKEN)) {
-    const lexeme = fold(token);
+    const lexeme = ascii ? token : fold(token);
     if (lexeme === '') continue;
     position += 1;
     // A word too long for PostgreSQL still takes its place, so a phrase never spans it.
-    if (Buffer.byteLength(lexeme) > LEXEME_BYTES_MAX) continue;
-    const at = positions.get(lexeme);
-    if (!at) positions.set(lexeme, [Math.min(position, POSITION_MAX)]);
-    else if (at.length < POSITIONS_PER_LEXEME) at.push(Math.min(position, POSITION_MAX));
+    if (lexeme.length * 3 > LEXEME_BYTES_MAX && Buffer.byteLength(lexeme) > LEXEME_BYTES_MAX) continue;
+    const at = Math.min(position, POSITION_MAX);
+    const seen = positions.get(lexeme);
+    if (!seen) positions.set(lexeme, [at]);
+    else if (seen.length < POSITIONS_PER_LEXEME && seen.at(-1) !== at) seen.push(at);
   }
   // Words are letters, digits and marks only: nothing in them needs quoting but the quotes.
-  return [...positions].map(([lexeme, at]) => `'${lexeme}':${[...new Set(at)].join(',')}`).join(' ');
+  let vector = '';
+  for (const [lexeme, at] of positions) vector += `${vector === '' ? '' : ' '}'${lexeme}':${at.join(',')}`;
+  return vector;
 }
 
 /**
@@ -63,11 +70,26 @@ export function tsqueryOf(terms: SearchTerm[]): string | null {
   return parts.length === 0 ? null : parts.join(' & ');
 }
 
-/** A message's pieces as `search_pieces` keeps them: the same pieces as the desktop's index. */
-export const indexMessage: MessageIndexer = (payload: Buffer): IndexedPiece[] => {
+/** Time spent cutting a large message before the event loop is let go for a turn (as on the desktop). */
+const SLICE_MS = 8;
+
+/**
+ * A message's pieces as `search_pieces` keeps them: the same pieces as the desktop's index. A
+ * large message's words are cut a slice at a time, so that a 16 MiB tool output does not hold
+ * the server's event loop for the second its words take.
+ */
+export const indexMessage: MessageIndexer = async (payload: Buffer): Promise<IndexedPiece[]> => {
   const { pieces, starts } = piecesOf(payload);
-  // A piece without a word (a message of ids and types only) matches nothing: no row, as on FTS5.
-  return pieces
-    .map((piece, chunk) => ({ chunk, vector: tsvectorOf(piece), start: starts?.[chunk] ?? null }))
-    .filter((piece) => piece.vector !== '');
+  const indexed: IndexedPiece[] = [];
+  let began = performance.now();
+  for (const [chunk, piece] of pieces.entries()) {
+    if (performance.now() - began > SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      began = performance.now();
+    }
+    const vector = tsvectorOf(piece);
+    // A piece without a word (a message of ids and types only) matches nothing: no row, as on FTS5.
+    if (vector !== '') indexed.push({ chunk, vector, start: starts?.[chunk] ?? null });
+  }
+  return indexed;
 };

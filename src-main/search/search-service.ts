@@ -27,6 +27,9 @@ export interface SearchInput {
   cursor?: string | undefined;
 }
 
+/** Hits whose messages are read at the same time. */
+const HITS_READ_AT_ONCE = 4;
+
 const CursorSchema = z.tuple([z.number().int().min(0)]);
 
 function decodeCursor(cursor: string): number {
@@ -135,16 +138,21 @@ export function createSearchService(deps: { index: TranscriptIndex; source: Tran
         limit + 1,
       );
       const more = rows.length > limit;
-      const hits: SearchHit[] = [];
       const seen = new Set<string>();
-      for (const row of rows.slice(0, limit)) {
-        // A long message is indexed in pieces: it is one hit, at its best piece.
+      // A long message is indexed in pieces: it is one hit, at its best piece.
+      const best = rows.slice(0, limit).filter((row) => {
         const key = `${row.sessionId}:${row.messageIndex}`;
-        if (seen.has(key)) continue;
+        if (seen.has(key)) return false;
         seen.add(key);
-        const hit = await hitFor(row, parsed.terms);
-        if (hit) hits.push(hit);
+        return true;
+      });
+      // A few hits read at once: on PostgreSQL each read is a round trip or two.
+      const found: Array<SearchHit | null> = [];
+      for (let i = 0; i < best.length; i += HITS_READ_AT_ONCE) {
+        const batch = best.slice(i, i + HITS_READ_AT_ONCE);
+        found.push(...(await Promise.all(batch.map((row) => hitFor(row, parsed.terms)))));
       }
+      const hits = found.filter((hit): hit is SearchHit => hit !== null);
       return more ? { hits, nextCursor: encodeCursor(offset + limit), indexing } : { hits, indexing };
     },
   };

@@ -14,7 +14,7 @@ export interface IndexedPiece {
 }
 
 /** Cuts a message (its JSON bytes, as the transcript holds them) into indexed pieces. */
-export type MessageIndexer = (payload: Buffer) => IndexedPiece[];
+export type MessageIndexer = (payload: Buffer) => Promise<IndexedPiece[]>;
 
 /** A matching piece: which message, where its frame starts, where the piece starts in it. */
 export interface PieceRow {
@@ -70,7 +70,8 @@ export async function indexAppended(
           ON CONFLICT (session_id) DO UPDATE SET indexed = 1 WHERE search_sessions.indexed = 0 RETURNING 1`
       : await sql`UPDATE search_sessions SET indexed = ${messageIndex + 1}
           WHERE session_id = ${sessionId} AND indexed = ${messageIndex} RETURNING 1`;
-  if (counted.length > 0) await insertPieces(sql, sessionId, messageIndex, frameOffset, indexer(payload));
+  if (counted.length > 0)
+    await insertPieces(sql, sessionId, messageIndex, frameOffset, await indexer(payload));
 }
 
 /** The search tables on the pool: what the PostgreSQL search index reads and catches up with. */
@@ -87,6 +88,10 @@ export function postgresSearch(sql: Sql) {
     ): Promise<PieceRow[]> {
       return sql.begin('READ ONLY', async (tx) => {
         await tx.unsafe(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(page.timeLimitMs))}`);
+        // The planner counts a tsvector's match as cheap and prefers reading every piece on a
+        // small table, which takes each one out of TOAST: tens of milliseconds where the GIN
+        // index takes a fraction of one.
+        await tx.unsafe('SET LOCAL enable_seqscan = off');
         const q = tx`${query.tsquery}::tsquery`;
         const where = tx`p.body @@ ${q} AND ${filterClause(tx, query.workspaceId, { agent: query.agent, repository: query.repository })}`;
         const from = tx`search_pieces p JOIN sessions s ON s.id = p.session_id`;
