@@ -22,7 +22,7 @@ const POSITION_MAX = 16_383;
 const POSITIONS_PER_LEXEME = 256;
 
 /** Beyond ASCII, a token is folded; most are ASCII, and normalizing costs (bench/search-postgres.ts). */
-const NOT_ASCII = /[^\u0000-\u007f]/u;
+const NOT_ASCII = /[^\t\n\r\u0020-\u007e]/u;
 const fold = (token: string) =>
   NOT_ASCII.test(token) ? token.normalize('NFD').replace(DIACRITICS, '').normalize('NFC') : token;
 
