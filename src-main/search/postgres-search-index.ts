@@ -7,15 +7,8 @@ import { readMessagePage, settledRow, type TranscriptReads } from '../sessions/t
 import { postgresSearch, QUERY_CANCELED, type PostgresSearch } from '../store-postgres/search.js';
 import type { PieceStart } from './message-piece.js';
 import { indexMessage, tsqueryOf } from './postgres-text.js';
-import type { ParsedQuery } from './query.js';
-import type { SearchRow } from './search-index.js';
-import {
-  RANKED_MATCHES_MAX,
-  searchBusy,
-  searchTooCostly,
-  WAITING_MAX,
-  type SearchFilters,
-} from './search-reader.js';
+import type { TranscriptIndex } from './search-service.js';
+import { RANKED_MATCHES_MAX, searchBusy, searchTooCostly, WAITING_MAX } from './search-reader.js';
 
 /** Sessions the catch-up asks for at once, and messages (or bytes) it indexes per transaction. */
 const BEHIND_BATCH = 20;
@@ -50,7 +43,7 @@ const isPieceStart = (value: unknown): value is PieceStart => {
  * never index a message twice. Searches take turns within a process, as on the desktop, and
  * PostgreSQL stops one past the time limit.
  */
-export class PostgresSearchIndex {
+export class PostgresSearchIndex implements TranscriptIndex {
   private readonly search_: PostgresSearch;
   private readonly waiting: Turn[] = [];
   private running = false;
@@ -70,12 +63,7 @@ export class PostgresSearchIndex {
     this.search_ = postgresSearch(options.sql);
   }
 
-  async search(
-    query: ParsedQuery,
-    filters: SearchFilters,
-    offset: number,
-    limit: number,
-  ): Promise<SearchRow[]> {
+  readonly search: TranscriptIndex['search'] = async (query, filters, offset, limit) => {
     const tsquery = tsqueryOf(query.terms);
     if (tsquery === null) return [];
     const rows = await this.inTurn(async () => {
@@ -99,7 +87,7 @@ export class PostgresSearchIndex {
       offset: row.frameOffset,
       start: isPieceStart(row.start) ? row.start : null,
     }));
-  }
+  };
 
   /** Whether every message of the workspace's sessions is indexed; if not, catching up goes on. */
   async indexing(workspaceId: string): Promise<SearchIndexing> {

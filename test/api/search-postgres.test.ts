@@ -13,13 +13,10 @@ import { requireTools } from '../helpers/require-tools.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startTeamApp, type TeamApp } from '../helpers/team-app.js';
 import { until } from '../helpers/until.js';
+import { assistantText as said, runResult } from '../helpers/messages.js';
 
 const AT = Date.parse('2026-11-20T09:00:00.000Z');
 const at = (i: number) => new Date(AT + i * 1000).toISOString();
-const said = (text: string): Message => ({
-  type: 'assistant',
-  message: { content: [{ type: 'text', text }] },
-});
 const toolOutput = (id: string, content: string): Message => ({
   type: 'assistant',
   message: { content: [{ type: 'tool_result', tool_use_id: id, content, is_error: false }] },
@@ -106,14 +103,7 @@ async function seedCorpus(storage: Storage): Promise<Corpus> {
       },
       toolOutput('toolu_1', 'src/upload.ts:12: export function quuxHandler() { return retry_budget_ms; }'),
       said('Retries now wait with exponential backoff between attempts.'),
-      {
-        type: 'result',
-        subtype: 'success',
-        is_error: false,
-        result: 'Added jittered exponential backoff.',
-        duration_ms: 10,
-        num_turns: 3,
-      },
+      runResult('Added jittered exponential backoff.'),
     ],
     { agent: 'codex', repository: 'Acme/Widgets' },
   );
