@@ -66,9 +66,12 @@ async function seed(storage: Storage): Promise<{ key: string; organizationId: st
 
 async function timed(url: string, key: string, organizationId: string, q: string) {
   const began = performance.now();
-  const response = await fetch(`${url}/api/search?organizationId=${organizationId}&q=${encodeURIComponent(q)}`, {
-    headers: { 'x-api-key': key },
-  });
+  const response = await fetch(
+    `${url}/api/search?organizationId=${organizationId}&q=${encodeURIComponent(q)}`,
+    {
+      headers: { 'x-api-key': key },
+    },
+  );
   const body = SearchResponseSchema.parse(await response.json());
   return { ms: performance.now() - began, hits: body.hits.length, complete: body.indexing.complete };
 }
