@@ -95,22 +95,26 @@ export function postgresSearch(sql: Sql) {
         const q = tx`${query.tsquery}::tsquery`;
         const where = tx`p.body @@ ${q} AND ${filterClause(tx, query.workspaceId, { agent: query.agent, repository: query.repository })}`;
         const from = tx`search_pieces p JOIN sessions s ON s.id = p.session_id`;
-        const [counted] = await tx<Array<{ n: number }>>`
-          SELECT count(*)::int AS n FROM (SELECT 1 FROM ${from} WHERE ${where} LIMIT ${page.rankedMax + 1}) m`;
-        const order =
-          (counted?.n ?? 0) <= page.rankedMax
-            ? tx`ts_rank(p.body, ${q}, 1) DESC, p.written`
-            : tx`p.written DESC`;
-        const rows = await tx<
-          Array<{
-            session_id: string;
-            message_index: number;
-            chunk: number;
-            frame_offset: number;
-            piece_start: unknown;
-          }>
-        >`SELECT p.session_id, p.message_index, p.chunk, p.frame_offset, p.piece_start FROM ${from}
-          WHERE ${where} ORDER BY ${order} LIMIT ${page.limit} OFFSET ${page.offset}`;
+        const columns = tx`session_id, message_index, chunk, frame_offset, piece_start`;
+        type Found = Array<{
+          session_id: string;
+          message_index: number;
+          chunk: number;
+          frame_offset: number;
+          piece_start: unknown;
+        }>;
+        // The matches are found once: ranked when there are at most rankedMax of them.
+        let rows = await tx<Found>`
+          WITH m AS MATERIALIZED (SELECT p.session_id, p.message_index, p.chunk, p.frame_offset, p.piece_start,
+              p.written, p.body FROM ${from} WHERE ${where} LIMIT ${page.rankedMax + 1})
+          SELECT ${columns} FROM m WHERE (SELECT count(*) FROM m) <= ${page.rankedMax}
+          ORDER BY ts_rank(body, ${q}, 1) DESC, written LIMIT ${page.limit} OFFSET ${page.offset}`;
+        // None: more matches than are ranked, or a page past the last (empty newest first too).
+        if (rows.length === 0) {
+          rows = await tx<Found>`SELECT p.session_id, p.message_index, p.chunk, p.frame_offset, p.piece_start
+            FROM ${from} WHERE ${where}
+            ORDER BY p.written DESC LIMIT ${page.limit} OFFSET ${page.offset}`;
+        }
         return rows.map((r) => ({
           sessionId: r.session_id,
           messageIndex: r.message_index,
