@@ -1,4 +1,4 @@
-import { CHUNK_CHARS, MAX_CHUNKS, STRUCTURAL_KEYS } from './message-text.js';
+import { chunks, CHUNK_CHARS, MAX_CHUNKS, searchableText, STRUCTURAL_KEYS } from './message-text.js';
 
 /**
  * From this size a message's piece is read from its bytes rather than a whole parse (and the
@@ -58,6 +58,19 @@ export function messagePieces(json: Buffer): { pieces: string[]; starts: Array<P
   if (walker.keysDiffer) return null;
   const finder = text.finder as StartFinder;
   return { pieces: finder.pieces, starts: finder.pieceStarts };
+}
+
+/**
+ * A message's pieces as they are indexed. A large one is cut in one scan of its bytes, which
+ * also says where each piece starts there, for a hit to read that piece alone (and is quicker
+ * than JSON.parse at that size); the rest are parsed, as is a large one whose keys JSON.parse
+ * would order otherwise.
+ */
+export function piecesOf(json: Buffer): { pieces: string[]; starts: Array<PieceStart | null> | null } {
+  const scanned = json.length > PIECE_READ_MIN_BYTES ? messagePieces(json) : null;
+  return (
+    scanned ?? { pieces: chunks(searchableText(JSON.parse(json.toString('utf8')) as unknown)), starts: null }
+  );
 }
 
 /**

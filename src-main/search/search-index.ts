@@ -9,8 +9,8 @@ import { readsOf } from '../store/sqljs-storage.js';
 import { readMessagePage, settledRow, type TranscriptReads } from '../sessions/transcript-reads.js';
 import { openIndexFile, SEARCH_INDEX_FILE, SESSION_STRIDE } from './index-file.js';
 import { IndexWriter, type IndexOp } from './index-writer.js';
-import { messagePieces, PIECE_READ_MIN_BYTES, type PieceStart } from './message-piece.js';
-import { chunks, MAX_CHUNKS, searchableText } from './message-text.js';
+import { piecesOf, type PieceStart } from './message-piece.js';
+import { MAX_CHUNKS } from './message-text.js';
 import type { ParsedQuery } from './query.js';
 import { SearchReader, searchPlan, type SearchFilters } from './search-reader.js';
 
@@ -61,19 +61,6 @@ interface OpenMessage {
   /** Where each piece starts in the message's bytes, when it is large enough to keep them. */
   starts: Array<PieceStart | null> | null;
   next: number;
-}
-
-/**
- * A message's pieces as they are indexed. A large one is cut in one scan of its bytes, which
- * also says where each piece starts there, for a hit to read that piece alone (and is quicker
- * than JSON.parse at that size); the rest are parsed, as is a large one whose keys JSON.parse
- * would order otherwise.
- */
-function piecesOf(json: Buffer): { pieces: string[]; starts: Array<PieceStart | null> | null } {
-  const scanned = json.length > PIECE_READ_MIN_BYTES ? messagePieces(json) : null;
-  return (
-    scanned ?? { pieces: chunks(searchableText(JSON.parse(json.toString('utf8')) as unknown)), starts: null }
-  );
 }
 
 /**

@@ -8,7 +8,7 @@ import { MAX_CHUNKS } from './message-text.js';
 import type { ParsedQuery } from './query.js';
 
 /** Up to this many matching pieces, hits are ranked by bm25; past it, newest first. */
-const RANKED_MATCHES_MAX = 5_000;
+export const RANKED_MATCHES_MAX = 5_000;
 /** A prefix's matches are estimated from its first this many terms (a lower bound past it). */
 const PREFIX_TERMS_COUNTED = 200;
 
@@ -148,8 +148,30 @@ parentPort.on('message', ({ id, plan }) => {
 });
 `;
 
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+
 /** Searches waiting for the reader at most; past it a search is refused as busy. */
-const WAITING_MAX = 8;
+export const WAITING_MAX = 8;
+
+/** The answer to a search finding WAITING_MAX searches waiting already. */
+export const searchBusy = () =>
+  new AppError(
+    503,
+    'unavailable',
+    `Search is busy: ${WAITING_MAX} searches are waiting for their turn; try again in a moment`,
+    undefined,
+    { 'retry-after': '1' },
+  );
+
+/** The answer to a search stopped at its time limit. */
+export const searchTooCostly = (limitMs: number) =>
+  new AppError(
+    503,
+    'unavailable',
+    `This search took longer than ${seconds(limitMs)} and was stopped: search for rarer words, fewer prefixes or longer ones`,
+    undefined,
+    { 'retry-after': '1' },
+  );
 
 export interface SearchReaderOptions {
   file: string;
@@ -165,8 +187,6 @@ interface Job {
   reject: (err: Error) => void;
   timer?: NodeJS.Timeout;
 }
-
-const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
 /**
  * The server's side of the search reader: one search at a time, in arrival order, each within
@@ -190,17 +210,7 @@ export class SearchReader {
   /** The rows of `plan`; rejects with a 503 when the search is too costly or has to wait too long. */
   run(plan: SearchPlan): Promise<ReaderRow[]> {
     if (this.closed) return Promise.reject(new AppError(503, 'unavailable', 'The server is stopping'));
-    if (this.waiting.length >= WAITING_MAX) {
-      return Promise.reject(
-        new AppError(
-          503,
-          'unavailable',
-          `Search is busy: ${WAITING_MAX} searches are waiting for their turn; try again in a moment`,
-          undefined,
-          { 'retry-after': '1' },
-        ),
-      );
-    }
+    if (this.waiting.length >= WAITING_MAX) return Promise.reject(searchBusy());
     return new Promise((resolve, reject) => {
       this.waiting.push({ id: this.nextId++, plan, resolve, reject });
       this.startNext();
@@ -281,16 +291,7 @@ export class SearchReader {
       this.ending = null;
       this.startNext();
     });
-    this.finish(
-      job,
-      new AppError(
-        503,
-        'unavailable',
-        `This search took longer than ${limit} and was stopped: search for rarer words, fewer prefixes or longer ones`,
-        undefined,
-        { 'retry-after': '1' },
-      ),
-    );
+    this.finish(job, searchTooCostly(this.options.timeLimitMs));
   }
 
   private finish(job: Job, error: Error | null, rows: ReaderRow[] = []): void {

@@ -1,12 +1,19 @@
 import { z } from 'zod';
-import { SEARCH_LIMIT_DEFAULT, type SearchHit, type SearchResponse } from '../../src-shared/search.js';
+import {
+  SEARCH_LIMIT_DEFAULT,
+  type SearchHit,
+  type SearchIndexing,
+  type SearchResponse,
+} from '../../src-shared/search.js';
 import type { AgentFilter } from '../../src-shared/sessions.js';
 import { badRequest } from '../errors.js';
 import { readMessageAt, readMessagePage, type TranscriptReads } from '../sessions/transcript-reads.js';
 import { messagePiece, pieceAt, PIECE_READ_MIN_BYTES } from './message-piece.js';
 import { chunks, searchableText } from './message-text.js';
 import { parseQuery } from './query.js';
-import type { SearchIndex, SearchRow } from './search-index.js';
+import type { ParsedQuery } from './query.js';
+import type { SearchRow } from './search-index.js';
+import type { SearchFilters } from './search-reader.js';
 import { makeSnippet } from './snippet.js';
 import { termPattern } from '../../src-shared/search-terms.js';
 import type { SessionRow } from '../store/session-row.js';
@@ -19,6 +26,9 @@ export interface SearchInput {
   limit?: number | undefined;
   cursor?: string | undefined;
 }
+
+/** Hits whose messages are read at the same time. */
+const HITS_READ_AT_ONCE = 4;
 
 const CursorSchema = z.tuple([z.number().int().min(0)]);
 
@@ -34,8 +44,19 @@ function decodeCursor(cursor: string): number {
 
 const encodeCursor = (offset: number) => Buffer.from(JSON.stringify([offset])).toString('base64url');
 
+/**
+ * What the search service asks of an index: the desktop's FTS5 file (search-index.ts) or a
+ * team server's PostgreSQL (postgres-search-index.ts).
+ */
+export interface TranscriptIndex {
+  /** Best matches first: the message pieces matching the query in the workspace, a page of them. */
+  search(query: ParsedQuery, filters: SearchFilters, offset: number, limit: number): Promise<SearchRow[]>;
+  /** Whether every message of the workspace's sessions is in the index. */
+  indexing(workspaceId: string): SearchIndexing | Promise<SearchIndexing>;
+}
+
 /** Full-text search over a workspace's transcripts: the index finds, the transcripts say. */
-export function createSearchService(deps: { index: SearchIndex; source: TranscriptReads }) {
+export function createSearchService(deps: { index: TranscriptIndex; source: TranscriptReads }) {
   /**
    * The piece of a large message the index says where it starts: its bytes alone are read and
    * decoded (a hit in the last piece of a 4 MB tool output reads some 40 KB of it). Undefined
@@ -109,7 +130,7 @@ export function createSearchService(deps: { index: SearchIndex; source: Transcri
       const offset = input.cursor === undefined ? 0 : decodeCursor(input.cursor);
       const limit = input.limit ?? SEARCH_LIMIT_DEFAULT;
       // Read before the search: complete then means the search saw every message.
-      const indexing = deps.index.indexing(input.workspaceId);
+      const indexing = await deps.index.indexing(input.workspaceId);
       const rows = await deps.index.search(
         parsed,
         { workspaceId: input.workspaceId, agent: input.agent, repository: input.repository },
@@ -117,16 +138,21 @@ export function createSearchService(deps: { index: SearchIndex; source: Transcri
         limit + 1,
       );
       const more = rows.length > limit;
-      const hits: SearchHit[] = [];
       const seen = new Set<string>();
-      for (const row of rows.slice(0, limit)) {
-        // A long message is indexed in pieces: it is one hit, at its best piece.
+      // A long message is indexed in pieces: it is one hit, at its best piece.
+      const best = rows.slice(0, limit).filter((row) => {
         const key = `${row.sessionId}:${row.messageIndex}`;
-        if (seen.has(key)) continue;
+        if (seen.has(key)) return false;
         seen.add(key);
-        const hit = await hitFor(row, parsed.terms);
-        if (hit) hits.push(hit);
+        return true;
+      });
+      // A few hits read at once: on PostgreSQL each read is a round trip or two.
+      const found: Array<SearchHit | null> = [];
+      for (let i = 0; i < best.length; i += HITS_READ_AT_ONCE) {
+        const batch = best.slice(i, i + HITS_READ_AT_ONCE);
+        found.push(...(await Promise.all(batch.map((row) => hitFor(row, parsed.terms)))));
       }
+      const hits = found.filter((hit): hit is SearchHit => hit !== null);
       return more ? { hits, nextCursor: encodeCursor(offset + limit), indexing } : { hits, indexing };
     },
   };

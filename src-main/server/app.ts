@@ -56,7 +56,8 @@ import { DEFAULT_AGENT_CONFIG } from '../agents/run/config.js';
 import { createHistoryFollower } from '../history/follower.js';
 import { createRunHolds } from '../history/run-holds.js';
 import { EventBus } from '../events/event-bus.js';
-import { SearchIndex } from '../search/search-index.js';
+import { PostgresSearchIndex } from '../search/postgres-search-index.js';
+import { SEARCH_TIME_LIMIT_MS, SearchIndex } from '../search/search-index.js';
 import { createSearchService } from '../search/search-service.js';
 import { pushRoutes } from './routes/push.js';
 import { searchRoutes } from './routes/search.js';
@@ -196,14 +197,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     history: historyHolds,
     ...(deps.team ? { leases: deps.team.leases } : {}),
   });
-  // Search keeps its index beside the sql.js store; on PostgreSQL it is not there yet.
+  // Search keeps its index beside the sql.js store, or in the team's PostgreSQL.
   const searchIndex = store
     ? new SearchIndex({ store, logger, searchTimeLimitMs: deps.config.searchTimeLimitMs })
-    : null;
+    : new PostgresSearchIndex({
+        sql: deps.team!.sql,
+        source: { storage, transcripts },
+        logger,
+        timeLimitMs: deps.config.searchTimeLimitMs ?? SEARCH_TIME_LIMIT_MS,
+      });
   const ctx: AppContext = {
     events,
     searchIndex,
-    search: searchIndex && createSearchService({ index: searchIndex, source: { storage, transcripts } }),
+    search: createSearchService({ index: searchIndex, source: { storage, transcripts } }),
     sessions,
     sessionCommands: createSessionCommands({ service: sessions, agents, repos: storage.repos, logger }),
     agents,
@@ -284,7 +290,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const interrupted = await agents.recoverInterrupted();
     if (interrupted > 0) logger.warn(`Marked ${interrupted} interrupted session(s) as failed.`);
     // Messages written while no server ran (imports, a rebuilt index) are indexed in the background.
-    searchIndex?.sweep();
+    searchIndex.sweep();
   });
   // The agent CLIs' own session folders that `sessiondesk history import` remembered.
   const follower = createHistoryFollower({
@@ -304,7 +310,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await agents.close();
   });
   app.addHook('onClose', async () => {
-    await searchIndex?.close();
+    await searchIndex.close();
     ctx.caches.sessions.close();
     ctx.caches.lists.close();
   });

@@ -6,8 +6,7 @@ import type { AgentHost } from '../agents/run/host.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { SessionCommands } from '../sessions/commands.js';
 import type { SessionService } from '../sessions/service.js';
-import type { SearchIndex } from '../search/search-index.js';
-import type { SearchService } from '../search/search-service.js';
+import type { SearchService, TranscriptIndex } from '../search/search-service.js';
 import type { Clock, Logger } from '../clock.js';
 import type { TranscriptSource } from '../store/transcript-source.js';
 import type { Storage } from '../store/storage.js';
@@ -71,9 +70,9 @@ export interface AppContext {
   sessions: SessionService;
   /** Create, update, follow up and stop: one call each, the service and the agents in order. */
   sessionCommands: SessionCommands;
-  /** The full-text index of every transcript, and search over it. */
-  searchIndex: SearchIndex | null;
-  search: SearchService | null;
+  /** The full-text index of every transcript (FTS5 beside sql.js, or PostgreSQL), and search over it. */
+  searchIndex: TranscriptIndex;
+  search: SearchService;
   agents: AgentHost;
   /** What agents ask before they act, waiting for a decision. */
   approvals: Approvals;

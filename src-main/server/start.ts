@@ -19,6 +19,7 @@ import type { TranscriptSource } from '../store/transcript-source.js';
 import { connect } from '../store-postgres/connect.js';
 import { migratePostgres } from '../store-postgres/migrations.js';
 import { createPostgresStorage } from '../store-postgres/storage.js';
+import { indexMessage } from '../search/postgres-text.js';
 import { postgresRunLeases } from '../store-postgres/leases.js';
 import type { RunLeases } from '../agents/run/leases.js';
 
@@ -200,7 +201,7 @@ async function openTeamDatabase(options: StartOptions): Promise<OpenData> {
       await sql.end({ timeout: 1 });
       throw err;
     }
-    const { transcripts, ...storage } = createPostgresStorage(sql);
+    const { transcripts, ...storage } = createPostgresStorage(sql, { indexer: indexMessage });
     return {
       store: null,
       sql,

@@ -373,6 +373,37 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       `CREATE INDEX failure_windows_by_end ON failure_windows(reset_at)`,
     ],
   },
+  {
+    version: 24,
+    name: 'full-text search of transcripts on PostgreSQL',
+    sql: [
+      // How many of a session's messages are in search_pieces (no row: none). A session's
+      // messages go in in order, each in the transaction that appends it, or by the catch-up
+      // indexer for the messages written before this step.
+      `CREATE TABLE search_sessions (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+        indexed INTEGER NOT NULL
+      )`,
+      // A piece of a message's searchable text (src-main/search/message-text.ts) as lexemes;
+      // the text itself is read from the transcript for a hit's snippet. frame_offset is where
+      // the message's frame starts, piece_start where a large message's piece starts in it.
+      `CREATE TABLE search_pieces (
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        message_index INTEGER NOT NULL,
+        chunk INTEGER NOT NULL,
+        frame_offset BIGINT NOT NULL,
+        piece_start JSONB,
+        written BIGSERIAL NOT NULL,
+        body TSVECTOR NOT NULL,
+        PRIMARY KEY (session_id, message_index, chunk)
+      )`,
+      // Written straight into the index, not through GIN's pending list: a search reads the
+      // whole pending list, up to 4 MB of it, which made a one-hit search some ten times slower.
+      `CREATE INDEX search_pieces_body ON search_pieces USING GIN (body) WITH (fastupdate = off)`,
+      // Newest first, for a search matching more pieces than are ranked.
+      `CREATE INDEX search_pieces_written ON search_pieces (written)`,
+    ],
+  },
 ];
 
 /**

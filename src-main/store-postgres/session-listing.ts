@@ -25,7 +25,7 @@ type ListMethods = Pick<Repos['sessions'], 'messageCounts' | 'list' | 'count' | 
  * The WHERE of a workspace's sessions matching the filters. Matching is sql.js's: `lower()`
  * there folds ASCII letters only, here the database's own (every letter, under a UTF-8 locale).
  */
-function filterClause(sql: Queryable, workspaceId: string, filters: ListFilters) {
+export function filterClause(sql: Queryable, workspaceId: string, filters: ListFilters) {
   const terms = [sql`s.workspace_id = ${workspaceId}`];
   if (filters.status) terms.push(sql`s.status = ${filters.status}`);
   if (filters.repository) {

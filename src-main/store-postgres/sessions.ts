@@ -3,8 +3,14 @@ import { makePreview } from '../../src-shared/text.js';
 import { MessageTooLargeError } from '../store/errors.js';
 import { messageText } from '../store/session-row.js';
 import type { Repos } from '../store/storage.js';
-import { frameMessages, MAX_MESSAGE_BYTES, type TranscriptExtent } from '../store/transcript-format.js';
+import {
+  FRAME_OVERHEAD_BYTES,
+  frameMessages,
+  MAX_MESSAGE_BYTES,
+  type TranscriptExtent,
+} from '../store/transcript-format.js';
 import type { Queryable } from './rows.js';
+import { indexAppended, type MessageIndexer } from './search.js';
 import { postgresSessionListing, summaries, summaryFrom } from './session-listing.js';
 import { postgresSessionRuns } from './session-runs.js';
 
@@ -37,9 +43,10 @@ export async function appendTranscript(
  * The sessions' repository on PostgreSQL: the same methods, answers and rules as the sql.js
  * one (`store/sessions.ts`). A transcript is kept in `transcript_chunks` (see the README); an
  * append locks its session's row, so that two server processes appending to one session take
- * turns instead of writing the same offset.
+ * turns instead of writing the same offset. With an `indexer`, an appended message goes into the
+ * search index in the same transaction (store-postgres/search.ts).
  */
-export function postgresSessions(sql: Queryable): Repos['sessions'] {
+export function postgresSessions(sql: Queryable, indexer?: MessageIndexer): Repos['sessions'] {
   /** Keeps workspace_people current, as sql.js does (an absent time on both sides becomes ''). */
   async function notePerson(
     workspaceId: string,
@@ -76,6 +83,10 @@ export function postgresSessions(sql: Queryable): Repos['sessions'] {
     const from = { messageCount: row?.message_count ?? 0, bytes: row?.transcript_bytes ?? 0 };
     const seq = from.messageCount + 1;
     const bytes = await appendTranscript(sql, sessionId, from, [{ payload, createdAtMs: Date.parse(at) }]);
+    if (indexer) {
+      const frameOffset = bytes - payload.length - FRAME_OVERHEAD_BYTES;
+      await indexAppended(sql, indexer, sessionId, from.messageCount, frameOffset, payload);
+    }
     if (authorId !== null) {
       await sql`INSERT INTO prompts (session_id, seq, author_id) VALUES (${sessionId}, ${seq}, ${authorId})`;
       await notePerson(workspaceId, authorId, { promptAt: at });

@@ -7,18 +7,19 @@ import { postgresDirectory } from './directory.js';
 import { postgresHistory } from './history.js';
 import type { Queryable } from './rows.js';
 import { postgresRuns } from './runs.js';
+import type { MessageIndexer } from './search.js';
 import { postgresSessionOrigins } from './session-origins.js';
 import { postgresSessions } from './sessions.js';
 import { postgresTranscripts } from './transcripts.js';
 
 /** Every repository on one pool, or on the one transaction a write runs in. */
-export function postgresRepos(sql: Queryable): Repos {
+export function postgresRepos(sql: Queryable, indexer?: MessageIndexer): Repos {
   return {
     users: postgresUsers(sql),
     workspaces: postgresWorkspaces(sql),
     authSessions: postgresAuthSessions(sql),
     apiKeys: postgresApiKeys(sql),
-    sessions: postgresSessions(sql),
+    sessions: postgresSessions(sql, indexer),
     runs: postgresRuns(sql),
     history: postgresHistory(sql),
     approvals: postgresApprovals(sql),
@@ -30,12 +31,17 @@ export function postgresRepos(sql: Queryable): Repos {
 /**
  * A team server's storage on PostgreSQL: reads on the pool, each write one transaction
  * (READ COMMITTED, PostgreSQL's default: an append locks its session's row, so two server
- * processes writing one session take turns), and the transcripts in `transcript_chunks`.
+ * processes writing one session take turns), and the transcripts in `transcript_chunks`. With
+ * `indexer`, each message appended goes into the search index in its append's transaction;
+ * without, sessions fall behind and the search index's catch-up brings them up to date.
  */
-export function createPostgresStorage(sql: Sql): Storage & { transcripts: TranscriptSource } {
+export function createPostgresStorage(
+  sql: Sql,
+  options: { indexer?: MessageIndexer } = {},
+): Storage & { transcripts: TranscriptSource } {
   return {
-    repos: postgresRepos(sql),
-    write: (fn) => sql.begin((tx) => fn(postgresRepos(tx))) as ReturnType<typeof fn>,
+    repos: postgresRepos(sql, options.indexer),
+    write: (fn) => sql.begin((tx) => fn(postgresRepos(tx, options.indexer))) as ReturnType<typeof fn>,
     transcripts: postgresTranscripts(sql, postgresRepos),
   };
 }

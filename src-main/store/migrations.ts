@@ -477,6 +477,13 @@ export const MIGRATIONS: Migration[] = [
     // desktop is one process and counts in memory. The step is here to keep the two lists alike.
     sql: [],
   },
+  {
+    version: 24,
+    name: 'full-text search of transcripts on PostgreSQL',
+    // Nothing here: the desktop's search index is SQLite FTS5 in search.db beside the store. The
+    // step exists because the two lists of steps are one (store-postgres/migrations.ts).
+    sql: [],
+  },
 ];
 
 export { DatabaseTooNewError };

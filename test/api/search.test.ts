@@ -15,7 +15,7 @@ import {
   withKey,
   type TestServer,
 } from '../helpers/server.js';
-import { assistantText as text } from '../helpers/messages.js';
+import { assistantText as text, runResult } from '../helpers/messages.js';
 import { until } from '../helpers/until.js';
 
 /** A file of about 2 MB whose one rare word sits near its end. */
@@ -55,14 +55,7 @@ const TRANSCRIPT: Message[] = [
     },
   },
   text('Retries now wait with exponential backoff between attempts.'),
-  {
-    type: 'result',
-    subtype: 'success',
-    is_error: false,
-    result: 'Added jittered exponential backoff.',
-    duration_ms: 10,
-    num_turns: 3,
-  },
+  runResult('Added jittered exponential backoff.'),
 ];
 
 describe('GET /api/search', () => {

@@ -9,6 +9,7 @@ import {
   ListSessionsResponseSchema,
   MessagesPageResponseSchema,
 } from '../../src-shared/sessions.js';
+import { SearchResponseSchema } from '../../src-shared/search.js';
 import { runCli, type ServeProcess } from '../helpers/cli.js';
 import { PASSWORD, useSandbox } from '../helpers/cli-extra.js';
 import { startCluster } from '../helpers/postgres-cluster.js';
@@ -151,10 +152,30 @@ describe('sessiondesk serve --database', { ...requireTools(postgresTool()), time
     ).toHaveLength(1);
     await stream.close();
 
-    // What is not on a team server yet says so, and nothing else breaks.
-    const search = await send(two.url, `/api/search?organizationId=${organizationId}&q=flaky`, { key });
-    expect(search.status).toBe(503);
-    expect(await search.text()).toContain('not available on a team server (PostgreSQL) yet');
+    // Search through the second process finds what was written through the first: the prompt,
+    // and the follow-up as soon as it was answered, with nothing left to index.
+    const search = async (q: string) => {
+      const r = await send(
+        two.url,
+        `/api/search?organizationId=${organizationId}&q=${encodeURIComponent(q)}`,
+        {
+          key,
+        },
+      );
+      expect(r.status, await r.clone().text()).toBe(200);
+      return SearchResponseSchema.parse(await r.json());
+    };
+    // The demo agent repeats what it was asked in its answers: those are found too.
+    const flaky = await search('flaky');
+    expect(flaky.indexing).toEqual({ complete: true, pendingSessions: 0 });
+    expect(flaky.hits.map((h) => [h.sessionId, h.messageIndex])).toContainEqual([id, 0]);
+    expect(flaky.hits.find((h) => h.messageIndex === 0)?.snippet).toBe('Fix the flaky test, please');
+    const docs = await search('"the docs too"');
+    expect(docs.hits.map((h) => [h.sessionId, h.messageIndex])).toContainEqual([
+      id,
+      done.session.messages.length,
+    ]);
+    expect(new Set([...flaky.hits, ...docs.hits].map((h) => h.sessionId))).toEqual(new Set([id]));
     expect(await one.stop()).toBe(0);
     expect(await two.stop()).toBe(0);
   });

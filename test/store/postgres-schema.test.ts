@@ -31,6 +31,10 @@ const ONLY_ON_POSTGRES: Record<string, string> = {
   // The desktop is one process and counts failed sign-ins in memory; a team server's processes
   // share their counts (src-main/store-postgres/failure-windows.ts).
   failure_windows: 'failure limits are shared by the processes of a team server',
+  // sql.js's search index is SQLite FTS5 in search.db beside the store; PostgreSQL's is in the
+  // database, written with each message (src-main/search/postgres-search-index.ts says why).
+  search_pieces: 'the search index is in the database, not in search.db',
+  search_sessions: 'the search index is in the database, not in search.db',
 };
 
 /** The PostgreSQL types a sql.js column type may become (src-main/store-postgres/migrations.ts). */
@@ -139,6 +143,7 @@ describe('the schema on PostgreSQL', requireTools(postgresTool()), () => {
       const [table = '', name = ''] = column.split('.');
       expect(lite.tables.get(table)?.has(name), `${column} is a sql.js column`).toBe(true);
     }
+    // Tables of PostgreSQL's own have indexes of their own.
     expect([...post.indexes].sort()).toEqual([...lite.indexes].sort());
   });
 });

@@ -8,7 +8,7 @@ import {
 } from '../../../src-shared/search.js';
 import { SEARCH_TIME_LIMIT_MS } from '../../search/search-index.js';
 import { authHooks } from '../auth/authenticate.js';
-import { notOnTeamServer, principalOf, type AppContext } from '../context.js';
+import { principalOf, type AppContext } from '../context.js';
 import { errorResponses } from './error-responses.js';
 
 export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -24,7 +24,7 @@ export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
         description:
           "Full-text search over every message of a workspace's sessions (prompts, answers, thinking, tool inputs and outputs, results), best matches first. " +
           `Limits: at most ${SEARCH_WORDS_MAX} words (a phrase counts each of its words; a repeated word counts once) and prefixes of at least ${SEARCH_PREFIX_MIN} letters or digits, else 400. ` +
-          `A search runs on a thread of its own, one at a time: one running longer than the server's time limit (${SEARCH_TIME_LIMIT_MS / 1000} s unless set otherwise) is stopped and answered 503, as is one finding too many searches waiting. ` +
+          `A search runs on a thread of its own (on a team server, in PostgreSQL), one at a time per server process: one running longer than the server's time limit (${SEARCH_TIME_LIMIT_MS / 1000} s unless set otherwise) is stopped and answered 503, as is one finding too many searches waiting. ` +
           '`indexing` says whether the index held every message of the workspace when the search ran: while it did not (a first index, an import), hits may be missing.',
         tags: ['sessions'],
         querystring: SearchQuerySchema,
@@ -34,7 +34,6 @@ export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request) => {
       const { organizationId, q, agent, repository, limit, cursor } = request.query;
       const workspaceId = await ctx.access.workspaceFor(principalOf(request), organizationId);
-      if (!ctx.search) throw notOnTeamServer('Search');
       return ctx.search.search({ workspaceId, q, agent, repository, limit, cursor });
     },
   );
