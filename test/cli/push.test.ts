@@ -8,7 +8,6 @@ import { createAccounts } from '../../src-main/accounts/accounts.js';
 import { silentLogger, systemClock } from '../../src-main/clock.js';
 import { importSessions } from '../../src-main/data/import.js';
 import { readLines } from '../../src-main/data/lines.js';
-import { createRepositories } from '../../src-main/store/repositories.js';
 import { Store } from '../../src-main/store/store.js';
 import type { Message } from '../../src-shared/sessions.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
@@ -77,7 +76,7 @@ async function putLocal(dataDir: string, organizationId: string, sessions: Local
     const report = await importSessions(
       readLines(Readable.from([exportText(organizationId, sessions)])),
       organizationId,
-      { store, repos: createRepositories(store.db) },
+      { storage: storageOf(store) },
     );
     expect(report.skippedCount, JSON.stringify(report.skipped)).toBe(0);
   } finally {
@@ -209,7 +208,7 @@ describe('sessiondesk push', () => {
         Readable.from([exportText(owner.organizationId, [{ id: ranThere.id, messages: [answer('x')] }])]),
       ),
       owner.organizationId,
-      { store: server.store, repos: server.repos },
+      { storage: storageOf(server.store) },
     );
 
     const pushed = await push(local.dataDir, server.url, pushKey);

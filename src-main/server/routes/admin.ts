@@ -24,6 +24,7 @@ import { ImportInputError, importSessions } from '../../data/import.js';
 import { readLines } from '../../data/lines.js';
 import { AppError, notFound, unauthorized } from '../../errors.js';
 import { createRepositories } from '../../store/repositories.js';
+import { storageOf } from '../../store/sqljs-storage.js';
 import { localStore, type AppContext } from '../context.js';
 import { toSummary } from '../../sessions/summary.js';
 
@@ -184,11 +185,10 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
         if (!(request.body instanceof Readable)) {
           throw new AppError(415, 'unsupported_media_type', `Send the export as ${NDJSON}`);
         }
-        const { store, repos } = local('Import');
+        const store = local('Import').store;
         try {
           return await importSessions(readLines(request.body), request.query.organizationId, {
-            store,
-            repos,
+            storage: storageOf(store),
             onImported: (row) =>
               events.publish(row.workspaceId, {
                 type: 'session.created',
