@@ -1,12 +1,8 @@
 import type { AgentKind } from '../../src-shared/constants.js';
 import { MAX_UNPRICED_MODELS } from '../../src-shared/sessions.js';
 import { costIsUnknown, modelList, unpricedModel } from '../store/cost-unknown.js';
-import {
-  agentFieldApprovals,
-  agentFieldRun,
-  type AgentState,
-  type RunRecord,
-} from '../store/session-runs.js';
+import { agentFieldApprovals, agentFieldRun } from '../store/agent-fields.js';
+import type { AgentState, RunRecord } from '../store/session-runs.js';
 import type { Repos } from '../store/storage.js';
 import { postgresApprovals } from './approvals.js';
 import type { Queryable } from './rows.js';

@@ -1,12 +1,12 @@
 import type { Usage } from '../../src-shared/index.js';
-import type { Approval } from '../../src-shared/approvals.js';
 import type { AgentKind } from '../../src-shared/constants.js';
 import type { Isolation } from '../../src-shared/sessions.js';
 import type { Db } from './sqljs.js';
 import { num, optStr, str } from './row.js';
 import { unpricedModel, type PricedRun } from './cost-unknown.js';
 import { addUnknownCost, setUnknownCost } from './unpriced-runs.js';
-import { createApprovalsRepository, type ApprovalRecord } from './approvals.js';
+import { createApprovalsRepository } from './approvals.js';
+import { agentFieldApprovals, agentFieldRun, type AgentFields } from './agent-fields.js';
 
 export type AgentState = 'queued' | 'running' | 'needs_input';
 
@@ -14,48 +14,6 @@ export type AgentState = 'queued' | 'running' | 'needs_input';
 export interface RunRecord extends PricedRun {
   conversationId?: string | undefined;
   endedAt: string;
-}
-
-/**
- * What the agents record about a session beyond its messages (export schema version 6): the
- * CLI's conversation a follow-up resumes, each run's usage, the usage summed over them, and
- * what its agents asked before acting. An import or a push sets them as the export had them,
- * not by replaying the runs, so the totals come out exactly as exported.
- */
-export interface AgentFields {
-  agent?: AgentKind | undefined;
-  usage?: Usage | undefined;
-  conversation?: { kind: AgentKind; id: string } | undefined;
-  /** In the order they ended. */
-  runs?: Array<Omit<RunRecord, 'model'>> | undefined;
-  approvals?: Array<Omit<Approval, 'sessionId'>> | undefined;
-}
-
-/**
- * The approvals that `setAgentFields` saves for a session: a request still pending in the
- * export is expired, since no run of this installation waits on it.
- */
-export function agentFieldApprovals(
-  sessionId: string,
-  workspaceId: string,
-  fields: AgentFields,
-): ApprovalRecord[] {
-  return (fields.approvals ?? []).map((approval) => {
-    const settled =
-      approval.decidedAt === undefined
-        ? {
-            decidedAt: approval.expiresAt,
-            decision: 'expired' as const,
-            decidedBy: { kind: 'sessiondesk' as const, reason: 'imported' as const },
-          }
-        : {};
-    return { ...approval, ...settled, sessionId, workspaceId };
-  });
-}
-
-/** The row of a run an export holds: its model is the one its unknown cost names. */
-export function agentFieldRun(run: Omit<RunRecord, 'model'>): RunRecord {
-  return { ...run, model: run.usage.costUnknown?.models[0] };
 }
 
 /** Adds one run's row to `agent_runs` (what `costPastWeek` sums); inside a store write. */

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresStorage } from '../../src-main/store-postgres/storage.js';
 import type { ApprovalRecord } from '../../src-main/store/approvals.js';
-import type { AgentFields } from '../../src-main/store/session-runs.js';
+import type { AgentFields } from '../../src-main/store/agent-fields.js';
 import { storageOf } from '../../src-main/store/sqljs-storage.js';
 import type { Storage } from '../../src-main/store/storage.js';
 import { postgresTool, useMigratedPool } from '../helpers/postgres.js';
