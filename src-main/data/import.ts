@@ -1,6 +1,7 @@
 import type { Message } from '../../src-shared/sessions.js';
 import { parseRepoUrl } from '../../src-shared/repo-url.js';
 import { notFound } from '../errors.js';
+import { isDatabaseUnavailable } from '../store-postgres/connect.js';
 import type { SessionRow } from '../store/session-row.js';
 import type { Repos, Storage } from '../store/storage.js';
 import { StoreUnavailableError } from '../store/store.js';
@@ -148,7 +149,7 @@ export async function importSessions(
         const row = await repos.sessions.find(session.head.id);
         if (row?.workspaceId === organizationId) report.alreadyPresent += 1;
         else skip(otherWorkspace);
-      } else if (err instanceof StoreUnavailableError) {
+      } else if (err instanceof StoreUnavailableError || isDatabaseUnavailable(err)) {
         stop.fatal ??= { at: entry.at, err };
       } else {
         const why = err instanceof Error ? err.message : String(err);
@@ -202,6 +203,8 @@ export async function importSessions(
   await Promise.all(inFlight);
 
   const fatal = stop.fatal;
+  // A team database out of reach is answered as such (503, try again); the same import again adds the rest.
+  if (fatal && isDatabaseUnavailable(fatal.err)) throw fatal.err;
   if (fatal) {
     const why = fatal.err instanceof Error ? fatal.err.message : String(fatal.err);
     throw new StoreUnavailableError(

@@ -24,7 +24,6 @@ import { ImportInputError, importSessions } from '../../data/import.js';
 import { readLines } from '../../data/lines.js';
 import { AppError, notFound, unauthorized } from '../../errors.js';
 import { createRepositories } from '../../store/repositories.js';
-import { storageOf } from '../../store/sqljs-storage.js';
 import { localStore, type AppContext } from '../context.js';
 import { toSummary } from '../../sessions/summary.js';
 
@@ -185,10 +184,9 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
         if (!(request.body instanceof Readable)) {
           throw new AppError(415, 'unsupported_media_type', `Send the export as ${NDJSON}`);
         }
-        const store = local('Import').store;
         try {
           return await importSessions(readLines(request.body), request.query.organizationId, {
-            storage: storageOf(store),
+            storage: ctx.storage,
             onImported: (row) =>
               events.publish(row.workspaceId, {
                 type: 'session.created',

@@ -1,5 +1,6 @@
-// `sessiondesk push` to a team server on PostgreSQL: the real CLI, from a real desktop data
-// directory, to a real `serve --database` process over a real cluster.
+// Sessions a team server on PostgreSQL receives: pushed by `sessiondesk push` from a real
+// desktop data directory, and imported by `sessiondesk import` through the server's own data
+// directory; the real CLI, a real `serve --database` process, a real cluster.
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { FullSessionResponseSchema } from '../../src-shared/sessions.js';
@@ -10,6 +11,7 @@ import {
   answer,
   desktopDataDir,
   EMAIL,
+  exportText,
   prompt,
   putLocal,
   type LocalSession,
@@ -21,13 +23,13 @@ import { firstOwner, send } from '../helpers/team-server.js';
 const id = (n: number) => `ses_teamdb${String(n).padStart(16, '0')}`;
 
 describe(
-  'sessiondesk push to a team server on PostgreSQL',
+  'a team server on PostgreSQL receiving sessions',
   { ...requireTools(postgresTool()), timeout: 180_000 },
   () => {
     const pg = usePostgres();
     const sandbox = useSandbox();
 
-    it('brings each session once, then only new messages, attributed to the key’s member and showing where from', async () => {
+    it('pushed: brings each session once, then only new messages, attributed to the key’s member and showing where from', async () => {
       const database = await pg.freshDatabase();
       const serve = await sandbox.serveWithEnv(
         ['--port', '0', '--data-dir', sandbox.dataDir(), '--database', database],
@@ -119,6 +121,49 @@ describe(
         key: pushKey,
       });
       expect(one.status).toBe(403);
+      expect(await serve.stop()).toBe(0);
+    });
+
+    it('imported: takes an export through its data directory, once, giving authors without an account to the owner', async () => {
+      const database = await pg.freshDatabase();
+      const dataDir = sandbox.dataDir();
+      const serve = await sandbox.serveWithEnv(
+        ['--port', '0', '--data-dir', dataDir, '--database', database],
+        {},
+      );
+      const { cookie, organizationId } = await firstOwner(serve);
+      const sessions: LocalSession[] = [
+        { id: id(3), messages: [prompt('Port the parser'), answer('Ported.')] },
+        { id: id(4), messages: [prompt('Tidy up'), answer('Tidied.'), prompt('Thanks')], status: 'active' },
+      ];
+      const exported = exportText(organizationId, sessions);
+      const importIt = () =>
+        runCli(['import', '--workspace', organizationId, '--data-dir', dataDir], {}, exported);
+
+      const imported = await importIt();
+      expect(imported.stderr).toBe('');
+      expect(imported.code).toBe(0);
+      expect(imported.stdout).toContain('imported 2 sessions (5 messages)');
+      expect(imported.stdout).toContain(`workspace owner lead@example.com: ${EMAIL} (2)`);
+      for (const session of sessions) {
+        const response = await send(
+          serve.url,
+          `/api/sessions/${session.id}?organizationId=${organizationId}`,
+          {
+            cookie,
+          },
+        );
+        expect(response.status, await response.clone().text()).toBe(200);
+        const there = FullSessionResponseSchema.parse(await response.json()).session;
+        expect(there.messages).toEqual(session.messages);
+        expect(there.status).toBe(session.status ?? 'completed');
+        expect(there.author.name).toBe('Lead');
+        expect(there.pushedFrom).toBeUndefined();
+      }
+
+      const again = await importIt();
+      expect(again.code).toBe(0);
+      expect(again.stdout).toContain('imported 0 sessions (0 messages), 2 already present');
       expect(await serve.stop()).toBe(0);
     });
   },
