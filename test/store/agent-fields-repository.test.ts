@@ -6,7 +6,7 @@ import { storageOf } from '../../src-main/store/sqljs-storage.js';
 import type { Storage } from '../../src-main/store/storage.js';
 import { postgresTool, useMigratedPool } from '../helpers/postgres.js';
 import { requireTools } from '../helpers/require-tools.js';
-import { useSqlJsStore } from '../helpers/storage.js';
+import { addAdasSession, useSqlJsStore } from '../helpers/storage.js';
 
 const AT = '2026-11-27T08:00:00.000Z';
 const later = (minutes: number) => new Date(Date.parse(AT) + minutes * 60_000).toISOString();
@@ -77,23 +77,7 @@ function agentFieldsContract(open: () => Promise<Storage>) {
   beforeAll(async () => {
     storage = await open();
     await storage.write(async (tx) => {
-      await tx.users.insert({
-        id: 'usr_ada',
-        email: 'ada@example.com',
-        name: 'Ada',
-        passwordHash: 'h',
-        createdAt: AT,
-      });
-      await tx.workspaces.insert({ id: 'org_a', name: 'A', createdAt: AT });
-      await tx.sessions.insert({
-        id: 'ses_one',
-        workspaceId: 'org_a',
-        authorId: 'usr_ada',
-        title: 'One',
-        model: 'claude-sonnet-4-5',
-        createdAt: AT,
-        baseBranch: 'main',
-      });
+      await addAdasSession(tx, { id: 'ses_one', title: 'One', model: 'claude-sonnet-4-5', createdAt: AT });
       // A run the session had before: the exported runs take its place.
       await tx.sessions.recordRun('ses_one', 'org_a', {
         kind: 'codex',
