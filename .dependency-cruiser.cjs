@@ -57,12 +57,12 @@ module.exports = {
       name: 'store-postgres-takes-only-pure-store-modules',
       severity: 'error',
       comment:
-        'Of store/, the PostgreSQL store uses types and the modules that touch no database (errors, the transcript format, a session row, unknown costs, column readers, an imported agent): never the sql.js store, its journal or sql.js itself.',
+        'Of store/, the PostgreSQL store uses types and the modules that touch no database (errors, the transcript format, a session row, unknown costs, column readers, an imported agent, agent fields): never the sql.js store, its journal or sql.js itself.',
       from: { path: '^src-main/store-postgres/' },
       to: {
         path: ['^src-main/store/', 'node_modules/sql\\.js/'],
         pathNot:
-          '^src-main/store/(errors|transcript-format|session-row|cost-unknown|row|imported-agent)\\.ts$',
+          '^src-main/store/(errors|transcript-format|session-row|cost-unknown|row|imported-agent|agent-fields)\\.ts$',
         dependencyTypesNot: ['type-only'],
       },
     },

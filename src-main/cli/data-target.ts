@@ -10,6 +10,7 @@ import { notFound } from '../errors.js';
 import { ADMIN_TOKEN_HEADER, NDJSON } from '../server/routes/admin.js';
 import { backupChunks } from '../data/backup.js';
 import { createRepositories } from '../store/repositories.js';
+import { storageOf } from '../store/sqljs-storage.js';
 import { CliError, describeAdminError, reachDataDir, unreachable } from './admin-target.js';
 import type { OutputSink } from './output.js';
 
@@ -48,7 +49,9 @@ export async function openDataTarget(dataDir: string, logger: Logger): Promise<D
       for await (const chunk of chunks) await out.write(chunk);
     },
     importSessions: (organizationId, input) =>
-      importSessions(readLines(input as AsyncIterable<Buffer>), organizationId, { store, repos }),
+      importSessions(readLines(input as AsyncIterable<Buffer>), organizationId, {
+        storage: storageOf(store),
+      }),
     backup: () => backupChunks(store),
     // An import writes much: the server's next start should not replay it all.
     close: () => store.close({ snapshot: 'when-large' }),

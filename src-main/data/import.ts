@@ -1,11 +1,10 @@
 import type { Message } from '../../src-shared/sessions.js';
 import { parseRepoUrl } from '../../src-shared/repo-url.js';
 import { notFound } from '../errors.js';
-import type { Repositories } from '../store/repositories.js';
+import { isDatabaseUnavailable } from '../store-postgres/connect.js';
 import type { SessionRow } from '../store/session-row.js';
-import type { Db } from '../store/sqljs.js';
-import { StoreUnavailableError, type Store } from '../store/store.js';
-import { writeAgentFields } from './agent-fields.js';
+import type { Repos, Storage } from '../store/storage.js';
+import { StoreUnavailableError } from '../store/store.js';
 import type { ImportReport } from './format.js';
 import { openInput } from './import-input.js';
 import type { ImportedMessage, ImportedSession } from './import-records.js';
@@ -14,8 +13,7 @@ import type { LineTooLong } from './lines.js';
 export { ImportInputError } from './import-records.js';
 
 export interface ImportTarget {
-  store: Store;
-  repos: Repositories;
+  storage: Storage;
   /** Called once an imported session is on disk (the server publishes it to live streams). */
   onImported?: (row: SessionRow) => void;
 }
@@ -51,9 +49,12 @@ export async function importSessions(
   organizationId: string,
   target: ImportTarget,
 ): Promise<ImportReport> {
-  const { store, repos } = target;
-  if (!repos.workspaces.findById(organizationId)) throw notFound(`Workspace ${organizationId} not found`);
-  const owner = repos.workspaces.members(organizationId).find((m) => m.role === 'owner');
+  const { storage } = target;
+  const { repos } = storage;
+  if (!(await repos.workspaces.findById(organizationId))) {
+    throw notFound(`Workspace ${organizationId} not found`);
+  }
+  const owner = (await repos.workspaces.members(organizationId)).find((m) => m.role === 'owner');
   if (!owner) throw new Error(`Workspace ${organizationId} has no owner`);
 
   const input = await openInput(lines);
@@ -74,11 +75,14 @@ export async function importSessions(
   };
   const skipped: { order: number; at: string; reason: string }[] = [];
   const reattributed = new Map<string, number>();
+  // Looked up before a session's writes, so that a write never waits on anything but itself.
   const userIds = new Map<string, string | null>();
-  const userIdFor = (email: string): string | null => {
-    if (!userIds.has(email)) userIds.set(email, repos.users.findByEmail(email)?.id ?? null);
-    return userIds.get(email) ?? null;
+  const lookUp = async (emails: Iterable<string>): Promise<void> => {
+    for (const email of emails) {
+      if (!userIds.has(email)) userIds.set(email, (await repos.users.findByEmail(email))?.id ?? null);
+    }
   };
+  const userIdFor = (email: string): string | null => userIds.get(email) ?? null;
 
   const inFlight = new Set<Promise<void>>();
   // Set from the writes' callbacks: a disk failure stops the import.
@@ -98,7 +102,7 @@ export async function importSessions(
       break;
     }
     const skip = (reason: string) => skipped.push({ order: entry.order, at: entry.at, reason });
-    const existing = repos.sessions.find(session.head.id);
+    const existing = await repos.sessions.find(session.head.id);
     const otherWorkspace = `session ${session.head.id} already exists in another workspace`;
     if (
       existing &&
@@ -112,6 +116,7 @@ export async function importSessions(
 
     // Whoever has no account here becomes the owner; counted once per session.
     const missing = new Set<string>();
+    await lookUp([session.head.author.email]);
     const authorId =
       userIdFor(session.head.author.email) ?? (missing.add(session.head.author.email), owner.userId);
     const personFor = (message: ImportedMessage): string | null => {
@@ -122,27 +127,29 @@ export async function importSessions(
       missing.add(message.sender.email);
       return owner.userId;
     };
-    const writePart = (part: Part) =>
-      store.write((db) => {
-        const row = repos.sessions.find(session.head.id);
+    const writePart = async (part: Part) => {
+      await lookUp(senders(part.messages));
+      return storage.write(async (tx) => {
+        const row = await tx.sessions.find(session.head.id);
         if ((row?.messageCount ?? null) !== part.after || (row && row.workspaceId !== organizationId)) {
           throw new AlreadyPresent();
         }
-        writeSessionPart(db, repos, organizationId, session, part, authorId, personFor);
-        return part.last ? repos.sessions.find(session.head.id) : null;
+        await writeSessionPart(tx, organizationId, session, part, authorId, personFor);
+        return part.last ? tx.sessions.find(session.head.id) : null;
       });
+    };
     const done = (row: SessionRow | null) => {
       report.imported += 1;
       report.messages += session.messageCount - (existing?.messageCount ?? 0);
       for (const email of missing) reattributed.set(email, (reattributed.get(email) ?? 0) + 1);
       if (row) target.onImported?.(row);
     };
-    const failed = (err: unknown, written: number) => {
+    const failed = async (err: unknown, written: number) => {
       if (err instanceof AlreadyPresent) {
-        const row = repos.sessions.find(session.head.id);
+        const row = await repos.sessions.find(session.head.id);
         if (row?.workspaceId === organizationId) report.alreadyPresent += 1;
         else skip(otherWorkspace);
-      } else if (err instanceof StoreUnavailableError) {
+      } else if (err instanceof StoreUnavailableError || isDatabaseUnavailable(err)) {
         stop.fatal ??= { at: entry.at, err };
       } else {
         const why = err instanceof Error ? err.message : String(err);
@@ -188,7 +195,7 @@ export async function importSessions(
         current = following;
       }
     } catch (err) {
-      failed(err, written);
+      await failed(err, written);
     } finally {
       await session.discard();
     }
@@ -196,6 +203,8 @@ export async function importSessions(
   await Promise.all(inFlight);
 
   const fatal = stop.fatal;
+  // A team database out of reach is answered as such (503, try again); the same import again adds the rest.
+  if (fatal && isDatabaseUnavailable(fatal.err)) throw fatal.err;
   if (fatal) {
     const why = fatal.err instanceof Error ? fatal.err.message : String(fatal.err);
     throw new StoreUnavailableError(
@@ -227,20 +236,28 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   return all;
 }
 
+/** Who sent a part's messages, by email: whom the import looks up before writing it. */
+function senders(messages: ImportedMessage[]): Set<string> {
+  const emails = new Set<string>();
+  for (const { sender } of messages) {
+    if (sender !== null && sender !== 'session-author') emails.add(sender.email);
+  }
+  return emails;
+}
+
 /**
  * Writes one part of a session with the repository's own writes, in the order the app
  * makes them, so counts, previews and the stats' bookkeeping come out as they would have.
- * Runs inside a store write.
+ * Runs inside a write (`tx`), on either database.
  */
-export function writeSessionPart(
-  db: Db,
-  repos: Repositories,
+export async function writeSessionPart(
+  tx: Repos,
   workspaceId: string,
   session: Pick<ImportedSession, 'head'>,
   part: Part,
   authorId: string,
   personFor: (message: ImportedMessage) => string | null,
-): void {
+): Promise<void> {
   const { head } = session;
   const messages = part.messages;
   let skipFirst = false;
@@ -257,7 +274,7 @@ export function writeSessionPart(
         JSON.stringify({ type: 'user', message: { content: first.body.message.content } })
         ? first.body.message.content
         : undefined;
-    repos.sessions.insert({
+    await tx.sessions.insert({
       id: head.id,
       workspaceId,
       authorId,
@@ -270,22 +287,22 @@ export function writeSessionPart(
     });
     skipFirst = initial !== undefined;
   }
-  messages.forEach((message, i) => {
-    if (i === 0 && skipFirst) return;
-    repos.sessions.appendMessage(
+  for (const [i, message] of messages.entries()) {
+    if (i === 0 && skipFirst) continue;
+    await tx.sessions.appendMessage(
       head.id,
       workspaceId,
       message.body as Message,
       personFor(message),
       message.createdAt,
     );
-  });
+  }
   if (!part.last) return;
-  repos.sessions.replaceTasks(head.id, head.tasks);
+  await tx.sessions.replaceTasks(head.id, head.tasks);
   const { branch, prNumber, prUrl, prStatus } = head.metadata;
-  if (branch !== undefined) repos.sessions.setBranch(head.id, branch, head.updatedAt);
+  if (branch !== undefined) await tx.sessions.setBranch(head.id, branch, head.updatedAt);
   if (prNumber !== undefined && prUrl !== undefined && prStatus !== undefined) {
-    repos.sessions.updatePullRequest(
+    await tx.sessions.updatePullRequest(
       head.id,
       {
         number: prNumber,
@@ -296,9 +313,9 @@ export function writeSessionPart(
       head.updatedAt,
     );
   }
-  writeAgentFields(db, head.id, workspaceId, head);
+  await tx.sessions.setAgentFields(head.id, workspaceId, head);
   // Last, so the session ends with its own status and updatedAt.
-  repos.sessions.update(head.id, { status: head.status }, head.updatedAt);
+  await tx.sessions.update(head.id, { status: head.status }, head.updatedAt);
 }
 
 /** The report as the CLI prints it: a summary line, then what was skipped and why. */

@@ -1,8 +1,7 @@
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
-import type { Repositories } from '../store/repositories.js';
 import type { SessionRow } from '../store/session-row.js';
-import type { Store } from '../store/store.js';
+import type { Repos, Storage } from '../store/storage.js';
 import { writeSessionPart } from './import.js';
 import type { ImportedMessage } from './import-records.js';
 import { messageTooLarge } from './import-records.js';
@@ -15,8 +14,7 @@ import type { PushedState, PushPart } from './push-format.js';
  * push: never one of another workspace, never one run here.
  */
 export interface PushTarget {
-  store: Store;
-  repos: Repositories;
+  storage: Storage;
   clock: Clock;
 }
 
@@ -29,8 +27,8 @@ export interface Pusher {
 const conflict = (message: string) => new AppError(409, 'conflict', message);
 
 /** The pushed session as the server holds it; null when it has none of that id. */
-function heldState(repos: Repositories, pusher: Pusher, sessionId: string): PushedState | null {
-  const row = repos.sessions.find(sessionId);
+async function heldState(repos: Repos, pusher: Pusher, sessionId: string): Promise<PushedState | null> {
+  const row = await repos.sessions.find(sessionId);
   if (!row) return null;
   if (row.workspaceId !== pusher.workspaceId) {
     throw conflict(
@@ -45,8 +43,12 @@ function heldState(repos: Repositories, pusher: Pusher, sessionId: string): Push
   return { messageCount: row.messageCount, updatedAt: row.updatedAt };
 }
 
-export function pushedState(target: PushTarget, pusher: Pusher, sessionId: string): PushedState | null {
-  return heldState(target.repos, pusher, sessionId);
+export function pushedState(
+  target: PushTarget,
+  pusher: Pusher,
+  sessionId: string,
+): Promise<PushedState | null> {
+  return heldState(target.storage.repos, pusher, sessionId);
 }
 
 /** What a part did: the session as it now is, and whether the part brought it here. */
@@ -57,25 +59,11 @@ export interface Received {
 }
 
 export async function receivePushPart(target: PushTarget, pusher: Pusher, part: PushPart): Promise<Received> {
-  const { store, repos } = target;
   const { session: head } = part;
   for (const [i, line] of part.messages.entries()) {
     const large = messageTooLarge(line.message);
     if (large !== null) throw new AppError(413, 'payload_too_large', `messages.${i}.message ${large}`);
   }
-  const owner = repos.workspaces.members(pusher.workspaceId).find((m) => m.role === 'owner');
-  if (!owner) throw new Error(`Workspace ${pusher.workspaceId} has no owner`);
-  // A member's key pushes that member's sessions: what a desktop says of its authors only
-  // shows as where the session came from. A key the administrator made may place sessions
-  // with the accounts their emails name, as an import does.
-  const personByEmail = (email: string): string =>
-    pusher.keyCreatorId ?? repos.users.findByEmail(email)?.id ?? owner.userId;
-  const authorId = personByEmail(head.author.email);
-  const personFor = (message: ImportedMessage): string | null => {
-    if (message.sender === null) return null;
-    if (message.sender === 'session-author') return authorId;
-    return personByEmail(message.sender.email);
-  };
   const messages = part.messages.map((line): ImportedMessage => ({
     body: line.message,
     createdAt: line.createdAt,
@@ -85,17 +73,33 @@ export async function receivePushPart(target: PushTarget, pusher: Pusher, part: 
         : { email: line.authorEmail.toLowerCase() },
   }));
   const { messageCount: _count, ...fields } = head;
-  return store.write((db) => {
-    const held = heldState(repos, pusher, head.id);
+  return target.storage.write(async (tx) => {
+    const owner = (await tx.workspaces.members(pusher.workspaceId)).find((m) => m.role === 'owner');
+    if (!owner) throw new Error(`Workspace ${pusher.workspaceId} has no owner`);
+    // A member's key pushes that member's sessions: what a desktop says of its authors only
+    // shows as where the session came from. A key the administrator made may place sessions
+    // with the accounts their emails name, as an import does.
+    const people = new Map<string, string>();
+    for (const { sender } of messages) {
+      if (sender === null || sender === 'session-author' || people.has(sender.email)) continue;
+      people.set(sender.email, await personByEmail(tx, pusher, sender.email, owner.userId));
+    }
+    const authorId = await personByEmail(tx, pusher, head.author.email, owner.userId);
+    const personFor = (message: ImportedMessage): string | null => {
+      if (message.sender === null) return null;
+      if (message.sender === 'session-author') return authorId;
+      return people.get(message.sender.email) ?? owner.userId;
+    };
+
+    const held = await heldState(tx, pusher, head.id);
     if ((held?.messageCount ?? 0) !== part.from) {
       throw conflict(
         `This server holds ${held?.messageCount ?? 0} messages of session ${head.id}, not ${part.from}: ` +
           'ask again how far it holds it, and push from there',
       );
     }
-    writeSessionPart(
-      db,
-      repos,
+    await writeSessionPart(
+      tx,
       pusher.workspaceId,
       { head: fields },
       {
@@ -106,13 +110,13 @@ export async function receivePushPart(target: PushTarget, pusher: Pusher, part: 
       authorId,
       personFor,
     );
-    repos.sessionOrigins.record(head.id, {
+    await tx.sessionOrigins.record(head.id, {
       machine: part.machine,
       authorName: head.author.name,
       authorEmail: head.author.email,
       pushedAt: target.clock.now().toISOString(),
     });
-    const row = repos.sessions.find(head.id);
+    const row = await tx.sessions.find(head.id);
     if (!row) throw new Error(`Session ${head.id} is missing after its push`);
     return {
       state: { messageCount: row.messageCount, updatedAt: row.updatedAt },
@@ -120,4 +124,9 @@ export async function receivePushPart(target: PushTarget, pusher: Pusher, part: 
       created: held === null,
     };
   });
+}
+
+/** The account a pushed session or message goes to, by the email the desktop gave. */
+async function personByEmail(tx: Repos, pusher: Pusher, email: string, ownerId: string): Promise<string> {
+  return pusher.keyCreatorId ?? (await tx.users.findByEmail(email))?.id ?? ownerId;
 }

@@ -45,7 +45,7 @@ export interface ServerConfig {
 /** What every route plugin receives: the app's dependencies, built once in buildApp. */
 export interface AppContext {
   /**
-   * The desktop's sql.js store, for what works on it alone so far (search, export, import,
+   * The desktop's sql.js store, for what works on it alone so far (search, export,
    * backup, the admin directory); null on a team server (PostgreSQL). See `localStore`.
    */
   store: Store | null;

@@ -1,8 +1,10 @@
 import type { AgentKind } from '../../src-shared/constants.js';
 import { MAX_UNPRICED_MODELS } from '../../src-shared/sessions.js';
 import { costIsUnknown, modelList, unpricedModel } from '../store/cost-unknown.js';
+import { agentFieldApprovals, agentFieldRun } from '../store/agent-fields.js';
 import type { AgentState, RunRecord } from '../store/session-runs.js';
 import type { Repos } from '../store/storage.js';
+import { postgresApprovals } from './approvals.js';
 import type { Queryable } from './rows.js';
 
 type RunMethods = Pick<
@@ -12,6 +14,7 @@ type RunMethods = Pick<
   | 'conversation'
   | 'setConversation'
   | 'recordRun'
+  | 'setAgentFields'
   | 'conversationUsage'
   | 'agentState'
   | 'runningIds'
@@ -77,6 +80,23 @@ export function postgresSessionRuns(sql: Queryable): RunMethods {
         models.push(model);
       await sql`UPDATE sessions SET usage_unpriced_runs = coalesce(usage_unpriced_runs, 0) + 1,
           usage_unpriced_models = ${JSON.stringify(models.sort())} WHERE id = ${sessionId}`;
+    },
+
+    async setAgentFields(sessionId, workspaceId, fields) {
+      const { usage, conversation } = fields;
+      const unknown = usage?.costUnknown;
+      await sql`UPDATE sessions SET agent_kind = ${fields.agent ?? null},
+          conversation_kind = ${conversation?.kind ?? null}, conversation_id = ${conversation?.id ?? null},
+          usage_input = ${usage?.inputTokens ?? null}, usage_output = ${usage?.outputTokens ?? null},
+          usage_cache_read = ${usage?.cacheReadTokens ?? null}, usage_cache_write = ${usage?.cacheWriteTokens ?? null},
+          usage_cost_usd = ${usage?.costUsd ?? null}, usage_unpriced_runs = ${unknown?.runs ?? null},
+          usage_unpriced_models = ${unknown ? JSON.stringify(unknown.models.slice(0, MAX_UNPRICED_MODELS)) : null}
+        WHERE id = ${sessionId}`;
+      await sql`DELETE FROM agent_runs WHERE session_id = ${sessionId}`;
+      for (const run of fields.runs ?? []) await insertRun(sql, sessionId, workspaceId, agentFieldRun(run));
+      const approvals = postgresApprovals(sql);
+      for (const approval of agentFieldApprovals(sessionId, workspaceId, fields))
+        await approvals.save(approval);
     },
 
     async conversationUsage(sessionId, conversationId) {

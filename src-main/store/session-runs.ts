@@ -4,7 +4,9 @@ import type { Isolation } from '../../src-shared/sessions.js';
 import type { Db } from './sqljs.js';
 import { num, optStr, str } from './row.js';
 import { unpricedModel, type PricedRun } from './cost-unknown.js';
-import { addUnknownCost } from './unpriced-runs.js';
+import { addUnknownCost, setUnknownCost } from './unpriced-runs.js';
+import { createApprovalsRepository } from './approvals.js';
+import { agentFieldApprovals, agentFieldRun, type AgentFields } from './agent-fields.js';
 
 export type AgentState = 'queued' | 'running' | 'needs_input';
 
@@ -106,6 +108,37 @@ export function sessionRunMethods(db: Db) {
         ],
       );
       addUnknownCost(db, sessionId, run);
+    },
+
+    /**
+     * Sets a session's agent fields to the given ones (an import's or a push's): its agent,
+     * conversation and usage, its runs in place of those it had (a session completed by a
+     * later import gets them once, not twice), and its approvals saved over theirs.
+     */
+    setAgentFields(sessionId: string, workspaceId: string, fields: AgentFields): void {
+      db.changed(sessionId);
+      const { usage, conversation } = fields;
+      db.run(
+        `UPDATE sessions SET agent_kind = ?, conversation_kind = ?, conversation_id = ?, usage_input = ?,
+           usage_output = ?, usage_cache_read = ?, usage_cache_write = ?, usage_cost_usd = ?
+         WHERE id = ?`,
+        [
+          fields.agent ?? null,
+          conversation?.kind ?? null,
+          conversation?.id ?? null,
+          usage?.inputTokens ?? null,
+          usage?.outputTokens ?? null,
+          usage?.cacheReadTokens ?? null,
+          usage?.cacheWriteTokens ?? null,
+          usage?.costUsd ?? null,
+          sessionId,
+        ],
+      );
+      setUnknownCost(db, sessionId, usage?.costUnknown);
+      db.run('DELETE FROM agent_runs WHERE session_id = ?', [sessionId]);
+      for (const run of fields.runs ?? []) insertRun(db, sessionId, workspaceId, agentFieldRun(run));
+      const approvals = createApprovalsRepository(db);
+      for (const approval of agentFieldApprovals(sessionId, workspaceId, fields)) approvals.save(approval);
     },
 
     /** The usage of a session's earlier runs in one conversation (what a resumed CLI counts again). */

@@ -4,17 +4,23 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAccounts } from '../../src-main/accounts/accounts.js';
-import { silentLogger, systemClock } from '../../src-main/clock.js';
 import { importSessions } from '../../src-main/data/import.js';
 import { readLines } from '../../src-main/data/lines.js';
-import { createRepositories } from '../../src-main/store/repositories.js';
-import { Store } from '../../src-main/store/store.js';
+import { storageOf } from '../../src-main/store/sqljs-storage.js';
 import type { Message } from '../../src-shared/sessions.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { useSandbox } from '../helpers/cli-extra.js';
-import { PASSWORD, seedWorkspace, startTestServer, withKey, type TestServer } from '../helpers/server.js';
-import { storageOf } from '../../src-main/store/sqljs-storage.js';
+import {
+  answer,
+  desktopDataDir,
+  EMAIL,
+  exportText,
+  id,
+  prompt,
+  putLocal,
+  type LocalSession,
+} from '../helpers/desktop-sessions.js';
+import { seedWorkspace, startTestServer, withKey, type TestServer } from '../helpers/server.js';
 
 const sandbox = useSandbox();
 const teams: TestServer[] = [];
@@ -22,84 +28,7 @@ afterEach(async () => {
   for (const team of teams.splice(0)) await team.dispose();
 });
 
-const EMAIL = 'ada@desktop.test';
-const id = (n: number) => `ses_pushed${String(n).padStart(16, '0')}`;
-
-interface LocalSession {
-  id: string;
-  messages: Message[];
-  status?: 'active' | 'completed';
-}
-
-const prompt = (text: string): Message => ({ type: 'user', message: { content: text } });
-const answer = (text: string): Message => ({
-  type: 'assistant',
-  message: { content: [{ type: 'text', text }] },
-});
-
-/** The sessions as an export (version 1: a whole session a line), as a desktop would hold them. */
-function exportText(organizationId: string, sessions: LocalSession[]): string {
-  const at = '2026-01-05T10:00:00.000Z';
-  const header = {
-    type: 'sessiondesk.export',
-    version: 1,
-    organizationId,
-    workspace: { name: 'Desk' },
-    exportedAt: at,
-  };
-  const lines = sessions.map((s) =>
-    JSON.stringify({
-      type: 'session',
-      id: s.id,
-      title: `Session ${s.id.slice(-2)}`,
-      status: s.status ?? 'completed',
-      createdAt: at,
-      updatedAt: new Date(Date.parse(at) + s.messages.length * 1000).toISOString(),
-      model: 'claude-opus-4-6',
-      author: { id: 'usr_x', name: 'Ada Desk', email: EMAIL },
-      metadata: {},
-      baseBranch: 'main',
-      tasks: [],
-      messages: s.messages,
-      messageMeta: s.messages.map((m) => ({
-        createdAt: at,
-        ...(m.type === 'user' ? { authorEmail: EMAIL } : {}),
-      })),
-    }),
-  );
-  return [JSON.stringify(header), ...lines].join('\n') + '\n';
-}
-
-/** Adds (or grows) sessions in a desktop's data directory, opened directly. */
-async function putLocal(dataDir: string, organizationId: string, sessions: LocalSession[]): Promise<void> {
-  const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
-  try {
-    const report = await importSessions(
-      readLines(Readable.from([exportText(organizationId, sessions)])),
-      organizationId,
-      { store, repos: createRepositories(store.db) },
-    );
-    expect(report.skippedCount, JSON.stringify(report.skipped)).toBe(0);
-  } finally {
-    await store.close({ snapshot: false });
-  }
-}
-
-/** A desktop's data directory: its person, one workspace, these sessions. */
-async function desktop(sessions: LocalSession[]): Promise<{ dataDir: string; organizationId: string }> {
-  const dataDir = sandbox.dataDir();
-  const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
-  let organizationId: string;
-  try {
-    const accounts = createAccounts(storageOf(store), systemClock);
-    await accounts.createUser({ email: EMAIL, name: 'Ada Desk', password: PASSWORD });
-    ({ organizationId } = await accounts.createWorkspace({ name: 'Desk', ownerEmail: EMAIL }));
-  } finally {
-    await store.close({ snapshot: false });
-  }
-  await putLocal(dataDir, organizationId, sessions);
-  return { dataDir, organizationId };
-}
+const desktop = (sessions: LocalSession[]) => desktopDataDir(sandbox.dataDir(), sessions);
 
 /** The team server, its workspace, a full key to look with and a push-only key. */
 async function team() {
@@ -209,7 +138,7 @@ describe('sessiondesk push', () => {
         Readable.from([exportText(owner.organizationId, [{ id: ranThere.id, messages: [answer('x')] }])]),
       ),
       owner.organizationId,
-      { store: server.store, repos: server.repos },
+      { storage: storageOf(server.store) },
     );
 
     const pushed = await push(local.dataDir, server.url, pushKey);

@@ -10,45 +10,14 @@ import {
   MessagesPageResponseSchema,
 } from '../../src-shared/sessions.js';
 import { SearchResponseSchema } from '../../src-shared/search.js';
-import { runCli, type ServeProcess } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import { PASSWORD, useSandbox } from '../helpers/cli-extra.js';
 import { startCluster } from '../helpers/postgres-cluster.js';
 import { postgresTool, usePostgres } from '../helpers/postgres.js';
 import { requireTools } from '../helpers/require-tools.js';
 import { openEventStream } from '../helpers/events.js';
-import { launchCookie } from '../helpers/server.js';
+import { firstOwner, send } from '../helpers/team-server.js';
 import { until } from '../helpers/until.js';
-
-const cookieOf = (response: Response) => (response.headers.get('set-cookie') ?? '').split(';')[0]!;
-
-async function send(
-  url: string,
-  path: string,
-  init: { method?: string; cookie?: string; key?: string; body?: unknown },
-) {
-  return fetch(`${url}${path}`, {
-    method: init.method ?? 'GET',
-    headers: {
-      origin: url,
-      ...(init.cookie ? { cookie: init.cookie } : {}),
-      ...(init.key ? { 'x-api-key': init.key } : {}),
-      ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-  });
-}
-
-/** First run on an empty database: the owner and a first workspace, through the dashboard's setup. */
-async function firstOwner(serve: ServeProcess): Promise<{ cookie: string; organizationId: string }> {
-  const setup = await send(serve.url, '/api/setup', {
-    method: 'POST',
-    cookie: await launchCookie(serve),
-    body: { email: 'lead@example.com', name: 'Lead', password: PASSWORD, workspaceName: 'Team' },
-  });
-  expect(setup.status, await setup.clone().text()).toBe(201);
-  const { organizationId } = ((await setup.json()) as { workspace: { organizationId: string } }).workspace;
-  return { cookie: cookieOf(setup), organizationId };
-}
 
 describe('sessiondesk serve --database', { ...requireTools(postgresTool()), timeout: 180_000 }, () => {
   const pg = usePostgres();

@@ -7,6 +7,7 @@ import { silentLogger, systemClock } from '../../src-main/clock.js';
 import { exportChunks } from '../../src-main/data/export.js';
 import { SessionHeadSchema, type ExportFormat } from '../../src-main/data/format.js';
 import { createRepositories, type Repositories } from '../../src-main/store/repositories.js';
+import type { Storage } from '../../src-main/store/storage.js';
 import { Store } from '../../src-main/store/store.js';
 import type { Message } from '../../src-shared/sessions.js';
 import { FULL_TASKS, FULL_TRANSCRIPT } from './seed.js';
@@ -16,6 +17,8 @@ import { storageOf } from '../../src-main/store/sqljs-storage.js';
 export interface Opened {
   store: Store;
   repos: Repositories;
+  /** What an import writes through. */
+  storage: Storage;
   dataDir: string;
 }
 
@@ -29,7 +32,7 @@ export async function open(): Promise<Opened> {
   const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
   cleanups.push(() => store.close({ snapshot: false }));
-  return { store, repos: createRepositories(store.db), dataDir };
+  return { store, repos: createRepositories(store.db), storage: storageOf(store), dataDir };
 }
 
 /** A user without a password worth hashing: these tests never sign in. */

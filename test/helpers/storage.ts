@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { afterAll } from 'vitest';
 import { silentLogger, systemClock } from '../../src-main/clock.js';
+import type { NewSession } from '../../src-main/store/sessions.js';
 import type { Repos, Storage } from '../../src-main/store/storage.js';
 import { Store } from '../../src-main/store/store.js';
 import { tempDir } from './server.js';
@@ -40,4 +41,24 @@ export function useSqlJsStore(prefix: string): { open(): Promise<Store> } {
   return {
     open: async () => (store = await Store.open({ dataDir: dir, clock: systemClock, logger: silentLogger })),
   };
+}
+
+/**
+ * One session of Ada's in workspace org_a, with Ada and the workspace: what a contract test
+ * of one session's records starts from. Runs inside the caller's write.
+ */
+export async function addAdasSession(
+  tx: Pick<Repos, 'users' | 'workspaces' | 'sessions'>,
+  session: Pick<NewSession, 'id' | 'title' | 'model' | 'createdAt' | 'initialMessage'>,
+): Promise<void> {
+  const at = session.createdAt;
+  await tx.users.insert({
+    id: 'usr_ada',
+    email: 'ada@example.com',
+    name: 'Ada',
+    passwordHash: 'h',
+    createdAt: at,
+  });
+  await tx.workspaces.insert({ id: 'org_a', name: 'A', createdAt: at });
+  await tx.sessions.insert({ ...session, workspaceId: 'org_a', authorId: 'usr_ada', baseBranch: 'main' });
 }

@@ -16,7 +16,7 @@ import type { TranscriptSource } from '../../src-main/store/transcript-source.js
 import { transcriptPath } from '../../src-main/store/transcripts.js';
 import { postgresTool, useMigratedPool } from '../helpers/postgres.js';
 import { requireTools } from '../helpers/require-tools.js';
-import { useSqlJsStore } from '../helpers/storage.js';
+import { addAdasSession, useSqlJsStore } from '../helpers/storage.js';
 
 interface Opened {
   storage: Storage;
@@ -42,26 +42,15 @@ function transcriptContract(open: () => Promise<Opened>) {
   const sent: Message[] = [];
   beforeAll(async () => {
     db = await open();
-    await db.storage.write(async (tx) => {
-      await tx.users.insert({
-        id: 'usr_ada',
-        email: 'ada@example.com',
-        name: 'Ada',
-        passwordHash: 'h',
-        createdAt: AT,
-      });
-      await tx.workspaces.insert({ id: 'org_a', name: 'A', createdAt: AT });
-      await tx.sessions.insert({
+    await db.storage.write((tx) =>
+      addAdasSession(tx, {
         id: 'ses_read',
-        workspaceId: 'org_a',
-        authorId: 'usr_ada',
         title: 'Reading',
         model: 'm',
         createdAt: AT,
-        baseBranch: 'main',
         initialMessage: 'Begin',
-      });
-    });
+      }),
+    );
     sent.push({ type: 'user', message: { content: 'Begin' } });
     // Small messages past a mark, one larger than a query's window (4 MiB), and more after it.
     const messages = [

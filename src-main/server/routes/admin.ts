@@ -184,11 +184,9 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
         if (!(request.body instanceof Readable)) {
           throw new AppError(415, 'unsupported_media_type', `Send the export as ${NDJSON}`);
         }
-        const { store, repos } = local('Import');
         try {
           return await importSessions(readLines(request.body), request.query.organizationId, {
-            store,
-            repos,
+            storage: ctx.storage,
             onImported: (row) =>
               events.publish(row.workspaceId, {
                 type: 'session.created',

@@ -8,11 +8,10 @@ import {
   PushPartSchema,
 } from '../../data/push-format.js';
 import { pushedState, receivePushPart, type Pusher, type PushTarget } from '../../data/push-receive.js';
-import { createRepositories } from '../../store/repositories.js';
 import { notFound } from '../../errors.js';
 import { toSummary } from '../../sessions/summary.js';
 import { authHooks } from '../auth/authenticate.js';
-import { localStore, principalOf, type AppContext } from '../context.js';
+import { principalOf, type AppContext } from '../context.js';
 import { errorResponses } from './error-responses.js';
 
 /**
@@ -22,11 +21,7 @@ import { errorResponses } from './error-responses.js';
  */
 export function pushRoutes(app: FastifyInstance, ctx: AppContext): void {
   const { pushKey } = authHooks(ctx.auth);
-  /** Where pushed sessions go: the sql.js store alone so far. */
-  const pushTarget = (): PushTarget => {
-    const store = localStore(ctx, 'Receiving pushed sessions');
-    return { store, repos: createRepositories(store.db), clock: ctx.clock };
-  };
+  const target: PushTarget = { storage: ctx.storage, clock: ctx.clock };
   const api = app.withTypeProvider<ZodTypeProvider>();
 
   const pusherOf = async (request: FastifyRequest): Promise<Pusher> => {
@@ -52,7 +47,7 @@ export function pushRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      const state = pushedState(pushTarget(), await pusherOf(request), request.params.sessionId);
+      const state = await pushedState(target, await pusherOf(request), request.params.sessionId);
       if (!state) throw notFound(`No session ${request.params.sessionId} has been pushed here`);
       return state;
     },
@@ -73,11 +68,7 @@ export function pushRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      const { state, row, created } = await receivePushPart(
-        pushTarget(),
-        await pusherOf(request),
-        request.body,
-      );
+      const { state, row, created } = await receivePushPart(target, await pusherOf(request), request.body);
       // The team's open dashboards see the session arrive, or change, as they see any other.
       ctx.events.publish(row.workspaceId, {
         type: created ? 'session.created' : 'session.updated',
