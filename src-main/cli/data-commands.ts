@@ -7,7 +7,9 @@ import { describeCounts } from '../data/database.js';
 import { repairDataDir, runDoctor } from '../data/doctor.js';
 import { formatBytes, formatDoctorReport } from '../data/doctor-report.js';
 import { EXPORT_FORMATS, type ExportFormat } from '../data/format.js';
-import { formatImportReport } from '../data/import.js';
+import { formatImportReport, importSessions } from '../data/import.js';
+import { readLines } from '../data/lines.js';
+import type { Storage } from '../store/storage.js';
 import { restoreBackup } from '../data/restore.js';
 import { BackupCheckError, checkBackupStream, type CheckedBackup } from '../data/backup.js';
 import { TarError } from '../data/tar.js';
@@ -19,6 +21,7 @@ import {
   checkTeamDatabase,
   DATABASE_OPTION,
   databaseUrlOf,
+  openTeamStorage,
   formatTeamDoctorReport,
   pgDumpCommand,
   pgRestoreCommand,
@@ -87,6 +90,16 @@ export async function exportCommand(args: string[]): Promise<void> {
   if (output) print(`Exported ${String(v.workspace)} to ${output} (${formatBytes(bytes)}).`);
 }
 
+/** Runs `work` on a team server's database, opened (and migrated) for this command alone. */
+async function withTeamStorage<T>(url: string, work: (storage: Storage) => Promise<T>): Promise<T> {
+  const team = await openTeamStorage(url);
+  try {
+    return await work(team.storage);
+  } finally {
+    await team.close();
+  }
+}
+
 export async function importCommand(args: string[]): Promise<void> {
   const v = parse('import', args, {
     ...DATABASE_OPTION,
@@ -94,7 +107,7 @@ export async function importCommand(args: string[]): Promise<void> {
     input: { type: 'string' },
   });
   if (v.help) return print(USAGE.import);
-  refuseTeamDatabase('import', v.database, SESSIONS_NOT_ON_TEAM('import'));
+  const databaseUrl = databaseUrlOf(v.database, 'import');
   required('import', v, 'workspace');
   let input: Readable;
   if (typeof v.input === 'string') {
@@ -107,9 +120,14 @@ export async function importCommand(args: string[]): Promise<void> {
     }
     input = process.stdin;
   }
-  const report = await withDataTarget(v['data-dir'], (target) =>
-    target.importSessions(String(v.workspace), input),
-  );
+  const lines = () => readLines(input as AsyncIterable<Buffer>);
+  // Into a team server's database as into a data directory: the same import, through Storage.
+  const report =
+    databaseUrl === undefined
+      ? await withDataTarget(v['data-dir'], (target) => target.importSessions(String(v.workspace), input))
+      : await withTeamStorage(databaseUrl, (storage) =>
+          importSessions(lines(), String(v.workspace), { storage }),
+        );
   print(formatImportReport(report));
 }
 

@@ -155,7 +155,7 @@ session (never the whole export in memory).
   --output   write FILE (as FILE.tmp, renamed when complete) instead of stdout
 While a server holds the data directory, the export comes from it. A team server's database
 (--database URL, else SESSIONDESK_DATABASE_URL) is refused (exit 2): not there yet.`,
-  import: `Usage: sessiondesk import --workspace ORG [--input FILE] [--data-dir DIR]
+  import: `Usage: sessiondesk import --workspace ORG [--input FILE] [--data-dir DIR | --database URL]
 
 Adds the sessions of an export (from stdin, or FILE) to the workspace ORG. Idempotent: a
 session whose id is already there is left as it is. Each session is checked first and written
@@ -163,8 +163,8 @@ whole or not at all; invalid ones are skipped and reported with their line. Auth
 by email; sessions of people without an account here go to the workspace's owner. Sessions keep
 their ids, timestamps and status. Prints what was imported and what was skipped.
 Exit code 0 when the input is an export (even if some sessions were skipped), 1 when it is not.
-While a server holds the data directory, the import goes through it. A team server's database
-(--database URL, else SESSIONDESK_DATABASE_URL) is refused (exit 2): not there yet.`,
+While a server holds the data directory, the import goes through it. With --database URL (else
+SESSIONDESK_DATABASE_URL) it imports into a team server's PostgreSQL instead, the same way.`,
   'history import': `Usage: sessiondesk history import --workspace ORG [--claude-dir DIR] [--codex-dir DIR] [--gemini-dir DIR] [--qwen-dir DIR] [--opencode-dir DIR] [--author EMAIL] [--data-dir DIR]
 
 Imports the sessions the agent CLIs wrote in their own folders into the workspace ORG (its id

@@ -111,7 +111,6 @@ describe('the command line on a team database', { ...requireTools(postgresTool()
     );
     for (const args of [
       ['export', '--workspace', 'org_x'],
-      ['import', '--workspace', 'org_x', '--input', `${dataDir}/none.ndjson`],
       ['history', 'import', '--workspace', 'Team'],
       ['push', '--to', 'http://127.0.0.1:1', '--key', 'sdk_x'],
       ['agent-command', 'set', 'tool', '--', '/bin/true'],

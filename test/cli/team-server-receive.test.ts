@@ -3,7 +3,7 @@
 // directory; the real CLI, a real `serve --database` process, a real cluster.
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { FullSessionResponseSchema } from '../../src-shared/sessions.js';
+import { FullSessionResponseSchema, ListSessionsResponseSchema } from '../../src-shared/sessions.js';
 import { connect } from '../../src-main/store-postgres/connect.js';
 import { runCli } from '../helpers/cli.js';
 import { useSandbox } from '../helpers/cli-extra.js';
@@ -124,7 +124,7 @@ describe(
       expect(await serve.stop()).toBe(0);
     });
 
-    it('imported: takes an export through its data directory, once, giving authors without an account to the owner', async () => {
+    it('imported: takes an export through its data directory or straight into its database (--database), once, giving authors without an account to the owner', async () => {
       const database = await pg.freshDatabase();
       const dataDir = sandbox.dataDir();
       const serve = await sandbox.serveWithEnv(
@@ -164,6 +164,29 @@ describe(
       const again = await importIt();
       expect(again.code).toBe(0);
       expect(again.stdout).toContain('imported 0 sessions (0 messages), 2 already present');
+
+      // Straight into the database (`--database`, no data directory), the same import.
+      const more: LocalSession[] = [{ id: id(5), messages: [prompt('Add a test'), answer('Added.')] }];
+      const direct = await runCli(
+        ['import', '--workspace', organizationId, '--database', database],
+        {},
+        exportText(organizationId, [...sessions, ...more]),
+      );
+      expect(direct.stderr).toBe('');
+      expect(direct.stdout).toContain('imported 1 session (2 messages), 2 already present');
+      const listed = await send(serve.url, `/api/sessions?organizationId=${organizationId}`, { cookie });
+      expect(
+        ListSessionsResponseSchema.parse(await listed.json())
+          .sessions.map((s) => s.id)
+          .sort(),
+      ).toEqual([id(3), id(4), id(5)].sort());
+      const unknown = await runCli(
+        ['import', '--workspace', 'org_nope', '--database', database],
+        {},
+        exported,
+      );
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toContain('org_nope');
       expect(await serve.stop()).toBe(0);
     });
   },
