@@ -143,8 +143,8 @@ describe('choosing a program is the administrator’s privilege', () => {
 
   it('a program a workspace stored for itself before is not run; the session fails saying why', async () => {
     const other = await seedWorkspace(server, 'legacy');
-    await server.store.write(() =>
-      server.repos.workspaces.putSettings(other.organizationId, {
+    await server.storage.write((tx) =>
+      tx.workspaces.putSettings(other.organizationId, {
         agent: 'command',
         command: [process.execPath, PROBE],
       }),

@@ -36,9 +36,9 @@ describe('GET /api/sessions/{id}/summary', () => {
         repoUrl: 'https://github.com/acme/parser',
       })
     ).id;
-    await server.store.write(() => {
+    await server.storage.write(async (tx) => {
       for (let i = 0; i < 3; i += 1) {
-        server.repos.sessions.appendMessage(
+        await tx.sessions.appendMessage(
           sessionId,
           owner.organizationId,
           reply(`Step ${i} of the fix.`),
@@ -46,7 +46,7 @@ describe('GET /api/sessions/{id}/summary', () => {
           new Date().toISOString(),
         );
       }
-      server.repos.sessions.replaceTasks(sessionId, TASKS);
+      await tx.sessions.replaceTasks(sessionId, TASKS);
     });
   });
   afterAll(async () => server.dispose());

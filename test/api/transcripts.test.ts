@@ -52,8 +52,8 @@ describe('transcripts over HTTP', () => {
     target.id = created.id;
     target.messages = [{ type: 'user', message: { content: 'Read the code' } }];
     for (const [i, message] of messages.entries()) {
-      await server.store.write(() =>
-        server.repos.sessions.appendMessage(target.id, owner.organizationId, message, null, at(i)),
+      await server.storage.write((tx) =>
+        tx.sessions.appendMessage(target.id, owner.organizationId, message, null, at(i)),
       );
       target.messages.push(message);
     }
@@ -181,8 +181,8 @@ describe('transcripts over HTTP', () => {
           const message = i % 4 === 0 ? fileRead(i, 20_000) : reply(`Line ${i}`);
           appended.push(message);
           writes.push(
-            server.store.write(() =>
-              server.repos.sessions.appendMessage(created.id, owner.organizationId, message, null, at(i)),
+            server.storage.write((tx) =>
+              tx.sessions.appendMessage(created.id, owner.organizationId, message, null, at(i)),
             ),
           );
         }
