@@ -470,6 +470,12 @@ export const MIGRATIONS: Migration[] = [
       )`,
     ],
   },
+  {
+    version: 23,
+    name: 'rows keep the order they were made in',
+    // Nothing to do here: SQLite's rowid already keeps it. PostgreSQL gains a counter.
+    sql: [],
+  },
 ];
 
 export { DatabaseTooNewError };

@@ -36,6 +36,14 @@ describe('GET /api/sessions/{id}/summary', () => {
         repoUrl: 'https://github.com/acme/parser',
       })
     ).id;
+    // The demo agent names its branch as it starts, after the session is answered: the
+    // summary and the list below are compared once it has, not while it is starting.
+    await expect
+      .poll(async () => {
+        const response = await withKey(server, owner.apiKey, 'GET', `/api/sessions/${sessionId}/summary`);
+        return SessionSummaryResponseSchema.parse(await response.json()).session.metadata.branch;
+      })
+      .toBeDefined();
     await server.storage.write(async (tx) => {
       for (let i = 0; i < 3; i += 1) {
         await tx.sessions.appendMessage(
