@@ -39,10 +39,13 @@ describe('GET /api/sessions/{id}/summary', () => {
     // The demo agent names its branch as it starts, after the session is answered: the
     // summary and the list below are compared once it has, not while it is starting.
     await expect
-      .poll(async () => {
-        const response = await withKey(server, owner.apiKey, 'GET', `/api/sessions/${sessionId}/summary`);
-        return SessionSummaryResponseSchema.parse(await response.json()).session.metadata.branch;
-      })
+      .poll(
+        async () => {
+          const response = await withKey(server, owner.apiKey, 'GET', `/api/sessions/${sessionId}/summary`);
+          return SessionSummaryResponseSchema.parse(await response.json()).session.metadata.branch;
+        },
+        { timeout: 20_000 },
+      )
       .toBeDefined();
     await server.storage.write(async (tx) => {
       for (let i = 0; i < 3; i += 1) {
