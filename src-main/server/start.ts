@@ -223,7 +223,13 @@ export async function openTeamDatabase(options: TeamDatabaseOptions): Promise<Op
 export function appDataOf(data: OpenData, dataDir: string): Pick<AppDeps, 'store' | 'team'> {
   if (data.store) return { store: data.store };
   return {
-    team: { storage: data.storage, transcripts: data.transcripts, dataDir, sql: data.sql!, leases: data.leases! },
+    team: {
+      storage: data.storage,
+      transcripts: data.transcripts,
+      dataDir,
+      sql: data.sql!,
+      leases: data.leases!,
+    },
   };
 }
 

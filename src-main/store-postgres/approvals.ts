@@ -67,7 +67,9 @@ export function postgresApprovals(sql: Queryable): Repos['approvals'] {
       return rows.map(toApproval);
     },
     async allPending() {
-      const rows = await sql<Row[]>`SELECT * FROM approvals WHERE decided_at IS NULL ORDER BY created_at, made_order`;
+      const rows = await sql<
+        Row[]
+      >`SELECT * FROM approvals WHERE decided_at IS NULL ORDER BY created_at, made_order`;
       return rows.map(toApproval);
     },
     // The session is sql.js's key for dropping cached reads of it; nothing here caches them.

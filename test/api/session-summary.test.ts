@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SessionSummaryResponseSchema } from '../../src-shared/session-summary.js';
 import { ListSessionsResponseSchema, type Message, type Task } from '../../src-shared/sessions.js';
 import {
@@ -38,15 +38,14 @@ describe('GET /api/sessions/{id}/summary', () => {
     ).id;
     // The demo agent names its branch as it starts, after the session is answered: the
     // summary and the list below are compared once it has, not while it is starting.
-    await expect
-      .poll(
-        async () => {
-          const response = await withKey(server, owner.apiKey, 'GET', `/api/sessions/${sessionId}/summary`);
-          return SessionSummaryResponseSchema.parse(await response.json()).session.metadata.branch;
-        },
-        { timeout: 20_000 },
-      )
-      .toBeDefined();
+    await vi.waitFor(
+      async () => {
+        const response = await withKey(server, owner.apiKey, 'GET', `/api/sessions/${sessionId}/summary`);
+        const { session } = SessionSummaryResponseSchema.parse(await response.json());
+        if (session.metadata.branch === undefined) throw new Error('the demo agent has not started yet');
+      },
+      { timeout: 20_000, interval: 50 },
+    );
     await server.storage.write(async (tx) => {
       for (let i = 0; i < 3; i += 1) {
         await tx.sessions.appendMessage(

@@ -79,7 +79,7 @@ export interface TestServerOptions {
 /** Opens what `serve` would over `dataDir`: the sql.js store, or a team server's database. */
 async function openData(dataDir: string, clock: Clock, options: TestServerOptions): Promise<OpenData> {
   if (TEST_BACKEND === 'postgres') {
-    if (options.store) throw new Error('store options are the sql.js store\'s: declare the test sqljsOnly');
+    if (options.store) throw new Error("store options are the sql.js store's: declare the test sqljsOnly");
     return openTeamDatabase({ dataDir, clock, databaseUrl: await databaseFor(dataDir) });
   }
   const store = await Store.open({ dataDir, clock, logger: silentLogger, ...options.store });
