@@ -6,6 +6,7 @@ import { createAccounts, type Accounts } from '../../src-main/accounts/accounts.
 import { silentLogger, steppableClock, systemClock, type Clock } from '../../src-main/clock.js';
 import { defaultSandboxRoot } from '../../src-main/agents/sandbox/sandbox-root.js';
 import { createEventLog, type LogLevel } from '../../src-main/event-log.js';
+import { secureDataDir } from '../../src-main/data-dir-permissions.js';
 import { buildApp } from '../../src-main/server/app.js';
 import { newLaunchToken } from '../../src-main/server/auth/launch-token.js';
 import { appDataOf, openTeamDatabase, type OpenData } from '../../src-main/server/start.js';
@@ -80,6 +81,8 @@ export interface TestServerOptions {
 async function openData(dataDir: string, clock: Clock, options: TestServerOptions): Promise<OpenData> {
   if (TEST_BACKEND === 'postgres') {
     if (options.store) throw new Error("store options are the sql.js store's: declare the test sqljsOnly");
+    // As `serve` does before it opens the database: the folder made (it may not exist yet), and private.
+    secureDataDir(dataDir, silentLogger);
     return openTeamDatabase({ dataDir, clock, databaseUrl: await databaseFor(dataDir) });
   }
   const store = await Store.open({ dataDir, clock, logger: silentLogger, ...options.store });
