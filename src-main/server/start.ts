@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { mkdirSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import type { Clock, Logger } from '../clock.js';
 import { announceServer, newAdminToken, withdrawServer } from '../server-file.js';
@@ -189,6 +190,8 @@ export type TeamDatabaseOptions = Pick<StartOptions, 'dataDir' | 'clock' | 'demo
 export async function openTeamDatabase(options: TeamDatabaseOptions): Promise<OpenData> {
   if (options.demo)
     throw new Error('The demo workspace lives in a data directory, not on a team server: leave out --demo.');
+  // Made as the desktop's store makes it: the lock, the sandboxes and server.json go in it.
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const unlock = acquireLock(options.dataDir);
   try {
     const sql = await connect(options.databaseUrl);

@@ -1,6 +1,8 @@
 // `sessiondesk serve --database`: the same API over a team server's PostgreSQL, as real processes
 // over a real cluster: first-run setup, a session an agent runs, and a second server process
 // on another data directory answering the same data.
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   FullSessionResponseSchema,
@@ -269,6 +271,17 @@ describe('sessiondesk serve --database', { ...requireTools(postgresTool()), time
     const again = await newSession();
     expect(again.status, await again.clone().text()).toBe(201);
     expect(await one.stop()).toBe(0);
+  });
+
+  it('makes a data directory that is not there yet, private, as the desktop does', async () => {
+    const dataDir = join(sandbox.dataDir(), 'team', 'data');
+    const serve = await sandbox.serveWithEnv(
+      ['--port', '0', '--data-dir', dataDir, '--database', await pg.freshDatabase()],
+      {},
+    );
+    expect((await fetch(`${serve.url}/api/setup`)).status).toBe(200);
+    expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+    expect(await serve.stop()).toBe(0);
   });
 
   it('refuses a URL that is not PostgreSQL’s before anything opens, and names a database it cannot reach', async () => {

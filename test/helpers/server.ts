@@ -81,7 +81,7 @@ export interface TestServerOptions {
 async function openData(dataDir: string, clock: Clock, options: TestServerOptions): Promise<OpenData> {
   if (TEST_BACKEND === 'postgres') {
     if (options.store) throw new Error("store options are the sql.js store's: declare the test sqljsOnly");
-    // As `serve` does before it opens the database: the folder made (it may not exist yet), and private.
+    // As `serve` does before it opens the database.
     secureDataDir(dataDir, silentLogger);
     return openTeamDatabase({ dataDir, clock, databaseUrl: await databaseFor(dataDir) });
   }
