@@ -21,13 +21,18 @@ const skips = new Map();
 const skip = (reason, name) => skips.set(reason, [...(skips.get(reason) ?? []), name]);
 const brokenFiles = [];
 
-const vitest = read('vitest.json');
-if (vitest) {
+// The unit and API tests over sql.js, then the API tests again over PostgreSQL.
+for (const [report, label] of [
+  ['vitest.json', ''],
+  ['vitest-postgres.json', ' (on PostgreSQL)'],
+]) {
+  const vitest = read(report);
+  if (!vitest) continue;
   passed += vitest.numPassedTests;
   failed += vitest.numFailedTests;
   skipped += vitest.numPendingTests + vitest.numTodoTests;
   for (const file of vitest.testResults) {
-    const path = relative(root, file.name);
+    const path = relative(root, file.name) + label;
     if (file.status === 'failed' && file.assertionResults.length === 0) {
       brokenFiles.push(`${path}: ${file.message || 'failed before its tests ran'}`);
     }

@@ -5,7 +5,7 @@ import type { Clock, Logger } from '../clock.js';
 import { announceServer, newAdminToken, withdrawServer } from '../server-file.js';
 import { Store } from '../store/store.js';
 import type { AgentConfig } from '../agents/run/config.js';
-import { buildApp } from './app.js';
+import { buildApp, type AppDeps } from './app.js';
 import { newLaunchToken, withLaunchToken } from './auth/launch-token.js';
 import { createAccounts } from '../accounts/accounts.js';
 import { seedDemo } from '../demo/seed.js';
@@ -133,7 +133,7 @@ function release(server: HttpServer | null): Promise<void> {
 }
 
 /** The record of everything a server opened: the desktop's store, or a team server's database. */
-interface OpenData {
+export interface OpenData {
   store: Store | null;
   /** A team server's pool; null for the desktop's store. */
   sql: Sql | null;
@@ -181,22 +181,25 @@ async function openStore(options: StartOptions): Promise<OpenData> {
   }
 }
 
+/** What opening a team server's database needs of `StartOptions`. */
+export type TeamDatabaseOptions = Pick<StartOptions, 'dataDir' | 'clock' | 'demo'> & { databaseUrl: string };
+
 /**
  * A team server's PostgreSQL, reached and migrated (once across processes started together),
  * and the data directory locked for this process alone (its sandboxes and server.json).
  */
-async function openTeamDatabase(options: StartOptions): Promise<OpenData> {
+export async function openTeamDatabase(options: TeamDatabaseOptions): Promise<OpenData> {
   if (options.demo)
     throw new Error('The demo workspace lives in a data directory, not on a team server: leave out --demo.');
   // This process's own files (sandboxes, server.json) go there, made as the desktop's store makes it.
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const unlock = acquireLock(options.dataDir);
   try {
-    const sql = await connect(options.databaseUrl!);
+    const sql = await connect(options.databaseUrl);
     let leases: RunLeases;
     try {
       await migratePostgres(sql, { now: () => options.clock.now() });
-      leases = await postgresRunLeases(options.databaseUrl!);
+      leases = await postgresRunLeases(options.databaseUrl);
     } catch (err) {
       await sql.end({ timeout: 1 });
       throw err;
@@ -220,6 +223,20 @@ async function openTeamDatabase(options: StartOptions): Promise<OpenData> {
   }
 }
 
+/** What `buildApp` is given of what was opened: the store, or the team database. */
+export function appDataOf(data: OpenData, dataDir: string): Pick<AppDeps, 'store' | 'team'> {
+  if (data.store) return { store: data.store };
+  return {
+    team: {
+      storage: data.storage,
+      transcripts: data.transcripts,
+      dataDir,
+      sql: data.sql!,
+      leases: data.leases!,
+    },
+  };
+}
+
 /** Opens the store, builds the app and listens: what `sessiondesk serve` and the desktop app share. */
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   let reserved: HttpServer | null = null;
@@ -231,7 +248,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   let data: OpenData;
   try {
     secureDataDir(options.dataDir, options.logger);
-    data = options.databaseUrl ? await openTeamDatabase(options) : await openStore(options);
+    data = options.databaseUrl
+      ? await openTeamDatabase({ ...options, databaseUrl: options.databaseUrl })
+      : await openStore(options);
   } catch (err) {
     await release(reserved);
     throw err;
@@ -241,17 +260,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const launchToken = newLaunchToken();
   const build = () =>
     buildApp({
-      ...(store
-        ? { store }
-        : {
-            team: {
-              storage,
-              transcripts: data.transcripts,
-              dataDir: options.dataDir,
-              sql: data.sql!,
-              leases: data.leases!,
-            },
-          }),
+      ...appDataOf(data, options.dataDir),
       clock: options.clock,
       config: {
         allowedHosts: options.allowedHosts ?? [],

@@ -47,7 +47,7 @@ export function postgresUsers(sql: Queryable): Repos['users'] {
     },
     async firstCreated(except) {
       const [row] = await sql<Row[]>`SELECT * FROM users WHERE NOT (email = ANY(${[...except]}::text[]))
-        ORDER BY created_at, id LIMIT 1`;
+        ORDER BY created_at, made_order LIMIT 1`;
       return row ? toUser(row) : null;
     },
     async count() {
@@ -133,7 +133,7 @@ export function postgresApiKeys(sql: Queryable): Repos['apiKeys'] {
     },
     async list(workspaceId) {
       const rows = await keys(
-        sql`WHERE k.workspace_id = ${workspaceId} AND k.revoked_at IS NULL ORDER BY k.created_at DESC, k.id DESC`,
+        sql`WHERE k.workspace_id = ${workspaceId} AND k.revoked_at IS NULL ORDER BY k.created_at DESC, k.made_order DESC`,
       );
       return rows.map(toKey);
     },
@@ -229,7 +229,7 @@ export function postgresWorkspaces(sql: Queryable): Repos['workspaces'] {
       const rows = await sql<
         Row[]
       >`SELECT w.id, w.name, m.role FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
-        WHERE m.user_id = ${userId} ORDER BY w.created_at, w.id`;
+        WHERE m.user_id = ${userId} ORDER BY w.created_at, w.made_order`;
       return rows.map((r): MembershipRecord => ({
         organizationId: text(r.id),
         name: text(r.name),
@@ -239,7 +239,7 @@ export function postgresWorkspaces(sql: Queryable): Repos['workspaces'] {
     async members(workspaceId) {
       const rows = await sql<Row[]>`SELECT u.id, u.email, u.name, u.image_url, m.role, m.created_at
         FROM memberships m JOIN users u ON u.id = m.user_id
-        WHERE m.workspace_id = ${workspaceId} ORDER BY m.created_at, m.user_id`;
+        WHERE m.workspace_id = ${workspaceId} ORDER BY m.created_at, m.made_order`;
       return rows.map((r) => {
         const member: MemberRecord = {
           userId: text(r.id),

@@ -58,16 +58,18 @@ export function postgresApprovals(sql: Queryable): Repos['approvals'] {
     async pending(workspaceId, sessionId) {
       const ofSession = sessionId === undefined ? sql`` : sql`AND session_id = ${sessionId}`;
       const rows = await sql<Row[]>`SELECT * FROM approvals WHERE workspace_id = ${workspaceId}
-        AND decided_at IS NULL ${ofSession} ORDER BY created_at, id`;
+        AND decided_at IS NULL ${ofSession} ORDER BY created_at, made_order`;
       return rows.map(toApproval);
     },
     async ofSession(sessionId) {
       const rows = await sql<Row[]>`SELECT * FROM approvals WHERE session_id = ${sessionId}
-        ORDER BY created_at, id`;
+        ORDER BY created_at, made_order`;
       return rows.map(toApproval);
     },
     async allPending() {
-      const rows = await sql<Row[]>`SELECT * FROM approvals WHERE decided_at IS NULL ORDER BY created_at, id`;
+      const rows = await sql<
+        Row[]
+      >`SELECT * FROM approvals WHERE decided_at IS NULL ORDER BY created_at, made_order`;
       return rows.map(toApproval);
     },
     // The session is sql.js's key for dropping cached reads of it; nothing here caches them.

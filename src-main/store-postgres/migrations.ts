@@ -404,6 +404,16 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       `CREATE INDEX search_pieces_written ON search_pieces (written)`,
     ],
   },
+  {
+    version: 25,
+    name: 'rows keep the order they were made in',
+    // Rows made within one millisecond (processes writing at once, a clock that stood still)
+    // share created_at; sql.js lists them by rowid, in the order they were made. Random ids
+    // cannot break that tie: a counter can. Existing rows are numbered in their stored order.
+    sql: ['users', 'workspaces', 'memberships', 'api_keys', 'approvals'].map(
+      (table) => `ALTER TABLE ${table} ADD COLUMN made_order BIGINT GENERATED ALWAYS AS IDENTITY`,
+    ),
+  },
 ];
 
 /**

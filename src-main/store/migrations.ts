@@ -484,6 +484,12 @@ export const MIGRATIONS: Migration[] = [
     // step exists because the two lists of steps are one (store-postgres/migrations.ts).
     sql: [],
   },
+  {
+    version: 25,
+    name: 'rows keep the order they were made in',
+    // Nothing to do here: SQLite's rowid already keeps it. PostgreSQL gains a counter.
+    sql: [],
+  },
 ];
 
 export { DatabaseTooNewError };

@@ -174,8 +174,9 @@ describe('sign-in, cookie, sign-out', () => {
   });
 
   it('/me refuses API keys', async () => {
-    const workspace = server.repos.workspaces.listForUser(server.repos.users.findByEmail(email)!.id)[0]!;
-    const key = await server.accounts.createKey({ organizationId: workspace.organizationId });
+    const user = (await server.storage.repos.users.findByEmail(email))!;
+    const [workspace] = await server.storage.repos.workspaces.listForUser(user.id);
+    const key = await server.accounts.createKey({ organizationId: workspace!.organizationId });
     await status(
       await fetch(`${server.url}/api/auth/me`, { headers: { 'x-api-key': key.key } }),
       400,

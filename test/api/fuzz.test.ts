@@ -17,6 +17,7 @@ import {
   uniqueEmail,
   type TestServer,
 } from '../helpers/server.js';
+import { sqljsOnly } from '../helpers/require-tools.js';
 
 /**
  * Property-based fuzzing of the whole HTTP surface against one real server: every endpoint
@@ -1247,199 +1248,215 @@ function matrixRequest({ method, template, auth, body = '{}' }: MatrixEntry): Fe
   return { method, path, query: '', headers, ...(withBody ? { body } : {}) };
 }
 
-describe('fuzzing the HTTP API', () => {
-  it(
-    'every endpoint and method of the API document, with a key, a sign-in, and neither',
-    { timeout: 600_000 },
-    async () => {
-      const declared = fx.endpoints.map(({ method, path }) => `${method} ${path}`);
-      expect(declared).toEqual(expect.arrayContaining(Object.keys(PRIVILEGED_BODIES)));
-      for (const entry of matrix()) {
-        await repairFixture();
-        const request = matrixRequest(entry);
-        await exchange('endpoint matrix', request.method, () => sendFetch(request), describeRequest(request));
-      }
-    },
-  );
-
-  it('every endpoint, any body, headers, query and ids, over fetch', { timeout: 600_000 }, async () => {
-    await check(
-      'fetch',
-      fetchRequestArb(),
-      async (request) => {
-        await exchange('fetch', request.method, () => sendFetch(request), describeRequest(request));
-      },
-      RUNS,
-    );
-  });
-
-  it(
-    'raw HTTP: any Host, repeated header lines, broken framing and syntax',
-    { timeout: 600_000 },
-    async () => {
-      await check(
-        'raw',
-        rawRequestArb(),
-        async (request) => {
-          const { bytes, halfClose } = rawBytes(request);
-          const label = `raw ${JSON.stringify(bytes.toString('latin1').slice(0, 160))}`;
-          let answer: Answer | null = null;
+describe(
+  'fuzzing the HTTP API',
+  // Its checks read the database itself between requests: a fingerprint of every table
+  // (sqlite_master), PRAGMA integrity_check, and the rows it repairs, all through sql.js.
+  sqljsOnly('the fuzzer fingerprints and repairs the sql.js database between requests'),
+  () => {
+    it(
+      'every endpoint and method of the API document, with a key, a sign-in, and neither',
+      { timeout: 600_000 },
+      async () => {
+        const declared = fx.endpoints.map(({ method, path }) => `${method} ${path}`);
+        expect(declared).toEqual(expect.arrayContaining(Object.keys(PRIVILEGED_BODIES)));
+        for (const entry of matrix()) {
+          await repairFixture();
+          const request = matrixRequest(entry);
           await exchange(
-            'raw',
+            'endpoint matrix',
             request.method,
-            async () => {
-              answer = await rawExchange(bytes, halfClose, request.method === 'HEAD');
-              return answer;
-            },
-            label,
+            () => sendFetch(request),
+            describeRequest(request),
           );
-          // A Host that is not this server's own, or none, is never served (DNS rebinding).
-          const hostOk =
-            request.hosts.length === 1 &&
-            ALLOWED_HOSTS().has((request.hosts[0] as string).trim().toLowerCase());
-          if (!hostOk && answer !== null) {
-            expect(
-              (answer as Answer).status,
-              `${label}: served with Host ${JSON.stringify(request.hosts)}`,
-            ).toBeGreaterThanOrEqual(400);
-          }
-          // Two different Authorization lines are ambiguous credentials: never accepted.
-          const bearers = [...(request.repeated ?? []), ...request.headers]
-            .filter(([name]) => name.toLowerCase() === 'authorization')
-            .map(([, value]) => value.trim());
-          const needsCredentials = /^\/api\/(sessions|events)\b/u.test(request.target);
-          if (needsCredentials && new Set(bearers).size > 1 && answer !== null) {
-            expect(
-              (answer as Answer).status,
-              `${label}: ambiguous credentials accepted`,
-            ).toBeGreaterThanOrEqual(400);
-          }
+        }
+      },
+    );
+
+    it('every endpoint, any body, headers, query and ids, over fetch', { timeout: 600_000 }, async () => {
+      await check(
+        'fetch',
+        fetchRequestArb(),
+        async (request) => {
+          await exchange('fetch', request.method, () => sendFetch(request), describeRequest(request));
         },
-        Math.ceil(RUNS / 2),
+        RUNS,
       );
-    },
-  );
+    });
 
-  it('repeated header lines are never read as the first one alone', async () => {
-    const own = `127.0.0.1:${fx.port}`;
-    const cases: { lines: () => [string, string][]; served: boolean }[] = [
-      { lines: () => [['authorization', `Bearer ${fx.apiKey}`]], served: true },
-      {
-        lines: () => [
-          ['authorization', `Bearer ${fx.apiKey}`],
-          ['authorization', `Bearer ${fx.apiKey}`],
-        ],
-        served: true,
-      },
-      {
-        lines: () => [
-          ['authorization', `Bearer ${fx.apiKey}`],
-          ['authorization', `Bearer sdk_${'V'.repeat(43)}`],
-        ],
-        served: false,
-      },
-      {
-        lines: () => [
-          ['authorization', `Bearer ${fx.apiKey}`],
-          ['authorization', 'Bearer'],
-        ],
-        served: false,
-      },
-      {
-        lines: () => [
-          ['authorization', `Bearer ${fx.apiKey}`],
-          ['authorization', 'Basic dXNlcjpwYXNz'],
-        ],
-        served: false,
-      },
-      {
-        lines: () => [
-          ['x-api-key', fx.apiKey],
-          ['x-api-key', fx.revokedKey],
-        ],
-        served: false,
-      },
-      {
-        lines: () => [
-          ['host', own],
-          ['x-api-key', fx.apiKey],
-          ['host', 'evil.example'],
-        ],
-        served: false,
-      },
-      {
-        lines: () => [
-          ['host', own],
-          ['x-api-key', fx.apiKey],
-          ['host', own],
-        ],
-        served: false,
-      },
-    ];
-    for (const { lines, served } of cases) {
-      const headerLines = lines();
-      const hosts = headerLines.some(([name]) => name === 'host') ? [] : [`Host: ${own}`];
-      const text = [
-        'GET /api/sessions HTTP/1.1',
-        ...hosts,
-        ...headerLines.map(([name, value]) => `${name}: ${value}`),
-        'Connection: close',
-      ].join('\r\n');
-      let answer: Answer | null = null;
-      await exchange(
-        'repeated headers',
-        'GET',
-        async () => (answer = await rawExchange(Buffer.from(`${text}\r\n\r\n`), false, false)),
-        JSON.stringify(text),
-      );
-      expect((answer as Answer | null)?.status === 200, JSON.stringify(headerLines)).toBe(served);
-    }
-  });
-
-  it('bodies around the 1 MiB limit, sparingly', { timeout: 600_000 }, async () => {
-    const sizes = [BODY_LIMIT_BYTES - 64, BODY_LIMIT_BYTES, BODY_LIMIT_BYTES + 1, BODY_LIMIT_BYTES * 2];
-    await check(
-      'big bodies',
-      fc.record({
-        size: fc.constantFrom(...sizes),
-        char: fc.constantFrom('a', 'é', '😀', '\\u0000'),
-        target: fc.constantFrom(
-          () => ({ method: 'POST', path: '/api/sessions', field: 'initialMessage', auth: 'cookie' }),
-          () => ({ method: 'PATCH', path: `/api/sessions/${fx.sessionIds[0]}`, field: 'title', auth: 'key' }),
-          () => ({
-            method: 'POST',
-            path: `/api/sessions/${fx.sessionIds[1]}/messages`,
-            field: 'content',
-            auth: 'cookie',
-          }),
-          () => ({ method: 'POST', path: '/api/auth/sign-in', field: 'email', auth: 'none' }),
-        ),
-      }),
-      async ({ size, char, target }) => {
-        const { method, path, field, auth } = target();
-        const prefix = `{"organizationId":"${fx.org}","${field}":"`;
-        const room = size - Buffer.byteLength(prefix) - 2;
-        const body = `${prefix}${char.repeat(Math.max(0, Math.floor(room / Buffer.byteLength(char))))}"}`;
-        const headers: [string, string][] = [['content-type', 'application/json']];
-        if (auth === 'cookie') headers.push(['cookie', cookieHeader()], ['origin', fx.server.origin]);
-        if (auth === 'key') headers.push(['x-api-key', fx.apiKey]);
-        const request: FetchRequest = { method, path, query: '', headers, body };
-        await exchange(
-          'big bodies',
-          method,
-          () => sendFetch(request),
-          `${method} ${path} with ${body.length} bytes`,
+    it(
+      'raw HTTP: any Host, repeated header lines, broken framing and syntax',
+      { timeout: 600_000 },
+      async () => {
+        await check(
+          'raw',
+          rawRequestArb(),
+          async (request) => {
+            const { bytes, halfClose } = rawBytes(request);
+            const label = `raw ${JSON.stringify(bytes.toString('latin1').slice(0, 160))}`;
+            let answer: Answer | null = null;
+            await exchange(
+              'raw',
+              request.method,
+              async () => {
+                answer = await rawExchange(bytes, halfClose, request.method === 'HEAD');
+                return answer;
+              },
+              label,
+            );
+            // A Host that is not this server's own, or none, is never served (DNS rebinding).
+            const hostOk =
+              request.hosts.length === 1 &&
+              ALLOWED_HOSTS().has((request.hosts[0] as string).trim().toLowerCase());
+            if (!hostOk && answer !== null) {
+              expect(
+                (answer as Answer).status,
+                `${label}: served with Host ${JSON.stringify(request.hosts)}`,
+              ).toBeGreaterThanOrEqual(400);
+            }
+            // Two different Authorization lines are ambiguous credentials: never accepted.
+            const bearers = [...(request.repeated ?? []), ...request.headers]
+              .filter(([name]) => name.toLowerCase() === 'authorization')
+              .map(([, value]) => value.trim());
+            const needsCredentials = /^\/api\/(sessions|events)\b/u.test(request.target);
+            if (needsCredentials && new Set(bearers).size > 1 && answer !== null) {
+              expect(
+                (answer as Answer).status,
+                `${label}: ambiguous credentials accepted`,
+              ).toBeGreaterThanOrEqual(400);
+            }
+          },
+          Math.ceil(RUNS / 2),
         );
       },
-      Math.max(6, Math.ceil(RUNS / 50)),
     );
-  });
 
-  it('the data refused requests left alone is still all there', async () => {
-    const list = await fetch(`${fx.server.url}/api/sessions`, { headers: { 'x-api-key': fx.apiKey } });
-    expect(list.status).toBe(200);
-    const ids = ((await list.json()) as { sessions: { id: string }[] }).sessions.map((s) => s.id);
-    for (const id of fx.sessionIds) expect(ids).toContain(id);
-    expect(fx.server.store.db.first('PRAGMA integrity_check')?.[0]).toBe('ok');
-  });
-});
+    it('repeated header lines are never read as the first one alone', async () => {
+      const own = `127.0.0.1:${fx.port}`;
+      const cases: { lines: () => [string, string][]; served: boolean }[] = [
+        { lines: () => [['authorization', `Bearer ${fx.apiKey}`]], served: true },
+        {
+          lines: () => [
+            ['authorization', `Bearer ${fx.apiKey}`],
+            ['authorization', `Bearer ${fx.apiKey}`],
+          ],
+          served: true,
+        },
+        {
+          lines: () => [
+            ['authorization', `Bearer ${fx.apiKey}`],
+            ['authorization', `Bearer sdk_${'V'.repeat(43)}`],
+          ],
+          served: false,
+        },
+        {
+          lines: () => [
+            ['authorization', `Bearer ${fx.apiKey}`],
+            ['authorization', 'Bearer'],
+          ],
+          served: false,
+        },
+        {
+          lines: () => [
+            ['authorization', `Bearer ${fx.apiKey}`],
+            ['authorization', 'Basic dXNlcjpwYXNz'],
+          ],
+          served: false,
+        },
+        {
+          lines: () => [
+            ['x-api-key', fx.apiKey],
+            ['x-api-key', fx.revokedKey],
+          ],
+          served: false,
+        },
+        {
+          lines: () => [
+            ['host', own],
+            ['x-api-key', fx.apiKey],
+            ['host', 'evil.example'],
+          ],
+          served: false,
+        },
+        {
+          lines: () => [
+            ['host', own],
+            ['x-api-key', fx.apiKey],
+            ['host', own],
+          ],
+          served: false,
+        },
+      ];
+      for (const { lines, served } of cases) {
+        const headerLines = lines();
+        const hosts = headerLines.some(([name]) => name === 'host') ? [] : [`Host: ${own}`];
+        const text = [
+          'GET /api/sessions HTTP/1.1',
+          ...hosts,
+          ...headerLines.map(([name, value]) => `${name}: ${value}`),
+          'Connection: close',
+        ].join('\r\n');
+        let answer: Answer | null = null;
+        await exchange(
+          'repeated headers',
+          'GET',
+          async () => (answer = await rawExchange(Buffer.from(`${text}\r\n\r\n`), false, false)),
+          JSON.stringify(text),
+        );
+        expect((answer as Answer | null)?.status === 200, JSON.stringify(headerLines)).toBe(served);
+      }
+    });
+
+    it('bodies around the 1 MiB limit, sparingly', { timeout: 600_000 }, async () => {
+      const sizes = [BODY_LIMIT_BYTES - 64, BODY_LIMIT_BYTES, BODY_LIMIT_BYTES + 1, BODY_LIMIT_BYTES * 2];
+      await check(
+        'big bodies',
+        fc.record({
+          size: fc.constantFrom(...sizes),
+          char: fc.constantFrom('a', 'é', '😀', '\\u0000'),
+          target: fc.constantFrom(
+            () => ({ method: 'POST', path: '/api/sessions', field: 'initialMessage', auth: 'cookie' }),
+            () => ({
+              method: 'PATCH',
+              path: `/api/sessions/${fx.sessionIds[0]}`,
+              field: 'title',
+              auth: 'key',
+            }),
+            () => ({
+              method: 'POST',
+              path: `/api/sessions/${fx.sessionIds[1]}/messages`,
+              field: 'content',
+              auth: 'cookie',
+            }),
+            () => ({ method: 'POST', path: '/api/auth/sign-in', field: 'email', auth: 'none' }),
+          ),
+        }),
+        async ({ size, char, target }) => {
+          const { method, path, field, auth } = target();
+          const prefix = `{"organizationId":"${fx.org}","${field}":"`;
+          const room = size - Buffer.byteLength(prefix) - 2;
+          const body = `${prefix}${char.repeat(Math.max(0, Math.floor(room / Buffer.byteLength(char))))}"}`;
+          const headers: [string, string][] = [['content-type', 'application/json']];
+          if (auth === 'cookie') headers.push(['cookie', cookieHeader()], ['origin', fx.server.origin]);
+          if (auth === 'key') headers.push(['x-api-key', fx.apiKey]);
+          const request: FetchRequest = { method, path, query: '', headers, body };
+          await exchange(
+            'big bodies',
+            method,
+            () => sendFetch(request),
+            `${method} ${path} with ${body.length} bytes`,
+          );
+        },
+        Math.max(6, Math.ceil(RUNS / 50)),
+      );
+    });
+
+    it('the data refused requests left alone is still all there', async () => {
+      const list = await fetch(`${fx.server.url}/api/sessions`, { headers: { 'x-api-key': fx.apiKey } });
+      expect(list.status).toBe(200);
+      const ids = ((await list.json()) as { sessions: { id: string }[] }).sessions.map((s) => s.id);
+      for (const id of fx.sessionIds) expect(ids).toContain(id);
+      expect(fx.server.store.db.first('PRAGMA integrity_check')?.[0]).toBe('ok');
+    });
+  },
+);

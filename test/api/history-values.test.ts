@@ -74,8 +74,8 @@ describe("values from another program's files", () => {
     const owner = await seedWorkspace(server);
     const store = async (title: string, createdAt: string) => {
       const id = newId('session');
-      await server.store.write(() =>
-        server.repos.sessions.insert({
+      await server.storage.write((tx) =>
+        tx.sessions.insert({
           id,
           workspaceId: owner.organizationId,
           authorId: owner.user.userId,

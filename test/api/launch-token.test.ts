@@ -20,6 +20,7 @@ import {
   startTestServer,
   type TestServer,
 } from '../helpers/server.js';
+import { sqljsOnly } from '../helpers/require-tools.js';
 
 const OWNER = { email: 'owner@example.test', name: 'Owner', password: PASSWORD, workspaceName: 'Mine' };
 
@@ -57,8 +58,8 @@ describe('first-run setup needs the launch token', () => {
     await expectNeedsToken(await post(server, '/api/demo/sign-in', null));
     // A cookie someone made up is no better.
     await expectNeedsToken(await post(server, '/api/setup', '__launch=guess', OWNER));
-    expect(server.repos.users.count()).toBe(0);
-    expect(server.repos.workspaces.findById(DEMO.organizationId)).toBeNull();
+    expect(await server.storage.repos.users.count()).toBe(0);
+    expect(await server.storage.repos.workspaces.findById(DEMO.organizationId)).toBeNull();
     const status = SetupStatusSchema.parse(await (await fetch(`${server.url}/api/setup`)).json());
     expect(status).toMatchObject({ needed: true, demo: false, launchToken: false });
   });
@@ -93,7 +94,7 @@ describe('first-run setup needs the launch token', () => {
       body: JSON.stringify(OWNER),
     });
     expect(foreign.status).toBe(403);
-    expect(server.repos.users.count()).toBe(0);
+    expect(await server.storage.repos.users.count()).toBe(0);
 
     const setup = await post(server, '/api/setup', cookie, OWNER);
     expect(setup.status).toBe(201);
@@ -103,98 +104,102 @@ describe('first-run setup needs the launch token', () => {
   });
 });
 
-describe('the demo sign-in', () => {
-  let server: TestServer;
-  let cookie: string;
-  let demoOwner: string;
-  let bin = '';
-  beforeAll(async () => {
-    // An agent CLI installed and a command defined: both are there to be chosen, but not by the demo.
-    bin = installRecordedClis(mkdtempSync(join(tmpdir(), 'launch-clis-')));
-    server = await startTestServer({
-      agentEnv: { PATH: '/nonexistent', SESSIONDESK_CODEX_BIN: join(bin, 'codex') },
+describe(
+  'the demo sign-in',
+  sqljsOnly('the demo workspace lives in a data directory; a team server answers 503 for it'),
+  () => {
+    let server: TestServer;
+    let cookie: string;
+    let demoOwner: string;
+    let bin = '';
+    beforeAll(async () => {
+      // An agent CLI installed and a command defined: both are there to be chosen, but not by the demo.
+      bin = installRecordedClis(mkdtempSync(join(tmpdir(), 'launch-clis-')));
+      server = await startTestServer({
+        agentEnv: { PATH: '/nonexistent', SESSIONDESK_CODEX_BIN: join(bin, 'codex') },
+      });
+      await writeNamedCommands(server.dataDir, { mine: ['my-agent', '-p'] });
+      cookie = await launchCookie(server);
+      const demo = await post(server, '/api/setup/demo', cookie);
+      expect(demo.status).toBe(201);
+      demoOwner = cookieOf(demo);
     });
-    await writeNamedCommands(server.dataDir, { mine: ['my-agent', '-p'] });
-    cookie = await launchCookie(server);
-    const demo = await post(server, '/api/setup/demo', cookie);
-    expect(demo.status).toBe(201);
-    demoOwner = cookieOf(demo);
-  });
-  afterAll(async () => {
-    await server.dispose();
-    rmSync(bin, { recursive: true, force: true });
-  });
-
-  it('never serves the demo password; the token signs in as the demo owner instead', async () => {
-    const { password } = JSON.parse(readFileSync(join(server.dataDir, DEMO_SIGN_IN_FILE), 'utf8')) as {
-      password: string;
-    };
-    const old = await fetch(`${server.url}/api/demo/sign-in`);
-    expect(old.status).toBe(404);
-    expect(await old.text()).not.toContain(password);
-    const openapi = await (await fetch(`${server.url}/api/openapi.json`)).text();
-    expect(openapi).not.toContain(password);
-
-    await expectNeedsToken(await post(server, '/api/demo/sign-in', null));
-    const signedIn = await post(server, '/api/demo/sign-in', cookie);
-    expect(signedIn.status).toBe(200);
-    expect(JSON.stringify(await signedIn.clone().json())).not.toContain(password);
-    expect(SignInResponseSchema.parse(await signedIn.json()).user.email).toBe(DEMO.email);
-    const me = await asUser(server, cookieOf(signedIn), 'GET', '/api/auth/me');
-    expect(((await me.json()) as { workspaces: { organizationId: string }[] }).workspaces).toEqual([
-      expect.objectContaining({ organizationId: DEMO.organizationId }),
-    ]);
-  });
-
-  it('a demo account cannot create a workspace', async () => {
-    const response = await asUser(server, demoOwner, 'POST', '/api/workspaces', { name: 'Escape' });
-    expect(response.status).toBe(403);
-    expect(ErrorResponseSchema.parse(await response.json()).error.message).toContain('demo');
-    expect(server.repos.workspaces.listForUser(server.repos.users.findByEmail(DEMO.email)!.id)).toHaveLength(
-      1,
-    );
-  });
-
-  it('a demo account cannot choose an agent other than the demo agent', async () => {
-    const path = `/api/workspaces/${DEMO.organizationId}/agent`;
-    for (const body of [
-      { agent: 'codex' },
-      { agent: 'claude-code' },
-      { agent: 'command', commandName: 'x' },
-    ]) {
-      const response = await asUser(server, demoOwner, 'PUT', path, body);
-      expect(response.status, JSON.stringify(body)).toBe(403);
-    }
-    const demo = await asUser(server, demoOwner, 'PUT', path, { agent: 'demo' });
-    expect(demo.status).toBe(200);
-    expect(await demo.json()).toMatchObject({ settings: { agent: 'demo' }, source: 'workspace' });
-  });
-
-  it('a demo account cannot create accounts', async () => {
-    const members = `/api/workspaces/${DEMO.organizationId}/members`;
-    const created = await asUser(server, demoOwner, 'POST', members, {
-      email: 'new@example.test',
-      name: 'New',
-      password: PASSWORD,
+    afterAll(async () => {
+      await server.dispose();
+      rmSync(bin, { recursive: true, force: true });
     });
-    expect(created.status).toBe(403);
-    expect(server.repos.users.findByEmail('new@example.test')).toBeNull();
-  });
 
-  it('no one can take a demo account into another workspace', async () => {
-    const real = await seedWorkspace(server, 'real');
-    const taken = await asUser(
-      server,
-      real.user.cookie,
-      'POST',
-      `/api/workspaces/${real.organizationId}/members`,
-      {
-        email: 'grace@sessiondesk.local',
-      },
-    );
-    expect(taken.status).toBe(403);
-    expect(server.repos.workspaces.members(real.organizationId).map((m) => m.email)).not.toContain(
-      'grace@sessiondesk.local',
-    );
-  });
-});
+    it('never serves the demo password; the token signs in as the demo owner instead', async () => {
+      const { password } = JSON.parse(readFileSync(join(server.dataDir, DEMO_SIGN_IN_FILE), 'utf8')) as {
+        password: string;
+      };
+      const old = await fetch(`${server.url}/api/demo/sign-in`);
+      expect(old.status).toBe(404);
+      expect(await old.text()).not.toContain(password);
+      const openapi = await (await fetch(`${server.url}/api/openapi.json`)).text();
+      expect(openapi).not.toContain(password);
+
+      await expectNeedsToken(await post(server, '/api/demo/sign-in', null));
+      const signedIn = await post(server, '/api/demo/sign-in', cookie);
+      expect(signedIn.status).toBe(200);
+      expect(JSON.stringify(await signedIn.clone().json())).not.toContain(password);
+      expect(SignInResponseSchema.parse(await signedIn.json()).user.email).toBe(DEMO.email);
+      const me = await asUser(server, cookieOf(signedIn), 'GET', '/api/auth/me');
+      expect(((await me.json()) as { workspaces: { organizationId: string }[] }).workspaces).toEqual([
+        expect.objectContaining({ organizationId: DEMO.organizationId }),
+      ]);
+    });
+
+    it('a demo account cannot create a workspace', async () => {
+      const response = await asUser(server, demoOwner, 'POST', '/api/workspaces', { name: 'Escape' });
+      expect(response.status).toBe(403);
+      expect(ErrorResponseSchema.parse(await response.json()).error.message).toContain('demo');
+      expect(
+        server.repos.workspaces.listForUser(server.repos.users.findByEmail(DEMO.email)!.id),
+      ).toHaveLength(1);
+    });
+
+    it('a demo account cannot choose an agent other than the demo agent', async () => {
+      const path = `/api/workspaces/${DEMO.organizationId}/agent`;
+      for (const body of [
+        { agent: 'codex' },
+        { agent: 'claude-code' },
+        { agent: 'command', commandName: 'x' },
+      ]) {
+        const response = await asUser(server, demoOwner, 'PUT', path, body);
+        expect(response.status, JSON.stringify(body)).toBe(403);
+      }
+      const demo = await asUser(server, demoOwner, 'PUT', path, { agent: 'demo' });
+      expect(demo.status).toBe(200);
+      expect(await demo.json()).toMatchObject({ settings: { agent: 'demo' }, source: 'workspace' });
+    });
+
+    it('a demo account cannot create accounts', async () => {
+      const members = `/api/workspaces/${DEMO.organizationId}/members`;
+      const created = await asUser(server, demoOwner, 'POST', members, {
+        email: 'new@example.test',
+        name: 'New',
+        password: PASSWORD,
+      });
+      expect(created.status).toBe(403);
+      expect(server.repos.users.findByEmail('new@example.test')).toBeNull();
+    });
+
+    it('no one can take a demo account into another workspace', async () => {
+      const real = await seedWorkspace(server, 'real');
+      const taken = await asUser(
+        server,
+        real.user.cookie,
+        'POST',
+        `/api/workspaces/${real.organizationId}/members`,
+        {
+          email: 'grace@sessiondesk.local',
+        },
+      );
+      expect(taken.status).toBe(403);
+      expect(server.repos.workspaces.members(real.organizationId).map((m) => m.email)).not.toContain(
+        'grace@sessiondesk.local',
+      );
+    });
+  },
+);

@@ -11,6 +11,8 @@ import {
   withKey,
   type TestServer,
 } from '../helpers/server.js';
+import { sqljsOnly } from '../helpers/require-tools.js';
+import type { Repos } from '../../src-main/store/storage.js';
 
 // GET one session answers from a cache of encoded responses. These tests read a session,
 // change it in every way there is, and read it again: a stale answer would fail them.
@@ -32,12 +34,12 @@ describe('reading a session again after it changed', () => {
     servers.push(server);
     const owner = await seedWorkspace(server);
     // Made directly (no agent runs for it), so that nothing but this test changes it.
-    // server.repos is a second set of repositories over the same store, as the CLI's would be.
+    // server.storage is a second set of repositories over the same database, as the CLI's would be.
     const id = newId('session');
     const at = new Date().toISOString();
-    const write = (fn: () => void) => server.store.write(fn);
-    await write(() =>
-      server.repos.sessions.insert({
+    const write = (fn: (tx: Repos) => Promise<unknown>) => server.storage.write(fn);
+    await write((tx) =>
+      tx.sessions.insert({
         id,
         workspaceId: owner.organizationId,
         authorId: owner.user.userId,
@@ -59,8 +61,8 @@ describe('reading a session again after it changed', () => {
     await withKey(server, owner.apiKey, 'PATCH', `/api/sessions/${id}`, { status: 'completed' });
     expect((await readSession(server, owner.apiKey, id)).status).toBe('completed');
 
-    await write(() =>
-      server.repos.sessions.appendMessage(
+    await write((tx) =>
+      tx.sessions.appendMessage(
         id,
         owner.organizationId,
         { type: 'assistant', message: { content: [{ type: 'text', text: 'Working on it' }] } },
@@ -69,16 +71,16 @@ describe('reading a session again after it changed', () => {
       ),
     );
     expect((await readSession(server, owner.apiKey, id)).messages).toHaveLength(2);
-    await write(() =>
-      server.repos.sessions.replaceTasks(id, [{ id: 't1', title: 'Read the code', status: 'in_progress' }]),
+    await write((tx) =>
+      tx.sessions.replaceTasks(id, [{ id: 't1', title: 'Read the code', status: 'in_progress' }]),
     );
     expect((await readSession(server, owner.apiKey, id)).tasks).toEqual([
       { id: 't1', title: 'Read the code', status: 'in_progress' },
     ]);
-    await write(() => server.repos.sessions.setBranch(id, 'agent/cache-me', at));
+    await write((tx) => tx.sessions.setBranch(id, 'agent/cache-me', at));
     expect((await readSession(server, owner.apiKey, id)).metadata.branch).toBe('agent/cache-me');
-    await write(() =>
-      server.repos.sessions.updatePullRequest(
+    await write((tx) =>
+      tx.sessions.updatePullRequest(
         id,
         { number: 7, url: 'https://github.com/acme/cache/pull/7', status: 'open' },
         at,
@@ -125,42 +127,46 @@ describe('reading a session again after it changed', () => {
     );
   });
 
-  it('never answers with a write the disk refused, though it was read while in flight', async () => {
-    let release: ((error: Error | null) => void) | null = null;
-    let hold = false;
-    const files: FileLayer = {
-      ...realFiles,
-      async write(handle, data, position) {
-        if (hold) {
-          const error = await new Promise<Error | null>((resolve) => {
-            release = resolve;
-          });
-          if (error) throw error;
-        }
-        return realFiles.write(handle, data, position);
-      },
-    };
-    const server = await startTestServer({ store: { files } });
-    servers.push(server);
-    const owner = await seedWorkspace(server);
-    const { id } = await createSession(server, owner.user.cookie, {
-      organizationId: owner.organizationId,
-      initialMessage: 'Keep my title',
-    });
-    const before = await readSession(server, owner.apiKey, id);
+  it(
+    'never answers with a write the disk refused, though it was read while in flight',
+    sqljsOnly("the write is held in the sql.js store's file layer"),
+    async () => {
+      let release: ((error: Error | null) => void) | null = null;
+      let hold = false;
+      const files: FileLayer = {
+        ...realFiles,
+        async write(handle, data, position) {
+          if (hold) {
+            const error = await new Promise<Error | null>((resolve) => {
+              release = resolve;
+            });
+            if (error) throw error;
+          }
+          return realFiles.write(handle, data, position);
+        },
+      };
+      const server = await startTestServer({ store: { files } });
+      servers.push(server);
+      const owner = await seedWorkspace(server);
+      const { id } = await createSession(server, owner.user.cookie, {
+        organizationId: owner.organizationId,
+        initialMessage: 'Keep my title',
+      });
+      const before = await readSession(server, owner.apiKey, id);
 
-    hold = true;
-    const patch = withKey(server, owner.apiKey, 'PATCH', `/api/sessions/${id}`, { title: 'Never saved' });
-    // Memory holds the write while the journal is being written; a read now sees and caches it.
-    await expect.poll(async () => (await readSession(server, owner.apiKey, id)).title).toBe('Never saved');
-    await expect.poll(() => release !== null).toBe(true);
-    hold = false;
-    (release as unknown as (error: Error | null) => void)(
-      Object.assign(new Error('EIO: injected'), { code: 'EIO' }),
-    );
-    expect((await patch).status).toBe(503);
-    expect((await readSession(server, owner.apiKey, id)).title).toBe(before.title);
-  });
+      hold = true;
+      const patch = withKey(server, owner.apiKey, 'PATCH', `/api/sessions/${id}`, { title: 'Never saved' });
+      // Memory holds the write while the journal is being written; a read now sees and caches it.
+      await expect.poll(async () => (await readSession(server, owner.apiKey, id)).title).toBe('Never saved');
+      await expect.poll(() => release !== null).toBe(true);
+      hold = false;
+      (release as unknown as (error: Error | null) => void)(
+        Object.assign(new Error('EIO: injected'), { code: 'EIO' }),
+      );
+      expect((await patch).status).toBe(503);
+      expect((await readSession(server, owner.apiKey, id)).title).toBe(before.title);
+    },
+  );
 });
 
 describe('reading a list again after sessions changed', () => {
@@ -171,9 +177,9 @@ describe('reading a list again after sessions changed', () => {
     const owner = await seedWorkspace(server);
     const insert = (title: string) => {
       const id = newId('session');
-      return server.store
-        .write(() =>
-          server.repos.sessions.insert({
+      return server.storage
+        .write((tx) =>
+          tx.sessions.insert({
             id,
             workspaceId: owner.organizationId,
             authorId: owner.user.userId,

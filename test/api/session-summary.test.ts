@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SessionSummaryResponseSchema } from '../../src-shared/session-summary.js';
 import { ListSessionsResponseSchema, type Message, type Task } from '../../src-shared/sessions.js';
 import {
@@ -36,9 +36,19 @@ describe('GET /api/sessions/{id}/summary', () => {
         repoUrl: 'https://github.com/acme/parser',
       })
     ).id;
-    await server.store.write(() => {
+    // The demo agent names its branch as it starts, after the session is answered: the
+    // summary and the list below are compared once it has, not while it is starting.
+    await vi.waitFor(
+      async () => {
+        const response = await withKey(server, owner.apiKey, 'GET', `/api/sessions/${sessionId}/summary`);
+        const { session } = SessionSummaryResponseSchema.parse(await response.json());
+        if (session.metadata.branch === undefined) throw new Error('the demo agent has not started yet');
+      },
+      { timeout: 20_000, interval: 50 },
+    );
+    await server.storage.write(async (tx) => {
       for (let i = 0; i < 3; i += 1) {
-        server.repos.sessions.appendMessage(
+        await tx.sessions.appendMessage(
           sessionId,
           owner.organizationId,
           reply(`Step ${i} of the fix.`),
@@ -46,7 +56,7 @@ describe('GET /api/sessions/{id}/summary', () => {
           new Date().toISOString(),
         );
       }
-      server.repos.sessions.replaceTasks(sessionId, TASKS);
+      await tx.sessions.replaceTasks(sessionId, TASKS);
     });
   });
   afterAll(async () => server.dispose());

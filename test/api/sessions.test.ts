@@ -224,11 +224,11 @@ describe('GET /api/sessions/:id', () => {
       duration_ms: 5,
       num_turns: 2,
     };
-    await server.store.write(() => {
+    await server.storage.write(async (tx) => {
       const at = new Date().toISOString();
-      server.repos.sessions.appendMessage(created.id, organizationId, assistant, null, at);
-      server.repos.sessions.appendMessage(created.id, organizationId, result, null, at);
-      server.repos.sessions.replaceTasks(created.id, [
+      await tx.sessions.appendMessage(created.id, organizationId, assistant, null, at);
+      await tx.sessions.appendMessage(created.id, organizationId, result, null, at);
+      await tx.sessions.replaceTasks(created.id, [
         { id: 't2', title: 'Second', status: 'in_progress' },
         { id: 't1', title: 'First', status: 'completed' },
       ]);

@@ -48,8 +48,8 @@ describe('stats at the 7-day boundaries', () => {
   }
 
   async function merge(sessionId: string) {
-    await server.store.write(() =>
-      server.repos.sessions.updatePullRequest(
+    await server.storage.write((tx) =>
+      tx.sessions.updatePullRequest(
         sessionId,
         {
           number: 7,
@@ -108,9 +108,9 @@ describe('stats at the 7-day boundaries', () => {
     await signInAgain('ann');
     const session = await createSession(server, cookies.ann, { organizationId, initialMessage: 'old work' });
     clock.set(new Date(start + 2 * WEEK).toISOString());
-    const catUserId = server.repos.users.findByEmail(emails.cat)!.id;
-    await server.store.write(() =>
-      server.repos.sessions.appendMessage(
+    const catUserId = (await server.storage.repos.users.findByEmail(emails.cat))!.id;
+    await server.storage.write((tx) =>
+      tx.sessions.appendMessage(
         session.id,
         organizationId,
         { type: 'user', message: { content: 'cat follows up' } },
@@ -142,8 +142,8 @@ describe('stats at the 7-day boundaries', () => {
     const session = await createSession(server, cookies.bob, { organizationId, initialMessage: 'merge me' });
     await merge(session.id);
     expect((await stats()).mergesPastWeek).toBe(1);
-    await server.store.write(() =>
-      server.repos.sessions.updatePullRequest(
+    await server.storage.write((tx) =>
+      tx.sessions.updatePullRequest(
         session.id,
         { number: 7, url: 'https://example.com/acme/web/pull/7', status: 'open' },
         clock.now().toISOString(),

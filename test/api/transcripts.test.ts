@@ -52,8 +52,8 @@ describe('transcripts over HTTP', () => {
     target.id = created.id;
     target.messages = [{ type: 'user', message: { content: 'Read the code' } }];
     for (const [i, message] of messages.entries()) {
-      await server.store.write(() =>
-        server.repos.sessions.appendMessage(target.id, owner.organizationId, message, null, at(i)),
+      await server.storage.write((tx) =>
+        tx.sessions.appendMessage(target.id, owner.organizationId, message, null, at(i)),
       );
       target.messages.push(message);
     }
@@ -171,42 +171,47 @@ describe('transcripts over HTTP', () => {
       organizationId: owner.organizationId,
       initialMessage: 'Keep writing',
     });
+    // Each message at the place its write was given (sql.js writes one at a time in the order
+    // they are called, PostgreSQL in the order the writes commit).
     const appended: Message[] = [{ type: 'user', message: { content: 'Keep writing' } }];
     let writing = true;
     // Bursts of writes, so that most of the time some are in flight (in memory, not yet on disk).
     const writer = (async () => {
       for (let burst = 0; burst < 12; burst += 1) {
-        const writes: Promise<number>[] = [];
+        const writes: Promise<void>[] = [];
         for (let i = burst * 10; i < burst * 10 + 10; i += 1) {
           const message = i % 4 === 0 ? fileRead(i, 20_000) : reply(`Line ${i}`);
-          appended.push(message);
           writes.push(
-            server.store.write(() =>
-              server.repos.sessions.appendMessage(created.id, owner.organizationId, message, null, at(i)),
-            ),
+            server.storage
+              .write((tx) =>
+                tx.sessions.appendMessage(created.id, owner.organizationId, message, null, at(i)),
+              )
+              .then((seq) => void (appended[seq - 1] = message)),
           );
         }
         await Promise.all(writes);
       }
       writing = false;
     })();
-    let reads = 0;
-    while (writing || reads < 5) {
+    // What each read answered, checked against the whole transcript once every write is done.
+    const answered: Message[][] = [];
+    while (writing || answered.length < 10) {
       const [full, page] = await Promise.all([
         withKey(server, owner.apiKey, 'GET', `/api/sessions/${created.id}`).then((r) => r.json()),
         withKey(server, owner.apiKey, 'GET', `/api/sessions/${created.id}/messages?limit=1000`).then((r) =>
           r.json(),
         ),
       ]);
-      const messages = FullSessionResponseSchema.parse(full).session.messages;
-      expect(messages).toEqual(appended.slice(0, messages.length));
+      answered.push(FullSessionResponseSchema.parse(full).session.messages);
       const paged = MessagesPageResponseSchema.parse(page);
-      expect(paged.messages).toEqual(appended.slice(0, paged.messages.length));
       expect(paged.total).toBeGreaterThanOrEqual(paged.messages.length);
-      reads += 1;
+      answered.push(paged.messages);
     }
     await writer;
-    expect(reads).toBeGreaterThan(4);
+    const whole = await withKey(server, owner.apiKey, 'GET', `/api/sessions/${created.id}`);
+    expect(FullSessionResponseSchema.parse(await whole.json()).session.messages).toEqual(appended);
+    expect(appended).toHaveLength(121);
+    for (const messages of answered) expect(messages).toEqual(appended.slice(0, messages.length));
   });
 
   it('lists the messages route in the OpenAPI document', async () => {

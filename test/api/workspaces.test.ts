@@ -89,7 +89,7 @@ describe('first-run setup', () => {
       }),
     });
     await expectError(again, 409, 'conflict');
-    expect(server.repos.users.findByEmail('eve@example.test')).toBeNull();
+    expect(await server.storage.repos.users.findByEmail('eve@example.test')).toBeNull();
   });
 });
 
@@ -134,9 +134,9 @@ describe('first-run setup with agent CLIs installed', () => {
     // One not installed, and one setup does not offer (a command is the administrator's).
     const missing = await setUp('gemini');
     await expectError(missing, 400, 'validation_failed');
-    expect(s.repos.users.findByEmail('ada@example.test')).toBeNull();
+    expect(await s.storage.repos.users.findByEmail('ada@example.test')).toBeNull();
     await expectError(await setUp('command'), 400);
-    expect(s.repos.users.findByEmail('ada@example.test')).toBeNull();
+    expect(await s.storage.repos.users.findByEmail('ada@example.test')).toBeNull();
 
     const response = await setUp('codex');
     expect(response.status).toBe(201);

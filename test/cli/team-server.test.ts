@@ -272,6 +272,7 @@ describe('sessiondesk serve --database', { ...requireTools(postgresTool()), time
     // It answers: signed out, but served.
     expect((await fetch(new URL('/api/auth/me', serve.url))).status).toBe(401);
     expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+    expect(await serve.stop()).toBe(0);
   });
 
   it('counts failed sign-ins and bad API keys across processes: the limit holds on every one', async () => {

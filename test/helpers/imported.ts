@@ -19,8 +19,8 @@ export async function seedImported(
 ): Promise<string> {
   const id = newId('session');
   const at = new Date().toISOString();
-  await server.store.write(() => {
-    server.repos.sessions.insert({
+  await server.storage.write(async (tx) => {
+    await tx.sessions.insert({
       id,
       workspaceId: owner.organizationId,
       authorId: owner.user.userId,
@@ -29,21 +29,21 @@ export async function seedImported(
       createdAt: at,
       baseBranch: 'main',
     });
-    server.repos.sessions.appendMessage(
+    await tx.sessions.appendMessage(
       id,
       owner.organizationId,
       { type: 'user', message: { content: 'Hi' } },
       owner.user.userId,
       at,
     );
-    server.repos.history.setSessionSource(id, {
+    await tx.history.setSessionSource(id, {
       kind: 'claude-code',
       // The CLI's folder is not inside the work folder: an agent working there would reach it.
       path: join(`${folder}-cli`, '.claude', 'projects', 'p', 'c.jsonl'),
       cwd: folder,
       conversationId: '6f1c1f64-3b5e-4b8e-9d5c-2a4c1f0e9b11',
     });
-    server.repos.sessions.update(id, { status: 'completed' }, at);
+    await tx.sessions.update(id, { status: 'completed' }, at);
   });
   return id;
 }

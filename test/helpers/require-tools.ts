@@ -1,4 +1,5 @@
 import { it, type TestOptions } from 'vitest';
+import { TEST_BACKEND } from './test-database.js';
 import { IN_CI, missingTools, warnSkipped, type Tool } from './tools.js';
 
 declare module 'vitest' {
@@ -36,4 +37,13 @@ export function skipWithReason(reason: string | null): TestOptions {
   if (reason === null) return {};
   warnSkipped(reason);
   return { skip: true, meta: { skipReason: reason } };
+}
+
+/**
+ * The options of a describe() or it() that needs the desktop's sql.js store itself (its files,
+ * its synchronous repositories, its demo workspace): run over sql.js, skipped with `reason`
+ * when the API tests run over PostgreSQL (vitest.postgres.config.ts).
+ */
+export function sqljsOnly(reason: string): TestOptions {
+  return skipWithReason(TEST_BACKEND === 'postgres' ? `sql.js only: ${reason}` : null);
 }

@@ -6,11 +6,15 @@ import { createAccounts, type Accounts } from '../../src-main/accounts/accounts.
 import { silentLogger, steppableClock, systemClock, type Clock } from '../../src-main/clock.js';
 import { defaultSandboxRoot } from '../../src-main/agents/sandbox/sandbox-root.js';
 import { createEventLog, type LogLevel } from '../../src-main/event-log.js';
+import { secureDataDir } from '../../src-main/data-dir-permissions.js';
 import { buildApp } from '../../src-main/server/app.js';
 import { newLaunchToken } from '../../src-main/server/auth/launch-token.js';
+import { appDataOf, openTeamDatabase, type OpenData } from '../../src-main/server/start.js';
 import { createRepositories, type Repositories } from '../../src-main/store/repositories.js';
+import type { Storage } from '../../src-main/store/storage.js';
 import { Store, type StoreOptions } from '../../src-main/store/store.js';
-import { storageOf } from '../../src-main/store/sqljs-storage.js';
+import { storageOf, transcriptsOf } from '../../src-main/store/sqljs-storage.js';
+import { databaseFor, TEST_BACKEND, type TestBackend } from './test-database.js';
 
 export function tempDir(prefix = 'sessiondesk-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -24,9 +28,17 @@ export interface TestServer {
   dataDir: string;
   /** Where the agents' sandboxes are: beside the data directory, never inside. */
   sandboxRoot: string;
-  store: Store;
-  repos: Repositories;
+  /** The database under it: sql.js by default, PostgreSQL under SESSIONDESK_TEST_DATABASE=postgres. */
+  backend: TestBackend;
+  /** The team server's database URL; null over sql.js. */
+  databaseUrl: string | null;
+  /** The repositories as services call them, on either database: seed and inspect through these. */
+  storage: Storage;
   accounts: Accounts;
+  /** The sql.js store: only in a test declared `sqljsOnly` (reading it on PostgreSQL throws). */
+  store: Store;
+  /** Synchronous sql.js repositories over `store`: only in a test declared `sqljsOnly`. */
+  repos: Repositories;
   app: FastifyInstance;
   /** Stops the server and closes the store; the data directory stays until `dispose`. */
   stop(): Promise<void>;
@@ -65,6 +77,31 @@ export interface TestServerOptions {
   searchTimeLimitMs?: number;
 }
 
+/** Opens what `serve` would over `dataDir`: the sql.js store, or a team server's database. */
+async function openData(dataDir: string, clock: Clock, options: TestServerOptions): Promise<OpenData> {
+  if (TEST_BACKEND === 'postgres') {
+    if (options.store) throw new Error("store options are the sql.js store's: declare the test sqljsOnly");
+    // As `serve` does before it opens the database.
+    secureDataDir(dataDir, silentLogger);
+    return openTeamDatabase({ dataDir, clock, databaseUrl: await databaseFor(dataDir) });
+  }
+  const store = await Store.open({ dataDir, clock, logger: silentLogger, ...options.store });
+  return {
+    store,
+    sql: null,
+    leases: null,
+    storage: storageOf(store),
+    transcripts: transcriptsOf(store),
+    close: () => store.close(),
+  };
+}
+
+function sqljsOnlyHandle(name: string): never {
+  throw new Error(
+    `server.${name} is the sql.js store's; on PostgreSQL seed through server.storage, or declare the test sqljsOnly(reason)`,
+  );
+}
+
 /**
  * The servers not yet disposed, by data directory. A test that reopens a directory has two
  * servers over it, and disposing the first must not delete what the second is writing (its
@@ -77,10 +114,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const dataDir = options.dataDir ?? tempDir();
   const sandboxRoot = defaultSandboxRoot(dataDir);
   const clock = options.clock ?? systemClock;
-  const store = await Store.open({ dataDir, clock, logger: silentLogger, ...options.store });
+  const data = await openData(dataDir, clock, options);
   const launchToken = newLaunchToken();
   const app = await buildApp({
-    store,
+    ...appDataOf(data, dataDir),
     clock,
     config: {
       allowedHosts: [],
@@ -106,7 +143,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no address');
   const url = `http://127.0.0.1:${address.port}`;
-  const repos = createRepositories(store.db);
+  const { store } = data;
+  const repos = store ? createRepositories(store.db) : null;
   const users = serversByDataDir.get(dataDir) ?? new Set<object>();
   serversByDataDir.set(dataDir, users);
   const self = {};
@@ -116,7 +154,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     if (stopped) return;
     stopped = true;
     await app.close();
-    await store.close();
+    await data.close();
   };
   return {
     url,
@@ -124,9 +162,16 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     launchToken,
     dataDir,
     sandboxRoot,
-    store,
-    repos,
-    accounts: createAccounts(storageOf(store), clock),
+    backend: TEST_BACKEND,
+    databaseUrl: data.sql ? await databaseFor(dataDir) : null,
+    storage: data.storage,
+    accounts: createAccounts(data.storage, clock),
+    get store() {
+      return store ?? sqljsOnlyHandle('store');
+    },
+    get repos() {
+      return repos ?? sqljsOnlyHandle('repos');
+    },
     app,
     stop,
     async dispose() {

@@ -163,6 +163,22 @@ function accountsContract(open: () => Promise<{ repos: Accounts; prefix: string 
     expect(await repos.apiKeys.list(id('org_a'))).toEqual([]);
     expect((await repos.apiKeys.findById(id('key_1')))?.revokedAt).toBe(later(23));
   });
+
+  it('knows which user was made first, also of two made within one millisecond', async () => {
+    const before = new Date(Date.parse(AT) - 60_000).toISOString();
+    // The later id first: the order they were made in decides, not their ids.
+    for (const name of ['usr_zed', 'usr_amy']) {
+      await repos.users.insert({
+        id: id(name),
+        email: `${name}-${id('x')}@example.com`,
+        name,
+        passwordHash: 'h',
+        createdAt: before,
+      });
+    }
+    expect((await repos.users.firstCreated([]))?.id).toBe(id('usr_zed'));
+    expect((await repos.users.firstCreated([`usr_zed-${id('x')}@example.com`]))?.id).toBe(id('usr_amy'));
+  });
 }
 
 describe('the accounts repositories on sql.js', () => {

@@ -37,6 +37,12 @@ const ONLY_ON_POSTGRES: Record<string, string> = {
   search_sessions: 'the search index is in the database, not in search.db',
 };
 
+/**
+ * Columns PostgreSQL has where SQLite lists by its rowid (the order rows were made in, which
+ * created_at alone cannot tell within a millisecond): `made_order`, on each table listed by it.
+ */
+const ROWID_ON_POSTGRES = ['api_keys', 'approvals', 'memberships', 'users', 'workspaces'];
+
 /** The PostgreSQL types a sql.js column type may become (src-main/store-postgres/migrations.ts). */
 const TRANSLATIONS: Record<string, string[]> = {
   TEXT: ['text'],
@@ -130,7 +136,11 @@ describe('the schema on PostgreSQL', requireTools(postgresTool()), () => {
 
     for (const [table, liteColumns] of lite.tables) {
       const postColumns = post.tables.get(table);
-      expect([...(postColumns?.keys() ?? [])].sort(), table).toEqual([...liteColumns.keys()].sort());
+      const rowid = ROWID_ON_POSTGRES.includes(table) ? ['made_order'] : [];
+      expect([...(postColumns?.keys() ?? [])].sort(), table).toEqual(
+        [...liteColumns.keys(), ...rowid].sort(),
+      );
+      if (rowid.length > 0) expect(postColumns?.get('made_order')).toEqual({ type: 'bigint', notNull: true });
       for (const [name, column] of liteColumns) {
         const translated = postColumns?.get(name);
         const wider = WIDER_ON_POSTGRES[`${table}.${name}`];

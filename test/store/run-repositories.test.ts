@@ -194,10 +194,9 @@ function runsContract(open: () => Promise<Database>) {
   it("lists pending requests oldest first, of a workspace or one session, and a session's record", async () => {
     await repos.approvals.save(request('apr_b', 'ses_1', later(2)));
     await repos.approvals.save(request('apr_a', 'ses_2', later(1)));
-    // Two asked in the same millisecond, saved in the order of their ids: sql.js breaks the tie
-    // by insertion, PostgreSQL (for now) by id, and both answer this order.
-    await repos.approvals.save(request('apr_c', 'ses_2', later(3)));
+    // Two asked in the same millisecond, the later id first: listed in the order they were asked.
     await repos.approvals.save(request('apr_d', 'ses_1', later(3)));
+    await repos.approvals.save(request('apr_c', 'ses_2', later(3)));
     await repos.approvals.save(request('apr_e', 'ses_4', AT));
     const decided = request('apr_f', 'ses_1', AT, {
       decidedAt: later(1),
@@ -208,12 +207,12 @@ function runsContract(open: () => Promise<Database>) {
     await repos.approvals.save(decided);
     const ids = (found: ApprovalRecord[]) => found.map((approval) => approval.id);
 
-    expect(ids(await repos.approvals.pending('org_a'))).toEqual(['apr_a', 'apr_b', 'apr_c', 'apr_d']);
+    expect(ids(await repos.approvals.pending('org_a'))).toEqual(['apr_a', 'apr_b', 'apr_d', 'apr_c']);
     expect(ids(await repos.approvals.pending('org_a', 'ses_1'))).toEqual(['apr_b', 'apr_d']);
     expect(await repos.approvals.pending('org_a', 'ses_4')).toEqual([]);
     expect(await repos.approvals.pending('org_a', 'ses_3')).toEqual([]);
     expect(await repos.approvals.pending('org_nobody')).toEqual([]);
-    expect(ids(await repos.approvals.allPending())).toEqual(['apr_e', 'apr_a', 'apr_b', 'apr_c', 'apr_d']);
+    expect(ids(await repos.approvals.allPending())).toEqual(['apr_e', 'apr_a', 'apr_b', 'apr_d', 'apr_c']);
     expect(await repos.approvals.ofSession('ses_1')).toStrictEqual([
       decided,
       request('apr_b', 'ses_1', later(2)),
