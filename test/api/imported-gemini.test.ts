@@ -10,7 +10,6 @@ import { useCleanups } from '../helpers/cleanups.js';
 import { ROOT } from '../helpers/cli.js';
 import { followedSession } from '../helpers/imported.js';
 import { seedWorkspace, startTestServer, tempDir, withKey } from '../helpers/server.js';
-import { sqljsOnly } from '../helpers/require-tools.js';
 import { until } from '../helpers/until.js';
 
 const cleanup = useCleanups();
@@ -85,26 +84,22 @@ describe('an imported Gemini CLI chat', () => {
     expect(JSON.stringify(session.messages)).not.toContain('<session_context>');
   });
 
-  it(
-    "joins the thinking's streamed chunks as they came, so search finds its words",
-    sqljsOnly('search is not on PostgreSQL yet: a team server answers 503'),
-    async () => {
-      const { root, file } = copyGeminiScenario('plain-answer');
-      backdate(file);
-      const { session, search } = await imported(root, 1);
+  it("joins the thinking's streamed chunks as they came, so search finds its words", async () => {
+    const { root, file } = copyGeminiScenario('plain-answer');
+    backdate(file);
+    const { session, search } = await imported(root, 1);
 
-      const thinking = session.messages.flatMap((m) =>
-        m.type === 'assistant'
-          ? m.message.content.flatMap((b) => (b.type === 'thinking' ? [b.thinking] : []))
-          : [],
-      );
-      expect(thinking).toEqual(['The user wants a greeting.']);
-      const found = await until(
-        () => search('wants'),
-        (result) => result.hits.length > 0,
-      );
-      expect(found.hits[0]).toMatchObject({ sessionId: session.id });
-      expect(found.hits[0]!.snippet).toContain('The user wants a greeting.');
-    },
-  );
+    const thinking = session.messages.flatMap((m) =>
+      m.type === 'assistant'
+        ? m.message.content.flatMap((b) => (b.type === 'thinking' ? [b.thinking] : []))
+        : [],
+    );
+    expect(thinking).toEqual(['The user wants a greeting.']);
+    const found = await until(
+      () => search('wants'),
+      (result) => result.hits.length > 0,
+    );
+    expect(found.hits[0]).toMatchObject({ sessionId: session.id });
+    expect(found.hits[0]!.snippet).toContain('The user wants a greeting.');
+  });
 });

@@ -17,6 +17,7 @@ import {
 } from '../helpers/server.js';
 import { assistantText as text, runResult } from '../helpers/messages.js';
 import { until } from '../helpers/until.js';
+import { sqljsOnly } from '../helpers/require-tools.js';
 
 /** A file of about 2 MB whose one rare word sits near its end. */
 const BIG_FILE = `${'const filler = "nothing to see here";\n'.repeat(52_000)}export const zanzibarRetryBudget = 3;\n`;
@@ -91,9 +92,9 @@ describe('GET /api/search', () => {
         initialMessage: 'The quuxHandler of another workspace.',
       })
     ).id;
-    await server.store.write(() => {
+    await server.storage.write(async (tx) => {
       for (const message of TRANSCRIPT) {
-        server.repos.sessions.appendMessage(
+        await tx.sessions.appendMessage(
           sessionId,
           owner.organizationId,
           message,
@@ -222,13 +223,13 @@ describe('GET /api/search', () => {
         initialMessage: 'Paging check.',
       })
     ).id;
-    await server.store.write(() => {
+    await server.storage.write(async (tx) => {
       for (let i = 0; i < 7; i += 1) {
         const words =
           i === 3
             ? 'pagingword pagingword pagingword pagingword'
             : `pagingword number ${i} with more words around it`;
-        server.repos.sessions.appendMessage(
+        await tx.sessions.appendMessage(
           many,
           owner.organizationId,
           text(words),
@@ -259,8 +260,8 @@ describe('GET /api/search', () => {
 
   it('finds a message appended while the server runs within 5 s', async () => {
     const began = Date.now();
-    await server.store.write(() =>
-      server.repos.sessions.appendMessage(
+    await server.storage.write((tx) =>
+      tx.sessions.appendMessage(
         sessionId,
         owner.organizationId,
         text('A late note on xylophones.'),
@@ -278,146 +279,154 @@ describe('GET /api/search', () => {
   });
 });
 
-describe('the search index on disk', () => {
-  it('serves at once after a restart, and is rebuilt from the transcripts when damaged', async () => {
-    const dataDir = tempDir();
-    let server = await startTestServer({ dataDir });
-    const owner = await seedWorkspace(server, 'owner');
-    const id = (
-      await createSession(server, owner.user.cookie, {
-        organizationId: owner.organizationId,
-        initialMessage: 'Tune the walrus cache.',
-      })
-    ).id;
-    await server.store.write(() =>
-      server.repos.sessions.appendMessage(
-        id,
-        owner.organizationId,
-        text('The walrus cache now evicts by size.'),
-        null,
-        new Date().toISOString(),
-      ),
-    );
-    const find = async () => {
-      const response = await withKey(server, owner.apiKey, 'GET', '/api/search?q=walrus');
-      return ((await response.json()) as SearchResponse).hits.map((h) => h.messageIndex).sort();
-    };
-    expect(await until(find, (hits) => hits.length === 2)).toEqual([0, 1]);
-    await server.stop();
-
-    // Restarted: the index is read from disk, with nothing to catch up on.
-    server = await startTestServer({ dataDir });
-    expect(server.app.hasRoute({ method: 'GET', url: '/api/search' })).toBe(true);
-    expect(await find()).toEqual([0, 1]);
-    await server.stop();
-
-    const healthy = await runCli(['doctor', '--data-dir', dataDir]);
-    expect(healthy.stdout).toMatch(/Search index\s+search\.db quick_check ok, 1 sessions, up to date/u);
-
-    // Damaged: doctor says so (and that nothing is lost); the next start puts it aside and
-    // rebuilds it from the transcripts, which stay the only record.
-    writeFileSync(join(dataDir, 'search.db'), 'not a database at all, just damage');
-    const damaged = await runCli(['doctor', '--data-dir', dataDir]);
-    expect(damaged.code).toBe(0);
-    expect(damaged.stdout).toMatch(/Search index\s+UNUSABLE: .*\(rebuilt at the next start\)/u);
-    expect(damaged.stdout).toMatch(/search\.db cannot be used .* Nothing is lost/u);
-    server = await startTestServer({ dataDir });
-    expect(await until(find, (hits) => hits.length === 2)).toEqual([0, 1]);
-    const keptAside = () => readdirSync(dataDir).filter((name) => name.startsWith('search.db.damaged-'));
-    expect(keptAside()).toHaveLength(1);
-    await server.stop();
-
-    // Of another format (an older version's): removed, not kept, and rebuilt.
-    const old = new DatabaseSync(join(dataDir, 'search.db'));
-    old.exec("UPDATE meta SET value = '0' WHERE key = 'format'");
-    old.close();
-    server = await startTestServer({ dataDir });
-    expect(await until(find, (hits) => hits.length === 2)).toEqual([0, 1]);
-    expect(keptAside()).toHaveLength(1);
-    await server.dispose();
-  });
-});
-
-describe('a session going on while the index has a backlog', () => {
-  it('is indexed before the backlog', async () => {
-    const lines: string[] = [];
-    let partial = '';
-    const log = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        const parts = (partial + chunk.toString()).split('\n');
-        partial = parts.pop() ?? '';
-        lines.push(...parts);
-        done();
-      },
-    });
-    const server = await startTestServer({ log: { level: 'debug', stream: log } });
-    try {
+describe(
+  'the search index on disk',
+  sqljsOnly("the desktop's index file (search.db); a team server's index is in PostgreSQL"),
+  () => {
+    it('serves at once after a restart, and is rebuilt from the transcripts when damaged', async () => {
+      const dataDir = tempDir();
+      let server = await startTestServer({ dataDir });
       const owner = await seedWorkspace(server, 'owner');
-      const search = async (q: string) =>
-        SearchResponseSchema.parse(
-          await (await withKey(server, owner.apiKey, 'GET', `/api/search?q=${q}&limit=100`)).json(),
-        ).hits;
-      const live = (
+      const id = (
         await createSession(server, owner.user.cookie, {
           organizationId: owner.organizationId,
-          initialMessage: 'Keep going on the parser.',
+          initialMessage: 'Tune the walrus cache.',
         })
       ).id;
-      const append = (id: string, message: Message) =>
+      await server.store.write(() =>
         server.repos.sessions.appendMessage(
           id,
           owner.organizationId,
-          message,
+          text('The walrus cache now evicts by size.'),
           null,
           new Date().toISOString(),
-        );
-      await server.store.write(() => append(live, text('The parser keeps its place.')));
-      await until(
-        () => search('place'),
-        (hits) => hits.length > 0,
+        ),
       );
+      const find = async () => {
+        const response = await withKey(server, owner.apiKey, 'GET', '/api/search?q=walrus');
+        return ((await response.json()) as SearchResponse).hits.map((h) => h.messageIndex).sort();
+      };
+      expect(await until(find, (hits) => hits.length === 2)).toEqual([0, 1]);
+      await server.stop();
 
-      // One write brings a backlog of 30 sessions (an import, say), then a message to the
-      // session going on: the index hears of the backlog first.
-      const backlog: string[] = [];
-      const filler = 'lorem ipsum dolor sit amet consectetur adipiscing elit '.repeat(40);
-      const upToDate = lines.length;
-      await server.store.write(() => {
-        for (let n = 0; n < 30; n += 1) {
-          const id = `session_backlog${String(n).padStart(4, '0')}`;
-          backlog.push(id);
-          server.repos.sessions.insert({
-            id,
-            workspaceId: owner.organizationId,
-            authorId: owner.user.userId,
-            title: `Backlog ${n}`,
-            model: 'claude-sonnet-4-5',
-            createdAt: new Date().toISOString(),
-            baseBranch: 'main',
-            initialMessage: `Backlog ${n}`,
-          });
-          for (let m = 0; m < 10; m += 1) append(id, text(`${filler} ${n} ${m}`));
-          append(id, text('backlogdone'));
-        }
-        append(live, text('A new turn: zqgoingon.'));
-      });
-      await until(
-        () => search('backlogdone'),
-        (hits) => hits.length === 30,
-        30_000,
-      );
-      expect(await search('zqgoingon')).toHaveLength(1);
+      // Restarted: the index is read from disk, with nothing to catch up on.
+      server = await startTestServer({ dataDir });
+      expect(server.app.hasRoute({ method: 'GET', url: '/api/search' })).toBe(true);
+      expect(await find()).toEqual([0, 1]);
+      await server.stop();
 
-      // The order the index brought them up to date in, from its log.
-      const order = lines
-        .slice(upToDate)
-        .map((line) => JSON.parse(line) as { msg: string; sessionId?: string })
-        .filter((entry) => entry.msg === 'search index: session up to date')
-        .map((entry) => entry.sessionId);
-      expect(order.indexOf(live)).toBeGreaterThanOrEqual(0);
-      for (const id of backlog) expect(order.indexOf(id)).toBeGreaterThan(order.indexOf(live));
-    } finally {
+      const healthy = await runCli(['doctor', '--data-dir', dataDir]);
+      expect(healthy.stdout).toMatch(/Search index\s+search\.db quick_check ok, 1 sessions, up to date/u);
+
+      // Damaged: doctor says so (and that nothing is lost); the next start puts it aside and
+      // rebuilds it from the transcripts, which stay the only record.
+      writeFileSync(join(dataDir, 'search.db'), 'not a database at all, just damage');
+      const damaged = await runCli(['doctor', '--data-dir', dataDir]);
+      expect(damaged.code).toBe(0);
+      expect(damaged.stdout).toMatch(/Search index\s+UNUSABLE: .*\(rebuilt at the next start\)/u);
+      expect(damaged.stdout).toMatch(/search\.db cannot be used .* Nothing is lost/u);
+      server = await startTestServer({ dataDir });
+      expect(await until(find, (hits) => hits.length === 2)).toEqual([0, 1]);
+      const keptAside = () => readdirSync(dataDir).filter((name) => name.startsWith('search.db.damaged-'));
+      expect(keptAside()).toHaveLength(1);
+      await server.stop();
+
+      // Of another format (an older version's): removed, not kept, and rebuilt.
+      const old = new DatabaseSync(join(dataDir, 'search.db'));
+      old.exec("UPDATE meta SET value = '0' WHERE key = 'format'");
+      old.close();
+      server = await startTestServer({ dataDir });
+      expect(await until(find, (hits) => hits.length === 2)).toEqual([0, 1]);
+      expect(keptAside()).toHaveLength(1);
       await server.dispose();
-    }
-  }, 60_000);
-});
+    });
+  },
+);
+
+describe(
+  'a session going on while the index has a backlog',
+  sqljsOnly("the desktop's index catching up; a team server indexes each message as it is saved"),
+  () => {
+    it('is indexed before the backlog', async () => {
+      const lines: string[] = [];
+      let partial = '';
+      const log = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          const parts = (partial + chunk.toString()).split('\n');
+          partial = parts.pop() ?? '';
+          lines.push(...parts);
+          done();
+        },
+      });
+      const server = await startTestServer({ log: { level: 'debug', stream: log } });
+      try {
+        const owner = await seedWorkspace(server, 'owner');
+        const search = async (q: string) =>
+          SearchResponseSchema.parse(
+            await (await withKey(server, owner.apiKey, 'GET', `/api/search?q=${q}&limit=100`)).json(),
+          ).hits;
+        const live = (
+          await createSession(server, owner.user.cookie, {
+            organizationId: owner.organizationId,
+            initialMessage: 'Keep going on the parser.',
+          })
+        ).id;
+        const append = (id: string, message: Message) =>
+          server.repos.sessions.appendMessage(
+            id,
+            owner.organizationId,
+            message,
+            null,
+            new Date().toISOString(),
+          );
+        await server.store.write(() => append(live, text('The parser keeps its place.')));
+        await until(
+          () => search('place'),
+          (hits) => hits.length > 0,
+        );
+
+        // One write brings a backlog of 30 sessions (an import, say), then a message to the
+        // session going on: the index hears of the backlog first.
+        const backlog: string[] = [];
+        const filler = 'lorem ipsum dolor sit amet consectetur adipiscing elit '.repeat(40);
+        const upToDate = lines.length;
+        await server.store.write(() => {
+          for (let n = 0; n < 30; n += 1) {
+            const id = `session_backlog${String(n).padStart(4, '0')}`;
+            backlog.push(id);
+            server.repos.sessions.insert({
+              id,
+              workspaceId: owner.organizationId,
+              authorId: owner.user.userId,
+              title: `Backlog ${n}`,
+              model: 'claude-sonnet-4-5',
+              createdAt: new Date().toISOString(),
+              baseBranch: 'main',
+              initialMessage: `Backlog ${n}`,
+            });
+            for (let m = 0; m < 10; m += 1) append(id, text(`${filler} ${n} ${m}`));
+            append(id, text('backlogdone'));
+          }
+          append(live, text('A new turn: zqgoingon.'));
+        });
+        await until(
+          () => search('backlogdone'),
+          (hits) => hits.length === 30,
+          30_000,
+        );
+        expect(await search('zqgoingon')).toHaveLength(1);
+
+        // The order the index brought them up to date in, from its log.
+        const order = lines
+          .slice(upToDate)
+          .map((line) => JSON.parse(line) as { msg: string; sessionId?: string })
+          .filter((entry) => entry.msg === 'search index: session up to date')
+          .map((entry) => entry.sessionId);
+        expect(order.indexOf(live)).toBeGreaterThanOrEqual(0);
+        for (const id of backlog) expect(order.indexOf(id)).toBeGreaterThan(order.indexOf(live));
+      } finally {
+        await server.dispose();
+      }
+    }, 60_000);
+  },
+);
