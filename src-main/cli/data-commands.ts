@@ -9,14 +9,16 @@ import { formatBytes, formatDoctorReport } from '../data/doctor-report.js';
 import { EXPORT_FORMATS, type ExportFormat } from '../data/format.js';
 import { formatImportReport, importSessions } from '../data/import.js';
 import { readLines } from '../data/lines.js';
-import type { Storage } from '../store/storage.js';
+import { exportChunks } from '../data/export.js';
+import { notFound } from '../errors.js';
+import type { TranscriptReads } from '../sessions/transcript-reads.js';
 import { restoreBackup } from '../data/restore.js';
 import { BackupCheckError, checkBackupStream, type CheckedBackup } from '../data/backup.js';
 import { TarError } from '../data/tar.js';
 import { CliError, existingDataDir } from './admin-target.js';
 import { parse, print, required, stderrLogger } from './command-line.js';
 import { openDataTarget, type DataTarget } from './data-target.js';
-import { fileSink, stdoutSink } from './output.js';
+import { fileSink, stdoutSink, type OutputSink } from './output.js';
 import {
   checkTeamDatabase,
   DATABASE_OPTION,
@@ -28,11 +30,6 @@ import {
   refuseTeamDatabase,
 } from './team-database.js';
 import { USAGE, UsageError } from './usage.js';
-
-/** What `export` and `import` say to a team database: they read and write a data directory. */
-const SESSIONS_NOT_ON_TEAM = (verb: string) => (url: string) =>
-  `${verb} works on a data directory; it cannot work on a team server's database (PostgreSQL) yet, ` +
-  `and nothing was done. For a copy of the whole team database: ${pgDumpCommand(url, 'sessiondesk.dump')}`;
 
 /**
  * The commands on the data as a whole rather than on accounts: export and import (a workspace's
@@ -68,33 +65,52 @@ export async function exportCommand(args: string[]): Promise<void> {
     output: { type: 'string' },
   });
   if (v.help) return print(USAGE.export);
-  refuseTeamDatabase('export', v.database, SESSIONS_NOT_ON_TEAM('export'));
+  const databaseUrl = databaseUrlOf(v.database, 'export');
   required('export', v, 'workspace');
   const format = String(v.format);
   if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
     throw new UsageError(`--format must be ${EXPORT_FORMATS.join(' or ')}, not ${format}`, 'export');
   }
+  const organizationId = String(v.workspace);
   const output = typeof v.output === 'string' ? resolve(v.output) : null;
-  const bytes = await withDataTarget(v['data-dir'], async (target) => {
-    // Made once the data directory is open: opening it removes stray *.tmp files in it.
+  /** Writes the export to the output, which holds a file's name only once the export is whole. */
+  const writeExport = async (write: (out: OutputSink) => Promise<void>): Promise<number> => {
     const out = output ? await fileSink(output) : stdoutSink();
     try {
-      await target.exportWorkspace(String(v.workspace), format as ExportFormat, out);
+      await write(out);
       await out.commit();
     } catch (err) {
       await out.abort();
       throw err;
     }
     return out.bytes;
-  });
-  if (output) print(`Exported ${String(v.workspace)} to ${output} (${formatBytes(bytes)}).`);
+  };
+  // From a team server's database as from a data directory: the same export, through Storage.
+  const bytes =
+    databaseUrl === undefined
+      ? // Made once the data directory is open: opening it removes stray *.tmp files in it.
+        await withDataTarget(v['data-dir'], (target) =>
+          writeExport((out) => target.exportWorkspace(organizationId, format as ExportFormat, out)),
+        )
+      : await withTeamStorage(databaseUrl, async (team) => {
+          if (!(await team.storage.repos.workspaces.findById(organizationId))) {
+            throw notFound(`Workspace ${organizationId} not found`);
+          }
+          const at = systemClock.now().toISOString();
+          return writeExport(async (out) => {
+            for await (const chunk of exportChunks(team, organizationId, format as ExportFormat, at)) {
+              await out.write(chunk);
+            }
+          });
+        });
+  if (output) print(`Exported ${organizationId} to ${output} (${formatBytes(bytes)}).`);
 }
 
 /** Runs `work` on a team server's database, opened (and migrated) for this command alone. */
-async function withTeamStorage<T>(url: string, work: (storage: Storage) => Promise<T>): Promise<T> {
+async function withTeamStorage<T>(url: string, work: (team: TranscriptReads) => Promise<T>): Promise<T> {
   const team = await openTeamStorage(url);
   try {
-    return await work(team.storage);
+    return await work(team);
   } finally {
     await team.close();
   }
@@ -125,7 +141,7 @@ export async function importCommand(args: string[]): Promise<void> {
   const report =
     databaseUrl === undefined
       ? await withDataTarget(v['data-dir'], (target) => target.importSessions(String(v.workspace), input))
-      : await withTeamStorage(databaseUrl, (storage) =>
+      : await withTeamStorage(databaseUrl, ({ storage }) =>
           importSessions(lines(), String(v.workspace), { storage }),
         );
   print(formatImportReport(report));

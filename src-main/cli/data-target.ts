@@ -10,7 +10,7 @@ import { notFound } from '../errors.js';
 import { ADMIN_TOKEN_HEADER, NDJSON } from '../server/routes/admin.js';
 import { backupChunks } from '../data/backup.js';
 import { createRepositories } from '../store/repositories.js';
-import { storageOf } from '../store/sqljs-storage.js';
+import { readsOf, storageOf } from '../store/sqljs-storage.js';
 import { CliError, describeAdminError, reachDataDir, unreachable } from './admin-target.js';
 import type { OutputSink } from './output.js';
 
@@ -40,12 +40,7 @@ export async function openDataTarget(dataDir: string, logger: Logger): Promise<D
     via: 'directory',
     async exportWorkspace(organizationId, format, out) {
       if (!repos.workspaces.findById(organizationId)) throw notFound(`Workspace ${organizationId} not found`);
-      const chunks = exportChunks(
-        { store, db: store.db, repos },
-        organizationId,
-        format,
-        systemClock.now().toISOString(),
-      );
+      const chunks = exportChunks(readsOf(store), organizationId, format, systemClock.now().toISOString());
       for await (const chunk of chunks) await out.write(chunk);
     },
     importSessions: (organizationId, input) =>

@@ -2,6 +2,7 @@ import type { Sql } from 'postgres';
 import { systemClock } from '../clock.js';
 import { DatabaseTooNewError } from '../store/errors.js';
 import type { Storage } from '../store/storage.js';
+import type { TranscriptSource } from '../store/transcript-source.js';
 import {
   connect,
   DatabaseUnreachableError,
@@ -72,7 +73,9 @@ export async function reachDatabase(url: string): Promise<Sql> {
  * under the same advisory lock, so a command and servers starting at once apply it once): the
  * administrator may make the first accounts before any server has started.
  */
-export async function openTeamStorage(url: string): Promise<{ storage: Storage; close(): Promise<void> }> {
+export async function openTeamStorage(
+  url: string,
+): Promise<{ storage: Storage; transcripts: TranscriptSource; close(): Promise<void> }> {
   const sql = await reachDatabase(url);
   try {
     await migratePostgres(sql, { now: () => systemClock.now() });
@@ -80,8 +83,8 @@ export async function openTeamStorage(url: string): Promise<{ storage: Storage; 
     await sql.end({ timeout: 1 });
     throw asSentence(err);
   }
-  const { transcripts: _transcripts, ...storage } = createPostgresStorage(sql);
-  return { storage, close: () => sql.end({ timeout: 5 }) };
+  const { transcripts, ...storage } = createPostgresStorage(sql);
+  return { storage, transcripts, close: () => sql.end({ timeout: 5 }) };
 }
 
 /** A word as a POSIX shell reads it back unchanged: the commands printed here are pasted. */

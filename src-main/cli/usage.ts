@@ -146,15 +146,15 @@ ${PROGRAMS_NOT_ON_TEAM_DATABASE}`,
 Removes the ACP agent NAME the administrator added (one Session Desk knows starts as it
 knows it again). Workspaces that chose an added one fail their next run, saying so.
 ${PROGRAMS_NOT_ON_TEAM_DATABASE}`,
-  export: `Usage: sessiondesk export --workspace ORG [--format ndjson|json] [--output FILE] [--data-dir DIR]
+  export: `Usage: sessiondesk export --workspace ORG [--format ndjson|json] [--output FILE] [--data-dir DIR | --database URL]
 
 Writes every session of the workspace ORG, with its messages, tasks and metadata, session by
 session (never the whole export in memory).
   --format   ndjson (default): a header line, then one line per session;
              json: one document, the header's fields and "sessions"
   --output   write FILE (as FILE.tmp, renamed when complete) instead of stdout
-While a server holds the data directory, the export comes from it. A team server's database
-(--database URL, else SESSIONDESK_DATABASE_URL) is refused (exit 2): not there yet.`,
+While a server holds the data directory, the export comes from it. With --database URL (else
+SESSIONDESK_DATABASE_URL) it exports from a team server's PostgreSQL instead, the same export.`,
   import: `Usage: sessiondesk import --workspace ORG [--input FILE] [--data-dir DIR | --database URL]
 
 Adds the sessions of an export (from stdin, or FILE) to the workspace ORG. Idempotent: a

@@ -1,23 +1,11 @@
 import { toSummary } from '../sessions/summary.js';
-import type { Repositories } from '../store/repositories.js';
-import { optStr } from '../store/row.js';
-import type { Db } from '../store/sqljs.js';
-import type { Store } from '../store/store.js';
 import { TRANSCRIPT_MAGIC } from '../store/transcript-format.js';
-import { settledRow } from '../sessions/transcript-reads.js';
-import { readsOf } from '../store/sqljs-storage.js';
+import { settledRow, type TranscriptReads } from '../sessions/transcript-reads.js';
 import type { ListPosition } from '../store/session-listing.js';
-import { readApprovals, readRuns } from './agent-fields.js';
 import { EXPORT_TYPE, EXPORT_VERSION, type ExportFormat, type ExportHeader } from './format.js';
 
 /** Sessions read per query; each is serialized (and re-read) only when its turn comes. */
 const PAGE = 100;
-
-export interface ExportSource {
-  store: Store;
-  db: Db;
-  repos: Repositories;
-}
 
 /**
  * One session in the export form, as pieces of JSON text: in NDJSON (version 2) its
@@ -29,39 +17,37 @@ export interface ExportSource {
  * validated when written), never held whole.
  */
 export async function* exportSession(
-  source: ExportSource,
+  source: TranscriptReads,
   sessionId: string,
   emails: Map<string, string>,
   format: ExportFormat = 'ndjson',
 ): AsyncGenerator<string | Buffer> {
-  const { db, repos } = source;
-  // Everything but the messages is read at the instant the row is, with its length.
-  const reads = readsOf(source.store);
-  const settled = await settledRow(reads, sessionId, () => {
-    const input = repos.sessions.agentInput(sessionId);
-    if (!input) return null;
-    const prMergedAt = optStr(db.first('SELECT pr_merged_at FROM sessions WHERE id = ?', [sessionId])?.[0]);
-    return {
-      input,
-      prMergedAt,
-      tasks: repos.sessions.tasks(sessionId),
-      authors: repos.sessions.promptAuthors(sessionId),
-      conversation: repos.sessions.conversation(sessionId),
-      runs: readRuns(db, sessionId),
-      approvals: readApprovals(db, sessionId),
-    };
+  // Everything but the messages is read at the instant the row is, with its length: started
+  // together, so on sql.js no write comes between them, and on PostgreSQL in one snapshot.
+  const settled = await settledRow(source, sessionId, async (_row, repos) => {
+    const [input, prMergedAt, tasks, authors, conversation, runs, approvals] = await Promise.all([
+      repos.sessions.agentInput(sessionId),
+      repos.sessions.pullRequestMergedAt(sessionId),
+      repos.sessions.tasks(sessionId),
+      repos.sessions.promptAuthors(sessionId),
+      repos.sessions.conversation(sessionId),
+      repos.sessions.runs(sessionId),
+      repos.approvals.ofSession(sessionId),
+    ]);
+    return input && { input, prMergedAt, tasks, authors, conversation, runs, approvals };
   });
   if (!settled?.also) return;
   const { row } = settled;
-  const { input, prMergedAt, tasks, authors, conversation, runs, approvals } = settled.also;
-  const emailOf = (userId: string): string => {
-    let email = emails.get(userId);
-    if (email === undefined) {
-      email = repos.users.findById(userId)?.email ?? '';
-      emails.set(userId, email);
-    }
-    return email;
-  };
+  const { input, prMergedAt, tasks, authors, conversation, runs } = settled.also;
+  const approvals = settled.also.approvals.map(
+    ({ workspaceId: _workspace, sessionId: _session, ...approval }) => approval,
+  );
+  // Looked up before the first piece, so that the messages below name them without waiting.
+  for (const userId of new Set([row.authorId, ...authors.values()])) {
+    if (!emails.has(userId))
+      emails.set(userId, (await source.storage.repos.users.findById(userId))?.email ?? '');
+  }
+  const emailOf = (userId: string): string => emails.get(userId) ?? '';
   const { messageCount, ...summary } = toSummary(row, 'none');
   const head = {
     type: 'session',
@@ -75,7 +61,7 @@ export async function* exportSession(
     runs,
     ...(approvals.length === 0 ? {} : { approvals }),
   };
-  const messages = reads.transcripts.readPayloads(row.id, TRANSCRIPT_MAGIC.length, row.transcriptBytes);
+  const messages = source.transcripts.readPayloads(row.id, TRANSCRIPT_MAGIC.length, row.transcriptBytes);
   /** When the message was added, and by whom if a person sent it. */
   const metaOf = (index: number, createdAtMs: number) => {
     const authorId = authors.get(index + 1);
@@ -121,16 +107,15 @@ export async function* exportSession(
  * `sessionCount` is the number when the export started.
  */
 export async function* exportChunks(
-  source: ExportSource,
+  source: TranscriptReads,
   organizationId: string,
   format: ExportFormat,
   exportedAt: string,
 ): AsyncGenerator<string | Buffer, void, undefined> {
-  const workspace = source.repos.workspaces.findById(organizationId);
+  const { repos } = source.storage;
+  const workspace = await repos.workspaces.findById(organizationId);
   if (!workspace) throw new Error(`Workspace ${organizationId} not found`);
-  const sessionCount = Number(
-    source.db.first('SELECT count(*) FROM sessions WHERE workspace_id = ?', [organizationId])?.[0] ?? 0,
-  );
+  const sessionCount = await repos.sessions.count(organizationId, {});
   const header: ExportHeader = {
     type: EXPORT_TYPE,
     version: EXPORT_VERSION,
@@ -139,7 +124,7 @@ export async function* exportChunks(
     exportedAt,
     sessionCount,
   };
-  let page = source.repos.sessions.list(organizationId, {}, { limit: PAGE });
+  let page = await repos.sessions.list(organizationId, {}, { limit: PAGE });
   const headerJson = JSON.stringify(header);
   yield format === 'ndjson' ? `${headerJson}\n` : `${headerJson.slice(0, -1)},"sessions":[`;
 
@@ -155,7 +140,7 @@ export async function* exportChunks(
     }
     const last = page.at(-1) as { createdAt: string; id: string };
     const after: ListPosition = { createdAt: last.createdAt, id: last.id };
-    page = source.repos.sessions.list(organizationId, {}, { limit: PAGE, after });
+    page = await repos.sessions.list(organizationId, {}, { limit: PAGE, after });
   }
   if (format === 'json') yield `${first ? '' : '\n'}]}\n`;
   else yield `${JSON.stringify({ type: 'end', sessionCount: exported })}\n`;

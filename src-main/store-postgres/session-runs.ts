@@ -1,7 +1,7 @@
 import type { AgentKind } from '../../src-shared/constants.js';
 import { MAX_UNPRICED_MODELS } from '../../src-shared/sessions.js';
 import { costIsUnknown, modelList, unpricedModel } from '../store/cost-unknown.js';
-import { agentFieldApprovals, agentFieldRun } from '../store/agent-fields.js';
+import { agentFieldApprovals, agentFieldRun, exportedRun } from '../store/agent-fields.js';
 import type { AgentState, RunRecord } from '../store/session-runs.js';
 import type { Repos } from '../store/storage.js';
 import { postgresApprovals } from './approvals.js';
@@ -16,6 +16,7 @@ type RunMethods = Pick<
   | 'recordRun'
   | 'setAgentFields'
   | 'conversationUsage'
+  | 'runs'
   | 'agentState'
   | 'runningIds'
   | 'agentInput'
@@ -111,6 +112,30 @@ export function postgresSessionRuns(sql: Queryable): RunMethods {
         cacheReadTokens: row?.cache_read ?? 0,
         cacheWriteTokens: row?.cache_write ?? 0,
       };
+    },
+
+    async runs(sessionId) {
+      const rows = await sql<Array<Record<string, unknown>>>`
+        SELECT kind, conversation_id, ended_at, input_tokens, output_tokens, cache_read_tokens,
+          cache_write_tokens, cost_usd, unpriced_model
+        FROM agent_runs WHERE session_id = ${sessionId}
+        -- As SQLite orders them (see exportedRun): text as bytes, an absent value first.
+        ORDER BY ended_at COLLATE "C", kind COLLATE "C", conversation_id COLLATE "C" NULLS FIRST,
+          input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd NULLS FIRST,
+          unpriced_model COLLATE "C" NULLS FIRST`;
+      return rows.map((r) =>
+        exportedRun({
+          kind: r.kind as string,
+          conversationId: r.conversation_id as string | null,
+          endedAt: r.ended_at as string,
+          inputTokens: Number(r.input_tokens),
+          outputTokens: Number(r.output_tokens),
+          cacheReadTokens: Number(r.cache_read_tokens),
+          cacheWriteTokens: Number(r.cache_write_tokens),
+          costUsd: r.cost_usd as number | null,
+          unpricedModel: r.unpriced_model as string | null,
+        }),
+      );
     },
 
     async agentState(sessionId) {

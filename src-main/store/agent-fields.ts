@@ -2,6 +2,7 @@ import type { Approval } from '../../src-shared/approvals.js';
 import type { AgentKind } from '../../src-shared/constants.js';
 import type { Usage } from '../../src-shared/sessions.js';
 import type { ApprovalRecord } from './approvals.js';
+import { costIsUnknown } from './cost-unknown.js';
 
 /*
  * A session's agent fields as an export holds them, and how either database's
@@ -56,4 +57,43 @@ export function agentFieldApprovals(
 /** The row of a run an export holds: its model is the one its unknown cost names. */
 export function agentFieldRun(run: ExportedRun): ExportedRun & { model: string | undefined } {
   return { ...run, model: run.usage.costUnknown?.models[0] };
+}
+
+/** A run's row of `agent_runs` as either database reads it. */
+export interface RunRow {
+  kind: string;
+  conversationId: string | null;
+  endedAt: string;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  costUsd: number | null;
+  unpricedModel: string | null;
+}
+
+/**
+ * A run as an export holds it: its cost unknown when nothing priced its tokens. Both databases'
+ * `sessions.runs` list a session's runs in one order, so both export a session byte for byte
+ * alike: the order they ended, and runs that ended at the same instant by what they hold
+ * (PostgreSQL keeps no order of insertion; two runs equal in every column are interchangeable),
+ * text compared as bytes (SQLite's BINARY, PostgreSQL's "C") and an absent value first.
+ */
+export function exportedRun(row: RunRow): ExportedRun {
+  const usage: Usage = {
+    inputTokens: row.inputTokens,
+    outputTokens: row.outputTokens,
+    cacheReadTokens: row.cacheReadTokens,
+    cacheWriteTokens: row.cacheWriteTokens,
+  };
+  if (row.costUsd !== null) usage.costUsd = row.costUsd;
+  const kind = row.kind as AgentKind;
+  if (costIsUnknown({ kind, usage }))
+    usage.costUnknown = { runs: 1, models: row.unpricedModel === null ? [] : [row.unpricedModel] };
+  return {
+    kind,
+    ...(row.conversationId === null ? {} : { conversationId: row.conversationId }),
+    endedAt: row.endedAt,
+    usage,
+  };
 }

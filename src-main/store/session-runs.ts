@@ -6,7 +6,13 @@ import { num, optStr, str } from './row.js';
 import { unpricedModel, type PricedRun } from './cost-unknown.js';
 import { addUnknownCost, setUnknownCost } from './unpriced-runs.js';
 import { createApprovalsRepository } from './approvals.js';
-import { agentFieldApprovals, agentFieldRun, type AgentFields } from './agent-fields.js';
+import {
+  agentFieldApprovals,
+  agentFieldRun,
+  exportedRun,
+  type AgentFields,
+  type ExportedRun,
+} from './agent-fields.js';
 
 export type AgentState = 'queued' | 'running' | 'needs_input';
 
@@ -139,6 +145,31 @@ export function sessionRunMethods(db: Db) {
       for (const run of fields.runs ?? []) insertRun(db, sessionId, workspaceId, agentFieldRun(run));
       const approvals = createApprovalsRepository(db);
       for (const approval of agentFieldApprovals(sessionId, workspaceId, fields)) approvals.save(approval);
+    },
+
+    /** A session's runs, in the order they ended (see `exportedRun`), as an export holds them. */
+    runs(sessionId: string): ExportedRun[] {
+      return db
+        .all(
+          `SELECT kind, conversation_id, ended_at, input_tokens, output_tokens, cache_read_tokens,
+             cache_write_tokens, cost_usd, unpriced_model
+           FROM agent_runs WHERE session_id = ? ORDER BY ended_at, kind, conversation_id, input_tokens, output_tokens, cache_read_tokens,
+             cache_write_tokens, cost_usd, unpriced_model`,
+          [sessionId],
+        )
+        .map((r) =>
+          exportedRun({
+            kind: str(r[0]),
+            conversationId: optStr(r[1]) ?? null,
+            endedAt: str(r[2]),
+            inputTokens: num(r[3]),
+            outputTokens: num(r[4]),
+            cacheReadTokens: num(r[5]),
+            cacheWriteTokens: num(r[6]),
+            costUsd: r[7] === null ? null : num(r[7]),
+            unpricedModel: optStr(r[8]) ?? null,
+          }),
+        );
     },
 
     /** The usage of a session's earlier runs in one conversation (what a resumed CLI counts again). */

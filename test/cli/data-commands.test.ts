@@ -15,7 +15,6 @@ import { createAccounts } from '../../src-main/accounts/accounts.js';
 import { silentLogger, systemClock } from '../../src-main/clock.js';
 import { exportChunks } from '../../src-main/data/export.js';
 import { ExportHeaderSchema, ExportSessionSchema } from '../../src-main/data/format.js';
-import { createRepositories } from '../../src-main/store/repositories.js';
 import { Store } from '../../src-main/store/store.js';
 import { ListSessionsResponseSchema } from '../../src-shared/sessions.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
@@ -23,7 +22,7 @@ import { sessionLines, toVersion1 } from '../helpers/export-import.js';
 import { KEY_PATTERN, cliIn, ok, useSandbox } from '../helpers/cli-extra.js';
 import { FULL_TASKS, FULL_TRANSCRIPT, seedDataDir } from '../helpers/seed.js';
 import { PASSWORD } from '../helpers/server.js';
-import { storageOf } from '../../src-main/store/sqljs-storage.js';
+import { readsOf, storageOf } from '../../src-main/store/sqljs-storage.js';
 
 const sandbox = useSandbox();
 
@@ -43,9 +42,13 @@ async function ownerWithWorkspace(dataDir: string, email: string): Promise<strin
 async function exportInProcess(dataDir: string, organizationId: string): Promise<string> {
   const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
   try {
-    const source = { store, db: store.db, repos: createRepositories(store.db) };
     const chunks: Buffer[] = [];
-    for await (const chunk of exportChunks(source, organizationId, 'ndjson', new Date().toISOString())) {
+    for await (const chunk of exportChunks(
+      readsOf(store),
+      organizationId,
+      'ndjson',
+      new Date().toISOString(),
+    )) {
       chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
     }
     return Buffer.concat(chunks).toString('utf8');

@@ -82,8 +82,7 @@ describe('sessiondesk import, killed in the middle of a big session', () => {
     const file = join(sandbox.dataDir(), 'export.ndjson');
     await withStore(source, async (store) => {
       const out = createWriteStream(file);
-      const from = { store, db: store.db, repos: createRepositories(store.db) };
-      for await (const chunk of exportChunks(from, sourceOrg, 'ndjson', new Date().toISOString())) {
+      for await (const chunk of exportChunks(readsOf(store), sourceOrg, 'ndjson', new Date().toISOString())) {
         if (!out.write(chunk)) await once(out, 'drain');
       }
       out.end();

@@ -110,7 +110,6 @@ describe('the command line on a team database', { ...requireTools(postgresTool()
       `pg_restore --clean --if-exists --no-owner ${target} --dbname ${dbName} ${dataDir}/team.dump`,
     );
     for (const args of [
-      ['export', '--workspace', 'org_x'],
       ['history', 'import', '--workspace', 'Team'],
       ['push', '--to', 'http://127.0.0.1:1', '--key', 'sdk_x'],
       ['agent-command', 'set', 'tool', '--', '/bin/true'],

@@ -12,7 +12,7 @@ import { Store } from '../../src-main/store/store.js';
 import type { Message } from '../../src-shared/sessions.js';
 import { FULL_TASKS, FULL_TRANSCRIPT } from './seed.js';
 import { tempDir } from './server.js';
-import { storageOf } from '../../src-main/store/sqljs-storage.js';
+import { readsOf, storageOf } from '../../src-main/store/sqljs-storage.js';
 
 export interface Opened {
   store: Store;
@@ -162,8 +162,8 @@ export async function exportText(
   format: ExportFormat = 'ndjson',
 ): Promise<string> {
   const chunks: Array<string | Buffer> = [];
-  const source = { store: db.store, db: db.store.db, repos: db.repos };
-  for await (const chunk of exportChunks(source, organizationId, format, at(60))) chunks.push(chunk);
+  for await (const chunk of exportChunks(readsOf(db.store), organizationId, format, at(60)))
+    chunks.push(chunk);
   return Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))).toString('utf8');
 }
 

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src-main/clock.js';
-import { readRuns } from '../../src-main/data/agent-fields.js';
 import { formatImportReport, importSessions } from '../../src-main/data/import.js';
 import { EventBus } from '../../src-main/events/event-bus.js';
 import { createSessionService } from '../../src-main/sessions/service.js';
@@ -135,8 +134,8 @@ describe('export version 2', () => {
       expect(after.agentKind).toBe('claude-code');
       expect(after.usage).toEqual(before.usage);
       expect(target.repos.sessions.conversation(ids[0])).toEqual({ kind: 'claude-code', id: 'conv-1f2e' });
-      expect(readRuns(target.store.db, ids[0])).toEqual(readRuns(source.store.db, ids[0]));
-      expect(readRuns(target.store.db, ids[0])).toHaveLength(2);
+      expect(target.repos.sessions.runs(ids[0])).toEqual(source.repos.sessions.runs(ids[0]));
+      expect(target.repos.sessions.runs(ids[0])).toHaveLength(2);
       expect(target.repos.sessions.conversationUsage(ids[0], 'conv-1f2e')).toEqual(
         source.repos.sessions.conversationUsage(ids[0], 'conv-1f2e'),
       );

@@ -23,7 +23,6 @@ import { ExportQuerySchema, ImportQuerySchema, ImportReportSchema } from '../../
 import { ImportInputError, importSessions } from '../../data/import.js';
 import { readLines } from '../../data/lines.js';
 import { AppError, notFound, unauthorized } from '../../errors.js';
-import { createRepositories } from '../../store/repositories.js';
 import { localStore, type AppContext } from '../context.js';
 import { toSummary } from '../../sessions/summary.js';
 
@@ -46,11 +45,6 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
   };
   const schema = { hide: true } as const;
   const { accounts, events } = ctx;
-  /** The sql.js store and its repositories, read at once, for what works on it alone so far. */
-  const local = (what: string) => {
-    const store = localStore(ctx, what);
-    return { store, repos: createRepositories(store.db) };
-  };
 
   // Unauthenticated by design: the CLI asks it before it sends anything secret.
   api.get(
@@ -68,7 +62,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     async (request) => ({
       sources: await runHistoryImport(
         {
-          store: local('Importing history').store,
+          store: localStore(ctx, 'Importing history'),
           storage: ctx.storage,
           clock: ctx.clock,
           events,
@@ -145,11 +139,12 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     { onRequest, schema: { ...schema, querystring: ExportQuerySchema } },
     async (request, reply) => {
       const { organizationId, format } = request.query;
-      const { store, repos } = local('Export');
-      if (!repos.workspaces.findById(organizationId)) throw notFound(`Workspace ${organizationId} not found`);
-      // Pulled session by session as the socket drains: never the whole export in memory.
+      if (!(await ctx.storage.repos.workspaces.findById(organizationId)))
+        throw notFound(`Workspace ${organizationId} not found`);
+      // Pulled session by session as the socket drains: never the whole export in memory. On
+      // either database: a team server's export is the one its data directory would give.
       const chunks = exportChunks(
-        { store, db: store.db, repos },
+        { storage: ctx.storage, transcripts: ctx.transcripts },
         organizationId,
         format,
         ctx.clock.now().toISOString(),
@@ -161,7 +156,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
   );
   // A tar stream, checked by the CLI as it arrives (its end marker proves it whole).
   api.get('/api/admin/backup', { onRequest, schema }, async (_request, reply) => {
-    const chunks = backupChunks(local('Backup').store);
+    const chunks = backupChunks(localStore(ctx, 'Backup'));
     // The first piece is awaited here, so a backup that cannot start is an error answer.
     const first = await chunks.next();
     const all = async function* () {
