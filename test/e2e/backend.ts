@@ -1,7 +1,6 @@
 import { rmSync } from 'node:fs';
 import type { Sql } from 'postgres';
 import { systemClock } from '../../src-main/clock.js';
-import { indexMessage } from '../../src-main/search/postgres-text.js';
 import { connect } from '../../src-main/store-postgres/connect.js';
 import { migratePostgres } from '../../src-main/store-postgres/migrations.js';
 import { createPostgresStorage } from '../../src-main/store-postgres/storage.js';
@@ -47,15 +46,15 @@ export async function newPlace(prefix = 'sessiondesk-e2e-'): Promise<Place> {
 
 /**
  * Runs `seed` on the place's storage, with no server running: the data directory's store, or
- * the database migrated as a team server's start leaves it, writing the search index as a
- * team server's own appends do.
+ * the database migrated as a team server's start leaves it. As in a data directory, what is
+ * written here is not indexed for search: the server's catch-up indexes it when it starts.
  */
 export async function seedPlace<T>(place: Place, seed: (storage: Storage) => Promise<T>): Promise<T> {
   if (!place.databaseUrl) return await withDataDirStorage(place.dataDir, seed);
   const sql: Sql = await connect(place.databaseUrl);
   try {
     await migratePostgres(sql, { now: () => systemClock.now() });
-    return await seed(createPostgresStorage(sql, { indexer: indexMessage }));
+    return await seed(createPostgresStorage(sql));
   } finally {
     await sql.end({ timeout: 5 });
   }

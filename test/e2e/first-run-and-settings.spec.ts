@@ -7,7 +7,11 @@ import { PASSWORD } from '../helpers/server.js';
 import { newPlace, removePlace, servePlace } from './backend.js';
 import { expect, signIn, test } from './fixtures.js';
 
-test('exploring the demo leaves creating an own account possible', async ({ page, server }) => {
+test('exploring the demo leaves creating an own account possible', async ({ page, server, backend }) => {
+  test.fixme(
+    backend === 'team-server',
+    'a team server refuses the demo (--demo with --database), yet its first-run page offers "Explore the demo workspace", which leads nowhere',
+  );
   await page.goto(server.launchUrl);
   await page.getByRole('button', { name: 'Explore the demo workspace' }).click();
   // Making the demo's accounts and 40 sessions takes a while on a busy machine.
