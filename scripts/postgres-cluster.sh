@@ -65,8 +65,10 @@ as_owner() {
   fi
 }
 
+# A string, not a number: Node colours a number it logs when FORCE_COLOR is set (a Playwright
+# worker sets it), and the colour codes would land in postgresql.conf.
 free_port() {
-  node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"
+  node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(String(s.address().port));s.close()})"
 }
 
 cmd=${1:-}

@@ -9,10 +9,10 @@ import { defaultSandboxRoot } from '../../src-main/agents/sandbox/sandbox-root.j
 import { sandboxPath } from '../../src-main/agents/sandbox/session-folder.js';
 import { startScriptedAnthropicServer } from '../fixtures/agents/scripted-anthropic-server.mjs';
 import { claudeCodeEnv, CLAUDE_CODE_VARIABLES } from '../helpers/claude-code-cli.js';
-import { startServe } from '../helpers/cli.js';
-import { seedDataDir } from '../helpers/seed.js';
+import { seedStorage } from '../helpers/seed.js';
 import { tempDir } from '../helpers/server.js';
 import { agentCliTool } from '../helpers/tools.js';
+import { newPlace, removePlace, seedPlace, servePlace } from './backend.js';
 import { expect, screenshotsInBothThemes, signIn, test } from './fixtures.js';
 import { requireTools } from './require-tools.js';
 
@@ -67,15 +67,16 @@ test('the Inbox: what Claude Code asks waits there with a count; Allow runs the 
   requireTools(claude);
   test.setTimeout(240_000);
   const root = tempDir('sessiondesk-e2e-inbox-');
-  const dataDir = join(root, 'data');
+  const place = await newPlace();
+  const { dataDir } = place;
   const home = join(root, 'home');
   mkdirSync(home, { recursive: true });
   const model = await startScriptedAnthropicServer(SCRIPT);
   const stops: (() => Promise<unknown>)[] = [() => model.close()];
   try {
-    const data = await seedDataDir(dataDir);
+    const data = await seedPlace(place, (storage) => seedStorage(storage));
     const cliEnv = claudeCodeEnv(home, model.url);
-    const server = await startServe(dataDir, ['--log-level', 'warn'], {
+    const server = await servePlace(place, ['--log-level', 'warn'], {
       ...Object.fromEntries(CLAUDE_CODE_VARIABLES.map((name) => [name, cliEnv[name]])),
       HOME: home,
       SESSIONDESK_CLAUDE_BIN: claude.path!,
@@ -215,6 +216,7 @@ test('the Inbox: what Claude Code asks waits there with a count; Allow runs the 
     for (const stop of stops.reverse()) await stop();
     rmSync(defaultSandboxRoot(dataDir), { recursive: true, force: true });
     rmSync(root, { recursive: true, force: true });
+    removePlace(place);
   }
 });
 

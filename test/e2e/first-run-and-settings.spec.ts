@@ -2,12 +2,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { writeNamedCommands } from '../../src-main/agents/kinds/command/named-commands.js';
-import { startServe } from '../helpers/cli.js';
 import { installRecordedClis } from '../helpers/recorded-clis.js';
-import { PASSWORD, tempDir } from '../helpers/server.js';
+import { PASSWORD } from '../helpers/server.js';
+import { newPlace, removePlace, servePlace } from './backend.js';
 import { expect, signIn, test } from './fixtures.js';
 
-test('exploring the demo leaves creating an own account possible', async ({ page, server }) => {
+test('exploring the demo leaves creating an own account possible', async ({ page, server, backend }) => {
+  test.fixme(
+    backend === 'team-server',
+    'a team server refuses the demo (--demo with --database), yet its first-run page offers "Explore the demo workspace", which leads nowhere',
+  );
   await page.goto(server.launchUrl);
   await page.getByRole('button', { name: 'Explore the demo workspace' }).click();
   // Making the demo's accounts and 40 sessions takes a while on a busy machine.
@@ -40,12 +44,12 @@ test('first-run setup offers the agent CLIs installed here and gives the workspa
   page,
 }) => {
   const bin = installRecordedClis(mkdtempSync(join(tmpdir(), 'e2e-setup-clis-')));
-  const dataDir = tempDir('sessiondesk-e2e-');
+  const place = await newPlace();
   // Only Codex and Gemini CLI are installed for this server.
   rmSync(join(bin, 'claude'));
   // The recorded CLIs are scripts run by this Node: its folder is on PATH, as a real install's is,
   // so that the agents' sandbox, where versions are asked, holds it too.
-  const server = await startServe(dataDir, ['--log-level', 'warn'], {
+  const server = await servePlace(place, ['--log-level', 'warn'], {
     PATH: `${bin}:${dirname(process.execPath)}:/usr/bin:/bin`,
   });
   try {
@@ -79,7 +83,7 @@ test('first-run setup offers the agent CLIs installed here and gives the workspa
     ).toBeVisible();
   } finally {
     await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    removePlace(place);
     rmSync(bin, { recursive: true, force: true });
   }
 });

@@ -2,63 +2,84 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test as base, expect, type Page } from '@playwright/test';
-import { startServe, type ServeProcess } from '../helpers/cli.js';
+import type { ServeProcess } from '../helpers/cli.js';
 import { installRecordedClis } from '../helpers/recorded-clis.js';
 import type { Message } from '../../src-shared/sessions.js';
-import { addSession, seedDataDir, seedManySessions, type Seeded } from '../helpers/seed.js';
-import { tempDir } from '../helpers/server.js';
+import { addSessionInStorage, seedManyInStorage, seedStorage, type Seeded } from '../helpers/seed.js';
+import {
+  newPlace,
+  removePlace,
+  seedPlace,
+  servePlace,
+  startTeamCluster,
+  type Backend,
+  type Place,
+} from './backend.js';
 
 interface Fixtures {
-  /** A fresh data directory and a `sessiondesk serve` on it, stopped after the test. */
-  server: ServeProcess & { dataDir: string };
+  /**
+   * A fresh data directory (and on a team server a fresh database) and a `sessiondesk serve`
+   * on it, stopped after the test.
+   */
+  server: ServeProcess & Place;
   /** The same, seeded with a user in two workspaces and a full transcript. */
-  seeded: { server: ServeProcess & { dataDir: string }; data: Seeded };
+  seeded: { server: ServeProcess & Place; data: Seeded };
   /** Seeded, with the demo agent taking a step every 150 ms, to watch it work. */
-  live: { server: ServeProcess & { dataDir: string }; data: Seeded };
+  live: { server: ServeProcess & Place; data: Seeded };
   /** Seeded with 60 more sessions (seedManySessions): two pages, filters and search. */
-  crowded: { server: ServeProcess & { dataDir: string }; data: Seeded };
+  crowded: { server: ServeProcess & Place; data: Seeded };
+}
+
+interface WorkerFixtures {
+  /** The project's choice: servers on their data directory, or team servers on PostgreSQL. */
+  backend: Backend;
+  /** On a team server, the one throw-away cluster this worker's servers make their databases in. */
+  teamCluster: void;
 }
 
 /** The demo agent's pace: slow enough by default that sessions stay as a test leaves them. */
-async function serveIn(dataDir: string, paceMs = 3_600_000) {
-  const server = await startServe(dataDir, ['--log-level', 'warn'], {
+async function serveIn(place: Place, paceMs = 3_600_000) {
+  const server = await servePlace(place, ['--log-level', 'warn'], {
     SESSIONDESK_DEMO_PACE_MS: String(paceMs),
   });
-  return Object.assign(server, { dataDir });
+  return Object.assign(server, place);
 }
 
-export const test = base.extend<Fixtures>({
+/** A fresh place seeded by `seed`, served; stopped and removed after `use`. */
+async function seededServer(
+  seed: Parameters<typeof seedPlace<Seeded>>[1],
+  use: (value: { server: ServeProcess & Place; data: Seeded }) => Promise<void>,
+  paceMs?: number,
+): Promise<void> {
+  const place = await newPlace();
+  const data = await seedPlace(place, seed);
+  const server = await serveIn(place, paceMs);
+  await use({ server, data });
+  await server.stop();
+  removePlace(place);
+}
+
+export const test = base.extend<Fixtures, WorkerFixtures>({
+  backend: ['desktop', { scope: 'worker', option: true }],
+  teamCluster: [
+    async ({ backend }, use) => {
+      if (backend !== 'team-server') return await use();
+      const stop = await startTeamCluster();
+      await use();
+      await stop();
+    },
+    { scope: 'worker', auto: true, timeout: 120_000 },
+  ],
   server: async ({}, use) => {
-    const dataDir = tempDir('sessiondesk-e2e-');
-    const server = await serveIn(dataDir);
+    const place = await newPlace();
+    const server = await serveIn(place);
     await use(server);
     await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    removePlace(place);
   },
-  seeded: async ({}, use) => {
-    const dataDir = tempDir('sessiondesk-e2e-');
-    const data = await seedDataDir(dataDir);
-    const server = await serveIn(dataDir);
-    await use({ server, data });
-    await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  },
-  crowded: async ({}, use) => {
-    const dataDir = tempDir('sessiondesk-e2e-');
-    const data = await seedManySessions(dataDir, 60);
-    const server = await serveIn(dataDir);
-    await use({ server, data });
-    await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  },
-  live: async ({}, use) => {
-    const dataDir = tempDir('sessiondesk-e2e-');
-    const data = await seedDataDir(dataDir);
-    const server = await serveIn(dataDir, 150);
-    await use({ server, data });
-    await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  },
+  seeded: async ({}, use) => seededServer((storage) => seedStorage(storage), use),
+  crowded: async ({}, use) => seededServer((storage) => seedManyInStorage(storage, 60), use),
+  live: async ({}, use) => seededServer((storage) => seedStorage(storage), use, 150),
 });
 
 export { expect };
@@ -81,10 +102,12 @@ export interface ServedSession {
 
 /** A seeded data directory plus one session holding `messages`, served: for a fixture of a spec's own. */
 export async function serveWithSession(title: string, messages: Message[]): Promise<ServedSession> {
-  const dataDir = tempDir('sessiondesk-e2e-');
-  const data = await seedDataDir(dataDir);
-  const sessionId = await addSession(dataDir, data, title, messages);
-  const server = await serveIn(dataDir);
+  const place = await newPlace();
+  const { data, sessionId } = await seedPlace(place, async (storage) => {
+    const data = await seedStorage(storage);
+    return { data, sessionId: await addSessionInStorage(storage, data, title, messages) };
+  });
+  const server = await serveIn(place);
   return {
     url: server.url,
     email: data.email,
@@ -92,7 +115,7 @@ export async function serveWithSession(title: string, messages: Message[]): Prom
     sessionId,
     async stop() {
       await server.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      removePlace(place);
     },
   };
 }
@@ -104,9 +127,9 @@ export async function serveWithRecordedClis(): Promise<{
   stop(): Promise<void>;
 }> {
   const bin = installRecordedClis(mkdtempSync(join(tmpdir(), 'e2e-clis-')));
-  const dataDir = tempDir('sessiondesk-e2e-');
-  const data = await seedDataDir(dataDir);
-  const server = await startServe(dataDir, ['--log-level', 'warn'], {
+  const place = await newPlace();
+  const data = await seedPlace(place, (storage) => seedStorage(storage));
+  const server = await servePlace(place, ['--log-level', 'warn'], {
     PATH: `${bin}:${process.env.PATH ?? ''}`,
   });
   return {
@@ -114,7 +137,7 @@ export async function serveWithRecordedClis(): Promise<{
     data,
     async stop() {
       await server.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      removePlace(place);
       rmSync(bin, { recursive: true, force: true });
     },
   };

@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import { runCli } from '../helpers/cli.js';
 import { seedDataDir } from '../helpers/seed.js';
 import { tempDir } from '../helpers/server.js';
+import { storeOptions } from './backend.js';
 import { expect, signIn, test } from './fixtures.js';
 
 test('a pushed session names its machine, its author there and when it was pushed', async ({
@@ -18,8 +19,7 @@ test('a pushed session names its machine, its author there and when it was pushe
     '--workspace',
     seeded.data.organizationId,
     '--push-only',
-    '--data-dir',
-    team.dataDir,
+    ...storeOptions(team),
   ]);
   expect(key.code, key.stderr).toBe(0);
 

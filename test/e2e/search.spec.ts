@@ -1,6 +1,5 @@
-import { test as base, expect } from '@playwright/test';
 import type { Message } from '../../src-shared/sessions.js';
-import { serveWithSession, signIn, type ServedSession } from './fixtures.js';
+import { test as base, expect, serveWithSession, signIn, type ServedSession } from './fixtures.js';
 
 /** Where the rare word is: far from the end, so the page must open there, not at the latest. */
 const HIT_AT = 40;

@@ -137,4 +137,24 @@ describe('scripts/postgres-cluster.sh', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  describe('on a machine with PostgreSQL', requireTools(postgresTool()), () => {
+    it('starts a cluster where Node is told to colour its output (FORCE_COLOR, as in a Playwright worker)', () => {
+      const dir = mkdtempSync(join(tmpdir(), 'coloured-cluster-'));
+      const script = (...args: string[]) =>
+        spawnSync('sh', [join(ROOT, 'scripts', 'postgres-cluster.sh'), ...args], {
+          encoding: 'utf8',
+          env: { ...process.env, FORCE_COLOR: '1' },
+        });
+      try {
+        const start = script('start', dir);
+        expect(start.stderr).toBe('');
+        expect(start.status).toBe(0);
+        expect(start.stdout.trim()).toMatch(/^postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres$/u);
+      } finally {
+        script('stop', dir);
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }, 60_000);
+  });
 });
