@@ -151,6 +151,10 @@ export type SetupAgent = z.infer<typeof SetupAgentSchema>;
 export const SetupStatusSchema = z.object({
   needed: z.boolean().describe("No account exists yet but the demo's: the owner account can be created."),
   demo: z.boolean().optional().describe('The demo workspace exists.'),
+  demoAvailable: z
+    .boolean()
+    .optional()
+    .describe('Whether the demo workspace can be made here: false on a team server (PostgreSQL).'),
   agents: z
     .array(SetupAgentSchema)
     .optional()

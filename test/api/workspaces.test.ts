@@ -76,6 +76,8 @@ describe('first-run setup', () => {
     expect(await (await fetch(`${server.url}/api/setup`)).json()).toEqual({
       needed: false,
       demo: false,
+      // The demo is made in a data directory: a team server has none.
+      demoAvailable: server.backend === 'sqljs',
       launchToken: false,
     });
     const again = await fetch(`${server.url}/api/setup`, {
@@ -110,6 +112,7 @@ describe('first-run setup with agent CLIs installed', () => {
     expect(await (await fetch(`${s.url}/api/setup`)).json()).toEqual({
       needed: true,
       demo: false,
+      demoAvailable: s.backend === 'sqljs',
       launchToken: false,
       agents: [
         { kind: 'claude-code', name: 'Claude Code', simulated: false, found: false },
@@ -150,6 +153,7 @@ describe('first-run setup with agent CLIs installed', () => {
     expect(await (await fetch(`${s.url}/api/setup`)).json()).toEqual({
       needed: false,
       demo: false,
+      demoAvailable: s.backend === 'sqljs',
       launchToken: false,
     });
   });

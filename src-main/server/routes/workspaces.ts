@@ -63,8 +63,10 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       const needed = (await ownAccountCount(repos)) === 0;
       const demo = (await repos.workspaces.findById(DEMO.organizationId)) !== null;
       const launchToken = ctx.launch.holds(request);
-      if (!needed) return { needed, demo, launchToken };
-      return { needed, demo, launchToken, agents: await setupAgents(ctx) };
+      // The demo lives in a desktop's data directory; a team server has none to make it in.
+      const demoAvailable = ctx.store !== null;
+      if (!needed) return { needed, demo, demoAvailable, launchToken };
+      return { needed, demo, demoAvailable, launchToken, agents: await setupAgents(ctx) };
     },
   );
 

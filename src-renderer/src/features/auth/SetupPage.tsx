@@ -123,7 +123,10 @@ function AgentChoice({
 function SetupForm({ demoExists, onSignIn }: { demoExists: boolean; onSignIn: () => void }) {
   const setup = useSetup();
   const demo = useDemoSetup();
-  const agents = useSetupStatus().data?.agents ?? [];
+  const status = useSetupStatus().data;
+  const agents = status?.agents ?? [];
+  // A team server cannot make the demo: it is offered only where it can be made.
+  const demoAvailable = status?.demoAvailable !== false;
   const [form, setForm] = useState({ name: '', email: '', password: '', workspaceName: '' });
   const [agent, setAgent] = useState<SetupAgent['kind'] | null>(null);
   const chosenAgent = agent ?? (agents.length > 0 ? preferredAgent(agents) : null);
@@ -191,20 +194,24 @@ function SetupForm({ demoExists, onSignIn }: { demoExists: boolean; onSignIn: ()
             {setup.isPending ? 'Creating…' : 'Create account and workspace'}
           </button>
         </form>
-        <div className="divider" role="separator">
-          or
-        </div>
-        <button type="button" className="button" onClick={() => demo.mutate()} disabled={demo.isPending}>
-          {demo.isPending
-            ? 'Preparing the demo…'
-            : demoExists
-              ? 'Back to the demo workspace'
-              : 'Explore the demo workspace'}
-        </button>
-        <p className="muted small">
-          Sample sessions, people and an offline demo agent. You can still create your own account here
-          afterwards.
-        </p>
+        {demoAvailable && (
+          <>
+            <div className="divider" role="separator">
+              or
+            </div>
+            <button type="button" className="button" onClick={() => demo.mutate()} disabled={demo.isPending}>
+              {demo.isPending
+                ? 'Preparing the demo…'
+                : demoExists
+                  ? 'Back to the demo workspace'
+                  : 'Explore the demo workspace'}
+            </button>
+            <p className="muted small">
+              Sample sessions, people and an offline demo agent. You can still create your own account here
+              afterwards.
+            </p>
+          </>
+        )}
         {demoExists && (
           <button type="button" className="link-button" onClick={onSignIn}>
             Sign in with an existing account
