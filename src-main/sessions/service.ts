@@ -198,8 +198,10 @@ export function createSessionService(deps: {
 
     /**
      * A run starts: the session is marked as worked on by an agent of `kind` (the session's
-     * `agent`) and leaves the queue if it waited there. Only a move out of the queue is
-     * published; otherwise the run's first message or its end publishes the session.
+     * `agent`) and leaves the queue if it waited there. A move out of the queue, or to another
+     * agent (or sandbox), is published: a client may have read the session before this write (on
+     * a team server the create answer goes out before the run starts) and must not wait for the
+     * run's first message to learn which agent works on it.
      */
     async runStarts(
       id: string,
@@ -207,14 +209,20 @@ export function createSessionService(deps: {
       isolation: Isolation | null = null,
       acpAgent: string | null = null,
     ): Promise<void> {
-      const { row, wasQueued } = await storage.write(async (tx) => {
-        const wasQueued = (await tx.sessions.agentState(id)) === 'queued';
+      const { row, changed } = await storage.write(async (tx) => {
+        const before = await summary(tx, id);
         await tx.runs.dequeue(id);
         await tx.sessions.setAgentState(id, 'running');
         await tx.sessions.setAgentKind(id, kind, isolation, acpAgent);
-        return { row: await summary(tx, id), wasQueued };
+        const row = await summary(tx, id);
+        const changed =
+          before.agentState === 'queued' ||
+          before.agentKind !== row.agentKind ||
+          before.acpAgent !== row.acpAgent ||
+          before.isolation !== row.isolation;
+        return { row, changed };
       });
-      if (wasQueued) publishUpdated(row);
+      if (changed) publishUpdated(row);
     },
 
     /** A run waits for a place: the session shows as queued until it starts. */

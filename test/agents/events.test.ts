@@ -73,6 +73,13 @@ describe('live events', () => {
       organizationId: owner.organizationId,
       initialMessage: 'Resume me',
     });
+    // Its run's start is told too: wait for it, so that the stream holds the updates alone.
+    await expect
+      .poll(async () => {
+        const res = await withKey(server, owner.apiKey, 'GET', `/api/sessions/${created.id}/summary`);
+        return ((await res.json()) as { session: { agent?: string } }).session.agent;
+      })
+      .toBe('demo');
     const first = await openEventStream(`${server.url}/api/sessions/${created.id}/events`, {
       'x-api-key': owner.apiKey,
     });

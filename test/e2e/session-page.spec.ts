@@ -45,12 +45,7 @@ test('Stop asks first, then ends the run with a neutral Stopped result', async (
 test('an empty prompt is refused by the form; the demo agent is named and offers no models', async ({
   page,
   seeded,
-  backend,
 }) => {
-  test.fixme(
-    backend === 'team-server',
-    'on a team server a session the demo agent runs shows Model claude-opus-4-6 in Details, not the Simulated badge',
-  );
   await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
   await page.getByRole('link', { name: 'New session', exact: true }).first().click();
   await expect(
