@@ -21,6 +21,21 @@ const NOT_ON_POSTGRES_YET = [
 ];
 
 /**
+ * What runs on PostgreSQL too: the API tests, and the real agent CLIs' runs (Claude Code, Codex,
+ * Gemini CLI, and the ACP agents) with their stops, follow-ups and approvals, which write a
+ * session as a team server's agents do.
+ */
+const ON_POSTGRES_TOO = [
+  'test/api/**/*.test.ts',
+  'test/agents/real-cli-runs.test.ts',
+  'test/agents/claude-code-journey.test.ts',
+  'test/agents/claude-code-approvals.test.ts',
+  'test/agents/codex-approvals.test.ts',
+  'test/agents/acp-*-runs.test.ts',
+  'test/agents/acp-approvals.test.ts',
+];
+
+/**
  * Without PostgreSQL this pass is skipped, saying so, as test/helpers/require-tools.ts skips a
  * test whose tool is missing; under CI, which installs it (.ci/run), it fails.
  */
@@ -32,14 +47,14 @@ if ('missing' in postgres) {
 }
 
 /**
- * The API tests again, each test server over PostgreSQL as `serve --database` runs it (one
+ * The API tests and the real agents' runs again, each test server over PostgreSQL as `serve --database` runs it (one
  * throw-away cluster for the run, a fresh database per server). `npm test` runs this after the
  * sql.js pass.
  */
 export default defineConfig({
   test: {
     ...base.test,
-    include: 'missing' in postgres ? [] : ['test/api/**/*.test.ts'],
+    include: 'missing' in postgres ? [] : [...ON_POSTGRES_TOO],
     passWithNoTests: 'missing' in postgres,
     exclude: [...configDefaults.exclude, ...NOT_ON_POSTGRES_YET],
     env: { SESSIONDESK_TEST_DATABASE: 'postgres' },

@@ -15,7 +15,7 @@ import { waitForResults } from '../helpers/agent-runs.js';
 import { useCleanups } from '../helpers/cleanups.js';
 import { openEventStream } from '../helpers/events.js';
 import { realCli } from '../helpers/real-cli-setup.js';
-import { requireTools } from '../helpers/require-tools.js';
+import { requireTools, sqljsOnly } from '../helpers/require-tools.js';
 import {
   asUser,
   createSession,
@@ -252,7 +252,12 @@ describe('approvals of an ACP agent (Gemini CLI)', requireTools(gemini), () => {
 
   it(
     'Stop answers a pending request as cancelled; after a crash the restarted server shows it expired',
-    LONG,
+    {
+      ...LONG,
+      ...sqljsOnly(
+        'copies the data directory as a crash leaves it; a team server keeps its approvals in PostgreSQL',
+      ),
+    },
     async () => {
       const { server, owner, cookie, sessionId, output, serverOptions } = await askingServer({});
       const request = await firstRequest(server, cookie, owner.organizationId, sessionId);
