@@ -19,6 +19,8 @@ export interface CorpusOptions {
   gb: number;
   /** Sessions of a prompt and one answer, ten days old: one in ten failed, the rest completed. */
   smallSessions: number;
+  /** One session of this many MB beside them (0: none), as the largest a heavy user has. */
+  hugeMB: number;
   progress?: (line: string) => void;
 }
 
@@ -36,6 +38,7 @@ const SMALL_PER_WRITE = 250;
 export async function seedBenchCorpus(storage: Storage, options: CorpusOptions): Promise<BenchCorpus> {
   const seeded = await seedStorage(storage, options.gb * 1024, {
     ...(options.progress ? { progress: options.progress } : {}),
+    hugeMB: options.hugeMB,
   });
   const started = performance.now();
   const tenDaysAgo = Date.now() - 10 * 86_400_000;

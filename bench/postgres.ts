@@ -38,6 +38,7 @@ const { values: flags } = parseArgs({
   options: {
     gb: { type: 'string', default: '0.15' },
     'small-sessions': { type: 'string', default: '2000' },
+    'huge-mb': { type: 'string', default: '165' },
     samples: { type: 'string', default: '200' },
     seconds: { type: 'string', default: '5' },
     out: { type: 'string', default: fileURLToPath(new URL('./postgres-results.json', import.meta.url)) },
@@ -54,6 +55,7 @@ function positive(name: string, raw: string | undefined): number {
 const options = {
   gb: positive('gb', flags.gb),
   smallSessions: Math.round(positive('small-sessions', flags['small-sessions'])),
+  hugeMB: positive('huge-mb', flags['huge-mb']),
   samples: Math.round(positive('samples', flags.samples)),
   seconds: positive('seconds', flags.seconds),
 };
@@ -131,6 +133,24 @@ async function readLargeSession(server: BenchServer, id: string, total: number) 
     whole.push(performance.now() - started);
   }
   return { open: latency(open), wholeMs: latency(whole).p50Ms, jsonMB: bytes / MB };
+}
+
+/**
+ * A session read whole, as `GET /api/sessions/{id}` gives it (the spec's get, every message in
+ * one answer: streamed when large): the time to its last byte, three times.
+ */
+async function readWholeSession(server: BenchServer, id: string, total: number) {
+  const times: number[] = [];
+  let bytes = 0;
+  for (let run = 0; run < 3; run += 1) {
+    const answer = await expect(server, `/api/sessions/${id}`);
+    const { session } = JSON.parse(answer.body) as { session: { messages: unknown[] } };
+    if (session.messages.length !== total)
+      throw new Error(`${server.name}: got ${session.messages.length} messages of ${total}`);
+    bytes = answer.body.length;
+    times.push(answer.ms);
+  }
+  return { ms: latency(times).p50Ms, jsonMB: bytes / MB };
 }
 
 /**
@@ -251,7 +271,12 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
   try {
-    const corpusOptions: CorpusOptions = { gb: options.gb, smallSessions: options.smallSessions, progress };
+    const corpusOptions: CorpusOptions = {
+      gb: options.gb,
+      smallSessions: options.smallSessions,
+      hugeMB: options.hugeMB,
+      progress,
+    };
     progress(`seeding ${options.gb} GB and ${options.smallSessions} small sessions into sql.js`);
     const sqljsDir = join(work, 'sqljs');
     const sqljsCorpus = await seedSqljsCorpus(sqljsDir, corpusOptions);
@@ -300,15 +325,25 @@ async function main(): Promise<void> {
     const listRepeated = await side((s) => repeatedList(s));
     const afterList = rss();
 
+    // The huge session is the first written; the ~10 MB one is of the corpus's own sizes.
     const large = (corpus: BenchCorpus) =>
-      corpus.written.reduce((best, s) =>
-        Math.abs(s.bytes - 10 * MB) < Math.abs(best.bytes - 10 * MB) ? s : best,
-      );
+      corpus.written
+        .slice(1)
+        .reduce((best, s) => (Math.abs(s.bytes - 10 * MB) < Math.abs(best.bytes - 10 * MB) ? s : best));
+    const huge = (corpus: BenchCorpus) => corpus.written[0] as BenchCorpus['written'][number];
     progress(
       `the ~10 MB session (${(large(pgCorpus).bytes / MB).toFixed(1)} MB), paged as the dashboard pages`,
     );
     const largeSession = await side((s, c) => readLargeSession(s, large(c).id, large(c).messages));
     const afterLarge = rss();
+    progress(
+      `the huge session (${(huge(pgCorpus).bytes / MB).toFixed(0)} MB, ${huge(pgCorpus).messages} messages): paged, and whole`,
+    );
+    const hugeSession = await side(async (s, c) => ({
+      ...(await readLargeSession(s, huge(c).id, huge(c).messages)),
+      whole: await readWholeSession(s, huge(c).id, huge(c).messages),
+    }));
+    const afterHuge = rss();
 
     progress('search');
     const search = {
@@ -347,6 +382,8 @@ async function main(): Promise<void> {
         transcriptMB: pgCorpus.transcriptBytes / MB,
         largeSessionMB: large(pgCorpus).bytes / MB,
         largeSessionMessages: large(pgCorpus).messages,
+        hugeSessionMB: huge(pgCorpus).bytes / MB,
+        hugeSessionMessages: huge(pgCorpus).messages,
         failedSessions: pgCorpus.failed,
         seedSeconds: { sqljs: sqljsCorpus.seedMs / 1000, postgres: pgCorpus.seedMs / 1000 },
         postgresDatabaseMB: databaseBytes / MB,
@@ -355,6 +392,7 @@ async function main(): Promise<void> {
       listFiltered,
       listRepeated,
       largeSession,
+      hugeSession,
       search,
       searchNotMeasured: searchOff,
       followUp,
@@ -364,6 +402,7 @@ async function main(): Promise<void> {
         'after start': afterStart,
         'after the lists': afterList,
         'after the 10 MB session': afterLarge,
+        'after the huge session': afterHuge,
         'after search': afterSearch,
         'after the follow-ups': afterAppends,
       },

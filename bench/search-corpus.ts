@@ -133,7 +133,12 @@ export const SEED_PASSWORD = 'bench password, not secret';
 export async function seed(
   dataDir: string,
   targetMB: number,
-  options: { progress?: (line: string) => void; rareInLargeOutputs?: boolean } = {},
+  options: {
+    progress?: (line: string) => void;
+    rareInLargeOutputs?: boolean;
+    /** One more session of this many MB, written first (the oldest): a heavy user's largest. */
+    hugeMB?: number;
+  } = {},
 ): Promise<Seeded> {
   const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
   try {
@@ -150,7 +155,12 @@ export async function seed(
 export async function seedStorage(
   storage: Storage,
   targetMB: number,
-  options: { progress?: (line: string) => void; rareInLargeOutputs?: boolean } = {},
+  options: {
+    progress?: (line: string) => void;
+    rareInLargeOutputs?: boolean;
+    /** One more session of this many MB, written first (the oldest): a heavy user's largest. */
+    hugeMB?: number;
+  } = {},
 ): Promise<Seeded> {
   const random = randomGenerator(0x5ea4c4);
   const accounts = createAccounts(storage, systemClock);
@@ -159,6 +169,7 @@ export async function seedStorage(
   const key = await accounts.createKey({ organizationId: workspace.organizationId, label: 'bench' });
   const maker = new ConversationMaker(random, new TextPool(random));
   const sizes = sessionSizes(targetMB * MB, random);
+  if (options.hugeMB) sizes.unshift(options.hugeMB * MB);
   const started = performance.now();
   const now = Date.now();
   let total = 0;

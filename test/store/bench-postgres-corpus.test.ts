@@ -21,7 +21,7 @@ import { requireTools } from '../helpers/require-tools.js';
 import { tempDir } from '../helpers/server.js';
 
 const SMALL = 30;
-const options = { gb: 2 / 1024, smallSessions: SMALL };
+const options = { gb: 2 / 1024, smallSessions: SMALL, hugeMB: 3 };
 
 /** Every session of the corpus's workspace as the list reads it, by title. */
 async function held(reads: TranscriptReads, corpus: BenchCorpus) {
@@ -61,7 +61,11 @@ describe('the PostgreSQL bench corpus', { ...requireTools(postgresTool()), timeo
       );
       for (const written of sqljsCorpus.written)
         expect(byId.get(written.id)?.messageCount).toBe(written.messages);
-      expect(sqljsCorpus.written.reduce((sum, s) => sum + s.bytes, 0)).toBeGreaterThan(2 * 1024 * 1024);
+      expect(sqljsCorpus.written.reduce((sum, s) => sum + s.bytes, 0)).toBeGreaterThan(5 * 1024 * 1024);
+      // The huge session comes first, of the size asked.
+      expect(pgCorpus.written[0]?.bytes).toBeGreaterThanOrEqual(3 * 1024 * 1024);
+      expect(pgCorpus.written[0]?.bytes).toBeLessThan(3.5 * 1024 * 1024);
+      expect(pgCorpus.written.slice(1).every((s) => s.bytes < 3 * 1024 * 1024)).toBe(true);
 
       // One small session in ten is failed: the filtered page's sessions.
       const failed = await storage.repos.sessions.list(pgCorpus.organizationId, { status: 'failed' }, {});
