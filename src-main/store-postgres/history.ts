@@ -33,8 +33,8 @@ export function postgresHistory(sql: Queryable): Repos['history'] {
     async sources(workspaceId) {
       const rows = await sources(
         workspaceId === undefined
-          ? sql`ORDER BY created_at, id`
-          : sql`WHERE workspace_id = ${workspaceId} ORDER BY created_at, id`,
+          ? sql`ORDER BY created_at COLLATE "C", id COLLATE "C"`
+          : sql`WHERE workspace_id = ${workspaceId} ORDER BY created_at COLLATE "C", id COLLATE "C"`,
       );
       return rows.map(toSource);
     },
@@ -112,7 +112,7 @@ export function postgresHistory(sql: Queryable): Repos['history'] {
       // of the same sort to the order it scans in; here the smaller id wins.
       const [row] = await sql<Row[]>`SELECT id, source_kind FROM sessions WHERE workspace_id = ${workspaceId}
           AND (conversation_id = ${conversationId} OR source_conversation_id = ${conversationId})
-        ORDER BY source_kind IS NOT NULL, id LIMIT 1`;
+        ORDER BY source_kind IS NOT NULL, id COLLATE "C" LIMIT 1`;
       return row ? { id: text(row.id), imported: row.source_kind !== null } : null;
     },
 

@@ -26,7 +26,7 @@ export function postgresRuns(sql: Queryable): Repos['runs'] {
       // enqueuing at once here can both take the same next position: neither came first, and
       // the session id keeps their order the same on every read.
       const rows = await sql<Row[]>`SELECT session_id, mode, prompt, status_before FROM run_queue
-        ORDER BY position, session_id`;
+        ORDER BY position, session_id COLLATE "C"`;
       return rows.map((r) => {
         const run: QueuedRun = { sessionId: text(r.session_id), mode: text(r.mode) as QueuedRun['mode'] };
         const prompt = optText(r.prompt);
@@ -50,7 +50,7 @@ export function postgresRuns(sql: Queryable): Repos['runs'] {
       // No order is promised (a start after a crash ends every group); by session, so that
       // two reads agree.
       const rows = await sql<Row[]>`SELECT session_id, pgid, start_time, boot_id FROM agent_processes
-        ORDER BY session_id`;
+        ORDER BY session_id COLLATE "C"`;
       return rows.map((r) => {
         const found: AgentProcess = { sessionId: text(r.session_id), pgid: Number(r.pgid) };
         const startTime = optText(r.start_time);

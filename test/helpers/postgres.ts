@@ -68,3 +68,22 @@ export function useMigratedPool(): { open(): Promise<Sql> } {
   afterAll(async () => sql?.end());
   return { open: async () => (sql = await migratedPool(pg.url())) };
 }
+
+/**
+ * A database of the cluster whose default collation is ICU's en-US, as on a server set up with
+ * a language's locale (the test clusters are C-locale: byte order, like sql.js): a query that
+ * orders or compares text without `COLLATE "C"` answers differently here.
+ */
+export async function linguisticDatabase(pg: PostgresForTests, name: string): Promise<string> {
+  const admin = await connect(pg.url());
+  try {
+    await admin.unsafe(
+      `CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C' LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`,
+    );
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(pg.url());
+  url.pathname = `/${name}`;
+  return url.toString();
+}

@@ -8,7 +8,7 @@ import { migratePostgres } from '../../src-main/store-postgres/migrations.js';
 import type { HistoryFileRecord, HistorySourceRecord } from '../../src-main/store/history.js';
 import { storageOf } from '../../src-main/store/sqljs-storage.js';
 import type { Repos } from '../../src-main/store/storage.js';
-import { postgresTool, usePostgres } from '../helpers/postgres.js';
+import { linguisticDatabase, postgresTool, usePostgres } from '../helpers/postgres.js';
 import { requireTools } from '../helpers/require-tools.js';
 import { tempDir } from '../helpers/server.js';
 import { eachCallAWrite, useSqlJsStore } from '../helpers/storage.js';
@@ -80,24 +80,25 @@ function historyContract(open: () => Promise<HistoryDatabase>) {
   });
 
   it('lists sources oldest first, ties by id, all or one workspace', async () => {
-    // Inserted out of id order, so that an order by insertion would show.
-    await history.insertSource(source('hsrc_list3', { createdAt: later(1) }));
-    await history.insertSource(source('hsrc_list2', { createdAt: later(1), kind: 'opencode' }));
+    // Inserted out of id order, so that an order by insertion would show; ids compare byte by
+    // byte ('B' before 'b'), as a linguistic collation would not.
+    await history.insertSource(source('hsrc_listb', { createdAt: later(1) }));
+    await history.insertSource(source('hsrc_listB', { createdAt: later(1), kind: 'opencode' }));
     await history.insertSource(source('hsrc_list1', { createdAt: later(2), workspaceId: id('org_b') }));
     await history.insertSource(source('hsrc_list0', { createdAt: later(3), paused: true }));
     expect((await history.sources(id('org_a'))).map((s) => s.id)).toEqual([
-      id('hsrc_list2'),
-      id('hsrc_list3'),
+      id('hsrc_listB'),
+      id('hsrc_listb'),
       id('hsrc_list0'),
     ]);
     expect((await history.sources()).map((s) => s.id)).toEqual([
-      id('hsrc_list2'),
-      id('hsrc_list3'),
+      id('hsrc_listB'),
+      id('hsrc_listb'),
       id('hsrc_list1'),
       id('hsrc_list0'),
     ]);
-    expect(await history.source(id('hsrc_list2'))).toEqual(
-      source('hsrc_list2', { createdAt: later(1), kind: 'opencode' }),
+    expect(await history.source(id('hsrc_listB'))).toEqual(
+      source('hsrc_listB', { createdAt: later(1), kind: 'opencode' }),
     );
     expect(await history.source(id('hsrc_list0'))).toEqual(
       source('hsrc_list0', { createdAt: later(3), paused: true }),
@@ -399,37 +400,55 @@ describe('the history repository on sql.js', () => {
   });
 });
 
+/** The contract's database on PostgreSQL at `url`, migrated as a team server's start does. */
+async function postgresDatabase(url: string, opened: (sql: Sql) => void): Promise<HistoryDatabase> {
+  const db = await connect(url);
+  opened(db);
+  await migratePostgres(db, { now: () => new Date() });
+  return {
+    history: postgresHistory(db),
+    prefix: 'pg',
+    user: async (userId) => {
+      await db`INSERT INTO users (id, email, name, password_hash, created_at)
+        VALUES (${userId}, ${`${userId}@example.com`}, ${userId}, 'h', ${AT})`;
+    },
+    workspace: async (workspaceId) => {
+      await db`INSERT INTO workspaces (id, name, created_at) VALUES (${workspaceId}, ${workspaceId}, ${AT})`;
+    },
+    session: async (s) => {
+      await db`INSERT INTO sessions (id, workspace_id, author_id, title, status, model, created_at, updated_at,
+          base_branch, message_count, conversation_kind, conversation_id)
+        VALUES (${s.id}, ${s.workspaceId}, ${s.authorId}, 'Imported', 'active', 'unknown', ${AT}, ${AT}, 'main',
+          ${s.messages ?? 0}, ${s.conversationId === undefined ? null : 'claude-code'}, ${s.conversationId ?? null})`;
+    },
+    sessionColumns: async (sessionId) => {
+      const [row] = await db.unsafe<Record<string, string | null>[]>(
+        `SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = $1`,
+        [sessionId],
+      );
+      return { ...row };
+    },
+  };
+}
+
 describe('the history repository on PostgreSQL', requireTools(postgresTool()), () => {
   const pg = usePostgres();
   let sql: Sql | undefined;
   afterAll(async () => sql?.end());
-  historyContract(async () => {
-    const db = await connect(pg.url());
-    sql = db;
-    await migratePostgres(db, { now: () => new Date() });
-    return {
-      history: postgresHistory(db),
-      prefix: 'pg',
-      user: async (userId) => {
-        await db`INSERT INTO users (id, email, name, password_hash, created_at)
-          VALUES (${userId}, ${`${userId}@example.com`}, ${userId}, 'h', ${AT})`;
-      },
-      workspace: async (workspaceId) => {
-        await db`INSERT INTO workspaces (id, name, created_at) VALUES (${workspaceId}, ${workspaceId}, ${AT})`;
-      },
-      session: async (s) => {
-        await db`INSERT INTO sessions (id, workspace_id, author_id, title, status, model, created_at, updated_at,
-            base_branch, message_count, conversation_kind, conversation_id)
-          VALUES (${s.id}, ${s.workspaceId}, ${s.authorId}, 'Imported', 'active', 'unknown', ${AT}, ${AT}, 'main',
-            ${s.messages ?? 0}, ${s.conversationId === undefined ? null : 'claude-code'}, ${s.conversationId ?? null})`;
-      },
-      sessionColumns: async (sessionId) => {
-        const [row] = await db.unsafe<Record<string, string | null>[]>(
-          `SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = $1`,
-          [sessionId],
-        );
-        return { ...row };
-      },
-    };
-  });
+  historyContract(() => postgresDatabase(pg.url(), (db) => (sql = db)));
 });
+
+// A team's database may sort text by a language (`initdb --locale en_US.UTF-8`, the default of
+// many installs); the answers must not change with it.
+describe(
+  'the history repository on PostgreSQL whose database sorts text by a language (ICU en-US)',
+  requireTools(postgresTool()),
+  () => {
+    const pg = usePostgres();
+    let sql: Sql | undefined;
+    afterAll(async () => sql?.end());
+    historyContract(async () =>
+      postgresDatabase(await linguisticDatabase(pg, 'history_en_us'), (db) => (sql = db)),
+    );
+  },
+);
