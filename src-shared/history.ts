@@ -78,8 +78,9 @@ export const HistorySourcesResponseSchema = z.object({
     ),
   importCommand: z
     .string()
+    .optional()
     .describe(
-      "The `sessiondesk history import` command line that imports into this workspace on the server's machine, with `--data-dir` when the server's data directory is not the default one (its path for the administrator, `DATA_DIR` for everyone else).",
+      "The `sessiondesk history import` command line that imports into this workspace on the server's machine, with `--data-dir` when the server's data directory is not the default one (its path for the administrator, `DATA_DIR` for everyone else). Absent on a team server (PostgreSQL), where that command is refused: sessions run in a terminal come from each desktop with `sessiondesk push`.",
     ),
 });
 export const HistorySourceResponseSchema = z.object({ source: HistorySourceSchema });

@@ -32,6 +32,25 @@ function files(dir: string): string[] {
 }
 
 describe('history sources', () => {
+  it('suggests `history import` where it works: on a desktop, never on a team server, which refuses it', async () => {
+    const server = await startTestServer();
+    servers.push(server);
+    const { user, organizationId } = await seedWorkspace(server);
+    const listed = await asUser(
+      server,
+      user.cookie,
+      'GET',
+      `/api/workspaces/${organizationId}/history-sources`,
+    );
+    expect(listed.status).toBe(200);
+    const { importCommand } = HistorySourcesResponseSchema.parse(await listed.json());
+    if (server.backend === 'postgres') expect(importCommand).toBeUndefined();
+    else
+      expect(importCommand).toBe(
+        `sessiondesk history import --workspace ${organizationId} --data-dir ${server.dataDir}`,
+      );
+  });
+
   it('owners add, pause and remove; members only list; removing keeps the files and sessions', async () => {
     const server = await startTestServer();
     servers.push(server);

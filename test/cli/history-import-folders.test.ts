@@ -114,6 +114,7 @@ describe('the command the History page shows', () => {
       headers: { cookie },
     });
     const { importCommand } = HistorySourcesResponseSchema.parse(await response.json());
+    if (importCommand === undefined) throw new Error('a desktop suggests its history import command');
     const home = sandbox.dataDir();
     cpSync(join(HISTORY_FIXTURES, 'claude-code', '2.1.330', 'plain-answer'), join(home, '.claude'), {
       recursive: true,

@@ -52,7 +52,8 @@ export function historyRoutes(app: FastifyInstance, ctx: AppContext): void {
       return {
         sources: await sources.list(organizationId),
         found: mayAdd ? await sources.found(organizationId, ctx.agentEnv) : [],
-        importCommand: sources.importCommand(organizationId, administrator),
+        // A team server's database takes no `history import` (refused with --database).
+        ...(ctx.store ? { importCommand: sources.importCommand(organizationId, administrator) } : {}),
       };
     },
   );

@@ -119,10 +119,17 @@ export function HistoryPage() {
         <ErrorState error={sources.error} onRetry={() => void sources.refetch()} />
       ) : sources.data.sources.length === 0 ? (
         <EmptyState title="No history sources">
-          <p>
-            {mayAdd ? 'Add a folder above, or run' : 'On this machine, run'}{' '}
-            <code>{sources.data.importCommand}</code>.
-          </p>
+          {sources.data.importCommand === undefined ? (
+            <p>
+              {mayAdd ? "Add a folder of this server's machine above. " : ''}Sessions run in a terminal on a
+              desktop come here from it with <code>sessiondesk push</code>.
+            </p>
+          ) : (
+            <p>
+              {mayAdd ? 'Add a folder above, or run' : 'On this machine, run'}{' '}
+              <code>{sources.data.importCommand}</code>.
+            </p>
+          )}
         </EmptyState>
       ) : (
         <table className="table">
