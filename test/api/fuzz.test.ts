@@ -17,7 +17,7 @@ import {
   uniqueEmail,
   type TestServer,
 } from '../helpers/server.js';
-import { sqljsOnly } from '../helpers/require-tools.js';
+import { connect as connectPostgres } from '../../src-main/store-postgres/connect.js';
 
 /**
  * Property-based fuzzing of the whole HTTP surface against one real server: every endpoint
@@ -62,6 +62,7 @@ interface Fixture {
   endpoints: { method: string; path: string }[];
   /** Every key, sign-in token and password the fuzzer holds: none may ever be echoed. */
   secrets: Set<string>;
+  db: FuzzDatabase;
 }
 
 let fx: Fixture;
@@ -107,8 +108,8 @@ beforeAll(async () => {
   ];
   // A session in a workspace the fuzzer's user is not a member of: every access is a 403.
   const otherSessionId = newId('session');
-  await server.store.write(() =>
-    server.repos.sessions.insert({
+  await server.storage.write((tx) =>
+    tx.sessions.insert({
       id: otherSessionId,
       workspaceId: otherWorkspace.organizationId,
       authorId: other.id,
@@ -165,6 +166,7 @@ beforeAll(async () => {
     cursor,
     endpoints,
     secrets: new Set([owner.apiKey, revoked.key, cookie.slice('__session='.length), PASSWORD]),
+    db: await openFuzzDatabase(server),
   };
   await settle();
 }, 60_000);
@@ -177,6 +179,7 @@ afterAll(async () => {
       .join(' ');
     console.log(`fuzz ${property}: ${tried} inputs tried (seed ${SEED}, FUZZ_RUNS ${RUNS}); ${summary}`);
   }
+  await fx?.db.close();
   await fx?.server.dispose();
   // Nothing logged, even while stopping, names a secret.
   expectNoSecret(logText, 'the log');
@@ -187,7 +190,7 @@ afterAll(async () => {
 
 async function repairFixture(after = 'an earlier request'): Promise<void> {
   const { server } = fx;
-  const key = server.repos.apiKeys.findByHash(hashSecret(fx.apiKey));
+  const key = await server.storage.repos.apiKeys.findByHash(hashSecret(fx.apiKey));
   if (!key || key.revokedAt) {
     const created = await server.accounts.createKey({ organizationId: fx.org, label: 'fuzz again' });
     fx.apiKey = created.key;
@@ -195,11 +198,11 @@ async function repairFixture(after = 'an earlier request'): Promise<void> {
     fx.secrets.add(created.key);
   }
   const now = fx.clock.now();
-  const signIn = server.repos.authSessions.find(hashSecret(fx.cookieToken));
+  const signIn = await server.storage.repos.authSessions.find(hashSecret(fx.cookieToken));
   if (!signIn || Date.parse(signIn.expiresAt) - now.getTime() < 24 * 3600_000) {
     const token = newSessionToken();
-    await server.store.write(() =>
-      server.repos.authSessions.insert(hashSecret(token), {
+    await server.storage.write((tx) =>
+      tx.authSessions.insert(hashSecret(token), {
         userId: fx.userId,
         createdAt: now.toISOString(),
         lastSeenAt: now.toISOString(),
@@ -212,11 +215,8 @@ async function repairFixture(after = 'an earlier request'): Promise<void> {
   // No command is defined here, so a workspace whose agent is `command` was set by a fuzzed
   // request: an owner (or worse) chose a program, a privilege bug. It is removed before anything
   // runs the fuzzed program, and the property fails saying so.
-  const commandRows = server.store.db.all(
-    "SELECT workspace_id, command FROM workspace_settings WHERE agent = 'command'",
-  );
+  const commandRows = await fx.db.removeCommandAgents();
   if (commandRows.length > 0) {
-    await server.store.write((db) => db.run("DELETE FROM workspace_settings WHERE agent = 'command'"));
     throw new Error(
       `${after} set a command agent, which only the administrator may define: ${JSON.stringify(commandRows)}`,
     );
@@ -225,36 +225,112 @@ async function repairFixture(after = 'an earlier request'): Promise<void> {
 
 /** Columns that reads may touch in the background (last use of a key or a sign-in). */
 const VOLATILE: Record<string, string[]> = { api_keys: ['last_used_at'], auth_sessions: ['last_seen_at'] };
+/**
+ * Tables a refused request writes on purpose: a team server counts failed sign-ins and bad keys
+ * in its database, so that every process shares the count (a desktop counts them in memory).
+ */
+const VOLATILE_TABLES = new Set(['failure_windows']);
 
-/** A digest of every row of every table, volatile columns left out. */
-function fingerprint(): string {
-  const db = fx.server.store.db;
-  const hash = createHash('sha256');
-  const tables = db
-    .all("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-    .map((row) => row[0] as string);
-  for (const table of tables) {
-    const columns = db
-      .all(`PRAGMA table_info("${table}")`)
-      .map((row) => row[1] as string)
-      .filter((column) => !VOLATILE[table]?.includes(column));
-    const rows = db
-      .all(`SELECT ${columns.map((c) => `"${c}"`).join(', ')} FROM "${table}"`)
-      .map((row) => JSON.stringify(row))
-      .sort();
-    hash.update(`${table}\n${rows.join('\n')}\n`);
-  }
-  return hash.digest('hex');
+/** The fuzzer's own look at the server's database, whichever it is. */
+interface FuzzDatabase {
+  /** A digest of every row of every table, volatile columns left out. */
+  fingerprint(): Promise<string>;
+  /** Removes the workspaces' `command` agents, answering the rows removed. */
+  removeCommandAgents(): Promise<unknown[]>;
+  /** sql.js's `PRAGMA integrity_check` ('ok'); null on PostgreSQL, which checks its own pages. */
+  integrityCheck(): Promise<string | null>;
+  close(): Promise<void>;
 }
+
+async function openFuzzDatabase(server: TestServer): Promise<FuzzDatabase> {
+  if (server.databaseUrl === null) return sqljsDatabase(server);
+  const sql = await connectPostgres(server.databaseUrl, { max: 1 });
+  let columns: Array<[string, string[]]> | undefined;
+  const tableColumns = async () => {
+    if (columns) return columns;
+    const rows = await sql<{ table_name: string; column_name: string }[]>`
+      SELECT c.table_name, c.column_name FROM information_schema.columns c
+        JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+      WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE'
+      ORDER BY c.table_name COLLATE "C", c.ordinal_position`;
+    const byTable = new Map<string, string[]>();
+    for (const { table_name: table, column_name: column } of rows) {
+      if (VOLATILE_TABLES.has(table) || VOLATILE[table]?.includes(column)) continue;
+      byTable.set(table, [...(byTable.get(table) ?? []), column]);
+    }
+    columns = [...byTable];
+    return columns;
+  };
+  return {
+    async fingerprint() {
+      const hash = createHash('sha256');
+      for (const [table, names] of await tableColumns()) {
+        // Each row's text digested by the database: transcripts' chunks are large.
+        const rows = await sql.unsafe<{ h: string }[]>(
+          `SELECT md5(ROW(${names.map((c) => `"${c}"`).join(', ')})::text) AS h FROM "${table}"`,
+        );
+        hash.update(
+          `${table}\n${rows
+            .map((r) => r.h)
+            .sort()
+            .join('\n')}\n`,
+        );
+      }
+      return hash.digest('hex');
+    },
+    async removeCommandAgents() {
+      return [
+        ...(await sql`DELETE FROM workspace_settings WHERE agent = 'command' RETURNING workspace_id, command`),
+      ];
+    },
+    integrityCheck: () => Promise.resolve(null),
+    close: () => sql.end({ timeout: 5 }),
+  };
+}
+
+function sqljsDatabase(server: TestServer): FuzzDatabase {
+  const db = server.store.db;
+  return {
+    fingerprint() {
+      const hash = createHash('sha256');
+      const tables = db
+        .all("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .map((row) => row[0] as string)
+        .filter((table) => !VOLATILE_TABLES.has(table));
+      for (const table of tables) {
+        const columns = db
+          .all(`PRAGMA table_info("${table}")`)
+          .map((row) => row[1] as string)
+          .filter((column) => !VOLATILE[table]?.includes(column));
+        const rows = db
+          .all(`SELECT ${columns.map((c) => `"${c}"`).join(', ')} FROM "${table}"`)
+          .map((row) => JSON.stringify(row))
+          .sort();
+        hash.update(`${table}\n${rows.join('\n')}\n`);
+      }
+      return Promise.resolve(hash.digest('hex'));
+    },
+    async removeCommandAgents() {
+      const rows = db.all("SELECT workspace_id, command FROM workspace_settings WHERE agent = 'command'");
+      if (rows.length > 0)
+        await server.store.write((tx) => tx.run("DELETE FROM workspace_settings WHERE agent = 'command'"));
+      return rows;
+    },
+    integrityCheck: () => Promise.resolve(db.first('PRAGMA integrity_check')?.[0] as string),
+    close: () => Promise.resolve(),
+  };
+}
+
+const fingerprint = () => fx.db.fingerprint();
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Waits until writes set off by an accepted request (an agent starting) have landed. */
 async function settle(): Promise<void> {
-  let last = fingerprint();
+  let last = await fingerprint();
   for (let i = 0; i < 100; i += 1) {
     await sleep(15);
-    const next = fingerprint();
+    const next = await fingerprint();
     if (next === last) return;
     last = next;
   }
@@ -335,7 +411,7 @@ function checkAnswer(method: string, answer: Answer, label: string): void {
 /** One fuzzed exchange, with the properties that span requests: data, liveness, logs. */
 async function exchange(property: string, method: string, send: () => Promise<Answer | null>, label: string) {
   await repairFixture();
-  const before = fingerprint();
+  const before = await fingerprint();
   const answer = await send().catch((err: unknown) => {
     throw new Error(`${label}: no answer (${err instanceof Error ? err.message : String(err)})`, {
       cause: err,
@@ -348,7 +424,7 @@ async function exchange(property: string, method: string, send: () => Promise<An
     await settle();
   } else {
     // Refused (or a read): nothing changed, nothing is about to.
-    expect(fingerprint(), `${label} (${answer?.status ?? 'closed'}) changed data`).toBe(before);
+    expect(await fingerprint(), `${label} (${answer?.status ?? 'closed'}) changed data`).toBe(before);
   }
   if (answer?.status === 429) fx.clock.advance(61_000);
   await repairFixture(label);
@@ -1250,9 +1326,8 @@ function matrixRequest({ method, template, auth, body = '{}' }: MatrixEntry): Fe
 
 describe(
   'fuzzing the HTTP API',
-  // Its checks read the database itself between requests: a fingerprint of every table
-  // (sqlite_master), PRAGMA integrity_check, and the rows it repairs, all through sql.js.
-  sqljsOnly('the fuzzer fingerprints and repairs the sql.js database between requests'),
+  // Its checks read the database itself between requests (a fingerprint of every table, and
+  // the rows it repairs), on sql.js or on a team server's PostgreSQL.
   () => {
     it(
       'every endpoint and method of the API document, with a key, a sign-in, and neither',
@@ -1456,7 +1531,7 @@ describe(
       expect(list.status).toBe(200);
       const ids = ((await list.json()) as { sessions: { id: string }[] }).sessions.map((s) => s.id);
       for (const id of fx.sessionIds) expect(ids).toContain(id);
-      expect(fx.server.store.db.first('PRAGMA integrity_check')?.[0]).toBe('ok');
+      if (fx.server.backend === 'sqljs') expect(await fx.db.integrityCheck()).toBe('ok');
     });
   },
 );
