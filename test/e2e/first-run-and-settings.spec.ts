@@ -11,6 +11,9 @@ test('a team server offers no demo: its first-run page is setup alone', async ({
   test.skip(backend !== 'team-server', 'a desktop offers the demo: the test below');
   await page.goto(server.launchUrl);
   await expect(page.getByRole('heading', { name: 'Welcome to Session Desk' })).toBeVisible();
+  await expect(
+    page.getByText('Create the owner account for this server and a first workspace.'),
+  ).toBeVisible();
   await expect(page.getByRole('button', { name: 'Create account and workspace' })).toBeVisible();
   await expect(page.getByRole('button', { name: /demo workspace/u })).toHaveCount(0);
 });

@@ -143,7 +143,9 @@ function SetupForm({ demoExists, onSignIn }: { demoExists: boolean; onSignIn: ()
     <main className="auth-page">
       <div className="auth-card">
         <h1>Welcome to Session Desk</h1>
-        <p className="muted">Create the owner account for this machine and a first workspace.</p>
+        <p className="muted">
+          Create the owner account for this {demoAvailable ? 'machine' : 'server'} and a first workspace.
+        </p>
         <form className="stack" onSubmit={submit} noValidate>
           <TextField
             label="Your name"
