@@ -1,4 +1,5 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sandboxPath } from '../../src-main/agents/sandbox/session-folder.js';
@@ -259,6 +260,8 @@ export function describeAcpAgentRuns(id: string): void {
 
   async function acpServer() {
     const home = tempDir(`acp-${id}-home-`);
+    // Last of the cleanups (they run in reverse): after the server and the model have stopped.
+    cleanups.push(() => rm(home, { recursive: true, force: true }));
     let sandboxRoot = '';
     folderOf = (body) => {
       const pattern = new RegExp(`${sandboxRoot.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&')}/[\\w-]+`, 'u');

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   startScriptedAnthropicServer,
@@ -40,7 +40,8 @@ export function findRealCli(kind: RealCliKind): string | null {
 
 /**
  * Starts the kind's scripted model server on `script` (the format of `<kind>-scenarios.mjs`)
- * and writes the CLI's configuration into `home`, as the recorders do.
+ * and writes the CLI's configuration into `home`, as the recorders do. `close` stops the server
+ * and removes `home` (call it once the CLI's runs have ended).
  */
 export async function realCli(kind: RealCliKind, script: unknown[], home: string): Promise<RealCli> {
   const bin = findRealCli(kind);
@@ -65,7 +66,7 @@ export async function realCli(kind: RealCliKind, script: unknown[], home: string
       names,
       requests: server.requests,
       held: server.held,
-      close: () => server.close(),
+      close: () => closeAndRemove(server, home),
     };
   }
   if (kind === 'codex') {
@@ -78,7 +79,7 @@ export async function realCli(kind: RealCliKind, script: unknown[], home: string
       names: ['SCRIPTED_API_KEY'],
       requests: server.requests,
       held: server.held,
-      close: () => server.close(),
+      close: () => closeAndRemove(server, home),
     };
   }
   const server = await startScriptedGeminiServer(script);
@@ -100,6 +101,11 @@ export async function realCli(kind: RealCliKind, script: unknown[], home: string
     names: ['GEMINI_TELEMETRY_ENABLED'],
     requests: server.requests,
     held: server.held,
-    close: () => server.close(),
+    close: () => closeAndRemove(server, home),
   };
+}
+
+async function closeAndRemove(server: { close(): Promise<unknown> | unknown }, home: string): Promise<void> {
+  await server.close();
+  rmSync(home, { recursive: true, force: true });
 }
