@@ -33,6 +33,15 @@ const ON_POSTGRES_TOO = [
   'test/agents/codex-approvals.test.ts',
   'test/agents/acp-*-runs.test.ts',
   'test/agents/acp-approvals.test.ts',
+  // The command line and `serve` as processes, each over the team database of its data
+  // directory (test/helpers/cli.ts passes it as SESSIONDESK_DATABASE_URL). Not here: what a
+  // team database refuses by design (history import, backup, restore, doctor --repair, the
+  // demo) or is about a data directory's own files (import-crash, data-commands), the desktop
+  // side of a push (push), the npx launcher's stop, and the team-server tests, which start
+  // their own PostgreSQL beside sql.js in the first pass.
+  'test/cli/{admin-channel,admin-commands,control-characters,exit-codes,hardening}.test.ts',
+  'test/cli/{no-data-dir-left,second-serve,serve,serve-background,serve-log,serve-max-runs}.test.ts',
+  'test/cli/{sign-in-memory,startup-clients,usability}.test.ts',
 ];
 
 /**

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startServe } from '../helpers/cli.js';
 import { tempDir } from '../helpers/server.js';
+import { sqljsOnly } from '../helpers/require-tools.js';
 
 /**
  * A stale server.json: the server that wrote it is gone, its pid is alive again (here, this
@@ -42,23 +43,29 @@ describe('the admin channel proves the server before sending anything secret', (
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('user create, key create and export refuse, and the listener receives neither the token nor the password', async () => {
-    const runs = [
-      ['user', 'create', '--email', 'eve@example.test', '--name', 'Eve', '--password', password],
-      ['key', 'create', '--workspace', 'org_AAAAAAAAAAAAAAAAAAAAAA'],
-      ['export', '--workspace', 'org_AAAAAAAAAAAAAAAAAAAAAA'],
-    ];
-    for (const args of runs) {
-      const result = await runCli([...args, '--data-dir', dataDir]);
-      expect(result.code, args.join(' ')).toBe(1);
-      expect(result.stderr).toContain('did not prove it is the Session Desk server');
-    }
-    const seen = Buffer.concat(received).toString('latin1');
-    expect(seen).toContain('/api/admin/proof?challenge=');
-    expect(seen).not.toContain(token);
-    expect(seen).not.toContain(password);
-    expect(seen.toLowerCase()).not.toContain('x-sessiondesk-admin-token');
-  });
+  it(
+    'user create, key create and export refuse, and the listener receives neither the token nor the password',
+    sqljsOnly(
+      'on a team database the commands write to the database itself, never through a serving process',
+    ),
+    async () => {
+      const runs = [
+        ['user', 'create', '--email', 'eve@example.test', '--name', 'Eve', '--password', password],
+        ['key', 'create', '--workspace', 'org_AAAAAAAAAAAAAAAAAAAAAA'],
+        ['export', '--workspace', 'org_AAAAAAAAAAAAAAAAAAAAAA'],
+      ];
+      for (const args of runs) {
+        const result = await runCli([...args, '--data-dir', dataDir]);
+        expect(result.code, args.join(' ')).toBe(1);
+        expect(result.stderr).toContain('did not prove it is the Session Desk server');
+      }
+      const seen = Buffer.concat(received).toString('latin1');
+      expect(seen).toContain('/api/admin/proof?challenge=');
+      expect(seen).not.toContain(token);
+      expect(seen).not.toContain(password);
+      expect(seen.toLowerCase()).not.toContain('x-sessiondesk-admin-token');
+    },
+  );
 
   it('a real server proves itself, and the commands go through it', { timeout: 60_000 }, async () => {
     const real = tempDir('sessiondesk-real-');

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startServe } from '../helpers/cli.js';
 import { seedDataDir, type Seeded } from '../helpers/seed.js';
 import { tempDir } from '../helpers/server.js';
+import { sqljsOnly } from '../helpers/require-tools.js';
 
 const modeOf = (path: string) => statSync(path).mode & 0o777;
 
@@ -95,7 +96,10 @@ describe('serve on another loopback address, and a data directory others can wri
 
   it(
     'a group- or world-writable data directory is made private, with a warning (serve and the CLI)',
-    { timeout: 60_000 },
+    {
+      timeout: 60_000,
+      ...sqljsOnly('the admin commands on a team database open no data directory to make private'),
+    },
     async () => {
       const parent = tempDir('sessiondesk-loose-');
       const dataDir = join(parent, 'data');

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { PASSWORD, cliEmail, cliIn, ok, seedOwner, signInAt, useSandbox } from '../helpers/cli-extra.js';
+import { sqljsOnly } from '../helpers/require-tools.js';
 
 const sandbox = useSandbox();
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -140,24 +141,33 @@ describe('user list, workspace list and member remove', () => {
 });
 
 describe('what serve prints', () => {
-  it('by default: a readable banner, no request log, and how to begin', async () => {
-    const dataDir = sandbox.dataDir();
-    const serve = await sandbox.serve(dataDir);
-    await expect.poll(() => serve.stdout()).toContain('Stop with Ctrl+C.');
-    const lines = serve.stdout().split('\n');
-    expect(lines[0]).toBe(`Session Desk is running at ${serve.url}/?token=${serve.launchToken}`);
-    expect(lines[1]).toBe(`Data directory: ${dataDir}`);
-    expect(lines[2]).toBe(
-      'No account yet: open the URL (with its token) to create the owner account and a first workspace.',
-    );
-    expect(lines[3]).toBe(
-      'Logging sessions, sign-ins, refused requests and errors to stderr (every request: --log-level debug). Stop with Ctrl+C.',
-    );
-    for (let i = 0; i < 5; i += 1) expect((await fetch(`${serve.url}/api/setup`)).status).toBe(200);
-    expect(await serve.stop()).toBe(0);
-    expect(serve.stderr()).not.toMatch(/^\{/mu);
-    expect(serve.stderr()).not.toContain('migration');
-  }, 60_000);
+  it(
+    'by default: a readable banner, no request log, and how to begin',
+    {
+      timeout: 60_000,
+      ...sqljsOnly(
+        "a desktop's banner names its data directory; a team server's names its database (team-server.test.ts)",
+      ),
+    },
+    async () => {
+      const dataDir = sandbox.dataDir();
+      const serve = await sandbox.serve(dataDir);
+      await expect.poll(() => serve.stdout()).toContain('Stop with Ctrl+C.');
+      const lines = serve.stdout().split('\n');
+      expect(lines[0]).toBe(`Session Desk is running at ${serve.url}/?token=${serve.launchToken}`);
+      expect(lines[1]).toBe(`Data directory: ${dataDir}`);
+      expect(lines[2]).toBe(
+        'No account yet: open the URL (with its token) to create the owner account and a first workspace.',
+      );
+      expect(lines[3]).toBe(
+        'Logging sessions, sign-ins, refused requests and errors to stderr (every request: --log-level debug). Stop with Ctrl+C.',
+      );
+      for (let i = 0; i < 5; i += 1) expect((await fetch(`${serve.url}/api/setup`)).status).toBe(200);
+      expect(await serve.stop()).toBe(0);
+      expect(serve.stderr()).not.toMatch(/^\{/mu);
+      expect(serve.stderr()).not.toContain('migration');
+    },
+  );
 
   it('with --log-level debug --log-format json: every request as a JSON line', async () => {
     const serve = await sandbox.serve(sandbox.dataDir(), ['--log-level', 'debug', '--log-format', 'json']);

@@ -13,11 +13,32 @@ export interface CliResult {
   stderr: string;
 }
 
+/**
+ * Under the PostgreSQL pass (SESSIONDESK_TEST_DATABASE=postgres, vitest.postgres.config.ts), the
+ * team database of a command given `--data-dir DIR`, as SESSIONDESK_DATABASE_URL: the command
+ * then works on it as on a team server, and every command and server over DIR share one
+ * database. Elsewhere (the sql.js pass, Playwright) nothing: the data directory alone.
+ */
+async function teamDatabaseEnv(args: string[], env: NodeJS.ProcessEnv): Promise<NodeJS.ProcessEnv> {
+  if (process.env.SESSIONDESK_TEST_DATABASE !== 'postgres') return {};
+  if (env.SESSIONDESK_DATABASE_URL !== undefined || args.includes('--database')) return {};
+  const at = args.indexOf('--data-dir');
+  const dataDir = at === -1 ? undefined : args[at + 1];
+  if (dataDir === undefined) return {};
+  // Loaded only here: it reads vitest's injected cluster, which Playwright's workers lack.
+  const { databaseFor } = await import('./test-database.js');
+  return { SESSIONDESK_DATABASE_URL: await databaseFor(dataDir) };
+}
+
 /** Runs the real `sessiondesk` command as a child process, with `input` on its stdin if given. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, input?: string): Promise<CliResult> {
+export async function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  input?: string,
+): Promise<CliResult> {
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd: ROOT,
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...(await teamDatabaseEnv(args, env)), ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   // Without input, stdin is at its end at once, as from /dev/null.
@@ -63,11 +84,12 @@ export function startServe(
 }
 
 /** Starts `sessiondesk serve` with exactly these arguments and waits for the URL line. */
-export function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
+export async function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
+  const database = await teamDatabaseEnv(args, env);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, 'serve', ...args], {
       cwd: ROOT,
-      env: { ...process.env, ...env },
+      env: { ...process.env, ...database, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

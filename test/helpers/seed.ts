@@ -87,11 +87,25 @@ export interface Seeded {
 /**
  * Opens a data directory's sql.js store, hands its storage to `seed` and closes it: the
  * seeding below writes through Storage, so the same seeding fills a team server's PostgreSQL.
+ * Under the PostgreSQL pass (SESSIONDESK_TEST_DATABASE=postgres) it is the team database of
+ * the directory's commands and servers (test/helpers/cli.ts) that is seeded.
  */
 export async function withDataDirStorage<T>(
   dataDir: string,
   seed: (storage: Storage) => Promise<T>,
 ): Promise<T> {
+  if (process.env.SESSIONDESK_TEST_DATABASE === 'postgres') {
+    // Loaded only here: they read vitest's injected cluster, which Playwright's workers lack.
+    const { databaseFor } = await import('./test-database.js');
+    const { connect } = await import('../../src-main/store-postgres/connect.js');
+    const { createPostgresStorage } = await import('../../src-main/store-postgres/storage.js');
+    const sql = await connect(await databaseFor(dataDir), { max: 2 });
+    try {
+      return await seed(createPostgresStorage(sql));
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  }
   const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
   try {
     return await seed(storageOf(store));

@@ -21,13 +21,24 @@ export const TEST_BACKEND: TestBackend = backendFromEnvironment();
 /** The migrated database every test server's database is copied from. */
 export const TEMPLATE_DATABASE = 'sessiondesk_template';
 
-/** A data directory's database: a server started again over the directory finds its data there. */
-const databaseByDataDir = new Map<string, string>();
+/**
+ * A data directory's database: a server started again over the directory finds its data there.
+ * The promise is kept, so that commands started at once over one directory share one database.
+ */
+const databaseByDataDir = new Map<string, Promise<string>>();
 
 /** The database a test server over `dataDir` uses: a new one the first time. */
-export async function databaseFor(dataDir: string): Promise<string> {
+export function databaseFor(dataDir: string): Promise<string> {
   const known = databaseByDataDir.get(dataDir);
   if (known) return known;
+  const made = newDatabase();
+  databaseByDataDir.set(dataDir, made);
+  // A failed creation is not kept: the next call tries again.
+  made.catch(() => databaseByDataDir.delete(dataDir));
+  return made;
+}
+
+async function newDatabase(): Promise<string> {
   const maintenanceUrl = inject('postgresTestCluster');
   if (!maintenanceUrl) {
     throw new Error(
@@ -45,6 +56,5 @@ export async function databaseFor(dataDir: string): Promise<string> {
   }
   const url = new URL(maintenanceUrl);
   url.pathname = `/${name}`;
-  databaseByDataDir.set(dataDir, url.href);
   return url.href;
 }
