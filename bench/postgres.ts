@@ -154,7 +154,7 @@ async function readWholeSession(server: BenchServer, id: string, total: number) 
 }
 
 /**
- * Until a search finds the corpus's last message (the index has caught up), or null when
+ * Until a search finds the corpus's last message and says the index is complete, or null when
  * this server answers search with 503 (not on PostgreSQL yet). Bounded in time.
  */
 async function searchReady(server: BenchServer, limitMs: number): Promise<string | null> {
@@ -164,7 +164,12 @@ async function searchReady(server: BenchServer, limitMs: number): Promise<string
     if (answer.status === 503) return answer.body;
     if (answer.status !== 200)
       throw new Error(`${server.name}: search answered ${answer.status}: ${answer.body}`);
-    if ((JSON.parse(answer.body) as { hits: unknown[] }).hits.length > 0) return null;
+    // The last message found is not enough: a team server catches up in no particular order.
+    const { hits, indexing } = JSON.parse(answer.body) as {
+      hits: unknown[];
+      indexing: { complete: boolean };
+    };
+    if (hits.length > 0 && indexing.complete) return null;
     if (performance.now() > until)
       throw new Error(`${server.name}: the index did not catch up in ${limitMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 250));

@@ -103,14 +103,22 @@ export function postgresSearch(sql: Sql) {
           frame_offset: number;
           piece_start: unknown;
         }>;
-        // The matches are found once: ranked when there are at most rankedMax of them.
-        let rows = await tx<Found>`
+        // The matches are found once: ranked when there are at most rankedMax of them. One row
+        // at least, with how many matched (up to rankedMax + 1), so that no match at all, and a
+        // page past the last, end here: newest first walks the pieces from the newest, and
+        // finding none would read every one of them.
+        const ranked = await tx<Array<Partial<Found[number]> & { matched: number }>>`
           WITH m AS MATERIALIZED (SELECT p.session_id, p.message_index, p.chunk, p.frame_offset, p.piece_start,
-              p.written, p.body FROM ${from} WHERE ${where} LIMIT ${page.rankedMax + 1})
-          SELECT ${columns} FROM m WHERE (SELECT count(*) FROM m) <= ${page.rankedMax}
-          ORDER BY ts_rank(body, ${q}, 1) DESC, written LIMIT ${page.limit} OFFSET ${page.offset}`;
-        // None: more matches than are ranked, or a page past the last (empty newest first too).
-        if (rows.length === 0) {
+              p.written, p.body FROM ${from} WHERE ${where} LIMIT ${page.rankedMax + 1}),
+            counted AS (SELECT count(*)::int AS matched FROM m)
+          SELECT counted.matched, r.* FROM counted LEFT JOIN LATERAL (
+            SELECT ${columns} FROM m WHERE counted.matched <= ${page.rankedMax}
+            ORDER BY ts_rank(body, ${q}, 1) DESC, written LIMIT ${page.limit} OFFSET ${page.offset}) r ON true`;
+        const matched = ranked[0]?.matched ?? 0;
+        let rows: Found = ranked.flatMap((r) =>
+          r.session_id === undefined || r.session_id === null ? [] : [r as Found[number]],
+        );
+        if (matched > page.rankedMax) {
           rows = await tx<Found>`SELECT p.session_id, p.message_index, p.chunk, p.frame_offset, p.piece_start
             FROM ${from} WHERE ${where}
             ORDER BY p.written DESC LIMIT ${page.limit} OFFSET ${page.offset}`;
