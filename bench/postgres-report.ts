@@ -28,7 +28,7 @@ export interface Report {
     jsonMB: number;
     whole: { ms: number; jsonMB: number };
   }>;
-  search: Side<Latency | null>;
+  search: Side<(Latency & { kinds?: Record<string, Latency> }) | null>;
   followUp: Side<FollowUps>;
   listLoad: Side<Rate>;
   twoProcesses: { followUp: FollowUps; list: Rate; rss: Memory[] };
@@ -85,9 +85,13 @@ export function table(r: Report): string {
       0,
     ),
   );
-  if (r.search.sqljs && r.search.postgres)
+  if (r.search.sqljs && r.search.postgres) {
     latencyRows('search', { sqljs: r.search.sqljs, postgres: r.search.postgres });
-  else
+    for (const [kind, sqljs] of Object.entries(r.search.sqljs.kinds ?? {})) {
+      const postgres = r.search.postgres.kinds?.[kind];
+      if (postgres) rows.push(compared(`search, ${kind} queries, p50 (ms)`, sqljs.p50Ms, postgres.p50Ms));
+    }
+  } else
     rows.push([
       'search, p50 / p99 (ms)',
       spread(r.search.sqljs),

@@ -176,14 +176,21 @@ async function searchReady(server: BenchServer, limitMs: number): Promise<string
   }
 }
 
-async function searchSamples(server: BenchServer): Promise<Latency> {
+/** Every query three times (after one not counted): all of them, and each kind apart. */
+async function searchSamples(server: BenchServer): Promise<Latency & { kinds: Record<string, Latency> }> {
   const samples: number[] = [];
-  for (const query of Object.values(QUERIES).flat()) {
-    const path = `/api/search?q=${encodeURIComponent(query)}`;
-    await expect(server, path);
-    for (let n = 0; n < 3; n += 1) samples.push((await expect(server, path)).ms);
+  const kinds: Record<string, Latency> = {};
+  for (const [kind, queries] of Object.entries(QUERIES)) {
+    const ofKind: number[] = [];
+    for (const query of queries) {
+      const path = `/api/search?q=${encodeURIComponent(query)}`;
+      await expect(server, path);
+      for (let n = 0; n < 3; n += 1) ofKind.push((await expect(server, path)).ms);
+    }
+    kinds[kind] = latency(ofKind);
+    samples.push(...ofKind);
   }
-  return latency(samples);
+  return { ...latency(samples), kinds };
 }
 
 async function messageCounts(server: BenchServer, ids: string[]): Promise<number> {
