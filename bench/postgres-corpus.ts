@@ -6,6 +6,7 @@ import { Store } from '../src-main/store/store.js';
 import { connect } from '../src-main/store-postgres/connect.js';
 import { migratePostgres } from '../src-main/store-postgres/migrations.js';
 import { createPostgresStorage } from '../src-main/store-postgres/storage.js';
+import { indexMessage } from '../src-main/search/postgres-text.js';
 import { seedStorage, type Seeded } from './search-corpus.js';
 
 /**
@@ -91,13 +92,14 @@ export async function seedSqljsCorpus(dataDir: string, options: CorpusOptions): 
 /**
  * The corpus in an empty PostgreSQL database, migrated as `serve --database` migrates it, then
  * through the PostgreSQL repositories: every message by the same `appendMessage` the server
- * calls, about 2 MB of messages per transaction.
+ * calls, with its search pieces, about 2 MB of messages per transaction.
  */
 export async function seedPostgresCorpus(url: string, options: CorpusOptions): Promise<BenchCorpus> {
   const sql = await connect(url);
   try {
     await migratePostgres(sql, { now: () => systemClock.now() });
-    return await seedBenchCorpus(createPostgresStorage(sql), options);
+    // Each message into the search index in its append's transaction, as a team server writes.
+    return await seedBenchCorpus(createPostgresStorage(sql, { indexer: indexMessage }), options);
   } finally {
     await sql.end({ timeout: 5 });
   }

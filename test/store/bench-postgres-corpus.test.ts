@@ -72,6 +72,11 @@ describe('the PostgreSQL bench corpus', { ...requireTools(postgresTool()), timeo
       expect(failed.length).toBe(Array.from({ length: SMALL }, (_, n) => n).filter(isFailed).length);
       expect(pgCorpus.failed).toBe(failed.length);
 
+      // Written as a team server writes: every message already in its search index.
+      const [unindexed] = await sql<Array<{ n: number }>>`SELECT count(*)::int AS n FROM sessions s
+        LEFT JOIN search_sessions x ON x.session_id = s.id WHERE s.message_count > coalesce(x.indexed, 0)`;
+      expect(unindexed?.n).toBe(0);
+
       // The same messages, down to the last one's marker the search bench waits for.
       const last = await readAllMessages(onPostgres, pgCorpus.lastSessionId);
       expect(last).toEqual(await readAllMessages(onSqljs, sqljsCorpus.lastSessionId));
