@@ -274,8 +274,10 @@ async function main(): Promise<void> {
   const cleanUp = () =>
     (cleaning ??= (async () => {
       for (const server of servers.reverse()) await server.serve.stop().catch(() => undefined);
-      await cluster?.stop().catch((err: unknown) => progress(`the cluster did not stop: ${String(err)}`));
+      // The folder before the cluster: a seeding cut short by Ctrl-C may throw from its driver
+      // once the cluster is gone, ending this process before anything after.
       rmSync(work, { recursive: true, force: true });
+      await cluster?.stop().catch((err: unknown) => progress(`the cluster did not stop: ${String(err)}`));
     })());
   const interrupted = (signal: NodeJS.Signals) => {
     progress(`${signal}: stopping the servers and the cluster`);
