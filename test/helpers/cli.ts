@@ -13,6 +13,16 @@ export interface CliResult {
   stderr: string;
 }
 
+/** The commands a team database refuses (exit 2): they act on the data directory itself. */
+const DATA_DIRECTORY_COMMANDS = new Set([
+  'agent-command',
+  'acp-agent',
+  'history',
+  'push',
+  'backup',
+  'restore',
+]);
+
 /**
  * Under the PostgreSQL pass (SESSIONDESK_TEST_DATABASE=postgres, vitest.postgres.config.ts), the
  * team database of a command given `--data-dir DIR`, as SESSIONDESK_DATABASE_URL: the command
@@ -21,6 +31,8 @@ export interface CliResult {
  */
 async function teamDatabaseEnv(args: string[], env: NodeJS.ProcessEnv): Promise<NodeJS.ProcessEnv> {
   if (process.env.SESSIONDESK_TEST_DATABASE !== 'postgres') return {};
+  // Commands that work on a data directory alone, as each serving process's own.
+  if (DATA_DIRECTORY_COMMANDS.has(args[0] ?? '')) return {};
   if (env.SESSIONDESK_DATABASE_URL !== undefined || args.includes('--database')) return {};
   const at = args.indexOf('--data-dir');
   const dataDir = at === -1 ? undefined : args[at + 1];
