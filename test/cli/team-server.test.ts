@@ -30,7 +30,10 @@ describe('sessiondesk serve --database', { ...requireTools(postgresTool()), time
       ['--port', '0', '--data-dir', sandbox.dataDir(), '--database', database],
       fast,
     );
-    expect(one.stdout()).toMatch(/Database: PostgreSQL "fresh_\d+" at 127\.0\.0\.1:\d+ as postgres/u);
+    // Printed after the URL line the helper waits for, so it may arrive a moment later.
+    await expect
+      .poll(() => one.stdout())
+      .toMatch(/Database: PostgreSQL "fresh_\d+" at 127\.0\.0\.1:\d+ as postgres/u);
 
     const { cookie, organizationId } = await firstOwner(one);
     const keyResponse = await send(one.url, `/api/workspaces/${organizationId}/keys`, {
