@@ -23,6 +23,7 @@ import { sessionFiles, sideFile, Skips, type SessionFile } from './session-files
 import { publish, recordedFailure, settleStatuses, type Settling } from './session-updates.js';
 import { importedAgent } from '../store/imported-agent.js';
 import { storedFacts, storedFolder } from './stored-values.js';
+import { IMPORT_TURN_MS, Turns } from './turns.js';
 
 const run = promisify(execFile);
 
@@ -123,6 +124,12 @@ export interface ImportOptions {
    * listed), so that a scan stats each file once; without it, the file is stat'ed here.
    */
   listed?: Stats | null;
+  /**
+   * How long a read holds the event loop before it hands over a turn (default IMPORT_TURN_MS):
+   * between lines, and between parsing a batch and writing it. One line's parse, or one
+   * batch's write, is not cut.
+   */
+  turnMs?: number;
 }
 
 /** A scan's time: until when it reads, whether it read anything, whether it stopped early. */
@@ -246,10 +253,16 @@ async function readFile(
       : null;
     skipped = holder !== null && !holder.imported;
   }
+  // A file's lines arrive a MB at a time and a line may be MBs: the reading of them is cut into
+  // turns, or a batch of large tool output would hold every request behind it (bench:history).
+  const turns = new Turns(options.turnMs ?? IMPORT_TURN_MS);
   const commit = async (lines: string[], end: number, final: boolean) => {
     const pending: Pending = { messages: [], runs: [] };
     const at = () => normalTimestamp(parser.facts.lastAt) ?? clock.now().toISOString();
-    for (const line of lines) collect(pending, readLine(parser, line), at(), source.authorId);
+    for (const line of lines) {
+      await turns.pause();
+      collect(pending, readLine(parser, line), at(), source.authorId);
+    }
     if (final && stale && !discard) collect(pending, parser.flush(), at(), source.authorId);
     if (discard) {
       pending.messages = [];
@@ -261,6 +274,7 @@ async function readFile(
     const cwd = facts.cwd ?? storedFolder(marker?.trim());
     const repository = sessionId === null && !skipped ? await repositoryOf(cwd) : undefined;
     const status: SessionStatus = !stale ? 'active' : facts.failed ? 'failed' : 'completed';
+    await turns.pause();
     const created = await storage.write(async (tx) => {
       let isNew = false;
       if (sessionId === null && !skipped && facts.conversationId) {
