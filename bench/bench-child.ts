@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { NODE_FLAGS } from '../bin/node-flags.js';
+import { NODE_FLAGS, nodeEnvFor } from '../bin/node-flags.js';
 
 /** The benchmarks' server in a process of its own (bench/scale-server.ts), and requests to it. */
 
@@ -46,6 +46,7 @@ export async function startChild(script: string, dataDir: string) {
   // With the V8 flags `sessiondesk serve` runs with (bin/node-flags.js).
   const child: ChildProcess = fork(script, [dataDir], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: nodeEnvFor('serve', process.env),
     execArgv: [...process.execArgv, ...NODE_FLAGS],
   });
   const replies: Array<Record<string, unknown>> = [];

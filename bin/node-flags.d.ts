@@ -1,2 +1,3 @@
+export declare function nodeFlagsFor(command: string): readonly string[];
 export declare const NODE_FLAGS: readonly string[];
-export declare const COMMANDS_WITH_NODE_FLAGS: readonly string[];
+export declare function nodeEnvFor(command: string, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv;

@@ -6,7 +6,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { COMMANDS_WITH_NODE_FLAGS, NODE_FLAGS } from './node-flags.js';
+import { nodeEnvFor, nodeFlagsFor } from './node-flags.js';
 
 // The search index needs node:sqlite (Node 22.13 and later); say so plainly on an older Node.
 const [major, minor] = process.versions.node.split('.').map(Number);
@@ -17,20 +17,22 @@ if (major < 22 || (major === 22 && minor < 13)) {
   process.exit(1);
 }
 
-// The server and the long data commands run with V8 flags of their own (node-flags.js).
-// process.execve starts Node again in this very process (the same pid, so a signal sent to it
-// still reaches the command), with the flags; where Node lacks it (before 22.15, or on
-// Windows) the command runs without them.
+// The server and the long data commands run with V8 flags and an allocator setting of their own
+// (node-flags.js). process.execve starts Node again in this very process (the same pid, so a
+// signal sent to it still reaches the command), with them; where Node lacks it (before 22.15,
+// or on Windows) the command runs without them.
+const command = process.argv[2] ?? '';
+const flags = nodeFlagsFor(command);
 if (
-  COMMANDS_WITH_NODE_FLAGS.includes(process.argv[2] ?? '') &&
-  !NODE_FLAGS.every((flag) => process.execArgv.includes(flag)) &&
+  flags.length > 0 &&
+  !flags.every((flag) => process.execArgv.includes(flag)) &&
   typeof process.execve === 'function' &&
   process.platform !== 'win32'
 ) {
   process.execve(
     process.execPath,
-    [process.execPath, ...NODE_FLAGS, ...process.execArgv, ...process.argv.slice(1)],
-    process.env,
+    [process.execPath, ...flags, ...process.execArgv, ...process.argv.slice(1)],
+    nodeEnvFor(command, process.env),
   );
 }
 

@@ -74,6 +74,8 @@ async function historyImport(
       { store, storage: storageOf(store), clock: systemClock },
       body,
       rules,
+      // No server in this process: nothing waits for a turn of its event loop.
+      { turnMs: Infinity },
     );
     return reports.map(formatSourceReport);
   } catch (err) {

@@ -13,7 +13,7 @@ import { badRequest, notFound } from '../errors.js';
 import { defaultDataDir, shellWord } from '../paths.js';
 import type { HistorySourceRecord } from '../store/history.js';
 import type { Store } from '../store/store.js';
-import { defaultRoot, importSource } from './importer.js';
+import { defaultRoot, importSource, type ImportOptions } from './importer.js';
 import { type HistoryDeps } from './history-deps.js';
 import { checkSourceFolder, expandHome, SourceFolderRefused, type FolderRules } from './source-folder.js';
 
@@ -47,6 +47,7 @@ export async function runHistoryImport(
   deps: HistoryDeps & { store: Store },
   body: HistoryImportBody,
   rules: FolderRules,
+  options: Pick<ImportOptions, 'turnMs'> = {},
 ): Promise<HistorySourceReport[]> {
   const { storage, clock } = deps;
   const workspace = await createDirectory(storage.repos).workspaceNamed(body.workspace);
@@ -114,7 +115,7 @@ export async function runHistoryImport(
       await tx.history.insertSource(created);
       return created;
     });
-    reports.push({ ...report, ...(await importSource(deps, source)) });
+    reports.push({ ...report, ...(await importSource(deps, source, options)) });
   }
   return reports;
 }

@@ -50,7 +50,9 @@ try {
 } catch {}
 // Nothing else writes the index: a lock held for long is another program's, and the batch fails.
 const db = new DatabaseSync(file, { timeout: 2000 });
-db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF; PRAGMA cache_size = -16000');
+// A page cache of 4 MB: the pages it misses are in the operating system's cache, and every MB
+// here is the server's RSS (16 MB cost about 15 MB of peak RSS importing history, at no gain in speed).
+db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF; PRAGMA cache_size = -4000');
 const prepared = new Map();
 const statement = (sql) => {
   let s = prepared.get(sql);

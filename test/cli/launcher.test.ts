@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { NODE_FLAGS } from '../../bin/node-flags.js';
+import { nodeFlagsFor } from '../../bin/node-flags.js';
 import { PROJECT_ROOT } from '../../src-main/paths.js';
 import { skipWithReason } from '../helpers/require-tools.js';
 
@@ -72,29 +72,41 @@ describe('the sessiondesk launcher', () => {
     expect(await launch(root)).toBe('source serve --x');
   });
 
-  it('starts serve, history and import again in the same process with the V8 flags, and no other command', async () => {
+  it('starts serve, history and import again in the same process with the V8 flags and the allocator setting, and no other command', async () => {
     const { root, write } = checkout();
     write(
       'src-main/cli/main.ts',
-      'console.log(JSON.stringify({ pid: process.pid, flags: process.execArgv, args: process.argv.slice(2) }));\n',
+      'console.log(JSON.stringify({ pid: process.pid, flags: process.execArgv, args: process.argv.slice(2), mmap: process.env.MALLOC_MMAP_THRESHOLD_ ?? null }));\n',
       1000,
     );
     const launched = async (...args: string[]) => {
-      const running = run(process.execPath, [join(root, 'bin', 'sessiondesk.js'), ...args]);
+      const env = { ...process.env };
+      delete env.MALLOC_MMAP_THRESHOLD_;
+      const running = run(process.execPath, [join(root, 'bin', 'sessiondesk.js'), ...args], { env });
       const { stdout } = await running;
       return {
         spawned: running.child.pid,
-        ...(JSON.parse(stdout) as { pid: number; flags: string[]; args: string[] }),
+        ...(JSON.parse(stdout) as { pid: number; flags: string[]; args: string[]; mmap: string | null }),
       };
     };
-    for (const command of ['serve', 'history', 'import']) {
+    for (const [command, semiSpace] of [
+      ['serve', 8],
+      ['history', 16],
+      ['import', 16],
+    ] as const) {
       const ran = await launched(command, '--data-dir', 'x');
-      expect(ran.flags).toEqual(expect.arrayContaining([...NODE_FLAGS]));
+      expect(ran.flags).toEqual(expect.arrayContaining([...nodeFlagsFor(command)]));
+      expect(ran.flags).toContain(`--max-semi-space-size=${semiSpace}`);
+      // glibc's mmap threshold fixed at its default (node-flags.js).
+      expect(ran.mmap).toBe('131072');
       expect(ran.args).toEqual([command, '--data-dir', 'x']);
       // The same process: a signal sent to the pid that was started reaches the command.
       expect(ran.pid).toBe(ran.spawned);
     }
-    for (const flag of NODE_FLAGS) expect((await launched('user', 'list')).flags).not.toContain(flag);
+    expect(nodeFlagsFor('user')).toEqual([]);
+    const short = await launched('user', 'list');
+    expect(short.flags.join(' ')).not.toContain('--max-semi-space-size');
+    expect(short.mmap).toBeNull();
   });
 });
 
