@@ -2,29 +2,20 @@
 // recently written sessions first, and the next goes on where it stopped, with nothing twice.
 import { cpSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createAccounts } from '../../src-main/accounts/accounts.js';
-import { silentLogger, systemClock } from '../../src-main/clock.js';
+import { describe, expect, it } from 'vitest';
 import { importSource } from '../../src-main/history/importer.js';
-import { type HistoryDeps } from '../../src-main/history/history-deps.js';
-import { createRepositories } from '../../src-main/store/repositories.js';
-import { Store } from '../../src-main/store/store.js';
+import { useCleanups } from '../helpers/cleanups.js';
 import { ROOT } from '../helpers/cli.js';
+import { storeWithHistorySource } from '../helpers/history-source.js';
 import { tempDir } from '../helpers/server.js';
-import { storageOf } from '../../src-main/store/sqljs-storage.js';
 
 const SCENARIOS = ['plain-answer', 'todo-write', 'edit-and-commit'];
-const stores: Store[] = [];
-const folders: string[] = [];
-afterEach(async () => {
-  for (const store of stores.splice(0)) await store.close({ snapshot: false });
-  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
-});
+const cleanup = useCleanups();
 
 /** A Claude Code root holding the recorded sessions, the last one written most recently. */
 function claudeRoot(): { root: string; newest: string } {
   const root = tempDir('history-budget-root-');
-  folders.push(root);
+  cleanup(() => rmSync(root, { recursive: true, force: true }));
   const anHourAgo = Date.now() / 1000 - 3600;
   const seen = new Set<string>();
   let newest = '';
@@ -45,42 +36,7 @@ function claudeRoot(): { root: string; newest: string } {
   return { root, newest };
 }
 
-async function workspaceWithSource(root: string) {
-  const dataDir = tempDir('history-budget-');
-  folders.push(dataDir);
-  const store = await Store.open({
-    dataDir,
-    clock: systemClock,
-    logger: silentLogger,
-  });
-  stores.push(store);
-  const repos = createRepositories(store.db);
-  const accounts = createAccounts(storageOf(store), systemClock);
-  const user = await accounts.createUser({
-    email: 'ada@example.test',
-    name: 'Ada',
-    password: 'correct horse',
-  });
-  const workspace = await accounts.createWorkspace({ name: 'Acme', ownerEmail: 'ada@example.test' });
-  const source = {
-    id: 'hsrc_budget',
-    workspaceId: workspace.organizationId,
-    kind: 'claude-code' as const,
-    rootDir: root,
-    authorId: user.id,
-    paused: false,
-    sessionCount: 0,
-    messageCount: 0,
-    createdAt: systemClock.now().toISOString(),
-  };
-  await store.write(() => repos.history.insertSource(source));
-  const deps: HistoryDeps = { storage: storageOf(store), clock: systemClock };
-  const sessions = () =>
-    repos.sessions
-      .list(workspace.organizationId, {}, {})
-      .map((row) => ({ conversation: row.source?.conversationId, messages: row.messageCount }));
-  return { deps, source, sessions };
-}
+const workspaceWithSource = (root: string) => storeWithHistorySource(root, cleanup);
 
 describe('a scan of history with a time budget', () => {
   it('reads the newest session first, stops when out of time, and the next scans complete it once', async () => {

@@ -4,21 +4,15 @@
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createAccounts } from '../../src-main/accounts/accounts.js';
-import { silentLogger, systemClock } from '../../src-main/clock.js';
+import { describe, expect, it } from 'vitest';
 import { importSource } from '../../src-main/history/importer.js';
-import { createRepositories } from '../../src-main/store/repositories.js';
-import { storageOf } from '../../src-main/store/sqljs-storage.js';
-import { Store } from '../../src-main/store/store.js';
+import { useCleanups } from '../helpers/cleanups.js';
 import { ROOT } from '../helpers/cli.js';
+import { storeWithHistorySource } from '../helpers/history-source.js';
 import { tempDir } from '../helpers/server.js';
 
 const ANSWERS = 300;
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanup = useCleanups();
 
 /** A recorded Claude Code session with ANSWERS more answers after its own, one line each. */
 function longSession(): string {
@@ -49,39 +43,14 @@ function longSession(): string {
     return JSON.stringify(parsed);
   });
   const root = tempDir('history-turns-root-');
-  cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+  cleanup(() => rmSync(root, { recursive: true, force: true }));
   mkdirSync(join(root, 'projects', project), { recursive: true });
   writeFileSync(join(root, 'projects', project, name), `${[...lines, ...extra].join('\n')}\n`);
   return root;
 }
 
 async function importCountingTurns(root: string, turnMs: number) {
-  const dataDir = tempDir('history-turns-');
-  const store = await Store.open({ dataDir, clock: systemClock, logger: silentLogger });
-  cleanups.push(async () => {
-    await store.close({ snapshot: false });
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-  const repos = createRepositories(store.db);
-  const accounts = createAccounts(storageOf(store), systemClock);
-  const user = await accounts.createUser({
-    email: 'ada@example.test',
-    name: 'Ada',
-    password: 'correct horse',
-  });
-  const workspace = await accounts.createWorkspace({ name: 'Acme', ownerEmail: 'ada@example.test' });
-  const source = {
-    id: 'hsrc_turns',
-    workspaceId: workspace.organizationId,
-    kind: 'claude-code' as const,
-    rootDir: root,
-    authorId: user.id,
-    paused: false,
-    sessionCount: 0,
-    messageCount: 0,
-    createdAt: systemClock.now().toISOString(),
-  };
-  await store.write(() => repos.history.insertSource(source));
+  const { deps, source, sessions } = await storeWithHistorySource(root, cleanup);
   // Each line is one JSON.parse: counted, and a chain of setImmediate callbacks (one a turn of
   // the event loop) notes the most lines parsed within one turn.
   const parse = JSON.parse;
@@ -100,14 +69,13 @@ async function importCountingTurns(root: string, turnMs: number) {
   };
   setImmediate(turn);
   try {
-    await importSource({ storage: storageOf(store), clock: systemClock }, source, { turnMs });
+    await importSource(deps, source, { turnMs });
   } finally {
     JSON.parse = parse;
     counting = false;
   }
   turn();
-  const [session] = repos.sessions.list(workspace.organizationId, {}, {});
-  return { mostInATurn, messages: session?.messageCount ?? 0 };
+  return { mostInATurn, messages: sessions()[0]?.messages ?? 0 };
 }
 
 describe('importing a long history file', () => {
