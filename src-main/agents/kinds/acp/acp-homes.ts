@@ -86,7 +86,10 @@ const QWEN_MODEL_KEYS = ['model', 'modelProviders'];
 /**
  * Qwen Code keeps everything in `$QWEN_HOME` (`~/.qwen`): the session's gets the person's
  * sign-in (`oauth_creds.json`, the `.env` of their keys) and, of their settings, how they sign
- * in and which model they use.
+ * in and which model they use. Its shell tool runs commands as plain child processes: under ACP
+ * it would give each a terminal (node-pty), whose closing at times hangs up a command that had
+ * already exited 0, and Qwen Code then reports it as failed ("Signal: 1"); nobody types into
+ * that terminal here.
  */
 export const seedQwenCode: AcpHomeSeed = async (folder, home, env, notes) => {
   const theirs = env.QWEN_HOME ?? join(personHome(env), '.qwen');
@@ -97,6 +100,7 @@ export const seedQwenCode: AcpHomeSeed = async (folder, home, env, notes) => {
   const ours: Record<string, unknown> = pick(settings, QWEN_MODEL_KEYS);
   if (typeof auth === 'object' && auth !== null)
     ours.security = { auth: pick(auth as Record<string, unknown>, ['selectedType', 'enforcedType']) };
+  ours.tools = { shell: { enableInteractiveShell: false } };
   await replaceFile(folder, 'settings.json', JSON.stringify(ours));
   return { QWEN_HOME: folder };
 };
