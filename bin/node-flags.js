@@ -28,8 +28,9 @@ export const NODE_FLAGS = nodeFlagsFor('serve');
 // own, returned to the system when the block is freed, but raises that threshold (up to 32 MiB)
 // each time such a block is freed. An import frees MBs of lines and buffers all along, so soon
 // every block comes from the heap, which keeps what it once held. Setting the threshold fixes it
-// at 128 KiB: 25 to 35 MB less peak RSS importing history, the command and the server alike, at
-// the same speed (bench/RESULTS.md). Other C libraries ignore the variable; one set already is kept.
+// at 128 KiB: 25 to 35 MB less peak RSS importing history, the command and the server alike, for
+// about 15% more time in a server's first import of 3 GB (bench/RESULTS.md). Other C libraries
+// ignore the variable; one set already is kept.
 const ALLOCATOR_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' };
 
 /** The environment a command runs with: `env` and, for those with flags, the allocator's setting. */
