@@ -174,17 +174,36 @@ test('the Inbox: what Claude Code asks waits there with a count; Allow runs the 
     await screenshotsInBothThemes(page, 'session-request');
     await page.goBack();
 
-    // Allowed in the Inbox: it leaves the list, and the command runs.
+    // Allowed in the Inbox: it leaves the list, and the command runs. The server's answer to the
+    // click is held back in the browser until the next request has been chosen, as on a busy
+    // machine: the live event takes the allowed one off the list first.
     expect(existsSync(allowedFile)).toBe(false);
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let answered: Promise<void> = Promise.resolve();
+    const decisions = '**/api/approvals/*';
+    await page.route(decisions, (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      answered = (async () => {
+        const answer = await route.fetch();
+        await held;
+        await route.fulfill({ response: answer });
+      })();
+      return answered;
+    });
     await allowCard.getByRole('button', { name: 'Allow once' }).click();
     await expect(requests).toHaveCount(1);
     await expect(nav.getByRole('link', { name: 'Inbox, 1 waiting' })).toBeVisible();
     await expect.poll(() => existsSync(allowedFile), { timeout: 60_000 }).toBe(true);
 
-    // Rejected with the keys, with a message: the command never runs.
+    // Rejected with the keys, with a message, while the first answer is still on its way: the
+    // command never runs.
     await page.keyboard.press('r');
     const message = page.getByLabel('Message to the agent (optional)');
     await expect(message).toBeFocused();
+    release();
+    await answered;
+    await page.unroute(decisions);
     await message.fill('Not in this folder.');
     await message.press('Enter');
     await expect(page.getByText('Nothing waiting for you')).toBeVisible();

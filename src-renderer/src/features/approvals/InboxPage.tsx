@@ -126,7 +126,9 @@ export function InboxPage() {
     if (next) setSelectedId(next.id);
   };
   const choose = (key: string) => {
-    if (!selected || decide.isPending) return;
+    // Only the selected request's own decision on its way holds its keys back: the one just
+    // allowed may still be answering when the next one is chosen.
+    if (!selected || (decide.isPending && decide.variables?.id === selected.id)) return;
     const choices = choicesOf(selected.options);
     if (key === CHOICE_KEYS.reject) {
       setRejectingId(selected.id);
