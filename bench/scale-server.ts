@@ -4,6 +4,7 @@ import { silentLogger, systemClock } from '../src-main/clock.js';
 import { createRepositories } from '../src-main/store/repositories.js';
 import { startServer } from '../src-main/server/start.js';
 import type { Message } from '../src-shared/sessions.js';
+import { startStallTrace } from './stall-trace.js';
 
 /**
  * The server `bench/scale.ts` measures, in a process of its own: `startServer`, exactly as
@@ -28,6 +29,7 @@ const send = (message: unknown) => process.send?.(message);
 
 const loop = monitorEventLoopDelay({ resolution: 1 });
 loop.enable();
+const trace = await startStallTrace(process.env.BENCH_STALL_TRACE);
 
 /** The highest peak RSS read so far: each phase's peak is read, then reset. */
 let peakSoFarMB = 0;
@@ -107,6 +109,7 @@ process.on('message', (raw) => {
       send({ appends, seconds: command.seconds, ...endPhase() });
     } else {
       await server.close();
+      await trace?.write();
       send({ stopped: true, ...endPhase() });
       process.exit(0);
     }
