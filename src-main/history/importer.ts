@@ -433,7 +433,11 @@ async function importSourceNow(
   const settle: Settling[] = [];
   const skips = new Skips(source.rootDir);
   const counts = { newSessions: 0, updatedSessions: 0 };
+  // A file found unchanged costs no I/O, only store lookups that answer at once: a scan of
+  // thousands of them would hold the event loop for one long turn (bench:history) without these.
+  const turns = new Turns(options.turnMs ?? IMPORT_TURN_MS);
   for (const { file, info } of await newestFirst(await sessionFiles(source.kind, source.rootDir, skips))) {
+    await turns.pause();
     // Every scan reads at least a batch, however short its time: the files read whole are passed.
     if (options.budget?.read && Date.now() >= options.budget.until) {
       options.budget.stopped = true;
@@ -450,7 +454,7 @@ async function importSourceNow(
     if (outcome === 'new') counts.newSessions += 1;
     else if (outcome === 'updated') counts.updatedSessions += 1;
   }
-  await settleStatuses(deps, settle);
+  await settleStatuses(deps, settle, options.turnMs);
   // Following rescans often: it notes an import only when a file changed.
   if (changed || !options.quiet) {
     await deps.storage.write((tx) => tx.history.noteImport(source.id, deps.clock.now().toISOString()));

@@ -44,6 +44,10 @@ export async function storeWithHistorySource(root: string, cleanup: (undo: () =>
   const sessions = () =>
     repos.sessions
       .list(workspace.organizationId, {}, {})
-      .map((row) => ({ conversation: row.source?.conversationId, messages: row.messageCount }));
+      .map((row) => ({
+        conversation: row.source?.conversationId,
+        messages: row.messageCount,
+        status: row.status,
+      }));
   return { deps, source, sessions };
 }

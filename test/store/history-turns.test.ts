@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Clock } from '../../src-main/clock.js';
 import { importSource } from '../../src-main/history/importer.js';
 import { useCleanups } from '../helpers/cleanups.js';
 import { ROOT } from '../helpers/cli.js';
@@ -89,5 +90,96 @@ describe('importing a long history file', () => {
     expect(whole.mostInATurn).toBeGreaterThan(ANSWERS);
     expect(cut.messages).toBe(whole.messages);
     expect(whole.messages).toBeGreaterThan(ANSWERS);
+  });
+});
+
+const FILES = 200;
+
+/** FILES copies of a recorded Claude Code session, each a conversation of its own. */
+function manySessions(): string {
+  const fixture = join(ROOT, 'test', 'fixtures', 'history', 'claude-code', '2.1.330', 'plain-answer', 'projects');
+  const project = readdirSync(fixture)[0]!;
+  const name = readdirSync(join(fixture, project))[0]!;
+  const text = readFileSync(join(fixture, project, name), 'utf8');
+  const conversation = name.replace(/\.jsonl$/u, '');
+  const root = tempDir('history-turns-many-');
+  cleanup(() => rmSync(root, { recursive: true, force: true }));
+  mkdirSync(join(root, 'projects', project), { recursive: true });
+  for (let i = 0; i < FILES; i += 1) {
+    const id = randomUUID();
+    writeFileSync(join(root, 'projects', project, `${id}.jsonl`), text.replaceAll(conversation, id));
+  }
+  return root;
+}
+
+/**
+ * Runs `work` while counting the calls of `target[method]` made within each turn of the event
+ * loop (a chain of setImmediate callbacks, one a turn): the most in one turn, and all of them.
+ */
+async function callsPerTurn<T extends object>(target: T, method: keyof T, work: () => Promise<unknown>) {
+  const original = target[method] as (...args: unknown[]) => unknown;
+  let calls = 0;
+  let atTurn = 0;
+  let mostInATurn = 0;
+  let counting = true;
+  const turn = () => {
+    mostInATurn = Math.max(mostInATurn, calls - atTurn);
+    atTurn = calls;
+    if (counting) setImmediate(turn);
+  };
+  (target as Record<keyof T, unknown>)[method] = (...args: unknown[]) => {
+    calls += 1;
+    return original.apply(target, args);
+  };
+  setImmediate(turn);
+  try {
+    await work();
+  } finally {
+    (target as Record<keyof T, unknown>)[method] = original;
+    counting = false;
+  }
+  turn();
+  return { calls, mostInATurn };
+}
+
+describe('scanning a history of many files', () => {
+  it('hands the event loop a turn between files, and settles many sessions a hundred at a time', async () => {
+    const root = manySessions();
+    const { deps, source, sessions } = await storeWithHistorySource(root, cleanup);
+    await importSource(deps, source, { turnMs: 60_000 });
+    expect(sessions()).toHaveLength(FILES);
+    // Just written, the files' sessions are shown active.
+    const completed = () => sessions().filter((one) => one.status === 'completed').length;
+    expect(completed()).toBe(0);
+
+    // A scan that finds nothing changed looks each file up in the store once.
+    const history = deps.storage.repos.history;
+    const scan = await callsPerTurn(history, 'file', () => importSource(deps, source, { turnMs: 0 }));
+    expect(scan.calls).toBeGreaterThanOrEqual(FILES);
+    expect(scan.mostInATurn).toBeLessThan(10);
+
+    // An hour later, the files unchanged: every session turns completed, at most a hundred
+    // within one turn.
+    const later: Clock = { now: () => new Date(Date.now() + 3_600_000) };
+    let seen = 0;
+    let mostInATurn = 0;
+    let counting = true;
+    const turn = () => {
+      const now = completed();
+      mostInATurn = Math.max(mostInATurn, now - seen);
+      seen = now;
+      if (counting) setImmediate(turn);
+    };
+    setImmediate(turn);
+    try {
+      await importSource({ ...deps, clock: later }, source, { turnMs: 0 });
+    } finally {
+      counting = false;
+    }
+    turn();
+    expect(seen).toBe(FILES);
+    expect(mostInATurn).toBeGreaterThan(0);
+    expect(mostInATurn).toBeLessThanOrEqual(100);
+    expect(sessions()).toHaveLength(FILES);
   });
 });
