@@ -15,8 +15,8 @@ import { tempDir } from '../helpers/server.js';
 const ANSWERS = 300;
 const cleanup = useCleanups();
 
-/** A recorded Claude Code session with ANSWERS more answers after its own, one line each. */
-function longSession(): string {
+/** The recorded Claude Code session these tests grow: its project folder, file name and lines. */
+function recordedSession() {
   const fixture = join(
     ROOT,
     'test',
@@ -29,9 +29,13 @@ function longSession(): string {
   );
   const project = readdirSync(fixture)[0]!;
   const name = readdirSync(join(fixture, project))[0]!;
-  const lines = readFileSync(join(fixture, project, name), 'utf8')
-    .trimEnd()
-    .split('\n');
+  return { project, name, text: readFileSync(join(fixture, project, name), 'utf8') };
+}
+
+/** A recorded Claude Code session with ANSWERS more answers after its own, one line each. */
+function longSession(): string {
+  const { project, name, text } = recordedSession();
+  const lines = text.trimEnd().split('\n');
   const answer = lines.find((line) => line.includes('"type":"text"') && line.includes('"role":"assistant"'))!;
   const extra = Array.from({ length: ANSWERS }, (_, i) => {
     const parsed = JSON.parse(answer) as Record<string, unknown> & { message: Record<string, unknown> };
@@ -52,30 +56,8 @@ function longSession(): string {
 
 async function importCountingTurns(root: string, turnMs: number) {
   const { deps, source, sessions } = await storeWithHistorySource(root, cleanup);
-  // Each line is one JSON.parse: counted, and a chain of setImmediate callbacks (one a turn of
-  // the event loop) notes the most lines parsed within one turn.
-  const parse = JSON.parse;
-  let parses = 0;
-  let atTurn = 0;
-  let mostInATurn = 0;
-  let counting = true;
-  const turn = () => {
-    mostInATurn = Math.max(mostInATurn, parses - atTurn);
-    atTurn = parses;
-    if (counting) setImmediate(turn);
-  };
-  JSON.parse = (...args: Parameters<typeof parse>) => {
-    parses += 1;
-    return parse(...args) as unknown;
-  };
-  setImmediate(turn);
-  try {
-    await importSource(deps, source, { turnMs });
-  } finally {
-    JSON.parse = parse;
-    counting = false;
-  }
-  turn();
+  // Each line is one JSON.parse: the most lines parsed within one turn.
+  const { mostInATurn } = await callsPerTurn(JSON, 'parse', () => importSource(deps, source, { turnMs }));
   return { mostInATurn, messages: sessions()[0]?.messages ?? 0 };
 }
 
@@ -97,10 +79,7 @@ const FILES = 200;
 
 /** FILES copies of a recorded Claude Code session, each a conversation of its own. */
 function manySessions(): string {
-  const fixture = join(ROOT, 'test', 'fixtures', 'history', 'claude-code', '2.1.330', 'plain-answer', 'projects');
-  const project = readdirSync(fixture)[0]!;
-  const name = readdirSync(join(fixture, project))[0]!;
-  const text = readFileSync(join(fixture, project, name), 'utf8');
+  const { project, name, text } = recordedSession();
   const conversation = name.replace(/\.jsonl$/u, '');
   const root = tempDir('history-turns-many-');
   cleanup(() => rmSync(root, { recursive: true, force: true }));
