@@ -42,12 +42,10 @@ export async function storeWithHistorySource(root: string, cleanup: (undo: () =>
   const deps: HistoryDeps = { storage: storageOf(store), clock: systemClock };
   /** The workspace's sessions, with the conversation each was imported from. */
   const sessions = () =>
-    repos.sessions
-      .list(workspace.organizationId, {}, {})
-      .map((row) => ({
-        conversation: row.source?.conversationId,
-        messages: row.messageCount,
-        status: row.status,
-      }));
+    repos.sessions.list(workspace.organizationId, {}, {}).map((row) => ({
+      conversation: row.source?.conversationId,
+      messages: row.messageCount,
+      status: row.status,
+    }));
   return { deps, source, sessions };
 }
