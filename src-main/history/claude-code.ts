@@ -33,6 +33,13 @@ const QUIET_TYPES = new Set([
   'progress',
 ]);
 
+/**
+ * Lines left out unread: the cached request blobs, a third of a long session's bytes, which
+ * hold no time, place or title (only the session's id, which the lines before them carry).
+ * Claude Code writes them with their type first; written otherwise, they are read and dropped.
+ */
+const UNREAD_PREFIXES = [Buffer.from('{"type":"api-request-blob",')];
+
 /** Line types that carry the CLI's own title for the conversation. */
 const TITLE_TYPES: Record<string, string> = {
   summary: 'summary',
@@ -183,6 +190,7 @@ export function createClaudeCodeHistoryParser(parentToolUseId?: string, state?: 
 
   return {
     facts,
+    unreadPrefixes: UNREAD_PREFIXES,
     line(text) {
       const line = parseJsonObject(text);
       if (!line) return plainNotice(text);

@@ -51,23 +51,40 @@ export function oversizeLine(bytes: number): string {
   return `A line of more than ${mib(bytes)} was left out: lines are read up to ${mib(LINE_MAX_BYTES)}.`;
 }
 
+/** The longest prefix `readLines` can be asked to skip lines by. */
+export const SKIP_PREFIX_MAX_BYTES = 64;
+const NO_BYTES = Buffer.alloc(0);
+
 /**
  * The complete lines of an open file from byte `offset`, in batches of about `batchBytes`, each
  * with the offset just past its last line. A last line without its newline is left for a later
  * read (the CLI may be writing it). Lines are decoded as UTF-8 one by one, never split inside
- * (invalid bytes become U+FFFD); one longer than LINE_MAX_BYTES is replaced by oversizeLine.
+ * (invalid bytes become U+FFFD); one longer than LINE_MAX_BYTES is replaced by oversizeLine. A
+ * line that starts with one of `skip`'s prefixes (at most SKIP_PREFIX_MAX_BYTES each) is left
+ * out undecoded: the format's parser would drop it, and decoding it costs as much as its size.
  */
 export async function* readLines(
   handle: FileHandle,
   offset: number,
   batchBytes = 4 * CHUNK_BYTES,
+  skip: readonly Buffer[] = [],
 ): AsyncGenerator<{ lines: string[]; end: number }> {
+  if (skip.some((prefix) => prefix.length === 0 || prefix.length > SKIP_PREFIX_MAX_BYTES))
+    throw new Error(`a prefix to skip lines by must be 1 to ${SKIP_PREFIX_MAX_BYTES} bytes`);
   const chunk = Buffer.alloc(CHUNK_BYTES);
   let position = offset;
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   /** Bytes of the current line dropped for being over the limit. */
   let dropped = 0;
+  /** The first bytes of the current line, while it spans reads: what `skip` is compared with. */
+  let head = NO_BYTES;
+  const noteHead = (bytes: Buffer) => {
+    if (skip.length > 0 && head.length < SKIP_PREFIX_MAX_BYTES)
+      head = Buffer.concat([head, bytes.subarray(0, SKIP_PREFIX_MAX_BYTES - head.length)]);
+  };
+  const skipped = (first: Buffer) =>
+    skip.some((prefix) => first.length >= prefix.length && first.subarray(0, prefix.length).equals(prefix));
   let lines: string[] = [];
   let lineStart = offset;
   let batchSize = 0;
@@ -79,7 +96,11 @@ export async function* readLines(
       const newline = chunk.indexOf(10, from);
       if (newline === -1 || newline >= bytesRead) break;
       const piece = chunk.subarray(from, newline);
-      if (dropped > 0 || pendingBytes + piece.length > LINE_MAX_BYTES) {
+      const spanned = pending.length > 0 || dropped > 0;
+      if (spanned) noteHead(piece);
+      if (skipped(spanned ? head : piece)) {
+        // Left out: its bytes count toward the batch as if it had been read.
+      } else if (dropped > 0 || pendingBytes + piece.length > LINE_MAX_BYTES) {
         lines.push(oversizeLine(dropped + pendingBytes + piece.length));
       } else {
         const line = pending.length > 0 ? Buffer.concat([...pending, piece]) : piece;
@@ -89,6 +110,7 @@ export async function* readLines(
       pending = [];
       pendingBytes = 0;
       dropped = 0;
+      head = NO_BYTES;
       lineStart = position + newline + 1;
       from = newline + 1;
       if (batchSize >= batchBytes) {
@@ -99,8 +121,9 @@ export async function* readLines(
     }
     if (from < bytesRead) {
       const rest = chunk.subarray(from, bytesRead);
-      if (dropped > 0 || pendingBytes + rest.length > LINE_MAX_BYTES) {
-        // Over the limit: only its length is kept, until its newline comes.
+      noteHead(rest);
+      if (dropped > 0 || skipped(head) || pendingBytes + rest.length > LINE_MAX_BYTES) {
+        // Over the limit or left out: only its length is kept, until its newline comes.
         dropped += pendingBytes + rest.length;
         pending = [];
         pendingBytes = 0;

@@ -38,6 +38,11 @@ export interface HistoryFacts {
 /** Reads one session file line by line (complete lines only), in order. */
 export interface HistoryParser {
   readonly facts: HistoryFacts;
+  /**
+   * The first bytes of lines this parser drops whatever follows them (the CLI's bookkeeping,
+   * holding nothing it reads): the reader leaves such lines out without decoding them.
+   */
+  readonly unreadPrefixes?: readonly Buffer[];
   line(text: string): HistoryEvent[];
   /** The file's end for now (it may grow): ends what only the file's end ends. */
   flush(): HistoryEvent[];

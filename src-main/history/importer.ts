@@ -349,7 +349,9 @@ async function readFile(
       await publish(deps, sessionId, created);
     }
   };
-  const batches = chat ? chat.batches(from) : readLines(handle!, from, options.batchBytes);
+  const batches = chat
+    ? chat.batches(from)
+    : readLines(handle!, from, options.batchBytes, parser.unreadPrefixes);
   for await (const batch of batches) {
     if (options.budget?.read && Date.now() >= options.budget.until) {
       // Out of time: this batch is read again by the next scan, which goes on from `from`.

@@ -1,5 +1,5 @@
 // The incremental reader over real files: append-only reads from an offset, torn last lines,
-// rewritten and shortened files, lines longer than a read chunk.
+// rewritten and shortened files, lines longer than a read chunk, lines left out by their start.
 import { appendFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -30,12 +30,12 @@ async function opened<T>(path: string, read: (handle: FileHandle) => Promise<T>)
   }
 }
 
-function readAll(path: string, offset: number, batchBytes?: number) {
+function readAll(path: string, offset: number, batchBytes?: number, skip?: Buffer[]) {
   return opened(path, async (handle) => {
     const lines: string[] = [];
     let end = offset;
     let batches = 0;
-    for await (const batch of readLines(handle, offset, batchBytes)) {
+    for await (const batch of readLines(handle, offset, batchBytes, skip)) {
       lines.push(...batch.lines);
       end = batch.end;
       batches += 1;
@@ -94,5 +94,40 @@ describe('readLines and startOffset', () => {
     expect(lines).toEqual(['a', oversizeLine(huge), 'b']);
     // The long last line has no newline yet: it is read again once it has one.
     expect(end).toBe(2 + huge + 1 + 2);
+  });
+
+  it('leaves out, undecoded, the lines that start with a prefix to skip, wherever reads split them', async () => {
+    const path = join(dir, 'e.jsonl');
+    const skip = [Buffer.from('{"type":"blob",'), Buffer.from('{"type":"shape",')];
+    const blob = (size: number) => `{"type":"blob","data":"${'b'.repeat(size)}"}`;
+    // The second line starts 10 bytes before the end of the first read (1 MiB): its prefix is
+    // split between two reads. Then one longer than a read, one over the longest line kept, a
+    // line that only begins like a prefix, and invalid UTF-8 behind a prefix (never decoded).
+    const first = `{"n":1,"pad":"${'p'.repeat(1024 * 1024 - 10 - 17)}"}`;
+    const huge = LINE_MAX_BYTES + 1024 * 1024;
+    const invalid = Buffer.concat([
+      Buffer.from('{"type":"shape","x":"'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('"}'),
+    ]);
+    const lines = [first, blob(100), blob(2_500_000), '{"n":2}', blob(huge), '{"type":"blobby"}', '{"n":3}'];
+    writeFileSync(path, Buffer.concat([Buffer.from(`${lines.join('\n')}\n`), invalid, Buffer.from('\n')]));
+    expect(Buffer.byteLength(first) + 1).toBe(1024 * 1024 - 10);
+    const read = await readAll(path, 0, undefined, skip);
+    expect(read.lines).toEqual([first, '{"n":2}', '{"type":"blobby"}', '{"n":3}']);
+    // What was left out still counts as read: the next read starts past it.
+    expect(read.end).toBe(statSync(path).size);
+    // Without prefixes the same file reads whole, the line over the limit replaced.
+    const all = await readAll(path, 0);
+    expect(all.lines).toHaveLength(8);
+    expect(all.lines[4]).toBe(oversizeLine(Buffer.byteLength(blob(huge))));
+    expect(all.lines[7]).toContain('\ufffd');
+  });
+
+  it('refuses a prefix to skip by that is empty or too long to compare at a line start', async () => {
+    const path = join(dir, 'f.jsonl');
+    writeFileSync(path, 'a\n');
+    await expect(readAll(path, 0, undefined, [Buffer.alloc(0)])).rejects.toThrow(/1 to 64 bytes/);
+    await expect(readAll(path, 0, undefined, [Buffer.alloc(65, 'x')])).rejects.toThrow(/1 to 64 bytes/);
   });
 });
