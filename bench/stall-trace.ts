@@ -1,7 +1,9 @@
+import { subscribe } from 'node:diagnostics_channel';
 import { Session } from 'node:inspector/promises';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeHeapSnapshot } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics, writeHeapSnapshot } from 'node:v8';
+import type { Worker } from 'node:worker_threads';
 
 /**
  * A diagnostic for the benchmarks' server, off unless BENCH_STALL_TRACE names a folder: where
@@ -14,7 +16,10 @@ import { writeHeapSnapshot } from 'node:v8';
  *
  * `memory.json` says where the process's memory is each time its RSS reaches a new high (by
  * 4 MB or more): V8's own figures, and the resident memory of its mappings by kind from
- * /proc/self/smaps (the brk heap, anonymous mappings by size, the program, other files).
+ * /proc/self/smaps (the brk heap, anonymous mappings by size, the program, other files), and
+ * each thread's V8 heap (the main thread's and every worker's, by its name: what its heap holds
+ * in pages, what is live in it, and what V8 allocated with malloc beside it; the main
+ * thread's by space too).
  * BENCH_STALL_TRACE_HEAP=SECONDS writes a heap snapshot of the main thread that many seconds
  * after the process started (`heap.heapsnapshot`; the process stops for seconds meanwhile).
  */
@@ -57,6 +62,19 @@ function residentByKind(): Record<string, number> {
   return kinds;
 }
 
+/** A thread's V8 heap in MB: its pages, what is live in them, what V8 holds beside them. */
+function heapOf(stats: {
+  total_physical_size: number;
+  used_heap_size: number;
+  malloced_memory: number;
+}): Record<string, number> {
+  return {
+    physical: Math.round(stats.total_physical_size / MB),
+    used: Math.round(stats.used_heap_size / MB),
+    malloced: Math.round(stats.malloced_memory / MB),
+  };
+}
+
 export async function startStallTrace(folder: string | undefined): Promise<StallTrace | null> {
   if (!folder) return null;
   const cpu = process.env.BENCH_STALL_TRACE_CPU !== '0';
@@ -78,14 +96,42 @@ export async function startStallTrace(folder: string | undefined): Promise<Stall
     last = now;
   }, TICK_MS);
   timer.unref();
+  // Node announces each worker thread it starts; those still running are sampled with the rest.
+  const workers = new Set<Worker>();
+  subscribe('worker_threads', (message) => {
+    const { worker } = message as { worker: Worker };
+    workers.add(worker);
+    worker.once('exit', () => workers.delete(worker));
+  });
   const memory: Array<Record<string, unknown>> = [];
   let highMB = 0;
+  let sampling = false;
   const sampler = setInterval(() => {
     const usage = process.memoryUsage();
-    if (usage.rss / MB < highMB + MEMORY_STEP_MB) return;
+    if (sampling || usage.rss / MB < highMB + MEMORY_STEP_MB) return;
     highMB = usage.rss / MB;
+    sampling = true;
     const v8 = Object.fromEntries(Object.entries(usage).map(([key, bytes]) => [key, Math.round(bytes / MB)]));
-    memory.push({ atS: Math.round(process.uptime()), ...v8, resident: residentByKind() });
+    const resident = residentByKind();
+    const heaps: Record<string, Record<string, number>> = { main: heapOf(getHeapStatistics()) };
+    // The main thread's by space: large objects (over 128 KiB, a long line's string) are
+    // allocated in the old generation at once and freed only by a full collection.
+    for (const space of getHeapSpaceStatistics())
+      heaps[`main ${space.space_name}`] = {
+        physical: Math.round(space.physical_space_size / MB),
+        used: Math.round(space.space_used_size / MB),
+      };
+    void Promise.all(
+      [...workers].map(async (worker, i) => {
+        const name = `${worker.threadName ?? 'worker'} ${i}`;
+        heaps[name] = heapOf(await worker.getHeapStatistics());
+      }),
+    )
+      .catch(() => {})
+      .then(() => {
+        memory.push({ atS: Math.round(process.uptime()), ...v8, resident, heaps });
+        sampling = false;
+      });
   }, MEMORY_EVERY_MS);
   sampler.unref();
   const heapAtS = Number(process.env.BENCH_STALL_TRACE_HEAP ?? NaN);
