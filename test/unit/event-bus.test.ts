@@ -55,12 +55,34 @@ describe('EventBus', () => {
     }
     // Three of about 3 KB fit: the seventh event's successors are replayed, the first's are not.
     expect(bus.kept().events).toBe(3);
-    expect(bus.since(heard[6]!.id)?.map((e) => (e.event as { index: number }).index)).toEqual([7, 8, 9]);
+    expect(bus.since(heard[6]!.id)?.map((e) => (JSON.parse(e.data) as { index: number }).index)).toEqual([
+      7, 8, 9,
+    ]);
     expect(bus.since(heard[0]!.id)).toBeNull();
     // One event larger than the whole budget is still delivered, and kept alone.
     bus.publish('w', { ...big(10), message: { type: 'user', message: { content: 'y'.repeat(20_000) } } });
     expect(heard).toHaveLength(11);
     expect(bus.kept().events).toBe(1);
     expect(bus.since(heard[9]!.id)?.map((e) => e.id)).toEqual([heard[10]!.id]);
+  });
+
+  it('keeps only what a replay sends: the budget counts all it holds, not half', () => {
+    const bus = new EventBus(10);
+    const heard: BusEvent[] = [];
+    bus.subscribe((event) => heard.push(event));
+    bus.publish('w', tasksChanged('s1'));
+    // Listeners in this process get the event itself (the relay to other processes reads it).
+    expect(heard[0]!.event).toEqual(tasksChanged('s1'));
+    const [kept] = bus.since(`${heard[0]!.id.split('-')[0]}-0`) ?? [];
+    // A replay gets its JSON, its id, and what streams pick and name it by; the event object
+    // (as large again, and not counted in the budget) is not kept.
+    expect(kept).toEqual({
+      id: heard[0]!.id,
+      workspaceId: 'w',
+      sessionId: 's1',
+      type: 'tasks.changed',
+      data: JSON.stringify(tasksChanged('s1')),
+    });
+    expect(bus.kept().bytes).toBe(kept!.data.length);
   });
 });

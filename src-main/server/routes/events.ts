@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { OrgQuerySchema, SessionParamsSchema } from '../../../src-shared/sessions.js';
-import type { BusEvent } from '../../events/event-bus.js';
+import type { KeptEvent } from '../../events/event-bus.js';
 import { AppError } from '../../errors.js';
 import { authHooks, type Principal } from '../auth/authenticate.js';
 import { principalOf, type AppContext } from '../context.js';
@@ -81,7 +81,7 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
     request: FastifyRequest,
     reply: FastifyReply,
     workspaceId: string,
-    matches: (e: BusEvent) => boolean,
+    matches: (e: KeptEvent) => boolean,
     lastEventId: string | undefined,
   ) {
     const principal = principalOf(request);
@@ -108,8 +108,8 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
       raw.write(text);
       if (raw.writableLength > MAX_BUFFERED_BYTES) end();
     };
-    const send = (entry: BusEvent) =>
-      write(`id: ${entry.id}\nevent: ${entry.event.type}\ndata: ${entry.data}\n\n`);
+    const send = (entry: KeptEvent) =>
+      write(`id: ${entry.id}\nevent: ${entry.type}\ndata: ${entry.data}\n\n`);
     const end = () => {
       if (ended) return;
       ended = true;
@@ -128,7 +128,7 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
      * (a team server) is seen by the periodic check.
      */
     let checking: Promise<void> | null = null;
-    const held: BusEvent[] = [];
+    const held: KeptEvent[] = [];
     const entry: OpenStream = {
       principalKey: keyOf(principal),
       workspaceId,
