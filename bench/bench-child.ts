@@ -43,11 +43,13 @@ export function get(
 /** The bench's server: startServer in a process of its own, with an IPC channel. */
 export async function startChild(script: string, dataDir: string) {
   const spawned = performance.now();
-  // With the V8 flags `sessiondesk serve` runs with (bin/node-flags.js).
+  // With the V8 flags `sessiondesk serve` runs with (bin/node-flags.js), then those of
+  // BENCH_SERVER_NODE_FLAGS (space-separated): what a flag would change, tried side by side.
+  const tried = (process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
   const child: ChildProcess = fork(script, [dataDir], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: nodeEnvFor('serve', process.env),
-    execArgv: [...process.execArgv, ...NODE_FLAGS],
+    execArgv: [...process.execArgv, ...NODE_FLAGS, ...tried],
   });
   const replies: Array<Record<string, unknown>> = [];
   let wake: (() => void) | null = null;
