@@ -1,6 +1,6 @@
 import { subscribe } from 'node:diagnostics_channel';
 import { Session } from 'node:inspector/promises';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getHeapSpaceStatistics, getHeapStatistics, writeHeapSnapshot } from 'node:v8';
 import type { Worker } from 'node:worker_threads';
@@ -77,6 +77,8 @@ function heapOf(stats: {
 
 export async function startStallTrace(folder: string | undefined): Promise<StallTrace | null> {
   if (!folder) return null;
+  // Made now, not when the run ends: a folder that does not exist yet would lose the whole trace.
+  mkdirSync(folder, { recursive: true });
   const cpu = process.env.BENCH_STALL_TRACE_CPU !== '0';
   const session = new Session();
   if (cpu) {
