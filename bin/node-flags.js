@@ -11,15 +11,18 @@
 // import commands (more of their garbage lives long enough to reach the old generation), so
 // each gets its own (bench/RESULTS.md, "Importing and following").
 //
-// --max-old-space-size=1024 (the server): V8 lets the old generation grow up to four times what
-// survived the last full collection when its limit is large (by default a quarter of the
-// machine's memory), and only 1.3 to 2 times under a smaller limit. The server's live heap is
-// tens of MB, so a limit of 1 GB leaves it ample room, and its peak importing 3 GB of history
-// fell from 367-374 MB to 290 MB for 5 to 10% more import time (bench/RESULTS.md, "The heap's
-// growing factor"). A fixed factor (--heap-growing-percent) gained nothing at 3 GB.
+// --max-old-space-size=1024 (the server, and `history`): V8 lets the old generation grow up to
+// four times what survived the last full collection when its limit is large (by default a
+// quarter of the machine's memory), and only 1.3 to 2 times under a smaller limit. The server's
+// live heap is tens of MB, so a limit of 1 GB leaves it ample room, and its peak importing 3 GB
+// of history fell from 367-374 MB to 290 MB for 5 to 10% more import time (bench/RESULTS.md,
+// "The heap's growing factor"). A fixed factor (--heap-growing-percent) gained nothing at 3 GB.
+// `history import` has needed it since a long line is decoded a read at a time (each read's
+// text is garbage in the old generation once the line is whole): 367 MB at 3 GB without it,
+// 224 MB with it (bench/RESULTS.md, "A long line a read at a time").
 const FLAGS_BY_COMMAND = {
   serve: ['--max-semi-space-size=8', '--max-old-space-size=1024'],
-  history: ['--max-semi-space-size=16'],
+  history: ['--max-semi-space-size=16', '--max-old-space-size=1024'],
   import: ['--max-semi-space-size=16'],
 };
 

@@ -59,9 +59,11 @@ const NO_BYTES = Buffer.alloc(0);
  * The complete lines of an open file from byte `offset`, in batches of about `batchBytes`, each
  * with the offset just past its last line. A last line without its newline is left for a later
  * read (the CLI may be writing it). Lines are decoded as UTF-8 one by one, never split inside
- * (invalid bytes become U+FFFD); one longer than LINE_MAX_BYTES is replaced by oversizeLine. A
- * line that starts with one of `skip`'s prefixes (at most SKIP_PREFIX_MAX_BYTES each) is left
- * out undecoded: the format's parser would drop it, and decoding it costs as much as its size.
+ * (invalid bytes become U+FFFD); a line longer than a read is decoded a read at a time, so no
+ * turn of the event loop decodes MBs at once. One longer than LINE_MAX_BYTES is replaced by
+ * oversizeLine. A line that starts with one of `skip`'s prefixes (at most SKIP_PREFIX_MAX_BYTES
+ * each) is left out undecoded: the format's parser would drop it, and decoding it costs as much
+ * as its size.
  */
 export async function* readLines(
   handle: FileHandle,
@@ -73,7 +75,11 @@ export async function* readLines(
     throw new Error(`a prefix to skip lines by must be 1 to ${SKIP_PREFIX_MAX_BYTES} bytes`);
   const chunk = Buffer.alloc(CHUNK_BYTES);
   let position = offset;
-  let pending: Buffer[] = [];
+  /** The current line so far, while it spans reads: its text, decoded a read at a time... */
+  let texts: string[] = [];
+  /** ...but for a character whose bytes the next read completes... */
+  let carry = NO_BYTES;
+  /** ...and how many bytes it is. */
   let pendingBytes = 0;
   /** Bytes of the current line dropped for being over the limit. */
   let dropped = 0;
@@ -85,6 +91,8 @@ export async function* readLines(
   };
   const skipped = (first: Buffer) =>
     skip.some((prefix) => first.length >= prefix.length && first.subarray(0, prefix.length).equals(prefix));
+  /** The bytes after the carried ones: a piece of the current line. */
+  const withCarry = (piece: Buffer) => (carry.length > 0 ? Buffer.concat([carry, piece]) : piece);
   let lines: string[] = [];
   let lineStart = offset;
   let batchSize = 0;
@@ -96,18 +104,21 @@ export async function* readLines(
       const newline = chunk.indexOf(10, from);
       if (newline === -1 || newline >= bytesRead) break;
       const piece = chunk.subarray(from, newline);
-      const spanned = pending.length > 0 || dropped > 0;
+      const spanned = pendingBytes > 0 || dropped > 0;
       if (spanned) noteHead(piece);
       if (skipped(spanned ? head : piece)) {
         // Left out: its bytes count toward the batch as if it had been read.
       } else if (dropped > 0 || pendingBytes + piece.length > LINE_MAX_BYTES) {
         lines.push(oversizeLine(dropped + pendingBytes + piece.length));
+      } else if (pendingBytes > 0) {
+        texts.push(withCarry(piece).toString('utf8'));
+        lines.push(texts.join(''));
       } else {
-        const line = pending.length > 0 ? Buffer.concat([...pending, piece]) : piece;
-        lines.push(line.toString('utf8'));
+        lines.push(piece.toString('utf8'));
       }
       batchSize += Math.min(dropped + pendingBytes + piece.length, LINE_MAX_BYTES) + 1;
-      pending = [];
+      texts = [];
+      carry = NO_BYTES;
       pendingBytes = 0;
       dropped = 0;
       head = NO_BYTES;
@@ -125,14 +136,35 @@ export async function* readLines(
       if (dropped > 0 || skipped(head) || pendingBytes + rest.length > LINE_MAX_BYTES) {
         // Over the limit or left out: only its length is kept, until its newline comes.
         dropped += pendingBytes + rest.length;
-        pending = [];
+        texts = [];
+        carry = NO_BYTES;
         pendingBytes = 0;
       } else {
-        pending.push(Buffer.from(rest));
+        const bytes = withCarry(rest);
+        const whole = wholeCharacters(bytes);
+        texts.push(bytes.toString('utf8', 0, whole));
+        // A copy: the chunk is read into again.
+        carry = Buffer.from(bytes.subarray(whole));
         pendingBytes += rest.length;
       }
     }
     position += bytesRead;
   }
   if (lines.length > 0) yield { lines, end: lineStart };
+}
+
+/**
+ * How many of `bytes` to decode now, so that decoding the rest with the bytes that follow gives
+ * what decoding them all at once would: all but a character begun in the last three bytes and
+ * not complete. (A decoder meeting a byte that starts a character starts afresh there, whatever
+ * came before, so cutting before one changes nothing.)
+ */
+export function wholeCharacters(bytes: Buffer): number {
+  for (let i = bytes.length - 1; i >= Math.max(0, bytes.length - 3); i -= 1) {
+    const byte = bytes[i] as number;
+    if ((byte & 0xc0) === 0x80) continue;
+    const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return bytes.length - i < length ? i : bytes.length;
+  }
+  return bytes.length;
 }

@@ -22,8 +22,9 @@ import { entryKind, ONLY_REGULAR, openRegularFile, SkippedEntry } from './safe-f
 import { sessionFiles, sideFile, Skips, type SessionFile } from './session-files.js';
 import { publish, recordedFailure, settleStatuses, type Settling } from './session-updates.js';
 import { importedAgent } from '../store/imported-agent.js';
+import { messagePayload } from '../store/transcript-format.js';
 import { storedFacts, storedFolder } from './stored-values.js';
-import { IMPORT_TURN_MS, Turns } from './turns.js';
+import { IMPORT_TURN_MS, Turns } from '../turns.js';
 
 const run = promisify(execFile);
 
@@ -268,6 +269,11 @@ async function readFile(
       pending.messages = [];
       pending.runs = [];
       delete pending.tasks;
+    }
+    // Encoded a message a turn, not in the write: a large tool output's JSON takes tens of ms.
+    for (const m of pending.messages) {
+      await turns.pause();
+      m.payload = messagePayload(m.message);
     }
     // Every value the file gave is put in the API's form, or left out, before it is stored.
     const facts = storedFacts(parser.facts);

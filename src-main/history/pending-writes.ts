@@ -6,7 +6,8 @@ import { storedEvents } from './stored-values.js';
 
 /** What a batch of a file's lines asks its session to record, in one store write. */
 export interface Pending {
-  messages: { message: Message; authorId: string | null; at: string }[];
+  /** Each with its payload once encoded (`messagePayload`), ahead of the write. */
+  messages: { message: Message; authorId: string | null; at: string; payload?: Buffer }[];
   tasks?: Task[];
   runs: { usage: Extract<HistoryEvent, { kind: 'run' }>; at: string }[];
   firstPrompt?: string;
@@ -63,10 +64,10 @@ export async function appendRead(
   repos: Repos,
   sessionId: string,
   workspaceId: string,
-  { message, authorId, at }: Pending['messages'][number],
+  { message, authorId, at, payload }: Pending['messages'][number],
 ): Promise<void> {
   try {
-    await repos.sessions.appendMessage(sessionId, workspaceId, message, authorId, at);
+    await repos.sessions.appendMessage(sessionId, workspaceId, message, authorId, at, payload);
   } catch (err) {
     if (!(err instanceof MessageTooLargeError)) throw err;
     const mib = (err.bytes / 1024 / 1024).toFixed(1);

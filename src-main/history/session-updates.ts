@@ -2,7 +2,7 @@ import type { SessionStatus } from '../../src-shared/sessions.js';
 import { toSummary } from '../sessions/summary.js';
 import type { HistoryFileRecord } from '../store/history.js';
 import type { HistoryDeps } from './history-deps.js';
-import { IMPORT_TURN_MS, Turns } from './turns.js';
+import { IMPORT_TURN_MS, Turns } from '../turns.js';
 
 /** A session shown active whose file has not been written for ACTIVE_WITHIN_MS. */
 export interface Settling {

@@ -1,6 +1,7 @@
 import type { SearchTerm } from '../../src-shared/search-terms.js';
 import type { IndexedPiece, MessageIndexer } from '../store-postgres/search.js';
 import { piecesOf } from './message-piece.js';
+import { handOverTurn } from '../turns.js';
 
 /**
  * Text as PostgreSQL's full-text search indexes it for Session Desk: cut into words here, as the
@@ -84,7 +85,7 @@ export const indexMessage: MessageIndexer = async (payload: Buffer): Promise<Ind
   let began = performance.now();
   for (const [chunk, piece] of pieces.entries()) {
     if (performance.now() - began > SLICE_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
+      await handOverTurn();
       began = performance.now();
     }
     const vector = tsvectorOf(piece);

@@ -13,6 +13,7 @@ import { piecesOf, type PieceStart } from './message-piece.js';
 import { MAX_CHUNKS } from './message-text.js';
 import type { ParsedQuery } from './query.js';
 import { SearchReader, searchPlan, type SearchFilters } from './search-reader.js';
+import { handOverTurn } from '../turns.js';
 
 const rowidOf = (sessionKey: number, messageIndex: number, chunk: number) =>
   sessionKey * SESSION_STRIDE + messageIndex * MAX_CHUNKS + chunk;
@@ -398,7 +399,7 @@ export class SearchIndex {
         this.options.logger.error(`search index: ${err instanceof Error ? err.message : String(err)}`);
         if (this.gen === gen) this.startOver();
       }
-      await new Promise((resolve) => setImmediate(resolve));
+      await handOverTurn();
     }
   }
 

@@ -7,6 +7,7 @@ import {
   FRAME_OVERHEAD_BYTES,
   frameMessages,
   MAX_MESSAGE_BYTES,
+  messagePayload,
   type TranscriptExtent,
 } from '../store/transcript-format.js';
 import type { Queryable } from './rows.js';
@@ -75,8 +76,8 @@ export function postgresSessions(sql: Queryable, indexer?: MessageIndexer): Repo
     message: Message,
     authorId: string | null,
     at: string,
+    payload = messagePayload(message),
   ): Promise<number> {
-    const payload = Buffer.from(JSON.stringify(message), 'utf8');
     if (payload.length > MAX_MESSAGE_BYTES) throw new MessageTooLargeError(payload.length);
     const [row] = await sql<Array<{ message_count: number; transcript_bytes: number }>>`
       SELECT message_count, transcript_bytes FROM sessions WHERE id = ${sessionId} FOR UPDATE`;

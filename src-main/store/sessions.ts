@@ -6,7 +6,12 @@ import { sessionRunMethods } from './session-runs.js';
 import { ONE_SUMMARY, sessionListMethods } from './session-listing.js';
 import { messageText, toSessionRow, type SessionRow } from './session-row.js';
 import { MessageTooLargeError } from './errors.js';
-import { frameMessages, MAX_MESSAGE_BYTES, type TranscriptExtent } from './transcript-format.js';
+import {
+  frameMessages,
+  MAX_MESSAGE_BYTES,
+  messagePayload,
+  type TranscriptExtent,
+} from './transcript-format.js';
 
 /**
  * Stages messages (their JSON payloads, in order) for a session's transcript inside a
@@ -77,8 +82,8 @@ export function createSessionsRepository(db: Db) {
     message: Message,
     authorId: string | null,
     at: string,
+    payload = messagePayload(message),
   ): number {
-    const payload = Buffer.from(JSON.stringify(message), 'utf8');
     if (payload.length > MAX_MESSAGE_BYTES) throw new MessageTooLargeError(payload.length);
     db.changed(sessionId);
     const from = extent(sessionId);

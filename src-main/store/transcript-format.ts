@@ -1,4 +1,5 @@
 import { crc32 } from 'node:zlib';
+import type { Message } from '../../src-shared/index.js';
 
 /**
  * A session's transcript on disk: a header, then one frame per message, appended in
@@ -16,6 +17,15 @@ export const FRAME_HEADER_BYTES = 16;
 export const FRAME_OVERHEAD_BYTES = FRAME_HEADER_BYTES + 1;
 /** The largest message stored, as JSON bytes; larger ones are refused when they arrive. */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A message's payload: its JSON as UTF-8. A store encodes a message as it appends it, unless
+ * given the payload already: a large message's encoding takes tens of ms, and the history
+ * importer does it on a turn of the event loop of its own, before the write.
+ */
+export function messagePayload(message: Message): Buffer {
+  return Buffer.from(JSON.stringify(message), 'utf8');
+}
 
 /** Every MARK_EVERY-th message's start in the transcript is recorded (transcript_marks). */
 export const MARK_EVERY = 64;

@@ -56,20 +56,28 @@ function longSession(): string {
 
 async function importCountingTurns(root: string, turnMs: number) {
   const { deps, source, sessions } = await storeWithHistorySource(root, cleanup);
-  // Each line is one JSON.parse: the most lines parsed within one turn.
-  const { mostInATurn } = await callsPerTurn(JSON, 'parse', () => importSource(deps, source, { turnMs }));
-  return { mostInATurn, messages: sessions()[0]?.messages ?? 0 };
+  // Each line is one JSON.parse: the most lines parsed within one turn. Each message stored is
+  // one JSON.stringify: the most messages encoded within one turn (the write's included).
+  let encoded = 0;
+  const { mostInATurn } = await callsPerTurn(JSON, 'parse', async () => {
+    const isMessage = (value: unknown) => typeof value === 'object' && value !== null && 'message' in value;
+    const import_ = () => importSource(deps, source, { turnMs });
+    encoded = (await callsPerTurn(JSON, 'stringify', import_, isMessage)).mostInATurn;
+  });
+  return { mostInATurn, encoded, messages: sessions()[0]?.messages ?? 0 };
 }
 
 describe('importing a long history file', () => {
-  it('hands the event loop a turn between lines once its turn is used up, and reads the same', async () => {
+  it('hands the event loop a turn between lines and between messages encoded, once its turn is used up, and reads the same', async () => {
     const root = longSession();
     // A turn of 0 ms is always used up: every line waits for a turn of its own.
     const cut = await importCountingTurns(root, 0);
     expect(cut.mostInATurn).toBeLessThan(10);
+    expect(cut.encoded).toBeLessThan(10);
     // A turn longer than the import: the file's one batch is parsed in one turn.
     const whole = await importCountingTurns(root, 60_000);
     expect(whole.mostInATurn).toBeGreaterThan(ANSWERS);
+    expect(whole.encoded).toBeGreaterThan(ANSWERS);
     expect(cut.messages).toBe(whole.messages);
     expect(whole.messages).toBeGreaterThan(ANSWERS);
   });
@@ -92,10 +100,16 @@ function manySessions(): string {
 }
 
 /**
- * Runs `work` while counting the calls of `target[method]` made within each turn of the event
- * loop (a chain of setImmediate callbacks, one a turn): the most in one turn, and all of them.
+ * Runs `work` while counting the calls of `target[method]` (those whose first argument is
+ * `counted`) made within each turn of the event loop (a chain of setImmediate callbacks, one a
+ * turn): the most in one turn, and all of them.
  */
-async function callsPerTurn<T extends object>(target: T, method: keyof T, work: () => Promise<unknown>) {
+async function callsPerTurn<T extends object>(
+  target: T,
+  method: keyof T,
+  work: () => Promise<unknown>,
+  counted: (first: unknown) => boolean = () => true,
+) {
   const original = target[method] as (...args: unknown[]) => unknown;
   let calls = 0;
   let atTurn = 0;
@@ -107,7 +121,7 @@ async function callsPerTurn<T extends object>(target: T, method: keyof T, work: 
     if (counting) setImmediate(turn);
   };
   (target as Record<keyof T, unknown>)[method] = (...args: unknown[]) => {
-    calls += 1;
+    if (counted(args[0])) calls += 1;
     return original.apply(target, args);
   };
   setImmediate(turn);

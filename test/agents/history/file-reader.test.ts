@@ -11,8 +11,10 @@ import {
   oversizeLine,
   readLines,
   startOffset as startOffsetOf,
+  wholeCharacters,
   type FileProgress,
 } from '../../../src-main/history/file-reader.js';
+import { seededRandom } from '../../../src-main/seeded-random.js';
 
 let dir: string;
 beforeEach(() => {
@@ -84,6 +86,65 @@ describe('readLines and startOffset', () => {
     expect(lines).toEqual(['a', long, 'b']);
     expect(end).toBe(statSync(path).size);
     expect(batches).toBe(2);
+  });
+
+  it('decodes a long line a read at a time as it would all at once, invalid bytes included', async () => {
+    const random = seededRandom(23);
+    // Characters of 1 to 4 bytes, some cut short, stray continuation bytes, bytes never valid.
+    const pieces = ['a', 'é', '€', '😀', '\n'].map((text) => Buffer.from(text));
+    const odd = [
+      [0xe2, 0x82],
+      [0xf0, 0x9f, 0x98],
+      [0x80],
+      [0xbf, 0x80],
+      [0xff],
+      [0xc0, 0xaf],
+      [0xed, 0xa0, 0x80],
+    ];
+    const parts: Buffer[] = [];
+    for (let bytes = 0; bytes < 3.5 * 1024 * 1024;) {
+      const part =
+        random() < 0.9
+          ? pieces[Math.floor(random() * 4)]!
+          : Buffer.from(odd[Math.floor(random() * odd.length)]!);
+      parts.push(part);
+      bytes += part.length;
+    }
+    const line = Buffer.concat(parts);
+    const path = join(dir, 'g.jsonl');
+    writeFileSync(path, Buffer.concat([line, Buffer.from('\n')]));
+    // Read a MiB at a time, and decoded so: the longest decoding is of one read (and a character).
+    const toString = Buffer.prototype.toString;
+    let longest = 0;
+    Buffer.prototype.toString = function (this: Buffer, ...args: Parameters<Buffer['toString']>) {
+      longest = Math.max(longest, (args[2] ?? this.length) - (args[1] ?? 0));
+      return toString.apply(this, args);
+    };
+    let read;
+    try {
+      read = await readAll(path, 0);
+    } finally {
+      Buffer.prototype.toString = toString;
+    }
+    expect(read.lines).toEqual([line.toString('utf8')]);
+    expect(longest).toBeGreaterThan(1024 * 1024 - 4);
+    expect(longest).toBeLessThanOrEqual(1024 * 1024 + 3);
+    // Cut anywhere, the pieces decode as the whole does.
+    for (let round = 0; round < 2000; round += 1) {
+      const start = Math.floor(random() * (line.length - 64));
+      const bytes = line.subarray(start, start + 4 + Math.floor(random() * 60));
+      let carry = Buffer.alloc(0);
+      let text = '';
+      for (let at = 0; at < bytes.length;) {
+        const next = Math.min(bytes.length, at + 1 + Math.floor(random() * 7));
+        const part = Buffer.concat([carry, bytes.subarray(at, next)]);
+        const whole = next === bytes.length ? part.length : wholeCharacters(part);
+        text += part.toString('utf8', 0, whole);
+        carry = part.subarray(whole);
+        at = next;
+      }
+      expect(text).toBe(bytes.toString('utf8'));
+    }
   });
 
   it('replaces a line longer than a session keeps by a line saying so, and reads on', async () => {
