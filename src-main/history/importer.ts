@@ -22,6 +22,7 @@ import { entryKind, ONLY_REGULAR, openRegularFile, SkippedEntry } from './safe-f
 import { sessionFiles, sideFile, Skips, type SessionFile } from './session-files.js';
 import { publish, recordedFailure, settleStatuses, type Settling } from './session-updates.js';
 import { importedAgent } from '../store/imported-agent.js';
+import { SLICE_CHARS, slicedPayload } from '../store/sliced-payload.js';
 import { messagePayload } from '../store/transcript-format.js';
 import { storedFacts, storedFolder } from './stored-values.js';
 import { IMPORT_TURN_MS, Turns } from '../turns.js';
@@ -270,10 +271,12 @@ async function readFile(
       pending.runs = [];
       delete pending.tasks;
     }
-    // Encoded a message a turn, not in the write: a large tool output's JSON takes tens of ms.
+    // Encoded between turns, not in the write: a large tool output's JSON takes tens of ms, and
+    // one in a line longer than a slice is encoded a slice at a time.
+    const sliced = lines.some((line) => line.length > SLICE_CHARS);
     for (const m of pending.messages) {
       await turns.pause();
-      m.payload = messagePayload(m.message);
+      m.payload = sliced ? await slicedPayload(m.message, () => turns.pause()) : messagePayload(m.message);
     }
     // Every value the file gave is put in the API's form, or left out, before it is stored.
     const facts = storedFacts(parser.facts);

@@ -43,9 +43,10 @@ export async function storeWithHistorySource(root: string, cleanup: (undo: () =>
   /** The workspace's sessions, with the conversation each was imported from. */
   const sessions = () =>
     repos.sessions.list(workspace.organizationId, {}, {}).map((row) => ({
+      id: row.id,
       conversation: row.source?.conversationId,
       messages: row.messageCount,
       status: row.status,
     }));
-  return { deps, source, sessions };
+  return { deps, source, sessions, store };
 }

@@ -7,6 +7,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../src-main/clock.js';
 import { importSource } from '../../src-main/history/importer.js';
+import { readAllMessages } from '../../src-main/sessions/transcript-reads.js';
+import { SLICE_CHARS } from '../../src-main/store/sliced-payload.js';
+import { readsOf } from '../../src-main/store/sqljs-storage.js';
 import { useCleanups } from '../helpers/cleanups.js';
 import { ROOT } from '../helpers/cli.js';
 import { storeWithHistorySource } from '../helpers/history-source.js';
@@ -80,6 +83,46 @@ describe('importing a long history file', () => {
     expect(whole.encoded).toBeGreaterThan(ANSWERS);
     expect(cut.messages).toBe(whole.messages);
     expect(whole.messages).toBeGreaterThan(ANSWERS);
+  });
+});
+
+describe('importing a history file with a line of MBs', () => {
+  it('encodes its message a slice at a time, between turns, and stores it whole', async () => {
+    const { project, name, text } = recordedSession();
+    const lines = text.trimEnd().split('\n');
+    const answer = lines.find(
+      (line) => line.includes('"type":"text"') && line.includes('"role":"assistant"'),
+    )!;
+    const parsed = JSON.parse(answer) as Record<string, unknown> & { message: Record<string, unknown> };
+    const output = `line "one"\n\t${'0123456789abcdef'.repeat(200_000)}`;
+    parsed.message = { ...parsed.message, id: 'msg_large', content: [{ type: 'text', text: output }] };
+    const root = tempDir('history-turns-large-');
+    cleanup(() => rmSync(root, { recursive: true, force: true }));
+    mkdirSync(join(root, 'projects', project), { recursive: true });
+    writeFileSync(
+      join(root, 'projects', project, name),
+      `${[...lines, JSON.stringify(parsed)].join('\n')}\n`,
+    );
+    const { deps, source, sessions, store } = await storeWithHistorySource(root, cleanup);
+    // The longest JSON encoded at once while importing: a slice of the output, not all of it.
+    const stringify = JSON.stringify;
+    let longest = 0;
+    JSON.stringify = ((...args: unknown[]) => {
+      const json = (stringify as (...a: unknown[]) => string)(...args);
+      longest = Math.max(longest, json?.length ?? 0);
+      return json;
+    }) as typeof JSON.stringify;
+    try {
+      await importSource(deps, source, { turnMs: 0 });
+    } finally {
+      JSON.stringify = stringify;
+    }
+    expect(longest).toBeLessThan(SLICE_CHARS + 1024);
+    const messages = await readAllMessages(readsOf(store), sessions()[0]!.id);
+    expect(messages.at(-1)).toEqual({
+      type: 'assistant',
+      message: { content: [{ type: 'text', text: output }] },
+    });
   });
 });
 
