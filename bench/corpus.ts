@@ -10,8 +10,8 @@ const MB = 1024 * 1024;
  * Text as real transcripts hold it: agents read and write source files and talk about them in
  * prose. The tool outputs here are slices of the real source files installed in node_modules
  * (JavaScript, TypeScript, JSON), and the prose slices of the Markdown there: a real code
- * base's vocabulary, not made-up words. The files are read in a fixed order, so a run on the
- * same lockfile sees the same corpus.
+ * base's vocabulary, not made-up words. The files are read in a fixed order, dot folders and
+ * files left out, so a run on the same lockfile sees the same corpus.
  */
 export class TextPool {
   private readonly code: string;
@@ -28,6 +28,9 @@ export class TextPool {
         a.name.localeCompare(b.name),
       )) {
         const path = join(dir, entry.name);
+        // Dot folders (`.cache`, `.vite`) hold what builds and tests leave, not a package's files:
+        // read, they would change the corpus from one run to the next.
+        if (entry.name.startsWith('.')) continue;
         if (entry.isDirectory()) walk(path);
         else if (
           /\.(?:js|ts|mjs|cjs|json)$/u.test(entry.name) &&
