@@ -43,10 +43,11 @@ export async function storeWithHistorySource(root: string, cleanup: (undo: () =>
   /** The workspace's sessions, with the conversation each was imported from. */
   const sessions = () =>
     repos.sessions.list(workspace.organizationId, {}, {}).map((row) => ({
-      id: row.id,
       conversation: row.source?.conversationId,
       messages: row.messageCount,
       status: row.status,
     }));
-  return { deps, source, sessions, store };
+  /** Their ids, in the same order (apart: two stores' sessions compare equal without them). */
+  const sessionIds = () => repos.sessions.list(workspace.organizationId, {}, {}).map((row) => row.id);
+  return { deps, source, sessions, sessionIds, store };
 }

@@ -103,7 +103,7 @@ describe('importing a history file with a line of MBs', () => {
       join(root, 'projects', project, name),
       `${[...lines, JSON.stringify(parsed)].join('\n')}\n`,
     );
-    const { deps, source, sessions, store } = await storeWithHistorySource(root, cleanup);
+    const { deps, source, sessionIds, store } = await storeWithHistorySource(root, cleanup);
     // The longest JSON encoded at once while importing: a slice of the output, not all of it.
     const stringify = JSON.stringify;
     let longest = 0;
@@ -118,7 +118,7 @@ describe('importing a history file with a line of MBs', () => {
       JSON.stringify = stringify;
     }
     expect(longest).toBeLessThan(SLICE_CHARS + 1024);
-    const messages = await readAllMessages(readsOf(store), sessions()[0]!.id);
+    const messages = await readAllMessages(readsOf(store), sessionIds()[0]!);
     expect(messages.at(-1)).toEqual({
       type: 'assistant',
       message: { content: [{ type: 'text', text: output }] },
