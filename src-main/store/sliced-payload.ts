@@ -21,8 +21,10 @@ export async function slicedPayload(message: Message, pause: () => Promise<void>
     long.push(value);
     return `${token}${long.length - 1}`;
   });
+  // No long string: the skeleton is the message's JSON.
+  if (long.length === 0) return Buffer.from(skeleton, 'utf8');
   // A message that holds the token itself (it cannot, short of guessing a random UUID).
-  if (long.length === 0 || skeleton.split(token).length !== long.length + 1) return messagePayload(message);
+  if (skeleton.split(token).length !== long.length + 1) return messagePayload(message);
   const parts: Buffer[] = [];
   let from = 0;
   for (const [i, text] of long.entries()) {

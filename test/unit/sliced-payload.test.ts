@@ -60,9 +60,23 @@ describe('a payload encoded a slice at a time', () => {
     expect(
       (await slicedPayload(toolOutput(shifted), pause)).equals(messagePayload(toolOutput(shifted))),
     ).toBe(true);
-    // No long string, or one that holds a placeholder's likeness: encoded at once, the same.
+    // No long string, or one that holds a placeholder's likeness: encoded at once, the same,
+    // and once (a batch with one long line encodes its short messages here too).
     const plain = toolOutput('short', { note: 'sessiondesk-long-string-' });
-    expect((await slicedPayload(plain, pause)).equals(messagePayload(plain))).toBe(true);
+    const stringify = JSON.stringify;
+    let encodings = 0;
+    JSON.stringify = ((...args: unknown[]) => {
+      encodings += 1;
+      return (stringify as (...a: unknown[]) => string)(...args);
+    }) as typeof JSON.stringify;
+    let sliced: Buffer;
+    try {
+      sliced = await slicedPayload(plain, pause);
+    } finally {
+      JSON.stringify = stringify;
+    }
+    expect(sliced.equals(messagePayload(plain))).toBe(true);
+    expect(encodings).toBe(1);
   });
 
   it('encodes no more than a slice between two pauses', async () => {
