@@ -31,32 +31,83 @@ export interface PushReport {
 /** Thrown from the export's sink to stop a pass when a signal asks to. */
 export class PushStopped extends Error {}
 
-/** A request that the server refused: its status and its message, for a person. */
+/**
+ * A request that was refused: its status and message, and its error code when Session Desk
+ * answered (null when something in front of it did: a proxy's own page is not ours).
+ */
 class Refused extends Error {
   constructor(
     readonly status: number,
     message: string,
+    readonly code: string | null,
   ) {
     super(message);
   }
 }
 
+/** What Node's TLS and socket errors mean for a person pushing, by their code. */
+const CONNECT_PROBLEMS: Record<string, (url: URL) => string> = {
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: untrusted,
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: untrusted,
+  SELF_SIGNED_CERT_IN_CHAIN: untrusted,
+  DEPTH_ZERO_SELF_SIGNED_CERT: untrusted,
+  CERT_UNTRUSTED: untrusted,
+  ERR_TLS_CERT_ALTNAME_INVALID: (url) =>
+    `its certificate is not for ${url.hostname}: use in --to a name the certificate holds (the team server's public URL)`,
+  CERT_HAS_EXPIRED: () => 'its certificate has expired: the team server must renew it',
+  ECONNREFUSED: (url) => `nothing listens at ${url.host}: check --to, and that the server or its proxy runs`,
+  ENOTFOUND: (url) => `${url.hostname} is not a host name this machine can find: check --to`,
+  EAI_AGAIN: (url) => `${url.hostname} could not be looked up (no name server answered): check the network`,
+  ETIMEDOUT: (url) => `${url.host} did not answer in time: check the network and --to`,
+  ECONNRESET: (url) => `${url.host} closed the connection: if it serves HTTPS, --to must start with https://`,
+  ERR_SSL_WRONG_VERSION_NUMBER: (url) =>
+    `${url.host} does not speak HTTPS there: if it serves plain HTTP, --to must start with http://`,
+};
+
+function untrusted(): string {
+  return (
+    'its certificate is not one this machine trusts. If the team uses a certificate authority of its own, ' +
+    'give its certificate to Node: NODE_EXTRA_CA_CERTS=/path/to/ca.pem sessiondesk push …'
+  );
+}
+
+/** The innermost cause of a failed fetch, where Node puts the code that says what went wrong. */
+function rootCause(err: unknown): { code?: string; message: string } {
+  let cause = err as { code?: string; message?: string; cause?: unknown } | undefined;
+  while (cause && typeof cause === 'object' && cause.cause && typeof cause.cause === 'object') {
+    cause = cause.cause as typeof cause;
+  }
+  return { ...(cause?.code ? { code: cause.code } : {}), message: cause?.message ?? String(err) };
+}
+
 async function call(server: TeamServer, method: string, path: string, body?: string): Promise<unknown> {
   let response: Response;
+  const url = new URL(path, server.url);
   try {
-    response = await fetch(new URL(path, server.url), {
+    response = await fetch(url, {
       method,
       headers: {
         'x-api-key': server.key,
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       ...(body === undefined ? {} : { body }),
-      redirect: 'error',
+      redirect: 'manual',
     });
   } catch (err) {
-    const why =
-      err instanceof Error ? ((err.cause as Error | undefined)?.message ?? err.message) : String(err);
-    throw new CliError(`Cannot reach the team server at ${server.url} (${why}). Check --to.`);
+    const cause = rootCause(err);
+    const problem = cause.code ? CONNECT_PROBLEMS[cause.code]?.(url) : undefined;
+    throw new CliError(
+      problem
+        ? `Cannot push to the team server at ${server.url}: ${problem} (${cause.message}).`
+        : `Cannot reach the team server at ${server.url} (${cause.message}). Check --to.`,
+    );
+  }
+  if (response.status >= 300 && response.status < 400) {
+    const location = response.headers.get('location');
+    throw new CliError(
+      `The server at ${server.url} redirects${location ? ` to ${new URL(location, url).origin}` : ''}: ` +
+        'give the address it redirects to as --to (a team server behind a proxy: its https:// public URL).',
+    );
   }
   const text = await response.text();
   let value: unknown = null;
@@ -67,22 +118,43 @@ async function call(server: TeamServer, method: string, path: string, body?: str
   }
   if (response.ok) return value;
   const parsed = ErrorResponseSchema.safeParse(value);
-  const message = parsed.success
-    ? [
-        parsed.data.error.message,
-        ...(parsed.data.error.details ?? []).map((d) => `${d.path} ${d.message}`),
-      ].join('; ')
-    : `HTTP ${response.status}`;
-  throw new Refused(response.status, message);
+  if (parsed.success) {
+    const message = [
+      parsed.data.error.message,
+      ...(parsed.data.error.details ?? []).map((d) => `${d.path} ${d.message}`),
+    ].join('; ');
+    throw new Refused(response.status, message, parsed.data.error.code);
+  }
+  const title = /<title>([^<]{1,200})<\/title>/iu.exec(text)?.[1]?.trim();
+  throw new Refused(
+    response.status,
+    title ? `HTTP ${response.status}, "${title}"` : `HTTP ${response.status}`,
+    null,
+  );
 }
 
-/** A refusal that stops the whole push, said for a person. */
+/** A refusal that stops the whole push, said for a person, in terms of its cause. */
 function fatal(server: TeamServer, err: Refused): CliError {
+  if (err.code === null) {
+    return new CliError(
+      `Something in front of the team server at ${server.url} (a proxy or load balancer, not Session Desk) answered ` +
+        `${err.message}: ${err.status === 502 || err.status === 503 || err.status === 504 ? 'the team server behind it may be down' : 'check --to and the proxy'}.`,
+    );
+  }
+  if (err.code === 'forbidden_host' || err.code === 'forbidden_origin') {
+    return new CliError(
+      `The team server at ${server.url} refused the address the request was sent to (${err.message}). ` +
+        'Use its public URL as --to; if that is what you used, its proxy must pass on the Host it received.',
+    );
+  }
   if (err.status === 401) {
     return new CliError(`The team server at ${server.url} refused the key (${err.message}). Check --key.`);
   }
   if (err.status === 403) {
     return new CliError(`The team server at ${server.url} does not let this key push (${err.message}).`);
+  }
+  if (err.status === 429) {
+    return new CliError(`The team server at ${server.url} refused for now (${err.message}).`);
   }
   return new CliError(`The team server at ${server.url} answered ${err.status}: ${err.message}`);
 }

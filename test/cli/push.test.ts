@@ -248,7 +248,9 @@ describe('sessiondesk push', () => {
     await closed.dispose();
     const unreachable = await push(local.dataDir, closedUrl, 'sdk_x');
     expect(unreachable.code).toBe(1);
-    expect(unreachable.stderr).toContain(`Cannot reach the team server at ${closedUrl}`);
+    expect(unreachable.stderr).toContain(
+      `Cannot push to the team server at ${closedUrl}: nothing listens at`,
+    );
 
     const wrongKey = await push(local.dataDir, server.url, 'sdk_not-a-key');
     expect(wrongKey.code).toBe(1);
