@@ -7,7 +7,7 @@ import type {
 } from '../../src-shared/accounts.js';
 import type { Clock } from '../clock.js';
 import { ownAccountCount } from '../demo/people.js';
-import { AppError, conflict, notFound } from '../errors.js';
+import { AppError, conflict, forbidden, notFound } from '../errors.js';
 import type { ApiKeyRecord, MemberRecord } from '../store/index.js';
 import type { Storage } from '../store/storage.js';
 import { hashPassword, hashSecret, newApiKey, newId } from './secrets.js';
@@ -202,8 +202,17 @@ export function createAccounts(storage: Storage, clock: Clock) {
       return (await repos.apiKeys.list(organizationId)).map(toApiKeySummary);
     },
 
-    async revokeKey(input: { organizationId: string; keyId: string }): Promise<void> {
+    /** `onlyMadeBy`: a member, who may revoke only the keys they made themselves. */
+    async revokeKey(input: { organizationId: string; keyId: string; onlyMadeBy?: string }): Promise<void> {
       await requireWorkspace(input.organizationId);
+      if (input.onlyMadeBy !== undefined) {
+        const key = await storage.repos.apiKeys.findById(input.keyId);
+        if (key && key.workspaceId === input.organizationId && key.createdBy?.userId !== input.onlyMadeBy) {
+          throw forbidden(
+            'A member can revoke only the keys they made; ask an owner of this workspace to revoke this one.',
+          );
+        }
+      }
       const revoked = await storage.write((tx) =>
         tx.apiKeys.revoke(input.organizationId, input.keyId, now()),
       );

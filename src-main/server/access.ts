@@ -24,8 +24,15 @@ export interface Access {
   ): Promise<T>;
   /** Whether the principal may still see this workspace (a stream asks again as it goes). */
   stillAllowed(principal: Principal, workspaceId: string): Promise<boolean>;
-  /** For the dashboard's workspace pages: 403 unless the user is a member (or an owner, when `needed`). */
-  requireRole(userId: string, organizationId: string, needed: 'member' | 'owner'): Promise<void>;
+  /**
+   * For the dashboard's workspace pages: 403 unless the user is a member (or an owner, when
+   * `needed`); answers the role they have.
+   */
+  requireRole(
+    userId: string,
+    organizationId: string,
+    needed: 'member' | 'owner',
+  ): Promise<'member' | 'owner'>;
 }
 
 export function createAccess(repos: Repos): Access {
@@ -66,6 +73,7 @@ export function createAccess(repos: Repos): Access {
       if (role === null) throw forbidden();
       if (needed === 'owner' && role !== 'owner')
         throw forbidden('Only an owner of this workspace can do that');
+      return role;
     },
     async session(principal, sessionId, organizationId, lookup) {
       if (organizationId !== undefined) await workspaceFor(principal, organizationId);

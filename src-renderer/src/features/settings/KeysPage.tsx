@@ -37,7 +37,10 @@ function NewKeyNotice({ created, onDismiss }: { created: CreatedApiKey; onDismis
 }
 
 export function KeysPage() {
-  const { workspace } = useWorkspace();
+  const { workspace, me } = useWorkspace();
+  // An owner revokes any key of the workspace; a member only the keys they made.
+  const mayRevoke = (key: ApiKeySummary) =>
+    workspace.role === 'owner' || key.createdBy?.userId === me.user.id;
   const org = workspace.organizationId;
   const keysQuery = useKeys(org);
   const create = useCreateKey(org);
@@ -68,8 +71,18 @@ export function KeysPage() {
         <h1>API keys</h1>
       </header>
       <p className="muted">
-        Keys let scripts on this machine read and update the sessions of <strong>{workspace.name}</strong>. A
-        key cannot create sessions, keys or members.
+        {me.teamServer ? (
+          <>
+            Keys for scripts and for the desktops that push their sessions to{' '}
+            <strong>{workspace.name}</strong> on this team server. A key cannot create sessions, keys or
+            members. You can revoke the keys you made; an owner can revoke any.
+          </>
+        ) : (
+          <>
+            Keys let scripts on this machine read and update the sessions of <strong>{workspace.name}</strong>
+            . A key cannot create sessions, keys or members.
+          </>
+        )}
       </p>
       {created && <NewKeyNotice created={created} onDismiss={() => setCreated(null)} />}
       <form className="inline-form" onSubmit={submit} noValidate>
@@ -91,6 +104,11 @@ export function KeysPage() {
       {create.error && (
         <p className="form-error" role="alert">
           {create.error.message}
+        </p>
+      )}
+      {revoke.error && (
+        <p className="form-error" role="alert">
+          {revoke.error.message}
         </p>
       )}
       {keysQuery.isPending ? (
@@ -135,13 +153,19 @@ export function KeysPage() {
                   )}
                 </td>
                 <td>
-                  <button
-                    type="button"
-                    className="button button-small button-danger"
-                    onClick={() => setRevoking(key)}
-                  >
-                    Revoke<span className="visually-hidden"> {key.label || key.prefix}</span>
-                  </button>
+                  {mayRevoke(key) ? (
+                    <button
+                      type="button"
+                      className="button button-small button-danger"
+                      onClick={() => setRevoking(key)}
+                    >
+                      Revoke<span className="visually-hidden"> {key.label || key.prefix}</span>
+                    </button>
+                  ) : (
+                    <span className="muted small" title="Only an owner, or whoever made a key, can revoke it">
+                      Owner revokes
+                    </span>
+                  )}
                 </td>
               </tr>
             ))}
