@@ -47,6 +47,11 @@ export const MeResponseSchema = z.object({
     .describe(
       "Whether the user is the installation's administrator (the account made at first-run setup): only they add folders of the machine as history sources and continue an imported session in its original folder.",
     ),
+  teamServer: z
+    .boolean()
+    .describe(
+      "Whether this is a team server (PostgreSQL, shared by teammates) rather than a person's desktop.",
+    ),
 });
 export type MeResponse = z.infer<typeof MeResponseSchema>;
 
@@ -163,6 +168,11 @@ export const SetupStatusSchema = z.object({
     .boolean()
     .describe(
       'Whether this browser presented the launch token (the URL `serve` printed): setup and the demo sign-in need it.',
+    ),
+  setupCode: z
+    .boolean()
+    .describe(
+      'Whether the launch token is a setup code to type in (a server with a public URL puts no secret in a URL): `serve` prints it on its terminal.',
     ),
 });
 export const SetupBodySchema = z.strictObject({

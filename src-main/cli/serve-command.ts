@@ -16,6 +16,13 @@ import { parse, print, version } from './command-line.js';
 import { npmGone, startedByNohup } from './parent-watch.js';
 import { asSentence, databaseUrlOf, describeDatabase } from './team-database.js';
 import { USAGE, UsageError } from './usage.js';
+import {
+  DeploymentError,
+  isLoopbackHost,
+  parsePublicUrl,
+  parseTrustedProxies,
+  type PublicUrl,
+} from '../server/deployment.js';
 
 /**
  * `sessiondesk serve`: the one command that keeps running. Its options checked before anything
@@ -43,7 +50,40 @@ function wholeNumberFromEnv(name: string, min: number, unit: string): number | u
   return value;
 }
 
-const LOOPBACK = /^(127(?:\.\d{1,3}){3}|::1|localhost)$/u;
+/** Where people reach the server: `--public-url`, `--trust-proxy`, and the `--host` they allow. */
+function deploymentOf(
+  v: Record<string, unknown>,
+  host: string,
+  databaseUrl: string | undefined,
+): { publicUrl?: PublicUrl; trustProxy?: string[] } {
+  const publicText =
+    typeof v['public-url'] === 'string'
+      ? v['public-url']
+      : process.env.SESSIONDESK_PUBLIC_URL?.trim() || undefined;
+  const proxyText =
+    typeof v['trust-proxy'] === 'string'
+      ? v['trust-proxy']
+      : process.env.SESSIONDESK_TRUST_PROXY?.trim() || undefined;
+  let publicUrl: PublicUrl | undefined;
+  let trustProxy: string[] | undefined;
+  try {
+    if (publicText !== undefined) publicUrl = parsePublicUrl(publicText);
+    if (proxyText !== undefined) trustProxy = parseTrustedProxies(proxyText);
+  } catch (err) {
+    if (err instanceof DeploymentError) throw new UsageError(err.message, 'serve');
+    throw err;
+  }
+  // A server other machines reach is a team server: its record is in PostgreSQL, its address
+  // the public URL the proxy answers at. The desktop and a plain serve stay on loopback.
+  if (!isLoopbackHost(host) && (databaseUrl === undefined || publicUrl === undefined)) {
+    throw new UsageError(
+      `--host ${host} is not a loopback address: a server other machines reach needs --database and --public-url ` +
+        '(a team server behind a reverse proxy, docs/reference/team-server.md); on one machine use 127.0.0.1, ::1 or localhost',
+      'serve',
+    );
+  }
+  return { ...(publicUrl ? { publicUrl } : {}), ...(trustProxy ? { trustProxy } : {}) };
+}
 
 export async function serve(args: string[]): Promise<void> {
   const v = parse('serve', args, {
@@ -55,6 +95,8 @@ export async function serve(args: string[]): Promise<void> {
     'max-runs': { type: 'string' },
     demo: { type: 'boolean' },
     database: { type: 'string' },
+    'public-url': { type: 'string' },
+    'trust-proxy': { type: 'string' },
   });
   if (v.help) return print(USAGE.serve);
   // Whoever started it under nohup asked it to outlive the terminal: neither the hang-up nor npm
@@ -63,11 +105,6 @@ export async function serve(args: string[]): Promise<void> {
   // Watched from the start: npm going away while the data opens is seen all the same.
   const npmStopped = nohup ? null : npmGone();
   const host = String(v.host);
-  if (!LOOPBACK.test(host))
-    throw new UsageError(
-      `--host must be a loopback address (127.0.0.1, ::1 or localhost), not ${host}`,
-      'serve',
-    );
   const portText = String(v.port).trim();
   if (!/^\d+$/u.test(portText))
     throw new UsageError(`--port must be a number, not "${String(v.port)}"`, 'serve');
@@ -81,6 +118,7 @@ export async function serve(args: string[]): Promise<void> {
     throw new UsageError(`--log-format must be one of ${LOG_FORMATS.join(', ')}, not ${format}`, 'serve');
   const dataDir = resolveDataDir(v['data-dir'] as string | undefined);
   const databaseUrl = databaseUrlOf(v.database, 'serve');
+  const deployment = deploymentOf(v, host, databaseUrl);
   if (databaseUrl !== undefined && v.demo) {
     throw new UsageError(
       '--demo makes a demo workspace in a data directory, not in --database: leave one out',
@@ -123,6 +161,8 @@ export async function serve(args: string[]): Promise<void> {
     ...(snapshotAfterBytes === undefined ? {} : { snapshotAfterBytes }),
     ...(searchTimeLimitMs === undefined ? {} : { searchTimeLimitMs }),
     ...(databaseUrl === undefined ? {} : { databaseUrl }),
+    ...(deployment.publicUrl ? { publicUrl: deployment.publicUrl.origin } : {}),
+    ...(deployment.trustProxy ? { trustProxy: deployment.trustProxy } : {}),
   }).catch((err: unknown) => {
     // A database that cannot be reached, or that a newer version migrated, is a sentence.
     const sentence = asSentence(err);
@@ -162,7 +202,11 @@ export async function serve(args: string[]): Promise<void> {
   });
   void npmStopped?.then((pid) => stop(`npm, which started it (pid ${pid}), is gone`));
   // Like Jupyter's: the token in the URL is what lets this browser set up and open the demo.
-  print(`Session Desk is running at ${server.launchUrl}`);
+  print(
+    deployment.publicUrl
+      ? `Session Desk is running at ${deployment.publicUrl.origin} (this process listens on ${server.url})`
+      : `Session Desk is running at ${server.launchUrl}`,
+  );
   if (databaseUrl === undefined) print(`Data directory: ${dataDir}`);
   else {
     print(`Database: ${describeDatabase(parseDatabaseUrl(databaseUrl))}; this process's files in ${dataDir}`);
@@ -172,7 +216,12 @@ export async function serve(args: string[]): Promise<void> {
     const signIn = readDemoSignIn(dataDir);
     if (signIn) print(`Demo sign-in: ${signIn.email} / ${signIn.password} (or open the URL above)`);
   }
-  if ((await ownAccountCount(server.storage.repos)) === 0) {
+  if (server.setupCode !== undefined) {
+    print(
+      `No account yet: open ${server.launchUrl} and type the setup code ${server.setupCode} ` +
+        `(any process of this server takes it, for 24 hours), or make the owner with "sessiondesk user create${databaseUrl === undefined ? '' : ' --database …'}".`,
+    );
+  } else if ((await ownAccountCount(server.storage.repos)) === 0) {
     print(
       v.demo
         ? 'To use your own account instead, open the URL and choose "Create your own owner account".'

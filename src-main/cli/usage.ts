@@ -39,18 +39,27 @@ Every command takes --data-dir DIR (else SESSIONDESK_DATA_DIR, else the app's da
 The account commands (user, workspace, member, key) and doctor take --database URL (else
 SESSIONDESK_DATABASE_URL) for a team server's PostgreSQL; the other commands refuse one.
 Run "sessiondesk <command> --help" for a command's options, "sessiondesk --version" (or -v) for the version.`,
-  serve: `Usage: sessiondesk serve [--host 127.0.0.1] [--port 4319] [--data-dir DIR] [--database URL] [--sandbox-dir DIR] [--max-runs N] [--demo] [--log-level LEVEL] [--log-format pretty|json]
+  serve: `Usage: sessiondesk serve [--host 127.0.0.1] [--port 4319] [--data-dir DIR] [--database URL] [--public-url URL] [--trust-proxy ADDRS] [--sandbox-dir DIR] [--max-runs N] [--demo] [--log-level LEVEL] [--log-format pretty|json]
 
 Runs the Session Management API and the dashboard. Prints the URL to open, with a token
 new at every start (first-run setup and the demo's sign-in need it), and writes where it
-listens to DIR/server.json. Only loopback hosts are allowed. A port in use is an error.
+listens to DIR/server.json. A port in use is an error.
+  --host        where to listen: a loopback address (default 127.0.0.1); any other only with
+                --database and --public-url (a team server behind its proxy)
   --demo        create the demo workspace (sample data, once) and print its sign-in
                 (a random password, made with the demo)
   --database    a team server's PostgreSQL 15+ (postgres://USER@HOST:PORT/DB, else
                 SESSIONDESK_DATABASE_URL): the record of everything, migrated at start; DIR
-                then holds only this process's own files (and its agent commands). Search,
-                export, import, backup, receiving pushes and the demo are not there yet (503);
-                back it up with pg_dump ("sessiondesk backup --database URL" prints how)
+                then holds only this process's own files (and its agent commands). The demo
+                and importing the agent CLIs' history are a desktop's; back the database up
+                with pg_dump ("sessiondesk backup --database URL" prints how)
+  --public-url  the https://HOST[:PORT] people reach it at through a reverse proxy (else
+                SESSIONDESK_PUBLIC_URL): requests must name that host (or loopback, from this
+                machine), signed-in writes come from it, cookies are Secure, and no token goes
+                in a URL: with no account yet it prints a setup code to type in instead
+  --trust-proxy the proxies (addresses, ADDR/BITS ranges, "loopback"; comma-separated; else
+                SESSIONDESK_TRUST_PROXY) whose X-Forwarded-For and X-Forwarded-Proto are
+                believed: limits and logs then use the real client's address
   --sandbox-dir where agents work, one folder per session (else SESSIONDESK_SANDBOX_DIR, else
                 DIR-sandboxes beside the data directory; never inside it)
   --log-level   info (default: a line per event on stderr: start, sessions created and ended,

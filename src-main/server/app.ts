@@ -32,7 +32,11 @@ import {
   type FailureLimiter,
 } from './auth/rate-limit.js';
 import { postgresFailureWindows } from '../store-postgres/failure-windows.js';
-import { createLaunchGate } from './auth/launch-token.js';
+import { createLaunchGate, createSetupCodeGate, type CookieSecurity } from './auth/launch-token.js';
+import { memorySetupCodes, SETUP_CODE_TTL_MS, setupCodeHash } from './auth/setup-code.js';
+import { postgresSetupCodes } from '../store-postgres/setup-codes.js';
+import { parsePublicUrl, trustsAddress } from './deployment.js';
+import { healthRoutes } from './routes/health.js';
 import type { AppContext, ServerConfig } from './context.js';
 import { answerClientError, registerErrorHandling, sendFrameworkError, sendNotFound } from './errors.js';
 import { adminRoutes } from './routes/admin.js';
@@ -128,6 +132,27 @@ const OPENAPI_INFO = {
     'The Session Management API served by Session Desk on 127.0.0.1: sessions, their messages and tasks, and workspace stats.',
 };
 
+/**
+ * Who may set up the first account: whoever holds the URL's launch token, or, on a server with a
+ * public URL (no secret in a URL), whoever types the setup code `serve` printed. A team server's
+ * processes accept each other's codes through the database; this process's code is offered from
+ * its start until it stops (or a day has passed).
+ */
+function launchGate(app: FastifyInstance, deps: AppDeps, cookies: CookieSecurity) {
+  const code = deps.config.launchToken;
+  if (deps.config.publicUrl === undefined) return createLaunchGate(code, cookies);
+  const codes = deps.team ? postgresSetupCodes(deps.team.sql) : memorySetupCodes();
+  if (code !== undefined) {
+    const hash = setupCodeHash(code);
+    app.addHook('onReady', async () => {
+      const now = deps.clock.now().getTime();
+      await codes.add(hash, now + SETUP_CODE_TTL_MS, now);
+    });
+    app.addHook('onClose', () => codes.remove(hash).catch(() => undefined));
+  }
+  return createSetupCodeGate(codes, deps.clock, cookies);
+}
+
 /** The JSON-schema compilers Fastify would make: none, since zod's compile every schema here. */
 function zodOnly() {
   return (): never => {
@@ -139,11 +164,16 @@ function zodOnly() {
  * Builds the server without starting it: entry points call `listen`, tests build their own.
  */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const publicUrl = deps.config.publicUrl === undefined ? undefined : parsePublicUrl(deps.config.publicUrl);
+  const trustsProxy = deps.config.trustProxy ? trustsAddress(deps.config.trustProxy) : undefined;
   const app = Fastify({
     bodyLimit: BODY_LIMIT_BYTES,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    trustProxy: false,
+    // Forwarded headers are believed only from the proxies the administrator named: from each
+    // of them the next address to the left in X-Forwarded-For is taken, and the first address
+    // that is not one of them is the client (`request.ip`), for limits and logs.
+    trustProxy: trustsProxy ? (address: string) => trustsProxy(address) : false,
     requestIdHeader: false,
     genReqId: () => randomUUID(),
     return503OnClosing: true,
@@ -181,6 +211,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     deps.team
       ? postgresFailureWindows(deps.team.sql, { scope, ...limit, now: () => deps.clock.now().getTime() })
       : new MemoryFailureLimiter(limit, deps.clock);
+  const cookies: CookieSecurity = { secure: publicUrl?.secure ?? false };
   const events = new EventBus();
   const sessions = createSessionService({ storage, clock: deps.clock, events, logger });
   // Imported sessions' files, held while a run of ours resumes their conversation.
@@ -233,7 +264,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       logger,
       badKeyLimiter: limiter('api-key', BAD_KEY_LIMIT),
     }),
-    launch: createLaunchGate(deps.config.launchToken),
+    launch: launchGate(app, deps, cookies),
+    cookies,
     signInLimits: {
       perAccount: limiter('sign-in', SIGN_IN_LIMIT),
     },
@@ -251,7 +283,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
 
   app.decorateRequest('principal', null);
-  app.addHook('onRequest', createHostGuard(deps.config.allowedHosts));
+  app.decorateRequest('ownOrigin', '');
+  app.addHook(
+    'onRequest',
+    createHostGuard(deps.config.allowedHosts, {
+      ...(publicUrl ? { publicUrl } : {}),
+      ...(trustsProxy ? { trustsProxy } : {}),
+    }),
+  );
   app.addHook('onRequest', originGuard);
   app.addHook('onRequest', refuseDuplicateSessionCookies);
   app.addHook('onRequest', bodyTimeout(deps.config.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS));
@@ -278,6 +317,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       status: reply.statusCode,
       ms,
       requestId: request.id,
+      client: request.ip,
     });
   });
   // Sessions an agent was working on when the server last stopped are closed off first.
@@ -338,6 +378,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   const api = app.withTypeProvider<ZodTypeProvider>();
+  healthRoutes(api, ctx);
   sessionRoutes(api, ctx);
   sessionSummaryRoutes(api, ctx);
   authRoutes(api, ctx);

@@ -15,12 +15,20 @@ import type { Access } from './access.js';
 import type { CredentialChanges } from './auth/credential-changes.js';
 import type { Authenticator, Principal } from './auth/authenticate.js';
 import type { FailureLimiter } from './auth/rate-limit.js';
-import type { LaunchGate } from './auth/launch-token.js';
+import type { CookieSecurity, LaunchGate } from './auth/launch-token.js';
 import type { ListPageText, ResponseCache } from './response-cache.js';
 
 export interface ServerConfig {
   /** Extra `host:port` values to accept in the Host header, besides loopback. */
   allowedHosts: string[];
+  /**
+   * The address people use (`serve --public-url`), an origin such as `https://team.example.com`:
+   * requests addressed to it are served, cookie-carrying writes must come from it, cookies are
+   * `Secure` when it is https, and no secret is put in a URL. Unset, the server is this machine's.
+   */
+  publicUrl?: string;
+  /** Proxies whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed (`--trust-proxy`). */
+  trustProxy?: string[];
   /** Lets the `sessiondesk` CLI reach a running server; unset, the admin routes do not exist. */
   adminToken?: string;
   /**
@@ -62,6 +70,8 @@ export interface AppContext {
   auth: Authenticator;
   /** Who presented the launch token: only they may set up or sign in to the demo. */
   launch: LaunchGate;
+  /** How cookies are set: `Secure` when the public URL is https. */
+  cookies: CookieSecurity;
   /** Who may see which workspace and session: the one place every route asks. */
   access: Access;
   /** Routes that end a credential say so here; open streams check theirs again. */

@@ -67,6 +67,8 @@ export function registerErrorHandling(app: FastifyInstance, logger: Logger): voi
       url,
       status,
       code,
+      // The client's address: behind a trusted proxy, the one it forwarded.
+      client: request.ip,
     });
     return send(reply, status, code, message, extra);
   };

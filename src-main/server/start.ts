@@ -7,6 +7,8 @@ import { Store } from '../store/store.js';
 import type { AgentConfig } from '../agents/run/config.js';
 import { buildApp, type AppDeps } from './app.js';
 import { newLaunchToken, withLaunchToken } from './auth/launch-token.js';
+import { newSetupCode } from './auth/setup-code.js';
+import { ownAccountCount } from '../demo/people.js';
 import { createAccounts } from '../accounts/accounts.js';
 import { seedDemo } from '../demo/seed.js';
 import { retireDemoPublishedPassword } from '../demo/sign-in.js';
@@ -40,6 +42,10 @@ export interface StartOptions {
   fallbackToFreePort?: boolean;
   rendererDir?: string;
   allowedHosts?: string[];
+  /** The address people use (`serve --public-url`): printed instead of the listening one, with a setup code instead of a token. */
+  publicUrl?: string;
+  /** Proxies whose forwarded headers are believed (`serve --trust-proxy`). */
+  trustProxy?: string[];
   clock: Clock;
   /** The store's messages (recovery, damage) and the server's events. */
   logger: Logger;
@@ -59,10 +65,16 @@ export interface StartOptions {
 }
 
 export interface RunningServer {
+  /** Where this process listens, on this machine. */
   url: string;
-  /** The URL to open: `url` with the launch token, which setup and the demo's sign-in need. */
+  /**
+   * The URL to open: `url` with the launch token, which setup and the demo's sign-in need; with
+   * a public URL, that URL alone (no secret in a URL: see `setupCode`).
+   */
   launchUrl: string;
   launchToken: string;
+  /** With a public URL and no account yet: the code to type on the first-run page. */
+  setupCode?: string;
   app: FastifyInstance;
   /** The desktop's store; null on a team server. */
   store: Store | null;
@@ -237,6 +249,16 @@ export function appDataOf(data: OpenData, dataDir: string): Pick<AppDeps, 'store
   };
 }
 
+/**
+ * How this machine's own programs reach a server listening on `host`: a wildcard address
+ * (0.0.0.0, ::) is reached on loopback, where the server answers them.
+ */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
 /** Opens the store, builds the app and listens: what `sessiondesk serve` and the desktop app share. */
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   let reserved: HttpServer | null = null;
@@ -257,7 +279,12 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   }
   const { store, storage } = data;
   const adminToken = newAdminToken();
-  const launchToken = newLaunchToken();
+  // With a public URL no secret goes in a URL: a code to type in, made while setup is to be done.
+  const setupCode =
+    options.publicUrl !== undefined && (await ownAccountCount(storage.repos).catch(() => 0)) === 0
+      ? newSetupCode()
+      : undefined;
+  const launchToken = options.publicUrl === undefined ? newLaunchToken() : setupCode;
   const build = () =>
     buildApp({
       ...appDataOf(data, options.dataDir),
@@ -265,7 +292,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       config: {
         allowedHosts: options.allowedHosts ?? [],
         adminToken,
-        launchToken,
+        ...(launchToken === undefined ? {} : { launchToken }),
+        ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
+        ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
         ...(options.rendererDir === undefined ? {} : { rendererDir: options.rendererDir }),
         ...(options.searchTimeLimitMs === undefined ? {} : { searchTimeLimitMs: options.searchTimeLimitMs }),
       },
@@ -287,8 +316,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       app = await build();
       port = await listen(app, options.host, 0);
     }
-    const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
-    const url = `http://${hostForUrl}:${port}`;
+    const url = `http://${urlHost(options.host)}:${port}`;
     announceServer(
       options.dataDir,
       { url, host: options.host, port, pid: process.pid, startedAt: options.clock.now().toISOString() },
@@ -306,8 +334,10 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     let closing: Promise<void> | undefined;
     return {
       url,
-      launchUrl: withLaunchToken(url, launchToken),
-      launchToken,
+      launchUrl:
+        options.publicUrl !== undefined ? options.publicUrl : withLaunchToken(url, launchToken ?? ''),
+      launchToken: launchToken ?? '',
+      ...(setupCode === undefined ? {} : { setupCode }),
       app: running,
       store,
       storage,

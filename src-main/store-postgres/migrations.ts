@@ -414,6 +414,19 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       (table) => `ALTER TABLE ${table} ADD COLUMN made_order BIGINT GENERATED ALWAYS AS IDENTITY`,
     ),
   },
+  {
+    version: 26,
+    name: 'setup codes any server process accepts',
+    sql: [
+      // A server with a public URL prints a setup code instead of a URL with a token
+      // (server/auth/setup-code.ts); a person types it in, and the proxy may hand the request
+      // to any process. Only the hash is kept; expires_at is epoch milliseconds.
+      `CREATE TABLE setup_codes (
+        code_hash TEXT PRIMARY KEY,
+        expires_at BIGINT NOT NULL
+      )`,
+    ],
+  },
 ];
 
 /**

@@ -490,6 +490,13 @@ export const MIGRATIONS: Migration[] = [
     // Nothing to do here: SQLite's rowid already keeps it. PostgreSQL gains a counter.
     sql: [],
   },
+  {
+    version: 26,
+    name: 'setup codes any server process accepts',
+    // Only a team server's processes share them (on PostgreSQL, setup_codes); the desktop is
+    // one process and keeps its code in memory. The step is here to keep the two lists alike.
+    sql: [],
+  },
 ];
 
 export { DatabaseTooNewError };

@@ -216,6 +216,7 @@ export function App({ launchTokenRefused = false }: { launchTokenRefused?: boole
         <SetupPage
           demoExists={setup.data.demo === true}
           launchToken={setup.data.launchToken}
+          setupCode={setup.data.setupCode}
           launchTokenRefused={launchTokenRefused}
         />
       );

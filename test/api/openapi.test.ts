@@ -39,6 +39,7 @@ describe('GET /api/openapi.json', () => {
       '/api/auth/sign-out',
       '/api/demo/sign-in',
       '/api/events',
+      '/api/health',
       '/api/pull-requests/tool',
       '/api/push/sessions',
       '/api/push/sessions/{sessionId}',
@@ -112,6 +113,7 @@ const PUBLIC_OPERATIONS = [
   'POST /api/setup',
   'POST /api/setup/demo',
   'POST /api/demo/sign-in',
+  'GET /api/health',
 ];
 
 describe('the security of each operation', () => {

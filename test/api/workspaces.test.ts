@@ -79,6 +79,7 @@ describe('first-run setup', () => {
       // The demo is made in a data directory: a team server has none.
       demoAvailable: server.backend === 'sqljs',
       launchToken: false,
+      setupCode: false,
     });
     const again = await fetch(`${server.url}/api/setup`, {
       method: 'POST',
@@ -114,6 +115,7 @@ describe('first-run setup with agent CLIs installed', () => {
       demo: false,
       demoAvailable: s.backend === 'sqljs',
       launchToken: false,
+      setupCode: false,
       agents: [
         { kind: 'claude-code', name: 'Claude Code', simulated: false, found: false },
         { kind: 'codex', name: 'Codex', simulated: false, found: true, version: '0.169.0' },
@@ -155,6 +157,7 @@ describe('first-run setup with agent CLIs installed', () => {
       demo: false,
       demoAvailable: s.backend === 'sqljs',
       launchToken: false,
+      setupCode: false,
     });
   });
 });

@@ -84,7 +84,37 @@ describe('bad usage exits 2 with the message and the usage text on stderr', () =
     [
       'a host that is not loopback',
       ['serve', '--host', '0.0.0.0', '--port', '0'],
-      /--host must be a loopback address.*0\.0\.0\.0/u,
+      /--host 0\.0\.0\.0 is not a loopback address: a server other machines reach needs --database and --public-url/u,
+      'Usage: sessiondesk serve ',
+    ],
+    [
+      'a host that is not loopback, with a public URL but no team database',
+      ['serve', '--host', '0.0.0.0', '--port', '0', '--public-url', 'https://team.example.com'],
+      /needs --database and --public-url/u,
+      'Usage: sessiondesk serve ',
+    ],
+    [
+      'a public URL over plain http to another machine',
+      ['serve', '--port', '0', '--public-url', 'http://team.example.com'],
+      /the public URL must be https:\/\/HOST\[:PORT\] \(http:\/\/ only for 127\.0\.0\.1 or localhost\)/u,
+      'Usage: sessiondesk serve ',
+    ],
+    [
+      'a public URL with a path',
+      ['serve', '--port', '0', '--public-url', 'https://example.com/sessiondesk'],
+      /without a path, query or fragment: https:\/\/example\.com/u,
+      'Usage: sessiondesk serve ',
+    ],
+    [
+      'a trusted proxy that is not an address',
+      ['serve', '--port', '0', '--trust-proxy', '10.0.0.1,nginx'],
+      /--trust-proxy takes IP addresses, ranges \(ADDR\/BITS\) and "loopback", not "nginx"/u,
+      'Usage: sessiondesk serve ',
+    ],
+    [
+      'a trusted range too wide for its family',
+      ['serve', '--port', '0', '--trust-proxy', '10.0.0.0/33'],
+      /not "10\.0\.0\.0\/33"/u,
       'Usage: sessiondesk serve ',
     ],
   ])('%s', async (_name, args, message, usage) => {

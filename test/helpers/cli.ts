@@ -76,7 +76,10 @@ export interface ServeProcess {
   url: string;
   /** The URL `serve` printed, with the launch token: what a person opens. */
   launchUrl: string;
-  /** The token of `launchUrl`, for tests that set up over HTTP (see `launchCookie`). */
+  /**
+   * The token of `launchUrl`, for tests that set up over HTTP (see `launchCookie`); with a
+   * public URL, the setup code it printed.
+   */
   launchToken: string;
   stdout: () => string;
   stderr: () => string;
@@ -115,15 +118,20 @@ export async function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}): P
     child.stdout.on('data', (d: Buffer) => {
       stdout += d.toString();
       // The whole line: a chunk may end inside the URL.
-      const match = /running at (http:\/\/\S+)\r?\n/u.exec(stdout);
-      if (match?.[1]) {
+      // With a public URL: "running at https://… (this process listens on http://…)".
+      const match = /running at (https?:\/\/\S+)(?: \(this process listens on (http:\/\/\S+)\))?\r?\n/u.exec(
+        stdout,
+      );
+      // A public URL's setup code comes on a later line: wait for the last one, "Logging …".
+      if (match?.[1] && (!match[2] || /\nLogging .*\n/u.test(stdout))) {
         clearTimeout(timer);
         const printed = new URL(match[1]);
+        const setupCode = /setup code ([0-9A-Z]{4}(?:-[0-9A-Z]{4}){3})/u.exec(stdout)?.[1];
         resolve({
           child,
-          url: printed.origin,
+          url: match[2] ? new URL(match[2]).origin : printed.origin,
           launchUrl: printed.href,
-          launchToken: printed.searchParams.get('token') ?? '',
+          launchToken: setupCode ?? printed.searchParams.get('token') ?? '',
           stdout: () => stdout,
           stderr: () => stderr,
           async stop() {

@@ -9,7 +9,7 @@ export interface ReceivedEvent {
  * CRLF, LF or CR; `:` starts a comment; one space after a field's colon is dropped; `data` lines
  * are joined with "\n"; a blank line dispatches the event, if it has data.
  */
-function createEventParser(
+export function createEventParser(
   dispatch: (event: { id: string | undefined; event: string | undefined; data: string }) => void,
 ) {
   let buffer = '';

@@ -9,6 +9,7 @@ import { createEventLog, type LogLevel } from '../../src-main/event-log.js';
 import { secureDataDir } from '../../src-main/data-dir-permissions.js';
 import { buildApp } from '../../src-main/server/app.js';
 import { newLaunchToken } from '../../src-main/server/auth/launch-token.js';
+import { newSetupCode } from '../../src-main/server/auth/setup-code.js';
 import { appDataOf, openTeamDatabase, type OpenData } from '../../src-main/server/start.js';
 import { createRepositories, type Repositories } from '../../src-main/store/repositories.js';
 import type { Storage } from '../../src-main/store/storage.js';
@@ -75,6 +76,12 @@ export interface TestServerOptions {
   maxRuns?: number;
   /** How long one search may run before it is answered 503 (the server's default: 5 s). */
   searchTimeLimitMs?: number;
+  /** The address people use (`serve --public-url`): the launch token is then a setup code. */
+  publicUrl?: string;
+  /** Proxies whose forwarded headers are believed (`serve --trust-proxy`). */
+  trustProxy?: string[];
+  /** The launch token (or, with `publicUrl`, the setup code); a new one by default. */
+  launchToken?: string;
 }
 
 /** Opens what `serve` would over `dataDir`: the sql.js store, or a team server's database. */
@@ -115,7 +122,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const sandboxRoot = defaultSandboxRoot(dataDir);
   const clock = options.clock ?? systemClock;
   const data = await openData(dataDir, clock, options);
-  const launchToken = newLaunchToken();
+  const launchToken = options.launchToken ?? (options.publicUrl ? newSetupCode() : newLaunchToken());
   const app = await buildApp({
     ...appDataOf(data, dataDir),
     clock,
@@ -129,6 +136,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.bodyTimeoutMs === undefined ? {} : { bodyTimeoutMs: options.bodyTimeoutMs }),
       ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
       ...(options.searchTimeLimitMs === undefined ? {} : { searchTimeLimitMs: options.searchTimeLimitMs }),
+      ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
+      ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
     },
     ...(options.log ? { logger: createEventLog({ ...options.log, format: 'json', clock }) } : {}),
     agents: {

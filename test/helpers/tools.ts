@@ -37,6 +37,19 @@ export function curlTool(): Tool {
   };
 }
 
+/** What a team deploys in front of its server, and what makes the test's certificate. */
+export function reverseProxyTools(): Tool[] {
+  return [
+    { name: 'nginx', found: spawnSync('nginx', ['-v']).status === 0, install: 'apt-get install nginx' },
+    { name: 'caddy', found: spawnSync('caddy', ['version']).status === 0, install: 'apt-get install caddy' },
+    {
+      name: 'openssl',
+      found: spawnSync('openssl', ['version']).status === 0,
+      install: 'apt-get install openssl',
+    },
+  ];
+}
+
 export function ripgrepTool(): Tool {
   return {
     name: 'rg (ripgrep)',

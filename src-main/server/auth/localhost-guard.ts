@@ -1,7 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
+import { isLoopbackAddress, type PublicUrl } from '../deployment.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** What a load balancer polls (routes/health.ts): the one route answered whatever Host is named. */
+export const HEALTH_PATH = '/api/health';
 
 export function isUnsafeMethod(method: string): boolean {
   return !SAFE_METHODS.has(method);
@@ -27,9 +31,43 @@ function otherLoopback(address: string | undefined): string | null {
   return v4 !== undefined && v4.startsWith('127.') && v4 !== '127.0.0.1' ? v4 : null;
 }
 
-export function createHostGuard(extraHosts: readonly string[]) {
+/** Where people reach the server, when not on this machine alone (`serve --public-url`). */
+export interface Deployment {
+  publicUrl?: PublicUrl;
+  /** Whether a peer is a proxy whose forwarded headers are believed (`--trust-proxy`). */
+  trustsProxy?: (address: string) => boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The origin a browser page of this server has: the public URL's, else the Host's. */
+    ownOrigin: string;
+  }
+}
+
+/** Whether a request came through a proxy the administrator named: only then are its forwarded headers news. */
+export function cameThroughProxy(request: FastifyRequest, deployment: Deployment): boolean {
+  const peer = request.socket.remoteAddress;
+  return (
+    peer !== undefined &&
+    deployment.trustsProxy?.(peer) === true &&
+    request.headers['x-forwarded-for'] !== undefined
+  );
+}
+
+/**
+ * Refuses (403, before anything else) a request addressed to a host that is not this server.
+ * Without a public URL that is any name but loopback's. With one, a request may name the public
+ * host, or, straight from this machine (its scripts and health checks, not through the proxy),
+ * a loopback name: a proxy that rewrites Host to its upstream's would otherwise make any name
+ * pass, and the server could no longer tell what the browser asked for.
+ */
+export function createHostGuard(extraHosts: readonly string[], deployment: Deployment = {}) {
   const cache = new Map<string, Set<string>>();
+  const publicUrl = deployment.publicUrl;
   return async function hostGuard(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    // A load balancer polls each upstream by its own address; the answer holds nothing.
+    if (request.raw.url === HEALTH_PATH && (request.method === 'GET' || request.method === 'HEAD')) return;
     const host = request.headers.host?.toLowerCase();
     const port = request.socket.localPort ?? 0;
     const address = otherLoopback(request.socket.localAddress);
@@ -42,9 +80,26 @@ export function createHostGuard(extraHosts: readonly string[]) {
     }
     // Node keeps the first of several Host lines; more than one is ambiguous (RFC 9112, 3.2).
     const hostLines = request.raw.rawHeaders.filter((v, i) => i % 2 === 0 && v.toLowerCase() === 'host');
-    if (!host || !allowed.has(host) || hostLines.length > 1 || !allowedTarget(request.raw.url, allowed)) {
+    const targetHosts = publicUrl ? new Set([...allowed, publicUrl.host]) : allowed;
+    const single =
+      host !== undefined && hostLines.length === 1 && allowedTarget(request.raw.url, targetHosts);
+    if (publicUrl) {
+      request.ownOrigin = publicUrl.origin;
+      if (single && host === publicUrl.host) return;
+      const local = isLoopbackAddress(request.socket.remoteAddress) && !cameThroughProxy(request, deployment);
+      if (single && local && allowed.has(host)) return;
+      throw new AppError(
+        403,
+        'forbidden_host',
+        `This server answers at ${publicUrl.origin}, and on loopback to this machine's own programs; ` +
+          `this request was addressed to ${host === undefined ? 'no host' : JSON.stringify(host)}. ` +
+          'Behind a reverse proxy, pass on the Host the browser sent (nginx: proxy_set_header Host $http_host).',
+      );
+    }
+    if (!single || !allowed.has(host)) {
       throw new AppError(403, 'forbidden_host', 'This server only answers requests addressed to localhost');
     }
+    request.ownOrigin = `http://${host}`;
   };
 }
 
@@ -62,9 +117,9 @@ function allowedTarget(target: string | undefined, allowed: Set<string>): boolea
   }
 }
 
-/** The server's own origin, as a browser on this host would send it. */
+/** The server's own origin, as a browser showing its pages sends it. */
 export function ownOrigin(request: FastifyRequest): string {
-  return `http://${request.headers.host ?? ''}`;
+  return request.ownOrigin || `http://${request.headers.host ?? ''}`;
 }
 
 /**

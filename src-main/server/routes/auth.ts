@@ -17,7 +17,10 @@ import { userOf, type AppContext } from '../context.js';
 import { toldAlready } from '../errors.js';
 import { errorResponses } from './error-responses.js';
 
-const COOKIE_OPTIONS = { path: '/', httpOnly: true, sameSite: 'strict' } as const;
+/** The `__session` cookie: HttpOnly, SameSite=Strict, and Secure when the public URL is https. */
+export function sessionCookieOptions(ctx: Pick<AppContext, 'cookies'>) {
+  return { path: '/', httpOnly: true, sameSite: 'strict', secure: ctx.cookies.secure } as const;
+}
 
 function rateLimited(seconds: number): AppError {
   return new AppError(429, 'rate_limited', 'Too many failed sign-ins; try again later', undefined, {
@@ -51,6 +54,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
         ctx.logger.warn(`sign-in refused for ${email}: too many failed attempts, ${wait} s to wait`, {
           event: 'sign-in.limited',
           email,
+          client: request.ip,
           retryAfter: wait,
         });
         throw toldAlready(rateLimited(wait));
@@ -70,6 +74,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
         ctx.logger.info(`sign-in failed for ${email}: ${user ? 'wrong password' : 'no such account'}`, {
           event: 'sign-in.failed',
           email,
+          client: request.ip,
         });
         throw toldAlready(unauthorized('Wrong email or password'));
       }
@@ -93,12 +98,14 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       requireSameOrigin(request);
-      if (!ctx.launch.matches(request.body.token)) {
+      if (!(await ctx.launch.matches(request.body.token))) {
         throw forbidden(
-          'This is not the token of this server: open the URL "sessiondesk serve" printed when it last started.',
+          ctx.launch.kind === 'code'
+            ? 'This is not a setup code of this server: type the code "sessiondesk serve" printed on its terminal when it last started.'
+            : 'This is not the token of this server: open the URL "sessiondesk serve" printed when it last started.',
         );
       }
-      ctx.launch.grant(reply);
+      ctx.launch.grant(reply, request.body.token);
       return reply.code(204).send(null);
     },
   );
@@ -123,7 +130,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
           ctx.credentialChanges.notify();
         }
       }
-      reply.clearCookie(SESSION_COOKIE, COOKIE_OPTIONS);
+      reply.clearCookie(SESSION_COOKIE, sessionCookieOptions(ctx));
       return reply.code(204).send();
     },
   );
@@ -146,6 +153,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
         user: publicUser(user),
         workspaces: await repos.workspaces.listForUser(user.id),
         administrator: await isAdministrator(repos, user.id),
+        teamServer: ctx.store === null,
       };
     },
   );
@@ -165,7 +173,7 @@ export async function startSignIn(ctx: AppContext, reply: FastifyReply, userId: 
       expiresAt: expiresAt.toISOString(),
     });
   });
-  reply.setCookie(SESSION_COOKIE, token, { ...COOKIE_OPTIONS, expires: expiresAt });
+  reply.setCookie(SESSION_COOKIE, token, { ...sessionCookieOptions(ctx), expires: expiresAt });
 }
 
 export function publicUser(user: { id: string; email: string; name: string; imageUrl?: string }) {

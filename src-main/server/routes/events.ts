@@ -92,6 +92,8 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',
       'x-content-type-options': 'nosniff',
+      // nginx would hold the stream in its buffers unless its configuration says otherwise.
+      'x-accel-buffering': 'no',
       connection: 'keep-alive',
     });
     // A HEAD answer has no body: held open, it would never reach the client (nor free its slot).

@@ -62,11 +62,12 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request) => {
       const needed = (await ownAccountCount(repos)) === 0;
       const demo = (await repos.workspaces.findById(DEMO.organizationId)) !== null;
-      const launchToken = ctx.launch.holds(request);
+      const launchToken = await ctx.launch.holds(request);
       // The demo lives in a desktop's data directory; a team server has none to make it in.
       const demoAvailable = ctx.store !== null;
-      if (!needed) return { needed, demo, demoAvailable, launchToken };
-      return { needed, demo, demoAvailable, launchToken, agents: await setupAgents(ctx) };
+      const setupCode = ctx.launch.kind === 'code';
+      if (!needed) return { needed, demo, demoAvailable, launchToken, setupCode };
+      return { needed, demo, demoAvailable, launchToken, setupCode, agents: await setupAgents(ctx) };
     },
   );
 
@@ -285,16 +286,20 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       ...userOnly,
       schema: {
         summary: 'Revoke an API key',
+        description:
+          'An owner revokes any key of the workspace; a member only the keys they made (403 for any other). The key stops working at once, on every server process.',
         tags: ['dashboard'],
         params: KeyParamsSchema,
         response: { 204: z.null(), ...errorResponses(400, 401, 403, 404, 500, 503) },
       },
     },
     async (request, reply) => {
-      await ctx.access.requireRole(userOf(request).userId, request.params.organizationId, 'member');
+      const { userId } = userOf(request);
+      const role = await ctx.access.requireRole(userId, request.params.organizationId, 'member');
       await accounts.revokeKey({
         organizationId: request.params.organizationId,
         keyId: request.params.keyId,
+        ...(role === 'owner' ? {} : { onlyMadeBy: userId }),
       });
       ctx.credentialChanges.notify();
       return reply.code(204).send(null);

@@ -96,6 +96,15 @@ export function useSignOut() {
   });
 }
 
+/** Trades the setup code `serve` printed (a server with a public URL) for this browser's launch cookie. */
+export function useSetupCode() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (code: string) => api.post('/api/auth/launch', z.null(), { token: code }),
+    onSuccess: () => client.invalidateQueries({ queryKey: keys.setup }),
+  });
+}
+
 export function useSetup() {
   const client = useQueryClient();
   return useMutation({

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import type { SetupAgent } from '../../../../src-shared/accounts';
 import { ApiError } from '../../api/client';
-import { useDemoSetup, useSetup, useSetupStatus } from '../../api/queries';
+import { useDemoSetup, useSetup, useSetupCode, useSetupStatus } from '../../api/queries';
 import { TextField } from '../../components/Field';
 import { SignInPage } from './SignInForm';
 
@@ -13,15 +13,19 @@ import { SignInPage } from './SignInForm';
 export function SetupPage({
   demoExists,
   launchToken,
+  setupCode,
   launchTokenRefused,
 }: {
   demoExists: boolean;
   /** Whether this browser presented the launch token: setup needs it. */
   launchToken: boolean;
+  /** Whether the token is a code to type in (a server with a public URL). */
+  setupCode: boolean;
   launchTokenRefused: boolean;
 }) {
   const [signingIn, setSigningIn] = useState(demoExists);
   if (signingIn) return <SignInPage onCreateAccount={() => setSigningIn(false)} />;
+  if (!launchToken && setupCode) return <SetupCodeForm />;
   if (!launchToken) {
     return (
       <NeedsLaunchToken
@@ -57,6 +61,49 @@ function NeedsLaunchToken({ refused, onSignIn }: { refused: boolean; onSignIn?: 
           </button>
         )}
       </div>
+    </main>
+  );
+}
+
+/**
+ * A server other people reach puts no secret in a URL: whoever started it types the code it
+ * printed on its terminal. Anyone else is told how the first account is made.
+ */
+function SetupCodeForm() {
+  const [code, setCode] = useState('');
+  const exchange = useSetupCode();
+  const refused = exchange.error instanceof ApiError && exchange.error.status === 403;
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    exchange.mutate(code);
+  }
+  return (
+    <main className="auth-page">
+      <form className="auth-card stack" onSubmit={submit} aria-label="Setup code">
+        <h1>Set up Session Desk</h1>
+        <p className="muted">
+          No account exists yet. Type the setup code that <code>sessiondesk serve</code> printed on the
+          server&apos;s terminal to create the owner account, or ask whoever runs this server to create it
+          with <code>sessiondesk user create</code>.
+        </p>
+        <TextField
+          label="Setup code"
+          value={code}
+          onChange={(event) => setCode(event.target.value)}
+          autoComplete="off"
+          placeholder="XXXX-XXXX-XXXX-XXXX"
+          error={
+            refused
+              ? 'This is not a setup code of this server. Codes last 24 hours and end when the server process that printed them stops.'
+              : exchange.error
+                ? exchange.error.message
+                : undefined
+          }
+        />
+        <button type="submit" className="primary" disabled={code.trim() === '' || exchange.isPending}>
+          Continue
+        </button>
+      </form>
     </main>
   );
 }
