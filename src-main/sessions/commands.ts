@@ -5,8 +5,14 @@ import {
   type ApprovalDecidedBy,
   type DecideApprovalBody,
 } from '../../src-shared/approvals.js';
-import { FollowUpBodySchema, type FollowUpBody } from '../../src-shared/sessions.js';
-import type { CreateSessionBody, SessionStatus } from '../../src-shared/sessions.js';
+import {
+  FollowUpBodySchema,
+  UpdateSessionBodySchema,
+  type CreateSessionBody,
+  type FollowUpBody,
+  type SessionStatus,
+  type UpdateSessionBody,
+} from '../../src-shared/sessions.js';
 import type { Approvals } from '../approvals/service.js';
 import type { ApprovalRecord } from '../store/approvals.js';
 import type { AgentHost } from '../agents/run/host.js';
@@ -27,7 +33,8 @@ export type Requester = { kind: 'user'; userId: string } | { kind: 'apiKey' };
  * agent host runs, and this puts the two in order (a session exists, durably, before its
  * agent starts; a run is stopped before the status that ends it is answered).
  *
- * A stop, a follow-up and a decision on what an agent asked are done by the server process
+ * A stop, a follow-up, a final status and a decision on what an agent asked are done by the
+ * server process
  * running the session's agent, whichever process was asked (`AgentHost.atRun`): the one asked
  * checks that the caller may, the one running it reads the session and the request afresh.
  */
@@ -49,6 +56,19 @@ export function createSessionCommands(deps: {
   /** A request about a session's run, done here: its session (and request) read now. */
   async function perform(request: RunRequest): Promise<SessionRow | Approval> {
     switch (request.kind) {
+      case 'update': {
+        const { sessionId, changes } = request;
+        await existing(sessionId);
+        const updated = await service.update(sessionId, changes);
+        const { status } = changes;
+        if (status !== undefined && status !== 'active' && agents.isActive(sessionId)) {
+          await agents.stop(sessionId, {
+            text: `Stopped: the session was marked ${status}.`,
+            success: status === 'completed',
+          });
+        }
+        return updated;
+      }
       case 'stop':
         return stopSession(
           { service, agents, find: (id) => repos.sessions.find(id) },
@@ -73,15 +93,17 @@ export function createSessionCommands(deps: {
   // What another server process sends: checked there, and its form checked again here.
   agents.answerRequests((request) =>
     perform(
-      request.kind === 'follow-up'
-        ? { ...request, body: FollowUpBodySchema.parse(request.body) }
-        : request.kind === 'decide'
-          ? {
-              ...request,
-              body: DecideApprovalBodySchema.parse(request.body),
-              by: ApprovalDecidedBySchema.parse(request.by),
-            }
-          : request,
+      request.kind === 'update'
+        ? { ...request, changes: changesOf(UpdateSessionBodySchema.parse(request.changes)) }
+        : request.kind === 'follow-up'
+          ? { ...request, body: FollowUpBodySchema.parse(request.body) }
+          : request.kind === 'decide'
+            ? {
+                ...request,
+                body: DecideApprovalBodySchema.parse(request.body),
+                by: ApprovalDecidedBySchema.parse(request.by),
+              }
+            : request,
     ),
   );
 
@@ -114,24 +136,14 @@ export function createSessionCommands(deps: {
     },
 
     /** Changes the title and/or status; a final status stops the agent working on it. */
-    async update(
-      row: SessionRow,
-      changes: { title?: string | undefined; status?: SessionStatus | undefined },
-    ): Promise<SessionRow> {
-      const { title, status } = changes;
-      const wanted = {
-        ...(title === undefined ? {} : { title: title.trim() }),
-        ...(status === undefined ? {} : { status }),
-      };
+    async update(row: SessionRow, changes: UpdateSessionBody): Promise<SessionRow> {
+      const wanted = changesOf(changes);
       if (Object.keys(wanted).length === 0) return row;
-      const updated = await service.update(row.id, wanted);
-      if (status !== undefined && status !== 'active' && agents.isActive(row.id)) {
-        await agents.stop(row.id, {
-          text: `Stopped: the session was marked ${status}.`,
-          success: status === 'completed',
-        });
-      }
-      return updated;
+      const { status } = wanted;
+      const request: RunRequest = { kind: 'update', sessionId: row.id, changes: wanted };
+      // A final status ends the run, and stays when it ends: the run's process sets it.
+      if (status === undefined || status === 'active') return perform(request) as Promise<SessionRow>;
+      return agents.atRun(request, () => perform(request)) as Promise<SessionRow>;
     },
 
     /** A person's follow-up, passed to the session's agent (follow-up.ts). */
@@ -164,3 +176,11 @@ export function createSessionCommands(deps: {
   };
 }
 export type SessionCommands = ReturnType<typeof createSessionCommands>;
+
+/** The changes an update asks for: the fields it sends, a title trimmed. */
+function changesOf(body: UpdateSessionBody): { title?: string; status?: SessionStatus } {
+  return {
+    ...(body.title === undefined ? {} : { title: body.title.trim() }),
+    ...(body.status === undefined ? {} : { status: body.status }),
+  };
+}

@@ -60,7 +60,7 @@ describe(
             : `assistant: ${m.message.content.map((b) => (b.type === 'text' ? b.text : b.type)).join(' ')}`,
       );
 
-    it('stops the agent and passes follow-ups on through the process running it, answering as it does', async () => {
+    it('stops the agent, passes follow-ups on and ends its run with a final status through the process running it, answering as it does', async () => {
       const { one, two, cookie, organizationId } = await twoProcesses({ one: slow, two: slow });
       const id = await startSession(one, cookie, organizationId, 'Take your time');
       await until(
@@ -116,6 +116,33 @@ describe(
       const again = await send(two.url, `/api/sessions/${id}/stop`, { method: 'POST', cookie });
       expect(again.status).toBe(409);
       expect(await again.text()).toContain('Nothing is running');
+
+      // A final status set through the other process ends the run too, and stays once it has ended.
+      const resumed = await send(one.url, `/api/sessions/${id}/messages`, {
+        method: 'POST',
+        cookie,
+        body: { content: 'Start again' },
+      });
+      expect(resumed.status, await resumed.clone().text()).toBe(201);
+      await until(
+        () => sessionAt(two.url, cookie, id),
+        (s) => s.agentState === 'running',
+        30_000,
+      );
+      const marked = await send(two.url, `/api/sessions/${id}`, {
+        method: 'PATCH',
+        cookie,
+        body: { status: 'failed' },
+      });
+      expect(marked.status, await marked.clone().text()).toBe(200);
+      expect(SessionResponseSchema.parse(await marked.json()).session.status).toBe('failed');
+      const markedThere = await sessionAt(one.url, cookie, id);
+      expect(markedThere).toMatchObject({ status: 'failed' });
+      expect(markedThere.agentState).toBeUndefined();
+      expect(markedThere.messages.at(-1)).toMatchObject({
+        type: 'result',
+        result: 'Stopped: the session was marked failed.',
+      });
       expect(await one.stop()).toBe(0);
       expect(await two.stop()).toBe(0);
     });

@@ -1,6 +1,6 @@
 import type { ApprovalDecidedBy, DecideApprovalBody } from '../../../src-shared/approvals.js';
 import type { ErrorCode } from '../../../src-shared/errors.js';
-import type { FollowUpBody } from '../../../src-shared/sessions.js';
+import type { FollowUpBody, SessionStatus } from '../../../src-shared/sessions.js';
 import type { Logger } from '../../clock.js';
 import { AppError, conflict, type ErrorDetail } from '../../errors.js';
 import type { AgentState } from '../../store/session-runs.js';
@@ -12,6 +12,8 @@ import type { RunLeases } from './leases.js';
  */
 export type RunRequest =
   | { kind: 'stop'; sessionId: string; stoppedBy: string }
+  /** A change of title and status; a final status stops the run. */
+  | { kind: 'update'; sessionId: string; changes: { title?: string; status?: SessionStatus } }
   | { kind: 'follow-up'; sessionId: string; body: FollowUpBody; authorId: string }
   | {
       kind: 'decide';
