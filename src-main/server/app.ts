@@ -14,7 +14,8 @@ import { silentLogger, type Clock, type Logger } from '../clock.js';
 import type { Sql } from 'postgres';
 import type { Storage } from '../store/storage.js';
 import { startEventRelay } from './event-relay.js';
-import type { RunLeases } from '../agents/run/leases.js';
+import type { PostgresRunLeases } from '../store-postgres/leases.js';
+import { postgresRunRequests } from '../store-postgres/run-requests.js';
 import type { TranscriptSource } from '../store/transcript-source.js';
 import { storageOf, transcriptsOf } from '../store/sqljs-storage.js';
 import type { Store } from '../store/store.js';
@@ -79,8 +80,8 @@ export interface TeamDatabase {
   dataDir: string;
   /** The pool, for the live events the server processes relay to each other. */
   sql: Sql;
-  /** Which process's agent runs are whose. */
-  leases: RunLeases;
+  /** Which process's agent runs are whose (and where requests about them go). */
+  leases: PostgresRunLeases;
 }
 
 export interface AppDeps {
@@ -217,6 +218,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Imported sessions' files, held while a run of ours resumes their conversation.
   const historyHolds = createRunHolds({ storage, clock: deps.clock, events });
   const approvals = createApprovals({ storage, clock: deps.clock, events, logger });
+  // On a team database, a stop, follow-up or decision sent to a process that does not run the
+  // session's agent goes to the one that does.
+  const requests = deps.team
+    ? await postgresRunRequests({ sql: deps.team.sql, leases: deps.team.leases, logger })
+    : undefined;
+  if (requests) app.addHook('onClose', () => requests.close());
   const agents = new AgentHost({
     service: sessions,
     approvals,
@@ -227,6 +234,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger,
     history: historyHolds,
     ...(deps.team ? { leases: deps.team.leases } : {}),
+    ...(requests ? { requests } : {}),
   });
   // Search keeps its index beside the sql.js store, or in the team's PostgreSQL.
   const searchIndex = store
@@ -242,7 +250,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     searchIndex,
     search: createSearchService({ index: searchIndex, source: { storage, transcripts } }),
     sessions,
-    sessionCommands: createSessionCommands({ service: sessions, agents, repos: storage.repos, logger }),
+    sessionCommands: createSessionCommands({
+      service: sessions,
+      agents,
+      approvals,
+      repos: storage.repos,
+      logger,
+    }),
     agents,
     approvals,
     historyHolds: historyHolds.held,

@@ -22,8 +22,7 @@ import { connect } from '../store-postgres/connect.js';
 import { migratePostgres } from '../store-postgres/migrations.js';
 import { createPostgresStorage } from '../store-postgres/storage.js';
 import { indexMessage } from '../search/postgres-text.js';
-import { postgresRunLeases } from '../store-postgres/leases.js';
-import type { RunLeases } from '../agents/run/leases.js';
+import { postgresRunLeases, type PostgresRunLeases } from '../store-postgres/leases.js';
 
 export class PortInUseError extends Error {
   constructor(
@@ -150,7 +149,7 @@ export interface OpenData {
   /** A team server's pool; null for the desktop's store. */
   sql: Sql | null;
   /** A team server's run leases; null for the desktop's store (its one process holds them all). */
-  leases: RunLeases | null;
+  leases: PostgresRunLeases | null;
   storage: Storage;
   transcripts: TranscriptSource;
   close(): Promise<void>;
@@ -208,7 +207,7 @@ export async function openTeamDatabase(options: TeamDatabaseOptions): Promise<Op
   const unlock = acquireLock(options.dataDir);
   try {
     const sql = await connect(options.databaseUrl);
-    let leases: RunLeases;
+    let leases: PostgresRunLeases;
     try {
       await migratePostgres(sql, { now: () => options.clock.now() });
       leases = await postgresRunLeases(options.databaseUrl);

@@ -10,6 +10,7 @@ import type { SessionService } from './service.js';
  * running (one an older version left active) is closed the same way. The session ends
  * `completed`: a stop is a decision, not a failure. Nothing active: 409, so a second click
  * changes nothing; an imported session its CLI goes on with in the person's terminal: 409.
+ * Done in the process running the session's agent, if any (commands.ts sends it there).
  */
 export async function stopSession(
   deps: { service: SessionService; agents: AgentHost; find: (id: string) => Promise<SessionRow | null> },
@@ -27,8 +28,6 @@ export async function stopSession(
     return (await deps.find(row.id)) ?? row;
   }
   if (row.status !== 'active') throw conflict('Nothing is running in this session: it is already ended');
-  // On a team database, a run another server process holds is that process's to stop.
-  await deps.agents.refuseIfElsewhere(row.id);
   if (row.source) {
     // Its CLI runs in the person's terminal: a "Stopped" result here would stop nothing there,
     // and the terminal's next lines would land after it.

@@ -11,6 +11,7 @@ import type { TranscriptReads } from '../../sessions/transcript-reads.js';
 import { joinPrompts, runAgent, type RunDeps, type StopReason, type WaitingRun } from './agent-run.js';
 import { recoverInterrupted } from './crashed-runs.js';
 import { SOLE_PROCESS, type RunLeases } from './leases.js';
+import { answerRunRequests, atRun, type RunRequest, type RunRequests } from './run-requests.js';
 import { conflict } from '../../errors.js';
 import { cliHomePath } from '../kinds/cli/cli-homes.js';
 import type { CliKind } from '../kinds/cli-kind-names.js';
@@ -86,6 +87,8 @@ export class AgentHost {
       history?: Pick<RunHolds, 'hold' | 'release'>;
       /** Which process's runs are whose, on a team database; omitted, this process holds them all. */
       leases?: RunLeases;
+      /** The way to the process running a session, on a team database (run-requests.ts). */
+      requests?: RunRequests;
     },
   ) {
     this.workspaces = new WorkspaceAgents({
@@ -225,19 +228,38 @@ export class AgentHost {
     return this.deps.leases ?? SOLE_PROCESS;
   }
 
-  /** Takes the session's run for this process; 409 when another server process runs it. */
+  /**
+   * Takes the session's run for this process; 409 when another server process holds it (a
+   * start or follow-up reaches here through `atRun`, so only a run taken meanwhile).
+   */
   private async lease(sessionId: string): Promise<void> {
     if (this.isActive(sessionId) || (await this.leases.take(sessionId)) !== 'refused') return;
     throw conflict(
-      "This session's agent is running on another server process of this team database; try again once it is done, or there.",
+      "This session's agent is running on another server process of this team database; try again once it is done.",
     );
   }
 
-  /** 409 when another server process runs the session (what it runs, only it can stop). */
-  async refuseIfElsewhere(sessionId: string): Promise<void> {
-    if (this.isActive(sessionId)) return;
-    await this.lease(sessionId);
-    this.letGo(sessionId);
+  /**
+   * Does `here` in the process running the session's agent: this one when it runs it or none
+   * does; else that process is asked, through the team database, and its answer is this one's.
+   */
+  atRun<T>(request: RunRequest, here: () => Promise<T>): Promise<T> {
+    return atRun(
+      {
+        isActive: (id) => this.isActive(id),
+        leases: this.leases,
+        letGo: (id) => this.letGo(id),
+        requests: this.deps.requests,
+        agentState: (id) => this.deps.storage.repos.sessions.agentState(id),
+      },
+      request,
+      here,
+    );
+  }
+
+  /** How the requests other server processes send about the runs of this one are done. */
+  answerRequests(perform: (request: RunRequest) => Promise<unknown>): void {
+    if (this.deps.requests) answerRunRequests(this.deps.requests, perform, this.deps.logger);
   }
 
   /** Lets the session's lease go once nothing of it runs or waits here. */

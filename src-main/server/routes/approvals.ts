@@ -110,7 +110,7 @@ export function approvalRoutes(app: FastifyInstance, ctx: AppContext): void {
       const principal = principalOf(request);
       const approval = await visibleApproval(principal, request.params.approvalId);
       const by = await decider(principal);
-      return { approval: await ctx.approvals.decide(approval, request.body, by) };
+      return { approval: await ctx.sessionCommands.decide(approval, request.body, by) };
     },
   );
 }
