@@ -145,7 +145,13 @@ export function answerRunRequests(
     try {
       // A request names its session twice: the lease it was sent for is the one it acts on.
       if (request.sessionId !== sessionId) throw new Error('the request names another session');
-      return { value: (await perform(request)) ?? null };
+      const value = (await perform(request)) ?? null;
+      logger.debug?.(`did a ${String(request.kind)} of ${sessionId}'s run for another server process`, {
+        event: 'run-request.answered',
+        kind: request.kind,
+        sessionId,
+      });
+      return { value };
     } catch (err) {
       if (err instanceof AppError) {
         const { status, code, message, details, headers } = err;

@@ -79,7 +79,7 @@ function SetupCodeForm() {
   }
   return (
     <main className="auth-page">
-      <form className="auth-card stack" onSubmit={submit} aria-label="Setup code">
+      <form className="auth-card stack" onSubmit={submit}>
         <h1>Set up Session Desk</h1>
         <p className="muted">
           No account exists yet. Type the setup code that <code>sessiondesk serve</code> printed on the
@@ -100,7 +100,7 @@ function SetupCodeForm() {
                 : undefined
           }
         />
-        <button type="submit" className="primary" disabled={code.trim() === '' || exchange.isPending}>
+        <button type="submit" className="button button-primary" disabled={code.trim() === '' || exchange.isPending}>
           Continue
         </button>
       </form>
