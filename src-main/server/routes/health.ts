@@ -4,7 +4,6 @@ import { z } from 'zod';
 import { HEALTH_PATH } from '../auth/localhost-guard.js';
 import type { AppContext } from '../context.js';
 
-
 const HealthSchema = z.object({
   status: z.enum(['ok', 'unavailable']),
   message: z.string().optional(),

@@ -100,7 +100,11 @@ function SetupCodeForm() {
                 : undefined
           }
         />
-        <button type="submit" className="button button-primary" disabled={code.trim() === '' || exchange.isPending}>
+        <button
+          type="submit"
+          className="button button-primary"
+          disabled={code.trim() === '' || exchange.isPending}
+        >
           Continue
         </button>
       </form>
