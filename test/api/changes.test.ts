@@ -336,27 +336,3 @@ describe('GET /api/sessions/{id}/changes, from git in the sandbox', () => {
     expect(Object.keys(route?.responses ?? {}).sort()).toEqual(['200', '401', '403', '404', '429', '500']);
   });
 });
-
-describe('GET /api/sessions/{id}/changes for a demo-agent session', () => {
-  let server: TestServer;
-  afterAll(async () => server.dispose());
-
-  it('says the demo agent changed no files, even with a repository', async () => {
-    server = await startTestServer();
-    const owner = await seedWorkspace(server);
-    const created = await createSession(server, owner.user.cookie, {
-      organizationId: owner.organizationId,
-      initialMessage: 'Pretend to fix the build',
-      repoUrl: 'https://github.com/acme/web',
-    });
-    await expect
-      .poll(async () =>
-        (await withKey(server, owner.apiKey, 'GET', `/api/sessions/${created.id}/changes`)).json(),
-      )
-      .toEqual({
-        available: false,
-        reason: 'no_sandbox',
-        message: 'The demo agent only simulates its work: it changed no files.',
-      });
-  });
-});
