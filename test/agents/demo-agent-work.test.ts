@@ -140,6 +140,11 @@ describe('the demo agent works in a clone of its sample project', () => {
     ]);
     expect(changes.files[1]?.patch).toContain(`+${edit!.input.new_string}`);
 
+    // Its pull request is simulated: nothing is pushed, none is opened.
+    const pr = await asUser(server, owner.user.cookie, 'POST', `/api/sessions/${id}/pull-request`, {});
+    expect(pr.status).toBe(409);
+    expect(await pr.text()).toContain("the demo's pull requests are simulated");
+
     // A follow-up: the same folder, the same branch, one commit more.
     const followUp = await asUser(server, owner.user.cookie, 'POST', `/api/sessions/${id}/messages`, {
       content: 'Also say that the timeout stays at five seconds.',
