@@ -246,7 +246,7 @@ describe('the demo agent in a workspace that asks', () => {
     );
     expect(command.options.map((o) => o.label)).toEqual([
       'Allow once',
-      'Allow all commands in this run',
+      'Allow all commands',
       'Reject',
     ]);
     await decide(server, cookie, command.id, { optionId: 'reject' });
@@ -278,7 +278,7 @@ describe('the demo agent in a workspace that asks', () => {
     ]);
   });
 
-  it('"Allow all edits in this run": the next edit is not asked, the command is', async () => {
+  it('"Allow all edits": the rest of the run\'s edits are not asked, its command is', async () => {
     const { server, owner, cookie, start, settled } = await setUp('ask');
     const { id, dir } = await start('Add retries to the upload client');
     const edit = await firstRequest(server, cookie, owner.organizationId, id);

@@ -89,7 +89,7 @@ function choices(kind: 'edit' | 'execute'): ApprovalOption[] {
     {
       id: 'allow-always',
       kind: 'allow_always',
-      label: kind === 'edit' ? 'Allow all edits in this run' : 'Allow all commands in this run',
+      label: kind === 'edit' ? 'Allow all edits' : 'Allow all commands',
     },
     { id: 'reject', kind: 'reject_once', label: 'Reject' },
   ];
