@@ -244,11 +244,7 @@ describe('the demo agent in a workspace that asks', () => {
     expect(command.detail).toBe(
       '$ git add --all && git commit --no-verify -m "Add retries to the upload client"',
     );
-    expect(command.options.map((o) => o.label)).toEqual([
-      'Allow once',
-      'Allow all commands',
-      'Reject',
-    ]);
+    expect(command.options.map((o) => o.label)).toEqual(['Allow once', 'Allow all commands', 'Reject']);
     await decide(server, cookie, command.id, { optionId: 'reject' });
 
     const session = await settled(id);
