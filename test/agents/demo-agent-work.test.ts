@@ -25,6 +25,7 @@ import {
   withKey,
   type TestServer,
 } from '../helpers/server.js';
+import { sqljsOnly } from '../helpers/require-tools.js';
 import { until } from '../helpers/until.js';
 
 const cleanup = useCleanups();
@@ -306,53 +307,64 @@ describe('the demo agent in a workspace that asks', () => {
 });
 
 describe('the demo workspace', () => {
-  it("its accounts may switch approvals, are told before choosing that they run the demo agent only, and its sample sessions' Changes say what they are", async () => {
-    const server = await startTestServer();
-    cleanup(() => server.dispose());
-    const opened = await fetch(`${server.url}/api/setup/demo`, {
-      method: 'POST',
-      headers: { origin: server.origin, cookie: await launchCookie(server) },
-    });
-    expect(opened.status).toBe(201);
-    const cookie = (opened.headers.get('set-cookie') ?? '').split(';')[0]!;
-    const path = `/api/workspaces/${DEMO.organizationId}/agent`;
-    const told = AgentSettingsResponseSchema.parse(await (await asUser(server, cookie, 'GET', path)).json());
-    expect(told.demoOnly).toBe(
-      "The demo's accounts run the demo agent only: create your own account for that.",
-    );
+  it(
+    "its accounts may switch approvals, are told before choosing that they run the demo agent only, and its sample sessions' Changes say what they are",
+    sqljsOnly('the demo workspace lives in a data directory; a team server answers 503 for it'),
+    async () => {
+      const server = await startTestServer();
+      cleanup(() => server.dispose());
+      const opened = await fetch(`${server.url}/api/setup/demo`, {
+        method: 'POST',
+        headers: { origin: server.origin, cookie: await launchCookie(server) },
+      });
+      expect(opened.status).toBe(201);
+      const cookie = (opened.headers.get('set-cookie') ?? '').split(';')[0]!;
+      const path = `/api/workspaces/${DEMO.organizationId}/agent`;
+      const told = AgentSettingsResponseSchema.parse(
+        await (await asUser(server, cookie, 'GET', path)).json(),
+      );
+      expect(told.demoOnly).toBe(
+        "The demo's accounts run the demo agent only: create your own account for that.",
+      );
 
-    const ask = await asUser(server, cookie, 'PUT', path, { agent: 'demo', approvals: 'ask' });
-    expect(ask.status, await ask.clone().text()).toBe(200);
-    expect(AgentSettingsResponseSchema.parse(await ask.json()).settings).toEqual({
-      agent: 'demo',
-      approvals: 'ask',
-    });
-    const other = await asUser(server, cookie, 'PUT', path, {
-      agent: 'acp',
-      acpAgent: 'opencode',
-      approvals: 'ask',
-    });
-    expect(other.status).toBe(403);
-    expect(await other.text()).toContain(told.demoOnly);
-    const back = await asUser(server, cookie, 'PUT', path, { agent: 'demo', approvals: 'auto' });
-    expect(back.status).toBe(200);
+      const ask = await asUser(server, cookie, 'PUT', path, { agent: 'demo', approvals: 'ask' });
+      expect(ask.status, await ask.clone().text()).toBe(200);
+      expect(AgentSettingsResponseSchema.parse(await ask.json()).settings).toEqual({
+        agent: 'demo',
+        approvals: 'ask',
+      });
+      const other = await asUser(server, cookie, 'PUT', path, {
+        agent: 'acp',
+        acpAgent: 'opencode',
+        approvals: 'ask',
+      });
+      expect(other.status).toBe(403);
+      expect(await other.text()).toContain(told.demoOnly);
+      const back = await asUser(server, cookie, 'PUT', path, { agent: 'demo', approvals: 'auto' });
+      expect(back.status).toBe(200);
 
-    const listed = await asUser(server, cookie, 'GET', `/api/sessions?organizationId=${DEMO.organizationId}`);
-    const [first] = ListSessionsResponseSchema.parse(await listed.json()).sessions;
-    const sample = await asUser(server, cookie, 'GET', `/api/sessions/${first!.id}/changes`);
-    expect(await sample.json()).toMatchObject({
-      available: false,
-      reason: 'no_sandbox',
-      message: expect.stringContaining('A sample session of the demo') as unknown,
-    });
+      const listed = await asUser(
+        server,
+        cookie,
+        'GET',
+        `/api/sessions?organizationId=${DEMO.organizationId}`,
+      );
+      const [first] = ListSessionsResponseSchema.parse(await listed.json()).sessions;
+      const sample = await asUser(server, cookie, 'GET', `/api/sessions/${first!.id}/changes`);
+      expect(await sample.json()).toMatchObject({
+        available: false,
+        reason: 'no_sandbox',
+        message: expect.stringContaining('A sample session of the demo') as unknown,
+      });
 
-    // Anyone else's account is not limited, and is not told so.
-    const own = await seedWorkspace(server);
-    const theirs = AgentSettingsResponseSchema.parse(
-      await (
-        await asUser(server, own.user.cookie, 'GET', `/api/workspaces/${own.organizationId}/agent`)
-      ).json(),
-    );
-    expect(theirs).not.toHaveProperty('demoOnly');
-  });
+      // Anyone else's account is not limited, and is not told so.
+      const own = await seedWorkspace(server);
+      const theirs = AgentSettingsResponseSchema.parse(
+        await (
+          await asUser(server, own.user.cookie, 'GET', `/api/workspaces/${own.organizationId}/agent`)
+        ).json(),
+      );
+      expect(theirs).not.toHaveProperty('demoOnly');
+    },
+  );
 });
