@@ -6,6 +6,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultSandboxRoot } from '../../src-main/agents/sandbox/sandbox-root.js';
 import { sandboxPath } from '../../src-main/agents/sandbox/session-folder.js';
+import { DEMO } from '../../src-main/demo/people.js';
 import { startServe } from '../helpers/cli.js';
 import { tempDir } from '../helpers/server.js';
 import { expect, screenshotsInBothThemes, test } from './fixtures.js';
@@ -34,7 +35,11 @@ test('the demo: asked first, the edit waits in the Inbox; allowed, Changes shows
     await expect(command).toHaveAccessibleDescription(
       "The demo's accounts run the demo agent only: create your own account for that.",
     );
+    const openCode = page.getByRole('radio', { name: /^OpenCode \(Agent Client Protocol\)/u });
+    await expect(openCode).toBeDisabled();
+    await expect(openCode).toHaveAccessibleName(/not for the demo's accounts/u);
     await expect(page.getByText('the demo agent ask (before each edit and each command)')).toBeVisible();
+    await screenshotsInBothThemes(page, 'demo-agent-settings');
     await page.getByLabel(/Ask first/).check();
     await page.getByRole('button', { name: 'Save' }).click();
     await expect(page.getByText('Saved. New sessions and follow-ups use it.')).toBeVisible();
@@ -110,6 +115,44 @@ test('the demo: asked first, the edit waits in the Inbox; allowed, Changes shows
     // At 900 px the page is no wider than the window, the long command in the transcript included.
     await page.setViewportSize({ width: 900, height: 900 });
     await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth)).toBe(900);
+  } finally {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(defaultSandboxRoot(dataDir), { recursive: true, force: true });
+  }
+});
+
+test("the demo's sample sessions: made-up pull requests marked simulated and unlinked, no model or cost claimed, Changes saying what they are", async ({
+  page,
+}) => {
+  const dataDir = tempDir('sessiondesk-e2e-demo-');
+  const server = await startServe(dataDir, ['--demo', '--log-level', 'warn'], {
+    SESSIONDESK_DEMO_PACE_MS: '3600000',
+  });
+  try {
+    await expect.poll(() => server.stdout()).toContain('Demo sign-in:');
+    await page.goto(server.launchUrl);
+    await page.getByRole('button', { name: 'Sign in to the demo workspace' }).click();
+    await expect(page.getByRole('heading', { name: 'Sessions', level: 1 })).toBeVisible();
+    // One whose pull request was merged, as the workspace's history tells it.
+    const listed = await page.request.get(`${server.url}/api/sessions?organizationId=${DEMO.organizationId}`);
+    const { sessions } = (await listed.json()) as {
+      sessions: { id: string; metadata: { prStatus?: string } }[];
+    };
+    const merged = sessions.find((s) => s.metadata.prStatus === 'merged');
+    await page.goto(`${server.url}/sessions/${merged!.id}`);
+    const panel = page.getByRole('region', { name: 'Pull request' });
+    await expect(panel).toContainText(/#\d+merged · simulated/u);
+    await expect(panel).toContainText('Simulated: the demo has no code host, so no pull request is opened.');
+    await expect(page.getByRole('main').getByRole('link', { name: /#\d+/u })).toHaveCount(0);
+    const details = page.getByRole('region', { name: 'Details' });
+    await expect(details).toContainText('none: simulated');
+    await expect(details).toContainText('simulated: no tokens, nothing paid');
+    await expect(details).not.toContainText('$');
+    await expect(page.getByRole('region', { name: 'Changes' })).toContainText(
+      'A sample session of the demo: its transcript was written with the demo workspace',
+    );
+    await screenshotsInBothThemes(page, 'demo-sample-session');
   } finally {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -31,12 +31,15 @@ function CliChoice({
   locked: boolean;
   onChoose: () => void;
 }) {
-  const detail = info.found
-    ? `${info.version ? `version ${info.version}, ` : ''}${info.path ?? ''}`
-    : // The server's sentence names the CLI, which the row already does.
-      (info.problem ?? 'Not installed')
-        .replace(`${info.name} (\`${info.program ?? ''}\`)`, info.program ?? info.name)
-        .replaceAll('`', '');
+  // A demo account cannot choose it whether it is installed or not: where it is found is no help.
+  const detail = locked
+    ? "not for the demo's accounts"
+    : info.found
+      ? `${info.version ? `version ${info.version}, ` : ''}${info.path ?? ''}`
+      : // The server's sentence names the CLI, which the row already does.
+        (info.problem ?? 'Not installed')
+          .replace(`${info.name} (\`${info.program ?? ''}\`)`, info.program ?? info.name)
+          .replaceAll('`', '');
   return (
     <label className="checkbox cli-choice">
       <input
