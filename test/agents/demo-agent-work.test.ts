@@ -258,8 +258,10 @@ describe('the demo agent in a workspace that asks', () => {
     expect(commits(dir)).toEqual([]);
     const [rejectedWrite] = calls(session, 'Write');
     expect(rejectedWrite?.result).toMatchObject({ is_error: true });
-    expect(rejectedWrite?.result.content).toContain('The person rejected it');
-    expect(rejectedWrite?.result.content).toContain('They said: No notes, please.');
+    expect(rejectedWrite?.result.content).toContain(
+      'Rejected: notes/add-retries-to-the-upload-client.md was not written.',
+    );
+    expect(rejectedWrite?.result.content).toContain('Message: No notes, please.');
     const [rejectedCommand] = calls(session, 'Bash');
     expect(rejectedCommand?.result).toMatchObject({ is_error: true });
     expect(rejectedCommand?.result.content).toContain('the command did not run');

@@ -98,13 +98,16 @@ function choices(kind: 'edit' | 'execute'): ApprovalOption[] {
 const allowed = (answer: ApprovalAnswer) =>
   answer.decision === 'allow_once' || answer.decision === 'allow_always';
 
-/** What a tool result says of a request that was not allowed, and what the person told the agent. */
+/**
+ * What a tool result says of a request that was not allowed, with the message that came with
+ * the rejection (a person's, or Session Desk's when no one decided in time).
+ */
 function notAllowed(answer: ApprovalAnswer, what: string): string {
   const why =
     answer.decision === 'cancelled' || answer.decision === 'expired'
       ? 'No one allowed it before the run ended'
-      : 'The person rejected it';
-  return `${why}: ${what}${answer.message === undefined ? '' : `\n\nThey said: ${answer.message}`}`;
+      : 'Rejected';
+  return `${why}: ${what}${answer.message === undefined ? '' : `\n\nMessage: ${answer.message}`}`;
 }
 
 /**
