@@ -44,7 +44,7 @@ export default defineConfig<{ backend: Backend }>({
       // Left out, being about a desktop's own machine: history sources and imported CLI
       // sessions read the agent CLIs' files on this machine (refused with --database),
       // continue-imported continues such a session, the Electron specs drive the desktop app,
-      // and demo-trust and first-hour start on the demo workspace (refused with --database).
+      // and demo, demo-trust and first-hour start on the demo workspace (refused with --database).
       // Left out too, being about the agents, which run the same on either database and are
       // covered on it through the API: acp-agent, agents, agent-network, changes, pull-request,
       // run-queue, sub-agents, long-transcript, transcript-images, search-indexing.

@@ -33,6 +33,8 @@ const ON_POSTGRES_TOO = [
   'test/agents/codex-approvals.test.ts',
   'test/agents/acp-*-runs.test.ts',
   'test/agents/acp-approvals.test.ts',
+  // The demo agent's clone, its changes and its requests, written as on a team server.
+  'test/agents/demo-agent-work.test.ts',
   // The command line and `serve` as processes, each over the team database of its data
   // directory (test/helpers/cli.ts passes it as SESSIONDESK_DATABASE_URL). Not here: what a
   // team database refuses by design (history import, backup, restore, doctor --repair, the

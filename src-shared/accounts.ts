@@ -304,6 +304,12 @@ export const AgentSettingsResponseSchema = z.object({
       'Whether `allowedHosts` can be enforced here: false where agents run without an operating-system sandbox, whose programs then reach any host.',
     ),
   networkProblem: z.string().optional().describe('Why `allowedHosts` cannot be enforced, when it cannot.'),
+  demoOnly: z
+    .string()
+    .optional()
+    .describe(
+      "Set when the signed-in account may choose the demo agent only (the demo's accounts), saying so: any other `agent` is refused (403). Its approvals and their time to decide may still change.",
+    ),
   sandbox: z
     .object({
       isolation: z.enum(['sandbox', 'none']),

@@ -49,7 +49,9 @@ export function createSessionChanges(deps: {
     if (!input) return null;
     const row = await deps.repos.sessions.find(sessionId);
     const source = row?.source;
-    if (input.repoUrl === undefined && !source) {
+    // The demo agent works in a clone of its sample project whatever repository the session names.
+    const demo = row?.agentKind === 'demo';
+    if (input.repoUrl === undefined && !source && !demo) {
       return {
         available: false,
         reason: 'no_repository',
@@ -70,9 +72,13 @@ export function createSessionChanges(deps: {
         message: `This session was pushed here from ${row.pushedFrom.machine}: its changes are in its sandbox on that desktop, not on this server.`,
       };
     }
-    // The demo agent plays out a run with a repository without ever making a sandbox.
-    if (!changes.available && changes.reason === 'no_sandbox' && row?.agentKind === 'demo') {
-      return { ...changes, message: 'The demo agent only simulates its work: it changed no files.' };
+    // The demo workspace's sample sessions were written with it, never run: they have no folder.
+    if (!changes.available && changes.reason === 'no_sandbox' && demo) {
+      return {
+        ...changes,
+        message:
+          'A sample session of the demo: its transcript was written with the demo workspace, and no folder was made for it. Start a new session to watch the demo agent change files in a clone of its sample project.',
+      };
     }
     return changes;
   }

@@ -17,7 +17,9 @@ test('watch the demo agent work live, then follow up', async ({ page, live }, te
   await page.screenshot({ path: testInfo.outputPath('agent-working.png') });
   await expect(transcript.getByRole('status')).toContainText('Finished', { timeout: 30_000 });
   await expect(page.locator('.session-head .badge')).toHaveText('Completed');
-  await expect(page.getByText(/^agent\/tidy-up-the-retry-helper-/)).toBeVisible();
+  await expect(
+    page.getByRole('region', { name: 'Details' }).getByText(/^agent\/tidy-up-the-retry-helper-/),
+  ).toBeVisible();
 
   // A follow-up makes it active again and gets its own answer.
   await page.getByLabel('Follow-up prompt').fill('Also add a test for the backoff');

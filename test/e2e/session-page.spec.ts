@@ -67,7 +67,7 @@ test('an empty prompt is refused by the form; the demo agent is named and offers
   await page.getByLabel('Prompt', { exact: true }).fill('Document the retry settings');
   await page.getByRole('button', { name: 'Start session' }).click();
   await expect(page.getByRole('heading', { name: 'Document the retry settings', level: 1 })).toBeVisible();
-  await expect(page.getByRole('definition').filter({ hasText: 'Simulated' })).toBeVisible();
+  await expect(page.getByRole('definition').filter({ hasText: /^Simulated$/u })).toBeVisible();
 });
 
 test('a session that does not exist links back to the sessions, with no retry', async ({ page, seeded }) => {

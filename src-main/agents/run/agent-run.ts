@@ -61,7 +61,7 @@ export interface WaitingRun {
 
 /** Said in a workspace that asks before agents act, when the run's agent cannot be asked. */
 const CANNOT_ASK =
-  'This workspace asks before agents act, but this agent cannot put its requests to Session Desk: it runs unattended in its sandbox, as with approvals set to auto. Claude Code and the agents that speak the Agent Client Protocol can be asked.';
+  'This workspace asks before agents act, but this agent cannot put its requests to Session Desk: it runs unattended in its sandbox, as with approvals set to auto. Claude Code, the agents that speak the Agent Client Protocol and the demo agent can be asked.';
 
 /**
  * Native Codex (`codex exec`) has no way to put a request to anyone: it is asked through its ACP
@@ -252,7 +252,7 @@ export async function runAgent(
         signal.addEventListener('abort', () => void endApprovals(), { once: true });
       }
       // Folders may have changed hands since the start: each run checks its own again.
-      if (runner.kind !== 'demo' && !continuation?.cwd) {
+      if (!continuation?.cwd) {
         secureSessionFolder(deps.sandboxRoot(), deps.dataDir, sessionId, deps.logger);
       }
       const { result } = continuation

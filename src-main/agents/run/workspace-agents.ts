@@ -152,6 +152,7 @@ export class WorkspaceAgents {
     }
     return createDemoAgent({
       paceMs: this.deps.config.demoPaceMs,
+      environment: this.deps.agentEnvironment(),
       usage: (sessionId, usage) => this.deps.service.recordRun(sessionId, { kind: 'demo', usage }),
       ...(this.deps.config.demoSeed === undefined ? {} : { seed: this.deps.config.demoSeed }),
     });

@@ -42,12 +42,28 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
   const { userOnly } = authHooks(ctx.auth);
 
+  /** What the demo's accounts may not do, in words, or null for any other account. */
+  async function demoLimit(userId: string, what: string): Promise<string | null> {
+    const user = await repos.users.findById(userId);
+    return user && isDemoAccount(user.email)
+      ? `The demo's accounts ${what}: create your own account for that.`
+      : null;
+  }
+
   /** The demo's accounts may do only what the demo shows: `what` says what they may not. */
   async function refuseDemoAccount(userId: string, what: string): Promise<void> {
-    const user = await repos.users.findById(userId);
-    if (user && isDemoAccount(user.email)) {
-      throw forbidden(`The demo's accounts ${what}: create your own account for that.`);
-    }
+    const limit = await demoLimit(userId, what);
+    if (limit !== null) throw forbidden(limit);
+  }
+
+  /** What a demo account is told of choosing another agent, before it tries and after. */
+  const DEMO_AGENT_ONLY = 'run the demo agent only';
+
+  /** The workspace's agent as `userId` sees it: a demo account is told what it may not choose. */
+  async function agentSettingsAs(userId: string, organizationId: string) {
+    const demoOnly = await demoLimit(userId, DEMO_AGENT_ONLY);
+    const settings = await ctx.agents.settingsFor(organizationId);
+    return demoOnly === null ? settings : { ...settings, demoOnly };
   }
 
   api.get(
@@ -320,8 +336,9 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      await ctx.access.requireRole(userOf(request).userId, request.params.organizationId, 'member');
-      return ctx.agents.settingsFor(request.params.organizationId);
+      const { userId } = userOf(request);
+      await ctx.access.requireRole(userId, request.params.organizationId, 'member');
+      return agentSettingsAs(userId, request.params.organizationId);
     },
   );
 
@@ -345,7 +362,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       await ctx.access.requireRole(userId, organizationId, 'owner');
       const { agent, acpAgent: acpAgentId, command, commandName, timeoutMs, allowedHosts } = request.body;
       const { approvals, approvalTimeoutSeconds } = request.body;
-      if (agent !== 'demo') await refuseDemoAccount(userId, 'run the demo agent only');
+      if (agent !== 'demo') await refuseDemoAccount(userId, DEMO_AGENT_ONLY);
       if (command !== undefined) {
         throw forbidden(
           'Only the administrator of this installation chooses which programs run: they define agent ' +
@@ -387,7 +404,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
           ...(approvalTimeoutSeconds === undefined ? {} : { approvalTimeoutSeconds }),
         }),
       );
-      return ctx.agents.settingsFor(organizationId);
+      return agentSettingsAs(userId, organizationId);
     },
   );
 }

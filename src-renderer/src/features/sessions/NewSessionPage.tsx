@@ -215,7 +215,11 @@ export function NewSessionPage() {
           value={form.repoUrl}
           onChange={set('repoUrl')}
           error={error?.fieldError('body.repoUrl')}
-          hint="Optional. https://<host>/<owner>/<repo>"
+          hint={
+            settings?.agent === 'demo'
+              ? 'Optional, recorded only: the demo agent works offline in a clone of its sample project.'
+              : 'Optional. https://<host>/<owner>/<repo>'
+          }
         />
         <div className="field-row">
           <TextField

@@ -295,7 +295,14 @@ export function SessionPage() {
             <h2 id="details-heading">Details</h2>
             <dl className="details">
               <dt>Repository</dt>
-              <dd>{metadata.repository ?? <span className="muted">none</span>}</dd>
+              <dd>
+                {metadata.repository ??
+                  (session.agent === 'demo' ? (
+                    <span className="muted">none: the demo agent works in its sample project</span>
+                  ) : (
+                    <span className="muted">none</span>
+                  ))}
+              </dd>
               {metadata.branch && (
                 <>
                   <dt>Branch</dt>
@@ -309,7 +316,8 @@ export function SessionPage() {
                 <>
                   <dt>Pull request</dt>
                   <dd>
-                    {metadata.prUrl ? (
+                    {/* The demo's pull requests are made up: no link to a code host that never had them. */}
+                    {metadata.prUrl && session.agent !== 'demo' ? (
                       <a href={metadata.prUrl} target="_blank" rel="noreferrer noopener">
                         <PrBadge number={metadata.prNumber} status={metadata.prStatus} />
                       </a>
@@ -344,7 +352,10 @@ export function SessionPage() {
               )}
               <dt>Model</dt>
               <dd>
-                {session.model ? (
+                {session.agent === 'demo' ? (
+                  // The demo agent runs no model, whatever name the session records.
+                  <span className="muted">none: simulated</span>
+                ) : session.model ? (
                   <code>{session.model}</code>
                 ) : (
                   // None was chosen: the agent ran its own default, which Session Desk does not know.
@@ -358,7 +369,16 @@ export function SessionPage() {
               {session.usage !== undefined && (
                 <>
                   <dt>Usage</dt>
-                  <dd title={usageDetail(session.usage)}>{usageText(session.usage)}</dd>
+                  {session.agent === 'demo' ? (
+                    <dd
+                      className="muted"
+                      title="The demo agent runs no model: its tokens and cost are made up."
+                    >
+                      simulated: no tokens, nothing paid
+                    </dd>
+                  ) : (
+                    <dd title={usageDetail(session.usage)}>{usageText(session.usage)}</dd>
+                  )}
                 </>
               )}
               <dt>Updated</dt>

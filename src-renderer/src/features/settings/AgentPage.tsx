@@ -22,18 +22,24 @@ type NamedCommand = { name: string; command: string[] };
 function CliChoice({
   info,
   checked,
+  locked,
   onChoose,
 }: {
   info: AgentKindInfo;
   checked: boolean;
+  /** The account may not choose it (the demo's accounts run the demo agent only). */
+  locked: boolean;
   onChoose: () => void;
 }) {
-  const detail = info.found
-    ? `${info.version ? `version ${info.version}, ` : ''}${info.path ?? ''}`
-    : // The server's sentence names the CLI, which the row already does.
-      (info.problem ?? 'Not installed')
-        .replace(`${info.name} (\`${info.program ?? ''}\`)`, info.program ?? info.name)
-        .replaceAll('`', '');
+  // A demo account cannot choose it whether it is installed or not: where it is found is no help.
+  const detail = locked
+    ? "not for the demo's accounts"
+    : info.found
+      ? `${info.version ? `version ${info.version}, ` : ''}${info.path ?? ''}`
+      : // The server's sentence names the CLI, which the row already does.
+        (info.problem ?? 'Not installed')
+          .replace(`${info.name} (\`${info.program ?? ''}\`)`, info.program ?? info.name)
+          .replaceAll('`', '');
   return (
     <label className="checkbox cli-choice">
       <input
@@ -41,7 +47,8 @@ function CliChoice({
         name="agent"
         value={info.acpAgent ? `${info.kind}:${info.acpAgent}` : info.kind}
         checked={checked}
-        disabled={!info.found && !checked}
+        disabled={(!info.found || locked) && !checked}
+        aria-describedby={locked ? 'demo-only-note' : undefined}
         onChange={onChoose}
       />{' '}
       <span className="cli-choice-name">{info.name}</span> <span className="muted small">({detail})</span>
@@ -54,11 +61,14 @@ function AgentForm({
   initial,
   commands,
   canEdit,
+  demoOnly,
 }: {
   org: string;
   initial: AgentSettings;
   commands: NamedCommand[];
   canEdit: boolean;
+  /** Why this account may choose the demo agent only, when it may. */
+  demoOnly: string | undefined;
 }) {
   const save = useSaveAgentSettings(org);
   const [agent, setAgent] = useState(initial.agent);
@@ -112,13 +122,19 @@ function AgentForm({
             checked={agent === 'demo'}
             onChange={() => setAgent('demo')}
           />{' '}
-          Demo agent (simulated: offline, built in, does no real work)
+          Demo agent (simulated: offline, built in, no model; works in a clone of a sample project)
         </label>
+        {demoOnly && (
+          <p id="demo-only-note" className="muted small">
+            {demoOnly}
+          </p>
+        )}
         {cliKinds.map((info) => (
           <CliChoice
             key={info.acpAgent ? `${info.kind}:${info.acpAgent}` : info.kind}
             info={info}
             checked={agent === info.kind && (info.kind !== 'acp' || acpAgent === info.acpAgent)}
+            locked={demoOnly !== undefined}
             onChoose={() => {
               setAgent(info.kind);
               setAcpAgent(info.acpAgent);
@@ -131,6 +147,8 @@ function AgentForm({
             name="agent"
             value="command"
             checked={agent === 'command'}
+            disabled={demoOnly !== undefined && agent !== 'command'}
+            aria-describedby={demoOnly ? 'demo-only-note' : undefined}
             onChange={() => setAgent('command')}
           />{' '}
           A local agent command the administrator defined
@@ -213,8 +231,8 @@ function AgentForm({
           />
         )}
         <p id="approvals-hint" className="muted small">
-          Claude Code and the ACP agents ask; the Codex and Gemini CLI kinds, commands and the demo agent
-          cannot, and run unattended. Applies to runs started afterwards.
+          Claude Code, the ACP agents and the demo agent ask (before each edit and each command); the Codex
+          and Gemini CLI kinds and commands cannot, and run unattended. Applies to runs started afterwards.
         </p>
       </fieldset>
       {error && error.details.length === 0 && (
@@ -267,6 +285,7 @@ export function AgentPage() {
             initial={query.data.settings}
             commands={query.data.commands}
             canEdit={workspace.role === 'owner'}
+            demoOnly={query.data.demoOnly}
           />
           <SandboxSection sandbox={query.data.sandbox} />
           <NetworkSection
