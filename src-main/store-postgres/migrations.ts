@@ -414,6 +414,39 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       (table) => `ALTER TABLE ${table} ADD COLUMN made_order BIGINT GENERATED ALWAYS AS IDENTITY`,
     ),
   },
+  {
+    version: 26,
+    name: 'sign-in through an identity provider, and invitations',
+    // As on sql.js (store/migrations.ts says what each table is for).
+    sql: [
+      `CREATE TABLE sign_in_flows (
+        handle_hash TEXT PRIMARY KEY,
+        state_hash TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        code_verifier TEXT NOT NULL,
+        return_to TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+      )`,
+      `CREATE INDEX sign_in_flows_by_expiry ON sign_in_flows(expires_at)`,
+      `CREATE TABLE user_identities (
+        issuer TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        user_id TEXT NOT NULL REFERENCES users(id),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (issuer, subject),
+        UNIQUE (user_id, issuer)
+      )`,
+      `CREATE TABLE invitations (
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        email TEXT NOT NULL,
+        invited_by TEXT REFERENCES users(id),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (workspace_id, email)
+      )`,
+      `CREATE INDEX invitations_by_email ON invitations(email)`,
+    ],
+  },
 ];
 
 /**
