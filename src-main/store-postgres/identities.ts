@@ -13,6 +13,7 @@ function toFlow(row: Row): SignInFlowRecord {
     stateHash: text(row.state_hash),
     nonce: text(row.nonce),
     codeVerifier: text(row.code_verifier),
+    redirectUri: text(row.redirect_uri),
     returnTo: text(row.return_to),
     createdAt: text(row.created_at),
     expiresAt: text(row.expires_at),
@@ -22,9 +23,10 @@ function toFlow(row: Row): SignInFlowRecord {
 export function postgresSignInFlows(sql: Queryable): Repos['signInFlows'] {
   return {
     async insert(flow) {
-      await sql`INSERT INTO sign_in_flows (handle_hash, state_hash, nonce, code_verifier, return_to, created_at, expires_at)
-        VALUES (${flow.handleHash}, ${flow.stateHash}, ${flow.nonce}, ${flow.codeVerifier}, ${flow.returnTo},
-          ${flow.createdAt}, ${flow.expiresAt})`;
+      await sql`INSERT INTO sign_in_flows (handle_hash, state_hash, nonce, code_verifier, redirect_uri, return_to,
+          created_at, expires_at)
+        VALUES (${flow.handleHash}, ${flow.stateHash}, ${flow.nonce}, ${flow.codeVerifier}, ${flow.redirectUri},
+          ${flow.returnTo}, ${flow.createdAt}, ${flow.expiresAt})`;
     },
     async take(handleHash, now) {
       // One statement: of two processes given the same answer at once, one gets the row.

@@ -424,6 +424,7 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
         state_hash TEXT NOT NULL,
         nonce TEXT NOT NULL,
         code_verifier TEXT NOT NULL,
+        redirect_uri TEXT NOT NULL,
         return_to TEXT NOT NULL,
         created_at TEXT NOT NULL,
         expires_at TEXT NOT NULL

@@ -8,23 +8,26 @@ export interface SignInFlowRecord {
   stateHash: string;
   nonce: string;
   codeVerifier: string;
+  /** Where the provider was told to send its answer: its code is exchanged with the same. */
+  redirectUri: string;
   /** The dashboard's path to land on once signed in. */
   returnTo: string;
   createdAt: string;
   expiresAt: string;
 }
 
-const FLOW_COLUMNS = 'handle_hash, state_hash, nonce, code_verifier, return_to, created_at, expires_at';
+const FLOW_COLUMNS =
+  'handle_hash, state_hash, nonce, code_verifier, redirect_uri, return_to, created_at, expires_at';
 
 function toFlow(row: unknown[]): SignInFlowRecord {
-  const [handleHash, stateHash, nonce, codeVerifier, returnTo, createdAt, expiresAt] = row as Parameters<
-    typeof str
-  >[0][];
+  const [handleHash, stateHash, nonce, codeVerifier, redirectUri, returnTo, createdAt, expiresAt] =
+    row as Parameters<typeof str>[0][];
   return {
     handleHash: str(handleHash),
     stateHash: str(stateHash),
     nonce: str(nonce),
     codeVerifier: str(codeVerifier),
+    redirectUri: str(redirectUri),
     returnTo: str(returnTo),
     createdAt: str(createdAt),
     expiresAt: str(expiresAt),
@@ -34,11 +37,12 @@ function toFlow(row: unknown[]): SignInFlowRecord {
 export function createSignInFlowsRepository(db: Db) {
   return {
     insert(flow: SignInFlowRecord): void {
-      db.run(`INSERT INTO sign_in_flows (${FLOW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
+      db.run(`INSERT INTO sign_in_flows (${FLOW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [
         flow.handleHash,
         flow.stateHash,
         flow.nonce,
         flow.codeVerifier,
+        flow.redirectUri,
         flow.returnTo,
         flow.createdAt,
         flow.expiresAt,

@@ -497,11 +497,13 @@ export const MIGRATIONS: Migration[] = [
       // A sign-in on its way through the identity provider (identity/sign-in-flows.ts): kept in
       // the database so that the provider's answer may reach any server process. The browser
       // holds the handle in a cookie; only hashes of it and of the state are kept. Used once.
+      // redirect_uri is the one the provider was sent, which the code's exchange must repeat.
       `CREATE TABLE sign_in_flows (
         handle_hash TEXT PRIMARY KEY,
         state_hash TEXT NOT NULL,
         nonce TEXT NOT NULL,
         code_verifier TEXT NOT NULL,
+        redirect_uri TEXT NOT NULL,
         return_to TEXT NOT NULL,
         created_at TEXT NOT NULL,
         expires_at TEXT NOT NULL

@@ -179,6 +179,7 @@ function accountsContract(open: () => Promise<{ repos: Accounts; prefix: string 
       stateHash: `state-${n}`,
       nonce: `nonce-${n}`,
       codeVerifier: `verifier-${n}`,
+      redirectUri: 'https://desk.example.com/api/auth/oidc/callback',
       returnTo: `/sessions/${n}`,
       createdAt: AT,
       expiresAt,
