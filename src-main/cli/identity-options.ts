@@ -71,12 +71,7 @@ export function signInChoice(values: Record<string, unknown>, env: NodeJS.Proces
     if (stray.length > 0) throw new UsageError(`${stray.join(', ')} needs --oidc-issuer`, 'serve');
     return { passwordSignIn };
   }
-  let url: URL | null = null;
-  try {
-    url = new URL(issuer);
-  } catch {
-    url = null;
-  }
+  const url = URL.canParse(issuer) ? new URL(issuer) : null;
   if (url?.protocol !== 'https:' || url.search !== '' || url.hash !== '' || url.username !== '') {
     throw new UsageError(
       `--oidc-issuer must be the provider's https:// issuer URL (no query), not "${issuer}"`,

@@ -173,11 +173,12 @@ describe('signing in through the identity provider', requireTools(opensslTool())
     expect(await answerCallback(answer, null)).toEqual({ location: '/?signInError=expired', session: null });
   });
 
-  it('an answer brought back twice signs in once', async () => {
-    const { serve, owner, cli } = await serveWithProvider();
+  it('an answer brought back twice signs in once; its code and state are kept out of the log', async () => {
+    const { serve, owner, cli } = await serveWithProvider({ args: ['--log-level', 'debug'] });
     await ok(cli('member', 'add', '--workspace', owner.org, '--email', 'ivy@invited.test'));
     const started = await startSignIn(serve.url);
     const callback = await signInAtProvider(idp, started.authorizationUrl, 'ivy');
+    const { code, state } = Object.fromEntries(new URL(callback).searchParams) as Record<string, string>;
     expect((await answerCallback(callback, started.cookie)).session).not.toBeNull();
     expect(await answerCallback(callback, started.cookie)).toEqual({
       location: '/?signInError=expired',
@@ -189,6 +190,12 @@ describe('signing in through the identity provider', requireTools(opensslTool())
       location: '/?signInError=state_mismatch',
       session: null,
     });
+    await waitFor(
+      () => serve.stderr().includes('/api/auth/oidc/callback?code=[redacted]'),
+      'the request lines',
+    );
+    expect(serve.stderr()).not.toContain(code!);
+    expect(serve.stderr()).not.toContain(state!);
   });
 
   it('a code the provider made for another client is refused, and signs nobody in', async () => {
