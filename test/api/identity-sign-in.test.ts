@@ -120,6 +120,13 @@ describe('signing in through the identity provider', requireTools(opensslTool())
     const again = await signInThrough(serve.url, idp, 'ivy');
     expect(again.location).toBe('/');
     expect((await me(serve.url, again.session!)).user.id).toBe(signedIn.user.id);
+
+    // Another person at the provider given the same email is not let into Ivy's account.
+    idp.people.set('ivy-again', { email: 'ivy@invited.test', email_verified: true, name: 'Not Ivy' });
+    expect(await signInThrough(serve.url, idp, 'ivy-again')).toEqual({
+      location: '/?signInError=linked_elsewhere',
+      session: null,
+    });
   });
 
   it('an email nobody invited is told to ask an owner, and no account is made', async () => {
