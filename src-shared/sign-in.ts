@@ -53,6 +53,7 @@ export const SIGN_IN_ERROR_CODES = [
   'unreachable',
   'busy',
   'bad_return_to',
+  'failed',
 ] as const;
 export type SignInErrorCode = (typeof SIGN_IN_ERROR_CODES)[number];
 
@@ -73,6 +74,8 @@ const SIGN_IN_ERROR_MESSAGES: Record<SignInErrorCode, string> = {
   unreachable: 'The identity provider could not be reached. Try again in a moment.',
   busy: 'Too many sign-ins are under way on this server. Try again in a few minutes.',
   bad_return_to: 'That sign-in link was not one of this server\u2019s. Sign in from the sign-in page.',
+  failed:
+    'Session Desk could not finish the sign-in. Try again in a moment; if it goes on, its log says why.',
 };
 
 /** The sentence the sign-in page shows for a refused sign-in; null for a code it does not know. */

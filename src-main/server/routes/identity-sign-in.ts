@@ -37,13 +37,24 @@ export function identitySignInRoutes(app: FastifyInstance, ctx: AppContext): voi
   const redirectUri = (request: FastifyRequest) =>
     `${ctx.config.publicUrl ?? ownOrigin(request)}${OIDC_CALLBACK_PATH}`;
 
-  function refused(reply: FastifyReply, err: unknown) {
-    if (!(err instanceof SignInRefused)) throw err;
-    ctx.logger.info(`sign-in through ${flows!.providerName} refused: ${err.detail}`, {
-      event: 'sign-in.refused',
-      reason: err.code,
+  /**
+   * A refusal, or anything else that went wrong (the database down, say): the browser is sent
+   * to the sign-in page either way, never left on an error's JSON. The log says what it was.
+   */
+  function refused(request: FastifyRequest, reply: FastifyReply, err: unknown) {
+    if (err instanceof SignInRefused) {
+      ctx.logger.info(`sign-in through ${flows!.providerName} refused: ${err.detail}`, {
+        event: 'sign-in.refused',
+        reason: err.code,
+      });
+      return reply.redirect(signInPage(err.code), 303);
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    ctx.logger.error(`sign-in through ${flows!.providerName} failed (request ${request.id}): ${message}`, {
+      event: 'request.failed',
+      requestId: request.id,
     });
-    return reply.redirect(signInPage(err.code), 303);
+    return reply.redirect(signInPage('failed'), 303);
   }
 
   api.get(
@@ -65,7 +76,7 @@ export function identitySignInRoutes(app: FastifyInstance, ctx: AppContext): voi
         reply.setCookie(cookieName, started.handle, { ...cookieOptions, maxAge: FLOW_LIFETIME_MS / 1000 });
         return reply.redirect(started.authorizationUrl, 303);
       } catch (err) {
-        return refused(reply, err);
+        return refused(request, reply, err);
       }
     },
   );
@@ -96,7 +107,7 @@ export function identitySignInRoutes(app: FastifyInstance, ctx: AppContext): voi
         await startSignIn(ctx, reply, signedIn.userId);
         return reply.redirect(signedIn.returnTo, 303);
       } catch (err) {
-        return refused(reply, err);
+        return refused(request, reply, err);
       }
     },
   );
