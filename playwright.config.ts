@@ -7,8 +7,9 @@ import type { Backend } from './test/e2e/backend.js';
  * system's (Debian's `chromium`), or CHROMIUM_PATH.
  *
  * Two projects: `desktop`, every spec on servers over their data directory (sql.js), and
- * `team-server`, the specs about what a team sees, on `serve --database` over one throw-away
- * PostgreSQL cluster per worker, a fresh database per server.
+ * `team-server`, the specs about what a team sees (sign-in through an identity provider among
+ * them), on `serve --database` over one throw-away PostgreSQL cluster per worker, a fresh
+ * database per server.
  */
 export default defineConfig<{ backend: Backend }>({
   testDir: 'test/e2e',
@@ -59,6 +60,7 @@ export default defineConfig<{ backend: Backend }>({
         'costs.spec.ts',
         'layout.spec.ts',
         'pushed-sessions.spec.ts',
+        'identity-sign-in.spec.ts',
       ],
     },
   ],

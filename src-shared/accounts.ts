@@ -108,6 +108,7 @@ export const CreateUserBodySchema = z.strictObject({
   password: NewPasswordSchema,
   imageUrl: ImageUrl.optional(),
 });
+export const SetPasswordBodySchema = z.strictObject({ email: EmailSchema, password: NewPasswordSchema });
 export const CreateWorkspaceBodySchema = z.strictObject({ name: Name, ownerEmail: EmailSchema });
 export const AddMemberBodySchema = z.strictObject({
   organizationId: z.string().max(100),
@@ -134,8 +135,24 @@ export const MemberSchema = z.object({
   joinedAt: z.string(),
 });
 export type Member = z.infer<typeof MemberSchema>;
-export const MembersResponseSchema = z.object({ members: z.array(MemberSchema) });
+/** An owner's invitation of an email without an account: they join when they first sign in. */
+export const InvitationSchema = z.object({
+  email: z.string(),
+  invitedAt: z.string(),
+  invitedBy: z
+    .object({ userId: z.string(), name: z.string() })
+    .optional()
+    .describe('The owner who invited; absent when the administrator did, with the command line.'),
+});
+export type Invitation = z.infer<typeof InvitationSchema>;
+export const MembersResponseSchema = z.object({
+  members: z.array(MemberSchema),
+  invitations: z
+    .array(InvitationSchema)
+    .describe('Emails invited that have not signed in yet, oldest first.'),
+});
 export const MemberResponseSchema = z.object({ member: MemberSchema });
+export const InvitationResponseSchema = z.object({ invitation: InvitationSchema });
 
 export const KeysResponseSchema = z.object({ keys: z.array(ApiKeySummarySchema) });
 export const CreatedKeyResponseSchema = z.object({ key: CreatedApiKeySchema });
@@ -190,7 +207,10 @@ export const SetupBodySchema = z.strictObject({
 export const SetupResponseSchema = z.object({ user: UserSchema, workspace: WorkspaceSchema });
 
 export const NewWorkspaceBodySchema = z.strictObject({ name: Name });
-/** Adds an existing user by email, or creates one when a name and password come along. */
+/**
+ * Adds an existing user by email, or creates one when a name and password come along; an email
+ * without an account is invited.
+ */
 export const NewMemberBodySchema = z.strictObject({
   email: EmailSchema,
   name: Name.optional(),
@@ -209,6 +229,7 @@ export const NewKeyBodySchema = z.strictObject({
 });
 export const WorkspaceParamsSchema = z.object({ organizationId: z.string().max(100) });
 export const MemberParamsSchema = WorkspaceParamsSchema.extend({ userId: z.string().max(100) });
+export const InvitationParamsSchema = WorkspaceParamsSchema.extend({ email: EmailSchema });
 export const KeyParamsSchema = WorkspaceParamsSchema.extend({ keyId: z.string().max(100) });
 
 export { AGENT_KINDS };

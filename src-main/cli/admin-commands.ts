@@ -3,6 +3,7 @@ import {
   CreateKeyBodySchema,
   CreateUserBodySchema,
   CreateWorkspaceBodySchema,
+  SetPasswordBodySchema,
 } from '../../src-shared/accounts.js';
 import { resolveDataDir } from '../paths.js';
 import { existingDataDir, openAdminTarget, storageTarget, type AdminTarget } from './admin-target.js';
@@ -62,6 +63,24 @@ export async function userCreate(args: string[]): Promise<void> {
   await withTarget('user create', v, async (target) => print((await target.createUser(input)).id), true);
 }
 
+export async function userSetPassword(args: string[]): Promise<void> {
+  const v = parse('user set-password', args, {
+    ...DATABASE_OPTION,
+    email: { type: 'string' },
+    password: { type: 'string' },
+  });
+  if (v.help) return print(USAGE['user set-password']);
+  required('user set-password', v, 'email', 'password');
+  const input = validate('user set-password', SetPasswordBodySchema, {
+    email: v.email,
+    password: v.password,
+  });
+  await withTarget('user set-password', v, async (target) => {
+    await target.setPassword(input);
+    print(`Set the password of ${input.email}; its sign-ins were ended`);
+  });
+}
+
 export async function workspaceCreate(args: string[]): Promise<void> {
   const v = parse('workspace create', args, {
     ...DATABASE_OPTION,
@@ -89,8 +108,13 @@ export async function memberAdd(args: string[]): Promise<void> {
   required('member add', v, 'workspace', 'email');
   const input = validate('member add', AddMemberBodySchema, { organizationId: v.workspace, email: v.email });
   await withTarget('member add', v, async (target) => {
-    const member = await target.addMember(input);
-    print(`${member.email} is now a member of ${input.organizationId}`);
+    const added = await target.addMember(input);
+    print(
+      added.invited
+        ? `${added.email} has no account yet: invited to ${input.organizationId}. They join it when they first ` +
+            'sign in (through the identity provider, or once an account with this email is made).'
+        : `${added.email} is now a member of ${input.organizationId}`,
+    );
   });
 }
 
@@ -107,8 +131,12 @@ export async function memberRemove(args: string[]): Promise<void> {
     email: v.email,
   });
   await withTarget('member remove', v, async (target) => {
-    await target.removeMember(input);
-    print(`${input.email.toLowerCase()} is no longer a member of ${input.organizationId}`);
+    const removed = await target.removeMember(input);
+    print(
+      removed === 'invitation'
+        ? `Withdrew the invitation of ${input.email} to ${input.organizationId}`
+        : `${input.email} is no longer a member of ${input.organizationId}`,
+    );
   });
 }
 

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import {
   ApiKeySummarySchema,
   CreatedApiKeySchema,
+  InvitationResponseSchema,
   UserSchema,
   WorkspaceSchema,
   type ApiKeySummary,
@@ -38,7 +39,8 @@ export interface AdminTarget {
     imageUrl?: string | undefined;
   }): Promise<User>;
   createWorkspace(input: { name: string; ownerEmail: string }): Promise<Workspace>;
-  addMember(input: { organizationId: string; email: string }): Promise<{ email: string }>;
+  /** The account with that email joins; an email without one is invited (`invited: true`). */
+  addMember(input: { organizationId: string; email: string }): Promise<{ email: string; invited: boolean }>;
   createKey(input: {
     organizationId: string;
     label?: string | undefined;
@@ -47,7 +49,9 @@ export interface AdminTarget {
   }): Promise<CreatedApiKey>;
   listKeys(organizationId: string): Promise<ApiKeySummary[]>;
   revokeKey(input: { organizationId: string; keyId: string }): Promise<void>;
-  removeMember(input: { organizationId: string; email: string }): Promise<void>;
+  /** Removes the member, or withdraws the email's invitation: says which. */
+  removeMember(input: { organizationId: string; email: string }): Promise<'member' | 'invitation'>;
+  setPassword(input: { email: string; password: string }): Promise<void>;
   listUsers(): Promise<UserListing[]>;
   listWorkspaces(): Promise<WorkspaceListing[]>;
   close(): Promise<void>;
@@ -151,6 +155,15 @@ export async function openAdminTarget(dataDir: string, logger: Logger): Promise<
   return storageTarget(storageOf(store), () => store.close({ snapshot: false }));
 }
 
+function invitedOrMember(added: { member: { email: string } } | { invitation: { email: string } }): {
+  email: string;
+  invited: boolean;
+} {
+  return 'invitation' in added
+    ? { email: added.invitation.email, invited: true }
+    : { email: added.member.email, invited: false };
+}
+
 /** The account operations on a Storage: the data directory's store, or a team server's database. */
 export function storageTarget(storage: Storage, close: () => Promise<void>): AdminTarget {
   const accounts = createAccounts(storage, systemClock);
@@ -158,11 +171,12 @@ export function storageTarget(storage: Storage, close: () => Promise<void>): Adm
   return {
     createUser: (input) => accounts.createUser(input),
     createWorkspace: (input) => accounts.createWorkspace(input),
-    addMember: (input) => accounts.addMember(input),
+    addMember: async (input) => invitedOrMember(await accounts.addMemberOrInvite(input)),
     createKey: (input) => accounts.createKey(input),
     listKeys: async (organizationId) => accounts.listKeys(organizationId),
     revokeKey: (input) => accounts.revokeKey(input),
     removeMember: (input) => accounts.removeMemberByEmail(input),
+    setPassword: (input) => accounts.setPassword(input),
     listUsers: () => directory.users(),
     listWorkspaces: () => directory.workspaces(),
     close,
@@ -218,8 +232,14 @@ function remoteTarget(baseUrl: string, adminToken: string): AdminTarget {
       (await call('POST', '/api/admin/workspaces', z.object({ workspace: WorkspaceSchema }), input))
         .workspace,
     addMember: async (input) =>
-      (await call('POST', '/api/admin/members', z.object({ member: z.object({ email: z.string() }) }), input))
-        .member,
+      invitedOrMember(
+        await call(
+          'POST',
+          '/api/admin/members',
+          z.union([z.object({ member: z.object({ email: z.string() }) }), InvitationResponseSchema]),
+          input,
+        ),
+      ),
     createKey: async (input) =>
       (await call('POST', '/api/admin/keys', z.object({ key: CreatedApiKeySchema }), input)).key,
     listKeys: async (organizationId) =>
@@ -233,8 +253,17 @@ function remoteTarget(baseUrl: string, adminToken: string): AdminTarget {
     revokeKey: async (input) => {
       await call('POST', '/api/admin/keys/revoke', z.null(), input);
     },
-    removeMember: async (input) => {
-      await call('POST', '/api/admin/members/remove', z.null(), input);
+    removeMember: async (input) =>
+      (
+        await call(
+          'POST',
+          '/api/admin/members/remove',
+          z.object({ removed: z.enum(['member', 'invitation']) }),
+          input,
+        )
+      ).removed,
+    setPassword: async (input) => {
+      await call('POST', '/api/admin/users/password', z.null(), input);
     },
     listUsers: async () =>
       (await call('GET', '/api/admin/users', z.object({ users: z.array(UserListingSchema) }))).users,

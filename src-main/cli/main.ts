@@ -16,6 +16,7 @@ import {
   memberRemove,
   userCreate,
   userList,
+  userSetPassword,
   workspaceCreate,
   workspaceList,
 } from './admin-commands.js';
@@ -51,6 +52,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void | number>> = {
   serve,
   'user create': userCreate,
   'user list': userList,
+  'user set-password': userSetPassword,
   'workspace create': workspaceCreate,
   'workspace list': workspaceList,
   'member add': memberAdd,

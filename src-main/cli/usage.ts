@@ -14,10 +14,11 @@ Commands:
   serve               Run the API and dashboard on 127.0.0.1
   user create         Create a local user
   user list           List the users
+  user set-password   Set a user's password
   workspace create    Create a workspace owned by a user
   workspace list      List the workspaces, their owners and sizes
-  member add          Add a user to a workspace
-  member remove       Remove a user from a workspace
+  member add          Add a user to a workspace (an email without an account: invite it)
+  member remove       Remove a user (or an invitation) from a workspace
   key create          Create an API key for a workspace (prints the key)
   key list            List a workspace's API keys
   key revoke          Revoke an API key
@@ -39,7 +40,7 @@ Every command takes --data-dir DIR (else SESSIONDESK_DATA_DIR, else the app's da
 The account commands (user, workspace, member, key) and doctor take --database URL (else
 SESSIONDESK_DATABASE_URL) for a team server's PostgreSQL; the other commands refuse one.
 Run "sessiondesk <command> --help" for a command's options, "sessiondesk --version" (or -v) for the version.`,
-  serve: `Usage: sessiondesk serve [--host 127.0.0.1] [--port 4319] [--data-dir DIR] [--database URL] [--public-url URL] [--trust-proxy ADDRS] [--sandbox-dir DIR] [--max-runs N] [--demo] [--log-level LEVEL] [--log-format pretty|json]
+  serve: `Usage: sessiondesk serve [--host 127.0.0.1] [--port 4319] [--data-dir DIR] [--database URL] [--public-url URL] [--trust-proxy ADDRS] [--sandbox-dir DIR] [--max-runs N] [--demo] [--oidc-issuer URL --oidc-client-id ID [--oidc-allowed-domains D,…]] [--password-sign-in on|off] [--log-level LEVEL] [--log-format pretty|json]
 
 Runs the Session Management API and the dashboard. Prints the URL to open, with a token
 new at every start (first-run setup and the demo's sign-in need it), and writes where it
@@ -70,16 +71,34 @@ listens to DIR/server.json. A port in use is an error.
   --port        a number, 0 for any free port
   --max-runs    how many agent programs run at once (default 3, else SESSIONDESK_MAX_RUNS);
                 more sessions wait, queued, first come first served
+  --oidc-issuer        sign people in through this OpenID Connect provider (an https:// issuer
+                       URL, else SESSIONDESK_OIDC_ISSUER), found at start; register the redirect
+                       URI <this server's URL>/api/auth/oidc/callback there
+  --oidc-client-id     this server's client id at the provider (else SESSIONDESK_OIDC_CLIENT_ID).
+                       Its secret only in SESSIONDESK_OIDC_CLIENT_SECRET, never as an option
+                       (options show in the process list); none: a public client (PKCE)
+  --oidc-allowed-domains  emails of these domains (a.com,b.org; else
+                       SESSIONDESK_OIDC_ALLOWED_DOMAINS) get an account at their first sign-in;
+                       otherwise only invited emails ("sessiondesk member add") do
+  --password-sign-in   on (default) or off (else SESSIONDESK_PASSWORD_SIGN_IN): off refuses
+                       email and password sign-in; needs --oidc-issuer
 
 Environment: SESSIONDESK_AGENT_COMMAND (the agent CLI for workspaces without their own
 setting), SESSIONDESK_AGENT_ENV (more variables agents may see, beyond the allow-list),
 SESSIONDESK_SANDBOX_DIR, SESSIONDESK_MAX_RUNS, SESSIONDESK_DEMO_PACE_MS (the demo agent's pause between steps,
 default 700), SESSIONDESK_SNAPSHOT_AFTER_BYTES (snapshot once the journals pass this, default
 64 MiB), SESSIONDESK_SEARCH_TIME_LIMIT_MS (a search running longer is stopped and answered 503,
-default 5000).`,
+default 5000), SESSIONDESK_OIDC_CLIENT_SECRET (the identity provider's client secret).
+An identity provider with a certificate of a private CA: start with NODE_EXTRA_CA_CERTS=CA.pem.`,
   'user create': `Usage: sessiondesk user create --email E --name N --password P [--image-url U] [--data-dir DIR | --database URL]
 
 Creates a local user who can sign in to the dashboard. Prints the user id.
+The password needs at least 8 characters.
+${ON_TEAM_DATABASE}`,
+  'user set-password': `Usage: sessiondesk user set-password --email E --password P [--data-dir DIR | --database URL]
+
+Sets the password of the user with that email (an account made by a sign-in through the
+identity provider has none until then) and ends that user's sign-ins.
 The password needs at least 8 characters.
 ${ON_TEAM_DATABASE}`,
   'workspace create': `Usage: sessiondesk workspace create --name N --owner EMAIL [--data-dir DIR | --database URL]
@@ -96,12 +115,15 @@ Lists every workspace: organizationId, name, owners, members, sessions, created.
 ${ON_TEAM_DATABASE}`,
   'member add': `Usage: sessiondesk member add --workspace ORG --email E [--data-dir DIR | --database URL]
 
-Adds the user with that email to the workspace ORG (an organizationId).
+Adds the user with that email to the workspace ORG (an organizationId). An email without an
+account is invited instead (said on stdout, exit code 0): it joins ORG as a member when it first
+signs in through the identity provider, or once an account with that email is made.
 ${ON_TEAM_DATABASE}`,
   'member remove': `Usage: sessiondesk member remove --workspace ORG --email E [--data-dir DIR | --database URL]
 
 Removes the user with that email from the workspace ORG. Their sessions stay. The last
-owner of a workspace cannot be removed.
+owner of a workspace cannot be removed. An email that is only invited has its invitation
+withdrawn.
 ${ON_TEAM_DATABASE}`,
   'key create': `Usage: sessiondesk key create --workspace ORG [--name LABEL] [--can-approve] [--push-only] [--data-dir DIR | --database URL]
 
@@ -257,8 +279,9 @@ export class UsageError extends Error {
 export const GROUPS = {
   user: `Usage: sessiondesk user <command>
 
-  user create    Create a local user
-  user list      List the users
+  user create         Create a local user
+  user list           List the users
+  user set-password   Set a user's password
 
 Run "sessiondesk user <command> --help" for its options.`,
   workspace: `Usage: sessiondesk workspace <command>
@@ -269,8 +292,8 @@ Run "sessiondesk user <command> --help" for its options.`,
 Run "sessiondesk workspace <command> --help" for its options.`,
   member: `Usage: sessiondesk member <command>
 
-  member add       Add a user to a workspace
-  member remove    Remove a user from a workspace
+  member add       Add a user to a workspace (an email without an account: invite it)
+  member remove    Remove a user (or an invitation) from a workspace
 
 Run "sessiondesk member <command> --help" for its options.`,
   history: `Usage: sessiondesk history <command>

@@ -42,6 +42,8 @@ import type { AppContext, ServerConfig } from './context.js';
 import { answerClientError, registerErrorHandling, sendFrameworkError, sendNotFound } from './errors.js';
 import { adminRoutes } from './routes/admin.js';
 import { authRoutes } from './routes/auth.js';
+import { identitySignInRoutes } from './routes/identity-sign-in.js';
+import { createSignInFlows } from '../identity/sign-in-flows.js';
 import { rendererRoutes } from './routes/renderer.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { sessionSummaryRoutes } from './routes/session-summary.js';
@@ -283,6 +285,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     signInLimits: {
       perAccount: limiter('sign-in', SIGN_IN_LIMIT),
     },
+    signInFlows: deps.config.identityProvider
+      ? createSignInFlows({ storage, clock: deps.clock, logger, ...deps.config.identityProvider })
+      : null,
   };
 
   // On a team database, each process's events reach the clients of every other one.
@@ -396,6 +401,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   sessionRoutes(api, ctx);
   sessionSummaryRoutes(api, ctx);
   authRoutes(api, ctx);
+  identitySignInRoutes(api, ctx);
   workspaceRoutes(api, ctx);
   historyRoutes(api, ctx);
   agentRoutes(api, ctx);

@@ -8,6 +8,8 @@ import type { SessionCommands } from '../sessions/commands.js';
 import type { SessionService } from '../sessions/service.js';
 import type { SearchService, TranscriptIndex } from '../search/search-service.js';
 import type { Clock, Logger } from '../clock.js';
+import type { IdentityProvider } from '../identity/provider.js';
+import type { SignInFlows } from '../identity/sign-in-flows.js';
 import type { TranscriptSource } from '../store/transcript-source.js';
 import type { Storage } from '../store/storage.js';
 import type { Store } from '../store/store.js';
@@ -48,6 +50,10 @@ export interface ServerConfig {
   eventStreamMaxMs?: number;
   /** How long one search may run before it is stopped and answered 503; 5 s when unset. */
   searchTimeLimitMs?: number | undefined;
+  /** Sign-in through an OpenID Connect provider (`serve --oidc-issuer`); unset, none. */
+  identityProvider?: { provider: IdentityProvider; allowedDomains: readonly string[] };
+  /** Whether email and password sign in (`serve --password-sign-in`); true when unset. */
+  passwordSignIn?: boolean;
 }
 
 /** What every route plugin receives: the app's dependencies, built once in buildApp. */
@@ -93,6 +99,8 @@ export interface AppContext {
   /** Full sessions as response bytes, and list pages (without their stats) as JSON text. */
   caches: { sessions: ResponseCache<Buffer>; lists: ResponseCache<ListPageText> };
   signInLimits: { perAccount: FailureLimiter };
+  /** Sign-ins through the identity provider; null when the server has none. */
+  signInFlows: SignInFlows | null;
 }
 
 declare module 'fastify' {

@@ -416,6 +416,40 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
   },
   {
     version: 26,
+    name: 'sign-in through an identity provider, and invitations',
+    // As on sql.js (store/migrations.ts says what each table is for).
+    sql: [
+      `CREATE TABLE sign_in_flows (
+        handle_hash TEXT PRIMARY KEY,
+        state_hash TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        code_verifier TEXT NOT NULL,
+        redirect_uri TEXT NOT NULL,
+        return_to TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+      )`,
+      `CREATE INDEX sign_in_flows_by_expiry ON sign_in_flows(expires_at)`,
+      `CREATE TABLE user_identities (
+        issuer TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        user_id TEXT NOT NULL REFERENCES users(id),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (issuer, subject),
+        UNIQUE (user_id, issuer)
+      )`,
+      `CREATE TABLE invitations (
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        email TEXT NOT NULL,
+        invited_by TEXT REFERENCES users(id),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (workspace_id, email)
+      )`,
+      `CREATE INDEX invitations_by_email ON invitations(email)`,
+    ],
+  },
+  {
+    version: 27,
     name: 'setup codes any server process accepts',
     sql: [
       // A server with a public URL prints a setup code instead of a URL with a token

@@ -492,6 +492,48 @@ export const MIGRATIONS: Migration[] = [
   },
   {
     version: 26,
+    name: 'sign-in through an identity provider, and invitations',
+    sql: [
+      // A sign-in on its way through the identity provider (identity/sign-in-flows.ts): kept in
+      // the database so that the provider's answer may reach any server process. The browser
+      // holds the handle in a cookie; only hashes of it and of the state are kept. Used once.
+      // redirect_uri is the one the provider was sent, which the code's exchange must repeat.
+      `CREATE TABLE sign_in_flows (
+        handle_hash TEXT PRIMARY KEY,
+        state_hash TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        code_verifier TEXT NOT NULL,
+        redirect_uri TEXT NOT NULL,
+        return_to TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+      )`,
+      `CREATE INDEX sign_in_flows_by_expiry ON sign_in_flows(expires_at)`,
+      // Who a person is at an identity provider (its issuer and their subject there), once
+      // their verified email matched an account: the link is preferred to the email afterwards.
+      // An account has at most one identity per provider.
+      `CREATE TABLE user_identities (
+        issuer TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        user_id TEXT NOT NULL REFERENCES users(id),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (issuer, subject),
+        UNIQUE (user_id, issuer)
+      )`,
+      // An owner's invitation of an email that has no account yet: it becomes a membership
+      // when an account with that email comes to be.
+      `CREATE TABLE invitations (
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        email TEXT NOT NULL,
+        invited_by TEXT REFERENCES users(id),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (workspace_id, email)
+      )`,
+      `CREATE INDEX invitations_by_email ON invitations(email)`,
+    ],
+  },
+  {
+    version: 27,
     name: 'setup codes any server process accepts',
     // Only a team server's processes share them (on PostgreSQL, setup_codes); the desktop is
     // one process and keeps its code in memory. The step is here to keep the two lists alike.

@@ -35,6 +35,7 @@ describe('GET /api/openapi.json', () => {
       '/api/approvals/{approvalId}',
       '/api/auth/launch',
       '/api/auth/me',
+      '/api/auth/methods',
       '/api/auth/sign-in',
       '/api/auth/sign-out',
       '/api/demo/sign-in',
@@ -60,6 +61,7 @@ describe('GET /api/openapi.json', () => {
       '/api/workspaces/{organizationId}/agent',
       '/api/workspaces/{organizationId}/history-sources',
       '/api/workspaces/{organizationId}/history-sources/{sourceId}',
+      '/api/workspaces/{organizationId}/invitations/{email}',
       '/api/workspaces/{organizationId}/keys',
       '/api/workspaces/{organizationId}/keys/{keyId}',
       '/api/workspaces/{organizationId}/members',
@@ -101,11 +103,12 @@ describe('GET /api/openapi.json', () => {
 });
 
 /**
- * The operations a caller without credentials may use: signing in and out, the first-run setup
- * and the demo's. Written here, not read from the server's document, so that a route left open
+ * The operations a caller without credentials may use: how to sign in, signing in and out, the
+ * first-run setup and the demo's. Written here, not read from the server's document, so that a route left open
  * by mistake (and so declared open in the document it generates) fails.
  */
 const PUBLIC_OPERATIONS = [
+  'GET /api/auth/methods',
   'POST /api/auth/sign-in',
   'POST /api/auth/launch',
   'POST /api/auth/sign-out',

@@ -6,6 +6,7 @@ import {
   CreatedKeyResponseSchema,
   ErrorResponseSchema,
   KeysResponseSchema,
+  InvitationResponseSchema,
   MemberResponseSchema,
   MembersResponseSchema,
   SetupResponseSchema,
@@ -206,10 +207,6 @@ describe('workspaces, members and keys (cookie only)', () => {
       409,
     );
     await expectError(
-      await asUser(server, owner.user.cookie, 'POST', base, { email: 'nobody@example.test' }),
-      404,
-    );
-    await expectError(
       await asUser(server, owner.user.cookie, 'POST', base, { email: uniqueEmail(), name: 'Half' }),
       400,
     );
@@ -248,6 +245,46 @@ describe('workspaces, members and keys (cookie only)', () => {
     ).toBe(403);
     await expectError(await asUser(server, owner.user.cookie, 'DELETE', `${base}/${newbie.userId}`), 404);
     await expectError(await asUser(server, owner.user.cookie, 'DELETE', `${base}/${owner.user.userId}`), 409);
+  });
+
+  it('owners invite an email without an account, see it pending and withdraw it; a new account takes it up', async () => {
+    const base = `/api/workspaces/${owner.organizationId}/members`;
+    const email = uniqueEmail('invitee');
+    const invited = await asUser(server, owner.user.cookie, 'POST', base, { email: email.toUpperCase() });
+    expect(invited.status).toBe(202);
+    const { invitation } = InvitationResponseSchema.parse(await invited.json());
+    expect(invitation).toMatchObject({ email, invitedBy: { userId: owner.user.userId } });
+    await expectError(await asUser(server, owner.user.cookie, 'POST', base, { email }), 409);
+    const listed = MembersResponseSchema.parse(
+      await (await asUser(server, owner.user.cookie, 'GET', base)).json(),
+    );
+    expect(listed.invitations.map((i) => i.email)).toEqual([email]);
+    expect(listed.members.map((m) => m.email)).not.toContain(email);
+
+    // Only an owner withdraws it.
+    const invitationPath = `/api/workspaces/${owner.organizationId}/invitations/${encodeURIComponent(email)}`;
+    await expectError(await asUser(server, outsider.user.cookie, 'DELETE', invitationPath), 403);
+    expect((await asUser(server, owner.user.cookie, 'DELETE', invitationPath)).status).toBe(204);
+    await expectError(await asUser(server, owner.user.cookie, 'DELETE', invitationPath), 404);
+    const after = MembersResponseSchema.parse(
+      await (await asUser(server, owner.user.cookie, 'GET', base)).json(),
+    );
+    expect(after.invitations).toEqual([]);
+
+    // Invited again, then given a local account: the account joins, and the invitation is gone.
+    expect((await asUser(server, owner.user.cookie, 'POST', base, { email })).status).toBe(202);
+    const made = await asUser(server, owner.user.cookie, 'POST', base, {
+      email,
+      name: 'Invitee',
+      password: PASSWORD,
+    });
+    expect(made.status).toBe(201);
+    expect(MemberResponseSchema.parse(await made.json()).member).toMatchObject({ email, role: 'member' });
+    const joined = MembersResponseSchema.parse(
+      await (await asUser(server, owner.user.cookie, 'GET', base)).json(),
+    );
+    expect(joined.invitations).toEqual([]);
+    expect(joined.members.map((m) => m.email)).toContain(email);
   });
 
   it('members create keys (shown once), list them without the secret, and revoke them', async () => {

@@ -103,7 +103,10 @@ test('the stats say what they count, on the page', async ({ page, seeded }) => {
   await expect(stats).toContainText('People with a session active right now');
 });
 
-test('a key needs a label; an unknown member email offers a local account', async ({ page, seeded }) => {
+test('a key needs a label; an unknown member email is invited, and offered a local account', async ({
+  page,
+  seeded,
+}) => {
   await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
   await page.getByRole('link', { name: 'API keys' }).click();
   await page.getByRole('button', { name: 'Create key' }).click();
@@ -113,13 +116,18 @@ test('a key needs a label; an unknown member email offers a local account', asyn
   await page.getByRole('link', { name: 'Members' }).click();
   await page.getByLabel('Email').fill('nobody@example.test');
   await page.getByRole('button', { name: 'Add member' }).click();
-  await expect(page.getByText('No account has this email yet.')).toBeVisible();
+  await expect(
+    page.getByText('No account has this email yet, so nobody@example.test is invited'),
+  ).toBeVisible();
+  await expect(page.getByRole('list', { name: 'Invited to Acme' })).toContainText('nobody@example.test');
   await page.getByRole('button', { name: 'Create a local account for this person' }).click();
   await expect(page.getByLabel('Create a new local account for this person')).toBeChecked();
   await page.getByLabel('Name').fill('No Body');
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Add member' }).click();
   await expect(page.getByRole('list', { name: 'Members of Acme' })).toContainText('nobody@example.test');
+  // The new account took up the invitation.
+  await expect(page.getByRole('list', { name: 'Invited to Acme' })).toHaveCount(0);
 });
 
 test('the API page copies its examples, including stop, follow-up and live events', async ({

@@ -55,12 +55,17 @@ export function presentedApiKey(request: FastifyRequest): string | null {
  * first: the server must not pick one of two.
  */
 export function sessionCookieCount(request: FastifyRequest): number {
+  return cookieCount(request, SESSION_COOKIE);
+}
+
+/** How many cookies of that name the request carries (Fastify's parser keeps only one). */
+export function cookieCount(request: FastifyRequest, name: string): number {
   let count = 0;
   const raw = request.raw.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {
     if (raw[i]?.toLowerCase() !== 'cookie') continue;
     for (const pair of (raw[i + 1] ?? '').split(';')) {
-      if (pair.split('=')[0]?.trim() === SESSION_COOKIE) count += 1;
+      if (pair.split('=')[0]?.trim() === name) count += 1;
     }
   }
   return count;

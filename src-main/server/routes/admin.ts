@@ -11,6 +11,7 @@ import {
   CreateWorkspaceBodySchema,
   ListKeysQuerySchema,
   RevokeKeyBodySchema,
+  SetPasswordBodySchema,
 } from '../../../src-shared/accounts.js';
 import { HISTORY_IMPORT_PATH, HistoryImportBodySchema } from '../../../src-shared/history.js';
 import { createDirectory } from '../../accounts/directory.js';
@@ -89,15 +90,22 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
   api.post(
     '/api/admin/members',
     { onRequest, schema: { ...schema, body: AddMemberBodySchema } },
-    async (request) => ({
-      member: await accounts.addMember(request.body),
-    }),
+    async (request) => accounts.addMemberOrInvite(request.body),
   );
   api.post(
     '/api/admin/members/remove',
     { onRequest, schema: { ...schema, body: AddMemberBodySchema } },
+    async (request) => {
+      const removed = await accounts.removeMemberByEmail(request.body);
+      ctx.credentialChanges.notify();
+      return { removed };
+    },
+  );
+  api.post(
+    '/api/admin/users/password',
+    { onRequest, schema: { ...schema, body: SetPasswordBodySchema } },
     async (request, reply) => {
-      await accounts.removeMemberByEmail(request.body);
+      await accounts.setPassword(request.body);
       ctx.credentialChanges.notify();
       return reply.code(204).send(null);
     },

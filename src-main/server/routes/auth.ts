@@ -9,7 +9,8 @@ import {
   SignInResponseSchema,
 } from '../../../src-shared/accounts.js';
 import { SESSION_COOKIE } from '../../../src-shared/constants.js';
-import { hashSecret, newSessionToken, verifyPassword } from '../../accounts/secrets.js';
+import { AuthMethodsSchema, OIDC_START_PATH } from '../../../src-shared/sign-in.js';
+import { hashSecret, newSessionToken, NO_PASSWORD, verifyPassword } from '../../accounts/secrets.js';
 import { AppError, forbidden, unauthorized } from '../../errors.js';
 import { requireSameOrigin } from '../auth/localhost-guard.js';
 import { authHooks, SESSION_ABSOLUTE_MS, sessionToken } from '../auth/authenticate.js';
@@ -33,19 +34,46 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
   const { repos } = storage;
   const api = app.withTypeProvider<ZodTypeProvider>();
 
+  const passwordSignIn = ctx.config.passwordSignIn !== false;
+
+  api.get(
+    '/api/auth/methods',
+    {
+      schema: {
+        summary: 'How to sign in here',
+        description:
+          'Unauthenticated: whether email and password sign in, and the identity provider, if the server has one. The sign-in page offers exactly these.',
+        tags: ['auth'],
+        response: { 200: AuthMethodsSchema },
+      },
+    },
+    async () => ({
+      password: passwordSignIn,
+      ...(ctx.signInFlows
+        ? { identityProvider: { name: ctx.signInFlows.providerName, startUrl: OIDC_START_PATH } }
+        : {}),
+    }),
+  );
+
   api.post(
     '/api/auth/sign-in',
     {
       schema: {
         summary: 'Sign in',
         description:
-          'Checks the email and password and sets the `__session` cookie (HttpOnly, SameSite=Strict). Failed attempts are limited per account.',
+          'Checks the email and password and sets the `__session` cookie (HttpOnly, SameSite=Strict). Failed attempts are limited per account. 403 when the server signs people in through its identity provider only (`serve --password-sign-in off`).',
         tags: ['auth'],
         body: SignInBodySchema,
         response: { 200: SignInResponseSchema, ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) },
       },
     },
     async (request, reply) => {
+      if (!passwordSignIn) {
+        const provider = ctx.signInFlows?.providerName ?? 'the identity provider';
+        throw forbidden(
+          `Password sign-in is off on this server: sign in with ${provider} (${OIDC_START_PATH}).`,
+        );
+      }
       const email = request.body.email.trim().toLowerCase();
       // Keyed by account only: every client is this machine, so a limit per client would let
       // one program lock every account out.
@@ -71,7 +99,12 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
       if (!ok || !user) {
         await signInLimits.perAccount.fail(email);
         // Which of the two was wrong is the server's to know, not the caller's.
-        ctx.logger.info(`sign-in failed for ${email}: ${user ? 'wrong password' : 'no such account'}`, {
+        const why = !user
+          ? 'no such account'
+          : user.passwordHash === NO_PASSWORD
+            ? 'the account has no password (it signs in through the identity provider)'
+            : 'wrong password';
+        ctx.logger.info(`sign-in failed for ${email}: ${why}`, {
           event: 'sign-in.failed',
           email,
           client: request.ip,

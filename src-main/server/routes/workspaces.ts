@@ -5,6 +5,8 @@ import {
   AgentSettingsResponseSchema,
   AgentSettingsSchema,
   CreatedKeyResponseSchema,
+  InvitationParamsSchema,
+  InvitationResponseSchema,
   KeyParamsSchema,
   KeysResponseSchema,
   MemberParamsSchema,
@@ -184,8 +186,12 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      await ctx.access.requireRole(userOf(request).userId, request.params.organizationId, 'member');
-      return { members: await accounts.listMembers(request.params.organizationId) };
+      const { organizationId } = request.params;
+      await ctx.access.requireRole(userOf(request).userId, organizationId, 'member');
+      return {
+        members: await accounts.listMembers(organizationId),
+        invitations: await accounts.listInvitations(organizationId),
+      };
     },
   );
 
@@ -196,11 +202,15 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: 'Add a member',
         description:
-          'Owners only. Adds the user with that email; with `name` and `password`, creates that local user first.',
+          'Owners only. Adds the user with that email (201); with `name` and `password`, creates that local user first. An email without an account is invited instead (202): it joins the workspace when it first signs in (through the identity provider, or once an account with that email is made).',
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
         body: NewMemberBodySchema,
-        response: { 201: MemberResponseSchema, ...errorResponses(400, 401, 403, 404, 409, 500, 503) },
+        response: {
+          201: MemberResponseSchema,
+          202: InvitationResponseSchema,
+          ...errorResponses(400, 401, 403, 404, 409, 500, 503),
+        },
       },
     },
     async (request, reply) => {
@@ -218,10 +228,33 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         ]);
       }
       if (name !== undefined && password !== undefined && !(await repos.users.findByEmail(email))) {
-        await accounts.createUser({ email, name, password });
+        const user = await accounts.createUser({ email, name, password });
+        // Invited before: the new account took up its invitation, and is a member already.
+        const joined = (await accounts.listMembers(organizationId)).find((m) => m.userId === user.id);
+        if (joined) return reply.code(201).send({ member: joined });
       }
-      const member = await accounts.addMember({ organizationId, email });
-      return reply.code(201).send({ member });
+      const added = await accounts.addMemberOrInvite({ organizationId, email, invitedBy: userId });
+      if ('invitation' in added) return reply.code(202).send(added);
+      return reply.code(201).send(added);
+    },
+  );
+
+  api.delete(
+    '/api/workspaces/:organizationId/invitations/:email',
+    {
+      ...userOnly,
+      schema: {
+        summary: 'Withdraw an invitation',
+        description: 'Owners only. The email no longer joins the workspace when it signs in.',
+        tags: ['dashboard'],
+        params: InvitationParamsSchema,
+        response: { 204: z.null(), ...errorResponses(400, 401, 403, 404, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      await ctx.access.requireRole(userOf(request).userId, request.params.organizationId, 'owner');
+      await accounts.withdrawInvitation(request.params);
+      return reply.code(204).send(null);
     },
   );
 

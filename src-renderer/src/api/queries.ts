@@ -11,6 +11,7 @@ import {
   AgentSettingsResponseSchema,
   type AgentSettings,
   CreatedKeyResponseSchema,
+  InvitationResponseSchema,
   KeysResponseSchema,
   MeResponseSchema,
   MemberResponseSchema,
@@ -35,6 +36,7 @@ import type { AgentKind } from '../../../src-shared/constants';
 import { ContinuationChoicesResponseSchema } from '../../../src-shared/continuation';
 import { SearchResponseSchema } from '../../../src-shared/search';
 import { HistorySourceResponseSchema, HistorySourcesResponseSchema } from '../../../src-shared/history';
+import { AuthMethodsSchema } from '../../../src-shared/sign-in';
 import type { FollowUpBody, HistoryKind } from '../../../src-shared/sessions';
 import { api } from './client';
 
@@ -47,6 +49,7 @@ export const POLL_WHILE_LIVE_MS = 30_000;
 
 export const keys = {
   me: ['me'] as const,
+  authMethods: ['auth-methods'] as const,
   setup: ['setup'] as const,
   sessions: (org: string) => ['sessions', org] as const,
   session: (id: string) => ['session', id] as const,
@@ -67,6 +70,15 @@ export function useDemoSignIn() {
   return useMutation({
     mutationFn: () => api.post('/api/demo/sign-in', SignInResponseSchema),
     onSuccess: () => client.invalidateQueries({ queryKey: keys.me }),
+  });
+}
+
+/** How this server signs people in: a password, its identity provider, or both. */
+export function useAuthMethods() {
+  return useQuery({
+    queryKey: keys.authMethods,
+    queryFn: () => api.get('/api/auth/methods', AuthMethodsSchema),
+    staleTime: Infinity,
   });
 }
 
@@ -310,11 +322,21 @@ export function useMembers(org: string) {
   });
 }
 
+/** Adds the account with that email; an email without one is invited (the answer says which). */
 export function useAddMember(org: string) {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (body: { email: string; name?: string; password?: string }) =>
-      api.post(`${orgPath(org)}/members`, MemberResponseSchema, body),
+      api.post(`${orgPath(org)}/members`, z.union([MemberResponseSchema, InvitationResponseSchema]), body),
+    onSuccess: () => client.invalidateQueries({ queryKey: keys.members(org) }),
+  });
+}
+
+export function useWithdrawInvitation(org: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (email: string) =>
+      api.delete(`${orgPath(org)}/invitations/${encodeURIComponent(email)}`, z.null()),
     onSuccess: () => client.invalidateQueries({ queryKey: keys.members(org) }),
   });
 }
