@@ -12,6 +12,11 @@ export const AuthMethodsSchema = z.object({
     .describe(
       'Whether `POST /api/auth/sign-in` takes an email and password (`serve --password-sign-in off`: no).',
     ),
+  teamServer: z
+    .boolean()
+    .describe(
+      "Whether this is a team server (PostgreSQL, shared by teammates) rather than a person's desktop.",
+    ),
   identityProvider: z
     .object({
       name: z.string().describe("What to call it on the sign-in page: the issuer's host."),

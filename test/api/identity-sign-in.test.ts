@@ -275,6 +275,7 @@ describe('signing in through the identity provider', requireTools(opensslTool())
     const methods = await fetch(`${serve.url}/api/auth/methods`);
     expect(await methods.json()).toEqual({
       password: false,
+      teamServer: TEST_BACKEND === 'postgres',
       identityProvider: { name: host, startUrl: '/api/auth/oidc/start' },
     });
     // The account commands still work.
@@ -329,7 +330,10 @@ describe('how to sign in, on a server without an identity provider', () => {
   it('says password only, and has no identity provider routes', async () => {
     const dataDir = sandbox.dataDir();
     const serve = await sandbox.serve(dataDir);
-    expect(await (await fetch(`${serve.url}/api/auth/methods`)).json()).toEqual({ password: true });
+    expect(await (await fetch(`${serve.url}/api/auth/methods`)).json()).toEqual({
+      password: true,
+      teamServer: TEST_BACKEND === 'postgres',
+    });
     expect((await fetch(`${serve.url}/api/auth/oidc/start`, { redirect: 'manual' })).status).toBe(404);
   });
 });

@@ -123,6 +123,7 @@ describe(
       const methods = await fetch(`${serve.url}/api/auth/methods`);
       expect(await methods.json()).toEqual({
         password: true,
+        teamServer: false,
         identityProvider: { name: new URL(idp.issuer).host, startUrl: '/api/auth/oidc/start' },
       });
     });

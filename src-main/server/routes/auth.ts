@@ -49,6 +49,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async () => ({
       password: passwordSignIn,
+      teamServer: ctx.store === null,
       ...(ctx.signInFlows
         ? { identityProvider: { name: ctx.signInFlows.providerName, startUrl: OIDC_START_PATH } }
         : {}),

@@ -119,7 +119,7 @@ export function SignInChoices({
 }) {
   const methods = useAuthMethods();
   if (methods.isPending) return <Loading label="Loading the ways to sign in" />;
-  const { password, identityProvider } = methods.data ?? { password: true };
+  const { password, identityProvider } = methods.data ?? { password: true, teamServer: false };
   return (
     <>
       {identityProvider && <IdentityProviderSignIn provider={identityProvider} />}
@@ -142,6 +142,13 @@ function AccountsNote() {
       <p className="muted small">
         Signing in with {methods.data.identityProvider.name} for the first time? An owner of this server
         invites your email first.
+      </p>
+    );
+  }
+  if (methods.data.teamServer) {
+    return (
+      <p className="muted small">
+        No account yet? Ask an owner of this server to add you to their workspace.
       </p>
     );
   }
