@@ -326,6 +326,11 @@ export const AgentKindInfoSchema = z.object({
   path: z.string().optional().describe('Where its program was found.'),
   version: z.string().optional().describe('What `<program> --version` printed, when it could say.'),
   problem: z.string().optional().describe('Why it cannot run, when it cannot.'),
+  npm: z.string().optional().describe('The npm package its program installs from, when it does.'),
+  install: z
+    .string()
+    .optional()
+    .describe('The command that installs it (`npm install -g opencode-ai`), when it comes from npm.'),
   tested: z
     .boolean()
     .optional()

@@ -22,12 +22,17 @@ import {
   WorkspacesResponseSchema,
   type SetupAgent,
 } from '../../../src-shared/accounts.js';
+import {
+  AGENT_CHECK_DEADLINE_MS,
+  AGENT_CHECK_PROMPT,
+  AgentCheckSchema,
+} from '../../../src-shared/agent-check.js';
 import { isCliKind, type CliKind } from '../../agents/kinds/cli-kind-names.js';
 import { badRequest, conflict, forbidden } from '../../errors.js';
 import { seedDemo } from '../../demo/seed.js';
 import { DEMO, isDemoAccount, ownAccountCount } from '../../demo/people.js';
 import { authHooks } from '../auth/authenticate.js';
-import { localStore, userOf, type AppContext } from '../context.js';
+import { localStore, principalOf, userOf, type AppContext } from '../context.js';
 import { startSignIn } from './auth.js';
 import { errorResponses } from './error-responses.js';
 
@@ -40,7 +45,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
   const { accounts } = ctx;
   const { repos } = ctx.storage;
   const api = app.withTypeProvider<ZodTypeProvider>();
-  const { userOnly } = authHooks(ctx.auth);
+  const { userOnly, either } = authHooks(ctx.auth);
 
   /** The demo's accounts may do only what the demo shows: `what` says what they may not. */
   async function refuseDemoAccount(userId: string, what: string): Promise<void> {
@@ -388,6 +393,30 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         }),
       );
       return ctx.agents.settingsFor(organizationId);
+    },
+  );
+
+  api.post(
+    '/api/workspaces/:organizationId/agent/check',
+    {
+      ...either,
+      schema: {
+        summary: "Check the workspace's agent",
+        description: `Owners only, signed in (an API key: 403). Runs the workspace's agent as a session would, within ${AGENT_CHECK_DEADLINE_MS / 1000} s: \`program\` (found, its version asked in the sandbox), \`credentials\` (the sign-in a session's home gets), \`prompt\` (one prompt, "${AGENT_CHECK_PROMPT}", in a sandbox of its own through the workspace's network allow-list). A failed step names the model API it tried (\`endpoint\`) and what to do (\`fix\`). The demo agent's one step, \`simulated\`, passes. Nothing is kept: no session records it.`,
+        tags: ['dashboard'],
+        params: WorkspaceParamsSchema,
+        response: { 200: AgentCheckSchema, ...errorResponses(400, 401, 403, 429, 500) },
+      },
+    },
+    async (request) => {
+      // It starts the agent's program: an owner's to ask, as choosing the agent is; never a key's.
+      const principal = principalOf(request);
+      if (principal.kind !== 'user')
+        throw forbidden(
+          "Only a workspace's owners check its agent, signed in to the dashboard (or the administrator, with sessiondesk agent check); an API key cannot.",
+        );
+      await ctx.access.requireRole(principal.userId, request.params.organizationId, 'owner');
+      return ctx.agents.checkAgent(request.params.organizationId);
     },
   );
 }
