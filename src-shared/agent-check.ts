@@ -31,9 +31,7 @@ export const AgentCheckStepSchema = z.object({
   fix: z
     .string()
     .optional()
-    .describe(
-      'With a failure: what to do (the install command, the credential to add, the host to allow).',
-    ),
+    .describe('With a failure: what to do (the install command, the credential to add, the host to allow).'),
 });
 export type AgentCheckStep = z.infer<typeof AgentCheckStepSchema>;
 

@@ -22,7 +22,10 @@ import { USAGE } from './usage.js';
  */
 
 /** What the check reads of the workspace, read once: the store is let go before the agent runs. */
-async function workspaceOf(repos: Repos, organizationId: string): Promise<Pick<Repos['workspaces'], 'settings' | 'findById'>> {
+async function workspaceOf(
+  repos: Repos,
+  organizationId: string,
+): Promise<Pick<Repos['workspaces'], 'settings' | 'findById'>> {
   const workspace = await repos.workspaces.findById(organizationId);
   const settings = workspace ? await repos.workspaces.settings(organizationId) : null;
   return {
@@ -32,7 +35,11 @@ async function workspaceOf(repos: Repos, organizationId: string): Promise<Pick<R
 }
 
 /** The check by the running server, through its admin channel. */
-async function checkThroughServer(url: string, adminToken: string, organizationId: string): Promise<AgentCheck> {
+async function checkThroughServer(
+  url: string,
+  adminToken: string,
+  organizationId: string,
+): Promise<AgentCheck> {
   let response: Response;
   try {
     response = await fetch(new URL(AGENT_CHECK_ADMIN_PATH, url), {
@@ -48,7 +55,11 @@ async function checkThroughServer(url: string, adminToken: string, organizationI
   return AgentCheckSchema.parse(JSON.parse(text));
 }
 
-function checkHere(workspaces: Awaited<ReturnType<typeof workspaceOf>>, dataDir: string, organizationId: string) {
+function checkHere(
+  workspaces: Awaited<ReturnType<typeof workspaceOf>>,
+  dataDir: string,
+  organizationId: string,
+) {
   let check: (workspaceId: string) => Promise<AgentCheck>;
   try {
     check = checkAgentHere({ workspaces, dataDir, env: process.env, logger: stderrLogger });

@@ -117,7 +117,12 @@ describe('the agent check', () => {
       mkdirSync(join(home, 'home'));
       const cli: RealCli = await realCli('claude-code', SCRIPT, join(home, 'home'));
       cleanups.push(() => cli.close());
-      const env = { PATH: process.env.PATH, ...cli.env, SESSIONDESK_CLAUDE_BIN: cli.bin, ...overrides };
+      const env: NodeJS.ProcessEnv = {
+        PATH: process.env.PATH,
+        ...cli.env,
+        SESSIONDESK_CLAUDE_BIN: cli.bin,
+        ...overrides,
+      };
       for (const [name, value] of Object.entries(overrides)) if (value === undefined) delete env[name];
       const { server, owner } = await serverWith(env, cli.names);
       const put = await asUser(

@@ -83,8 +83,7 @@ export async function checkAgent(
   deadlineMs = AGENT_CHECK_DEADLINE_MS,
 ): Promise<AgentCheck> {
   const started = Date.now();
-  if (!(await deps.workspaces.findById(workspaceId)))
-    throw notFound(`There is no workspace ${workspaceId}.`);
+  if (!(await deps.workspaces.findById(workspaceId))) throw notFound(`There is no workspace ${workspaceId}.`);
   const agents = new WorkspaceAgents({
     stores: NO_RUN_STORES,
     workspaces: deps.workspaces,
@@ -130,7 +129,9 @@ export async function checkAgent(
   const env = deps.agentEnvironment();
   const program = await programStep(deps, runner, spec, command, agent);
   const signIn =
-    agent.family === undefined ? undefined : await signInOf(agent.family, { agent: env, server: deps.lookupEnv });
+    agent.family === undefined
+      ? undefined
+      : await signInOf(agent.family, { agent: env, server: deps.lookupEnv });
   const credentials: AgentCheckStep =
     signIn === undefined
       ? {
@@ -246,9 +247,7 @@ async function promptStep(
   };
   const running = (async () => {
     secureSessionFolder(deps.sandboxRoot, deps.dataDir, id, deps.logger);
-    proxy = await limitNetwork(deps, allowedHosts, rules, (host, port) =>
-      refused.add(`${host}:${port}`),
-    );
+    proxy = await limitNetwork(deps, allowedHosts, rules, (host, port) => refused.add(`${host}:${port}`));
     watch = await watchModel({
       family: agent.family,
       env,
@@ -317,7 +316,9 @@ async function promptStep(
       fix: reachFix(model.endpoint, model.reached),
     };
   }
-  const reachable = model ? ` Its model API at ${model.endpoint.url} (${model.endpoint.source}) accepts connections.` : '';
+  const reachable = model
+    ? ` Its model API at ${model.endpoint.url} (${model.endpoint.source}) accepts connections.`
+    : '';
   return {
     name: 'prompt',
     ok: false,

@@ -115,7 +115,6 @@ export async function failureCauses(
   const signIn = await missingSignIn(agent, env);
   if (signIn) causes.push(signIn);
   const model = await modelReach(agent, env.agent, allowedHosts);
-  if (model && !model.reached.reachable)
-    causes.push(unreachableCause(agent, model.endpoint, model.reached));
+  if (model && !model.reached.reachable) causes.push(unreachableCause(agent, model.endpoint, model.reached));
   return causes.length > 0 ? causes.map((c) => `${c.text} ${c.fix}`).join('\n\n') : undefined;
 }

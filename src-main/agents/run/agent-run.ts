@@ -139,6 +139,8 @@ export async function runAgent(
   let watch: ModelWatch | undefined;
   let gaveUp: GaveUp | undefined;
   let programStarted = false;
+  /** The model answered this run (text, thinking, a tool call): it was reached, signed in. */
+  let modelAnswered = false;
   const unreachable = new AbortController();
   const ctx: RunContext = {
     session,
@@ -156,7 +158,10 @@ export async function runAgent(
     },
     sink: {
       assistant: async (message) => {
-        if (message.notice === undefined) watch?.answered();
+        if (message.notice === undefined) {
+          modelAnswered = true;
+          watch?.answered();
+        }
         await service.appendMessage(sessionId, message, null);
         await recordReportedPullRequest(deps, session, message);
       },
@@ -274,9 +279,10 @@ export async function runAgent(
       await refusals.end();
       await endApprovals();
       if (signal.aborted || gaveUp) throw new RunAborted();
-      // A run that failed says why it may have, where Session Desk can tell: no sign-in, no model.
+      // A run that failed before its model answered says why it may have, where Session Desk
+      // can tell: no sign-in, or a model API it cannot reach.
       const causes =
-        result.is_error && programStarted && agent
+        result.is_error && programStarted && !modelAnswered && agent
           ? await failureCauses(
               agent,
               { agent: deps.agentEnvironment(), server: deps.lookupEnv },

@@ -63,7 +63,12 @@ function proxyFor(env: NodeJS.ProcessEnv, host: string, https: boolean): URL | u
   if (!named) return undefined;
   const bypass = (pick('NO_PROXY', 'no_proxy') ?? '').split(/[\s,]+/u).filter(Boolean);
   const name = host.toLowerCase();
-  if (bypass.some((entry) => entry === '*' || name === entry.replace(/^\./u, '') || name.endsWith(`.${entry.replace(/^\./u, '')}`)))
+  if (
+    bypass.some(
+      (entry) =>
+        entry === '*' || name === entry.replace(/^\./u, '') || name.endsWith(`.${entry.replace(/^\./u, '')}`),
+    )
+  )
     return undefined;
   try {
     return new URL(named.includes('://') ? named : `http://${named}`);
@@ -118,7 +123,11 @@ function throughProxy(proxy: URL, host: string, port: number, timeoutMs: number)
       );
     });
     req.once('timeout', () =>
-      done({ reachable: false, reason: `the proxy ${proxy.host} did not answer within ${timeoutMs / 1000} s`, notAllowed: false }),
+      done({
+        reachable: false,
+        reason: `the proxy ${proxy.host} did not answer within ${timeoutMs / 1000} s`,
+        notAllowed: false,
+      }),
     );
     req.once('error', (err) =>
       done({ reachable: false, reason: `the proxy ${proxy.host}: ${said(err)}`, notAllowed: false }),

@@ -90,8 +90,14 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const { agent } = request.body;
+      const { agent, acpAgent: acpAgentId } = request.body;
       if (agent !== undefined && isCliKind(agent)) requireInstalled(ctx, agent);
+      if (agent === 'acp') requireAcpAgent(ctx, acpAgentId);
+      else if (acpAgentId !== undefined) {
+        throw badRequest('acpAgent goes with agent "acp"', [
+          { path: 'body.acpAgent', message: 'is only for agent "acp"' },
+        ]);
+      }
       const result = await accounts.setUp(request.body);
       await startSignIn(ctx, reply, result.user.id);
       return reply.code(201).send(result);
@@ -447,13 +453,24 @@ function requireAcpAgent(ctx: AppContext, id: string | undefined): void {
     throw badRequest(located.problem, [{ path: 'body.acpAgent', message: 'is not installed on the server' }]);
 }
 
-/** The agents setup offers, as Settings describes them, without where their programs are. */
+/**
+ * The agents setup offers, as Settings describes them, without where their programs are: the
+ * three agent CLIs (those not installed with their install command), every ACP agent installed,
+ * and the demo agent.
+ */
 async function setupAgents(ctx: AppContext): Promise<SetupAgent[]> {
   const kinds = await ctx.agents.describeAgents(ctx.agentEnv);
-  return SETUP_AGENTS.flatMap((kind) => {
-    const info = kinds.find((k) => k.kind === kind);
-    if (!info) return [];
-    const { name, simulated, found, version } = info;
-    return [{ kind, name, simulated, found, ...(version === undefined ? {} : { version }) }];
-  });
+  return SETUP_AGENTS.flatMap((kind) =>
+    kinds
+      .filter((info) => info.kind === kind && (kind !== 'acp' || info.found))
+      .map(({ acpAgent, name, simulated, found, version, install }) => ({
+        kind,
+        ...(acpAgent === undefined ? {} : { acpAgent }),
+        name,
+        simulated,
+        found,
+        ...(version === undefined ? {} : { version }),
+        ...(!found && install !== undefined ? { install } : {}),
+      })),
+  );
 }

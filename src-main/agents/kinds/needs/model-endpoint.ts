@@ -41,7 +41,12 @@ export async function modelEndpointOf(
   const at = personFolders(env);
   if (family === 'claude-code') {
     if (env.CLAUDE_CODE_USE_BEDROCK || env.CLAUDE_CODE_USE_VERTEX) return undefined;
-    return fromVariable(env, 'ANTHROPIC_BASE_URL') ?? { url: 'https://api.anthropic.com', source: "Claude Code's default" };
+    return (
+      fromVariable(env, 'ANTHROPIC_BASE_URL') ?? {
+        url: 'https://api.anthropic.com',
+        source: "Claude Code's default",
+      }
+    );
   }
   if (family === 'codex') {
     const configPath = join(at.codex, 'config.toml');
@@ -49,14 +54,20 @@ export async function modelEndpointOf(
     const provider = stringAt(config, 'model_provider') ?? 'openai';
     const baseUrl = stringAt(objectAt(objectAt(config, 'model_providers'), provider), 'base_url');
     if (baseUrl)
-      return { url: baseUrl, source: `model_providers.${provider}.base_url in ${shownPath(configPath, env)}` };
+      return {
+        url: baseUrl,
+        source: `model_providers.${provider}.base_url in ${shownPath(configPath, env)}`,
+      };
     if (provider !== 'openai') return undefined;
     const openai = fromVariable(env, 'OPENAI_BASE_URL');
     if (openai) return openai;
     // Signed in with a ChatGPT account (tokens, no key), Codex calls ChatGPT's backend.
     const auth = await readJson(join(at.codex, 'auth.json'));
     if (objectAt(auth, 'tokens') && !stringAt(auth, 'OPENAI_API_KEY') && !env.OPENAI_API_KEY)
-      return { url: 'https://chatgpt.com/backend-api/codex', source: "Codex's default for a ChatGPT sign-in" };
+      return {
+        url: 'https://chatgpt.com/backend-api/codex',
+        source: "Codex's default for a ChatGPT sign-in",
+      };
     return { url: 'https://api.openai.com/v1', source: "Codex's default" };
   }
   if (family === 'gemini') {
@@ -69,7 +80,10 @@ export async function modelEndpointOf(
       stringAt(settings, 'selectedAuthType');
     if (selected === 'vertex-ai') return undefined;
     if (selected === 'oauth-personal' || selected === 'login-with-google')
-      return { url: 'https://cloudcode-pa.googleapis.com', source: "Gemini CLI's default for a Google sign-in" };
+      return {
+        url: 'https://cloudcode-pa.googleapis.com',
+        source: "Gemini CLI's default for a Google sign-in",
+      };
     return { url: 'https://generativelanguage.googleapis.com', source: "Gemini CLI's default" };
   }
   if (family === 'opencode') {
@@ -80,7 +94,10 @@ export async function modelEndpointOf(
     const options = objectAt(objectAt(objectAt(config, 'provider'), chosen.provider), 'options');
     const baseUrl = stringAt(options, 'baseURL');
     if (baseUrl)
-      return { url: baseUrl, source: `provider.${chosen.provider}.options.baseURL in ${shownPath(configPath, env)}` };
+      return {
+        url: baseUrl,
+        source: `provider.${chosen.provider}.options.baseURL in ${shownPath(configPath, env)}`,
+      };
     const known = OPENCODE_PROVIDERS[chosen.provider];
     return known ? { url: known, source: `OpenCode's ${chosen.provider} provider` } : undefined;
   }

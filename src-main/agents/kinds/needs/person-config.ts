@@ -16,7 +16,10 @@ import type { CliKind } from '../cli-kind-names.js';
 export type AgentFamily = CliKind | 'opencode' | 'qwen-code';
 
 /** What an agent is, as far as its needs go: a CLI kind, or an ACP agent by its home or its seed. */
-export function familyOf(kind: string, spec?: Pick<AcpAgentSpec, 'id' | 'home' | 'seed'>): AgentFamily | undefined {
+export function familyOf(
+  kind: string,
+  spec?: Pick<AcpAgentSpec, 'id' | 'home' | 'seed'>,
+): AgentFamily | undefined {
   if (kind === 'claude-code' || kind === 'codex' || kind === 'gemini') return kind;
   if (kind !== 'acp' || spec === undefined) return undefined;
   if (spec.home !== undefined) return spec.home;
@@ -67,14 +70,16 @@ export async function readDotEnv(path: string): Promise<Record<string, string>> 
 }
 
 export const objectAt = (value: unknown, key: string): Record<string, unknown> | undefined => {
-  const inner = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+  const inner =
+    typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
   return typeof inner === 'object' && inner !== null && !Array.isArray(inner)
     ? (inner as Record<string, unknown>)
     : undefined;
 };
 
 export const stringAt = (value: unknown, key: string): string | undefined => {
-  const inner = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+  const inner =
+    typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
   return typeof inner === 'string' && inner.trim() !== '' ? inner.trim() : undefined;
 };
 
@@ -84,7 +89,9 @@ export function personFolders(env: NodeJS.ProcessEnv) {
   return {
     claude: personCliFolder('claude-code', env),
     /** Claude Code's global settings file: in CLAUDE_CONFIG_DIR when set, else the home. */
-    claudeGlobal: env.CLAUDE_CONFIG_DIR ? join(env.CLAUDE_CONFIG_DIR, '.claude.json') : join(home, '.claude.json'),
+    claudeGlobal: env.CLAUDE_CONFIG_DIR
+      ? join(env.CLAUDE_CONFIG_DIR, '.claude.json')
+      : join(home, '.claude.json'),
     codex: personCliFolder('codex', env),
     gemini: personCliFolder('gemini', env),
     opencodeConfig: join(env.XDG_CONFIG_HOME ?? join(home, '.config'), 'opencode'),
@@ -94,7 +101,9 @@ export function personFolders(env: NodeJS.ProcessEnv) {
 }
 
 /** OpenCode's configured model, `provider/model`, split; none when it names none. */
-export function opencodeModel(config: Record<string, unknown> | null): { provider: string; model: string } | undefined {
+export function opencodeModel(
+  config: Record<string, unknown> | null,
+): { provider: string; model: string } | undefined {
   const model = stringAt(config, 'model');
   const at = model?.indexOf('/') ?? -1;
   return model && at > 0 ? { provider: model.slice(0, at), model: model.slice(at + 1) } : undefined;

@@ -89,7 +89,9 @@ export async function signInOf(family: AgentFamily, env: NeedsEnv): Promise<Sign
       const key = stringAt(own, 'env_key');
       const where = `model_providers.${provider}.env_key in ${shownPath(configPath, env.agent)}`;
       if (key === undefined) {
-        seen.found.push(`none needed (model_providers.${provider} in ${shownPath(configPath, env.agent)} names no env_key)`);
+        seen.found.push(
+          `none needed (model_providers.${provider} in ${shownPath(configPath, env.agent)} names no env_key)`,
+        );
         return fix();
       }
       seen.variable(key, `, named by ${where}`);
@@ -110,7 +112,9 @@ export async function signInOf(family: AgentFamily, env: NeedsEnv): Promise<Sign
     const config = await readJson(configPath);
     const auth = (await readJson(join(at.opencodeData, 'auth.json'))) ?? {};
     const chosen = opencodeModel(config)?.provider;
-    const providers = chosen ? [chosen] : [...new Set([...Object.keys(auth), ...Object.keys(OPENCODE_PROVIDER_KEYS)])];
+    const providers = chosen
+      ? [chosen]
+      : [...new Set([...Object.keys(auth), ...Object.keys(OPENCODE_PROVIDER_KEYS)])];
     for (const provider of providers) {
       if (provider in auth)
         seen.found.push(`${provider} in ${shownPath(join(at.opencodeData, 'auth.json'), env.agent)}`);

@@ -6,7 +6,10 @@ import { useAgentKinds, useAgentSettings, useSaveAgentSettings } from '../../api
 import { TextField } from '../../components/Field';
 import { ErrorState, Loading } from '../../components/States';
 import { useWorkspace } from '../../lib/workspace';
+import { AgentCheckSection } from './AgentCheckSection';
+import { InstalledAgents, MissingAgents, offered } from './AgentChoices';
 import { NetworkSection } from './NetworkSection';
+import './agent-page.css';
 import { SandboxSection } from './SandboxSection';
 
 const SOURCE_NOTE: Record<'workspace' | 'environment' | 'default', string> = {
@@ -17,37 +20,6 @@ const SOURCE_NOTE: Record<'workspace' | 'environment' | 'default', string> = {
 };
 
 type NamedCommand = { name: string; command: string[] };
-
-/** One agent CLI's choice: its name, and where it was found and its version, or why it cannot run. */
-function CliChoice({
-  info,
-  checked,
-  onChoose,
-}: {
-  info: AgentKindInfo;
-  checked: boolean;
-  onChoose: () => void;
-}) {
-  const detail = info.found
-    ? `${info.version ? `version ${info.version}, ` : ''}${info.path ?? ''}`
-    : // The server's sentence names the CLI, which the row already does.
-      (info.problem ?? 'Not installed')
-        .replace(`${info.name} (\`${info.program ?? ''}\`)`, info.program ?? info.name)
-        .replaceAll('`', '');
-  return (
-    <label className="checkbox cli-choice">
-      <input
-        type="radio"
-        name="agent"
-        value={info.acpAgent ? `${info.kind}:${info.acpAgent}` : info.kind}
-        checked={checked}
-        disabled={!info.found && !checked}
-        onChange={onChoose}
-      />{' '}
-      <span className="cli-choice-name">{info.name}</span> <span className="muted small">({detail})</span>
-    </label>
-  );
-}
 
 function AgentForm({
   org,
@@ -69,7 +41,9 @@ function AgentForm({
   const error = save.error instanceof ApiError ? save.error : null;
   const chosen = commands.find((c) => c.name === commandName);
   const kinds = useAgentKinds();
-  const cliKinds = kinds.data?.agents.filter((k) => k.kind !== 'demo' && k.kind !== 'command') ?? [];
+  const realAgents = kinds.data?.agents.filter((k) => k.kind !== 'demo' && k.kind !== 'command') ?? [];
+  const isChosen = (info: AgentKindInfo) =>
+    agent === info.kind && (info.kind !== 'acp' || acpAgent === info.acpAgent);
   const timeoutMs = timeout.trim() ? { timeoutMs: Math.round(Number(timeout) * 1000) } : {};
 
   const [approvals, setApprovals] = useState<ApprovalMode>(initial.approvals ?? 'auto');
@@ -114,17 +88,18 @@ function AgentForm({
           />{' '}
           Demo agent (simulated: offline, built in, does no real work)
         </label>
-        {cliKinds.map((info) => (
-          <CliChoice
-            key={info.acpAgent ? `${info.kind}:${info.acpAgent}` : info.kind}
-            info={info}
-            checked={agent === info.kind && (info.kind !== 'acp' || acpAgent === info.acpAgent)}
-            onChoose={() => {
+        {kinds.isPending ? (
+          <Loading label="Looking for the agents installed here" />
+        ) : (
+          <InstalledAgents
+            agents={realAgents}
+            isChosen={isChosen}
+            onChoose={(info) => {
               setAgent(info.kind);
               setAcpAgent(info.acpAgent);
             }}
           />
-        ))}
+        )}
         <label className="checkbox">
           <input
             type="radio"
@@ -169,6 +144,7 @@ function AgentForm({
             )}
           </>
         )}
+        <MissingAgents agents={realAgents.filter((info) => !offered(info, isChosen))} />
         {agent !== 'demo' && (
           <TextField
             label="Time limit (seconds)"
@@ -267,6 +243,12 @@ export function AgentPage() {
             initial={query.data.settings}
             commands={query.data.commands}
             canEdit={workspace.role === 'owner'}
+          />
+          {/* A new agent saved is a new check: the last one's answer was about the one before. */}
+          <AgentCheckSection
+            key={`check-${workspace.organizationId}-${query.data.settings.agent}-${query.data.settings.acpAgent ?? ''}-${query.data.settings.commandName ?? ''}`}
+            org={workspace.organizationId}
+            canCheck={workspace.role === 'owner'}
           />
           <SandboxSection sandbox={query.data.sandbox} />
           <NetworkSection
