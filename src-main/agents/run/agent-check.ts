@@ -300,11 +300,13 @@ async function promptStep(
     };
   }
   const model = await modelReach(agent, env, enforced);
+  // The runners' own failures already begin with the agent's name ("OpenCode failed: …").
+  const failed = (text: string) => (text.startsWith(agent.name) ? text : `${agent.name} failed: ${text}`);
   const what = sentence(
     'result' in answered
-      ? `${agent.name} failed: ${cut(answered.result.result, 600)}`
+      ? failed(cut(answered.result.result, 600))
       : 'err' in answered && !(answered.err instanceof RunAborted)
-        ? `${agent.name} failed: ${answered.err instanceof Error ? answered.err.message : String(answered.err)}`
+        ? failed(answered.err instanceof Error ? answered.err.message : String(answered.err))
         : `${agent.name} gave no answer within ${seconds(took)}`,
   );
   if (model && !model.reached.reachable) {
