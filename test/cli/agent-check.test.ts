@@ -4,7 +4,6 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentCheckSchema } from '../../src-shared/agent-check.js';
-import type { AgentSettings } from '../../src-shared/accounts.js';
 import { defaultSandboxRoot } from '../../src-main/agents/sandbox/sandbox-root.js';
 import { writeScriptedOpencodeConfig } from '../helpers/agent-cli.js';
 import { ACP_AGENTS_UNDER_TEST, acpAgentTool } from '../helpers/acp-runs.js';
@@ -41,7 +40,7 @@ describe('sessiondesk agent check', () => {
   });
 
   /** A data directory whose workspace chose `settings`, and the person's home folder. */
-  async function place(settings: AgentSettings) {
+  async function place(settings: { agent: 'demo' } | { agent: 'acp'; acpAgent: string }) {
     const root = tempDir('agent-check-cli-');
     const dataDir = join(root, 'data');
     const home = join(root, 'home');

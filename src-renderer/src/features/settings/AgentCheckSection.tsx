@@ -1,3 +1,4 @@
+import { useEffect, useRef } from 'react';
 import {
   AGENT_CHECK_DEADLINE_MS,
   AGENT_CHECK_PROMPT,
@@ -30,7 +31,7 @@ function CheckStep({ step }: { step: AgentCheckStep }) {
           </p>
         )}
         {step.fix && (
-          <p className="check-step-fix small">
+          <p className="check-step-fix">
             <strong>Fix:</strong> {step.fix}
           </p>
         )}
@@ -40,8 +41,11 @@ function CheckStep({ step }: { step: AgentCheckStep }) {
 }
 
 function CheckResult({ check }: { check: AgentCheck }) {
+  // The answer comes below a long form: it is brought into view as it arrives.
+  const shown = useRef<HTMLDivElement>(null);
+  useEffect(() => shown.current?.scrollIntoView({ block: 'nearest' }), [check]);
   return (
-    <div className="stack-tight">
+    <div className="check-result" ref={shown}>
       <p
         role="status"
         className={check.ok ? 'check-summary check-summary-ok' : 'check-summary check-summary-failed'}

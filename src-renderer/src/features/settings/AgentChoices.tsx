@@ -41,21 +41,18 @@ function MissingAgent({ info }: { info: AgentKindInfo }) {
   return (
     <li className="missing-agent">
       <span className="missing-agent-name">{info.name}</span>
-      {info.install ? (
-        <span className="missing-agent-how">
+      <span className="missing-agent-how">
+        {info.install ? (
           <code className="install-command">{info.install}</code>
-          {info.envVar && (
-            <span className="muted small">
-              {' '}
-              or set <code>{info.envVar}</code> to its path
-            </span>
-          )}
-        </span>
-      ) : (
-        <span className="muted small missing-agent-how">
-          {(info.problem ?? 'Not installed.').replaceAll('`', '')}
-        </span>
-      )}
+        ) : (
+          <span>Not on npm: install it as its makers say.</span>
+        )}
+        {info.envVar && (
+          <span className="muted small">
+            or set <code>{info.envVar}</code> to its path
+          </span>
+        )}
+      </span>
     </li>
   );
 }
