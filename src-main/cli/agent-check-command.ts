@@ -79,7 +79,8 @@ const printable = (text: string) =>
 function printCheck(check: AgentCheck, organizationId: string): void {
   print(printable(`${check.agent}, the agent of ${organizationId}: ${check.ok ? 'ready' : 'not ready'}`));
   const width = Math.max(...check.steps.map((s) => AGENT_CHECK_STEP_LABELS[s.name].length));
-  const indent = ' '.repeat(6 + width + 2);
+  // Under the detail: past "  FAIL  " and the label's column.
+  const indent = ' '.repeat(8 + width + 2);
   for (const step of check.steps) {
     const mark = step.ok ? 'ok  ' : 'FAIL';
     const lines = printable(step.detail).split('\n');

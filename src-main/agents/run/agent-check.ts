@@ -18,6 +18,7 @@ import { acpAgentVersion, locateAgentProgram, locateProgram, programVersion } fr
 import { signInOf } from '../kinds/needs/sign-in.js';
 import { agentEnvironment } from '../sandbox/environment.js';
 import { NetworkProxies, type ProxyLease } from '../sandbox/network-proxy.js';
+import { hostAndPort } from '../sandbox/reach.js';
 import { detectOsSandbox } from '../sandbox/os-sandbox.js';
 import { checkSandboxRoot, defaultSandboxRoot, secureSessionFolder } from '../sandbox/sandbox-root.js';
 import { sandboxPath } from '../sandbox/session-folder.js';
@@ -278,6 +279,9 @@ async function promptStep(
   ]);
   clearTimeout(timer);
   const took = Date.now() - startedAt;
+  // What the allow-list refused besides the model API (which the step names already).
+  const api = gaveUp && hostAndPort(gaveUp.endpoint.url);
+  if (api) refused.delete(`${api.host}:${api.port}`);
   const refusedNote =
     refused.size > 0 ? ` The workspace's network allow-list refused: ${[...refused].join(', ')}.` : '';
   if ('result' in answered && !answered.result.is_error && !stop.signal.aborted) {
