@@ -119,10 +119,15 @@ describe('sessiondesk agent check', () => {
         expect(result.code, result.stdout + result.stderr).toBe(0);
         expect(result.stdout).toContain(`OpenCode, the agent of ${org}: ready`);
         expect(result.stdout).toMatch(/ {2}ok {4}Program {6}\S+opencode, version \d+\.\d+/u);
-        expect(result.stdout).toContain('the apiKey of provider scripted in ~/.config/opencode/opencode.json');
+        expect(result.stdout).toContain(
+          'the apiKey of provider scripted in ~/.config/opencode/opencode.json',
+        );
         expect(result.stdout).toMatch(/ {2}ok {4}Test prompt {2}OpenCode answered in [\d.]+ s: "OK"/u);
 
-        const json = await runCli(['agent', 'check', '--workspace', org, '--data-dir', dataDir, '--json'], env);
+        const json = await runCli(
+          ['agent', 'check', '--workspace', org, '--data-dir', dataDir, '--json'],
+          env,
+        );
         expect(json.code, json.stderr).toBe(0);
         const check = AgentCheckSchema.parse(JSON.parse(json.stdout));
         expect(check).toMatchObject({ ok: true, agent: 'OpenCode' });
