@@ -76,7 +76,10 @@ describe('the agent check', () => {
     expect(asMember.status).toBe(403);
     const asKey = await withKey(server, owner.apiKey, 'POST', path);
     expect(asKey.status).toBe(403);
-    expect(ErrorResponseSchema.parse(await asKey.json()).error.message).toContain('an API key cannot');
+    expect(ErrorResponseSchema.parse(await asKey.json()).error).toMatchObject({
+      code: 'api_key_not_allowed',
+      message: expect.stringContaining('an API key may never use it'),
+    });
     // Another workspace's owner is a stranger here.
     const stranger = await seedWorkspace(server, 'stranger');
     expect((await asUser(server, stranger.user.cookie, 'POST', path)).status).toBe(403);

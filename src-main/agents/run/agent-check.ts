@@ -325,11 +325,18 @@ async function promptStep(
   const reachable = model
     ? ` Its model API at ${model.endpoint.url} (${model.endpoint.source}) accepts connections.`
     : '';
+  // What else the allow-list refused may be what the agent waited for (OpenCode fetches its
+  // provider's package from the npm registry at its first start in a fresh home).
+  const fix =
+    refused.size > 0
+      ? `If ${agent.name} needs ${[...refused].join(', ')}, add ${refused.size === 1 ? 'it' : 'them'} to this workspace's network allow-list: Settings › Agent › Network.`
+      : undefined;
   return {
     name: 'prompt',
     ok: false,
     detail: `${what}${reachable}${refusedNote}`,
     ...(model ? { endpoint: model.endpoint.url } : {}),
+    ...(fix ? { fix } : {}),
   };
 }
 

@@ -32,7 +32,7 @@ import { badRequest, conflict, forbidden } from '../../errors.js';
 import { seedDemo } from '../../demo/seed.js';
 import { DEMO, isDemoAccount, ownAccountCount } from '../../demo/people.js';
 import { authHooks } from '../auth/authenticate.js';
-import { localStore, principalOf, userOf, type AppContext } from '../context.js';
+import { localStore, userOf, type AppContext } from '../context.js';
 import { startSignIn } from './auth.js';
 import { errorResponses } from './error-responses.js';
 
@@ -45,7 +45,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
   const { accounts } = ctx;
   const { repos } = ctx.storage;
   const api = app.withTypeProvider<ZodTypeProvider>();
-  const { userOnly, either } = authHooks(ctx.auth);
+  const { userOnly, userOnlyKeysForbidden } = authHooks(ctx.auth);
 
   /** The demo's accounts may do only what the demo shows: `what` says what they may not. */
   async function refuseDemoAccount(userId: string, what: string): Promise<void> {
@@ -405,7 +405,8 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
   api.post(
     '/api/workspaces/:organizationId/agent/check',
     {
-      ...either,
+      // It starts the agent's program: an owner's to ask, as choosing the agent is; never a key's.
+      ...userOnlyKeysForbidden,
       schema: {
         summary: "Check the workspace's agent",
         description: `Owners only, signed in (an API key: 403). Runs the workspace's agent as a session would, within ${AGENT_CHECK_DEADLINE_MS / 1000} s: \`program\` (found, its version asked in the sandbox), \`credentials\` (the sign-in a session's home gets), \`prompt\` (one prompt, "${AGENT_CHECK_PROMPT}", in a sandbox of its own through the workspace's network allow-list). A failed step names the model API it tried (\`endpoint\`) and what to do (\`fix\`). The demo agent's one step, \`simulated\`, passes. Nothing is kept: no session records it.`,
@@ -415,13 +416,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      // It starts the agent's program: an owner's to ask, as choosing the agent is; never a key's.
-      const principal = principalOf(request);
-      if (principal.kind !== 'user')
-        throw forbidden(
-          "Only a workspace's owners check its agent, signed in to the dashboard (or the administrator, with sessiondesk agent check); an API key cannot.",
-        );
-      await ctx.access.requireRole(principal.userId, request.params.organizationId, 'owner');
+      await ctx.access.requireRole(userOf(request).userId, request.params.organizationId, 'owner');
       return ctx.agents.checkAgent(request.params.organizationId);
     },
   );
