@@ -101,9 +101,12 @@ export async function agentCheckCommand(args: string[]): Promise<number | void> 
   required('agent check', v, 'workspace');
   const organizationId = String(v.workspace);
   const databaseUrl = databaseUrlOf(v.database, 'agent check');
-  const dataDir = existingDataDir(resolveDataDir(v['data-dir'] as string | undefined));
+  const named = resolveDataDir(v['data-dir'] as string | undefined);
   let check: AgentCheck;
   if (databaseUrl !== undefined) {
+    // The team database holds the workspace; DIR only the programs the administrator defined
+    // (none, where it is not there), as for "serve --database".
+    const dataDir = named;
     const team = await openTeamStorage(databaseUrl);
     let workspaces;
     try {
@@ -113,6 +116,7 @@ export async function agentCheckCommand(args: string[]): Promise<number | void> 
     }
     check = await checkHere(workspaces, dataDir, organizationId);
   } else {
+    const dataDir = existingDataDir(named);
     const access = await reachDataDir(dataDir, stderrLogger);
     if (access.kind === 'server') {
       check = await checkThroughServer(access.url, access.adminToken, organizationId);

@@ -11,17 +11,20 @@ import { runCli, startServe } from '../helpers/cli.js';
 import { requireTools } from '../helpers/require-tools.js';
 import { seedDataDir, withDataDirStorage } from '../helpers/seed.js';
 import { tempDir } from '../helpers/server.js';
-import { bubblewrapTool } from '../helpers/tools.js';
-import { startScriptedChatCompletionsServer } from '../fixtures/agents/scripted-chat-completions-server.mjs';
+import { realCli } from '../helpers/real-cli-setup.js';
+import { agentCliTool, bubblewrapTool } from '../helpers/tools.js';
 
 /**
  * `sessiondesk agent check` as a person runs it: the real command, on a data directory that a
  * running server holds (the check runs in the server) or that none does (it runs in the
- * command), with the real OpenCode (an ACP agent) against its scripted model server, a closed
- * port, and no OpenCode at all.
+ * command), with the real Claude Code against its scripted model server, the real OpenCode (an
+ * ACP agent) against a closed port, and no OpenCode at all.
  */
 
 const opencode = acpAgentTool(ACP_AGENTS_UNDER_TEST.opencode!);
+const claude = agentCliTool('claude');
+/** What the scripted model answers the check's prompt. */
+const CLAUDE_SCRIPT = [{ match: 'Reply with OK', turns: [{ blocks: [{ type: 'text', text: 'OK' }] }] }];
 /** The agents' programs as a machine without OpenCode has them: Node.js and the system's. */
 const WITHOUT_OPENCODE = `${dirname(process.execPath)}:/usr/bin:/bin`;
 
@@ -40,7 +43,9 @@ describe('sessiondesk agent check', () => {
   });
 
   /** A data directory whose workspace chose `settings`, and the person's home folder. */
-  async function place(settings: { agent: 'demo' } | { agent: 'acp'; acpAgent: string }) {
+  async function place(
+    settings: { agent: 'demo' } | { agent: 'claude-code' } | { agent: 'acp'; acpAgent: string },
+  ) {
     const root = tempDir('agent-check-cli-');
     const dataDir = join(root, 'data');
     const home = join(root, 'home');
@@ -98,18 +103,19 @@ describe('sessiondesk agent check', () => {
     expect(result.stdout).toMatch(/ {2}FAIL {2}Test prompt {2}Not run: OpenCode's program is missing\./u);
   });
 
-  describe('with the real OpenCode', requireTools(opencode, bubblewrapTool()), () => {
+  describe('with the real Claude Code', requireTools(claude, bubblewrapTool()), () => {
     it(
-      'through the server that holds the data directory: the model answers (exit 0); --json',
+      'through the server that holds the data directory: Claude Code answers (exit 0); --json',
       { timeout: 120_000 },
       async () => {
-        const { dataDir, home, org } = await place({ agent: 'acp', acpAgent: 'opencode' });
-        const model = await startScriptedChatCompletionsServer([
-          { match: 'Reply with OK', turns: [{ text: 'OK' }] },
-        ]);
-        cleanups.push(() => model.close());
-        writeScriptedOpencodeConfig(join(home, '.config'), model.url);
-        const env = { HOME: home, SESSIONDESK_OPENCODE_BIN: opencode.path! };
+        const { dataDir, home, org } = await place({ agent: 'claude-code' });
+        const cli = await realCli('claude-code', CLAUDE_SCRIPT, home);
+        cleanups.push(() => cli.close());
+        const env = {
+          ...cli.env,
+          SESSIONDESK_CLAUDE_BIN: cli.bin,
+          SESSIONDESK_AGENT_ENV: cli.names.join(','),
+        };
         const server = await startServe(dataDir, ['--log-level', 'warn'], env);
         cleanups.push(() => server.stop());
 
@@ -117,20 +123,18 @@ describe('sessiondesk agent check', () => {
         const result = await runCli(['agent', 'check', '--workspace', org, '--data-dir', dataDir], env);
         expect(Date.now() - started).toBeLessThan(30_000);
         expect(result.code, result.stdout + result.stderr).toBe(0);
-        expect(result.stdout).toContain(`OpenCode, the agent of ${org}: ready`);
-        expect(result.stdout).toMatch(/ {2}ok {4}Program {6}\S+opencode, version \d+\.\d+/u);
-        expect(result.stdout).toContain(
-          'the apiKey of provider scripted in ~/.config/opencode/opencode.json',
-        );
-        expect(result.stdout).toMatch(/ {2}ok {4}Test prompt {2}OpenCode answered in [\d.]+ s: "OK"/u);
+        expect(result.stdout).toContain(`Claude Code, the agent of ${org}: ready`);
+        expect(result.stdout).toMatch(/ {2}ok {4}Program {6}\S+claude, version 2\.1\.\d+/u);
+        expect(result.stdout).toContain('ANTHROPIC_API_KEY (environment)');
+        expect(result.stdout).toMatch(/ {2}ok {4}Test prompt {2}Claude Code answered in [\d.]+ s: "OK"/u);
 
         const json = await runCli(
           ['agent', 'check', '--workspace', org, '--data-dir', dataDir, '--json'],
           env,
         );
-        expect(json.code, json.stderr).toBe(0);
+        expect(json.code, json.stdout + json.stderr).toBe(0);
         const check = AgentCheckSchema.parse(JSON.parse(json.stdout));
-        expect(check).toMatchObject({ ok: true, agent: 'OpenCode' });
+        expect(check).toMatchObject({ ok: true, agent: 'Claude Code' });
         expect(check.steps.map((s) => [s.name, s.ok])).toEqual([
           ['program', true],
           ['credentials', true],
@@ -138,7 +142,9 @@ describe('sessiondesk agent check', () => {
         ]);
       },
     );
+  });
 
+  describe('with the real OpenCode', requireTools(opencode, bubblewrapTool()), () => {
     it(
       'on the data directory alone, against a closed port: names that endpoint and what to do within 30 s (exit 1)',
       { timeout: 120_000 },

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import {
   AGENT_CHECK_DEADLINE_MS,
@@ -60,9 +61,11 @@ const CHECK_WATCH: WatchTimes = { firstMs: 4_000, everyMs: 3_000, giveUpMs: 10_0
 
 /**
  * What the prompt leaves of the deadline for stopping the agent: an ACP agent gets 2 s to
- * cancel, then its processes 5 s between SIGTERM and SIGKILL (process-group.ts).
+ * cancel, then SIGTERM ends its processes (a program that ignores it is killed later, after the
+ * check has answered: the answer goes at the deadline whatever). OpenCode takes about 15 s to
+ * answer its first prompt in a fresh home, so the prompt gets what is left of 25 s.
  */
-const STOP_MARGIN_MS = 8_000;
+const STOP_MARGIN_MS = 5_000;
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
@@ -246,6 +249,8 @@ async function promptStep(
     },
     processStarted: () => watch?.started(),
   };
+  // A sandboxes folder made for the check alone (a command run where no server ran) goes with it.
+  const rootMade = !existsSync(deps.sandboxRoot);
   const running = (async () => {
     secureSessionFolder(deps.sandboxRoot, deps.dataDir, id, deps.logger);
     proxy = await limitNetwork(deps, allowedHosts, rules, (host, port) => refused.add(`${host}:${port}`));
@@ -264,6 +269,7 @@ async function promptStep(
     watch?.stop();
     await proxy?.close();
     await Promise.all([sandboxDir, cliHome].map((dir) => rm(dir, { recursive: true, force: true })));
+    if (rootMade) await rm(deps.sandboxRoot, { recursive: true, force: true });
   });
   const promptDeadline = deadline - STOP_MARGIN_MS - Date.now();
   const timer = setTimeout(() => stop.abort(), Math.max(0, promptDeadline));
