@@ -138,7 +138,14 @@ describe('first-run setup with agent CLIs installed', () => {
           found: false,
           install: 'npm install -g @google/gemini-cli',
         },
-        { kind: 'acp', acpAgent: 'opencode', name: 'OpenCode', simulated: false, found: true, version: '1.2.3' },
+        {
+          kind: 'acp',
+          acpAgent: 'opencode',
+          name: 'OpenCode',
+          simulated: false,
+          found: true,
+          version: '1.2.3',
+        },
         { kind: 'demo', name: 'Demo agent (simulated)', simulated: true, found: true },
       ],
     });
