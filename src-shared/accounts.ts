@@ -159,15 +159,22 @@ export const CreatedKeyResponseSchema = z.object({ key: CreatedApiKeySchema });
 export const WorkspaceResponseSchema = z.object({ workspace: WorkspaceSchema });
 export const WorkspacesResponseSchema = z.object({ workspaces: z.array(WorkspaceSchema) });
 
-/** First run: whether the owner account still has to be created. */
-/** The agents first-run setup offers for the first workspace. */
-export const SETUP_AGENTS = ['claude-code', 'codex', 'gemini', 'demo'] as const;
+/** The id of an ACP agent: lower-case words joined by hyphens. */
+export const ACP_AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/u;
+
+/** The agents first-run setup offers for the first workspace: the CLIs, the ACP agents found, the demo. */
+export const SETUP_AGENTS = ['claude-code', 'codex', 'gemini', 'acp', 'demo'] as const;
 export const SetupAgentSchema = z.object({
   kind: z.enum(SETUP_AGENTS),
+  acpAgent: z.string().optional().describe('For `kind: "acp"`: the id to choose it by, as `acpAgent`.'),
   name: z.string(),
   simulated: z.boolean().describe('True for the demo agent: its runs are made up, not real work.'),
   found: z.boolean().describe('Whether its program is installed on this machine (always true for `demo`).'),
   version: z.string().optional().describe('What `<program> --version` printed, when it could say.'),
+  install: z
+    .string()
+    .optional()
+    .describe('For an agent not installed: the command that installs it (`npm install -g …`).'),
 });
 export type SetupAgent = z.infer<typeof SetupAgentSchema>;
 export const SetupStatusSchema = z.object({
@@ -180,7 +187,9 @@ export const SetupStatusSchema = z.object({
   agents: z
     .array(SetupAgentSchema)
     .optional()
-    .describe('While setup is needed: the agents the first workspace can use, and which are installed.'),
+    .describe(
+      'While setup is needed: the agents the first workspace can use: the three agent CLIs (installed or not), every ACP agent installed, and the demo agent.',
+    ),
   launchToken: z
     .boolean()
     .describe(
@@ -203,6 +212,11 @@ export const SetupBodySchema = z.strictObject({
     .describe(
       "The first workspace's agent (an agent CLI must be installed). Without it the workspace has none chosen and runs the simulated demo agent, labelled so, until an owner chooses in Settings.",
     ),
+  acpAgent: z
+    .string()
+    .regex(ACP_AGENT_ID_PATTERN, 'must be the id of an ACP agent GET /api/setup lists')
+    .optional()
+    .describe('With `agent: "acp"`: which ACP agent (one `GET /api/setup` lists as installed).'),
 });
 export const SetupResponseSchema = z.object({ user: UserSchema, workspace: WorkspaceSchema });
 
@@ -256,9 +270,6 @@ export const HostPatternSchema = z
   .max(260)
   .regex(HOST_PATTERN, 'must be a host name, an IPv4 address or *.name, with an optional :port')
   .refine((pattern) => Number(pattern.split(':')[1] ?? '1') <= 65535, 'must have a port up to 65535');
-
-/** The id of an ACP agent: lower-case words joined by hyphens. */
-export const ACP_AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/u;
 
 export const AgentSettingsSchema = z.strictObject({
   agent: z.enum(AGENT_KINDS),
@@ -353,6 +364,11 @@ export const AgentKindInfoSchema = z.object({
   path: z.string().optional().describe('Where its program was found.'),
   version: z.string().optional().describe('What `<program> --version` printed, when it could say.'),
   problem: z.string().optional().describe('Why it cannot run, when it cannot.'),
+  npm: z.string().optional().describe('The npm package its program installs from, when it does.'),
+  install: z
+    .string()
+    .optional()
+    .describe('The command that installs it (`npm install -g opencode-ai`), when it comes from npm.'),
   tested: z
     .boolean()
     .optional()

@@ -142,8 +142,9 @@ export function createAccounts(storage: Storage, clock: Clock) {
       name: string;
       password: string;
       workspaceName: string;
-      /** The first workspace's agent, when setup asked. */
+      /** The first workspace's agent, when setup asked (with `acp`, which ACP agent). */
       agent?: AgentSettings['agent'] | undefined;
+      acpAgent?: string | undefined;
     }) {
       const closed = () => conflict('Session Desk is already set up; sign in instead');
       if ((await ownAccountCount(repos)) > 0) throw closed();
@@ -170,7 +171,10 @@ export function createAccounts(storage: Storage, clock: Clock) {
         });
         await tx.workspaces.addMember(workspace.organizationId, user.id, 'owner', user.createdAt);
         if (input.agent !== undefined)
-          await tx.workspaces.putSettings(workspace.organizationId, { agent: input.agent });
+          await tx.workspaces.putSettings(workspace.organizationId, {
+            agent: input.agent,
+            ...(input.agent === 'acp' && input.acpAgent !== undefined ? { acpAgent: input.acpAgent } : {}),
+          });
       });
       return { user: { id: user.id, email: user.email, name: user.name }, workspace };
     },

@@ -28,6 +28,7 @@ import {
   agentCommandRemove,
   agentCommandSet,
 } from './agent-commands.js';
+import { agentCheckCommand } from './agent-check-command.js';
 import { print, version } from './command-line.js';
 import {
   backupCommand,
@@ -63,6 +64,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void | number>> = {
   'agent-command set': agentCommandSet,
   'agent-command list': agentCommandList,
   'agent-command remove': agentCommandRemove,
+  'agent check': agentCheckCommand,
   'acp-agent set': acpAgentSet,
   'acp-agent list': acpAgentList,
   'acp-agent unset': acpAgentUnset,

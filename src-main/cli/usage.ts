@@ -25,6 +25,7 @@ Commands:
   agent-command set   Define an agent command workspaces may choose (administrator)
   agent-command list  List the agent commands
   agent-command remove  Remove an agent command
+  agent check         Check a workspace's agent as a session would run it
   acp-agent set       Add an ACP agent, or change how one starts (administrator)
   acp-agent list      List the ACP agents the administrator added
   acp-agent unset     Remove an ACP agent the administrator added
@@ -159,6 +160,23 @@ ${PROGRAMS_NOT_ON_TEAM_DATABASE}`,
 Removes the agent command NAME. Workspaces that chose it fail their next run, saying so,
 until an owner chooses another agent.
 ${PROGRAMS_NOT_ON_TEAM_DATABASE}`,
+  'agent check': `Usage: sessiondesk agent check --workspace ORG [--json] [--data-dir DIR | --database URL]
+
+Checks the agent of the workspace ORG as a session would run it, within 30 seconds, and
+prints each step:
+  Program      found as a run finds it, its version asked in the sandbox
+  Credentials  the sign-in a session's home gets (variables and files)
+  Test prompt  "Reply with OK", run in a sandbox of its own through the workspace's network
+               allow-list; a model API that cannot be reached is said within seconds
+A failed step says what to do: the install command, the credential to add, the host to allow,
+and names the model API it tried (endpoint). The demo agent's check passes: it is simulated.
+Nothing of the check is kept.
+While a server holds the data directory, the check runs in it, with its environment; else
+here, with this shell's environment, as "sessiondesk serve" started from it would run agents.
+With --database URL (else SESSIONDESK_DATABASE_URL) the workspace is read from a team
+server's PostgreSQL, and the check runs here with DIR's agent commands and ACP agents.
+  --json   the check as JSON: { ok, agent, steps: [{ name, ok, detail, endpoint?, fix? }] }
+Exit code 0 when every step passed, 1 when one failed or the check could not run.`,
   'acp-agent set': `Usage: sessiondesk acp-agent set NAME [--data-dir DIR] -- PROGRAM [ARG…]
 
 Adds the ACP agent NAME, an agent that speaks the Agent Client Protocol on stdio: the program
@@ -301,6 +319,11 @@ Run "sessiondesk member <command> --help" for its options.`,
   history import    Import the agent CLIs' own session files
 
 Run "sessiondesk history <command> --help" for its options.`,
+  agent: `Usage: sessiondesk agent <command>
+
+  agent check    Check a workspace's agent as a session would run it
+
+Run "sessiondesk agent <command> --help" for its options.`,
   'acp-agent': `Usage: sessiondesk acp-agent <command>
 
   acp-agent set      Add an ACP agent, or change how one starts (administrator)

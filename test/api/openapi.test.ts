@@ -59,6 +59,7 @@ describe('GET /api/openapi.json', () => {
       '/api/setup/demo',
       '/api/workspaces',
       '/api/workspaces/{organizationId}/agent',
+      '/api/workspaces/{organizationId}/agent/check',
       '/api/workspaces/{organizationId}/history-sources',
       '/api/workspaces/{organizationId}/history-sources/{sourceId}',
       '/api/workspaces/{organizationId}/invitations/{email}',

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -107,8 +107,14 @@ describe('first-run setup with agent CLIs installed', () => {
 
   it('offers the agents it finds, checks the choice, and gives the first workspace the chosen one', async () => {
     bin = installRecordedClis(mkdtempSync(join(tmpdir(), 'setup-clis-')));
+    // An ACP agent installed too: OpenCode (a stand-in that says its version).
+    writeFileSync(join(bin, 'opencode'), '#!/bin/sh\necho 1.2.3\n', { mode: 0o755 });
     const s = await startTestServer({
-      agentEnv: { PATH: '/nonexistent', SESSIONDESK_CODEX_BIN: join(bin, 'codex') },
+      agentEnv: {
+        PATH: '/nonexistent',
+        SESSIONDESK_CODEX_BIN: join(bin, 'codex'),
+        SESSIONDESK_OPENCODE_BIN: join(bin, 'opencode'),
+      },
     });
     server = s;
     expect(await (await fetch(`${s.url}/api/setup`)).json()).toEqual({
@@ -118,14 +124,34 @@ describe('first-run setup with agent CLIs installed', () => {
       launchToken: false,
       setupCode: false,
       agents: [
-        { kind: 'claude-code', name: 'Claude Code', simulated: false, found: false },
+        {
+          kind: 'claude-code',
+          name: 'Claude Code',
+          simulated: false,
+          found: false,
+          install: 'npm install -g @anthropic-ai/claude-code',
+        },
         { kind: 'codex', name: 'Codex', simulated: false, found: true, version: '0.169.0' },
-        { kind: 'gemini', name: 'Gemini CLI', simulated: false, found: false },
+        {
+          kind: 'gemini',
+          name: 'Gemini CLI',
+          simulated: false,
+          found: false,
+          install: 'npm install -g @google/gemini-cli',
+        },
+        {
+          kind: 'acp',
+          acpAgent: 'opencode',
+          name: 'OpenCode',
+          simulated: false,
+          found: true,
+          version: '1.2.3',
+        },
         { kind: 'demo', name: 'Demo agent (simulated)', simulated: true, found: true },
       ],
     });
     const launch = await launchCookie(s);
-    const setUp = (agent: string) =>
+    const setUp = (agent: string, more: object = {}) =>
       fetch(`${s.url}/api/setup`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', origin: s.origin, cookie: launch },
@@ -135,6 +161,7 @@ describe('first-run setup with agent CLIs installed', () => {
           password: PASSWORD,
           workspaceName: 'Acme',
           agent,
+          ...more,
         }),
       });
     // One not installed, and one setup does not offer (a command is the administrator's).
@@ -143,14 +170,23 @@ describe('first-run setup with agent CLIs installed', () => {
     expect(await s.storage.repos.users.findByEmail('ada@example.test')).toBeNull();
     await expectError(await setUp('command'), 400);
     expect(await s.storage.repos.users.findByEmail('ada@example.test')).toBeNull();
+    // An ACP agent not installed, one without its id, and an id without `acp`.
+    await expectError(await setUp('acp', { acpAgent: 'qwen-code' }), 400, 'validation_failed');
+    await expectError(await setUp('acp'), 400, 'validation_failed');
+    await expectError(await setUp('codex', { acpAgent: 'opencode' }), 400, 'validation_failed');
+    expect(await s.storage.repos.users.findByEmail('ada@example.test')).toBeNull();
 
-    const response = await setUp('codex');
+    const response = await setUp('acp', { acpAgent: 'opencode' });
     expect(response.status).toBe(201);
     const { workspace } = SetupResponseSchema.parse(await response.json());
     const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0]!;
     const agent = await asUser(s, cookie, 'GET', `/api/workspaces/${workspace.organizationId}/agent`);
     expect(await agent.json()).toEqual(
-      expect.objectContaining({ settings: { agent: 'codex' }, source: 'workspace', commands: [] }),
+      expect.objectContaining({
+        settings: { agent: 'acp', acpAgent: 'opencode' },
+        source: 'workspace',
+        commands: [],
+      }),
     );
     // Setup is over: nothing more is said to callers who have not signed in.
     expect(await (await fetch(`${s.url}/api/setup`)).json()).toEqual({

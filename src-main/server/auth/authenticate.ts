@@ -112,13 +112,26 @@ export function authHooks(auth: Authenticator) {
   const pushKey = async (request: FastifyRequest) => {
     request.principal = await auth.pushKey(request);
   };
+  // What a key may never ask even in the dashboard's place (to start a program): forbidden, 403.
+  const userOnlyKeysForbidden = async (request: FastifyRequest) => {
+    if (presentedApiKey(request) !== null) {
+      throw new AppError(
+        403,
+        'api_key_not_allowed',
+        'This endpoint is for a signed-in owner (the dashboard); an API key may never use it',
+      );
+    }
+    request.principal = await auth.userOnly(request);
+  };
   acceptedBy.set(either, KEY_OR_COOKIE);
   acceptedBy.set(userOnly, COOKIE_ONLY);
   acceptedBy.set(pushKey, KEY_ONLY);
+  acceptedBy.set(userOnlyKeysForbidden, COOKIE_ONLY);
   return {
     either: { onRequest: either },
     userOnly: { onRequest: userOnly },
     pushKey: { onRequest: pushKey },
+    userOnlyKeysForbidden: { onRequest: userOnlyKeysForbidden },
   };
 }
 

@@ -14,6 +14,7 @@ import {
   SetPasswordBodySchema,
 } from '../../../src-shared/accounts.js';
 import { HISTORY_IMPORT_PATH, HistoryImportBodySchema } from '../../../src-shared/history.js';
+import { AGENT_CHECK_ADMIN_PATH, AgentCheckAdminBodySchema } from '../../../src-shared/agent-check.js';
 import { createDirectory } from '../../accounts/directory.js';
 import { runHistoryImport } from '../../history/service.js';
 import { folderRules } from '../../history/source-folder.js';
@@ -109,6 +110,12 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
       ctx.credentialChanges.notify();
       return reply.code(204).send(null);
     },
+  );
+  // `sessiondesk agent check`: the check runs here, with this server's environment and sandbox.
+  api.post(
+    AGENT_CHECK_ADMIN_PATH,
+    { onRequest, schema: { ...schema, body: AgentCheckAdminBodySchema } },
+    async (request) => ctx.agents.checkAgent(request.body.organizationId),
   );
   api.get('/api/admin/users', { onRequest, schema }, async () => ({
     users: await createDirectory(ctx.storage.repos).users(),

@@ -24,6 +24,11 @@ import {
   WorkspacesResponseSchema,
   type SetupAgent,
 } from '../../../src-shared/accounts.js';
+import {
+  AGENT_CHECK_DEADLINE_MS,
+  AGENT_CHECK_PROMPT,
+  AgentCheckSchema,
+} from '../../../src-shared/agent-check.js';
 import { isCliKind, type CliKind } from '../../agents/kinds/cli-kind-names.js';
 import { badRequest, conflict, forbidden } from '../../errors.js';
 import { seedDemo } from '../../demo/seed.js';
@@ -42,7 +47,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
   const { accounts } = ctx;
   const { repos } = ctx.storage;
   const api = app.withTypeProvider<ZodTypeProvider>();
-  const { userOnly } = authHooks(ctx.auth);
+  const { userOnly, userOnlyKeysForbidden } = authHooks(ctx.auth);
 
   /** What the demo's accounts may not do, in words, or null for any other account. */
   async function demoLimit(userId: string, what: string): Promise<string | null> {
@@ -103,8 +108,14 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const { agent } = request.body;
+      const { agent, acpAgent: acpAgentId } = request.body;
       if (agent !== undefined && isCliKind(agent)) requireInstalled(ctx, agent);
+      if (agent === 'acp') requireAcpAgent(ctx, acpAgentId);
+      else if (acpAgentId !== undefined) {
+        throw badRequest('acpAgent goes with agent "acp"', [
+          { path: 'body.acpAgent', message: 'is only for agent "acp"' },
+        ]);
+      }
       const result = await accounts.setUp(request.body);
       await startSignIn(ctx, reply, result.user.id);
       return reply.code(201).send(result);
@@ -440,6 +451,25 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       return agentSettingsAs(userId, organizationId);
     },
   );
+
+  api.post(
+    '/api/workspaces/:organizationId/agent/check',
+    {
+      // It starts the agent's program: an owner's to ask, as choosing the agent is; never a key's.
+      ...userOnlyKeysForbidden,
+      schema: {
+        summary: "Check the workspace's agent",
+        description: `Owners only, signed in (an API key: 403). Runs the workspace's agent as a session would, within ${AGENT_CHECK_DEADLINE_MS / 1000} s: \`program\` (found, its version asked in the sandbox), \`credentials\` (the sign-in a session's home gets), \`prompt\` (one prompt, "${AGENT_CHECK_PROMPT}", in a sandbox of its own through the workspace's network allow-list). A failed step names the model API it tried (\`endpoint\`) and what to do (\`fix\`). The demo agent's one step, \`simulated\`, passes. Nothing is kept: no session records it.`,
+        tags: ['dashboard'],
+        params: WorkspaceParamsSchema,
+        response: { 200: AgentCheckSchema, ...errorResponses(400, 401, 403, 429, 500) },
+      },
+    },
+    async (request) => {
+      await ctx.access.requireRole(userOf(request).userId, request.params.organizationId, 'owner');
+      return ctx.agents.checkAgent(request.params.organizationId);
+    },
+  );
 }
 
 /** An agent CLI may be chosen only where its program is installed: 400 saying what is missing. */
@@ -468,13 +498,24 @@ function requireAcpAgent(ctx: AppContext, id: string | undefined): void {
     throw badRequest(located.problem, [{ path: 'body.acpAgent', message: 'is not installed on the server' }]);
 }
 
-/** The agents setup offers, as Settings describes them, without where their programs are. */
+/**
+ * The agents setup offers, as Settings describes them, without where their programs are: the
+ * three agent CLIs (those not installed with their install command), every ACP agent installed,
+ * and the demo agent.
+ */
 async function setupAgents(ctx: AppContext): Promise<SetupAgent[]> {
   const kinds = await ctx.agents.describeAgents(ctx.agentEnv);
-  return SETUP_AGENTS.flatMap((kind) => {
-    const info = kinds.find((k) => k.kind === kind);
-    if (!info) return [];
-    const { name, simulated, found, version } = info;
-    return [{ kind, name, simulated, found, ...(version === undefined ? {} : { version }) }];
-  });
+  return SETUP_AGENTS.flatMap((kind) =>
+    kinds
+      .filter((info) => info.kind === kind && (kind !== 'acp' || info.found))
+      .map(({ acpAgent, name, simulated, found, version, install }) => ({
+        kind,
+        ...(acpAgent === undefined ? {} : { acpAgent }),
+        name,
+        simulated,
+        found,
+        ...(version === undefined ? {} : { version }),
+        ...(!found && install !== undefined ? { install } : {}),
+      })),
+  );
 }

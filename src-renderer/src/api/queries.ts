@@ -22,6 +22,7 @@ import {
   SignInResponseSchema,
   WorkspaceResponseSchema,
 } from '../../../src-shared/accounts';
+import { AgentCheckSchema } from '../../../src-shared/agent-check';
 import {
   ListSessionsResponseSchema,
   RepositoriesResponseSchema,
@@ -238,10 +239,18 @@ export function useAgentSettings(org: string) {
 }
 
 /** The agent kinds and whether each agent CLI is installed on the server. */
-export function useAgentKinds() {
+export function useAgentKinds(enabled = true) {
   return useQuery({
     queryKey: ['agent-kinds'],
     queryFn: () => api.get('/api/agents', AgentKindsResponseSchema),
+    enabled,
+  });
+}
+
+/** Checks the workspace's saved agent as a session would run it (owners only). */
+export function useCheckAgent(org: string) {
+  return useMutation({
+    mutationFn: () => api.post(`/api/workspaces/${encodeURIComponent(org)}/agent/check`, AgentCheckSchema),
   });
 }
 

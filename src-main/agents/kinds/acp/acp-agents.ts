@@ -175,9 +175,12 @@ export function knownAcpAgents(dataDir?: string): AcpAgentSpec[] {
 
 const ADMIN_DEFAULTS = { program: '', args: [], version: 'none', clientFiles: true, tested: false } as const;
 
-/** How Settings › Agent names an ACP agent, apart from a native CLI of the same name. */
-export function acpAgentLabel(spec: Pick<AcpAgentSpec, 'name'>): string {
-  return `${spec.name} (Agent Client Protocol)`;
+/**
+ * An ACP agent's name wherever it is shown: its own ("OpenCode"), and for one that runs a native
+ * CLI's engine (Gemini CLI, the Claude and Codex adapters), said apart from that CLI.
+ */
+export function acpAgentLabel(spec: Pick<AcpAgentSpec, 'name' | 'home'>): string {
+  return spec.home === undefined ? spec.name : `${spec.name} (Agent Client Protocol)`;
 }
 
 export function acpAgent(id: string, dataDir?: string): AcpAgentSpec | undefined {

@@ -9,7 +9,8 @@ import { RelativeTime } from '../../components/RelativeTime';
 import { EmptyState, ErrorState, Loading } from '../../components/States';
 import { displayTitle } from '../../lib/plain-text';
 import { useShortcuts } from '../../lib/use-shortcut';
-import { requestingAgentName } from '../../lib/usage';
+import { useAgentKinds } from '../../api/queries';
+import { requestingAgentName } from '../../lib/agent-names';
 import { useWorkspace } from '../../lib/workspace';
 import { ApprovalChoices, ApprovalDetail, TimeLeft, type Decider } from './ApprovalParts';
 import { CHOICE_KEYS, choicesOf } from './choices';
@@ -42,6 +43,7 @@ function InboxItem({
   onRejecting: (open: boolean) => void;
 }) {
   const titleId = `approval-${approval.id}-title`;
+  const kinds = useAgentKinds(approval.agent.startsWith('acp:')).data?.agents;
   return (
     <article
       className={selected ? 'approval-card approval-card-selected' : 'approval-card'}
@@ -58,7 +60,7 @@ function InboxItem({
         <TimeLeft expiresAt={approval.expiresAt} />
       </header>
       <p className="approval-meta muted small">
-        <span>{requestingAgentName(approval.agent)}</span>
+        <span>{requestingAgentName(approval.agent, kinds)}</span>
         <span aria-hidden="true"> · </span>
         <SessionLink sessionId={approval.sessionId} />
         <span aria-hidden="true"> · </span>

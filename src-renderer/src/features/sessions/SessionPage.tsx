@@ -13,7 +13,8 @@ import { EmptyState, ErrorState, Loading } from '../../components/States';
 import { useNow } from '../../lib/use-now';
 import { displayTitle } from '../../lib/plain-text';
 import { usePageTitle } from '../../lib/use-page-title';
-import { AGENT_NAMES, usageDetail, usageText } from '../../lib/usage';
+import { useAgentNames } from '../../lib/agent-names';
+import { usageDetail, usageText } from '../../lib/usage';
 import { useWorkspace } from '../../lib/workspace';
 import { Transcript } from '../transcript/Transcript';
 import { ChangesView } from '../changes/ChangesView';
@@ -146,6 +147,8 @@ export function SessionPage() {
   const now = useNow();
   const update = useUpdateSession(workspace.organizationId, sessionId);
   const updateError = update.error instanceof ApiError ? update.error : null;
+  // An ACP agent is named as it is ("OpenCode"), from the server's list of agents.
+  const agentName = useAgentNames(query.data?.session.agent === 'acp');
   usePageTitle(
     query.data ? displayTitle(query.data.session.title, query.data.session.firstMessagePreview) : undefined,
   );
@@ -330,7 +333,13 @@ export function SessionPage() {
               {session.agent !== undefined && (
                 <>
                   <dt>Agent</dt>
-                  <dd>{session.agent === 'demo' ? <SimulatedBadge /> : AGENT_NAMES[session.agent]}</dd>
+                  <dd>
+                    {session.agent === 'demo' ? (
+                      <SimulatedBadge />
+                    ) : (
+                      agentName(session.agent, session.acpAgent)
+                    )}
+                  </dd>
                 </>
               )}
               {session.isolation !== undefined && (
@@ -361,7 +370,7 @@ export function SessionPage() {
                   // None was chosen: the agent ran its own default, which Session Desk does not know.
                   <span className="muted">
                     {session.agent && session.agent !== 'command'
-                      ? `${AGENT_NAMES[session.agent]}'s own default`
+                      ? `${agentName(session.agent, session.acpAgent)}'s own default`
                       : "The agent's own default"}
                   </span>
                 )}

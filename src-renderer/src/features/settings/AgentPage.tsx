@@ -6,7 +6,10 @@ import { useAgentKinds, useAgentSettings, useSaveAgentSettings } from '../../api
 import { TextField } from '../../components/Field';
 import { ErrorState, Loading } from '../../components/States';
 import { useWorkspace } from '../../lib/workspace';
+import { AgentCheckSection } from './AgentCheckSection';
+import { InstalledAgents, MissingAgents, offered } from './AgentChoices';
 import { NetworkSection } from './NetworkSection';
+import './agent-page.css';
 import { SandboxSection } from './SandboxSection';
 
 const SOURCE_NOTE: Record<'workspace' | 'environment' | 'default', string> = {
@@ -17,44 +20,6 @@ const SOURCE_NOTE: Record<'workspace' | 'environment' | 'default', string> = {
 };
 
 type NamedCommand = { name: string; command: string[] };
-
-/** One agent CLI's choice: its name, and where it was found and its version, or why it cannot run. */
-function CliChoice({
-  info,
-  checked,
-  locked,
-  onChoose,
-}: {
-  info: AgentKindInfo;
-  checked: boolean;
-  /** The account may not choose it (the demo's accounts run the demo agent only). */
-  locked: boolean;
-  onChoose: () => void;
-}) {
-  // A demo account cannot choose it whether it is installed or not: where it is found is no help.
-  const detail = locked
-    ? "not for the demo's accounts"
-    : info.found
-      ? `${info.version ? `version ${info.version}, ` : ''}${info.path ?? ''}`
-      : // The server's sentence names the CLI, which the row already does.
-        (info.problem ?? 'Not installed')
-          .replace(`${info.name} (\`${info.program ?? ''}\`)`, info.program ?? info.name)
-          .replaceAll('`', '');
-  return (
-    <label className="checkbox cli-choice">
-      <input
-        type="radio"
-        name="agent"
-        value={info.acpAgent ? `${info.kind}:${info.acpAgent}` : info.kind}
-        checked={checked}
-        disabled={(!info.found || locked) && !checked}
-        aria-describedby={locked ? 'demo-only-note' : undefined}
-        onChange={onChoose}
-      />{' '}
-      <span className="cli-choice-name">{info.name}</span> <span className="muted small">({detail})</span>
-    </label>
-  );
-}
 
 function AgentForm({
   org,
@@ -79,7 +44,9 @@ function AgentForm({
   const error = save.error instanceof ApiError ? save.error : null;
   const chosen = commands.find((c) => c.name === commandName);
   const kinds = useAgentKinds();
-  const cliKinds = kinds.data?.agents.filter((k) => k.kind !== 'demo' && k.kind !== 'command') ?? [];
+  const realAgents = kinds.data?.agents.filter((k) => k.kind !== 'demo' && k.kind !== 'command') ?? [];
+  const isChosen = (info: AgentKindInfo) =>
+    agent === info.kind && (info.kind !== 'acp' || acpAgent === info.acpAgent);
   const timeoutMs = timeout.trim() ? { timeoutMs: Math.round(Number(timeout) * 1000) } : {};
 
   const [approvals, setApprovals] = useState<ApprovalMode>(initial.approvals ?? 'auto');
@@ -129,18 +96,19 @@ function AgentForm({
             {demoOnly}
           </p>
         )}
-        {cliKinds.map((info) => (
-          <CliChoice
-            key={info.acpAgent ? `${info.kind}:${info.acpAgent}` : info.kind}
-            info={info}
-            checked={agent === info.kind && (info.kind !== 'acp' || acpAgent === info.acpAgent)}
+        {kinds.isPending ? (
+          <Loading label="Looking for the agents installed here" />
+        ) : (
+          <InstalledAgents
+            agents={realAgents}
+            isChosen={isChosen}
             locked={demoOnly !== undefined}
-            onChoose={() => {
+            onChoose={(info) => {
               setAgent(info.kind);
               setAcpAgent(info.acpAgent);
             }}
           />
-        ))}
+        )}
         <label className="checkbox">
           <input
             type="radio"
@@ -187,6 +155,7 @@ function AgentForm({
             )}
           </>
         )}
+        <MissingAgents agents={realAgents.filter((info) => !offered(info, isChosen))} />
         {agent !== 'demo' && (
           <TextField
             label="Time limit (seconds)"
@@ -231,8 +200,8 @@ function AgentForm({
           />
         )}
         <p id="approvals-hint" className="muted small">
-          Claude Code, the ACP agents and the demo agent ask (before each edit and each command); the Codex
-          and Gemini CLI kinds and commands cannot, and run unattended. Applies to runs started afterwards.
+          Claude Code and the ACP agents ask; the Codex and Gemini CLI kinds, commands and the demo agent
+          cannot, and run unattended. Applies to runs started afterwards.
         </p>
       </fieldset>
       {error && error.details.length === 0 && (
@@ -286,6 +255,12 @@ export function AgentPage() {
             commands={query.data.commands}
             canEdit={workspace.role === 'owner'}
             demoOnly={query.data.demoOnly}
+          />
+          {/* A new agent saved is a new check: the last one's answer was about the one before. */}
+          <AgentCheckSection
+            key={`check-${workspace.organizationId}-${query.data.settings.agent}-${query.data.settings.acpAgent ?? ''}-${query.data.settings.commandName ?? ''}`}
+            org={workspace.organizationId}
+            canCheck={workspace.role === 'owner'}
           />
           <SandboxSection sandbox={query.data.sandbox} />
           <NetworkSection
