@@ -35,9 +35,11 @@ test('the demo: asked first, the edit waits in the Inbox; allowed, Changes shows
     await expect(command).toHaveAccessibleDescription(
       "The demo's accounts run the demo agent only: create your own account for that.",
     );
-    const openCode = page.getByRole('radio', { name: /^OpenCode \(Agent Client Protocol\)/u });
-    await expect(openCode).toBeDisabled();
-    await expect(openCode).toHaveAccessibleName(/not for the demo's accounts/u);
+    // Every other agent: installed ones locked, saying why; the rest only listed, to install.
+    const agents = page.locator('input[type="radio"][name="agent"]:not([value="demo"])');
+    await expect(agents.first()).toBeAttached();
+    for (const radio of await agents.all()) await expect(radio).toBeDisabled();
+    await expect(page.getByText(/Not installed \(\d+\)/u)).toBeVisible();
     await expect(page.getByText('the demo agent ask (before each edit and each command)')).toBeVisible();
     await screenshotsInBothThemes(page, 'demo-agent-settings');
     await page.getByLabel(/Ask first/).check();

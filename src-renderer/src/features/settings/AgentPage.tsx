@@ -200,8 +200,8 @@ function AgentForm({
           />
         )}
         <p id="approvals-hint" className="muted small">
-          Claude Code and the ACP agents ask; the Codex and Gemini CLI kinds, commands and the demo agent
-          cannot, and run unattended. Applies to runs started afterwards.
+          Claude Code, the ACP agents and the demo agent ask (before each edit and each command); the Codex
+          and Gemini CLI kinds and commands cannot, and run unattended. Applies to runs started afterwards.
         </p>
       </fieldset>
       {error && error.details.length === 0 && (
