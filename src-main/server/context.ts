@@ -14,7 +14,7 @@ import type { Store } from '../store/store.js';
 import type { Access } from './access.js';
 import type { CredentialChanges } from './auth/credential-changes.js';
 import type { Authenticator, Principal } from './auth/authenticate.js';
-import type { FailureLimiter } from './auth/rate-limit.js';
+import type { SignInThrottle } from './auth/sign-in-throttle.js';
 import type { CookieSecurity, LaunchGate } from './auth/launch-token.js';
 import type { ListPageText, ResponseCache } from './response-cache.js';
 
@@ -92,7 +92,7 @@ export interface AppContext {
   agentEnv: NodeJS.ProcessEnv;
   /** Full sessions as response bytes, and list pages (without their stats) as JSON text. */
   caches: { sessions: ResponseCache<Buffer>; lists: ResponseCache<ListPageText> };
-  signInLimits: { perAccount: FailureLimiter };
+  signInThrottle: SignInThrottle;
 }
 
 declare module 'fastify' {
