@@ -151,8 +151,16 @@ export async function openAdminTarget(dataDir: string, logger: Logger): Promise<
   return storageTarget(storageOf(store), () => store.close({ snapshot: false }));
 }
 
-/** The account operations on a Storage: the data directory's store, or a team server's database. */
-export function storageTarget(storage: Storage, close: () => Promise<void>): AdminTarget {
+/**
+ * The account operations on a Storage: the data directory's store (no server holds it), or a
+ * team server's database, whose servers `credentialsEnded` tells of a revoked key or a removed
+ * member.
+ */
+export function storageTarget(
+  storage: Storage,
+  close: () => Promise<void>,
+  credentialsEnded: () => Promise<void> = async () => {},
+): AdminTarget {
   const accounts = createAccounts(storage, systemClock);
   const directory = createDirectory(storage.repos);
   return {
@@ -161,8 +169,14 @@ export function storageTarget(storage: Storage, close: () => Promise<void>): Adm
     addMember: (input) => accounts.addMember(input),
     createKey: (input) => accounts.createKey(input),
     listKeys: async (organizationId) => accounts.listKeys(organizationId),
-    revokeKey: (input) => accounts.revokeKey(input),
-    removeMember: (input) => accounts.removeMemberByEmail(input),
+    revokeKey: async (input) => {
+      await accounts.revokeKey(input);
+      await credentialsEnded();
+    },
+    removeMember: async (input) => {
+      await accounts.removeMemberByEmail(input);
+      await credentialsEnded();
+    },
     listUsers: () => directory.users(),
     listWorkspaces: () => directory.workspaces(),
     close,

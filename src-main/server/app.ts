@@ -300,6 +300,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const relay = await startEventRelay({
       sql: deps.team.sql,
       events,
+      credentials: ctx.credentialChanges,
       reads: { storage, transcripts },
       logger,
     });

@@ -3,8 +3,10 @@
 // of their account, nor outlast a revocation on any process.
 import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import type { ServeProcess } from '../helpers/cli.js';
+import { SessionResponseSchema } from '../../src-shared/sessions.js';
+import { runCli, type ServeProcess } from '../helpers/cli.js';
 import { PASSWORD, useSandbox } from '../helpers/cli-extra.js';
+import { openEventStream } from '../helpers/events.js';
 import { postgresTool, usePostgres } from '../helpers/postgres.js';
 import { requireTools } from '../helpers/require-tools.js';
 import { firstOwner, send } from '../helpers/team-server.js';
@@ -150,6 +152,155 @@ describe(
         body: { email: 'nobody@example.com', password: 'x' },
       });
       expect(other.status).toBe(401);
+    });
+
+    describe('a credential ended on one process ends its live events on every process, before the next event', () => {
+      type Stream = Awaited<ReturnType<typeof openEventStream>>;
+
+      /** Two processes, the owner, a member, and a session to change. */
+      async function teamWithMember() {
+        const database = await pg.freshDatabase();
+        const serve = () =>
+          sandbox.serveWithEnv(['--port', '0', '--data-dir', sandbox.dataDir(), '--database', database], {});
+        const [one, two] = await Promise.all([serve(), serve()]);
+        const { cookie, organizationId } = await firstOwner(one);
+        const made = await runCli([
+          'user',
+          'create',
+          '--email',
+          'bob@example.com',
+          '--name',
+          'Bob',
+          '--password',
+          PASSWORD,
+          '--database',
+          database,
+        ]);
+        expect(made.code, made.stderr).toBe(0);
+        const bobId = made.stdout.trim();
+        const added = await send(one.url, `/api/workspaces/${organizationId}/members`, {
+          method: 'POST',
+          cookie,
+          body: { email: 'bob@example.com' },
+        });
+        expect(added.status, await added.clone().text()).toBe(201);
+        const created = await send(one.url, '/api/sessions', {
+          method: 'POST',
+          cookie,
+          body: { organizationId, initialMessage: 'Something to change' },
+        });
+        expect(created.status).toBe(201);
+        const sessionId = SessionResponseSchema.parse(await created.json()).session.id;
+        return { database, one, two, cookie, organizationId, bobId, sessionId };
+      }
+
+      type Team = Awaited<ReturnType<typeof teamWithMember>>;
+
+      const signInOn = async (serve: ServeProcess, email: string) => {
+        const answer = await send(serve.url, '/api/auth/sign-in', {
+          method: 'POST',
+          body: { email, password: PASSWORD },
+        });
+        expect(answer.status).toBe(200);
+        return (answer.headers.get('set-cookie') ?? '').split(';')[0]!;
+      };
+
+      /** A stream of the workspace's events on the second process. */
+      const streamOn = async (team: Team, headers: Record<string, string>) => {
+        const stream = await openEventStream(
+          `${team.two.url}/api/events?organizationId=${team.organizationId}`,
+          headers,
+        );
+        expect(stream.response.status).toBe(200);
+        return stream;
+      };
+
+      /** Changes the session's title on each process, right after the credential ended. */
+      async function changeEverywhere(team: Team, title: string) {
+        for (const serve of [team.two, team.one]) {
+          const changed = await send(serve.url, `/api/sessions/${team.sessionId}`, {
+            method: 'PATCH',
+            cookie: team.cookie,
+            body: { title: `${title} on ${serve === team.two ? 'two' : 'one'}` },
+          });
+          expect(changed.status).toBe(200);
+        }
+      }
+
+      /** The stream is ended, and received nothing sent after its credential was. */
+      async function endedBefore(stream: Stream, title: string) {
+        await expect.poll(() => stream.isClosed(), { timeout: 2000 }).toBe(true);
+        expect(JSON.stringify(stream.events)).not.toContain(title);
+        await stream.close();
+      }
+
+      it('a member removed on one process', async () => {
+        const team = await teamWithMember();
+        const stream = await streamOn(team, { cookie: await signInOn(team.two, 'bob@example.com') });
+        const removed = await send(
+          team.one.url,
+          `/api/workspaces/${team.organizationId}/members/${team.bobId}`,
+          {
+            method: 'DELETE',
+            cookie: team.cookie,
+          },
+        );
+        expect(removed.status).toBe(204);
+        await changeEverywhere(team, 'After Bob left');
+        await endedBefore(stream, 'After Bob left');
+      });
+
+      it('a key revoked on one process, in the dashboard and on the command line', async () => {
+        const team = await teamWithMember();
+        const makeKey = async () => {
+          const made = await send(team.one.url, `/api/workspaces/${team.organizationId}/keys`, {
+            method: 'POST',
+            cookie: team.cookie,
+            body: { label: 'script' },
+          });
+          expect(made.status).toBe(201);
+          return ((await made.json()) as { key: { id: string; key: string } }).key;
+        };
+        const inDashboard = await makeKey();
+        let stream = await streamOn(team, { 'x-api-key': inDashboard.key });
+        const revoked = await send(
+          team.one.url,
+          `/api/workspaces/${team.organizationId}/keys/${inDashboard.id}`,
+          {
+            method: 'DELETE',
+            cookie: team.cookie,
+          },
+        );
+        expect(revoked.status).toBe(204);
+        await changeEverywhere(team, 'After the key was revoked');
+        await endedBefore(stream, 'After the key was revoked');
+
+        const onCommandLine = await makeKey();
+        stream = await streamOn(team, { 'x-api-key': onCommandLine.key });
+        const cli = await runCli([
+          'key',
+          'revoke',
+          '--workspace',
+          team.organizationId,
+          '--id',
+          onCommandLine.id,
+          '--database',
+          team.database,
+        ]);
+        expect(cli.code, cli.stderr).toBe(0);
+        await changeEverywhere(team, 'After the command line revoked it');
+        await endedBefore(stream, 'After the command line revoked it');
+      });
+
+      it('a sign-out on one process', async () => {
+        const team = await teamWithMember();
+        const cookie = await signInOn(team.one, 'bob@example.com');
+        const stream = await streamOn(team, { cookie });
+        const out = await send(team.one.url, '/api/auth/sign-out', { method: 'POST', cookie });
+        expect(out.status).toBe(204);
+        await changeEverywhere(team, 'After Bob signed out');
+        await endedBefore(stream, 'After Bob signed out');
+      });
     });
   },
 );

@@ -98,7 +98,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     { onRequest, schema: { ...schema, body: AddMemberBodySchema } },
     async (request, reply) => {
       await accounts.removeMemberByEmail(request.body);
-      ctx.credentialChanges.notify();
+      await ctx.credentialChanges.notify();
       return reply.code(204).send(null);
     },
   );
@@ -127,7 +127,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     { onRequest, schema: { ...schema, body: RevokeKeyBodySchema } },
     async (request, reply) => {
       await accounts.revokeKey(request.body);
-      ctx.credentialChanges.notify();
+      await ctx.credentialChanges.notify();
       return reply.code(204).send();
     },
   );

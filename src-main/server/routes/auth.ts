@@ -121,7 +121,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
         const tokenHash = hashSecret(token);
         if (await repos.authSessions.find(tokenHash)) {
           await storage.write((tx) => tx.authSessions.delete(tokenHash));
-          ctx.credentialChanges.notify();
+          await ctx.credentialChanges.notify();
         }
       }
       reply.clearCookie(SESSION_COOKIE, sessionCookieOptions(ctx));
