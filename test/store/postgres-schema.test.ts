@@ -35,6 +35,9 @@ const ONLY_ON_POSTGRES: Record<string, string> = {
   // database, written with each message (src-main/search/postgres-search-index.ts says why).
   search_pieces: 'the search index is in the database, not in search.db',
   search_sessions: 'the search index is in the database, not in search.db',
+  // The desktop is one process and keeps its setup code in memory; any process of a team
+  // server takes any one's (src-main/server/auth/setup-code.ts).
+  setup_codes: 'setup codes are taken by every process of a team server',
 };
 
 /**
