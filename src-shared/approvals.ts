@@ -8,6 +8,21 @@ import { z } from 'zod';
 /** The kinds of choice the Agent Client Protocol names; every agent's options map onto them. */
 export const APPROVAL_KINDS = ['allow_once', 'allow_always', 'reject_once', 'reject_always'] as const;
 export type ApprovalKind = (typeof APPROVAL_KINDS)[number];
+
+const KIND_WORDS: Record<ApprovalKind, string> = {
+  allow_once: 'Allow once',
+  allow_always: 'Allow for this session',
+  reject_once: 'Reject',
+  reject_always: 'Always reject',
+};
+
+/**
+ * Session Desk's own words for a kind of choice: what the choice does, whatever the agent
+ * called it (the agent's `label` is its own words, and may say otherwise).
+ */
+export function approvalKindWords(kind: ApprovalKind): string {
+  return KIND_WORDS[kind];
+}
 /**
  * How a request ended: one of the kinds, `cancelled` (its run was stopped, interrupted by a
  * follow-up, or the server stopped) or `expired` (its run died with the server, found at restart).
@@ -25,8 +40,16 @@ export const APPROVAL_MESSAGE_MAX_CHARS = 4000;
 
 export const ApprovalOptionSchema = z.object({
   id: z.string().describe('Send it as `optionId` to choose this option.'),
-  kind: z.enum(APPROVAL_KINDS),
-  label: z.string().describe("The agent's own words for it, or Session Desk's where the agent has none."),
+  kind: z
+    .enum(APPROVAL_KINDS)
+    .describe(
+      'What choosing it does, whatever its label says: `allow_once`, `allow_always` (for the rest of the session), `reject_once` or `reject_always`. Show this, not the label alone: an agent may label an allow "Reject".',
+    ),
+  label: z
+    .string()
+    .describe(
+      "The agent's own words for it (at most 100 characters, without control characters), or Session Desk's where the agent has none.",
+    ),
 });
 export type ApprovalOption = z.infer<typeof ApprovalOptionSchema>;
 
@@ -69,7 +92,11 @@ export const ApprovalSchema = z.object({
   agent: z.string().describe('The agent that asks: its kind, or with `acp` the ACP agent (`acp:gemini`).'),
   createdAt: z.string(),
   expiresAt: z.string().describe('When it is rejected unless someone decides first.'),
-  title: z.string().describe('What the agent wants to do, in a line.'),
+  title: z
+    .string()
+    .describe(
+      'What the agent wants to do, in a line of at most 200 characters, without control or bidirectional characters.',
+    ),
   tool: ApprovalToolSchema,
   detail: z
     .string()

@@ -14,6 +14,8 @@ import type { EventBus } from '../events/event-bus.js';
 import { toSummary } from '../sessions/summary.js';
 import type { ApprovalOutcome, ApprovalRecord } from '../store/approvals.js';
 import type { Storage } from '../store/storage.js';
+import { notice } from '../agents/output-caps.js';
+import { APPROVAL_LIMITS, boundedRequest } from './bounds.js';
 import { decisionMessage, requestMessage } from './transcript.js';
 
 /** Why Session Desk answered a request itself, when no one did. */
@@ -143,9 +145,43 @@ export function createApprovals(deps: { storage: Storage; clock: Clock; events: 
       const timeoutMs = (settings.approvalTimeoutSeconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS) * 1000;
       const run = {};
       let ended = false;
+      let saidTooMany = false;
+      /**
+       * An agent asking more than a person can answer at once (a loop, a flood) has its next
+       * requests rejected as they come, never stored: the inbox stays readable, and each such
+       * request holds up nothing. The transcript says so once a run.
+       */
+      async function refuseTooMany(request: ApprovalRequest): Promise<ApprovalAnswer> {
+        if (!saidTooMany) {
+          saidTooMany = true;
+          const text =
+            `The agent asked more than ${APPROVAL_LIMITS.pendingPerRun} things waiting at once: ` +
+            'Session Desk rejected its further requests as they came, without putting them to anyone, ' +
+            'until some of those waiting are decided.';
+          const message = notice(text, 'error');
+          const seq = await storage.write((tx) =>
+            tx.sessions.appendMessage(session.id, session.workspaceId, message, null, now()),
+          );
+          events.publish(session.workspaceId, {
+            type: 'message.added',
+            sessionId: session.id,
+            index: seq - 1,
+            message,
+          });
+        }
+        const reject = request.options.find((o) => o.kind.startsWith('reject_'));
+        return {
+          decision: reject?.kind ?? 'reject_once',
+          ...(reject ? { optionId: reject.id } : {}),
+          message: `Not asked: ${APPROVAL_LIMITS.pendingPerRun} of your requests are waiting for a person already.`,
+        };
+      }
       return {
-        async ask(request) {
+        async ask(asked) {
           if (ended) return { decision: 'cancelled' };
+          const request = boundedRequest(asked);
+          const mine = [...waiting.values()].filter((entry) => entry.run === run).length;
+          if (mine >= APPROVAL_LIMITS.pendingPerRun) return refuseTooMany(request);
           const created = clock.now();
           const approval: ApprovalRecord = {
             id: newId('approval'),

@@ -32,7 +32,7 @@ async function withTarget(
   let target: AdminTarget;
   if (databaseUrl !== undefined) {
     const team = await openTeamStorage(databaseUrl);
-    target = storageTarget(team.storage, team.close);
+    target = storageTarget(team.storage, team.close, team.credentialsEnded);
   } else {
     const dataDir = resolveDataDir(values['data-dir'] as string | undefined);
     target = await openAdminTarget(makes ? dataDir : existingDataDir(dataDir), stderrLogger);

@@ -164,8 +164,16 @@ function invitedOrMember(added: { member: { email: string } } | { invitation: { 
     : { email: added.member.email, invited: false };
 }
 
-/** The account operations on a Storage: the data directory's store, or a team server's database. */
-export function storageTarget(storage: Storage, close: () => Promise<void>): AdminTarget {
+/**
+ * The account operations on a Storage: the data directory's store (no server holds it), or a
+ * team server's database, whose servers `credentialsEnded` tells of a revoked key or a removed
+ * member.
+ */
+export function storageTarget(
+  storage: Storage,
+  close: () => Promise<void>,
+  credentialsEnded: () => Promise<void> = async () => {},
+): AdminTarget {
   const accounts = createAccounts(storage, systemClock);
   const directory = createDirectory(storage.repos);
   return {
@@ -174,9 +182,19 @@ export function storageTarget(storage: Storage, close: () => Promise<void>): Adm
     addMember: async (input) => invitedOrMember(await accounts.addMemberOrInvite(input)),
     createKey: (input) => accounts.createKey(input),
     listKeys: async (organizationId) => accounts.listKeys(organizationId),
-    revokeKey: (input) => accounts.revokeKey(input),
-    removeMember: (input) => accounts.removeMemberByEmail(input),
-    setPassword: (input) => accounts.setPassword(input),
+    revokeKey: async (input) => {
+      await accounts.revokeKey(input);
+      await credentialsEnded();
+    },
+    removeMember: async (input) => {
+      const removed = await accounts.removeMemberByEmail(input);
+      await credentialsEnded();
+      return removed;
+    },
+    setPassword: async (input) => {
+      await accounts.setPassword(input);
+      await credentialsEnded();
+    },
     listUsers: () => directory.users(),
     listWorkspaces: () => directory.workspaces(),
     close,

@@ -242,12 +242,15 @@ export function pushingSink(
     session.partBytes = 0;
   }
 
-  /** A refusal of one session is reported and the push goes on; anything else stops it. */
+  /**
+   * A refusal of one session (409: not this key's to change; 400: a record the server does not
+   * take, such as a time in its future) is reported and the push goes on; anything else stops it.
+   */
   async function guarded(session: LocalSession, step: () => Promise<void>): Promise<void> {
     try {
       await step();
     } catch (err) {
-      if (!(err instanceof Refused) || err.status !== 409) {
+      if (!(err instanceof Refused) || (err.status !== 409 && err.status !== 400)) {
         throw err instanceof Refused ? fatal(server, err) : err;
       }
       report.refused.push({ sessionId: session.id, reason: err.message });

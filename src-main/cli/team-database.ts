@@ -16,6 +16,7 @@ import {
   POSTGRES_MIGRATIONS,
 } from '../store-postgres/migrations.js';
 import { createPostgresStorage } from '../store-postgres/storage.js';
+import { relayCredentialsEnded } from '../server/event-relay.js';
 import { CliError } from './admin-target.js';
 import { UsageError, type CommandName } from './usage.js';
 
@@ -73,9 +74,13 @@ export async function reachDatabase(url: string): Promise<Sql> {
  * under the same advisory lock, so a command and servers starting at once apply it once): the
  * administrator may make the first accounts before any server has started.
  */
-export async function openTeamStorage(
-  url: string,
-): Promise<{ storage: Storage; transcripts: TranscriptSource; close(): Promise<void> }> {
+export async function openTeamStorage(url: string): Promise<{
+  storage: Storage;
+  transcripts: TranscriptSource;
+  /** Tells every server process that a credential ended, so that its live events end at once. */
+  credentialsEnded(): Promise<void>;
+  close(): Promise<void>;
+}> {
   const sql = await reachDatabase(url);
   try {
     await migratePostgres(sql, { now: () => systemClock.now() });
@@ -84,7 +89,12 @@ export async function openTeamStorage(
     throw asSentence(err);
   }
   const { transcripts, ...storage } = createPostgresStorage(sql);
-  return { storage, transcripts, close: () => sql.end({ timeout: 5 }) };
+  return {
+    storage,
+    transcripts,
+    credentialsEnded: () => relayCredentialsEnded(sql),
+    close: () => sql.end({ timeout: 5 }),
+  };
 }
 
 /** A word as a POSIX shell reads it back unchanged: the commands printed here are pasted. */

@@ -63,3 +63,17 @@ export const PushedStateSchema = z.object({
   updatedAt: z.string(),
 });
 export type PushedState = z.infer<typeof PushedStateSchema>;
+
+/** What a part did: how far the server now holds the session, and whose it is there. */
+export const PushAnswerSchema = PushedStateSchema.extend({
+  author: z
+    .object({ name: z.string(), email: z.string() })
+    .describe(
+      "The account on this server the session is attributed to: the member who made the key, or with a key made on the command line the member the desktop's author email names, else the workspace's owner.",
+    ),
+  authorNote: z
+    .string()
+    .optional()
+    .describe('Present when that account is not the author the desktop named: says whose it is, and why.'),
+});
+export type PushAnswer = z.infer<typeof PushAnswerSchema>;

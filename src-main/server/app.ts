@@ -28,11 +28,12 @@ import { createHostGuard, originGuard } from './auth/localhost-guard.js';
 import {
   BAD_KEY_LIMIT,
   MemoryFailureLimiter,
-  SIGN_IN_LIMIT,
+  MemoryRemembered,
   type FailureLimit,
   type FailureLimiter,
 } from './auth/rate-limit.js';
-import { postgresFailureWindows } from '../store-postgres/failure-windows.js';
+import { createSignInThrottle, KNOWN_CLIENT_MS, SIGN_IN_LIMITS } from './auth/sign-in-throttle.js';
+import { postgresFailureWindows, postgresRemembered } from '../store-postgres/failure-windows.js';
 import { createLaunchGate, createSetupCodeGate, type CookieSecurity } from './auth/launch-token.js';
 import { memorySetupCodes, SETUP_CODE_TTL_MS, setupCodeHash } from './auth/setup-code.js';
 import { postgresSetupCodes } from '../store-postgres/setup-codes.js';
@@ -282,9 +283,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }),
     launch: launchGate(app, deps, cookies),
     cookies,
-    signInLimits: {
-      perAccount: limiter('sign-in', SIGN_IN_LIMIT),
-    },
+    signInThrottle: createSignInThrottle({
+      clientOnAccount: limiter('sign-in', SIGN_IN_LIMITS.clientOnAccount),
+      client: limiter('sign-in-client', SIGN_IN_LIMITS.client),
+      account: limiter('sign-in-account', SIGN_IN_LIMITS.account),
+      known: deps.team
+        ? postgresRemembered(deps.team.sql, {
+            scope: 'sign-in-known',
+            keepMs: KNOWN_CLIENT_MS,
+            now: () => deps.clock.now().getTime(),
+          })
+        : new MemoryRemembered(KNOWN_CLIENT_MS, deps.clock),
+    }),
     signInFlows: deps.config.identityProvider
       ? createSignInFlows({ storage, clock: deps.clock, logger, ...deps.config.identityProvider })
       : null,
@@ -295,6 +305,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const relay = await startEventRelay({
       sql: deps.team.sql,
       events,
+      credentials: ctx.credentialChanges,
       reads: { storage, transcripts },
       logger,
     });

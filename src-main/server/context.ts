@@ -16,7 +16,7 @@ import type { Store } from '../store/store.js';
 import type { Access } from './access.js';
 import type { CredentialChanges } from './auth/credential-changes.js';
 import type { Authenticator, Principal } from './auth/authenticate.js';
-import type { FailureLimiter } from './auth/rate-limit.js';
+import type { SignInThrottle } from './auth/sign-in-throttle.js';
 import type { CookieSecurity, LaunchGate } from './auth/launch-token.js';
 import type { ListPageText, ResponseCache } from './response-cache.js';
 
@@ -98,7 +98,7 @@ export interface AppContext {
   agentEnv: NodeJS.ProcessEnv;
   /** Full sessions as response bytes, and list pages (without their stats) as JSON text. */
   caches: { sessions: ResponseCache<Buffer>; lists: ResponseCache<ListPageText> };
-  signInLimits: { perAccount: FailureLimiter };
+  signInThrottle: SignInThrottle;
   /** Sign-ins through the identity provider; null when the server has none. */
   signInFlows: SignInFlows | null;
 }

@@ -461,6 +461,17 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       )`,
     ],
   },
+  {
+    version: 28,
+    name: 'who first pushed a session',
+    sql: [
+      // As store/migrations.ts: the key that first pushed a session and the person who made it.
+      `ALTER TABLE session_origins ADD COLUMN pushed_by_key TEXT`,
+      `ALTER TABLE session_origins ADD COLUMN pushed_by_user TEXT`,
+      `UPDATE session_origins SET pushed_by_user =
+        (SELECT author_id FROM sessions WHERE sessions.id = session_origins.session_id)`,
+    ],
+  },
 ];
 
 /**

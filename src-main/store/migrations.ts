@@ -539,6 +539,18 @@ export const MIGRATIONS: Migration[] = [
     // one process and keeps its code in memory. The step is here to keep the two lists alike.
     sql: [],
   },
+  {
+    version: 28,
+    name: 'who first pushed a session',
+    sql: [
+      // Only the key that first pushed a session, or the person who made that key, may extend
+      // it. A session pushed before this step was pushed by its author, as far as is known.
+      `ALTER TABLE session_origins ADD COLUMN pushed_by_key TEXT`,
+      `ALTER TABLE session_origins ADD COLUMN pushed_by_user TEXT`,
+      `UPDATE session_origins SET pushed_by_user =
+        (SELECT author_id FROM sessions WHERE sessions.id = session_origins.session_id)`,
+    ],
+  },
 ];
 
 export { DatabaseTooNewError };

@@ -164,7 +164,9 @@ describe('approvals of Codex through its ACP adapter', requireTools(codexAcp), (
       });
       expect(readFileSync(output, 'utf8')).toBe('done\n');
       expect(session.agentState).toBeUndefined();
-      expect(approvalNotices(session).at(-1)).toContain('Yes, proceed (Allow once): decided by User owner.');
+      expect(approvalNotices(session).at(-1)).toContain(
+        'Allow once (the agent\'s "Yes, proceed"): decided by User owner.',
+      );
     },
   );
 

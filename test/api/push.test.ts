@@ -92,7 +92,12 @@ describe('the push routes', () => {
       key.key,
     );
     expect(pushed.status).toBe(200);
-    expect(await pushed.json()).toEqual({ messageCount: 2, updatedAt: AT });
+    expect(await pushed.json()).toEqual({
+      messageCount: 2,
+      updatedAt: AT,
+      author: { name: 'User member', email: member.user.email },
+      authorNote: `Attributed to User member <${member.user.email}>, who made the key it was pushed with; ${team.user.email} shows as its author on the desktop it came from.`,
+    });
     const held = await withKey(server, team.apiKey, 'GET', `/api/sessions/${sessionId}`);
     const session = ((await held.json()) as { session: { author: { id: string }; pushedFrom: unknown } })
       .session;

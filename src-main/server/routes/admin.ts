@@ -107,7 +107,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     { onRequest, schema: { ...schema, body: SetPasswordBodySchema } },
     async (request, reply) => {
       await accounts.setPassword(request.body);
-      ctx.credentialChanges.notify();
+      await ctx.credentialChanges.notify();
       return reply.code(204).send(null);
     },
   );
@@ -142,7 +142,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     { onRequest, schema: { ...schema, body: RevokeKeyBodySchema } },
     async (request, reply) => {
       await accounts.revokeKey(request.body);
-      ctx.credentialChanges.notify();
+      await ctx.credentialChanges.notify();
       return reply.code(204).send();
     },
   );

@@ -11,8 +11,9 @@ import {
 import { SESSION_COOKIE } from '../../../src-shared/constants.js';
 import { AuthMethodsSchema, OIDC_START_PATH } from '../../../src-shared/sign-in.js';
 import { hashSecret, newSessionToken, NO_PASSWORD, verifyPassword } from '../../accounts/secrets.js';
-import { AppError, forbidden, unauthorized } from '../../errors.js';
+import { forbidden, unauthorized } from '../../errors.js';
 import { requireSameOrigin } from '../auth/localhost-guard.js';
+import { signInRefused } from '../auth/sign-in-throttle.js';
 import { authHooks, SESSION_ABSOLUTE_MS, sessionToken } from '../auth/authenticate.js';
 import { userOf, type AppContext } from '../context.js';
 import { toldAlready } from '../errors.js';
@@ -23,14 +24,8 @@ export function sessionCookieOptions(ctx: Pick<AppContext, 'cookies'>) {
   return { path: '/', httpOnly: true, sameSite: 'strict', secure: ctx.cookies.secure } as const;
 }
 
-function rateLimited(seconds: number): AppError {
-  return new AppError(429, 'rate_limited', 'Too many failed sign-ins; try again later', undefined, {
-    'retry-after': String(seconds),
-  });
-}
-
 export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const { signInLimits, storage } = ctx;
+  const { signInThrottle, storage } = ctx;
   const { repos } = storage;
   const api = app.withTypeProvider<ZodTypeProvider>();
 
@@ -62,7 +57,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: 'Sign in',
         description:
-          'Checks the email and password and sets the `__session` cookie (HttpOnly, SameSite=Strict). Failed attempts are limited per account. 403 when the server signs people in through its identity provider only (`serve --password-sign-in off`).',
+          'Checks the email and password and sets the `__session` cookie (HttpOnly, SameSite=Strict). Failed attempts are limited per account and client (docs/reference/security.md). 403 when the server signs people in through its identity provider only (`serve --password-sign-in off`).',
         tags: ['auth'],
         body: SignInBodySchema,
         response: { 200: SignInResponseSchema, ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) },
@@ -76,17 +71,16 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
         );
       }
       const email = request.body.email.trim().toLowerCase();
-      // Keyed by account only: every client is this machine, so a limit per client would let
-      // one program lock every account out.
-      const wait = await signInLimits.perAccount.retryAfter(email);
-      if (wait > 0) {
-        ctx.logger.warn(`sign-in refused for ${email}: too many failed attempts, ${wait} s to wait`, {
+      const refusal = await signInThrottle.refusal(email, request.ip);
+      if (refusal) {
+        ctx.logger.warn(`sign-in refused for ${email}: too many failed attempts, ${refusal.wait} s to wait`, {
           event: 'sign-in.limited',
           email,
           client: request.ip,
-          retryAfter: wait,
+          limit: refusal.limit,
+          retryAfter: refusal.wait,
         });
-        throw toldAlready(rateLimited(wait));
+        throw toldAlready(signInRefused(refusal));
       }
 
       const user = await repos.users.findByEmail(email);
@@ -98,7 +92,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
         ended: () => ctx.logger.debug?.('password check: scrypt ended', { event: 'password-check.ended' }),
       });
       if (!ok || !user) {
-        await signInLimits.perAccount.fail(email);
+        await signInThrottle.failed(email, request.ip);
         // Which of the two was wrong is the server's to know, not the caller's.
         const why = !user
           ? 'no such account'
@@ -112,7 +106,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
         });
         throw toldAlready(unauthorized('Wrong email or password'));
       }
-      await signInLimits.perAccount.reset(email);
+      await signInThrottle.succeeded(email, request.ip);
       await startSignIn(ctx, reply, user.id);
       return { user: publicUser(user) };
     },
@@ -161,7 +155,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
         const tokenHash = hashSecret(token);
         if (await repos.authSessions.find(tokenHash)) {
           await storage.write((tx) => tx.authSessions.delete(tokenHash));
-          ctx.credentialChanges.notify();
+          await ctx.credentialChanges.notify();
         }
       }
       reply.clearCookie(SESSION_COOKIE, sessionCookieOptions(ctx));

@@ -284,7 +284,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       await ctx.access.requireRole(userOf(request).userId, request.params.organizationId, 'owner');
       await accounts.removeMember(request.params);
-      ctx.credentialChanges.notify();
+      await ctx.credentialChanges.notify();
       return reply.code(204).send(null);
     },
   );
@@ -361,7 +361,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         keyId: request.params.keyId,
         ...(role === 'owner' ? {} : { onlyMadeBy: userId }),
       });
-      ctx.credentialChanges.notify();
+      await ctx.credentialChanges.notify();
       return reply.code(204).send(null);
     },
   );

@@ -1,4 +1,5 @@
 import type { SessionUpdate, Stream } from '@agentclientprotocol/sdk/unstable';
+import { lineText } from '../../../../src-shared/plain-text.js';
 import type { ContentBlock, Task } from '../../../../src-shared/sessions.js';
 import {
   noticeText,
@@ -16,6 +17,9 @@ import {
  */
 
 type Json = Record<string, unknown>;
+
+/** A tool call's name as the transcript keeps it: a title agents may make as long as they like. */
+const TOOL_NAME_MAX_CHARS = 200;
 
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -182,7 +186,8 @@ export function createAcpTranscript(terminals?: TerminalsShown): AcpTranscript {
       const name = [update.name, update.title, update.kind].find((v) => typeof v === 'string' && v) as
         string | undefined;
       call = {
-        name: name ?? 'tool',
+        // A name is a line a person reads: nothing in it may hide or reorder what it says.
+        name: (name === undefined ? '' : lineText(name, TOOL_NAME_MAX_CHARS)) || 'tool',
         input: update.rawInput ?? { title: update.title, kind: update.kind, locations: update.locations },
         content: update.content,
         rawOutput: update.rawOutput,
