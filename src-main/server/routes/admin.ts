@@ -98,7 +98,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     { onRequest, schema: { ...schema, body: AddMemberBodySchema } },
     async (request) => {
       const removed = await accounts.removeMemberByEmail(request.body);
-      ctx.credentialChanges.notify();
+      await ctx.credentialChanges.notify();
       return { removed };
     },
   );
