@@ -9,3 +9,4 @@ export * from './changes.js';
 export * from './search.js';
 export * from './continuation.js';
 export * from './approvals.js';
+export * from './review.js';

@@ -2,7 +2,8 @@ import { useState } from 'react';
 import { CHANGES_LIMITS, type ChangedFile, type SessionChanges } from '../../../../src-shared/changes';
 import { useSessionChanges } from '../../api/queries';
 import { RelativeTime } from '../../components/RelativeTime';
-import { byteSize, patchLines } from './patch-lines';
+import { patchLines } from '../../../../src-shared/patch-lines';
+import { byteSize } from './byte-size';
 import './changes.css';
 
 const STATUS_MARK: Record<ChangedFile['status'], string> = {
