@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { ChangedFile } from '../../src-shared/changes';
+import type { ChangedFile } from '../../src-shared/changes.js';
 import {
   commentedLines,
   placeComment,
   reviewCommentsIn,
   reviewPrompt,
   type ReviewedComment,
-} from '../../src-shared/review';
+} from '../../src-shared/review.js';
 
 /** A changed file of `git diff` with `hunks`, each its header and lines. */
 function file(path: string, hunks: string[][], more: Partial<ChangedFile> = {}): ChangedFile {

@@ -115,7 +115,8 @@ function notAllowed(answer: ApprovalAnswer, what: string): string {
  * The built-in offline agent. It runs no model and no program of its own: it works in a clone
  * of Session Desk's sample project in the session's folder (sample-project.ts), where it reads a
  * file, edits it, writes a note and commits, as its transcript narrates, so the session's
- * changes are real. Where the workspace asks before agents act, it asks before each edit and
+ * changes are real; a review's follow-up it answers on each commented line, in the file's own
+ * comment form. Where the workspace asks before agents act, it asks before each edit and
  * each command, as an agent of the Agent Client Protocol does (kinds `edit` and `execute`), and
  * a request not allowed is not carried out. Deterministic given its seed and the prompt;
  * `paceMs` spaces the steps so the dashboard shows them arriving.
@@ -216,6 +217,8 @@ export function createDemoAgent(options: {
     };
     const fails = FAILING_PROMPT.test(prompt);
     const subject = subjectOf(prompt);
+    // A review's follow-up names lines of the files: the demo agent answers each comment there.
+    const comments = followUp ? reviewCommentsIn(prompt) : [];
     /** The result, with the run's simulated usage on it and told to whoever counts usage. */
     const finish = async (success: boolean, words: string): Promise<RunOutcome> => {
       const usage = simulatedUsage(rand, turns, ctx.session.model);
@@ -244,15 +247,16 @@ export function createDemoAgent(options: {
       },
       {
         type: 'text',
-        text: followUp
-          ? `Picking up the follow-up: “${subject}”.`
-          : `I'm the demo agent: I work in a clone of Session Desk's sample project, a tiny upload client${where}. I'll read the code involved first, then make the change in small steps.`,
+        text:
+          comments.length > 0
+            ? `Picking up the review: ${comments.length === 1 ? 'one comment' : `${comments.length} comments`} on lines of the changes.`
+            : followUp
+              ? `Picking up the follow-up: “${subject}”.`
+              : `I'm the demo agent: I work in a clone of Session Desk's sample project, a tiny upload client${where}. I'll read the code involved first, then make the change in small steps.`,
       },
     ]);
     await step();
 
-    // A review's follow-up names lines of the files: the demo agent answers each comment there.
-    const comments = followUp ? reviewCommentsIn(prompt) : [];
     const plan =
       comments.length > 0
         ? ['Read the commented files', 'Answer the comments', 'Commit the work']
