@@ -313,7 +313,7 @@ export function ChangesView({
   const [moved, setMoved] = useState<{ id: string; at: number } | null>(null);
   const changes = query.data;
   const files = changes?.available ? changes : null;
-  const review = useReview({ sessionId, organizationId, updatedAt, files: files?.files ?? null });
+  const review = useReview({ sessionId, organizationId, updatedAt, files: files?.files ?? null, shown });
 
   useEffect(() => {
     if (!moved) return;
@@ -417,6 +417,11 @@ export function ChangesView({
             </p>
           )}
           {files.files.length > 0 && <ReviewKeys />}
+          {review.reviewsError && (
+            <p className="field-error" role="alert">
+              Could not read the comments sent: {review.reviewsError.message}
+            </p>
+          )}
           <ul className="change-files" aria-label="Changed files">
             {files.files.map((file, index) => (
               <FileRow

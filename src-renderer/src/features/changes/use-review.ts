@@ -140,10 +140,12 @@ export function useReview(options: {
   organizationId: string;
   updatedAt: string;
   files: readonly ChangedFile[] | null;
+  /** Whether the files are shown: the comments sent are read only then. */
+  shown: boolean;
 }) {
-  const { sessionId, organizationId, updatedAt, files } = options;
+  const { sessionId, organizationId, updatedAt, files, shown } = options;
   const drafts = useReviewDrafts(sessionId);
-  const reviews = useSessionReviews(sessionId, organizationId, updatedAt, files !== null);
+  const reviews = useSessionReviews(sessionId, organizationId, updatedAt, files !== null && shown);
   const send = useSendReview(organizationId, sessionId);
   /** Lines being picked with the pointer (a drag, or a shift-click). */
   const [picking, setPicking] = useState<LineRange | null>(null);
