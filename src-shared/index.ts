@@ -10,3 +10,4 @@ export * from './search.js';
 export * from './continuation.js';
 export * from './approvals.js';
 export * from './agent-check.js';
+export * from './review.js';

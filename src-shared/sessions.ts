@@ -10,6 +10,7 @@ import {
 } from './constants.js';
 import { ApprovalSchema } from './approvals.js';
 import { BRANCH_PATTERN, parseRepoUrl } from './repo-url.js';
+import { TranscriptReviewSchema } from './review.js';
 
 export const SessionStatusSchema = z.enum(SESSION_STATUSES);
 export const PrStatusSchema = z.enum(PR_STATUSES);
@@ -64,6 +65,9 @@ export type ContentBlock = z.infer<typeof ContentBlockSchema>;
 export const UserMessageSchema = z.looseObject({
   type: z.literal('user'),
   message: z.looseObject({ content: z.string() }),
+  review: TranscriptReviewSchema.optional().describe(
+    'On a review (`POST /api/sessions/{id}/review`): its comments, each with the lines it quoted; `message.content` is the text the agent was sent.',
+  ),
 });
 /** Most models named in a cost that is unknown; past this the list is cut. */
 export const MAX_UNPRICED_MODELS = 20;

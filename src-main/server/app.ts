@@ -54,6 +54,7 @@ import { historyRoutes } from './routes/history.js';
 import { eventRoutes } from './routes/events.js';
 import { demoRoutes } from './routes/demo.js';
 import { changesRoutes } from './routes/changes.js';
+import { reviewRoutes } from './routes/reviews.js';
 import { continuationRoutes } from './routes/continuation.js';
 import { pullRequestRoutes } from './routes/pull-requests.js';
 import { approvalRoutes } from './routes/approvals.js';
@@ -70,6 +71,7 @@ import { createSearchService } from '../search/search-service.js';
 import { pushRoutes } from './routes/push.js';
 import { searchRoutes } from './routes/search.js';
 import { createSessionCommands } from '../sessions/commands.js';
+import { createSessionChanges } from '../changes/session-changes.js';
 import { createSessionService } from '../sessions/service.js';
 import { CONTENT_SECURITY_POLICY, redactUrl } from './security-headers.js';
 import { ResponseCache, type ListPageText, type SessionChanges } from './response-cache.js';
@@ -248,6 +250,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         logger,
         timeLimitMs: deps.config.searchTimeLimitMs ?? SEARCH_TIME_LIMIT_MS,
       });
+  // What sessions' agents changed, from git: shown by the changes route, named by reviews.
+  const changes = createSessionChanges({
+    repos: storage.repos,
+    clock: deps.clock,
+    sandboxRoot: () => agents.sandboxRoot,
+    env: deps.agents?.env ?? process.env,
+  });
   const ctx: AppContext = {
     events,
     searchIndex,
@@ -258,8 +267,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       agents,
       approvals,
       repos: storage.repos,
+      changes,
       logger,
     }),
+    changes,
     agents,
     approvals,
     historyHolds: historyHolds.held,
@@ -419,6 +430,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   eventRoutes(api, ctx);
   demoRoutes(api, ctx);
   changesRoutes(api, ctx);
+  reviewRoutes(api, ctx);
   continuationRoutes(api, ctx);
   pullRequestRoutes(api, ctx);
   approvalRoutes(api, ctx);

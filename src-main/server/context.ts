@@ -4,6 +4,7 @@ import type { Accounts } from '../accounts/accounts.js';
 import type { Approvals } from '../approvals/service.js';
 import type { AgentHost } from '../agents/run/host.js';
 import type { EventBus } from '../events/event-bus.js';
+import type { SessionChanges } from '../changes/session-changes.js';
 import type { SessionCommands } from '../sessions/commands.js';
 import type { SessionService } from '../sessions/service.js';
 import type { SearchService, TranscriptIndex } from '../search/search-service.js';
@@ -84,8 +85,10 @@ export interface AppContext {
   credentialChanges: CredentialChanges;
   events: EventBus;
   sessions: SessionService;
-  /** Create, update, follow up and stop: one call each, the service and the agents in order. */
+  /** Create, update, follow up, review and stop: one call each, the service and the agents in order. */
   sessionCommands: SessionCommands;
+  /** Sessions' changes, computed from their sandboxes on request. */
+  changes: SessionChanges;
   /** The full-text index of every transcript (FTS5 beside sql.js, or PostgreSQL), and search over it. */
   searchIndex: TranscriptIndex;
   search: SearchService;

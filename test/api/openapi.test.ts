@@ -53,6 +53,7 @@ describe('GET /api/openapi.json', () => {
       '/api/sessions/{sessionId}/messages',
       '/api/sessions/{sessionId}/pull-request',
       '/api/sessions/{sessionId}/pull-request/refresh',
+      '/api/sessions/{sessionId}/review',
       '/api/sessions/{sessionId}/stop',
       '/api/sessions/{sessionId}/summary',
       '/api/setup',
@@ -85,6 +86,11 @@ describe('GET /api/openapi.json', () => {
     expect(Object.keys(doc.paths['/api/sessions/{sessionId}/pull-request']!.post!.responses)).toEqual(
       expect.arrayContaining(['200', '201', '409', '424', '502']),
     );
+    const review = doc.paths['/api/sessions/{sessionId}/review']!;
+    expect(Object.keys(review.post!.responses)).toEqual(
+      expect.arrayContaining(['201', '400', '401', '403', '404', '500']),
+    );
+    expect(Object.keys(review.get!.responses)).toEqual(expect.arrayContaining(['200', '401', '403', '404']));
     const text = JSON.stringify(doc);
     // The schemas' own rules made it into the document.
     for (const fragment of [
@@ -93,6 +99,8 @@ describe('GET /api/openapi.json', () => {
       'mergesPastWeek',
       'nextCursor',
       '"enum":["active","completed","failed"]',
+      // A review's comments, on the user message of the transcript too.
+      '"enum":["new","old"]',
     ]) {
       expect(text).toContain(fragment);
     }

@@ -33,6 +33,7 @@ import {
   type UpdateSessionBody,
 } from '../../../src-shared/sessions';
 import { SessionChangesResponseSchema } from '../../../src-shared/changes';
+import { SessionReviewsResponseSchema, type ReviewBody } from '../../../src-shared/review';
 import type { AgentKind } from '../../../src-shared/constants';
 import { ContinuationChoicesResponseSchema } from '../../../src-shared/continuation';
 import { SearchResponseSchema } from '../../../src-shared/search';
@@ -198,6 +199,37 @@ export function useSessionChanges(id: string, org: string, updatedAt: string) {
         SessionChangesResponseSchema,
       ),
     placeholderData: keepPreviousData,
+  });
+}
+
+/** The reviews sent in a session, read again as the session moves (a review adds a message). */
+export function useSessionReviews(id: string, org: string, updatedAt: string, enabled: boolean) {
+  return useQuery({
+    queryKey: [...keys.session(id), 'reviews', updatedAt],
+    queryFn: () =>
+      api.get(
+        `/api/sessions/${encodeURIComponent(id)}/review?organizationId=${encodeURIComponent(org)}`,
+        SessionReviewsResponseSchema,
+      ),
+    enabled,
+    placeholderData: keepPreviousData,
+  });
+}
+
+/** Sends the comments on lines of the session's changes to its agent, as one follow-up. */
+export function useSendReview(org: string, id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: ReviewBody) =>
+      api.post(
+        `/api/sessions/${encodeURIComponent(id)}/review?organizationId=${encodeURIComponent(org)}`,
+        SessionResponseSchema,
+        body,
+      ),
+    onSuccess: async () => {
+      await client.invalidateQueries({ queryKey: keys.session(id) });
+      await client.invalidateQueries({ queryKey: keys.sessions(org) });
+    },
   });
 }
 

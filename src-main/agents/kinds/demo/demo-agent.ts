@@ -1,5 +1,6 @@
 import type { ApprovalOption } from '../../../../src-shared/approvals.js';
 import { tokenCost } from '../../../../src-shared/model-prices.js';
+import { reviewCommentsIn } from '../../../../src-shared/review.js';
 import type { AssistantMessage, ContentBlock, Task, Usage } from '../../../../src-shared/sessions.js';
 import { collapseWhitespace, makeTitle } from '../../../../src-shared/text.js';
 import { seededRandom } from '../../../seeded-random.js';
@@ -114,7 +115,8 @@ function notAllowed(answer: ApprovalAnswer, what: string): string {
  * The built-in offline agent. It runs no model and no program of its own: it works in a clone
  * of Session Desk's sample project in the session's folder (sample-project.ts), where it reads a
  * file, edits it, writes a note and commits, as its transcript narrates, so the session's
- * changes are real. Where the workspace asks before agents act, it asks before each edit and
+ * changes are real; a review's follow-up it answers on each commented line, in the file's own
+ * comment form. Where the workspace asks before agents act, it asks before each edit and
  * each command, as an agent of the Agent Client Protocol does (kinds `edit` and `execute`), and
  * a request not allowed is not carried out. Deterministic given its seed and the prompt;
  * `paceMs` spaces the steps so the dashboard shows them arriving.
@@ -215,6 +217,8 @@ export function createDemoAgent(options: {
     };
     const fails = FAILING_PROMPT.test(prompt);
     const subject = subjectOf(prompt);
+    // A review's follow-up names lines of the files: the demo agent answers each comment there.
+    const comments = followUp ? reviewCommentsIn(prompt) : [];
     /** The result, with the run's simulated usage on it and told to whoever counts usage. */
     const finish = async (success: boolean, words: string): Promise<RunOutcome> => {
       const usage = simulatedUsage(rand, turns, ctx.session.model);
@@ -243,16 +247,22 @@ export function createDemoAgent(options: {
       },
       {
         type: 'text',
-        text: followUp
-          ? `Picking up the follow-up: “${subject}”.`
-          : `I'm the demo agent: I work in a clone of Session Desk's sample project, a tiny upload client${where}. I'll read the code involved first, then make the change in small steps.`,
+        text:
+          comments.length > 0
+            ? `Picking up the review: ${comments.length === 1 ? 'one comment' : `${comments.length} comments`} on lines of the changes.`
+            : followUp
+              ? `Picking up the follow-up: “${subject}”.`
+              : `I'm the demo agent: I work in a clone of Session Desk's sample project, a tiny upload client${where}. I'll read the code involved first, then make the change in small steps.`,
       },
     ]);
     await step();
 
-    const plan = followUp
-      ? ['Read the notes', 'Add the follow-up to them', 'Commit the work']
-      : ['Read the code involved', 'Make the change', 'Write down what changed', 'Commit the work'];
+    const plan =
+      comments.length > 0
+        ? ['Read the commented files', 'Answer the comments', 'Commit the work']
+        : followUp
+          ? ['Read the notes', 'Add the follow-up to them', 'Commit the work']
+          : ['Read the code involved', 'Make the change', 'Write down what changed', 'Commit the work'];
     const tasks: Task[] = plan.map((title, i) => ({ id: `task-${i + 1}`, title, status: 'pending' }));
     const todo = async () => {
       await tool(
@@ -277,7 +287,36 @@ export function createDemoAgent(options: {
     /** What the run changed, for its last words. */
     const done: string[] = [];
     const refused: string[] = [];
-    if (followUp) {
+    if (comments.length > 0) {
+      await next(0);
+      const files = new Map<string, string>();
+      for (const path of new Set(comments.filter((c) => c.side === 'new').map((c) => c.path))) {
+        const content = await readFolderFile(dir, path).catch(() => undefined);
+        await tool('Read', { file_path: path }, async () =>
+          content === undefined
+            ? { output: `File does not exist: ${path}`, isError: true }
+            : { output: numbered(content) },
+        );
+        if (content !== undefined) files.set(path, content);
+      }
+      await next(1);
+      for (const [path, before] of files) {
+        const lines = before.split('\n');
+        const mine = comments.filter((c) => c.side === 'new' && c.path === path && c.line <= lines.length);
+        for (const comment of mine)
+          lines[comment.line - 1] = answered(lines[comment.line - 1]!, path, comment.words);
+        if (mine.length === 0) continue;
+        if (await edit(path, before, lines.join('\n'))) {
+          done.push(`answered ${mine.length === 1 ? 'the comment' : `${mine.length} comments`} on ${path}`);
+        } else refused.push(`the edit of ${path}`);
+      }
+      const onBase = comments.filter((c) => c.side === 'old');
+      if (onBase.length > 0) {
+        await text(
+          `The removed lines you commented on (${onBase.map((c) => `${c.path}:${c.line}`).join(', ')}) stay removed.`,
+        );
+      }
+    } else if (followUp) {
       await next(0);
       const before = await readFolderFile(dir, note);
       await tool('Read', { file_path: note }, async () =>
@@ -343,7 +382,8 @@ export function createDemoAgent(options: {
     if (status.code === 0 && status.output === '') {
       await text('Nothing changed, so there is nothing to commit.');
     } else {
-      const message = followUp ? `Follow-up: ${subject}` : subject;
+      const message =
+        comments.length > 0 ? 'Answer the review' : followUp ? `Follow-up: ${subject}` : subject;
       const command = `git add --all && git commit --no-verify -m ${JSON.stringify(message)}`;
       const input = { command, description: 'Commit the work' };
       let failed = '';
@@ -391,6 +431,16 @@ export function createDemoAgent(options: {
     start: (ctx, prompt) => play(ctx, prompt ?? ctx.session.title, false),
     followUp: (ctx, text) => play(ctx, text, true),
   };
+}
+
+/** A commented line with the demo agent's answer to the comment on it, in the file's own comment form. */
+function answered(line: string, path: string, words: string): string {
+  const short = collapseWhitespace(words);
+  const note = `reviewed: ${short.length > 80 ? `${short.slice(0, 77)}...` : short}`;
+  const spaced = line.trimEnd() === '' ? '' : `${line.trimEnd()} `;
+  if (/\.(?:md|txt)$/u.test(path)) return `${spaced}(${note})`;
+  if (/\.(?:py|sh|rb|ya?ml|toml)$/u.test(path)) return `${spaced}# ${note}`;
+  return `${spaced}// ${note}`;
 }
 
 /** An edit as Claude Code's Edit tool names it: the lines that change, and what they become. */

@@ -4,6 +4,7 @@ import {
   type TranscriptApproval,
   type TranscriptApprovalDecided,
 } from '../../../../src-shared/approvals';
+import type { TranscriptReview } from '../../../../src-shared/review';
 import type { Message } from '../../../../src-shared/sessions';
 import type { z } from 'zod';
 
@@ -22,7 +23,8 @@ export interface TodoEntry {
 
 /** What the transcript shows, in conversation order. */
 export type TranscriptItem =
-  | { kind: 'user'; key: string; text: string }
+  /** `review`: a review's comments, each at its lines (`text` is what the agent was sent). */
+  | { kind: 'user'; key: string; text: string; review?: TranscriptReview }
   | { kind: 'text'; key: string; text: string }
   | { kind: 'thinking'; key: string; text: string }
   | {
@@ -167,7 +169,13 @@ export function buildTranscript(messages: Message[], sessionActive = true, first
       placed.add(m);
       const at = firstIndex + m;
       if (message.type === 'user') {
-        items.push({ kind: 'user', key: `${at}`, text: message.message.content });
+        const { review } = message;
+        items.push({
+          kind: 'user',
+          key: `${at}`,
+          text: message.message.content,
+          ...(review ? { review } : {}),
+        });
         continue;
       }
       if (message.type === 'result') {
