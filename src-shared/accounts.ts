@@ -4,6 +4,7 @@ import {
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   MAX_APPROVAL_TIMEOUT_SECONDS,
 } from './approvals.js';
+import { ApprovalRulesSchema, RULE_DECISIONS } from './approval-rules.js';
 import { AGENT_KINDS } from './constants.js';
 
 export const EmailSchema = z
@@ -322,8 +323,44 @@ export const AgentSettingsSchema = z.strictObject({
     .describe(
       `With \`approvals: "ask"\`: how long a request waits before it is rejected (default ${DEFAULT_APPROVAL_TIMEOUT_SECONDS} seconds, 30 minutes).`,
     ),
+  approvalRules: ApprovalRulesSchema.optional(),
 });
 export type AgentSettings = z.infer<typeof AgentSettingsSchema>;
+
+/** Draft rules to try on the workspace's recent requests before they are saved. */
+export const ApprovalRulesPreviewBodySchema = z.strictObject({
+  approvalRules: ApprovalRulesSchema,
+  approvals: z
+    .enum(APPROVAL_MODES)
+    .optional()
+    .describe("What decides the requests no rule matches; the workspace's own setting when absent."),
+});
+export type ApprovalRulesPreviewBody = z.infer<typeof ApprovalRulesPreviewBodySchema>;
+
+export const ApprovalRulesPreviewSchema = z.object({
+  considered: z
+    .number()
+    .int()
+    .describe("How many of the workspace's requests were tried: its latest, at most 50."),
+  rules: z
+    .array(
+      z.object({
+        decided: z
+          .number()
+          .int()
+          .describe('How many of them this rule would have decided (it matched first).'),
+        examples: z.array(z.string()).describe('The titles of up to 3 of them, the latest first.'),
+      }),
+    )
+    .describe('One entry per draft rule, in order.'),
+  rest: z.object({
+    count: z.number().int().describe('How many no rule matches.'),
+    decision: z
+      .enum(RULE_DECISIONS)
+      .describe('What `approvals` decides for them: `allow` (`auto`) or `ask`.'),
+  }),
+});
+export type ApprovalRulesPreview = z.infer<typeof ApprovalRulesPreviewSchema>;
 export const NamedAgentCommandSchema = z.object({ name: z.string(), command: z.array(z.string()) });
 export const AgentSettingsResponseSchema = z.object({
   settings: AgentSettingsSchema,

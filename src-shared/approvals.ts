@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ApprovalRuleShapeSchema } from './approval-rules.js';
 
 /**
  * What agents ask before they act, in a workspace whose `approvals` setting is `ask`: a
@@ -61,6 +62,19 @@ export const ApprovalToolSchema = z.object({
     ),
   name: z.string().describe("The tool's name as the agent calls it (`Bash`, `run_shell_command`, …)."),
   input: z.unknown().describe('What the agent would call it with, in full.'),
+  command: z
+    .string()
+    .optional()
+    .describe(
+      'For `execute`: the command line, as approval rules match it (whitespace runs made one space). Absent when the agent gave none Session Desk can read, or one longer than 10,000 characters.',
+    ),
+  paths: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "For the file kinds: the paths the call touches, as approval rules match them: relative to the session's folder inside it (`.` for the folder itself), absolute outside it. Absent when the agent named none.",
+    ),
+  url: z.string().optional().describe('For `fetch`: the URL, as approval rules match it.'),
 });
 export type ApprovalTool = z.infer<typeof ApprovalToolSchema>;
 
@@ -82,6 +96,15 @@ export const ApprovalDecidedBySchema = z.discriminatedUnion('kind', [
       .describe(
         'Why Session Desk answered it itself; `imported`: it was still pending in the export it was imported from.',
       ),
+  }),
+  z.object({
+    kind: z.literal('rule'),
+    index: z
+      .number()
+      .int()
+      .min(0)
+      .describe("The rule's place in the workspace's `approvalRules` when it decided, from 0."),
+    rule: ApprovalRuleShapeSchema.describe('The rule as it was then (the list may have changed since).'),
   }),
 ]);
 export type ApprovalDecidedBy = z.infer<typeof ApprovalDecidedBySchema>;

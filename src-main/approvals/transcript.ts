@@ -4,6 +4,7 @@ import {
   type ApprovalDecidedBy,
   type ApprovalOption,
 } from '../../src-shared/approvals.js';
+import { ruleWords } from '../../src-shared/approval-rules.js';
 import type { AssistantMessage } from '../../src-shared/sessions.js';
 
 /** What an option does, with the agent's words for it when they are not the same. */
@@ -18,6 +19,8 @@ function who(by: ApprovalDecidedBy): string {
       return `by ${by.name}`;
     case 'apiKey':
       return `with the API key ${by.label === '' ? by.keyId : `"${by.label}"`}`;
+    case 'rule':
+      return `by the workspace's approval rule ${by.index + 1} (${ruleWords(by.rule)})`;
     default:
       return 'by Session Desk';
   }

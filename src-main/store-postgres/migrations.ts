@@ -472,6 +472,16 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
         (SELECT author_id FROM sessions WHERE sessions.id = session_origins.session_id)`,
     ],
   },
+  {
+    version: 29,
+    name: "a workspace's approval rules",
+    // As store/migrations.ts: the rules as a JSON array, null when there are none, and the
+    // index the preview of draft rules reads a workspace's latest requests by.
+    sql: [
+      `ALTER TABLE workspace_settings ADD COLUMN approval_rules TEXT`,
+      `CREATE INDEX approvals_by_workspace ON approvals(workspace_id, created_at)`,
+    ],
+  },
 ];
 
 /**

@@ -551,6 +551,17 @@ export const MIGRATIONS: Migration[] = [
         (SELECT author_id FROM sessions WHERE sessions.id = session_origins.session_id)`,
     ],
   },
+  {
+    version: 29,
+    name: "a workspace's approval rules",
+    sql: [
+      // A JSON array of { kind?, pattern?, decision }, checked in order before anyone is asked;
+      // null when there are none (the approvals column decides every request, as before).
+      `ALTER TABLE workspace_settings ADD COLUMN approval_rules TEXT`,
+      // The preview of draft rules reads a workspace's latest requests, decided or not.
+      `CREATE INDEX approvals_by_workspace ON approvals(workspace_id, created_at)`,
+    ],
+  },
 ];
 
 export { DatabaseTooNewError };

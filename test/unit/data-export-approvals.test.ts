@@ -31,7 +31,7 @@ describe('requests in the export', () => {
       events: new EventBus(),
       logger: silentLogger,
     });
-    const run = (await approvals.forRun({ id: ids[0], workspaceId: organizationId }, 'claude-code'))!;
+    const run = (await approvals.forRun({ id: ids[0], workspaceId: organizationId }, 'claude-code', '/session-folder'))!;
     const request = (command: string) => ({
       title: command,
       tool: { kind: 'execute', name: 'Bash', input: { command } },

@@ -58,13 +58,17 @@ export interface WaitingRun {
 const CANNOT_ASK =
   'This workspace asks before agents act, but this agent cannot put its requests to Session Desk: it runs unattended in its sandbox, as with approvals set to auto. Claude Code, the agents that speak the Agent Client Protocol and the demo agent can be asked.';
 
+/** Said in a workspace that lets agents act but has approval rules, when the run's agent cannot be asked. */
+const RULES_CANNOT_APPLY =
+  'This workspace has approval rules, but this agent cannot put its requests to Session Desk: the rules do not apply to its runs, which go unattended in their sandbox. Claude Code, the agents that speak the Agent Client Protocol and the demo agent can be asked.';
+
 /**
  * Native Codex (`codex exec`) has no way to put a request to anyone: it is asked through its ACP
  * adapter, which runs the same Codex engine. The run is not switched to the adapter unasked: that
  * would change the program, its session (a follow-up resumes the conversation of the program that
  * began it) and what the workspace chose; the person is told which agent to choose instead.
  */
-const CODEX_CANNOT_ASK = `${CANNOT_ASK} Codex is asked through its ACP adapter (codex-acp): choose "${acpAgentLabel(ACP_AGENTS.find((a) => a.id === 'codex')!)}" in Settings › Agent.`;
+const CODEX_ASKED_THROUGH = `Codex is asked through its ACP adapter (codex-acp): choose "${acpAgentLabel(ACP_AGENTS.find((a) => a.id === 'codex')!)}" in Settings › Agent.`;
 
 /** Prompts sent while a run waited reach the agent as one, in order, a blank line apart. */
 export function joinPrompts(prompts: string[]): string {
@@ -257,9 +261,11 @@ export async function runAgent(
       approvals = await deps.approvals.forRun(
         session,
         runner.acpAgent ? `acp:${runner.acpAgent}` : runner.kind,
+        ctx.sandboxDir,
       );
       if (approvals && runner.asksApproval !== true) {
-        const text = runner.kind === 'codex' ? CODEX_CANNOT_ASK : CANNOT_ASK;
+        const said = approvals.asksByDefault ? CANNOT_ASK : RULES_CANNOT_APPLY;
+        const text = runner.kind === 'codex' ? `${said} ${CODEX_ASKED_THROUGH}` : said;
         await service.appendMessage(sessionId, notice(text, 'info'), null);
       } else if (approvals) {
         const asking = approvals;

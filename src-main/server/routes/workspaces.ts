@@ -393,7 +393,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: "Set the workspace's agent",
         description:
-          "Owners only. `demo`; `command` with the `commandName` of a command the administrator defined (`sessiondesk agent-command set`); `claude-code`, `codex` or `gemini`, whose program must be installed (400 otherwise); or `acp` with the `acpAgent` id of an agent that speaks the Agent Client Protocol (`GET /api/agents` lists them; unknown or not installed: 400). Sending a program (`command`) is refused with 403: choosing which programs run is the administrator's privilege. `allowedHosts` limits the network of the agents' programs to those hosts (an empty list is refused: leave it out for an open network); the answer's `networkEnforced` says whether this machine can enforce it. `approvals: \"ask\"` makes what agents ask before they act wait for a decision (`GET /api/approvals`), rejected after `approvalTimeoutSeconds` (default 1800); `auto` or absent allows every tool call inside the sandbox. Applies to runs started afterwards.",
+          "Owners only. `demo`; `command` with the `commandName` of a command the administrator defined (`sessiondesk agent-command set`); `claude-code`, `codex` or `gemini`, whose program must be installed (400 otherwise); or `acp` with the `acpAgent` id of an agent that speaks the Agent Client Protocol (`GET /api/agents` lists them; unknown or not installed: 400). Sending a program (`command`) is refused with 403: choosing which programs run is the administrator's privilege. `allowedHosts` limits the network of the agents' programs to those hosts (an empty list is refused: leave it out for an open network); the answer's `networkEnforced` says whether this machine can enforce it. `approvals: \"ask\"` makes what agents ask before they act wait for a decision (`GET /api/approvals`), rejected after `approvalTimeoutSeconds` (default 1800); `auto` or absent allows every tool call inside the sandbox. `approvalRules` (at most 50, owners only, as the rest) decide requests before anyone is asked: the first whose `kind` and `pattern` match decides `allow`, `ask` or `reject`; what no rule matches, `approvals` decides (see the Approvals guide). Like every field, left out it is removed. Applies to runs started afterwards.",
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
         body: AgentSettingsSchema,
@@ -405,7 +405,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       const { userId } = userOf(request);
       await ctx.access.requireRole(userId, organizationId, 'owner');
       const { agent, acpAgent: acpAgentId, command, commandName, timeoutMs, allowedHosts } = request.body;
-      const { approvals, approvalTimeoutSeconds } = request.body;
+      const { approvals, approvalTimeoutSeconds, approvalRules } = request.body;
       if (agent !== 'demo') await refuseDemoAccount(userId, DEMO_AGENT_ONLY);
       if (command !== undefined) {
         throw forbidden(
@@ -446,6 +446,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
           ...(allowedHosts === undefined ? {} : { allowedHosts: [...new Set(allowedHosts)] }),
           ...(approvals === undefined ? {} : { approvals }),
           ...(approvalTimeoutSeconds === undefined ? {} : { approvalTimeoutSeconds }),
+          ...(approvalRules === undefined || approvalRules.length === 0 ? {} : { approvalRules }),
         }),
       );
       return agentSettingsAs(userId, organizationId);

@@ -175,6 +175,10 @@ export function createDemoAgent(options: {
         tool: { kind, name, input },
         options: choices(kind),
         detail,
+        subject:
+          typeof input.command === 'string'
+            ? { command: input.command }
+            : { paths: [input.file_path as string] },
       });
       if (answer.decision === 'allow_always') allowedAlways.add(kind);
       return answer;
