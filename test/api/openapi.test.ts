@@ -61,6 +61,7 @@ describe('GET /api/openapi.json', () => {
       '/api/workspaces',
       '/api/workspaces/{organizationId}/agent',
       '/api/workspaces/{organizationId}/agent/check',
+      '/api/workspaces/{organizationId}/approval-rules/preview',
       '/api/workspaces/{organizationId}/history-sources',
       '/api/workspaces/{organizationId}/history-sources/{sourceId}',
       '/api/workspaces/{organizationId}/invitations/{email}',

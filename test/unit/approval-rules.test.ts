@@ -163,7 +163,9 @@ describe('the rules as written', () => {
     expect(problems([{ kind: 'read', pattern: 'x'.repeat(201), decision: 'allow' }])[0]).toContain(
       '0.pattern',
     );
-    expect(problems([{ kind: 'read', pattern: 'a\u202eb', decision: 'allow' }])[0]).toContain('bidirectional');
+    expect(problems([{ kind: 'read', pattern: 'a\u202eb', decision: 'allow' }])[0]).toContain(
+      'bidirectional',
+    );
     expect(problems([{ kind: 'read', decision: 'maybe' }])[0]).toContain('0.decision');
     expect(problems([{ kind: 'read', decision: 'allow', extra: 1 }])[0]).toContain('extra');
     expect(problems(Array.from({ length: 51 }, () => ({ kind: 'read', decision: 'allow' })))[0]).toContain(
