@@ -33,6 +33,7 @@ const ON_POSTGRES_TOO = [
   'test/agents/codex-approvals.test.ts',
   'test/agents/acp-*-runs.test.ts',
   'test/agents/acp-approvals.test.ts',
+  'test/agents/approval-rules-runs.test.ts',
   // A review sent to Claude Code, Codex and OpenCode as one follow-up.
   'test/agents/review-runs.test.ts',
   // The demo agent's clone, its changes and its requests, written as on a team server.

@@ -6,9 +6,15 @@ import {
   AgentSettingsResponseSchema,
   ApprovalRulesPreviewSchema,
   type ApprovalRule,
-  type SessionFull,
 } from '../../src-shared/index.js';
-import { decide, firstRequest, getApproval, pendingApprovals, sessionNow } from '../helpers/approvals.js';
+import {
+  decide,
+  firstRequest,
+  getApproval,
+  pendingApprovals,
+  sessionNow,
+  transcriptDecisions,
+} from '../helpers/approvals.js';
 import { useCleanups } from '../helpers/cleanups.js';
 import { openEventStream } from '../helpers/events.js';
 import {
@@ -125,13 +131,6 @@ describe('approval rules as a setting', () => {
   });
 });
 
-/** The transcript's decisions, in order: who decided and how. */
-function decisions(session: SessionFull) {
-  return session.messages.flatMap((m) =>
-    m.type === 'assistant' && 'approvalDecided' in m && m.approvalDecided ? [m.approvalDecided] : [],
-  );
-}
-
 describe('the demo agent with approval rules', () => {
   it('a rule allows its edit and rejects its note at once; its commit waits in the inbox alone', async () => {
     const { server, owner, cookie, path } = await setUp({ agentPaceMs: 0 });
@@ -167,7 +166,7 @@ describe('the demo agent with approval rules', () => {
     expect(existsSync(join(dir, 'notes'))).toBe(false);
 
     const waiting = await sessionNow(server, cookie, id);
-    const [edit, note] = decisions(waiting);
+    const [edit, note] = transcriptDecisions(waiting);
     expect(edit).toMatchObject({
       decision: 'allow_once',
       decidedBy: { kind: 'rule', index: 0, rule: rules[0] },
@@ -216,7 +215,7 @@ describe('the demo agent with approval rules', () => {
       30_000,
     );
     expect(done.status).toBe('completed');
-    expect(decisions(done).map((d) => d.decidedBy.kind)).toEqual(['rule', 'rule', 'user']);
+    expect(transcriptDecisions(done).map((d) => d.decidedBy.kind)).toEqual(['rule', 'rule', 'user']);
   });
 });
 

@@ -32,12 +32,21 @@ function commandOf(call: ToolCall): string | undefined {
 }
 
 /**
+ * The shell tools of Gemini CLI and Qwen Code, named in their calls' ids (`run_shell_command__…`):
+ * they send the command only as the call's title, which they make of the command alone.
+ */
+const SHELL_TOOLS_TITLED_BY_COMMAND = new Set(['run_shell_command']);
+
+/**
  * What approval rules match of a call: the command its input carries, the paths of its
- * locations and diffs, the URL its input names. Never its title: an agent's words for a call
- * may say otherwise than the call, and its kind decides which of these a rule looks at.
+ * locations and diffs, the URL its input names. Not its title, an agent's words for the call,
+ * but where a known agent's shell tool puts the command nowhere else; and its kind, never its
+ * words, decides which of these a rule looks at.
  */
 function subjectOf(call: ToolCall): ApprovalSubject {
-  const command = inputCommand(call);
+  const [tool] = call.toolCallId.includes('__') ? call.toolCallId.split('__') : [];
+  const titled = tool !== undefined && SHELL_TOOLS_TITLED_BY_COMMAND.has(tool) ? call.title : undefined;
+  const command = inputCommand(call) ?? titled ?? undefined;
   const url = (call.rawInput as { url?: unknown } | undefined)?.url;
   const paths = [
     ...(call.locations ?? []).map((location) => location.path),
