@@ -51,7 +51,6 @@ export function ruleKindOf(kind: string): ToolKind {
 }
 
 /** Control characters and bidirectional marks: a pattern holding one could not be read for what it is. */
-// eslint-disable-next-line no-control-regex
 const UNREADABLE = /[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
 
 /** A rule as it is stored and recorded with the decisions it made: checked for shape only. */

@@ -4,8 +4,9 @@
  * wrote cannot be made slow by what an agent sends).
  *
  * - `paths` (paths and URLs): `*` is any run of characters but `/`, `?` one character but `/`,
- *   `**` any run of characters; `**​/` is zero or more whole folders (`**​/x` matches `x` too), and
- *   a trailing `/**` matches the folder itself as well as what is in it.
+ *   `**` any run of characters. A `**` that is a whole folder name is zero or more whole folders
+ *   (so `**` then `/x` matches `x` too), and a trailing `/` then `**` matches the folder itself
+ *   as well as what is in it.
  * - `command` (a command line): `*` and `**` are any run of characters, `?` any one character.
  *
  * In both, `\` makes the next character plain, and every other character is itself, case counted.

@@ -19,6 +19,7 @@ const pageLoaders = {
   newSession: () => import('./features/sessions/NewSessionPage').then((m) => ({ default: m.NewSessionPage })),
   session: () => import('./features/sessions/SessionPage').then((m) => ({ default: m.SessionPage })),
   agent: () => import('./features/settings/AgentPage').then((m) => ({ default: m.AgentPage })),
+  approvals: () => import('./features/settings/ApprovalsPage').then((m) => ({ default: m.ApprovalsPage })),
   api: () => import('./features/settings/ApiPage').then((m) => ({ default: m.ApiPage })),
   history: () => import('./features/settings/HistoryPage').then((m) => ({ default: m.HistoryPage })),
   keys: () => import('./features/settings/KeysPage').then((m) => ({ default: m.KeysPage })),
@@ -30,6 +31,7 @@ const pageLoaders = {
 const NewSessionPage = lazy(pageLoaders.newSession);
 const SessionPage = lazy(pageLoaders.session);
 const AgentPage = lazy(pageLoaders.agent);
+const ApprovalsPage = lazy(pageLoaders.approvals);
 const ApiPage = lazy(pageLoaders.api);
 const HistoryPage = lazy(pageLoaders.history);
 const KeysPage = lazy(pageLoaders.keys);
@@ -158,6 +160,14 @@ function Routed() {
           element={
             <Page title="Agent">
               <AgentPage />
+            </Page>
+          }
+        />
+        <Route
+          path="/settings/approvals"
+          element={
+            <Page title="Approvals">
+              <ApprovalsPage />
             </Page>
           }
         />

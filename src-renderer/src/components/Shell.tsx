@@ -145,6 +145,11 @@ export function Shell({ children }: { children: ReactNode }) {
             </NavLink>
           </li>
           <li>
+            <NavLink to="/settings/approvals" className={link}>
+              Approvals
+            </NavLink>
+          </li>
+          <li>
             <NavLink to="/settings/api" className={link}>
               API
             </NavLink>

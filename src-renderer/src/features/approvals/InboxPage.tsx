@@ -14,6 +14,7 @@ import { requestingAgentName } from '../../lib/agent-names';
 import { useWorkspace } from '../../lib/workspace';
 import { ApprovalChoices, ApprovalDetail, TimeLeft, type Decider } from './ApprovalParts';
 import { CHOICE_KEYS, choicesOf } from './choices';
+import { ruleDraftLink, ruleOffered } from './rule-offer';
 import './approvals.css';
 
 /** The session a request belongs to, by its title, linked. */
@@ -86,6 +87,41 @@ function InboxItem({
   );
 }
 
+/** After "Allow for this session": the same request allowed in every session, as a rule. */
+function RuleOffer({
+  approval,
+  isOwner,
+  onDismiss,
+}: {
+  approval: Approval;
+  isOwner: boolean;
+  onDismiss: () => void;
+}) {
+  const rule = ruleOffered(approval.tool);
+  return (
+    <section className="notice rule-offer" aria-labelledby="rule-offer-heading">
+      <h2 id="rule-offer-heading" className="rule-offer-heading">
+        Allowed for this session: <span className="rule-offer-title">{approval.title}</span>
+      </h2>
+      <p className="small">
+        To allow it in every session without asking, make it a rule
+        {isOwner ? '' : ' (an owner can, in Settings › Approvals)'}.
+      </p>
+      <div className="rule-offer-actions">
+        {isOwner && (
+          <Link to={ruleDraftLink(rule)} className="button button-primary">
+            Add a rule: allow {rule.kind}
+            {rule.pattern !== undefined && <code className="rule-offer-pattern">{rule.pattern}</code>}
+          </Link>
+        )}
+        <button type="button" className="button" onClick={onDismiss}>
+          Not now
+        </button>
+      </div>
+    </section>
+  );
+}
+
 /**
  * Every request of the workspace waiting for a decision, oldest first, across its sessions and
  * agents. The keys act on the selected request: j and k move, a allows once, s allows for the
@@ -107,10 +143,16 @@ export function InboxPage() {
   if (foundAt >= 0 && foundAt !== lastIndex) setLastIndex(foundAt);
   const selected = index >= 0 ? approvals[index] : undefined;
 
+  /** A request just allowed for its session: it may become a rule for every session. */
+  const [offer, setOffer] = useState<Approval | null>(null);
   const send = useCallback(
     (approval: Approval, body: DecideApprovalBody) => {
       setRejectingId(null);
-      decide.mutate({ id: approval.id, sessionId: approval.sessionId, body });
+      const kind = approval.options.find((o) => o.id === body.optionId)?.kind ?? body.decision;
+      decide.mutate(
+        { id: approval.id, sessionId: approval.sessionId, body },
+        { onSuccess: () => setOffer(kind === 'allow_always' ? approval : null) },
+      );
     },
     [decide],
   );
@@ -175,6 +217,9 @@ export function InboxPage() {
           <kbd>{CHOICE_KEYS.reject}</kbd> reject (Enter sends, Escape goes back)
         </span>
       </p>
+      {offer && (
+        <RuleOffer approval={offer} isOwner={workspace.role === 'owner'} onDismiss={() => setOffer(null)} />
+      )}
       {pending.isPending ? (
         <Loading label="Loading the requests" />
       ) : pending.isError ? (

@@ -1,4 +1,5 @@
 import { useState, type FormEvent } from 'react';
+import { Link } from 'react-router';
 import type { AgentKindInfo, AgentSettings } from '../../../../src-shared/accounts';
 import { DEFAULT_APPROVAL_TIMEOUT_SECONDS, type ApprovalMode } from '../../../../src-shared/approvals';
 import { ApiError } from '../../api/client';
@@ -59,6 +60,8 @@ function AgentForm({
     // The network setting (its own section) stays as it is; asking goes with every agent.
     const kept = {
       ...(initial.allowedHosts ? { allowedHosts: initial.allowedHosts } : {}),
+      // The approval rules (Settings › Approvals) stay as they are.
+      ...(initial.approvalRules ? { approvalRules: initial.approvalRules } : {}),
       approvals,
       ...(approvalTimeout.trim() ? { approvalTimeoutSeconds: Number(approvalTimeout) } : {}),
     };
@@ -201,7 +204,11 @@ function AgentForm({
         )}
         <p id="approvals-hint" className="muted small">
           Claude Code, the ACP agents and the demo agent ask (before each edit and each command); the Codex
-          and Gemini CLI kinds and commands cannot, and run unattended. Applies to runs started afterwards.
+          and Gemini CLI kinds and commands cannot, and run unattended. Applies to runs started afterwards.{' '}
+          {initial.approvalRules
+            ? `${initial.approvalRules.length === 1 ? 'One approval rule decides' : `${initial.approvalRules.length} approval rules decide`} first`
+            : 'Approval rules may decide first'}
+          : <Link to="/settings/approvals">Settings › Approvals</Link>.
         </p>
       </fieldset>
       {error && error.details.length === 0 && (
