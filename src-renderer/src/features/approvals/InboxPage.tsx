@@ -111,7 +111,12 @@ function RuleOffer({
         {isOwner && (
           <Link to={ruleDraftLink(rule)} className="button button-primary">
             Add a rule: allow {rule.kind}
-            {rule.pattern !== undefined && <code className="rule-offer-pattern">{rule.pattern}</code>}
+            {rule.pattern !== undefined && (
+              <>
+                {' '}
+                <code className="rule-offer-pattern">{rule.pattern}</code>
+              </>
+            )}
           </Link>
         )}
         <button type="button" className="button" onClick={onDismiss}>
@@ -228,7 +233,8 @@ export function InboxPage() {
         <EmptyState title="Nothing waiting for you">
           <p className="muted">
             Agents ask here before they act when the workspace is set to ask (Settings ›{' '}
-            <Link to="/settings/agent">Agent</Link>).
+            <Link to="/settings/agent">Agent</Link>) or one of its rules asks (Settings ›{' '}
+            <Link to="/settings/approvals">Approvals</Link>).
           </p>
         </EmptyState>
       ) : (

@@ -51,18 +51,6 @@ function ruleOf(draft: DraftRule): ApprovalRule {
   };
 }
 
-const KIND_WORDS: Record<ToolKind, string> = {
-  read: 'read',
-  edit: 'edit',
-  delete: 'delete',
-  move: 'move',
-  search: 'search',
-  execute: 'execute (commands)',
-  think: 'think',
-  fetch: 'fetch (network)',
-  other: 'other',
-};
-
 const DECISION_WORDS: Record<RuleDecision, string> = {
   allow: 'Allow',
   ask: 'Ask',
@@ -112,6 +100,11 @@ function problemsOf(rules: DraftRule[], saveError: ApiError | null): Map<string,
   return problems;
 }
 
+/** "the last 3 requests", or "the one request so far". */
+function lastRequests(considered: number): string {
+  return considered === 1 ? 'the one request so far' : `the last ${considered} requests`;
+}
+
 function PreviewLine({
   preview,
   index,
@@ -122,25 +115,35 @@ function PreviewLine({
   stale: boolean;
 }) {
   const counted = preview?.rules[index];
-  if (!preview || !counted) return null;
-  if (preview.considered === 0) return null;
+  if (!preview || !counted || preview.considered === 0) return null;
   return (
-    <p className={stale ? 'rule-preview rule-preview-stale muted small' : 'rule-preview muted small'}>
-      Would have decided {counted.decided} of the last {preview.considered} requests
-      {counted.examples.length > 0 && (
-        <>
-          , such as{' '}
-          {counted.examples.map((title, i) => (
-            <span key={i}>
-              {i > 0 && ', '}
-              <code title={title}>{title}</code>
-            </span>
-          ))}
-        </>
-      )}
-      .
-    </p>
+    <div className={stale ? 'rule-preview rule-preview-stale muted small' : 'rule-preview muted small'}>
+      <span>
+        Would have decided {counted.decided} of {lastRequests(preview.considered)}
+        {counted.examples.length > 0 ? ':' : '.'}
+      </span>
+      {counted.examples.map((title, i) => (
+        <code key={i} title={title}>
+          {title}
+        </code>
+      ))}
+    </div>
   );
+}
+
+/** What becomes of the requests no rule matches, in words. */
+function restWords(preview: ApprovalRulesPreview): string {
+  if (preview.considered === 0)
+    return 'No requests yet to try the rules on: the preview counts the latest 50 of this workspace.';
+  const { count, decision } = preview.rest;
+  const verb = decision === 'ask' ? 'asked' : 'allowed';
+  const rest =
+    count === 0
+      ? 'every one matches a rule'
+      : count === 1
+        ? `1 matches no rule and would be ${verb}`
+        : `${count} match no rule and would be ${verb}`;
+  return `Of ${lastRequests(preview.considered)}, ${rest}.`;
 }
 
 function RulesForm({
@@ -277,7 +280,7 @@ function RulesForm({
                     <option value="">any kind</option>
                     {TOOL_KINDS.map((kind) => (
                       <option key={kind} value={kind}>
-                        {KIND_WORDS[kind]}
+                        {kind}
                       </option>
                     ))}
                   </select>
@@ -347,11 +350,7 @@ function RulesForm({
       )}
       {shown && (
         <p className={stale ? 'rules-rest rule-preview-stale small' : 'rules-rest small'} role="status">
-          {shown.considered === 0
-            ? 'No requests yet to try the rules on: the preview counts the latest 50 of this workspace.'
-            : `Of the last ${shown.considered} requests, ${shown.rest.count} match no rule: ${
-                shown.rest.decision === 'ask' ? 'they would be asked' : 'they would be allowed'
-              }.`}
+          {restWords(shown)}
         </p>
       )}
       {preview.error && <p className="form-error">The preview failed: {preview.error.message}</p>}
