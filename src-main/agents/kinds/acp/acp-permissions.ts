@@ -32,8 +32,8 @@ function commandOf(call: ToolCall): string | undefined {
 }
 
 /**
- * The shell tools of Gemini CLI and Qwen Code, named in their calls' ids (`run_shell_command__…`):
- * they send the command only as the call's title, which they make of the command alone.
+ * Gemini CLI's shell tool, named in its calls' ids (`run_shell_command__…`): Gemini CLI sends the
+ * command only as the call's title, which it makes of the command alone.
  */
 const SHELL_TOOLS_TITLED_BY_COMMAND = new Set(['run_shell_command']);
 
