@@ -56,6 +56,7 @@ export default defineConfig<{ backend: Backend }>({
         'first-run-and-settings.spec.ts',
         'live.spec.ts',
         'approvals-inbox.spec.ts',
+        'approval-rules.spec.ts',
         'search.spec.ts',
         'costs.spec.ts',
         'layout.spec.ts',
