@@ -1,10 +1,9 @@
 import { useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
-import type { AgentSettings, ApprovalRulesPreview } from '../../../../src-shared/accounts';
+import type { AgentSettings } from '../../../../src-shared/accounts';
 import {
   APPROVAL_RULE_LIMITS,
   APPROVAL_RULES_TEMPLATE,
-  ApprovalRuleSchema,
   ApprovalRulesSchema,
   PATTERN_SUBJECTS,
   RULE_DECISIONS,
@@ -21,130 +20,16 @@ import { ErrorState, Loading } from '../../components/States';
 import { useDebouncedEffect } from '../../lib/use-debounced';
 import { useWorkspace } from '../../lib/workspace';
 import './approvals-page.css';
-
-/** A rule as the form holds it: a kind or none, a pattern or empty, and a key of its own. */
-interface DraftRule {
-  key: number;
-  kind: ToolKind | '';
-  pattern: string;
-  decision: RuleDecision;
-  /** Drafted from a request in the Inbox, not saved yet. */
-  offered?: boolean;
-}
-
-let nextKey = 1;
-function drafted(rule: ApprovalRule, offered = false): DraftRule {
-  return {
-    key: nextKey++,
-    kind: rule.kind ?? '',
-    pattern: rule.pattern ?? '',
-    decision: rule.decision,
-    ...(offered ? { offered } : {}),
-  };
-}
-
-function ruleOf(draft: DraftRule): ApprovalRule {
-  return {
-    ...(draft.kind === '' ? {} : { kind: draft.kind }),
-    ...(draft.pattern === '' ? {} : { pattern: draft.pattern }),
-    decision: draft.decision,
-  };
-}
-
-const DECISION_WORDS: Record<RuleDecision, string> = {
-  allow: 'Allow',
-  ask: 'Ask',
-  reject: 'Reject',
-};
-
-/** What a pattern is matched against, for the field's placeholder. */
-function patternHint(kind: ToolKind | ''): string {
-  if (kind === '') return 'any: a command, path or URL glob';
-  switch (PATTERN_SUBJECTS[kind]) {
-    case 'command':
-      return 'command, e.g. npm test*';
-    case 'paths':
-      return 'path, e.g. src/**';
-    case 'url':
-      return 'URL, e.g. https://docs.example.com/**';
-    default:
-      return 'no pattern for this kind';
-  }
-}
-
-/** The rule drafted from the Inbox's offer (`?kind=…&pattern=…&decision=…`), if the address has one. */
-function offeredRule(params: URLSearchParams): ApprovalRule | null {
-  if (!params.has('decision')) return null;
-  const parsed = ApprovalRuleSchema.safeParse({
-    ...(params.get('kind') ? { kind: params.get('kind') } : {}),
-    ...(params.get('pattern') ? { pattern: params.get('pattern') } : {}),
-    decision: params.get('decision'),
-  });
-  return parsed.success ? parsed.data : null;
-}
-
-/** Each rule's problems (by its index and field), as the schema or the server states them. */
-function problemsOf(rules: DraftRule[], saveError: ApiError | null): Map<string, string> {
-  const problems = new Map<string, string>();
-  const parsed = ApprovalRulesSchema.safeParse(rules.map(ruleOf));
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      const [index, field] = issue.path;
-      problems.set(`${String(index)}.${String(field ?? 'kind')}`, issue.message);
-    }
-  }
-  for (const detail of saveError?.details ?? []) {
-    const found = /^body\.approvalRules\.(\d+)\.(\w+)$/u.exec(detail.path);
-    if (found) problems.set(`${found[1]}.${found[2]}`, detail.message);
-  }
-  return problems;
-}
-
-/** "the last 3 requests", or "the one request so far". */
-function lastRequests(considered: number): string {
-  return considered === 1 ? 'the one request so far' : `the last ${considered} requests`;
-}
-
-function PreviewLine({
-  preview,
-  index,
-  stale,
-}: {
-  preview: ApprovalRulesPreview | undefined;
-  index: number;
-  stale: boolean;
-}) {
-  const counted = preview?.rules[index];
-  if (!preview || !counted || preview.considered === 0) return null;
-  return (
-    <div className={stale ? 'rule-preview rule-preview-stale muted small' : 'rule-preview muted small'}>
-      <span>
-        Would have decided {counted.decided} of {lastRequests(preview.considered)}
-        {counted.examples.length > 0 ? ':' : '.'}
-      </span>
-      {counted.examples.map((title, i) => (
-        <code key={i} title={title}>
-          {title}
-        </code>
-      ))}
-    </div>
-  );
-}
-
-/** What becomes of the requests no rule matches, in words. */
-function restWords(preview: ApprovalRulesPreview): string {
-  if (preview.considered === 0)
-    return 'No requests yet to try the rules on: the preview counts the latest 50 of this workspace.';
-  const { count, decision } = preview.rest;
-  const verb = decision === 'ask' ? 'asked' : 'allowed';
-  const rest =
-    count === 0
-      ? 'every one matches a rule'
-      : count === 1
-        ? `1 matches no rule and would be ${verb}`
-        : `${count} match no rule and would be ${verb}`;
-  return `Of ${lastRequests(preview.considered)}, ${rest}.`;
-}
+import {
+  DECISION_WORDS,
+  drafted,
+  offeredRule,
+  patternHint,
+  problemsOf,
+  ruleOf,
+  type DraftRule,
+} from './rule-drafts';
+import { PreviewLine, restWords } from './RulePreview';
 
 function RulesForm({
   org,
