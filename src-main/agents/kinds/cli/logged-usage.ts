@@ -68,13 +68,19 @@ export function codexLoggedUsage(toUsage: (usage: Record<string, unknown>) => Ag
         conversationId,
       ));
     if (found === null) return null;
-    // Each run is one turn: its records are those after the turn's start, when the turn's prompt is the run's.
+    // Each run is one turn: its records are those after the turn's start, when the turn's prompt
+    // is the run's. A file an earlier Codex wrote (codex-acp's engine) has no token_usage_record:
+    // its token_count events give each response's tokens, repeated when only rate limits changed.
     let responses: AgentUsage[] = [];
+    let counted: AgentUsage[] = [];
+    let lastTotal = '';
     let runsTurn = false;
     for await (const record of records(dirname(found), found)) {
       const payload = (record.payload ?? {}) as Record<string, unknown>;
+      const info = payload.info as Record<string, unknown> | null | undefined;
       if (record.type === 'event_msg' && payload.type === 'task_started') {
         responses = [];
+        counted = [];
         runsTurn = false;
       } else if (record.type === 'response_item' && payload.type === 'message' && payload.role === 'user') {
         runsTurn ||= isRunPrompt(promptText(payload.content), prompt);
@@ -83,8 +89,18 @@ export function codexLoggedUsage(toUsage: (usage: Record<string, unknown>) => Ag
         const ours = payload.thread_id === undefined || payload.thread_id === conversationId;
         if (ours && typeof payload.usage === 'object' && payload.usage !== null)
           responses.push(toUsage(payload.usage as Record<string, unknown>));
+      } else if (record.type === 'event_msg' && payload.type === 'token_count' && info) {
+        const total = JSON.stringify(info.total_token_usage);
+        if (
+          total !== lastTotal &&
+          typeof info.last_token_usage === 'object' &&
+          info.last_token_usage !== null
+        )
+          counted.push(toUsage(info.last_token_usage as Record<string, unknown>));
+        lastTotal = total;
       }
     }
+    if (responses.length === 0) responses = counted;
     if (!runsTurn || responses.length === 0) return null;
     const usage: AgentUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
     for (const one of responses) {
@@ -165,6 +181,12 @@ export const geminiLoggedUsage: LoggedUsage = async ({ env, conversationId, prom
 };
 
 /**
+ * The note Claude Code logs as the person's when a turn is interrupted (a cancel through the
+ * Agent Client Protocol): not a prompt, the turn's responses stay the run's.
+ */
+const CLAUDE_INTERRUPTED = '[Request interrupted by user';
+
+/**
  * Claude Code: `projects/<folder>/<session id>.jsonl` under CLAUDE_CONFIG_DIR (else ~/.claude).
  * Each assistant record holds its API response's usage (repeated on every record of that
  * response); the run's are those after its prompt, the last person's record, priced from the
@@ -184,7 +206,7 @@ export const claudeCodeLoggedUsage: LoggedUsage = async ({ env, conversationId, 
     for await (const record of records(dirname(found), found)) {
       const message = (record.message ?? {}) as Record<string, unknown>;
       const text = record.type === 'user' && record.isMeta !== true ? promptText(message.content) : '';
-      if (text.trim() !== '') {
+      if (text.trim() !== '' && !text.startsWith(CLAUDE_INTERRUPTED)) {
         lastPrompt = text;
         responses = new Map();
       } else if (record.type === 'assistant' && typeof message.usage === 'object' && message.usage !== null)
