@@ -441,7 +441,7 @@ export function describeAcpAgentRuns(id: string): void {
         const session = await waitForResults(server, cookie, created.id, 2, 30_000);
         const results = session.messages.filter((m) => m.type === 'result');
         expect(results[1]).toMatchObject({ stopped: true });
-        const stopped = (results[1] as { usage?: Record<string, number> }).usage;
+        const stopped = results[1]?.type === 'result' ? results[1].usage : undefined;
         if (agent.stoppedUsage === null) expect(stopped?.inputTokens ?? 0).toBe(0);
         // That run's one response: not the first run's, not none.
         else expect(stopped).toMatchObject(agent.stoppedUsage);
