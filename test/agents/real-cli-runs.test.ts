@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -433,6 +433,57 @@ describe('a Codex run stopped in its follow-up', requireTools(agentCliTool('code
       expect(results.map((r) => r.usage)).toEqual([usage(500, 10, 0), usage(890, 20, 110)]);
       expect(results[1]).toMatchObject({ stopped: true });
       expect(session.usage).toEqual(withUnknownCost(usage(1390, 30, 110), 2));
+    },
+  );
+
+  it(
+    'counts the responses it was served, though the thread’s logged totals leave out earlier turns',
+    { timeout: 120_000 },
+    async () => {
+      // Codex restores a resumed thread's totals from the earlier turns' token_usage_records
+      // only: a conversation whose first turn was logged without one (by another writer of the
+      // file) has totals that start at the resume, less than Session Desk's earlier runs.
+      const { server, owner, cookie } = await serverWith('codex', [
+        {
+          match: 'UNRECORDED-FIRST',
+          turns: [
+            {
+              output: { text: 'Ready.' },
+              usage: { input_tokens: 110, output_tokens: 11, cached_tokens: 0, reasoning_tokens: 0 },
+            },
+            {
+              output: { call: 'exec_command', arguments: { cmd: WAIT_COMMAND } },
+              usage: { input_tokens: 1000, output_tokens: 200, cached_tokens: 0, reasoning_tokens: 0 },
+            },
+          ],
+        },
+      ]);
+      const created = await createSession(server, cookie, {
+        organizationId: owner.organizationId,
+        initialMessage: 'Get ready. UNRECORDED-FIRST',
+      });
+      await waitForResults(server, cookie, created.id, 1, 60_000);
+      const sessions = join(cliHomePath(server.sandboxRoot, created.id), 'codex', 'sessions');
+      for (const name of readdirSync(sessions, { recursive: true, encoding: 'utf8' })) {
+        if (!name.endsWith('.jsonl')) continue;
+        const lines = readFileSync(join(sessions, name), 'utf8').split('\n');
+        writeFileSync(
+          join(sessions, name),
+          lines.filter((l) => !l.includes('"token_usage_record"')).join('\n'),
+        );
+      }
+      const posted = await asUser(server, cookie, 'POST', `/api/sessions/${created.id}/messages`, {
+        content: 'Now wait.',
+      });
+      expect(posted.status, await posted.clone().text()).toBe(201);
+      const waiting = () => runProcesses(created.id).some((p) => p.cmdline.includes('120000'));
+      await expect.poll(waiting, { timeout: 60_000, interval: 100 }).toBe(true);
+      const stop = await asUser(server, cookie, 'POST', `/api/sessions/${created.id}/stop`);
+      expect(stop.status, await stop.clone().text()).toBe(200);
+      const session = await waitForResults(server, cookie, created.id, 2, 30_000);
+      const results = session.messages.filter((m) => m.type === 'result');
+      expect(results.map((r) => r.usage)).toEqual([usage(110, 11, 0), usage(1000, 200, 0)]);
+      expect(session.usage).toEqual(withUnknownCost(usage(1110, 211, 0), 2));
     },
   );
 });
