@@ -8,6 +8,7 @@ import { resolveDataDir } from '../paths.js';
 import { existingDataDir, openAdminTarget, storageTarget, type AdminTarget } from './admin-target.js';
 import { parse, print, required, stderrLogger, validate } from './command-line.js';
 import { databaseUrlOf, openTeamStorage } from './team-database.js';
+import { agentSentence } from './agent-sentence.js';
 import type { CommandName } from './usage.js';
 
 /**
@@ -28,12 +29,12 @@ async function withTarget(
   makes = false,
 ): Promise<void> {
   const databaseUrl = databaseUrlOf(values.database, command);
+  const dataDir = resolveDataDir(values['data-dir'] as string | undefined);
   let target: AdminTarget;
   if (databaseUrl !== undefined) {
     const team = await openTeamStorage(databaseUrl);
-    target = storageTarget(team.storage, team.close);
+    target = storageTarget(team.storage, dataDir, team.close);
   } else {
-    const dataDir = resolveDataDir(values['data-dir'] as string | undefined);
     target = await openAdminTarget(makes ? dataDir : existingDataDir(dataDir), stderrLogger);
   }
   try {
@@ -61,10 +62,15 @@ export async function workspaceCreate(args: string[]): Promise<void> {
   const input = validate('workspace create', CreateWorkspaceBodySchema, {
     name: v.name,
     ownerEmail: v.owner,
+    ...(v.agent === undefined ? {} : { agent: v.agent }),
+    ...(v['acp-agent'] === undefined ? {} : { acpAgent: v['acp-agent'] }),
   });
-  await withTarget('workspace create', v, async (target) =>
-    print((await target.createWorkspace(input)).organizationId),
-  );
+  await withTarget('workspace create', v, async (target) => {
+    const { workspace, agent } = await target.createWorkspace(input);
+    // stdout holds the organizationId alone (scripts read it): which agent it runs goes to stderr.
+    stderrLogger.info(agentSentence(workspace.name, agent));
+    print(workspace.organizationId);
+  });
 }
 
 export async function memberAdd(args: string[]): Promise<void> {

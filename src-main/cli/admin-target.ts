@@ -1,10 +1,12 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import {
+  AgentSettingsResponseSchema,
   ApiKeySummarySchema,
   CreatedApiKeySchema,
   UserSchema,
   WorkspaceSchema,
+  type AgentSettings,
   type ApiKeySummary,
   type CreatedApiKey,
   type User,
@@ -19,6 +21,10 @@ import {
   type UserListing,
   type WorkspaceListing,
 } from '../accounts/directory.js';
+import { checkAgentChoice, localAgentFinder } from '../agents/run/agent-choice.js';
+import { agentConfigFromEnv } from '../agents/run/config.js';
+import { agentInForce, type AgentInForce } from '../agents/run/workspace-agents.js';
+import { defaultSandboxRoot } from '../agents/sandbox/sandbox-root.js';
 import { systemClock, type Logger } from '../clock.js';
 import { DataDirLockedError, lockHolder } from '../store/lock.js';
 import { storageOf } from '../store/sqljs-storage.js';
@@ -37,7 +43,13 @@ export interface AdminTarget {
     password: string;
     imageUrl?: string | undefined;
   }): Promise<User>;
-  createWorkspace(input: { name: string; ownerEmail: string }): Promise<Workspace>;
+  /** A workspace, with the agent it runs (checked first, as the server checks a choice). */
+  createWorkspace(input: {
+    name: string;
+    ownerEmail: string;
+    agent?: AgentSettings['agent'] | undefined;
+    acpAgent?: string | undefined;
+  }): Promise<{ workspace: Workspace; agent: AgentInForce }>;
   addMember(input: { organizationId: string; email: string }): Promise<{ email: string }>;
   createKey(input: {
     organizationId: string;
@@ -148,16 +160,31 @@ export async function openAdminTarget(dataDir: string, logger: Logger): Promise<
   const access = await reachDataDir(dataDir, logger);
   if (access.kind === 'server') return remoteTarget(access.url, access.adminToken);
   const { store } = access;
-  return storageTarget(storageOf(store), () => store.close({ snapshot: false }));
+  return storageTarget(storageOf(store), dataDir, () => store.close({ snapshot: false }));
 }
 
-/** The account operations on a Storage: the data directory's store, or a team server's database. */
-export function storageTarget(storage: Storage, close: () => Promise<void>): AdminTarget {
+/**
+ * The account operations on a Storage: the data directory's store, or a team server's database.
+ * An agent chosen is looked for as a server on `dataDir` would look for it, in this environment.
+ */
+export function storageTarget(storage: Storage, dataDir: string, close: () => Promise<void>): AdminTarget {
   const accounts = createAccounts(storage, systemClock);
   const directory = createDirectory(storage.repos);
   return {
     createUser: (input) => accounts.createUser(input),
-    createWorkspace: (input) => accounts.createWorkspace(input),
+    async createWorkspace(input) {
+      let config;
+      try {
+        config = agentConfigFromEnv(process.env);
+      } catch (err) {
+        throw new CliError((err as Error).message);
+      }
+      const sandboxRoot = config.sandboxRoot ?? defaultSandboxRoot(dataDir);
+      checkAgentChoice(localAgentFinder(dataDir, sandboxRoot), process.env, input);
+      const workspace = await accounts.createWorkspace(input);
+      const own = await storage.repos.workspaces.settings(workspace.organizationId);
+      return { workspace, agent: agentInForce(own, config.defaultCommand) };
+    },
     addMember: (input) => accounts.addMember(input),
     createKey: (input) => accounts.createKey(input),
     listKeys: async (organizationId) => accounts.listKeys(organizationId),
@@ -214,9 +241,16 @@ function remoteTarget(baseUrl: string, adminToken: string): AdminTarget {
   return {
     createUser: async (input) =>
       (await call('POST', '/api/admin/users', z.object({ user: UserSchema }), input)).user,
-    createWorkspace: async (input) =>
-      (await call('POST', '/api/admin/workspaces', z.object({ workspace: WorkspaceSchema }), input))
-        .workspace,
+    createWorkspace: (input) =>
+      call(
+        'POST',
+        '/api/admin/workspaces',
+        z.object({
+          workspace: WorkspaceSchema,
+          agent: AgentSettingsResponseSchema.pick({ settings: true, source: true }),
+        }),
+        input,
+      ),
     addMember: async (input) =>
       (await call('POST', '/api/admin/members', z.object({ member: z.object({ email: z.string() }) }), input))
         .member,

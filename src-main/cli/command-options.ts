@@ -40,7 +40,7 @@ export const COMMAND_OPTIONS = {
   },
   'user create': { database, email: text, name: text, password: text, 'image-url': text },
   'user list': { database, json },
-  'workspace create': { database, name: text, owner: text },
+  'workspace create': { database, name: text, owner: text, agent: text, 'acp-agent': text },
   'workspace list': { database, json },
   'member add': { database, workspace: text, email: text },
   'member remove': { database, workspace: text, email: text },

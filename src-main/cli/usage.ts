@@ -55,9 +55,14 @@ default 5000).`,
 Creates a local user who can sign in to the dashboard. Prints the user id.
 The password needs at least 8 characters.
 ${ON_TEAM_DATABASE}`,
-  'workspace create': `Usage: sessiondesk workspace create --name N --owner EMAIL [--data-dir DIR | --database URL]
+  'workspace create': `Usage: sessiondesk workspace create --name N --owner EMAIL [--agent KIND [--acp-agent ID]] [--data-dir DIR | --database URL]
 
-Creates a workspace owned by the user with that email. Prints the organizationId.
+Creates a workspace owned by the user with that email. Prints the organizationId, and on stderr
+which agent the workspace runs.
+  --agent      demo, claude-code, codex or gemini (its program must be installed), or acp with
+               --acp-agent ID (an ACP agent Session Desk knows, installed: GET /api/agents lists
+               them). Without it the workspace runs the demo agent, which only simulates work (or
+               the command SESSIONDESK_AGENT_COMMAND names), until an owner chooses in Settings.
 ${ON_TEAM_DATABASE}`,
   'user list': `Usage: sessiondesk user list [--json] [--data-dir DIR | --database URL]
 
