@@ -60,6 +60,8 @@ async function pushOnce(
   const report: PushReport = { sessions: 0, messages: 0, unchanged: 0, refused: [] };
   const target = await openDataTarget(dataDir, stderrLogger);
   try {
+    // Sessions imported from the CLIs' history go as a running server would hold them by now.
+    await target.followHistory();
     const sink = pushingSink(server, report, known, stopping);
     await target.exportWorkspace(organizationId, 'ndjson', sink);
     sink.finish();

@@ -40,7 +40,7 @@ async function heldState(repos: Repos, pusher: Pusher, sessionId: string): Promi
       `Session ${sessionId} was not pushed to this server (it was made here); a push never changes it`,
     );
   }
-  return { messageCount: row.messageCount, updatedAt: row.updatedAt };
+  return { messageCount: row.messageCount, updatedAt: row.updatedAt, status: row.status };
 }
 
 export function pushedState(
@@ -119,7 +119,7 @@ export async function receivePushPart(target: PushTarget, pusher: Pusher, part: 
     const row = await tx.sessions.find(head.id);
     if (!row) throw new Error(`Session ${head.id} is missing after its push`);
     return {
-      state: { messageCount: row.messageCount, updatedAt: row.updatedAt },
+      state: { messageCount: row.messageCount, updatedAt: row.updatedAt, status: row.status },
       row,
       created: held === null,
     };

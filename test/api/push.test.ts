@@ -92,7 +92,7 @@ describe('the push routes', () => {
       key.key,
     );
     expect(pushed.status).toBe(200);
-    expect(await pushed.json()).toEqual({ messageCount: 2, updatedAt: AT });
+    expect(await pushed.json()).toEqual({ messageCount: 2, updatedAt: AT, status: 'completed' });
     const held = await withKey(server, team.apiKey, 'GET', `/api/sessions/${sessionId}`);
     const session = ((await held.json()) as { session: { author: { id: string }; pushedFrom: unknown } })
       .session;
@@ -140,7 +140,7 @@ describe('the push routes', () => {
     expect(gap.status).toBe(409);
     expect((await send(part(sessionId, all.slice(2), { from: 2 }))).status).toBe(200);
     const state = await withKey(server, pushKey, 'GET', `/api/push/sessions/${sessionId}`);
-    expect(await state.json()).toEqual({ messageCount: 4, updatedAt: AT });
+    expect(await state.json()).toEqual({ messageCount: 4, updatedAt: AT, status: 'completed' });
     const held = await withKey(server, team.apiKey, 'GET', `/api/sessions/${sessionId}`);
     expect(((await held.json()) as { session: { messages: Message[] } }).session.messages).toEqual(all);
     const seen = await until(

@@ -40,7 +40,7 @@ export function pushRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: 'How far a pushed session is held',
         description:
-          "How many messages of a session a desktop pushed this server holds, and its `updatedAt`. 404 when the key's workspace has no session of that id yet; 409 when the id is another workspace's, or a session this server ran itself (a push never changes either).",
+          "How many messages of a session a desktop pushed this server holds, its `updatedAt` and its `status`. 404 when the key's workspace has no session of that id yet; 409 when the id is another workspace's, or a session this server ran itself (a push never changes either).",
         tags: ['push'],
         params: PushParamsSchema,
         response: { 200: PushedStateSchema, ...errorResponses(400, 401, 403, 404, 409, 429, 500) },
