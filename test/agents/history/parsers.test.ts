@@ -90,6 +90,56 @@ describe('Claude Code session files', () => {
     });
   });
 
+  it('without cost-state lines: each message counted once, a run ending at the next prompt, and a later cost-state adds only the rest', () => {
+    const [file] = main(all.find((s) => s.scenario === 'resume')!.dir);
+    const lines = readFileSync(file!, 'utf8').split('\n');
+    const recorded = runs(parse(createClaudeCodeHistoryParser(), file!).events);
+    // The first run's cost-state line left out, as a run cut short leaves it.
+    const firstEnd = lines.findIndex((l) => l.includes('"type":"cost-state"'));
+    const parser = createClaudeCodeHistoryParser();
+    const events = lines.filter((_, i) => i !== firstEnd).flatMap((line) => parser.line(line));
+    const [first, second] = runs(events);
+    const tokens = ({
+      inputTokens,
+      outputTokens,
+      cacheReadTokens,
+      cacheWriteTokens,
+    }: typeof first & object) => ({
+      inputTokens,
+      outputTokens,
+      cacheReadTokens,
+      cacheWriteTokens,
+    });
+    expect(tokens(first!)).toEqual(tokens(recorded[0]!));
+    expect(tokens(second!)).toEqual(tokens(recorded[1]!));
+    // Priced by the table (the model is in it), and the CLI's total stays the total.
+    expect(first!.costUsd).toBeGreaterThan(0);
+    expect(first!.costUsd! + second!.costUsd!).toBeCloseTo(recorded[0]!.costUsd! + recorded[1]!.costUsd!, 9);
+    // Its result ends the first run, before the next prompt.
+    const kinds = events.map((e) => e.kind).filter((k) => k === 'prompt' || k === 'run' || k === 'result');
+    expect(kinds).toEqual(['prompt', 'run', 'result', 'prompt', 'run', 'result']);
+  });
+
+  it('a file with no cost-state line at all: its run ends when the file goes quiet (flush)', () => {
+    const [file] = main(all.find((s) => s.scenario === 'plain-answer')!.dir);
+    const parser = createClaudeCodeHistoryParser();
+    const text = readFileSync(file!, 'utf8');
+    const events = text
+      .split('\n')
+      .filter((l) => !l.includes('"type":"cost-state"'))
+      .flatMap((line) => parser.line(line));
+    expect(runs(events)).toEqual([]);
+    // Read back from its saved state, as the next scan reads it.
+    const [run] = runs(createClaudeCodeHistoryParser(undefined, parser.state()).flush());
+    expect(run).toMatchObject({
+      inputTokens: 120,
+      outputTokens: 14,
+      cacheReadTokens: 30,
+      cacheWriteTokens: 40,
+    });
+    expect(run!.costUsd).toBeGreaterThan(0);
+  });
+
   it('resume: each run counts its own usage, not the running total', () => {
     const [file] = main(all.find((s) => s.scenario === 'resume')!.dir);
     const [first, second] = runs(parse(createClaudeCodeHistoryParser(), file!).events);
