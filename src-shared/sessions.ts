@@ -224,7 +224,7 @@ const SessionBaseSchema = z.object({
     .literal(true)
     .optional()
     .describe(
-      'Present while the latest run was stopped on request (`POST /api/sessions/{id}/stop`; its result is marked `stopped: true`): the session is `completed` because someone stopped it, not because the agent finished. Gone once another run starts or another status is set.',
+      'Present while the latest run was stopped on request (`POST /api/sessions/{id}/stop`; its result is marked `stopped: true`): the session is `completed` because someone stopped it, not because the agent finished. Gone once another run starts or a status is set through an update (`PATCH`, `completed` too: a person marking a stopped session completed says its work is done).',
     ),
 });
 
