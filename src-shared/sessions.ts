@@ -173,6 +173,12 @@ export const PushedFromSchema = z.object({
     .object({ name: z.string(), email: z.string() })
     .describe("The session's author on that desktop, as the desktop sent it."),
   pushedAt: Timestamp.describe('When its latest part was pushed.'),
+  folder: z
+    .string()
+    .optional()
+    .describe(
+      'The folder it ran in on that desktop (its sandbox there, or the folder its agent CLI ran in), when the desktop said: its changes are there.',
+    ),
 });
 export type PushedFrom = z.infer<typeof PushedFromSchema>;
 

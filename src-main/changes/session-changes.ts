@@ -1,5 +1,5 @@
 import type { ChangesUnavailable, SessionChangesResponse } from '../../src-shared/changes.js';
-import { CLI_NAMES, type SessionSource } from '../../src-shared/sessions.js';
+import { CLI_NAMES, type PushedFrom, type SessionSource } from '../../src-shared/sessions.js';
 import { sandboxPath } from '../agents/sandbox/session-folder.js';
 import type { Clock } from '../clock.js';
 import type { Repos } from '../store/storage.js';
@@ -26,6 +26,21 @@ function inOwnFolder(source: SessionSource): ChangesUnavailable {
   };
 }
 
+/** A pushed session's changes are on the desktop that pushed it: which, and in what folder. */
+function onTheDesktop(pushed: PushedFrom): ChangesUnavailable {
+  const from = `This session was pushed here from ${pushed.machine}`;
+  return {
+    available: false,
+    reason: 'pushed',
+    ...(pushed.folder === undefined
+      ? { message: `${from}: its changes are on that desktop, not on this server.` }
+      : {
+          folder: pushed.folder,
+          message: `${from}, where it ran in ${pushed.folder}: its changes are there, not on this server.`,
+        }),
+  };
+}
+
 export interface SessionChanges {
   /** A session's changes, computed afresh; null when there is no such session. */
   of(sessionId: string): Promise<SessionChangesResponse | null>;
@@ -49,7 +64,8 @@ export function createSessionChanges(deps: {
     if (!input) return null;
     const row = await deps.repos.sessions.find(sessionId);
     const source = row?.source;
-    if (input.repoUrl === undefined && !source) {
+    const pushed = row?.pushedFrom;
+    if (input.repoUrl === undefined && !source && !pushed) {
       return {
         available: false,
         reason: 'no_repository',
@@ -64,12 +80,8 @@ export function createSessionChanges(deps: {
     });
     // An imported session has a sandbox only once it was continued in a fresh clone.
     if (source && !changes.available && changes.reason === 'no_sandbox') return inOwnFolder(source);
-    if (!changes.available && changes.reason === 'no_sandbox' && row?.pushedFrom) {
-      return {
-        ...changes,
-        message: `This session was pushed here from ${row.pushedFrom.machine}: its changes are in its sandbox on that desktop, not on this server.`,
-      };
-    }
+    // Pushed, and not continued here: its files stayed on the desktop it ran on.
+    if (pushed && !changes.available && changes.reason === 'no_sandbox') return onTheDesktop(pushed);
     // The demo agent plays out a run with a repository without ever making a sandbox.
     if (!changes.available && changes.reason === 'no_sandbox' && row?.agentKind === 'demo') {
       return { ...changes, message: 'The demo agent only simulates its work: it changed no files.' };

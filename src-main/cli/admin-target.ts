@@ -22,7 +22,7 @@ import {
   type WorkspaceListing,
 } from '../accounts/directory.js';
 import { checkAgentChoice, localAgentFinder } from '../agents/run/agent-choice.js';
-import { agentConfigFromEnv } from '../agents/run/config.js';
+import { agentConfigFromEnv, type AgentConfig } from '../agents/run/config.js';
 import { agentInForce, type AgentInForce } from '../agents/run/workspace-agents.js';
 import { defaultSandboxRoot } from '../agents/sandbox/sandbox-root.js';
 import { systemClock, type Logger } from '../clock.js';
@@ -173,14 +173,8 @@ export function storageTarget(storage: Storage, dataDir: string, close: () => Pr
   return {
     createUser: (input) => accounts.createUser(input),
     async createWorkspace(input) {
-      let config;
-      try {
-        config = agentConfigFromEnv(process.env);
-      } catch (err) {
-        throw new CliError((err as Error).message);
-      }
-      const sandboxRoot = config.sandboxRoot ?? defaultSandboxRoot(dataDir);
-      checkAgentChoice(localAgentFinder(dataDir, sandboxRoot), process.env, input);
+      const config = localAgentConfig();
+      checkAgentChoice(localAgentFinder(dataDir, localSandboxRoot(dataDir)), process.env, input);
       const workspace = await accounts.createWorkspace(input);
       const own = await storage.repos.workspaces.settings(workspace.organizationId);
       return { workspace, agent: agentInForce(own, config.defaultCommand) };
@@ -194,6 +188,20 @@ export function storageTarget(storage: Storage, dataDir: string, close: () => Pr
     listWorkspaces: () => directory.workspaces(),
     close,
   };
+}
+
+/** The agents' settings a server started from this environment would have (a bad one is a sentence). */
+function localAgentConfig(): AgentConfig {
+  try {
+    return agentConfigFromEnv(process.env);
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+}
+
+/** Where a server on `dataDir` started from this environment keeps sessions' sandboxes. */
+export function localSandboxRoot(dataDir: string): string {
+  return localAgentConfig().sandboxRoot ?? defaultSandboxRoot(dataDir);
 }
 
 /** A failed admin request in a line: the server's message and details, or its status. */

@@ -12,7 +12,7 @@ import { ADMIN_TOKEN_HEADER, NDJSON } from '../server/routes/admin.js';
 import { backupChunks } from '../data/backup.js';
 import { createRepositories } from '../store/repositories.js';
 import { readsOf, storageOf } from '../store/sqljs-storage.js';
-import { CliError, describeAdminError, reachDataDir, unreachable } from './admin-target.js';
+import { CliError, describeAdminError, localSandboxRoot, reachDataDir, unreachable } from './admin-target.js';
 import type { OutputSink } from './output.js';
 
 /**
@@ -47,7 +47,13 @@ export async function openDataTarget(dataDir: string, logger: Logger): Promise<D
     via: 'directory',
     async exportWorkspace(organizationId, format, out) {
       if (!repos.workspaces.findById(organizationId)) throw notFound(`Workspace ${organizationId} not found`);
-      const chunks = exportChunks(readsOf(store), organizationId, format, systemClock.now().toISOString());
+      const chunks = exportChunks(
+        readsOf(store),
+        organizationId,
+        format,
+        systemClock.now().toISOString(),
+        localSandboxRoot(dataDir),
+      );
       for await (const chunk of chunks) await out.write(chunk);
     },
     importSessions: (organizationId, input) =>

@@ -115,6 +115,7 @@ export async function receivePushPart(target: PushTarget, pusher: Pusher, part: 
       authorName: head.author.name,
       authorEmail: head.author.email,
       pushedAt: target.clock.now().toISOString(),
+      folder: head.folder,
     });
     const row = await tx.sessions.find(head.id);
     if (!row) throw new Error(`Session ${head.id} is missing after its push`);

@@ -427,6 +427,11 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       )`,
     ],
   },
+  {
+    version: 27,
+    name: 'the folder a pushed session ran in on its desktop',
+    sql: ['ALTER TABLE session_origins ADD COLUMN folder TEXT'],
+  },
 ];
 
 /**

@@ -10,11 +10,11 @@ export function postgresSessionOrigins(sql: Queryable): Repos['sessionOrigins'] 
   return {
     async record(sessionId, origin) {
       await sql`INSERT INTO session_origins (session_id, machine, author_name, author_email, first_pushed_at,
-          pushed_at)
+          pushed_at, folder)
         VALUES (${sessionId}, ${origin.machine}, ${origin.authorName}, ${origin.authorEmail}, ${origin.pushedAt},
-          ${origin.pushedAt})
+          ${origin.pushedAt}, ${origin.folder ?? null})
         ON CONFLICT (session_id) DO UPDATE SET machine = excluded.machine, author_name = excluded.author_name,
-          author_email = excluded.author_email, pushed_at = excluded.pushed_at`;
+          author_email = excluded.author_email, pushed_at = excluded.pushed_at, folder = excluded.folder`;
     },
   };
 }

@@ -497,6 +497,12 @@ export const MIGRATIONS: Migration[] = [
     // one process and keeps its code in memory. The step is here to keep the two lists alike.
     sql: [],
   },
+  {
+    version: 27,
+    name: 'the folder a pushed session ran in on its desktop',
+    // Where its changes are: the team server has the transcript, not the files.
+    sql: ['ALTER TABLE session_origins ADD COLUMN folder TEXT'],
+  },
 ];
 
 export { DatabaseTooNewError };

@@ -114,12 +114,34 @@ describe('the push routes', () => {
     expect((await send(withRepository)).status).toBe(200);
     const changes = await withKey(server, team.apiKey, 'GET', `/api/sessions/${sessionId}/changes`);
     expect(changes.status).toBe(200);
-    expect(await changes.json()).toMatchObject({
+    expect(await changes.json()).toEqual({
       available: false,
-      reason: 'no_sandbox',
+      reason: 'pushed',
       message:
-        'This session was pushed here from studio-mac: its changes are in its sandbox on that desktop, not on this server.',
+        'This session was pushed here from studio-mac: its changes are on that desktop, not on this server.',
     });
+  });
+
+  it('a pushed session without a repository, from a CLI run in a folder: that folder, not "no repository"', async () => {
+    const sessionId = newId();
+    const base = part(sessionId, [prompt('Fix it'), answer('Fixed')], { machine: 'studio-mac' });
+    const fromFolder = { ...base, session: { ...base.session, folder: '/home/bo/src/widgets' } };
+    expect((await send(fromFolder)).status).toBe(200);
+    const changes = await withKey(server, team.apiKey, 'GET', `/api/sessions/${sessionId}/changes`);
+    expect(await changes.json()).toEqual({
+      available: false,
+      reason: 'pushed',
+      folder: '/home/bo/src/widgets',
+      message:
+        'This session was pushed here from studio-mac, where it ran in /home/bo/src/widgets: its changes are there, not on this server.',
+    });
+    const session = await withKey(server, team.apiKey, 'GET', `/api/sessions/${sessionId}`);
+    expect(((await session.json()) as { session: { pushedFrom: unknown } }).session.pushedFrom).toMatchObject(
+      {
+        machine: 'studio-mac',
+        folder: '/home/bo/src/widgets',
+      },
+    );
   });
 
   it('applies a part only after exactly the messages it follows, and tells open dashboards', async () => {

@@ -154,6 +154,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
         organizationId,
         format,
         ctx.clock.now().toISOString(),
+        ctx.agents.sandboxRoot,
       );
       return reply
         .type(format === 'json' ? 'application/json; charset=utf-8' : `${NDJSON}; charset=utf-8`)
