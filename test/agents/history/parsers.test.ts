@@ -215,8 +215,12 @@ describe('Codex rollout files', () => {
       parse(createCodexHistoryParser(), file(all.find((s) => s.scenario === 'resume')!.dir)).events,
     );
     expect(resume[1]!.outputTokens).toBeGreaterThan(0);
-    // Codex records no cost, and the price table does not know the scripted model: unknown, not 0.
-    expect(resume.map((r) => r.costUsd)).toEqual([null, null]);
+    // Codex records no cost: gpt-5.5 is priced by the table, at genai-prices' OpenAI prices
+    // (dollars per million tokens: input 5, cached input 0.5, output 30).
+    for (const run of resume) {
+      const expected = (run.inputTokens * 5 + run.cacheReadTokens * 0.5 + run.outputTokens * 30) / 1_000_000;
+      expect(run.costUsd).toBeCloseTo(expected, 12);
+    }
     const edit = parse(
       createCodexHistoryParser(),
       file(all.find((s) => s.scenario === 'edit-and-commit')!.dir),
@@ -264,11 +268,12 @@ describe('Gemini CLI chat files', () => {
         tasks: expect.arrayContaining([expect.objectContaining({ status: 'completed' })]),
       });
       const ids = blocks(events).flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
-      // Gemini records no cost: gemini-2.5-pro is priced by the table, at LiteLLM's Gemini API
-      // prices (dollars per million tokens: input 1.25, output 10, cached input 0.3125).
+      // Gemini records no cost: gemini-2.5-pro is priced by the table, at genai-prices' Gemini
+      // API prices up to 200k tokens (dollars per million tokens: input 1.25, output 10, cached
+      // input 0.125).
       const [run] = runs(events);
       const expected =
-        (run!.inputTokens * 1.25 + run!.outputTokens * 10 + run!.cacheReadTokens * 0.3125) / 1_000_000;
+        (run!.inputTokens * 1.25 + run!.outputTokens * 10 + run!.cacheReadTokens * 0.125) / 1_000_000;
       expect(run!.costUsd).toBeCloseTo(expected, 12);
       expect(run!.costUsd).toBeGreaterThan(0);
       expect(new Set(ids).size).toBe(ids.length);
