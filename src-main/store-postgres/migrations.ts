@@ -472,6 +472,11 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
         (SELECT author_id FROM sessions WHERE sessions.id = session_origins.session_id)`,
     ],
   },
+  {
+    version: 29,
+    name: 'the folder a pushed session ran in on its desktop',
+    sql: ['ALTER TABLE session_origins ADD COLUMN folder TEXT'],
+  },
 ];
 
 /**

@@ -551,6 +551,12 @@ export const MIGRATIONS: Migration[] = [
         (SELECT author_id FROM sessions WHERE sessions.id = session_origins.session_id)`,
     ],
   },
+  {
+    version: 29,
+    name: 'the folder a pushed session ran in on its desktop',
+    // Where its changes are: the team server has the transcript, not the files.
+    sql: ['ALTER TABLE session_origins ADD COLUMN folder TEXT'],
+  },
 ];
 
 export { DatabaseTooNewError };
