@@ -169,7 +169,8 @@ export async function checkTeamServer(server: TeamServer): Promise<void> {
     await call(server, 'POST', PUSH_SESSIONS_PATH, '{}');
   } catch (err) {
     if (!(err instanceof Refused)) throw err;
-    if (err.status === 400) return;
+    // Session Desk's own 400 (a proxy's page is not one): the key was taken.
+    if (err.status === 400 && err.code !== null) return;
     if (err.status === 404) {
       throw new CliError(
         `The server at ${server.url} has no push route (${PUSH_SESSIONS_PATH}): it is a Session Desk too old ` +
@@ -187,7 +188,7 @@ async function heldState(server: TeamServer, sessionId: string): Promise<PushedS
   try {
     return PushedStateSchema.parse(await call(server, 'GET', `${PUSH_SESSIONS_PATH}/${sessionId}`));
   } catch (err) {
-    if (err instanceof Refused && err.status === 404) return null;
+    if (err instanceof Refused && err.status === 404 && err.code !== null) return null;
     throw err;
   }
 }
@@ -252,7 +253,7 @@ export function pushingSink(
     try {
       await step();
     } catch (err) {
-      if (!(err instanceof Refused) || (err.status !== 409 && err.status !== 400)) {
+      if (!(err instanceof Refused) || err.code === null || (err.status !== 409 && err.status !== 400)) {
         throw err instanceof Refused ? fatal(server, err) : err;
       }
       report.refused.push({ sessionId: session.id, reason: err.message });

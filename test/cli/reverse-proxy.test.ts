@@ -140,6 +140,7 @@ describe(
               .filter((line) => line.event === 'request' && line.url === '/api/auth/me'),
           ),
         (lines) => lines.flat().length >= 6,
+        20_000,
       );
       expect(seen.flat()).toHaveLength(6);
       for (const line of seen.flat()) expect(line.client).toBe(CLIENT);
@@ -167,7 +168,7 @@ describe(
         const events = await until(
           () => stream.received,
           (received) => received.some((e) => JSON.stringify(e.data).includes(id)),
-          10_000,
+          20_000,
         );
         expect(
           events.some((e) => JSON.stringify(e.data).includes(id)),
