@@ -46,7 +46,7 @@ const ON_POSTGRES_TOO = [
   // their own PostgreSQL beside sql.js in the first pass.
   'test/cli/{admin-channel,admin-commands,control-characters,exit-codes,hardening}.test.ts',
   'test/cli/{no-data-dir-left,second-serve,serve,serve-background,serve-log,serve-max-runs}.test.ts',
-  'test/cli/{sign-in-memory,startup-clients,usability,agent-check}.test.ts',
+  'test/cli/{sign-in-memory,startup-clients,usability,agent-check,workspace-agent}.test.ts',
 ];
 
 /**

@@ -110,7 +110,6 @@ export const CreateUserBodySchema = z.strictObject({
   imageUrl: ImageUrl.optional(),
 });
 export const SetPasswordBodySchema = z.strictObject({ email: EmailSchema, password: NewPasswordSchema });
-export const CreateWorkspaceBodySchema = z.strictObject({ name: Name, ownerEmail: EmailSchema });
 export const AddMemberBodySchema = z.strictObject({
   organizationId: z.string().max(100),
   email: EmailSchema,
@@ -361,6 +360,18 @@ export const ApprovalRulesPreviewSchema = z.object({
   }),
 });
 export type ApprovalRulesPreview = z.infer<typeof ApprovalRulesPreviewSchema>;
+
+/**
+ * The agents a workspace can be made with (`sessiondesk workspace create --agent`): those that
+ * need no program chosen, as first-run setup offers them, and an ACP agent by its id.
+ */
+export const NEW_WORKSPACE_AGENTS = [...SETUP_AGENTS, 'acp'] as const;
+export const CreateWorkspaceBodySchema = z.strictObject({
+  name: Name,
+  ownerEmail: EmailSchema,
+  agent: z.enum(NEW_WORKSPACE_AGENTS).optional(),
+  acpAgent: AgentSettingsSchema.shape.acpAgent,
+});
 export const NamedAgentCommandSchema = z.object({ name: z.string(), command: z.array(z.string()) });
 export const AgentSettingsResponseSchema = z.object({
   settings: AgentSettingsSchema,

@@ -177,6 +177,12 @@ export const PushedFromSchema = z.object({
     .object({ name: z.string(), email: z.string() })
     .describe("The session's author on that desktop, as the desktop sent it."),
   pushedAt: Timestamp.describe('When its latest part was pushed.'),
+  folder: z
+    .string()
+    .optional()
+    .describe(
+      'The folder it ran in on that desktop (its sandbox there, or the folder its agent CLI ran in), when the desktop said: its changes are there.',
+    ),
 });
 export type PushedFrom = z.infer<typeof PushedFromSchema>;
 
@@ -228,7 +234,7 @@ const SessionBaseSchema = z.object({
     .literal(true)
     .optional()
     .describe(
-      'Present while the latest run was stopped on request (`POST /api/sessions/{id}/stop`; its result is marked `stopped: true`): the session is `completed` because someone stopped it, not because the agent finished. Gone once another run starts or another status is set.',
+      'Present while the latest run was stopped on request (`POST /api/sessions/{id}/stop`; its result is marked `stopped: true`): the session is `completed` because someone stopped it, not because the agent finished. Gone once another run starts or a status is set through an update (`PATCH`, `completed` too: a person marking a stopped session completed says its work is done).',
     ),
 });
 

@@ -179,13 +179,23 @@ export function createAccounts(storage: Storage, clock: Clock) {
       return { user: { id: user.id, email: user.email, name: user.name }, workspace };
     },
 
-    async createWorkspace(input: { name: string; ownerEmail: string }): Promise<Workspace> {
+    /** A workspace and its owner, with the agent it runs when one is given (checked by the caller). */
+    async createWorkspace(input: {
+      name: string;
+      ownerEmail: string;
+      agent?: AgentSettings['agent'] | undefined;
+      acpAgent?: string | undefined;
+    }): Promise<Workspace> {
       const owner = await requireUserByEmail(input.ownerEmail);
       const id = newId('workspace');
       const at = now();
+      const { agent, acpAgent } = input;
       await storage.write(async (tx) => {
         await tx.workspaces.insert({ id, name: input.name, createdAt: at });
         await tx.workspaces.addMember(id, owner.id, 'owner', at);
+        if (agent !== undefined) {
+          await tx.workspaces.putSettings(id, { agent, ...(acpAgent === undefined ? {} : { acpAgent }) });
+        }
       });
       return { organizationId: id, name: input.name, role: 'owner' };
     },

@@ -1,5 +1,5 @@
 import type { ChangesUnavailable, SessionChangesResponse } from '../../src-shared/changes.js';
-import { CLI_NAMES, type SessionSource } from '../../src-shared/sessions.js';
+import { CLI_NAMES, type PushedFrom, type SessionSource } from '../../src-shared/sessions.js';
 import { sandboxPath } from '../agents/sandbox/session-folder.js';
 import type { Clock } from '../clock.js';
 import type { Repos } from '../store/storage.js';
@@ -23,6 +23,21 @@ function inOwnFolder(source: SessionSource): ChangesUnavailable {
     reason: 'own_folder',
     folder: source.cwd,
     message: `This session ran in ${cli} in your own folder ${source.cwd}: its changes are there, beside anything else changed in that folder. Session Desk shows the changes of a sandbox it runs.`,
+  };
+}
+
+/** A pushed session's changes are on the desktop that pushed it: which, and in what folder. */
+function onTheDesktop(pushed: PushedFrom): ChangesUnavailable {
+  const from = `This session was pushed here from ${pushed.machine}`;
+  return {
+    available: false,
+    reason: 'pushed',
+    ...(pushed.folder === undefined
+      ? { message: `${from}: its changes are on that desktop, not on this server.` }
+      : {
+          folder: pushed.folder,
+          message: `${from}, where it ran in ${pushed.folder}: its changes are there, not on this server.`,
+        }),
   };
 }
 
@@ -51,7 +66,8 @@ export function createSessionChanges(deps: {
     const source = row?.source;
     // The demo agent works in a clone of its sample project whatever repository the session names.
     const demo = row?.agentKind === 'demo';
-    if (input.repoUrl === undefined && !source && !demo) {
+    const pushed = row?.pushedFrom;
+    if (input.repoUrl === undefined && !source && !demo && !pushed) {
       return {
         available: false,
         reason: 'no_repository',
@@ -66,12 +82,8 @@ export function createSessionChanges(deps: {
     });
     // An imported session has a sandbox only once it was continued in a fresh clone.
     if (source && !changes.available && changes.reason === 'no_sandbox') return inOwnFolder(source);
-    if (!changes.available && changes.reason === 'no_sandbox' && row?.pushedFrom) {
-      return {
-        ...changes,
-        message: `This session was pushed here from ${row.pushedFrom.machine}: its changes are in its sandbox on that desktop, not on this server.`,
-      };
-    }
+    // Pushed, and not continued here: its files stayed on the desktop it ran on.
+    if (pushed && !changes.available && changes.reason === 'no_sandbox') return onTheDesktop(pushed);
     // The demo workspace's sample sessions were written with it, never run: they have no folder.
     if (!changes.available && changes.reason === 'no_sandbox' && demo) {
       return {

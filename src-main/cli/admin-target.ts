@@ -1,11 +1,13 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import {
+  AgentSettingsResponseSchema,
   ApiKeySummarySchema,
   CreatedApiKeySchema,
   InvitationResponseSchema,
   UserSchema,
   WorkspaceSchema,
+  type AgentSettings,
   type ApiKeySummary,
   type CreatedApiKey,
   type User,
@@ -20,6 +22,10 @@ import {
   type UserListing,
   type WorkspaceListing,
 } from '../accounts/directory.js';
+import { checkAgentChoice, localAgentFinder } from '../agents/run/agent-choice.js';
+import { agentConfigFromEnv, type AgentConfig } from '../agents/run/config.js';
+import { agentInForce, type AgentInForce } from '../agents/run/workspace-agents.js';
+import { defaultSandboxRoot } from '../agents/sandbox/sandbox-root.js';
 import { systemClock, type Logger } from '../clock.js';
 import { DataDirLockedError, lockHolder } from '../store/lock.js';
 import { storageOf } from '../store/sqljs-storage.js';
@@ -38,7 +44,13 @@ export interface AdminTarget {
     password: string;
     imageUrl?: string | undefined;
   }): Promise<User>;
-  createWorkspace(input: { name: string; ownerEmail: string }): Promise<Workspace>;
+  /** A workspace, with the agent it runs (checked first, as the server checks a choice). */
+  createWorkspace(input: {
+    name: string;
+    ownerEmail: string;
+    agent?: AgentSettings['agent'] | undefined;
+    acpAgent?: string | undefined;
+  }): Promise<{ workspace: Workspace; agent: AgentInForce }>;
   /** The account with that email joins; an email without one is invited (`invited: true`). */
   addMember(input: { organizationId: string; email: string }): Promise<{ email: string; invited: boolean }>;
   createKey(input: {
@@ -152,7 +164,7 @@ export async function openAdminTarget(dataDir: string, logger: Logger): Promise<
   const access = await reachDataDir(dataDir, logger);
   if (access.kind === 'server') return remoteTarget(access.url, access.adminToken);
   const { store } = access;
-  return storageTarget(storageOf(store), () => store.close({ snapshot: false }));
+  return storageTarget(storageOf(store), dataDir, () => store.close({ snapshot: false }));
 }
 
 function invitedOrMember(added: { member: { email: string } } | { invitation: { email: string } }): {
@@ -167,10 +179,12 @@ function invitedOrMember(added: { member: { email: string } } | { invitation: { 
 /**
  * The account operations on a Storage: the data directory's store (no server holds it), or a
  * team server's database, whose servers `credentialsEnded` tells of a revoked key or a removed
- * member.
+ * member. An agent chosen is looked for as a server on `dataDir` would look for it, in this
+ * environment.
  */
 export function storageTarget(
   storage: Storage,
+  dataDir: string,
   close: () => Promise<void>,
   credentialsEnded: () => Promise<void> = async () => {},
 ): AdminTarget {
@@ -178,7 +192,13 @@ export function storageTarget(
   const directory = createDirectory(storage.repos);
   return {
     createUser: (input) => accounts.createUser(input),
-    createWorkspace: (input) => accounts.createWorkspace(input),
+    async createWorkspace(input) {
+      const config = localAgentConfig();
+      checkAgentChoice(localAgentFinder(dataDir, localSandboxRoot(dataDir)), process.env, input);
+      const workspace = await accounts.createWorkspace(input);
+      const own = await storage.repos.workspaces.settings(workspace.organizationId);
+      return { workspace, agent: agentInForce(own, config.defaultCommand) };
+    },
     addMember: async (input) => invitedOrMember(await accounts.addMemberOrInvite(input)),
     createKey: (input) => accounts.createKey(input),
     listKeys: async (organizationId) => accounts.listKeys(organizationId),
@@ -199,6 +219,20 @@ export function storageTarget(
     listWorkspaces: () => directory.workspaces(),
     close,
   };
+}
+
+/** The agents' settings a server started from this environment would have (a bad one is a sentence). */
+function localAgentConfig(): AgentConfig {
+  try {
+    return agentConfigFromEnv(process.env);
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+}
+
+/** Where a server on `dataDir` started from this environment keeps sessions' sandboxes. */
+export function localSandboxRoot(dataDir: string): string {
+  return localAgentConfig().sandboxRoot ?? defaultSandboxRoot(dataDir);
 }
 
 /** A failed admin request in a line: the server's message and details, or its status. */
@@ -246,9 +280,16 @@ function remoteTarget(baseUrl: string, adminToken: string): AdminTarget {
   return {
     createUser: async (input) =>
       (await call('POST', '/api/admin/users', z.object({ user: UserSchema }), input)).user,
-    createWorkspace: async (input) =>
-      (await call('POST', '/api/admin/workspaces', z.object({ workspace: WorkspaceSchema }), input))
-        .workspace,
+    createWorkspace: (input) =>
+      call(
+        'POST',
+        '/api/admin/workspaces',
+        z.object({
+          workspace: WorkspaceSchema,
+          agent: AgentSettingsResponseSchema.pick({ settings: true, source: true }),
+        }),
+        input,
+      ),
     addMember: async (input) =>
       invitedOrMember(
         await call(

@@ -11,8 +11,7 @@ import { storageOf } from '../store/sqljs-storage.js';
 import type { Repos } from '../store/storage.js';
 import { CliError, describeAdminError, existingDataDir, reachDataDir, unreachable } from './admin-target.js';
 import { parse, print, required, stderrLogger } from './command-line.js';
-import { databaseUrlOf, DATABASE_OPTION, openTeamStorage } from './team-database.js';
-import { USAGE } from './usage.js';
+import { databaseUrlOf, openTeamStorage } from './team-database.js';
 
 /**
  * `sessiondesk agent check --workspace ORG`: the workspace's agent run as a session would run it
@@ -92,12 +91,7 @@ function printCheck(check: AgentCheck, organizationId: string): void {
 }
 
 export async function agentCheckCommand(args: string[]): Promise<number | void> {
-  const v = parse('agent check', args, {
-    ...DATABASE_OPTION,
-    workspace: { type: 'string' },
-    json: { type: 'boolean' },
-  });
-  if (v.help) return print(USAGE['agent check']);
+  const v = parse('agent check', args);
   required('agent check', v, 'workspace');
   const organizationId = String(v.workspace);
   const databaseUrl = databaseUrlOf(v.database, 'agent check');

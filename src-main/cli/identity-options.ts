@@ -1,7 +1,6 @@
 import { discoverProvider, ProviderUnreachableError, type ProviderSettings } from '../identity/provider.js';
 import type { ServerConfig } from '../server/context.js';
 import { CliError } from './admin-target.js';
-import type { Options } from './command-line.js';
 import { UsageError } from './usage.js';
 
 /**
@@ -10,15 +9,6 @@ import { UsageError } from './usage.js';
  * `--password-sign-in on|off`, each option else its variable. Checked before anything opens;
  * the provider is discovered once they are.
  */
-
-export const SIGN_IN_OPTIONS = {
-  'oidc-issuer': { type: 'string' },
-  'oidc-client-id': { type: 'string' },
-  // Taken by the parser only to be refused with where the secret goes.
-  'oidc-client-secret': { type: 'string' },
-  'oidc-allowed-domains': { type: 'string' },
-  'password-sign-in': { type: 'string' },
-} satisfies Options;
 
 export interface SignInChoice {
   provider?: ProviderSettings & { allowedDomains: string[] };
@@ -35,14 +25,21 @@ function valueOf(values: Record<string, unknown>, option: string, variable: stri
   return set === undefined || set === '' ? undefined : set;
 }
 
-/** Refuses what cannot work together, naming the option (or variable) to change. */
-export function signInChoice(values: Record<string, unknown>, env: NodeJS.ProcessEnv): SignInChoice {
-  if (values['oidc-client-secret'] !== undefined) {
+/**
+ * A client secret given as an option is refused before anything is parsed, saying where it goes:
+ * an option shows in the process list (ps), and the parser would only call it unknown.
+ */
+export function refuseSecretOption(args: readonly string[]): void {
+  if (args.some((arg) => arg === '--oidc-client-secret' || arg.startsWith('--oidc-client-secret='))) {
     throw new UsageError(
       'there is no --oidc-client-secret: options show in the process list (ps). Put the client secret in the environment variable SESSIONDESK_OIDC_CLIENT_SECRET',
       'serve',
     );
   }
+}
+
+/** Refuses what cannot work together, naming the option (or variable) to change. */
+export function signInChoice(values: Record<string, unknown>, env: NodeJS.ProcessEnv): SignInChoice {
   const issuer = valueOf(values, 'oidc-issuer', 'SESSIONDESK_OIDC_ISSUER', env);
   const clientId = valueOf(values, 'oidc-client-id', 'SESSIONDESK_OIDC_CLIENT_ID', env);
   const domains = valueOf(values, 'oidc-allowed-domains', 'SESSIONDESK_OIDC_ALLOWED_DOMAINS', env);

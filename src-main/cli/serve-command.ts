@@ -1,5 +1,4 @@
 import { join, resolve } from 'node:path';
-import { DEFAULT_PORT } from '../../src-shared/constants.js';
 import { systemClock } from '../clock.js';
 import { createEventLog, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../event-log.js';
 import { PROJECT_ROOT, resolveDataDir } from '../paths.js';
@@ -13,10 +12,10 @@ import { agentConfigFromEnv, parseMaxRuns } from '../agents/run/config.js';
 import { checkSandboxRoot, defaultSandboxRoot, SandboxRootError } from '../agents/sandbox/sandbox-root.js';
 import { CliError } from './admin-target.js';
 import { parse, print, version } from './command-line.js';
-import { identityProviderOf, SIGN_IN_OPTIONS, signInChoice } from './identity-options.js';
+import { identityProviderOf, refuseSecretOption, signInChoice } from './identity-options.js';
 import { npmGone, startedByNohup } from './parent-watch.js';
 import { asSentence, databaseUrlOf, describeDatabase } from './team-database.js';
-import { USAGE, UsageError } from './usage.js';
+import { UsageError } from './usage.js';
 import {
   DeploymentError,
   isLoopbackHost,
@@ -87,20 +86,8 @@ function deploymentOf(
 }
 
 export async function serve(args: string[]): Promise<void> {
-  const v = parse('serve', args, {
-    host: { type: 'string', default: '127.0.0.1' },
-    port: { type: 'string', default: String(DEFAULT_PORT) },
-    'log-level': { type: 'string', default: 'info' },
-    'log-format': { type: 'string', default: 'pretty' },
-    'sandbox-dir': { type: 'string' },
-    'max-runs': { type: 'string' },
-    demo: { type: 'boolean' },
-    database: { type: 'string' },
-    'public-url': { type: 'string' },
-    'trust-proxy': { type: 'string' },
-    ...SIGN_IN_OPTIONS,
-  });
-  if (v.help) return print(USAGE.serve);
+  refuseSecretOption(args);
+  const v = parse('serve', args);
   // Whoever started it under nohup asked it to outlive the terminal: neither the hang-up nor npm
   // going away stops it then.
   const nohup = startedByNohup();

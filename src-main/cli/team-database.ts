@@ -25,9 +25,6 @@ import { UsageError, type CommandName } from './usage.js';
  * read the same way by `serve` and by every command that can work on it or must refuse it.
  */
 
-/** The `--database` option, for the commands that take it. */
-export const DATABASE_OPTION = { database: { type: 'string' } } as const;
-
 /**
  * The team database a command was given, or undefined for the data directory. A URL that is not
  * PostgreSQL's is a usage error before anything opens.
@@ -126,7 +123,9 @@ export function pgRestoreCommand(url: string, file: string): string {
  */
 export function refuseTeamDatabase(command: CommandName, flag: unknown, why: (url: string) => string): void {
   const url = databaseUrlOf(flag, command);
-  if (url !== undefined) throw new UsageError(why(url), command);
+  if (url === undefined) return;
+  const given = typeof flag === 'string' ? '--database' : 'SESSIONDESK_DATABASE_URL';
+  throw new UsageError(`${given} is refused: ${why(url)}`, command);
 }
 
 export interface TeamDoctorReport {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EmailSchema } from '../../src-shared/accounts.js';
+import { EmailSchema, NO_CONTROL_MESSAGE, noControl } from '../../src-shared/accounts.js';
 import { TITLE_UPDATE_MAX_CHARS } from '../../src-shared/constants.js';
 import { ApprovalSchema } from '../../src-shared/approvals.js';
 import { idPattern } from '../../src-shared/ids.js';
@@ -127,6 +127,11 @@ const sessionFields = z.object({
   conversation: z.object({ kind: AgentKindSchema, id: z.string().min(1).max(500) }).optional(),
   runs: z.array(ExportRunSchema).optional(),
   approvals: z.array(ExportApprovalSchema).optional(),
+  /**
+   * The folder it ran in on the machine that exported it (its sandbox, or the folder its agent
+   * CLI ran in): a team server receiving a push shows it, as where the session's changes are.
+   */
+  folder: z.string().min(1).max(4096).refine(noControl, NO_CONTROL_MESSAGE).optional(),
 });
 
 type SessionFields = z.infer<typeof sessionFields>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NO_CONTROL_MESSAGE, noControl } from '../../src-shared/accounts.js';
 import { idPattern } from '../../src-shared/ids.js';
+import { SessionStatusSchema } from '../../src-shared/sessions.js';
 import { MAX_MESSAGE_BYTES } from '../store/transcript-format.js';
 import { MessageLineSchema, SessionHeadSchema } from './format.js';
 
@@ -61,6 +62,8 @@ export const PushParamsSchema = z.object({
 export const PushedStateSchema = z.object({
   messageCount: z.number().int(),
   updatedAt: z.string(),
+  /** Absent from a server older than it: a status changed without a message is then not seen. */
+  status: SessionStatusSchema.optional(),
 });
 export type PushedState = z.infer<typeof PushedStateSchema>;
 

@@ -59,7 +59,7 @@ async function heldState(repos: Repos, pusher: Pusher, sessionId: string): Promi
       `Session ${sessionId} was pushed with another key; only that key, or a key of the person who made it, may push to it`,
     );
   }
-  return { messageCount: row.messageCount, updatedAt: row.updatedAt };
+  return { messageCount: row.messageCount, updatedAt: row.updatedAt, status: row.status };
 }
 
 /** Every time of the part later than the server's clock allows: a desktop may not date work in the future. */
@@ -166,6 +166,7 @@ export async function receivePushPart(target: PushTarget, pusher: Pusher, part: 
         authorName: head.author.name,
         authorEmail: head.author.email,
         pushedAt: target.clock.now().toISOString(),
+        folder: head.folder,
       },
       { keyId: pusher.keyId, userId: pusher.keyCreatorId },
     );
@@ -175,6 +176,7 @@ export async function receivePushPart(target: PushTarget, pusher: Pusher, part: 
       state: {
         messageCount: row.messageCount,
         updatedAt: row.updatedAt,
+        status: row.status,
         author: { name: author.name, email: author.email },
         ...authorNote(head.author.email, author, creator !== undefined),
       },

@@ -9,7 +9,7 @@ import type {
   WorkspaceRecord,
   WorkspaceSettingsRecord,
 } from '../store/workspaces.js';
-import { approvalRulesColumn } from '../store/workspaces.js';
+import { jsonArrayColumn } from '../store/row.js';
 import { optText, text, type Queryable, type Row } from './rows.js';
 
 function toUser(row: Row): UserRecord {
@@ -196,7 +196,7 @@ export function postgresWorkspaces(sql: Queryable): Repos['workspaces'] {
         VALUES (${workspaceId}, ${settings.agent}, ${command}, ${settings.timeoutMs ?? null},
           ${settings.allowedHosts ? JSON.stringify(settings.allowedHosts) : null}, ${settings.acpAgent ?? null},
           ${settings.approvals ?? null}, ${settings.approvalTimeoutSeconds ?? null},
-          ${approvalRulesColumn(settings.approvalRules)})
+          ${jsonArrayColumn(settings.approvalRules)})
         ON CONFLICT (workspace_id) DO UPDATE SET agent = excluded.agent, command = excluded.command,
           timeout_ms = excluded.timeout_ms, allowed_hosts = excluded.allowed_hosts,
           acp_agent = excluded.acp_agent, approvals = excluded.approvals,

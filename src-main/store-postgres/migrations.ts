@@ -474,6 +474,11 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
   },
   {
     version: 29,
+    name: 'the folder a pushed session ran in on its desktop',
+    sql: ['ALTER TABLE session_origins ADD COLUMN folder TEXT'],
+  },
+  {
+    version: 30,
     name: "a workspace's approval rules",
     // As store/migrations.ts: the rules as a JSON array, null when there are none, and the
     // index the preview of draft rules reads a workspace's latest requests by.

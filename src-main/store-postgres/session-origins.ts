@@ -10,10 +10,11 @@ export function postgresSessionOrigins(sql: Queryable): Repos['sessionOrigins'] 
   return {
     async record(sessionId, origin, pusher) {
       await sql`INSERT INTO session_origins (session_id, machine, author_name, author_email, first_pushed_at,
-          pushed_at, pushed_by_key, pushed_by_user)
+          pushed_at, pushed_by_key, pushed_by_user, folder)
         VALUES (${sessionId}, ${origin.machine}, ${origin.authorName}, ${origin.authorEmail}, ${origin.pushedAt},
-          ${origin.pushedAt}, ${pusher.keyId}, ${pusher.userId})
-        ON CONFLICT (session_id) DO UPDATE SET pushed_at = excluded.pushed_at`;
+          ${origin.pushedAt}, ${pusher.keyId}, ${pusher.userId}, ${origin.folder ?? null})
+        ON CONFLICT (session_id) DO UPDATE SET pushed_at = excluded.pushed_at,
+          folder = coalesce(session_origins.folder, excluded.folder)`;
     },
 
     async pusher(sessionId) {

@@ -553,6 +553,12 @@ export const MIGRATIONS: Migration[] = [
   },
   {
     version: 29,
+    name: 'the folder a pushed session ran in on its desktop',
+    // Where its changes are: the team server has the transcript, not the files.
+    sql: ['ALTER TABLE session_origins ADD COLUMN folder TEXT'],
+  },
+  {
+    version: 30,
     name: "a workspace's approval rules",
     sql: [
       // A JSON array of { kind?, pattern?, decision }, checked in order before anyone is asked;

@@ -7,6 +7,8 @@ export interface SessionOrigin {
   authorName: string;
   authorEmail: string;
   pushedAt: string;
+  /** The folder it ran in on the desktop, when the desktop said. */
+  folder?: string | undefined;
 }
 
 /** Who first pushed a session: the key, and the person who made it (null: the administrator). */
@@ -19,14 +21,16 @@ export function createSessionOriginsRepository(db: Db) {
   return {
     /**
      * Records a push. The first says where the session came from and who pushed it, once and
-     * for all; every later one only when it was pushed.
+     * for all (the folder it ran in too, unless a push of an earlier version left none); every
+     * later one only when it was pushed.
      */
     record(sessionId: string, origin: SessionOrigin, pusher: SessionPusher): void {
       db.run(
         `INSERT INTO session_origins (session_id, machine, author_name, author_email, first_pushed_at, pushed_at,
-           pushed_by_key, pushed_by_user)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (session_id) DO UPDATE SET pushed_at = excluded.pushed_at`,
+           pushed_by_key, pushed_by_user, folder)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (session_id) DO UPDATE SET pushed_at = excluded.pushed_at,
+           folder = coalesce(session_origins.folder, excluded.folder)`,
         [
           sessionId,
           origin.machine,
@@ -36,6 +40,7 @@ export function createSessionOriginsRepository(db: Db) {
           origin.pushedAt,
           pusher.keyId,
           pusher.userId,
+          origin.folder ?? null,
         ],
       );
       db.changed(sessionId);

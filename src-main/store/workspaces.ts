@@ -2,7 +2,7 @@ import type { ApprovalRule } from '../../src-shared/approval-rules.js';
 import type { ApprovalMode } from '../../src-shared/approvals.js';
 import type { AgentKind } from '../../src-shared/constants.js';
 import type { Db } from './sqljs.js';
-import { optStr, str } from './row.js';
+import { jsonArrayColumn, optStr, str } from './row.js';
 
 export type Role = 'owner' | 'member';
 
@@ -43,11 +43,6 @@ export interface WorkspaceSettingsRecord {
   approvalTimeoutSeconds?: number;
   /** Checked in order before anyone is asked; absent when there are none. */
   approvalRules?: ApprovalRule[];
-}
-
-/** The rules column: a JSON array, null when there are none. */
-export function approvalRulesColumn(rules: ApprovalRule[] | undefined): string | null {
-  return rules && rules.length > 0 ? JSON.stringify(rules) : null;
 }
 
 export function createWorkspacesRepository(db: Db) {
@@ -102,7 +97,7 @@ export function createWorkspacesRepository(db: Db) {
           settings.acpAgent ?? null,
           settings.approvals ?? null,
           settings.approvalTimeoutSeconds ?? null,
-          approvalRulesColumn(settings.approvalRules),
+          jsonArrayColumn(settings.approvalRules),
         ],
       );
     },

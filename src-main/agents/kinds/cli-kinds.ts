@@ -4,7 +4,7 @@ import { claudeCodeCommand } from './claude-code/command.js';
 import { createClaudeCodeParser } from './claude-code/parse.js';
 import { claudeCodePermissionPrompts } from './claude-code/permission-prompts.js';
 import { codexCommand } from './codex/command.js';
-import { createCodexParser, minus, threadUsage } from './codex/parse.js';
+import { createCodexParser, threadUsage } from './codex/parse.js';
 import { geminiCommand } from './gemini/command.js';
 import { createGeminiParser, geminiStderrEvents } from './gemini/parse.js';
 import {
@@ -68,7 +68,7 @@ export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
     npm: '@openai/codex',
     command: codexCommand,
     parser: (options) => createCodexParser(options),
-    loggedUsage: codexLoggedUsage(threadUsage, minus),
+    loggedUsage: codexLoggedUsage(threadUsage),
     refusedResume: /no rollout found for thread id/u,
   },
   gemini: {

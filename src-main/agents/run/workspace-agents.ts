@@ -17,6 +17,23 @@ import { readNamedCommands } from '../kinds/command/named-commands.js';
 import type { OsSandbox } from '../types.js';
 import type { AgentRunner } from '../types.js';
 
+/** The agent a workspace runs, and where that comes from. */
+export interface AgentInForce {
+  settings: AgentSettings;
+  source: 'workspace' | 'environment' | 'default';
+}
+
+/**
+ * The agent a workspace runs: its own setting, else the command SESSIONDESK_AGENT_COMMAND names
+ * (`defaultCommand`), else the demo.
+ */
+export function agentInForce(own: AgentSettings | null, defaultCommand: string[] | undefined): AgentInForce {
+  if (own) return { settings: own, source: 'workspace' };
+  if (defaultCommand)
+    return { settings: { agent: 'command', command: defaultCommand }, source: 'environment' };
+  return { settings: { agent: 'demo' }, source: 'default' };
+}
+
 /** The workspace's agent cannot run as set (the session fails with this message). */
 export class AgentSetupError extends Error {}
 
@@ -105,16 +122,7 @@ export class WorkspaceAgents {
             sandbox: { isolation: 'none' as const, detail: sandbox.reason },
           };
     const own = await this.deps.workspaces.settings(workspaceId);
-    if (own) return { settings: own, source: 'workspace', commands, ...network };
-    if (this.deps.config.defaultCommand) {
-      return {
-        settings: { agent: 'command', command: this.deps.config.defaultCommand },
-        source: 'environment',
-        commands,
-        ...network,
-      };
-    }
-    return { settings: { agent: 'demo' }, source: 'default', commands, ...network };
+    return { ...agentInForce(own, this.deps.config.defaultCommand), commands, ...network };
   }
 
   /**

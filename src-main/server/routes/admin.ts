@@ -16,6 +16,7 @@ import {
 import { HISTORY_IMPORT_PATH, HistoryImportBodySchema } from '../../../src-shared/history.js';
 import { AGENT_CHECK_ADMIN_PATH, AgentCheckAdminBodySchema } from '../../../src-shared/agent-check.js';
 import { createDirectory } from '../../accounts/directory.js';
+import { checkAgentChoice } from '../../agents/run/agent-choice.js';
 import { runHistoryImport } from '../../history/service.js';
 import { folderRules } from '../../history/source-folder.js';
 import { hashSecret } from '../../accounts/secrets.js';
@@ -86,7 +87,12 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
   api.post(
     '/api/admin/workspaces',
     { onRequest, schema: { ...schema, body: CreateWorkspaceBodySchema } },
-    async (request) => ({ workspace: await accounts.createWorkspace(request.body) }),
+    async (request) => {
+      checkAgentChoice(ctx.agents, ctx.agentEnv, request.body);
+      const workspace = await accounts.createWorkspace(request.body);
+      const { settings, source } = await ctx.agents.settingsFor(workspace.organizationId);
+      return { workspace, agent: { settings, source } };
+    },
   );
   api.post(
     '/api/admin/members',
@@ -163,6 +169,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
         organizationId,
         format,
         ctx.clock.now().toISOString(),
+        ctx.agents.sandboxRoot,
       );
       return reply
         .type(format === 'json' ? 'application/json; charset=utf-8' : `${NDJSON}; charset=utf-8`)

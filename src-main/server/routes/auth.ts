@@ -167,6 +167,8 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
     '/api/auth/me',
     {
       ...authHooks(ctx.auth).userOnly,
+      // Signed out is an answer here: the dashboard asks at every load to know whom to show.
+      config: { expectedRefusals: [401] },
       schema: {
         summary: 'The signed-in user',
         description: 'The user behind the `__session` cookie and the workspaces they belong to.',

@@ -42,7 +42,7 @@ export function pushRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: 'How far a pushed session is held',
         description:
-          "How many messages of a session a desktop pushed this server holds, and its `updatedAt`. 404 when the key's workspace has no session of that id yet; 409 when the id is another workspace's, a session this server ran itself (a push never changes either), or one pushed with another key whose maker is not this key's.",
+          "How many messages of a session a desktop pushed this server holds, its `updatedAt` and its `status`. 404 when the key's workspace has no session of that id yet; 409 when the id is another workspace's, a session this server ran itself (a push never changes either), or one pushed with another key whose maker is not this key's.",
         tags: ['push'],
         params: PushParamsSchema,
         response: { 200: PushedStateSchema, ...errorResponses(400, 401, 403, 404, 409, 429, 500) },

@@ -29,7 +29,7 @@ import {
   AGENT_CHECK_PROMPT,
   AgentCheckSchema,
 } from '../../../src-shared/agent-check.js';
-import { isCliKind, type CliKind } from '../../agents/kinds/cli-kind-names.js';
+import { checkAgentChoice } from '../../agents/run/agent-choice.js';
 import { badRequest, conflict, forbidden } from '../../errors.js';
 import { seedDemo } from '../../demo/seed.js';
 import { DEMO, isDemoAccount, ownAccountCount } from '../../demo/people.js';
@@ -108,14 +108,8 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const { agent, acpAgent: acpAgentId } = request.body;
-      if (agent !== undefined && isCliKind(agent)) requireInstalled(ctx, agent);
-      if (agent === 'acp') requireAcpAgent(ctx, acpAgentId);
-      else if (acpAgentId !== undefined) {
-        throw badRequest('acpAgent goes with agent "acp"', [
-          { path: 'body.acpAgent', message: 'is only for agent "acp"' },
-        ]);
-      }
+      const { agent, acpAgent } = request.body;
+      if (agent !== undefined) checkAgentChoice(ctx.agents, ctx.agentEnv, { agent, acpAgent });
       const result = await accounts.setUp(request.body);
       await startSignIn(ctx, reply, result.user.id);
       return reply.code(201).send(result);
@@ -430,13 +424,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
           { path: 'body.commandName', message: 'is only for agent "command"' },
         ]);
       }
-      if (isCliKind(agent)) requireInstalled(ctx, agent);
-      if (agent === 'acp') requireAcpAgent(ctx, acpAgentId);
-      else if (acpAgentId !== undefined) {
-        throw badRequest('acpAgent goes with agent "acp"', [
-          { path: 'body.acpAgent', message: 'is only for agent "acp"' },
-        ]);
-      }
+      checkAgentChoice(ctx.agents, ctx.agentEnv, { agent, acpAgent: acpAgentId });
       await ctx.storage.write((tx) =>
         tx.workspaces.putSettings(organizationId, {
           agent,
@@ -471,32 +459,6 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       return ctx.agents.checkAgent(request.params.organizationId);
     },
   );
-}
-
-/** An agent CLI may be chosen only where its program is installed: 400 saying what is missing. */
-function requireInstalled(ctx: AppContext, kind: CliKind): void {
-  const located = ctx.agents.locateProgram(kind, ctx.agentEnv);
-  if (!located.found)
-    throw badRequest(located.problem, [{ path: 'body.agent', message: 'is not installed on the server' }]);
-}
-
-/** An ACP agent may be chosen only when Session Desk knows it and its program is installed. */
-function requireAcpAgent(ctx: AppContext, id: string | undefined): void {
-  if (id === undefined) {
-    throw badRequest('Agent "acp" needs the ACP agent to run', [
-      { path: 'body.acpAgent', message: 'is required for agent "acp" (see GET /api/agents)' },
-    ]);
-  }
-  const known = ctx.agents.acpAgents();
-  const spec = known.find((agent) => agent.id === id);
-  if (!spec) {
-    throw badRequest(`There is no ACP agent "${id}" here`, [
-      { path: 'body.acpAgent', message: `is not one of ${known.map((a) => a.id).join(', ')}` },
-    ]);
-  }
-  const located = ctx.agents.locateAcpAgent(spec, ctx.agentEnv);
-  if (!located.found)
-    throw badRequest(located.problem, [{ path: 'body.acpAgent', message: 'is not installed on the server' }]);
 }
 
 /**

@@ -105,8 +105,11 @@ export interface AcpTranscript {
   update(update: unknown): AgentEvent[];
   /** The tool call a `session/request_permission` asks about (it may be its first mention). */
   permissionAsked(toolCall: unknown): AgentEvent[];
-  /** What the prompt's answer reports, besides its stop reason: the turn's usage. */
-  usage(response: unknown): AgentUsage | null;
+  /**
+   * The turn's usage: what the prompt's answer reports besides its stop reason, else what the
+   * updates reported (a turn stopped before its answer has none).
+   */
+  usage(response?: unknown): AgentUsage | null;
   /** A command the agent ran in a terminal of the client's that no tool call showed. */
   terminal(shown: {
     id: string;
@@ -262,8 +265,8 @@ export function createAcpTranscript(terminals?: TerminalsShown): AcpTranscript {
       return isObject(call) ? toolCall(call) : [];
     },
 
-    usage(response) {
-      if (!isObject(response)) return null;
+    usage(answer) {
+      const response = isObject(answer) ? answer : {};
       // The protocol's draft `usage` on the answer, else Qwen Code's per call, else Gemini CLI's in `_meta`.
       const usage = isObject(response.usage) ? response.usage : null;
       const quota = isObject(response._meta) && isObject(response._meta.quota) ? response._meta.quota : null;

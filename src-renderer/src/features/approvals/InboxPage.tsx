@@ -8,6 +8,7 @@ import { NeedsYouBadge } from '../../components/Badges';
 import { RelativeTime } from '../../components/RelativeTime';
 import { EmptyState, ErrorState, Loading } from '../../components/States';
 import { displayTitle } from '../../lib/plain-text';
+import { INBOX_MOVE_KEYS } from '../../lib/shortcuts';
 import { useShortcuts } from '../../lib/use-shortcut';
 import { useAgentKinds } from '../../api/queries';
 import { requestingAgentName } from '../../lib/agent-names';
@@ -187,8 +188,8 @@ export function InboxPage() {
     if (option) send(selected, { optionId: option.id });
   };
   useShortcuts({
-    j: () => move(1),
-    k: () => move(-1),
+    [INBOX_MOVE_KEYS.next]: () => move(1),
+    [INBOX_MOVE_KEYS.previous]: () => move(-1),
     [CHOICE_KEYS.allowOnce]: () => choose(CHOICE_KEYS.allowOnce),
     [CHOICE_KEYS.allowSession]: () => choose(CHOICE_KEYS.allowSession),
     [CHOICE_KEYS.reject]: () => choose(CHOICE_KEYS.reject),

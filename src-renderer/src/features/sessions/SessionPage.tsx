@@ -130,6 +130,9 @@ function Tasks({ tasks, runOver }: { tasks: Task[]; runOver: boolean }) {
   );
 }
 
+/** The status control's value for a session completed because someone stopped its run. */
+const STOPPED = 'stopped';
+
 /** An agent silent for this long is probably not working any more; the note says so. */
 const QUIET_AFTER_MS = 30 * 60 * 1000;
 
@@ -219,12 +222,16 @@ export function SessionPage() {
             <label htmlFor="status-select" className="muted">
               Mark as
             </label>
+            {/* A stopped session is neither: it reads as Stopped until someone marks it. */}
             <select
               id="status-select"
-              value={session.status}
+              value={session.stopped ? STOPPED : session.status}
               disabled={update.isPending}
-              onChange={(e) => update.mutate({ status: e.target.value as SessionStatus })}
+              onChange={(e) => {
+                if (e.target.value !== STOPPED) update.mutate({ status: e.target.value as SessionStatus });
+              }}
             >
+              {session.stopped && <option value={STOPPED}>Stopped</option>}
               {SESSION_STATUSES.filter((s) => s !== 'active').map((s) => (
                 <option key={s} value={s}>
                   {s[0]?.toUpperCase()}

@@ -204,7 +204,9 @@ function Item({ item, marks }: { item: TranscriptItem; marks: RegExp | null }) {
         </Fold>
       );
     case 'todo': {
-      const current = item.runOver ? undefined : item.todos.find((t) => t.status === 'in_progress');
+      // What the agent is at now: only while its run goes on, in its latest list.
+      const current =
+        item.runOver || item.superseded ? undefined : item.todos.find((t) => t.status === 'in_progress');
       return (
         <Fold className="tool todo-update" marks={marks}>
           <summary>
