@@ -367,7 +367,7 @@ export function describeAcpAgentRuns(id: string): void {
   describe(`${agent.name} through the Agent Client Protocol`, requireTools(tool), () => {
     it(
       'writes a file and runs a command in the sandbox, then answers a follow-up in the same ACP session',
-      { timeout: 150_000 },
+      { timeout: 300_000 },
       async () => {
         const { server, owner, cookie } = await acpServer();
         const listed = (await (await asUser(server, cookie, 'GET', '/api/agents')).json()) as {
@@ -380,7 +380,7 @@ export function describeAcpAgentRuns(id: string): void {
           organizationId: owner.organizationId,
           initialMessage: `Write the notes. ${MATCH}`,
         });
-        const first = await waitForResults(server, cookie, created.id, 1, 60_000);
+        const first = await waitForResults(server, cookie, created.id, 1, 120_000);
         expect(first.status, JSON.stringify(first.messages.at(-1))).toBe('completed');
         expect(first).toMatchObject({ agent: 'acp', acpAgent: id, isolation: 'sandbox' });
         expect(first.messages.at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: ANSWER });
@@ -405,7 +405,7 @@ export function describeAcpAgentRuns(id: string): void {
           content: `What does it say? ${MATCH}`,
         });
         expect(posted.status, await posted.clone().text()).toBe(201);
-        const second = await waitForResults(server, cookie, created.id, 2, 60_000);
+        const second = await waitForResults(server, cookie, created.id, 2, 120_000);
         expect(transcript(second).at(-1)).toBe(`result: ${FOLLOW_UP}`);
         const full = await getSession(server, cookie, created.id);
         expect(transcript(full).filter((line) => /earlier session/u.test(line))).toEqual([]);
@@ -415,14 +415,14 @@ export function describeAcpAgentRuns(id: string): void {
 
     it(
       'continues its own session in a follow-up, and a stop there counts what that run was served',
-      { timeout: 150_000 },
+      { timeout: 300_000 },
       async () => {
         const { server, owner, cookie, model } = await acpServer();
         const created = await createSession(server, cookie, {
           organizationId: owner.organizationId,
           initialMessage: `Get ready. ${RESUME_STOP}`,
         });
-        const first = await waitForResults(server, cookie, created.id, 1, 60_000);
+        const first = await waitForResults(server, cookie, created.id, 1, 120_000);
         expect(first.messages.at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: 'Ready.' });
         const posted = await asUser(server, cookie, 'POST', `/api/sessions/${created.id}/messages`, {
           content: 'Now wait.',
