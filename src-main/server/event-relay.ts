@@ -15,6 +15,11 @@ const PAYLOAD_MAX_BYTES = 7900;
 interface Relayed {
   /** The process that published it: it ignores its own. */
   origin: string;
+  /**
+   * Its place among that process's events. PostgreSQL delivers only one of the notifications
+   * with the same payload that one transaction sends; events sent together are told apart.
+   */
+  n: number;
   workspaceId: string;
   /** The event, when it fits in a notification. */
   event?: SessionEvent;
@@ -40,7 +45,34 @@ export async function startEventRelay(deps: {
   const { sql, events, reads, logger } = deps;
   const origin = randomUUID();
   let order: Promise<void> = Promise.resolve();
-  let sent: Promise<void> = Promise.resolve();
+  let published = 0;
+  /** The payloads waiting for the notification before them to be sent. */
+  let waiting: string[] = [];
+  let sending: Promise<void> | null = null;
+
+  /**
+   * One statement at a time, in order: two sent at once on two connections of the pool could
+   * commit, and reach the others, in either order. The events published meanwhile go together
+   * in the next statement, in order (one notification each, from one transaction): a round trip
+   * per event limited a busy process to what one connection answers one by one.
+   */
+  function sendWaiting(): Promise<void> {
+    const payloads = waiting;
+    waiting = [];
+    return sql`SELECT pg_notify(${EVENTS_CHANNEL}, p) FROM unnest(${payloads}::text[]) WITH ORDINALITY AS e(p, i)
+      ORDER BY i`.then(
+      () => undefined,
+      (err: unknown) =>
+        logger.warn(`An event could not reach the other server processes: ${describeError(err)}`),
+    );
+  }
+  function relay(payload: string): void {
+    waiting.push(payload);
+    sending ??= (async () => {
+      while (waiting.length > 0) await sendWaiting();
+      sending = null;
+    })();
+  }
 
   async function eventOf(relayed: Relayed): Promise<SessionEvent | null> {
     if (relayed.event) return relayed.event;
@@ -73,7 +105,8 @@ export async function startEventRelay(deps: {
 
   const unsubscribe = events.subscribe((entry) => {
     if (entry.relayed) return;
-    const whole: Relayed = { origin, workspaceId: entry.workspaceId, event: entry.event };
+    const n = (published += 1);
+    const whole: Relayed = { origin, n, workspaceId: entry.workspaceId, event: entry.event };
     let payload = JSON.stringify(whole);
     if (Buffer.byteLength(payload) > PAYLOAD_MAX_BYTES) {
       const { event } = entry;
@@ -81,11 +114,13 @@ export async function startEventRelay(deps: {
         event.type === 'message.added'
           ? {
               origin,
+              n,
               workspaceId: entry.workspaceId,
               message: { sessionId: event.sessionId, index: event.index },
             }
           : {
               origin,
+              n,
               workspaceId: entry.workspaceId,
               event: {
                 type: 'reset',
@@ -94,22 +129,14 @@ export async function startEventRelay(deps: {
             };
       payload = JSON.stringify(smaller);
     }
-    // One at a time: two notifications sent at once on two connections of the pool could
-    // commit, and reach the others, in either order.
-    sent = sent
-      .then(() => sql.notify(EVENTS_CHANNEL, payload))
-      .then(
-        () => undefined,
-        (err: unknown) =>
-          logger.warn(`An event could not reach the other server processes: ${describeError(err)}`),
-      );
+    relay(payload);
   });
 
   return {
     async close() {
       unsubscribe();
       await listening.unlisten().catch(() => undefined);
-      await Promise.all([order, sent]);
+      await Promise.all([order, sending]);
     },
   };
 }
