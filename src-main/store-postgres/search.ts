@@ -1,14 +1,16 @@
 import type { Sql } from 'postgres';
 import type { AgentFilter } from '../../src-shared/sessions.js';
 import { filterClause } from './session-listing.js';
-import type { Queryable } from './rows.js';
+import { send, type Queryable } from './rows.js';
 
 /** One piece of a message's searchable text, as `search_pieces` keeps it. */
 export interface IndexedPiece {
   /** Which piece of its message, from 0. */
   chunk: number;
-  /** The piece's lexemes and their positions, as a `tsvector` literal. */
-  vector: string;
+  /** The piece's words and their positions, as a `tsvector` literal. */
+  words: string;
+  /** Every pair of words next to each other in it (`first_second`), as a `tsvector` literal. */
+  pairs: string;
   /** Where the piece starts in the message's JSON (large messages only), kept as JSON. */
   start: object | null;
 }
@@ -25,129 +27,190 @@ export interface PieceRow {
   start: unknown;
 }
 
+/**
+ * A search as `search_pieces` answers it: `words` on the words column, `pairs` on the pairs
+ * column (null: none), `rank` the whole search on the words, which orders the best first.
+ */
 export interface PieceQuery {
-  /** A `tsquery` literal. */
-  tsquery: string;
+  words: string | null;
+  pairs: string | null;
+  rank: string;
   workspaceId: string;
   agent?: AgentFilter | undefined;
   repository?: string | undefined;
 }
 
+/** How the matches of a search come: best first, or newest first (walking from the newest). */
+export interface PieceOrder {
+  offset: number;
+  limit: number;
+  /** Best first when at most this many pieces match, newest first past it. */
+  rankedMax: number;
+  /**
+   * Newest first from the matches the index finds, when at most this many match; past it,
+   * by walking the pieces from the newest, each checked.
+   */
+  sortedMax: number;
+  /**
+   * The search matches so many pieces (the planner's statistics say) that walking the pieces
+   * from the newest finds a page sooner than the index lists every match.
+   */
+  common: boolean;
+}
+
 /** The SQLSTATE of a statement ended by `statement_timeout`. */
 export const QUERY_CANCELED = '57014';
 
-async function insertPieces(
+/** How common each word, and each pair, is among the pieces, as ANALYZE last counted. */
+export interface PieceStatistics {
+  words: Map<string, number>;
+  pairs: Map<string, number>;
+}
+
+/** The search pieces of messages, each message's as one statement (arrays unnested). */
+function piecesInsert(
+  sql: Queryable,
+  sessionId: string,
+  messages: Array<{ index: number; frameOffset: number; pieces: IndexedPiece[] }>,
+) {
+  const rows = messages.flatMap((m) =>
+    m.pieces.map((p) => ({ ...p, index: m.index, frameOffset: m.frameOffset })),
+  );
+  return sql`INSERT INTO search_pieces (session_id, message_index, chunk, frame_offset, piece_start, body, pairs)
+    SELECT ${sessionId}, p.message_index, p.chunk, p.frame_offset, nullif(p.start, 'null')::jsonb, p.body::tsvector,
+      p.pairs::tsvector
+    FROM unnest(${rows.map((r) => r.index)}::int[], ${rows.map((r) => r.chunk)}::int[],
+      ${rows.map((r) => r.frameOffset)}::bigint[], ${rows.map((r) => JSON.stringify(r.start))}::text[],
+      ${rows.map((r) => r.words)}::text[], ${rows.map((r) => r.pairs)}::text[])
+      AS p(message_index, chunk, frame_offset, start, body, pairs)`;
+}
+
+/**
+ * Indexes the message just appended at `messageIndex`, in the append's transaction, which holds
+ * the session's row and found every message before it indexed (`sessions.search_indexed`), so a
+ * session's indexed messages are always a first run of them; the append raises the count.
+ * Sent without waiting for its answer (`send`).
+ */
+export async function indexAppended(
   sql: Queryable,
   sessionId: string,
   messageIndex: number,
   frameOffset: number,
   pieces: IndexedPiece[],
 ): Promise<void> {
-  if (pieces.length === 0) return;
-  await sql`INSERT INTO search_pieces (session_id, message_index, chunk, frame_offset, piece_start, body)
-    SELECT ${sessionId}, ${messageIndex}, p.chunk, ${frameOffset}, nullif(p.start, 'null')::jsonb, p.body::tsvector
-    FROM unnest(${pieces.map((p) => p.chunk)}::int[], ${pieces.map((p) => JSON.stringify(p.start))}::text[],
-      ${pieces.map((p) => p.vector)}::text[]) AS p(chunk, start, body)`;
+  if (pieces.length > 0)
+    await send(sql, piecesInsert(sql, sessionId, [{ index: messageIndex, frameOffset, pieces }]));
 }
 
-/**
- * Indexes the message just appended at `messageIndex`, in the append's transaction (which holds
- * the session's row): only when every message before it is indexed, so a session's indexed
- * messages are always a first run of them. A session behind (messages written before search
- * came to PostgreSQL, or by a storage without an indexer) is left to the catch-up indexer.
- */
-export async function indexAppended(
-  sql: Queryable,
-  indexer: MessageIndexer,
-  sessionId: string,
-  messageIndex: number,
-  frameOffset: number,
-  payload: Buffer,
-): Promise<void> {
-  const counted =
-    messageIndex === 0
-      ? await sql`INSERT INTO search_sessions (session_id, indexed) VALUES (${sessionId}, 1)
-          ON CONFLICT (session_id) DO UPDATE SET indexed = 1 WHERE search_sessions.indexed = 0 RETURNING 1`
-      : await sql`UPDATE search_sessions SET indexed = ${messageIndex + 1}
-          WHERE session_id = ${sessionId} AND indexed = ${messageIndex} RETURNING 1`;
-  if (counted.length > 0)
-    await insertPieces(sql, sessionId, messageIndex, frameOffset, await indexer(payload));
-}
+type Found = Array<{
+  matched?: number;
+  session_id: string | null;
+  message_index: number;
+  chunk: number;
+  frame_offset: number;
+  piece_start: unknown;
+}>;
 
-/** The search tables on the pool: what the PostgreSQL search index reads and catches up with. */
+/** The search tables on a pool: what the PostgreSQL search index reads and catches up with. */
 export function postgresSearch(sql: Sql) {
   return {
     /**
-     * The pieces matching the query in the workspace, a page of them: best first (ts_rank)
-     * when at most `rankedMax` match, else newest first, which needs no score of every match.
-     * Runs in one read-only transaction, stopped by PostgreSQL past `timeLimitMs`.
+     * A page of the pieces matching the query in the workspace: best first (`ts_rank` on the
+     * words) when at most `rankedMax` match, else newest first. A common search (the planner's
+     * statistics say) walks the pieces from the newest, checking each, and stops at the page's
+     * end, which is sooner than listing every match: the index answers a word in most pieces
+     * with every one of them (tens of milliseconds at 3 GB). Any other search lists its
+     * matches from the index, up to `sortedMax` of them, in one statement with its page, and
+     * walks only past that. The `pairs` column answers phrases; the words column the rest.
+     * `sql` should stop a statement past the time limit (`statement_timeout`).
      */
-    async find(
-      query: PieceQuery,
-      page: { offset: number; limit: number; rankedMax: number; timeLimitMs: number },
-    ): Promise<PieceRow[]> {
-      return sql.begin('READ ONLY', async (tx) => {
-        await tx.unsafe(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(page.timeLimitMs))}`);
-        // The planner counts a tsvector's match as cheap and prefers reading every piece on a
-        // small table, which takes each one out of TOAST: tens of milliseconds where the GIN
-        // index takes a fraction of one.
-        await tx.unsafe('SET LOCAL enable_seqscan = off');
-        const q = tx`${query.tsquery}::tsquery`;
-        const where = tx`p.body @@ ${q} AND ${filterClause(tx, query.workspaceId, { agent: query.agent, repository: query.repository })}`;
-        const from = tx`search_pieces p JOIN sessions s ON s.id = p.session_id`;
-        const columns = tx`session_id, message_index, chunk, frame_offset, piece_start`;
-        type Found = Array<{
-          session_id: string;
-          message_index: number;
-          chunk: number;
-          frame_offset: number;
-          piece_start: unknown;
-        }>;
-        // The matches are found once: ranked when there are at most rankedMax of them. One row
-        // at least, with how many matched (up to rankedMax + 1), so that no match at all, and a
-        // page past the last, end here: newest first walks the pieces from the newest, and
-        // finding none would read every one of them.
-        const ranked = await tx<Array<Partial<Found[number]> & { matched: number }>>`
+    async find(query: PieceQuery, order: PieceOrder): Promise<PieceRow[]> {
+      const conditions = [];
+      if (query.words !== null) conditions.push(sql`p.body @@ ${query.words}::tsquery`);
+      if (query.pairs !== null) conditions.push(sql`p.pairs @@ ${query.pairs}::tsquery`);
+      const matches = conditions.reduce((all, c) => sql`${all} AND ${c}`);
+      const columns = sql`session_id, message_index, chunk, frame_offset, piece_start`;
+      const page = sql`LIMIT ${order.limit} OFFSET ${order.offset}`;
+      const filters = { agent: query.agent, repository: query.repository };
+      const walk = () =>
+        // Each piece's session checked where it is met, so that the pieces keep their order: a
+        // join could hash the sessions and sort every match after.
+        sql<Found>`SELECT ${columns} FROM (SELECT * FROM search_pieces ORDER BY written DESC OFFSET 0) p
+          WHERE ${matches} AND (SELECT ${filterClause(sql, query.workspaceId, filters)}
+            FROM sessions s WHERE s.id = p.session_id)
+          ORDER BY p.written DESC ${page}`;
+      let rows: Found;
+      if (order.common) rows = await walk();
+      else {
+        // One row at least, saying how many matched (up to sortedMax + 1), so that no match
+        // at all, and a page past the last, end here.
+        rows = await sql<Found>`
           WITH m AS MATERIALIZED (SELECT p.session_id, p.message_index, p.chunk, p.frame_offset, p.piece_start,
-              p.written, p.body FROM ${from} WHERE ${where} LIMIT ${page.rankedMax + 1}),
+              p.written, p.body FROM search_pieces p JOIN sessions s ON s.id = p.session_id
+              WHERE ${matches} AND ${filterClause(sql, query.workspaceId, filters)} LIMIT ${order.sortedMax + 1}),
             counted AS (SELECT count(*)::int AS matched FROM m)
           SELECT counted.matched, r.* FROM counted LEFT JOIN LATERAL (
-            SELECT ${columns} FROM m WHERE counted.matched <= ${page.rankedMax}
-            ORDER BY ts_rank(body, ${q}, 1) DESC, written LIMIT ${page.limit} OFFSET ${page.offset}) r ON true`;
-        const matched = ranked[0]?.matched ?? 0;
-        let rows: Found = ranked.flatMap((r) =>
-          r.session_id === undefined || r.session_id === null ? [] : [r as Found[number]],
-        );
-        if (matched > page.rankedMax) {
-          rows = await tx<Found>`SELECT p.session_id, p.message_index, p.chunk, p.frame_offset, p.piece_start
-            FROM ${from} WHERE ${where}
-            ORDER BY p.written DESC LIMIT ${page.limit} OFFSET ${page.offset}`;
-        }
-        return rows.map((r) => ({
-          sessionId: r.session_id,
-          messageIndex: r.message_index,
-          chunk: r.chunk,
-          frameOffset: Number(r.frame_offset),
-          start: r.piece_start,
-        }));
-      });
+            (SELECT ${columns} FROM m WHERE counted.matched <= ${order.rankedMax}
+              ORDER BY ts_rank(body, ${query.rank}::tsquery, 1) DESC, written ${page})
+            UNION ALL
+            (SELECT ${columns} FROM m WHERE counted.matched > ${order.rankedMax}
+              AND counted.matched <= ${order.sortedMax} ORDER BY written DESC ${page})) r ON true`;
+        if ((rows[0]?.matched ?? 0) > order.sortedMax) rows = await walk();
+      }
+      return rows.flatMap((r) =>
+        r.session_id === null
+          ? []
+          : [
+              {
+                sessionId: r.session_id,
+                messageIndex: r.message_index,
+                chunk: r.chunk,
+                frameOffset: Number(r.frame_offset),
+                start: r.piece_start,
+              },
+            ],
+      );
+    },
+
+    /**
+     * The planner's statistics of the pieces: each common word's and pair's share of them (the
+     * most common elements ANALYZE found, at least some 1,000 of each). Empty before the first
+     * ANALYZE (autovacuum's, or the catch-up's).
+     */
+    async statistics(): Promise<PieceStatistics> {
+      const rows = await sql<
+        Array<{ column: string; elements: string[] | null; frequencies: number[] | null }>
+      >`
+        SELECT attname AS column, most_common_elems::text::text[] AS elements,
+          most_common_elem_freqs AS frequencies
+        FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'search_pieces'
+          AND attname IN ('body', 'pairs')`;
+      const found: PieceStatistics = { words: new Map(), pairs: new Map() };
+      for (const row of rows) {
+        const into = row.column === 'pairs' ? found.pairs : found.words;
+        row.elements?.forEach((element, i) => into.set(element, row.frequencies?.[i] ?? 0));
+      }
+      return found;
+    },
+
+    /** Has ANALYZE count the pieces afresh (after a catch-up changed them much). */
+    async analyze(): Promise<void> {
+      await sql`ANALYZE search_pieces`;
     },
 
     /** The workspace's sessions with messages not in the index yet. */
     async pendingSessions(workspaceId: string): Promise<number> {
       const [row] = await sql<Array<{ n: number }>>`
-        SELECT count(*)::int AS n FROM sessions s LEFT JOIN search_sessions x ON x.session_id = s.id
-        WHERE s.workspace_id = ${workspaceId} AND s.message_count > coalesce(x.indexed, 0)`;
+        SELECT count(*)::int AS n FROM sessions
+        WHERE workspace_id = ${workspaceId} AND search_indexed < message_count`;
       return row?.n ?? 0;
     },
 
     /** Some sessions with messages not in the index yet, and how many of theirs are. */
     async behind(limit: number): Promise<Array<{ sessionId: string; indexed: number }>> {
-      const rows = await sql<Array<{ id: string; indexed: number }>>`
-        SELECT s.id, coalesce(x.indexed, 0) AS indexed FROM sessions s
-        LEFT JOIN search_sessions x ON x.session_id = s.id
-        WHERE s.message_count > coalesce(x.indexed, 0) LIMIT ${limit}`;
-      return rows.map((r) => ({ sessionId: r.id, indexed: r.indexed }));
+      const rows = await sql<Array<{ id: string; search_indexed: number }>>`
+        SELECT id, search_indexed FROM sessions WHERE search_indexed < message_count LIMIT ${limit}`;
+      return rows.map((r) => ({ sessionId: r.id, indexed: r.search_indexed }));
     },
 
     /**
@@ -161,15 +224,15 @@ export function postgresSearch(sql: Sql) {
       messages: Array<{ frameOffset: number; pieces: IndexedPiece[] }>,
     ): Promise<boolean> {
       return sql.begin(async (tx) => {
-        await tx`SELECT 1 FROM sessions WHERE id = ${sessionId} FOR UPDATE`;
-        const [row] = await tx<Array<{ indexed: number }>>`
-          SELECT indexed FROM search_sessions WHERE session_id = ${sessionId}`;
-        if ((row?.indexed ?? 0) !== from) return false;
-        for (const [i, message] of messages.entries()) {
-          await insertPieces(tx, sessionId, from + i, message.frameOffset, message.pieces);
-        }
-        await tx`INSERT INTO search_sessions (session_id, indexed) VALUES (${sessionId}, ${from + messages.length})
-          ON CONFLICT (session_id) DO UPDATE SET indexed = excluded.indexed`;
+        const [row] = await tx<Array<{ search_indexed: number }>>`
+          SELECT search_indexed FROM sessions WHERE id = ${sessionId} FOR UPDATE`;
+        if (row?.search_indexed !== from) return false;
+        await piecesInsert(
+          tx,
+          sessionId,
+          messages.map((m, i) => ({ index: from + i, frameOffset: m.frameOffset, pieces: m.pieces })),
+        );
+        await tx`UPDATE sessions SET search_indexed = ${from + messages.length} WHERE id = ${sessionId}`;
         return true;
       }) as Promise<boolean>;
     },
