@@ -21,11 +21,11 @@ const BEHIND_BATCH = 20;
 const CATCH_UP_MESSAGES = 200;
 const CATCH_UP_BYTES = 4 * 1024 * 1024;
 /**
- * Best first when at most this many pieces match (bench/postgres.ts): `ts_rank` reads each
- * match's words out of storage, some 10 µs a piece (the desktop's bm25 reads its index, and
- * ranks up to 5,000).
+ * Best first when at most this many pieces match: `ts_rank` reads each match's words out of
+ * storage, up to some 80 µs for a piece of 32 KB of text (the desktop's bm25 reads its index,
+ * and ranks up to 5,000).
  */
-const RANKED_MAX = 1_000;
+const RANKED_MAX = 200;
 /** Newest first from the index's list of matches up to this many; past it, walking from the newest. */
 const SORTED_MAX = 20_000;
 /** A search in at least this share of the pieces (by the statistics) walks from the newest. */
@@ -140,6 +140,9 @@ export class PostgresSearchIndex implements TranscriptIndex {
       chunk: row.chunk,
       offset: row.frameOffset,
       start: isPieceStart(row.start) ? row.start : null,
+      session: row.session,
+      frame: row.frame,
+      piece: row.piece,
     }));
   };
 
@@ -179,6 +182,10 @@ export class PostgresSearchIndex implements TranscriptIndex {
         // small table, which takes each one out of TOAST: tens of milliseconds where the GIN
         // index takes a fraction of one.
         enable_seqscan: 'off',
+        // Each statement's plan is made once: its shape is fixed by how it is written (the
+        // index's list of matches, or the walk from the newest), and planning it afresh for
+        // every search cost milliseconds.
+        plan_cache_mode: 'force_generic_plan',
       },
     }).then(
       (sql) => ({ sql, search: postgresSearch(sql) }),

@@ -1,5 +1,6 @@
-import type { Sql } from 'postgres';
+import type { PendingQuery, Row as Columns, Sql } from 'postgres';
 import type { AgentFilter } from '../../src-shared/sessions.js';
+import { SUMMARY_COLUMNS, toSessionRow, type SessionRow } from '../store/session-row.js';
 import { filterClause } from './session-listing.js';
 import { send, type Queryable } from './rows.js';
 
@@ -18,14 +19,31 @@ export interface IndexedPiece {
 /** Cuts a message (its JSON bytes, as the transcript holds them) into indexed pieces. */
 export type MessageIndexer = (payload: Buffer) => Promise<IndexedPiece[]>;
 
-/** A matching piece: which message, where its frame starts, where the piece starts in it. */
+/**
+ * A matching piece: which message, where its frame starts, where the piece starts in it; its
+ * session as it stood when the piece was found, and the transcript's bytes a hit is made of,
+ * so that it needs no read of its own: from the frame's start (up to FRAME_READ_BYTES of a
+ * small message, the header of a large one) and the piece's own bytes (of a large message).
+ */
 export interface PieceRow {
   sessionId: string;
   messageIndex: number;
   chunk: number;
   frameOffset: number;
   start: unknown;
+  session: SessionRow;
+  frame: Buffer | null;
+  piece: Buffer | null;
 }
+
+/**
+ * A small message's bytes read with its match: its whole frame. Pieces keep where they start
+ * in a message of over 128 KiB (search/message-piece.ts, PIECE_READ_MIN_BYTES); one as large
+ * as that, with its frame's header and end, is read whole.
+ */
+const FRAME_READ_BYTES = 128 * 1024 + 64;
+/** A frame's header: its payload's length, checksum and time (store/transcript-format.ts). */
+const FRAME_HEADER_READ_BYTES = 16;
 
 /**
  * A search as `search_pieces` answers it: `words` on the words column, `pairs` on the pairs
@@ -102,14 +120,11 @@ export async function indexAppended(
     await send(sql, piecesInsert(sql, sessionId, [{ index: messageIndex, frameOffset, pieces }]));
 }
 
-type Found = Array<{
-  matched?: number;
-  session_id: string | null;
-  message_index: number;
-  chunk: number;
-  frame_offset: number;
-  piece_start: unknown;
-}>;
+/** A part of a statement, written into another. */
+type Fragment = PendingQuery<Columns[]>;
+
+/** The columns of a page's piece before its session's (SUMMARY_COLUMNS): read by position. */
+const HIT_COLUMNS = 8;
 
 /** The search tables on a pool: what the PostgreSQL search index reads and catches up with. */
 export function postgresSearch(sql: Sql) {
@@ -132,44 +147,80 @@ export function postgresSearch(sql: Sql) {
       const columns = sql`session_id, message_index, chunk, frame_offset, piece_start`;
       const page = sql`LIMIT ${order.limit} OFFSET ${order.offset}`;
       const filters = { agent: query.agent, repository: query.repository };
+      // The page's pieces, in order (ord), with their sessions and the bytes their hits are
+      // made of: each read from the one row of transcript_chunks holding where it starts (a
+      // hit whose bytes go on into the next row is read afresh).
+      const bytesAt = (from: Fragment, length: Fragment) =>
+        sql`(SELECT substring(c.bytes FROM (${from} - c.start_offset)::int + 1 FOR (${length})::int)
+          FROM transcript_chunks c WHERE c.session_id = page.session_id AND c.start_offset <= ${from}
+          ORDER BY c.start_offset DESC LIMIT 1)`;
+      const pieceFrom = sql`page.frame_offset + ${FRAME_HEADER_READ_BYTES}::int + (page.piece_start->>'at')::bigint`;
+      const answer = (matched: Fragment, pieces: Fragment) =>
+        sql`SELECT ${matched} AS matched, page.ord, page.message_index, page.chunk, page.frame_offset,
+            page.piece_start,
+            ${bytesAt(
+              sql`page.frame_offset`,
+              sql`CASE WHEN page.piece_start IS NULL THEN ${FRAME_READ_BYTES}::int ELSE ${FRAME_HEADER_READ_BYTES}::int END`,
+            )},
+            CASE WHEN page.piece_start IS NOT NULL THEN ${bytesAt(
+              pieceFrom,
+              sql`(page.piece_start->>'until')::bigint - (page.piece_start->>'at')::bigint`,
+            )} END,
+            ${sql.unsafe(SUMMARY_COLUMNS)}
+          FROM (SELECT row_number() OVER () AS ord, x.* FROM (${pieces}) x) page
+          JOIN sessions s ON s.id = page.session_id JOIN users u ON u.id = s.author_id
+          LEFT JOIN session_origins o ON o.session_id = s.id`;
       const walk = () =>
         // Each piece's session checked where it is met, so that the pieces keep their order: a
         // join could hash the sessions and sort every match after.
-        sql<Found>`SELECT ${columns} FROM (SELECT * FROM search_pieces ORDER BY written DESC OFFSET 0) p
-          WHERE ${matches} AND (SELECT ${filterClause(sql, query.workspaceId, filters)}
-            FROM sessions s WHERE s.id = p.session_id)
-          ORDER BY p.written DESC ${page}`;
-      let rows: Found;
+        answer(
+          sql`NULL::int`,
+          sql`SELECT ${columns} FROM (SELECT * FROM search_pieces ORDER BY written DESC OFFSET 0) p
+            WHERE ${matches} AND (SELECT ${filterClause(sql, query.workspaceId, filters)}
+              FROM sessions s WHERE s.id = p.session_id)
+            ORDER BY p.written DESC ${page}`,
+        ).values();
+      let rows: unknown[][];
       if (order.common) rows = await walk();
       else {
         // One row at least, saying how many matched (up to sortedMax + 1), so that no match
         // at all, and a page past the last, end here.
-        rows = await sql<Found>`
+        rows = await sql`
           WITH m AS MATERIALIZED (SELECT p.session_id, p.message_index, p.chunk, p.frame_offset, p.piece_start,
               p.written, p.body FROM search_pieces p JOIN sessions s ON s.id = p.session_id
               WHERE ${matches} AND ${filterClause(sql, query.workspaceId, filters)} LIMIT ${order.sortedMax + 1}),
             counted AS (SELECT count(*)::int AS matched FROM m)
-          SELECT counted.matched, r.* FROM counted LEFT JOIN LATERAL (
-            (SELECT ${columns} FROM m WHERE counted.matched <= ${order.rankedMax}
-              ORDER BY ts_rank(body, ${query.rank}::tsquery, 1) DESC, written ${page})
-            UNION ALL
-            (SELECT ${columns} FROM m WHERE counted.matched > ${order.rankedMax}
-              AND counted.matched <= ${order.sortedMax} ORDER BY written DESC ${page})) r ON true`;
-        if ((rows[0]?.matched ?? 0) > order.sortedMax) rows = await walk();
+          SELECT counted.matched, found.* FROM counted LEFT JOIN (${answer(
+            sql`NULL::int`,
+            sql`SELECT r.* FROM counted CROSS JOIN LATERAL (
+              (SELECT ${columns} FROM m WHERE counted.matched <= ${order.rankedMax}
+                ORDER BY ts_rank(body, ${query.rank}::tsquery, 1) DESC, written ${page})
+              UNION ALL
+              (SELECT ${columns} FROM m WHERE counted.matched > ${order.rankedMax}
+                AND counted.matched <= ${order.sortedMax} ORDER BY written DESC ${page})) r`,
+          )}) found ON true ORDER BY found.ord`.values();
+        if (Number(rows[0]?.[0] ?? 0) > order.sortedMax) rows = await walk();
+        // The count's own column, before the page's.
+        else rows = rows.map((r) => r.slice(1));
       }
-      return rows.flatMap((r) =>
-        r.session_id === null
-          ? []
-          : [
-              {
-                sessionId: r.session_id,
-                messageIndex: r.message_index,
-                chunk: r.chunk,
-                frameOffset: Number(r.frame_offset),
-                start: r.piece_start,
-              },
-            ],
-      );
+      return rows.flatMap((r) => {
+        // matched, ord, message_index, chunk, frame_offset, piece_start, the bytes at the frame's
+        // start and the piece's, then the session.
+        if (r[1] === null || r[1] === undefined) return [];
+        const session = toSessionRow(r.slice(HIT_COLUMNS) as Parameters<typeof toSessionRow>[0]);
+        return [
+          {
+            sessionId: session.id,
+            messageIndex: Number(r[2]),
+            chunk: Number(r[3]),
+            frameOffset: Number(r[4]),
+            start: r[5],
+            frame: (r[6] as Buffer | null) ?? null,
+            piece: (r[7] as Buffer | null) ?? null,
+            session,
+          },
+        ];
+      });
     },
 
     /**
