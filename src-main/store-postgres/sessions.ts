@@ -10,7 +10,7 @@ import {
   messagePayload,
   type TranscriptExtent,
 } from '../store/transcript-format.js';
-import { send, type Queryable } from './rows.js';
+import { send, sendLast, type Queryable } from './rows.js';
 import { indexAppended, type MessageIndexer } from './search.js';
 import { postgresSessionListing, summaries, summaryFrom } from './session-listing.js';
 import { postgresSessionRuns } from './session-runs.js';
@@ -60,7 +60,7 @@ export function postgresSessions(sql: Queryable, indexer?: MessageIndexer): Repo
     userId: string,
     change: { sessionAt?: string; promptAt?: string; activeDelta?: number },
   ): Promise<void> {
-    await send(
+    await sendLast(
       sql,
       sql`INSERT INTO workspace_people (workspace_id, user_id, last_session_at, last_prompt_at, active_sessions)
         VALUES (${workspaceId}, ${userId}, ${change.sessionAt ?? null}, ${change.promptAt ?? null}, ${change.activeDelta ?? 0})
