@@ -90,6 +90,8 @@ export class PostgresSearchIndex implements TranscriptIndex {
   /** The searches' own connection, stopping a statement past the time limit (opened at the first). */
   private searching: Promise<{ sql: Sql; search: PostgresSearch }> | null = null;
   private statistics_: { at: number; value: Promise<PieceStatistics> } | null = null;
+  /** Whether this process had ANALYZE count a database that had no statistics of the pieces. */
+  private analyzed = false;
   private readonly waiting: Turn[] = [];
   private running = false;
   private catchingUp: Promise<void> | null = null;
@@ -203,7 +205,19 @@ export class PostgresSearchIndex implements TranscriptIndex {
     if (this.statistics_ && now - this.statistics_.at < STATISTICS_MS) return this.statistics_.value;
     const value = this.search_.statistics();
     this.statistics_ = { at: now, value };
-    value.catch(() => (this.statistics_ = null));
+    value.then(
+      (found) => {
+        // None yet (a database written before autovacuum came by): counted now, once, in the
+        // background; searches go to the index meanwhile, a common one more slowly.
+        if (found.words.size > 0 || this.analyzed || this.closed) return;
+        this.analyzed = true;
+        this.search_.analyze().then(
+          () => (this.statistics_ = null),
+          (err: unknown) => this.options.logger.warn(`search index: ANALYZE failed: ${String(err)}`),
+        );
+      },
+      () => (this.statistics_ = null),
+    );
     return value;
   }
 
