@@ -8,6 +8,7 @@ import { connect } from '../store-postgres/connect.js';
 import {
   postgresSearch,
   QUERY_CANCELED,
+  type IndexedPiece,
   type PieceStatistics,
   type PostgresSearch,
 } from '../store-postgres/search.js';
@@ -57,6 +58,14 @@ export function shareOf(query: PiecesQuery, statistics: PieceStatistics): number
 
 interface Turn {
   run: () => Promise<void>;
+}
+
+/** A session's next messages, cut into pieces, for the catch-up to write. */
+interface Batch {
+  sessionId: string;
+  from: number;
+  messages: Array<{ frameOffset: number; pieces: IndexedPiece[] }>;
+  pieces: number;
 }
 
 const isPieceStart = (value: unknown): value is PieceStart => {
@@ -225,44 +234,61 @@ export class PostgresSearchIndex implements TranscriptIndex {
    * Until no session is behind. A session that made no progress in this pass (another process
    * is indexing it, or its row changed meanwhile) is left to the next pass, which the next
    * search finding the workspace incomplete starts; one whose transcript is damaged, until the
-   * next start. Any other failure (the database gone) ends the pass.
+   * next start. Any other failure (the database gone) ends the pass. The next session's
+   * messages are read and cut into words while the last one's pieces go into the database.
    */
   private async catchUp(): Promise<void> {
     const stalled = new Set<string>();
     const skipped = (id: string) => stalled.has(id) || this.unreadable.has(id);
     let pieces = 0;
-    for (;;) {
-      const behind = this.closed
-        ? []
-        : (await this.search_.behind(BEHIND_BATCH + stalled.size + this.unreadable.size)).filter(
-            (s) => !skipped(s.sessionId),
-          );
-      if (behind.length === 0) {
-        // Many pieces new: the planner's statistics (how common each word is) counted afresh,
-        // which searches go by, rather than when autovacuum gets to it.
-        if (pieces >= ANALYZE_AFTER_PIECES && !this.closed) {
-          await this.search_.analyze();
-          this.statistics_ = null;
+    let writing: Promise<void> = Promise.resolve();
+    const write = async (batch: Batch) => {
+      if (await this.search_.catchUp(batch.sessionId, batch.from, batch.messages)) pieces += batch.pieces;
+      else stalled.add(batch.sessionId);
+    };
+    try {
+      for (;;) {
+        const behind = this.closed
+          ? []
+          : (await this.search_.behind(BEHIND_BATCH + stalled.size + this.unreadable.size)).filter(
+              (s) => !skipped(s.sessionId),
+            );
+        if (behind.length === 0) break;
+        for (const { sessionId, indexed } of behind) {
+          if (this.closed) break;
+          let batch: Batch | null = null;
+          try {
+            batch = await this.batchOf(sessionId, indexed);
+          } catch (err) {
+            if (!(err instanceof TranscriptDamagedError)) throw err;
+            this.unreadable.add(sessionId);
+            this.options.logger.error(`search index: session ${sessionId} cannot be indexed: ${err.message}`);
+            continue;
+          }
+          // The batch before written (a failure ends the pass), this one's write begun.
+          await writing;
+          if (batch === null) stalled.add(sessionId);
+          else {
+            writing = write(batch);
+            // Awaited at the next batch, or below: marked as handled meanwhile.
+            writing.catch(() => undefined);
+          }
         }
-        return;
+        await writing;
       }
-      for (const { sessionId, indexed } of behind) {
-        if (this.closed) break;
-        try {
-          const made = await this.catchUpSession(sessionId, indexed);
-          if (made === null) stalled.add(sessionId);
-          else pieces += made;
-        } catch (err) {
-          if (!(err instanceof TranscriptDamagedError)) throw err;
-          this.unreadable.add(sessionId);
-          this.options.logger.error(`search index: session ${sessionId} cannot be indexed: ${err.message}`);
-        }
-      }
+    } finally {
+      await writing.catch(() => undefined);
+    }
+    // Many pieces new: the planner's statistics (how common each word is) counted afresh,
+    // which searches go by, rather than when autovacuum gets to it.
+    if (pieces >= ANALYZE_AFTER_PIECES && !this.closed) {
+      await this.search_.analyze();
+      this.statistics_ = null;
     }
   }
 
-  /** Indexes the next messages of a session behind: the pieces made, null when it made no progress. */
-  private async catchUpSession(sessionId: string, indexed: number): Promise<number | null> {
+  /** The next messages of a session behind, read and cut into pieces; null when there are none. */
+  private async batchOf(sessionId: string, indexed: number): Promise<Batch | null> {
     const row = await settledRow(this.options.source, sessionId);
     if (!row) return null;
     const page = await readMessagePage(this.options.source, row, indexed, CATCH_UP_MESSAGES, CATCH_UP_BYTES);
@@ -274,7 +300,7 @@ export class PostgresSearchIndex implements TranscriptIndex {
       pieces += made.length;
       messages.push({ frameOffset: page.offsets[i] as number, pieces: made });
     }
-    return (await this.search_.catchUp(sessionId, indexed, messages)) ? pieces : null;
+    return { sessionId, from: indexed, messages, pieces };
   }
 
   /** Runs `work` when the searches before it in this process have run; refuses past WAITING_MAX. */
