@@ -41,7 +41,7 @@ module.exports = {
       comment: 'The store keeps records; it knows nothing of the server, the services or the agents.',
       from: { path: '^src-main/store/' },
       to: {
-        path: '^src-main/(server|cli|electron|desktop|agents|history|sessions|search|accounts|pull-requests|changes|demo|data)/',
+        path: '^src-main/(server|cli|electron|desktop|agents|history|sessions|search|accounts|identity|pull-requests|changes|demo|data)/',
       },
     },
     {
@@ -50,7 +50,7 @@ module.exports = {
       comment: 'The PostgreSQL store keeps records as store/ does: it knows nothing above the store.',
       from: { path: '^src-main/store-postgres/' },
       to: {
-        path: '^src-main/(server|cli|electron|desktop|agents|history|sessions|search|accounts|pull-requests|changes|demo|data|events)/',
+        path: '^src-main/(server|cli|electron|desktop|agents|history|sessions|search|accounts|identity|pull-requests|changes|demo|data|events)/',
       },
     },
     {

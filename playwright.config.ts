@@ -7,8 +7,9 @@ import type { Backend } from './test/e2e/backend.js';
  * system's (Debian's `chromium`), or CHROMIUM_PATH.
  *
  * Two projects: `desktop`, every spec on servers over their data directory (sql.js), and
- * `team-server`, the specs about what a team sees, on `serve --database` over one throw-away
- * PostgreSQL cluster per worker, a fresh database per server.
+ * `team-server`, the specs about what a team sees (sign-in through an identity provider among
+ * them), on `serve --database` over one throw-away PostgreSQL cluster per worker, a fresh
+ * database per server.
  */
 export default defineConfig<{ backend: Backend }>({
   testDir: 'test/e2e',
@@ -44,7 +45,7 @@ export default defineConfig<{ backend: Backend }>({
       // Left out, being about a desktop's own machine: history sources and imported CLI
       // sessions read the agent CLIs' files on this machine (refused with --database),
       // continue-imported continues such a session, the Electron specs drive the desktop app,
-      // and demo-trust and first-hour start on the demo workspace (refused with --database).
+      // and demo, demo-trust and first-hour start on the demo workspace (refused with --database).
       // Left out too, being about the agents, which run the same on either database and are
       // covered on it through the API: acp-agent, agents, agent-network, changes, pull-request,
       // run-queue, sub-agents, long-transcript, transcript-images, search-indexing.
@@ -55,10 +56,12 @@ export default defineConfig<{ backend: Backend }>({
         'first-run-and-settings.spec.ts',
         'live.spec.ts',
         'approvals-inbox.spec.ts',
+        'approval-rules.spec.ts',
         'search.spec.ts',
         'costs.spec.ts',
         'layout.spec.ts',
         'pushed-sessions.spec.ts',
+        'identity-sign-in.spec.ts',
       ],
     },
   ],

@@ -22,7 +22,7 @@ const NOT_ON_POSTGRES_YET = [
 
 /**
  * What runs on PostgreSQL too: the API tests, and the real agent CLIs' runs (Claude Code, Codex,
- * Gemini CLI, and the ACP agents) with their stops, follow-ups and approvals, which write a
+ * Gemini CLI, and the ACP agents) with their stops, follow-ups, reviews and approvals, which write a
  * session as a team server's agents do.
  */
 const ON_POSTGRES_TOO = [
@@ -33,6 +33,11 @@ const ON_POSTGRES_TOO = [
   'test/agents/codex-approvals.test.ts',
   'test/agents/acp-*-runs.test.ts',
   'test/agents/acp-approvals.test.ts',
+  'test/agents/approval-rules-runs.test.ts',
+  // A review sent to Claude Code, Codex and OpenCode as one follow-up.
+  'test/agents/review-runs.test.ts',
+  // The demo agent's clone, its changes and its requests, written as on a team server.
+  'test/agents/demo-agent-work.test.ts',
   // The command line and `serve` as processes, each over the team database of its data
   // directory (test/helpers/cli.ts passes it as SESSIONDESK_DATABASE_URL). Not here: what a
   // team database refuses by design (history import, backup, restore, doctor --repair, the
@@ -41,7 +46,7 @@ const ON_POSTGRES_TOO = [
   // their own PostgreSQL beside sql.js in the first pass.
   'test/cli/{admin-channel,admin-commands,control-characters,exit-codes,hardening}.test.ts',
   'test/cli/{no-data-dir-left,second-serve,serve,serve-background,serve-log,serve-max-runs}.test.ts',
-  'test/cli/{sign-in-memory,startup-clients,usability}.test.ts',
+  'test/cli/{sign-in-memory,startup-clients,usability,agent-check,workspace-agent}.test.ts',
 ];
 
 /**

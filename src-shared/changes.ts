@@ -58,6 +58,7 @@ export type SessionChanges = z.infer<typeof SessionChangesSchema>;
 export const CHANGES_UNAVAILABLE_REASONS = [
   'no_repository',
   'own_folder',
+  'pushed',
   'no_sandbox',
   'not_a_repository',
   'no_base',
@@ -70,10 +71,15 @@ export const ChangesUnavailableSchema = z.object({
   reason: z
     .enum(CHANGES_UNAVAILABLE_REASONS)
     .describe(
-      "`own_folder`: an imported session, run by its CLI in the person's own folder (`folder`, when the CLI recorded it): its changes are there, among whatever else the person changed, and are not read.",
+      "`own_folder`: an imported session, run by its CLI in the person's own folder (`folder`, when the CLI recorded it): its changes are there, among whatever else the person changed, and are not read. `pushed`: a session a desktop pushed to this server (`sessiondesk push`) and that did not run here since: its changes are on that desktop, in `folder` when the desktop said where it ran.",
     ),
   message: z.string(),
-  folder: z.string().optional().describe('With `own_folder`: the folder the CLI ran in.'),
+  folder: z
+    .string()
+    .optional()
+    .describe(
+      'With `own_folder`: the folder the CLI ran in. With `pushed`: the folder it ran in on the desktop.',
+    ),
 });
 export type ChangesUnavailable = z.infer<typeof ChangesUnavailableSchema>;
 

@@ -9,3 +9,6 @@ export * from './changes.js';
 export * from './search.js';
 export * from './continuation.js';
 export * from './approvals.js';
+export * from './approval-rules.js';
+export * from './agent-check.js';
+export * from './review.js';

@@ -10,6 +10,7 @@ import {
 } from './constants.js';
 import { ApprovalSchema } from './approvals.js';
 import { BRANCH_PATTERN, parseRepoUrl } from './repo-url.js';
+import { TranscriptReviewSchema } from './review.js';
 
 export const SessionStatusSchema = z.enum(SESSION_STATUSES);
 export const PrStatusSchema = z.enum(PR_STATUSES);
@@ -64,6 +65,9 @@ export type ContentBlock = z.infer<typeof ContentBlockSchema>;
 export const UserMessageSchema = z.looseObject({
   type: z.literal('user'),
   message: z.looseObject({ content: z.string() }),
+  review: TranscriptReviewSchema.optional().describe(
+    'On a review (`POST /api/sessions/{id}/review`): its comments, each with the lines it quoted; `message.content` is the text the agent was sent.',
+  ),
 });
 /** Most models named in a cost that is unknown; past this the list is cut. */
 export const MAX_UNPRICED_MODELS = 20;
@@ -173,6 +177,12 @@ export const PushedFromSchema = z.object({
     .object({ name: z.string(), email: z.string() })
     .describe("The session's author on that desktop, as the desktop sent it."),
   pushedAt: Timestamp.describe('When its latest part was pushed.'),
+  folder: z
+    .string()
+    .optional()
+    .describe(
+      'The folder it ran in on that desktop (its sandbox there, or the folder its agent CLI ran in), when the desktop said: its changes are there.',
+    ),
 });
 export type PushedFrom = z.infer<typeof PushedFromSchema>;
 
@@ -224,7 +234,7 @@ const SessionBaseSchema = z.object({
     .literal(true)
     .optional()
     .describe(
-      'Present while the latest run was stopped on request (`POST /api/sessions/{id}/stop`; its result is marked `stopped: true`): the session is `completed` because someone stopped it, not because the agent finished. Gone once another run starts or another status is set.',
+      'Present while the latest run was stopped on request (`POST /api/sessions/{id}/stop`; its result is marked `stopped: true`): the session is `completed` because someone stopped it, not because the agent finished. Gone once another run starts or a status is set through an update (`PATCH`, `completed` too: a person marking a stopped session completed says its work is done).',
     ),
 });
 

@@ -86,14 +86,22 @@ export const DECOY_HASH =
   'scrypt$17$8$1$OnCln+HWxj6ViCt+fmAvwg==$b67RLUeZ8VH+H2F1yxgBHkM1QpbeYdCP/slvSpmPCNc=';
 
 /**
- * Checks a password against a stored hash, or against a decoy when there is no user, so
- * an unknown email and a wrong password take the same time.
+ * The stored hash of an account without a password (one a sign-in through the identity
+ * provider made): no password matches it, until one is set (`sessiondesk user set-password`).
+ */
+export const NO_PASSWORD = '';
+
+/**
+ * Checks a password against a stored hash, or against a decoy when there is no user (or no
+ * password), so an unknown email, an account without a password and a wrong password take
+ * the same time.
  */
 export async function verifyPassword(
   password: string,
-  stored: string | null,
+  storedHash: string | null,
   watch?: ScryptWatch,
 ): Promise<boolean> {
+  const stored = storedHash === NO_PASSWORD ? null : storedHash;
   const encoded = stored ?? DECOY_HASH;
   const [scheme, logN, r, p, salt, hash] = encoded.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;

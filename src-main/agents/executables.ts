@@ -25,6 +25,13 @@ export interface ProgramSpec {
   name: string;
   program: string;
   envVar: string;
+  /** The npm package it installs from, when it does. */
+  npm?: string | undefined;
+}
+
+/** How a program that comes as an npm package is installed. */
+export function installCommand(npm: string): string {
+  return `npm install -g ${npm}`;
 }
 
 /**
@@ -51,9 +58,10 @@ export function locateExecutable(spec: ProgramSpec, env: NodeJS.ProcessEnv): Loc
     const candidate = join(dir, spec.program);
     if (isExecutableFile(candidate)) return { found: true, path: candidate };
   }
+  const install = spec.npm ? ` (\`${installCommand(spec.npm)}\`)` : '';
   return {
     found: false,
-    problem: `${spec.name} (\`${spec.program}\`) was not found on the server's PATH; install it or set ${spec.envVar} to its path.`,
+    problem: `${spec.name} (\`${spec.program}\`) was not found on the server's PATH; install it${install} or set ${spec.envVar} to its path.`,
   };
 }
 

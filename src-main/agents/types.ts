@@ -92,9 +92,10 @@ export interface RunContext {
    */
   cliHome?: string;
   /**
-   * Set when the workspace's approvals are `ask`: what the agent asks before it acts waits
-   * for a person's decision (or the time-out, or the run's end). Unset, every tool call is
-   * allowed inside the sandbox.
+   * Set when the workspace's approvals are `ask` or it has approval rules: what the agent asks
+   * before it acts is decided by a rule, or waits for a person's decision (or the time-out, or
+   * the run's end), or is allowed as `auto` allows it. Unset, every tool call is allowed inside
+   * the sandbox.
    */
   askApproval?: (request: ApprovalRequest) => Promise<ApprovalAnswer>;
 }
@@ -107,6 +108,18 @@ export interface ApprovalRequest {
   options: ApprovalOption[];
   /** What the transcript shows of it, in full: the command, or the diff of the edit. */
   detail: string;
+  /**
+   * What the call would act on, as the agent said it: approval rules match it
+   * (approvals/rules.ts). Paths as the agent gave them, absolute or relative to the run's folder.
+   */
+  subject?: ApprovalSubject;
+}
+
+/** What a tool call would act on, as its agent said: what approval rules match. */
+export interface ApprovalSubject {
+  command?: string;
+  paths?: string[];
+  url?: string;
 }
 
 /** How a request was answered; `optionId` is one of the request's options when one was chosen. */

@@ -5,6 +5,7 @@ import {
   type ApprovalKind,
   type DecideApprovalBody,
 } from '../../src-shared/approvals.js';
+import type { ApprovalRulesPreview, ApprovalRulesPreviewBody } from '../../src-shared/accounts.js';
 import type { Message } from '../../src-shared/sessions.js';
 import { newId } from '../accounts/secrets.js';
 import type { ApprovalAnswer, ApprovalRequest } from '../agents/types.js';
@@ -14,6 +15,18 @@ import type { EventBus } from '../events/event-bus.js';
 import { toSummary } from '../sessions/summary.js';
 import type { ApprovalOutcome, ApprovalRecord } from '../store/approvals.js';
 import type { Storage } from '../store/storage.js';
+import { notice } from '../agents/output-caps.js';
+import { ruleWords } from '../../src-shared/approval-rules.js';
+import { APPROVAL_LIMITS, boundedRequest } from './bounds.js';
+import {
+  compileRules,
+  firstMatch,
+  modeDecision,
+  previewRules,
+  PREVIEW_REQUESTS,
+  withSubject,
+  type CompiledRule,
+} from './rules.js';
 import { decisionMessage, requestMessage } from './transcript.js';
 
 /** Why Session Desk answered a request itself, when no one did. */
@@ -21,6 +34,8 @@ export type EndReason = Extract<ApprovalDecidedBy, { kind: 'sessiondesk' }>['rea
 
 /** The requests of one run: asked through `ask`, all answered as cancelled by `end`. */
 export interface RunApprovals {
+  /** Whether a request no rule decides waits for a person (`approvals: "ask"`), or is allowed. */
+  readonly asksByDefault: boolean;
   ask(request: ApprovalRequest): Promise<ApprovalAnswer>;
   end(reason: EndReason): Promise<void>;
 }
@@ -111,10 +126,76 @@ export function createApprovals(deps: { storage: Storage; clock: Clock; events: 
   }
 
   /** The first option of a kind; a rejection falls back on the other rejection. */
-  function optionOf(approval: ApprovalRecord, kind: ApprovalKind) {
+  function optionOf(approval: Pick<ApprovalRecord, 'options'>, kind: ApprovalKind) {
     const found = approval.options.find((o) => o.kind === kind);
     if (found || !kind.startsWith('reject_')) return found;
     return approval.options.find((o) => o.kind.startsWith('reject_'));
+  }
+
+  /**
+   * Allowing without a person: once where the agent offers it (for the session only where it
+   * offers nothing else, since an agent told "always" stops asking, and rules with it).
+   */
+  function allowed(request: ApprovalRequest): ApprovalAnswer {
+    const option = optionOf(request, 'allow_once') ?? optionOf(request, 'allow_always');
+    return { decision: option?.kind ?? 'allow_once', ...(option ? { optionId: option.id } : {}) };
+  }
+
+  /**
+   * A request a rule decided: written decided, its transcript messages (the request and what
+   * became of it) in the same write, and never put to anyone: no pending row, no notification.
+   */
+  async function decideByRule(
+    session: { id: string; workspaceId: string },
+    agent: string,
+    request: ApprovalRequest,
+    match: CompiledRule,
+  ): Promise<ApprovalAnswer> {
+    const { rule, index } = match;
+    const answer: ApprovalAnswer =
+      rule.decision === 'allow'
+        ? allowed(request)
+        : (() => {
+            const reject = optionOf(request, 'reject_once');
+            return {
+              decision: reject?.kind ?? 'reject_once',
+              ...(reject ? { optionId: reject.id } : {}),
+              message: `This workspace's approval rules reject this request (rule ${index + 1}: ${ruleWords(rule)}).`,
+            };
+          })();
+    const at = now();
+    const approval: ApprovalRecord = {
+      id: newId('approval'),
+      workspaceId: session.workspaceId,
+      sessionId: session.id,
+      agent,
+      createdAt: at,
+      expiresAt: at,
+      title: request.title,
+      tool: request.tool,
+      ...(request.detail.trim() === '' ? {} : { detail: request.detail }),
+      options: request.options,
+      decidedAt: at,
+      decision: answer.decision,
+      ...(answer.optionId === undefined ? {} : { optionId: answer.optionId }),
+      ...(answer.message === undefined ? {} : { message: answer.message }),
+      decidedBy: { kind: 'rule', index, rule },
+    };
+    const asked = requestMessage(publicApproval(approval));
+    const told = decisionMessage(publicApproval(approval));
+    const seq = await storage.write(async (tx) => {
+      await tx.approvals.save(approval);
+      await tx.sessions.appendMessage(session.id, session.workspaceId, asked, null, at);
+      return tx.sessions.appendMessage(session.id, session.workspaceId, told, null, at);
+    });
+    events.publish(session.workspaceId, {
+      type: 'message.added',
+      sessionId: session.id,
+      index: seq - 2,
+      message: asked,
+    });
+    await announce('approval.decided', approval, seq, told);
+    return answer;
   }
 
   function timeOut(entry: Waiting): void {
@@ -131,21 +212,66 @@ export function createApprovals(deps: { storage: Storage; clock: Clock; events: 
 
   return {
     /**
-     * The requests of one run of a session, or none when its workspace does not ask: `agent`
-     * names who asks (`claude-code`, `acp:gemini`).
+     * The requests of one run of a session, or none when its workspace neither asks nor has
+     * approval rules: `agent` names who asks (`claude-code`, `acp:gemini`), `folder` is where
+     * the run works (the paths rules match are relative to it).
      */
     async forRun(
       session: { id: string; workspaceId: string },
       agent: string,
+      folder: string,
     ): Promise<RunApprovals | undefined> {
       const settings = await repos.workspaces.settings(session.workspaceId);
-      if (settings?.approvals !== 'ask') return undefined;
+      // The rules as they are when the run starts: an edit applies to runs started afterwards.
+      const rules = compileRules(settings?.approvalRules ?? []);
+      if (!settings || (settings.approvals !== 'ask' && rules.length === 0)) return undefined;
+      const byDefault = modeDecision(settings.approvals);
       const timeoutMs = (settings.approvalTimeoutSeconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS) * 1000;
       const run = {};
       let ended = false;
+      let saidTooMany = false;
+      /**
+       * An agent asking more than a person can answer at once (a loop, a flood) has its next
+       * requests rejected as they come, never stored: the inbox stays readable, and each such
+       * request holds up nothing. The transcript says so once a run.
+       */
+      async function refuseTooMany(request: ApprovalRequest): Promise<ApprovalAnswer> {
+        if (!saidTooMany) {
+          saidTooMany = true;
+          const text =
+            `The agent asked more than ${APPROVAL_LIMITS.pendingPerRun} things waiting at once: ` +
+            'Session Desk rejected its further requests as they came, without putting them to anyone, ' +
+            'until some of those waiting are decided.';
+          const message = notice(text, 'error');
+          const seq = await storage.write((tx) =>
+            tx.sessions.appendMessage(session.id, session.workspaceId, message, null, now()),
+          );
+          events.publish(session.workspaceId, {
+            type: 'message.added',
+            sessionId: session.id,
+            index: seq - 1,
+            message,
+          });
+        }
+        const reject = request.options.find((o) => o.kind.startsWith('reject_'));
+        return {
+          decision: reject?.kind ?? 'reject_once',
+          ...(reject ? { optionId: reject.id } : {}),
+          message: `Not asked: ${APPROVAL_LIMITS.pendingPerRun} of your requests are waiting for a person already.`,
+        };
+      }
       return {
-        async ask(request) {
+        asksByDefault: byDefault === 'ask',
+        async ask(asked) {
           if (ended) return { decision: 'cancelled' };
+          const bounded = boundedRequest(asked);
+          const request = { ...bounded, tool: withSubject(bounded.tool, asked.subject ?? {}, folder) };
+          const match = firstMatch(rules, request.tool);
+          const decision = match?.rule.decision ?? byDefault;
+          if (decision === 'allow' && !match) return allowed(request);
+          if (match && decision !== 'ask') return decideByRule(session, agent, request, match);
+          const mine = [...waiting.values()].filter((entry) => entry.run === run).length;
+          if (mine >= APPROVAL_LIMITS.pendingPerRun) return refuseTooMany(request);
           const created = clock.now();
           const approval: ApprovalRecord = {
             id: newId('approval'),
@@ -193,6 +319,16 @@ export function createApprovals(deps: { storage: Storage; clock: Clock; events: 
           }
         },
       };
+    },
+
+    /**
+     * What draft rules would have decided of the workspace's latest requests; `approvals` is
+     * the workspace's own setting unless given.
+     */
+    async preview(workspaceId: string, body: ApprovalRulesPreviewBody): Promise<ApprovalRulesPreview> {
+      const mode = body.approvals ?? (await repos.workspaces.settings(workspaceId))?.approvals;
+      const recent = await repos.approvals.recent(workspaceId, PREVIEW_REQUESTS);
+      return previewRules(body.approvalRules, mode, recent);
     },
 
     /** Pending requests of a workspace (or of one session), oldest first. */

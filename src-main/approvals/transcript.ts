@@ -1,16 +1,16 @@
-import type { Approval, ApprovalDecidedBy, ApprovalOption } from '../../src-shared/approvals.js';
+import {
+  approvalKindWords,
+  type Approval,
+  type ApprovalDecidedBy,
+  type ApprovalOption,
+} from '../../src-shared/approvals.js';
+import { ruleWords } from '../../src-shared/approval-rules.js';
 import type { AssistantMessage } from '../../src-shared/sessions.js';
 
-const KIND_WORDS: Record<ApprovalOption['kind'], string> = {
-  allow_once: 'Allow once',
-  allow_always: 'Allow for this session',
-  reject_once: 'Reject',
-  reject_always: 'Always reject',
-};
-
-/** Session Desk's own words for a kind of choice. */
-export function kindLabel(kind: ApprovalOption['kind']): string {
-  return KIND_WORDS[kind];
+/** What an option does, with the agent's words for it when they are not the same. */
+function optionWords(option: ApprovalOption): string {
+  const words = approvalKindWords(option.kind);
+  return option.label === words ? words : `${words} (the agent's "${option.label}")`;
 }
 
 function who(by: ApprovalDecidedBy): string {
@@ -19,6 +19,8 @@ function who(by: ApprovalDecidedBy): string {
       return `by ${by.name}`;
     case 'apiKey':
       return `with the API key ${by.label === '' ? by.keyId : `"${by.label}"`}`;
+    case 'rule':
+      return `by the workspace's approval rule ${by.index + 1} (${ruleWords(by.rule)})`;
     default:
       return 'by Session Desk';
   }
@@ -38,7 +40,7 @@ function duration(ms: number): string {
  * and show the command or diff apart from the words around it.
  */
 export function requestMessage(approval: Approval): AssistantMessage {
-  const choices = approval.options.map((o) => o.label).join(' · ');
+  const choices = approval.options.map(optionWords).join(' · ');
   const text = [
     `The agent asks before it acts: ${approval.title}`,
     approval.detail ?? '',
@@ -74,8 +76,8 @@ export function decisionMessage(approval: Approval): AssistantMessage {
     text = reasons[by.reason];
   } else {
     const what = chosen
-      ? `${chosen.label}${chosen.label === kindLabel(chosen.kind) ? '' : ` (${kindLabel(chosen.kind)})`}`
-      : kindLabel(approval.decision as ApprovalOption['kind']);
+      ? optionWords(chosen)
+      : approvalKindWords(approval.decision as ApprovalOption['kind']);
     text = `${what}: decided ${who(by)}.`;
     if (approval.message !== undefined) text += `\n\nMessage to the agent: ${approval.message}`;
   }

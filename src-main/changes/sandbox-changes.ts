@@ -1,4 +1,4 @@
-import { copyFile, lstat, mkdtemp, realpath, rm } from 'node:fs/promises';
+import { copyFile, lstat, mkdtemp, realpath, rm, stat, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import {
@@ -123,9 +123,16 @@ async function findBaseRef(git: GitContext, branch: string): Promise<{ ref: stri
   return null;
 }
 
+/**
+ * The copy keeps the index's own time: git trusts an entry whose file looks unchanged since it
+ * was staged only when the file is older than the index ("racy git"). A copy dated now would
+ * pass an edit of the same size, made in the second the file was staged, as unchanged.
+ */
 async function copyIndex(from: string, to: string): Promise<void> {
   try {
     await copyFile(from, to);
+    const { atime, mtime } = await stat(from);
+    await utimes(to, atime, mtime);
   } catch (err) {
     // A repository with nothing staged yet has no index: git starts from an empty one.
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;

@@ -1,5 +1,5 @@
 import type { ChangesUnavailable, SessionChangesResponse } from '../../src-shared/changes.js';
-import { CLI_NAMES, type SessionSource } from '../../src-shared/sessions.js';
+import { CLI_NAMES, type PushedFrom, type SessionSource } from '../../src-shared/sessions.js';
 import { sandboxPath } from '../agents/sandbox/session-folder.js';
 import type { Clock } from '../clock.js';
 import type { Repos } from '../store/storage.js';
@@ -26,6 +26,21 @@ function inOwnFolder(source: SessionSource): ChangesUnavailable {
   };
 }
 
+/** A pushed session's changes are on the desktop that pushed it: which, and in what folder. */
+function onTheDesktop(pushed: PushedFrom): ChangesUnavailable {
+  const from = `This session was pushed here from ${pushed.machine}`;
+  return {
+    available: false,
+    reason: 'pushed',
+    ...(pushed.folder === undefined
+      ? { message: `${from}: its changes are on that desktop, not on this server.` }
+      : {
+          folder: pushed.folder,
+          message: `${from}, where it ran in ${pushed.folder}: its changes are there, not on this server.`,
+        }),
+  };
+}
+
 export interface SessionChanges {
   /** A session's changes, computed afresh; null when there is no such session. */
   of(sessionId: string): Promise<SessionChangesResponse | null>;
@@ -49,7 +64,10 @@ export function createSessionChanges(deps: {
     if (!input) return null;
     const row = await deps.repos.sessions.find(sessionId);
     const source = row?.source;
-    if (input.repoUrl === undefined && !source) {
+    // The demo agent works in a clone of its sample project whatever repository the session names.
+    const demo = row?.agentKind === 'demo';
+    const pushed = row?.pushedFrom;
+    if (input.repoUrl === undefined && !source && !demo && !pushed) {
       return {
         available: false,
         reason: 'no_repository',
@@ -64,15 +82,15 @@ export function createSessionChanges(deps: {
     });
     // An imported session has a sandbox only once it was continued in a fresh clone.
     if (source && !changes.available && changes.reason === 'no_sandbox') return inOwnFolder(source);
-    if (!changes.available && changes.reason === 'no_sandbox' && row?.pushedFrom) {
+    // Pushed, and not continued here: its files stayed on the desktop it ran on.
+    if (pushed && !changes.available && changes.reason === 'no_sandbox') return onTheDesktop(pushed);
+    // The demo workspace's sample sessions were written with it, never run: they have no folder.
+    if (!changes.available && changes.reason === 'no_sandbox' && demo) {
       return {
         ...changes,
-        message: `This session was pushed here from ${row.pushedFrom.machine}: its changes are in its sandbox on that desktop, not on this server.`,
+        message:
+          'A sample session of the demo: its transcript was written with the demo workspace, and no folder was made for it. Start a new session to watch the demo agent change files in a clone of its sample project.',
       };
-    }
-    // The demo agent plays out a run with a repository without ever making a sandbox.
-    if (!changes.available && changes.reason === 'no_sandbox' && row?.agentKind === 'demo') {
-      return { ...changes, message: 'The demo agent only simulates its work: it changed no files.' };
     }
     return changes;
   }

@@ -3,12 +3,14 @@ import {
   CreateKeyBodySchema,
   CreateUserBodySchema,
   CreateWorkspaceBodySchema,
+  SetPasswordBodySchema,
 } from '../../src-shared/accounts.js';
 import { resolveDataDir } from '../paths.js';
 import { existingDataDir, openAdminTarget, storageTarget, type AdminTarget } from './admin-target.js';
 import { parse, print, required, stderrLogger, validate } from './command-line.js';
-import { databaseUrlOf, DATABASE_OPTION, openTeamStorage } from './team-database.js';
-import { USAGE, type CommandName } from './usage.js';
+import { databaseUrlOf, openTeamStorage } from './team-database.js';
+import { agentSentence } from './agent-sentence.js';
+import type { CommandName } from './usage.js';
 
 /**
  * The account commands (`user`, `workspace`, `member`, `key`): each checks its options with the
@@ -28,12 +30,12 @@ async function withTarget(
   makes = false,
 ): Promise<void> {
   const databaseUrl = databaseUrlOf(values.database, command);
+  const dataDir = resolveDataDir(values['data-dir'] as string | undefined);
   let target: AdminTarget;
   if (databaseUrl !== undefined) {
     const team = await openTeamStorage(databaseUrl);
-    target = storageTarget(team.storage, team.close);
+    target = storageTarget(team.storage, dataDir, team.close, team.credentialsEnded);
   } else {
-    const dataDir = resolveDataDir(values['data-dir'] as string | undefined);
     target = await openAdminTarget(makes ? dataDir : existingDataDir(dataDir), stderrLogger);
   }
   try {
@@ -44,14 +46,7 @@ async function withTarget(
 }
 
 export async function userCreate(args: string[]): Promise<void> {
-  const v = parse('user create', args, {
-    ...DATABASE_OPTION,
-    email: { type: 'string' },
-    name: { type: 'string' },
-    password: { type: 'string' },
-    'image-url': { type: 'string' },
-  });
-  if (v.help) return print(USAGE['user create']);
+  const v = parse('user create', args);
   required('user create', v, 'email', 'name', 'password');
   const input = validate('user create', CreateUserBodySchema, {
     email: v.email,
@@ -62,53 +57,65 @@ export async function userCreate(args: string[]): Promise<void> {
   await withTarget('user create', v, async (target) => print((await target.createUser(input)).id), true);
 }
 
-export async function workspaceCreate(args: string[]): Promise<void> {
-  const v = parse('workspace create', args, {
-    ...DATABASE_OPTION,
-    name: { type: 'string' },
-    owner: { type: 'string' },
+export async function userSetPassword(args: string[]): Promise<void> {
+  const v = parse('user set-password', args);
+  required('user set-password', v, 'email', 'password');
+  const input = validate('user set-password', SetPasswordBodySchema, {
+    email: v.email,
+    password: v.password,
   });
-  if (v.help) return print(USAGE['workspace create']);
+  await withTarget('user set-password', v, async (target) => {
+    await target.setPassword(input);
+    print(`Set the password of ${input.email}; its sign-ins were ended`);
+  });
+}
+
+export async function workspaceCreate(args: string[]): Promise<void> {
+  const v = parse('workspace create', args);
   required('workspace create', v, 'name', 'owner');
   const input = validate('workspace create', CreateWorkspaceBodySchema, {
     name: v.name,
     ownerEmail: v.owner,
+    ...(v.agent === undefined ? {} : { agent: v.agent }),
+    ...(v['acp-agent'] === undefined ? {} : { acpAgent: v['acp-agent'] }),
   });
-  await withTarget('workspace create', v, async (target) =>
-    print((await target.createWorkspace(input)).organizationId),
-  );
+  await withTarget('workspace create', v, async (target) => {
+    const { workspace, agent } = await target.createWorkspace(input);
+    // stdout holds the organizationId alone (scripts read it): which agent it runs goes to stderr.
+    stderrLogger.info(agentSentence(workspace.name, agent));
+    print(workspace.organizationId);
+  });
 }
 
 export async function memberAdd(args: string[]): Promise<void> {
-  const v = parse('member add', args, {
-    ...DATABASE_OPTION,
-    workspace: { type: 'string' },
-    email: { type: 'string' },
-  });
-  if (v.help) return print(USAGE['member add']);
+  const v = parse('member add', args);
   required('member add', v, 'workspace', 'email');
   const input = validate('member add', AddMemberBodySchema, { organizationId: v.workspace, email: v.email });
   await withTarget('member add', v, async (target) => {
-    const member = await target.addMember(input);
-    print(`${member.email} is now a member of ${input.organizationId}`);
+    const added = await target.addMember(input);
+    print(
+      added.invited
+        ? `${added.email} has no account yet: invited to ${input.organizationId}. They join it when they first ` +
+            'sign in (through the identity provider, or once an account with this email is made).'
+        : `${added.email} is now a member of ${input.organizationId}`,
+    );
   });
 }
 
 export async function memberRemove(args: string[]): Promise<void> {
-  const v = parse('member remove', args, {
-    ...DATABASE_OPTION,
-    workspace: { type: 'string' },
-    email: { type: 'string' },
-  });
-  if (v.help) return print(USAGE['member remove']);
+  const v = parse('member remove', args);
   required('member remove', v, 'workspace', 'email');
   const input = validate('member remove', AddMemberBodySchema, {
     organizationId: v.workspace,
     email: v.email,
   });
   await withTarget('member remove', v, async (target) => {
-    await target.removeMember(input);
-    print(`${input.email.toLowerCase()} is no longer a member of ${input.organizationId}`);
+    const removed = await target.removeMember(input);
+    print(
+      removed === 'invitation'
+        ? `Withdrew the invitation of ${input.email} to ${input.organizationId}`
+        : `${input.email} is no longer a member of ${input.organizationId}`,
+    );
   });
 }
 
@@ -133,11 +140,7 @@ function printTable(table: string[][]): void {
 }
 
 export async function userList(args: string[]): Promise<void> {
-  const v = parse('user list', args, {
-    ...DATABASE_OPTION,
-    json: { type: 'boolean' },
-  });
-  if (v.help) return print(USAGE['user list']);
+  const v = parse('user list', args);
   await withTarget('user list', v, async (target) => {
     const users = await target.listUsers();
     if (v.json) return print(JSON.stringify(users, null, 2));
@@ -150,11 +153,7 @@ export async function userList(args: string[]): Promise<void> {
 }
 
 export async function workspaceList(args: string[]): Promise<void> {
-  const v = parse('workspace list', args, {
-    ...DATABASE_OPTION,
-    json: { type: 'boolean' },
-  });
-  if (v.help) return print(USAGE['workspace list']);
+  const v = parse('workspace list', args);
   await withTarget('workspace list', v, async (target) => {
     const workspaces = await target.listWorkspaces();
     if (v.json) return print(JSON.stringify(workspaces, null, 2));
@@ -174,14 +173,7 @@ export async function workspaceList(args: string[]): Promise<void> {
 }
 
 export async function keyCreate(args: string[]): Promise<void> {
-  const v = parse('key create', args, {
-    ...DATABASE_OPTION,
-    workspace: { type: 'string' },
-    name: { type: 'string' },
-    'can-approve': { type: 'boolean' },
-    'push-only': { type: 'boolean' },
-  });
-  if (v.help) return print(USAGE['key create']);
+  const v = parse('key create', args);
   required('key create', v, 'workspace');
   const input = validate('key create', CreateKeyBodySchema, {
     organizationId: v.workspace,
@@ -193,12 +185,7 @@ export async function keyCreate(args: string[]): Promise<void> {
 }
 
 export async function keyList(args: string[]): Promise<void> {
-  const v = parse('key list', args, {
-    ...DATABASE_OPTION,
-    workspace: { type: 'string' },
-    json: { type: 'boolean' },
-  });
-  if (v.help) return print(USAGE['key list']);
+  const v = parse('key list', args);
   required('key list', v, 'workspace');
   await withTarget('key list', v, async (target) => {
     const keys = await target.listKeys(String(v.workspace));
@@ -219,12 +206,7 @@ export async function keyList(args: string[]): Promise<void> {
 }
 
 export async function keyRevoke(args: string[]): Promise<void> {
-  const v = parse('key revoke', args, {
-    ...DATABASE_OPTION,
-    workspace: { type: 'string' },
-    id: { type: 'string' },
-  });
-  if (v.help) return print(USAGE['key revoke']);
+  const v = parse('key revoke', args);
   required('key revoke', v, 'workspace', 'id');
   await withTarget('key revoke', v, async (target) => {
     await target.revokeKey({ organizationId: String(v.workspace), keyId: String(v.id) });

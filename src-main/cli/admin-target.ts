@@ -1,10 +1,13 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import {
+  AgentSettingsResponseSchema,
   ApiKeySummarySchema,
   CreatedApiKeySchema,
+  InvitationResponseSchema,
   UserSchema,
   WorkspaceSchema,
+  type AgentSettings,
   type ApiKeySummary,
   type CreatedApiKey,
   type User,
@@ -19,6 +22,10 @@ import {
   type UserListing,
   type WorkspaceListing,
 } from '../accounts/directory.js';
+import { checkAgentChoice, localAgentFinder } from '../agents/run/agent-choice.js';
+import { agentConfigFromEnv, type AgentConfig } from '../agents/run/config.js';
+import { agentInForce, type AgentInForce } from '../agents/run/workspace-agents.js';
+import { defaultSandboxRoot } from '../agents/sandbox/sandbox-root.js';
 import { systemClock, type Logger } from '../clock.js';
 import { DataDirLockedError, lockHolder } from '../store/lock.js';
 import { storageOf } from '../store/sqljs-storage.js';
@@ -37,8 +44,15 @@ export interface AdminTarget {
     password: string;
     imageUrl?: string | undefined;
   }): Promise<User>;
-  createWorkspace(input: { name: string; ownerEmail: string }): Promise<Workspace>;
-  addMember(input: { organizationId: string; email: string }): Promise<{ email: string }>;
+  /** A workspace, with the agent it runs (checked first, as the server checks a choice). */
+  createWorkspace(input: {
+    name: string;
+    ownerEmail: string;
+    agent?: AgentSettings['agent'] | undefined;
+    acpAgent?: string | undefined;
+  }): Promise<{ workspace: Workspace; agent: AgentInForce }>;
+  /** The account with that email joins; an email without one is invited (`invited: true`). */
+  addMember(input: { organizationId: string; email: string }): Promise<{ email: string; invited: boolean }>;
   createKey(input: {
     organizationId: string;
     label?: string | undefined;
@@ -47,7 +61,9 @@ export interface AdminTarget {
   }): Promise<CreatedApiKey>;
   listKeys(organizationId: string): Promise<ApiKeySummary[]>;
   revokeKey(input: { organizationId: string; keyId: string }): Promise<void>;
-  removeMember(input: { organizationId: string; email: string }): Promise<void>;
+  /** Removes the member, or withdraws the email's invitation: says which. */
+  removeMember(input: { organizationId: string; email: string }): Promise<'member' | 'invitation'>;
+  setPassword(input: { email: string; password: string }): Promise<void>;
   listUsers(): Promise<UserListing[]>;
   listWorkspaces(): Promise<WorkspaceListing[]>;
   close(): Promise<void>;
@@ -148,25 +164,75 @@ export async function openAdminTarget(dataDir: string, logger: Logger): Promise<
   const access = await reachDataDir(dataDir, logger);
   if (access.kind === 'server') return remoteTarget(access.url, access.adminToken);
   const { store } = access;
-  return storageTarget(storageOf(store), () => store.close({ snapshot: false }));
+  return storageTarget(storageOf(store), dataDir, () => store.close({ snapshot: false }));
 }
 
-/** The account operations on a Storage: the data directory's store, or a team server's database. */
-export function storageTarget(storage: Storage, close: () => Promise<void>): AdminTarget {
+function invitedOrMember(added: { member: { email: string } } | { invitation: { email: string } }): {
+  email: string;
+  invited: boolean;
+} {
+  return 'invitation' in added
+    ? { email: added.invitation.email, invited: true }
+    : { email: added.member.email, invited: false };
+}
+
+/**
+ * The account operations on a Storage: the data directory's store (no server holds it), or a
+ * team server's database, whose servers `credentialsEnded` tells of a revoked key or a removed
+ * member. An agent chosen is looked for as a server on `dataDir` would look for it, in this
+ * environment.
+ */
+export function storageTarget(
+  storage: Storage,
+  dataDir: string,
+  close: () => Promise<void>,
+  credentialsEnded: () => Promise<void> = async () => {},
+): AdminTarget {
   const accounts = createAccounts(storage, systemClock);
   const directory = createDirectory(storage.repos);
   return {
     createUser: (input) => accounts.createUser(input),
-    createWorkspace: (input) => accounts.createWorkspace(input),
-    addMember: (input) => accounts.addMember(input),
+    async createWorkspace(input) {
+      const config = localAgentConfig();
+      checkAgentChoice(localAgentFinder(dataDir, localSandboxRoot(dataDir)), process.env, input);
+      const workspace = await accounts.createWorkspace(input);
+      const own = await storage.repos.workspaces.settings(workspace.organizationId);
+      return { workspace, agent: agentInForce(own, config.defaultCommand) };
+    },
+    addMember: async (input) => invitedOrMember(await accounts.addMemberOrInvite(input)),
     createKey: (input) => accounts.createKey(input),
     listKeys: async (organizationId) => accounts.listKeys(organizationId),
-    revokeKey: (input) => accounts.revokeKey(input),
-    removeMember: (input) => accounts.removeMemberByEmail(input),
+    revokeKey: async (input) => {
+      await accounts.revokeKey(input);
+      await credentialsEnded();
+    },
+    removeMember: async (input) => {
+      const removed = await accounts.removeMemberByEmail(input);
+      await credentialsEnded();
+      return removed;
+    },
+    setPassword: async (input) => {
+      await accounts.setPassword(input);
+      await credentialsEnded();
+    },
     listUsers: () => directory.users(),
     listWorkspaces: () => directory.workspaces(),
     close,
   };
+}
+
+/** The agents' settings a server started from this environment would have (a bad one is a sentence). */
+function localAgentConfig(): AgentConfig {
+  try {
+    return agentConfigFromEnv(process.env);
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+}
+
+/** Where a server on `dataDir` started from this environment keeps sessions' sandboxes. */
+export function localSandboxRoot(dataDir: string): string {
+  return localAgentConfig().sandboxRoot ?? defaultSandboxRoot(dataDir);
 }
 
 /** A failed admin request in a line: the server's message and details, or its status. */
@@ -214,12 +280,25 @@ function remoteTarget(baseUrl: string, adminToken: string): AdminTarget {
   return {
     createUser: async (input) =>
       (await call('POST', '/api/admin/users', z.object({ user: UserSchema }), input)).user,
-    createWorkspace: async (input) =>
-      (await call('POST', '/api/admin/workspaces', z.object({ workspace: WorkspaceSchema }), input))
-        .workspace,
+    createWorkspace: (input) =>
+      call(
+        'POST',
+        '/api/admin/workspaces',
+        z.object({
+          workspace: WorkspaceSchema,
+          agent: AgentSettingsResponseSchema.pick({ settings: true, source: true }),
+        }),
+        input,
+      ),
     addMember: async (input) =>
-      (await call('POST', '/api/admin/members', z.object({ member: z.object({ email: z.string() }) }), input))
-        .member,
+      invitedOrMember(
+        await call(
+          'POST',
+          '/api/admin/members',
+          z.union([z.object({ member: z.object({ email: z.string() }) }), InvitationResponseSchema]),
+          input,
+        ),
+      ),
     createKey: async (input) =>
       (await call('POST', '/api/admin/keys', z.object({ key: CreatedApiKeySchema }), input)).key,
     listKeys: async (organizationId) =>
@@ -233,8 +312,17 @@ function remoteTarget(baseUrl: string, adminToken: string): AdminTarget {
     revokeKey: async (input) => {
       await call('POST', '/api/admin/keys/revoke', z.null(), input);
     },
-    removeMember: async (input) => {
-      await call('POST', '/api/admin/members/remove', z.null(), input);
+    removeMember: async (input) =>
+      (
+        await call(
+          'POST',
+          '/api/admin/members/remove',
+          z.object({ removed: z.enum(['member', 'invitation']) }),
+          input,
+        )
+      ).removed,
+    setPassword: async (input) => {
+      await call('POST', '/api/admin/users/password', z.null(), input);
     },
     listUsers: async () =>
       (await call('GET', '/api/admin/users', z.object({ users: z.array(UserListingSchema) }))).users,

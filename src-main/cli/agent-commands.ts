@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import { AGENT_COMMAND_NAME_PATTERN } from '../../src-shared/accounts.js';
 import { acpAgent, ADMIN_ACP_AGENTS_FILE } from '../agents/kinds/acp/acp-agents.js';
 import {
@@ -8,9 +7,9 @@ import {
 } from '../agents/kinds/command/named-commands.js';
 import { resolveDataDir } from '../paths.js';
 import { CliError, existingDataDir } from './admin-target.js';
-import { print } from './command-line.js';
+import { parse, parseWithOperands, print } from './command-line.js';
 import { refuseTeamDatabase } from './team-database.js';
-import { USAGE, UsageError, type CommandName } from './usage.js';
+import { UsageError, type Command } from './usage.js';
 
 /**
  * `sessiondesk agent-command …`: the administrator (whoever runs the CLI as the data
@@ -19,25 +18,7 @@ import { USAGE, UsageError, type CommandName } from './usage.js';
  * (`sessiondesk acp-agent …`) are kept the same way.
  */
 
-function parse(command: CommandName, args: string[]) {
-  try {
-    return parseArgs({
-      args,
-      options: {
-        'data-dir': { type: 'string' },
-        database: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-        json: { type: 'boolean' },
-      },
-      strict: true,
-      allowPositionals: true,
-    });
-  } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err), command);
-  }
-}
-
-function checkName(name: string | undefined, command: CommandName): string {
+function checkName(name: string | undefined, command: Command): string {
   if (name === undefined) throw new UsageError('missing NAME', command);
   if (!AGENT_COMMAND_NAME_PATTERN.test(name)) {
     throw new UsageError(
@@ -52,7 +33,7 @@ function checkName(name: string | undefined, command: CommandName): string {
  * The data directory the programs are kept in. A team database is refused, not passed over for
  * the local directory: each server process reads them from its own `--data-dir`.
  */
-function dataDirOf(command: CommandName, values: { 'data-dir'?: unknown; database?: unknown }): string {
+function dataDirOf(command: Command, values: { 'data-dir'?: unknown; database?: unknown }): string {
   refuseTeamDatabase(
     command,
     values.database,
@@ -106,8 +87,7 @@ function namedSet(kind: NamedPrograms) {
     const split = args.indexOf('--');
     const own = split === -1 ? args : args.slice(0, split);
     const program = split === -1 ? [] : args.slice(split + 1);
-    const { values, positionals } = parse(set, own);
-    if (values.help) return print(USAGE[set]);
+    const { values, positionals } = parseWithOperands(set, own);
     if (positionals.length > 1) throw new UsageError('put the program after "--"', set);
     const name = checkName(positionals[0], set);
     if (program.length === 0 || program.some((a) => a === '')) {
@@ -130,9 +110,7 @@ function namedSet(kind: NamedPrograms) {
 function namedList(kind: NamedPrograms) {
   const list = `${kind.command} list` as const;
   return async (args: string[]): Promise<void> => {
-    const { values, positionals } = parse(list, args);
-    if (values.help) return print(USAGE[list]);
-    if (positionals.length > 0) throw new UsageError(`unexpected ${positionals[0]}`, list);
+    const values = parse(list, args);
     const commands = readNamedCommands(dataDirOf(list, values), kind.file);
     if (values.json) return print(JSON.stringify(commands, null, 2));
     const names = Object.keys(commands);
@@ -142,10 +120,9 @@ function namedList(kind: NamedPrograms) {
 }
 
 function namedRemove(kind: NamedPrograms, verb: 'remove' | 'unset') {
-  const remove = `${kind.command} ${verb}` as CommandName;
+  const remove = `${kind.command} ${verb}` as Command;
   return async (args: string[]): Promise<void> => {
-    const { values, positionals } = parse(remove, args);
-    if (values.help) return print(USAGE[remove]);
+    const { values, positionals } = parseWithOperands(remove, args);
     const name = checkName(positionals[0], remove);
     const dataDir = dataDirOf(remove, values);
     const commands = readNamedCommands(dataDir, kind.file);

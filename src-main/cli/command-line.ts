@@ -1,11 +1,12 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import type { Logger } from '../clock.js';
 import { PROJECT_ROOT } from '../paths.js';
 import { closest } from './did-you-mean.js';
-import { UsageError, type CommandName } from './usage.js';
+import { COMMAND_OPTIONS, COMMON_OPTIONS, TAKES_OPERANDS, type Options } from './command-options.js';
+import { HelpAsked, UsageError, type Command, type CommandName } from './usage.js';
 
 /**
  * What every command shares, so that all of them read options and speak alike: options parsed
@@ -19,13 +20,20 @@ export const stderrLogger: Logger = {
   error: (msg) => process.stderr.write(`sessiondesk: error: ${msg}\n`),
 };
 
-export type Options = NonNullable<ParseArgsConfig['options']>;
-const common: Options = { 'data-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } };
+/**
+ * A command's options, read with the one table of what it takes (command-options.ts): an unknown
+ * one is named with its likely meaning; `--help` prints the command's help and does nothing else.
+ */
+export function parse(command: Command, args: string[]) {
+  return parseWithOperands(command, args).values;
+}
 
-export function parse(command: CommandName, args: string[], options: Options) {
-  const all = { ...common, ...options };
+/** `parse`, for a command that takes operands (a NAME) besides its options. */
+export function parseWithOperands(command: Command, args: string[]) {
+  const all: Options = { ...COMMON_OPTIONS, ...COMMAND_OPTIONS[command] };
+  let parsed;
   try {
-    return parseArgs({ args, options: all, strict: true, allowPositionals: false }).values;
+    parsed = parseArgs({ args, options: all, strict: true, allowPositionals: TAKES_OPERANDS.has(command) });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     // Node says "Unknown option '--prot'. …": say which option was probably meant.
@@ -39,6 +47,8 @@ export function parse(command: CommandName, args: string[], options: Options) {
     }
     throw new UsageError(message, command);
   }
+  if (parsed.values.help === true) throw new HelpAsked(command);
+  return parsed;
 }
 
 export function required(command: CommandName, values: Record<string, unknown>, ...names: string[]): void {

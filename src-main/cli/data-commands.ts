@@ -21,7 +21,6 @@ import { openDataTarget, type DataTarget } from './data-target.js';
 import { fileSink, stdoutSink, type OutputSink } from './output.js';
 import {
   checkTeamDatabase,
-  DATABASE_OPTION,
   databaseUrlOf,
   openTeamStorage,
   formatTeamDoctorReport,
@@ -29,7 +28,7 @@ import {
   pgRestoreCommand,
   refuseTeamDatabase,
 } from './team-database.js';
-import { USAGE, UsageError } from './usage.js';
+import { UsageError } from './usage.js';
 
 /**
  * The commands on the data as a whole rather than on accounts: export and import (a workspace's
@@ -58,13 +57,7 @@ function readableFile(path: string): void {
 }
 
 export async function exportCommand(args: string[]): Promise<void> {
-  const v = parse('export', args, {
-    ...DATABASE_OPTION,
-    workspace: { type: 'string' },
-    format: { type: 'string', default: 'ndjson' },
-    output: { type: 'string' },
-  });
-  if (v.help) return print(USAGE.export);
+  const v = parse('export', args);
   const databaseUrl = databaseUrlOf(v.database, 'export');
   required('export', v, 'workspace');
   const format = String(v.format);
@@ -117,12 +110,7 @@ async function withTeamStorage<T>(url: string, work: (team: TranscriptReads) => 
 }
 
 export async function importCommand(args: string[]): Promise<void> {
-  const v = parse('import', args, {
-    ...DATABASE_OPTION,
-    workspace: { type: 'string' },
-    input: { type: 'string' },
-  });
-  if (v.help) return print(USAGE.import);
+  const v = parse('import', args);
   const databaseUrl = databaseUrlOf(v.database, 'import');
   required('import', v, 'workspace');
   let input: Readable;
@@ -148,8 +136,7 @@ export async function importCommand(args: string[]): Promise<void> {
 }
 
 export async function backupCommand(args: string[]): Promise<void> {
-  const v = parse('backup', args, { ...DATABASE_OPTION, output: { type: 'string' } });
-  if (v.help) return print(USAGE.backup);
+  const v = parse('backup', args);
   refuseTeamDatabase(
     'backup',
     v.database,
@@ -189,8 +176,7 @@ export async function backupCommand(args: string[]): Promise<void> {
 }
 
 export async function restoreCommand(args: string[]): Promise<void> {
-  const v = parse('restore', args, { ...DATABASE_OPTION, input: { type: 'string' } });
-  if (v.help) return print(USAGE.restore);
+  const v = parse('restore', args);
   refuseTeamDatabase(
     'restore',
     v.database,
@@ -211,15 +197,7 @@ export async function restoreCommand(args: string[]): Promise<void> {
 }
 
 export async function doctorCommand(args: string[]): Promise<number> {
-  const v = parse('doctor', args, {
-    ...DATABASE_OPTION,
-    json: { type: 'boolean' },
-    repair: { type: 'boolean' },
-  });
-  if (v.help) {
-    print(USAGE.doctor);
-    return 0;
-  }
+  const v = parse('doctor', args);
   const databaseUrl = databaseUrlOf(v.database, 'doctor');
   if (databaseUrl !== undefined) {
     if (v.repair) {

@@ -2,6 +2,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Logger } from '../clock.js';
 import { systemClock } from '../clock.js';
+import { scanFollowedSources } from '../history/follower.js';
 import { exportChunks } from '../data/export.js';
 import { ImportReportSchema, type ExportFormat, type ImportReport } from '../data/format.js';
 import { importSessions } from '../data/import.js';
@@ -11,7 +12,7 @@ import { ADMIN_TOKEN_HEADER, NDJSON } from '../server/routes/admin.js';
 import { backupChunks } from '../data/backup.js';
 import { createRepositories } from '../store/repositories.js';
 import { readsOf, storageOf } from '../store/sqljs-storage.js';
-import { CliError, describeAdminError, reachDataDir, unreachable } from './admin-target.js';
+import { CliError, describeAdminError, localSandboxRoot, reachDataDir, unreachable } from './admin-target.js';
 import type { OutputSink } from './output.js';
 
 /**
@@ -23,6 +24,12 @@ export interface DataTarget {
   readonly via: 'server' | 'directory';
   exportWorkspace(organizationId: string, format: ExportFormat, out: OutputSink): Promise<void>;
   importSessions(organizationId: string, input: Readable): Promise<ImportReport>;
+  /**
+   * Reads what the followed agent CLIs' folders gained and settles the sessions whose files went
+   * quiet, as a running server's follower does: beside a data directory no server holds, before
+   * its sessions are read (`push`). Through a server, nothing: its follower does it.
+   */
+  followHistory(): Promise<void>;
   /**
    * The backup archive (see data/backup.ts), consistent at one instant, as it is made; the
    * caller checks it as it reads (a cut-off stream lacks the archive's end).
@@ -40,13 +47,22 @@ export async function openDataTarget(dataDir: string, logger: Logger): Promise<D
     via: 'directory',
     async exportWorkspace(organizationId, format, out) {
       if (!repos.workspaces.findById(organizationId)) throw notFound(`Workspace ${organizationId} not found`);
-      const chunks = exportChunks(readsOf(store), organizationId, format, systemClock.now().toISOString());
+      const chunks = exportChunks(
+        readsOf(store),
+        organizationId,
+        format,
+        systemClock.now().toISOString(),
+        localSandboxRoot(dataDir),
+      );
       for await (const chunk of chunks) await out.write(chunk);
     },
     importSessions: (organizationId, input) =>
       importSessions(readLines(input as AsyncIterable<Buffer>), organizationId, {
         storage: storageOf(store),
       }),
+    followHistory: () =>
+      // No server in this process: nothing waits for a turn of its event loop.
+      scanFollowedSources({ storage: storageOf(store), clock: systemClock, logger }, { turnMs: Infinity }),
     backup: () => backupChunks(store),
     // An import writes much: the server's next start should not replay it all.
     close: () => store.close({ snapshot: 'when-large' }),
@@ -127,6 +143,7 @@ function serverTarget(baseUrl: string, adminToken: string): DataTarget {
       }
       if (!response.complete) throw cutShort();
     },
+    followHistory: async () => undefined,
     close: async () => undefined,
   };
 }

@@ -24,8 +24,8 @@ import { ADMIN_TOKEN_HEADER } from '../server/routes/admin.js';
 import { storageOf } from '../store/sqljs-storage.js';
 import { CliError, describeAdminError, existingDataDir, reachDataDir, unreachable } from './admin-target.js';
 import { parse, print, required, stderrLogger, validate } from './command-line.js';
-import { DATABASE_OPTION, refuseTeamDatabase } from './team-database.js';
-import { USAGE, UsageError } from './usage.js';
+import { refuseTeamDatabase } from './team-database.js';
+import { UsageError } from './usage.js';
 
 /**
  * `sessiondesk history import`: the agent CLIs' folders it names (else their default places),
@@ -96,17 +96,7 @@ const DIR_FLAGS: Record<HistoryKind, string> = {
 };
 
 export async function historyImportCommand(args: string[]): Promise<void> {
-  const v = parse('history import', args, {
-    ...DATABASE_OPTION,
-    workspace: { type: 'string' },
-    'claude-dir': { type: 'string' },
-    'codex-dir': { type: 'string' },
-    'gemini-dir': { type: 'string' },
-    'qwen-dir': { type: 'string' },
-    'opencode-dir': { type: 'string' },
-    author: { type: 'string' },
-  });
-  if (v.help) return print(USAGE['history import']);
+  const v = parse('history import', args);
   refuseTeamDatabase(
     'history import',
     v.database,

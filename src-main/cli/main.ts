@@ -16,6 +16,7 @@ import {
   memberRemove,
   userCreate,
   userList,
+  userSetPassword,
   workspaceCreate,
   workspaceList,
 } from './admin-commands.js';
@@ -27,6 +28,7 @@ import {
   agentCommandRemove,
   agentCommandSet,
 } from './agent-commands.js';
+import { agentCheckCommand } from './agent-check-command.js';
 import { print, version } from './command-line.js';
 import {
   backupCommand,
@@ -38,7 +40,7 @@ import {
 import { historyImportCommand } from './history-command.js';
 import { pushCommand } from './push-command.js';
 import { serve } from './serve-command.js';
-import { GROUPS, USAGE, UsageError, type CommandName } from './usage.js';
+import { GROUPS, HelpAsked, USAGE, UsageError, type Command } from './usage.js';
 import { closest } from './did-you-mean.js';
 
 /**
@@ -47,10 +49,11 @@ import { closest } from './did-you-mean.js';
  * 2 misused, with the usage). The commands themselves live in the *-command(s).ts files beside it.
  */
 
-const COMMANDS: Record<string, (args: string[]) => Promise<void | number>> = {
+const COMMANDS: Record<Command, (args: string[]) => Promise<void | number>> = {
   serve,
   'user create': userCreate,
   'user list': userList,
+  'user set-password': userSetPassword,
   'workspace create': workspaceCreate,
   'workspace list': workspaceList,
   'member add': memberAdd,
@@ -61,6 +64,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void | number>> = {
   'agent-command set': agentCommandSet,
   'agent-command list': agentCommandList,
   'agent-command remove': agentCommandRemove,
+  'agent check': agentCheckCommand,
   'acp-agent set': acpAgentSet,
   'acp-agent list': acpAgentList,
   'acp-agent unset': acpAgentUnset,
@@ -88,8 +92,8 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   // `sessiondesk key` or `sessiondesk key --help`: the group's commands.
-  if (first in GROUPS && (second === undefined || second === '--help' || second === '-h')) {
-    const text = GROUPS[first as keyof typeof GROUPS];
+  const text = Object.hasOwn(GROUPS, first) ? GROUPS[first] : undefined;
+  if (text !== undefined && (second === undefined || second === '--help' || second === '-h')) {
     if (second === undefined) {
       process.stderr.write(`sessiondesk: "${first}" needs a command\n\n${text}\n`);
       return 2;
@@ -98,7 +102,8 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const two = `${first} ${second ?? ''}`;
-  const [name, args] = COMMANDS[two] ? [two, rest] : COMMANDS[first] ? [first, argv.slice(1)] : [null, []];
+  const known = (name: string): name is Command => Object.hasOwn(COMMANDS, name);
+  const [name, args] = known(two) ? [two, rest] : known(first) ? [first, argv.slice(1)] : [null, []];
   try {
     if (name === null) {
       const typed = [first, second].filter(Boolean).join(' ');
@@ -106,11 +111,15 @@ export async function main(argv: string[]): Promise<number> {
       const meant = closest(typed, names) ?? closest(first, names);
       throw new UsageError(
         `unknown command "${typed}"${meant ? ` (did you mean "sessiondesk ${meant}"?)` : ''}`,
-        'main' as CommandName,
+        'main',
       );
     }
-    return (await (COMMANDS[name] as (a: string[]) => Promise<void | number>)(args)) ?? 0;
+    return (await COMMANDS[name](args)) ?? 0;
   } catch (err) {
+    if (err instanceof HelpAsked) {
+      print(USAGE[err.command]);
+      return 0;
+    }
     if (err instanceof UsageError) {
       process.stderr.write(`sessiondesk: ${err.message}\n\n${USAGE[err.command]}\n`);
       return 2;

@@ -1,4 +1,5 @@
 import { ErrorResponseSchema } from '../../src-shared/errors.js';
+import type { SessionStatus } from '../../src-shared/sessions.js';
 import {
   PUSH_PART_BYTES,
   PUSH_PART_MESSAGES,
@@ -168,7 +169,8 @@ export async function checkTeamServer(server: TeamServer): Promise<void> {
     await call(server, 'POST', PUSH_SESSIONS_PATH, '{}');
   } catch (err) {
     if (!(err instanceof Refused)) throw err;
-    if (err.status === 400) return;
+    // Session Desk's own 400 (a proxy's page is not one): the key was taken.
+    if (err.status === 400 && err.code !== null) return;
     if (err.status === 404) {
       throw new CliError(
         `The server at ${server.url} has no push route (${PUSH_SESSIONS_PATH}): it is a Session Desk too old ` +
@@ -186,7 +188,7 @@ async function heldState(server: TeamServer, sessionId: string): Promise<PushedS
   try {
     return PushedStateSchema.parse(await call(server, 'GET', `${PUSH_SESSIONS_PATH}/${sessionId}`));
   } catch (err) {
-    if (err instanceof Refused && err.status === 404) return null;
+    if (err instanceof Refused && err.status === 404 && err.code !== null) return null;
     throw err;
   }
 }
@@ -197,6 +199,7 @@ interface LocalSession {
   headJson: string;
   messageCount: number;
   updatedAt: string;
+  status: SessionStatus;
   /** Messages the server holds (null: not the session at all); sending starts after them. */
   from: number | null;
   index: number;
@@ -209,7 +212,7 @@ interface LocalSession {
  * What a pass found the server to hold, or refuse, of each session, as the session was then:
  * the next pass of --watch asks the server again only about sessions changed since.
  */
-export type KnownSessions = Map<string, { messageCount: number; updatedAt: string }>;
+export type KnownSessions = Map<string, { messageCount: number; updatedAt: string; status: SessionStatus }>;
 
 /** How a message record of the export starts (export.ts writes its `type` first). */
 const MESSAGE_RECORD = Buffer.from('{"type":"message"');
@@ -242,12 +245,15 @@ export function pushingSink(
     session.partBytes = 0;
   }
 
-  /** A refusal of one session is reported and the push goes on; anything else stops it. */
+  /**
+   * A refusal of one session (409: not this key's to change; 400: a record the server does not
+   * take, such as a time in its future) is reported and the push goes on; anything else stops it.
+   */
   async function guarded(session: LocalSession, step: () => Promise<void>): Promise<void> {
     try {
       await step();
     } catch (err) {
-      if (!(err instanceof Refused) || err.status !== 409) {
+      if (!(err instanceof Refused) || err.code === null || (err.status !== 409 && err.status !== 400)) {
         throw err instanceof Refused ? fatal(server, err) : err;
       }
       report.refused.push({ sessionId: session.id, reason: err.message });
@@ -256,8 +262,8 @@ export function pushingSink(
     }
   }
 
-  const remember = (session: LocalSession) =>
-    known.set(session.id, { messageCount: session.messageCount, updatedAt: session.updatedAt });
+  const remember = ({ id, messageCount, updatedAt, status }: LocalSession) =>
+    known.set(id, { messageCount, updatedAt, status });
 
   async function message(session: LocalSession, bytes: Buffer): Promise<void> {
     const index = session.index;
@@ -283,12 +289,13 @@ export function pushingSink(
     const record = JSON.parse(text) as { type?: unknown };
     if (record.type === 'session') {
       if (stopping()) throw new PushStopped();
-      const head = record as { id: string; messageCount: number; updatedAt: string };
+      const head = record as { id: string; messageCount: number; updatedAt: string; status: SessionStatus };
       const session: LocalSession = {
         id: head.id,
         headJson: text,
         messageCount: head.messageCount,
         updatedAt: head.updatedAt,
+        status: head.status,
         from: null,
         index: 0,
         part: [],
@@ -297,10 +304,21 @@ export function pushingSink(
       };
       current = session;
       const before = known.get(session.id);
-      if (before?.messageCount === session.messageCount && before.updatedAt === session.updatedAt) return;
+      if (
+        before?.messageCount === session.messageCount &&
+        before.updatedAt === session.updatedAt &&
+        before.status === session.status
+      )
+        return;
       await guarded(session, async () => {
         const held = await heldState(server, session.id);
-        if (held && held.messageCount === session.messageCount && held.updatedAt === session.updatedAt) {
+        // A status can change alone (a session settled once its CLI's file went quiet).
+        if (
+          held &&
+          held.messageCount === session.messageCount &&
+          held.updatedAt === session.updatedAt &&
+          (held.status === undefined || held.status === session.status)
+        ) {
           report.unchanged += 1;
           remember(session);
           return;

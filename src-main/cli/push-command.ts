@@ -12,8 +12,7 @@ import {
   type PushReport,
   type TeamServer,
 } from './push-client.js';
-import { DATABASE_OPTION } from './team-database.js';
-import { USAGE, UsageError } from './usage.js';
+import { UsageError } from './usage.js';
 
 /**
  * `sessiondesk push`: this desktop's sessions (run here or imported from the CLIs' history)
@@ -61,6 +60,8 @@ async function pushOnce(
   const report: PushReport = { sessions: 0, messages: 0, unchanged: 0, refused: [] };
   const target = await openDataTarget(dataDir, stderrLogger);
   try {
+    // Sessions imported from the CLIs' history go as a running server would hold them by now.
+    await target.followHistory();
     const sink = pushingSink(server, report, known, stopping);
     await target.exportWorkspace(organizationId, 'ndjson', sink);
     sink.finish();
@@ -80,22 +81,12 @@ function describe(report: PushReport, to: string): string[] {
 }
 
 export async function pushCommand(args: string[]): Promise<number> {
-  const v = parse('push', args, {
-    ...DATABASE_OPTION,
-    to: { type: 'string' },
-    key: { type: 'string' },
-    workspace: { type: 'string' },
-    watch: { type: 'boolean' },
-  });
-  if (v.help) {
-    print(USAGE.push);
-    return 0;
-  }
+  const v = parse('push', args);
   // Only the option: push reads the data directory and sends it over HTTP whatever the shell's
   // SESSIONDESK_DATABASE_URL, which is a server's.
   if (v.database !== undefined) {
     throw new UsageError(
-      "push sends a data directory's sessions to a team server over HTTP; it does not write into a " +
+      "--database is refused: push sends a data directory's sessions to a team server over HTTP; it does not write into a " +
         'database: leave out --database, and give the server with --to URL (a "serve --database" process).',
       'push',
     );

@@ -1,5 +1,4 @@
 import { join, resolve } from 'node:path';
-import { DEFAULT_PORT } from '../../src-shared/constants.js';
 import { systemClock } from '../clock.js';
 import { createEventLog, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../event-log.js';
 import { PROJECT_ROOT, resolveDataDir } from '../paths.js';
@@ -13,9 +12,10 @@ import { agentConfigFromEnv, parseMaxRuns } from '../agents/run/config.js';
 import { checkSandboxRoot, defaultSandboxRoot, SandboxRootError } from '../agents/sandbox/sandbox-root.js';
 import { CliError } from './admin-target.js';
 import { parse, print, version } from './command-line.js';
+import { identityProviderOf, refuseSecretOption, signInChoice } from './identity-options.js';
 import { npmGone, startedByNohup } from './parent-watch.js';
 import { asSentence, databaseUrlOf, describeDatabase } from './team-database.js';
-import { USAGE, UsageError } from './usage.js';
+import { UsageError } from './usage.js';
 import {
   DeploymentError,
   isLoopbackHost,
@@ -86,19 +86,8 @@ function deploymentOf(
 }
 
 export async function serve(args: string[]): Promise<void> {
-  const v = parse('serve', args, {
-    host: { type: 'string', default: '127.0.0.1' },
-    port: { type: 'string', default: String(DEFAULT_PORT) },
-    'log-level': { type: 'string', default: 'info' },
-    'log-format': { type: 'string', default: 'pretty' },
-    'sandbox-dir': { type: 'string' },
-    'max-runs': { type: 'string' },
-    demo: { type: 'boolean' },
-    database: { type: 'string' },
-    'public-url': { type: 'string' },
-    'trust-proxy': { type: 'string' },
-  });
-  if (v.help) return print(USAGE.serve);
+  refuseSecretOption(args);
+  const v = parse('serve', args);
   // Whoever started it under nohup asked it to outlive the terminal: neither the hang-up nor npm
   // going away stops it then.
   const nohup = startedByNohup();
@@ -144,10 +133,12 @@ export async function serve(args: string[]): Promise<void> {
     throw new CliError(err instanceof Error ? err.message : String(err));
   }
 
+  const signIn = signInChoice(v, process.env);
   const snapshotAfterBytes = wholeNumberFromEnv('SESSIONDESK_SNAPSHOT_AFTER_BYTES', 65536, 'bytes');
   const searchTimeLimitMs = wholeNumberFromEnv('SESSIONDESK_SEARCH_TIME_LIMIT_MS', 1, 'milliseconds');
 
   const logger = createEventLog({ level, format, stream: process.stderr, clock: systemClock });
+  const identityProvider = await identityProviderOf(signIn);
   const server = await startServer({
     agents,
     demo: v.demo === true,
@@ -163,6 +154,8 @@ export async function serve(args: string[]): Promise<void> {
     ...(databaseUrl === undefined ? {} : { databaseUrl }),
     ...(deployment.publicUrl ? { publicUrl: deployment.publicUrl.origin } : {}),
     ...(deployment.trustProxy ? { trustProxy: deployment.trustProxy } : {}),
+    ...(identityProvider ? { identityProvider } : {}),
+    passwordSignIn: signIn.passwordSignIn,
   }).catch((err: unknown) => {
     // A database that cannot be reached, or that a newer version migrated, is a sentence.
     const sentence = asSentence(err);
@@ -210,6 +203,10 @@ export async function serve(args: string[]): Promise<void> {
   if (databaseUrl === undefined) print(`Data directory: ${dataDir}`);
   else {
     print(`Database: ${describeDatabase(parseDatabaseUrl(databaseUrl))}; this process's files in ${dataDir}`);
+  }
+  if (identityProvider) {
+    const also = signIn.passwordSignIn ? ', or with a password' : ' only: password sign-in is off';
+    print(`Sign-in through the identity provider ${identityProvider.provider.displayName}${also}.`);
   }
   if (v.demo) {
     print(`Demo workspace (sample data): organizationId ${DEMO.organizationId}`);

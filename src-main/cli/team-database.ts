@@ -16,6 +16,7 @@ import {
   POSTGRES_MIGRATIONS,
 } from '../store-postgres/migrations.js';
 import { createPostgresStorage } from '../store-postgres/storage.js';
+import { relayCredentialsEnded } from '../server/event-relay.js';
 import { CliError } from './admin-target.js';
 import { UsageError, type CommandName } from './usage.js';
 
@@ -23,9 +24,6 @@ import { UsageError, type CommandName } from './usage.js';
  * A team server's database for the command line: `--database`, else SESSIONDESK_DATABASE_URL,
  * read the same way by `serve` and by every command that can work on it or must refuse it.
  */
-
-/** The `--database` option, for the commands that take it. */
-export const DATABASE_OPTION = { database: { type: 'string' } } as const;
 
 /**
  * The team database a command was given, or undefined for the data directory. A URL that is not
@@ -73,9 +71,13 @@ export async function reachDatabase(url: string): Promise<Sql> {
  * under the same advisory lock, so a command and servers starting at once apply it once): the
  * administrator may make the first accounts before any server has started.
  */
-export async function openTeamStorage(
-  url: string,
-): Promise<{ storage: Storage; transcripts: TranscriptSource; close(): Promise<void> }> {
+export async function openTeamStorage(url: string): Promise<{
+  storage: Storage;
+  transcripts: TranscriptSource;
+  /** Tells every server process that a credential ended, so that its live events end at once. */
+  credentialsEnded(): Promise<void>;
+  close(): Promise<void>;
+}> {
   const sql = await reachDatabase(url);
   try {
     await migratePostgres(sql, { now: () => systemClock.now() });
@@ -84,7 +86,12 @@ export async function openTeamStorage(
     throw asSentence(err);
   }
   const { transcripts, ...storage } = createPostgresStorage(sql);
-  return { storage, transcripts, close: () => sql.end({ timeout: 5 }) };
+  return {
+    storage,
+    transcripts,
+    credentialsEnded: () => relayCredentialsEnded(sql),
+    close: () => sql.end({ timeout: 5 }),
+  };
 }
 
 /** A word as a POSIX shell reads it back unchanged: the commands printed here are pasted. */
@@ -116,7 +123,9 @@ export function pgRestoreCommand(url: string, file: string): string {
  */
 export function refuseTeamDatabase(command: CommandName, flag: unknown, why: (url: string) => string): void {
   const url = databaseUrlOf(flag, command);
-  if (url !== undefined) throw new UsageError(why(url), command);
+  if (url === undefined) return;
+  const given = typeof flag === 'string' ? '--database' : 'SESSIONDESK_DATABASE_URL';
+  throw new UsageError(`${given} is refused: ${why(url)}`, command);
 }
 
 export interface TeamDoctorReport {

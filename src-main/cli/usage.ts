@@ -6,40 +6,13 @@ instead of a data directory, migrating it first as "serve --database" does.`;
 const PROGRAMS_NOT_ON_TEAM_DATABASE = `A team server's database (--database URL, else SESSIONDESK_DATABASE_URL) is refused (exit 2):
 each "serve --database" process reads these from its own --data-dir.`;
 
-/** Help texts: the command line is a contract (docs/reference/command-line.md), so it is spelled out here. */
-export const USAGE = {
-  main: `Usage: sessiondesk <command> [options]
-
-Commands:
-  serve               Run the API and dashboard on 127.0.0.1
-  user create         Create a local user
-  user list           List the users
-  workspace create    Create a workspace owned by a user
-  workspace list      List the workspaces, their owners and sizes
-  member add          Add a user to a workspace
-  member remove       Remove a user from a workspace
-  key create          Create an API key for a workspace (prints the key)
-  key list            List a workspace's API keys
-  key revoke          Revoke an API key
-  agent-command set   Define an agent command workspaces may choose (administrator)
-  agent-command list  List the agent commands
-  agent-command remove  Remove an agent command
-  acp-agent set       Add an ACP agent, or change how one starts (administrator)
-  acp-agent list      List the ACP agents the administrator added
-  acp-agent unset     Remove an ACP agent the administrator added
-  export              Export a workspace's sessions (NDJSON or JSON)
-  import              Import an export into a workspace (idempotent)
-  history import      Import the agent CLIs' own session files (Claude Code, Codex, Gemini CLI)
-  push                Send this desktop's sessions to a team server's workspace (--watch: keep sending)
-  backup              Copy the whole database to one SQLite file
-  restore             Make a backup the database of a new data directory
-  doctor              Check a data directory without changing it (--repair: cut damage)
-
-Every command takes --data-dir DIR (else SESSIONDESK_DATA_DIR, else the app's data folder).
-The account commands (user, workspace, member, key) and doctor take --database URL (else
-SESSIONDESK_DATABASE_URL) for a team server's PostgreSQL; the other commands refuse one.
-Run "sessiondesk <command> --help" for a command's options, "sessiondesk --version" (or -v) for the version.`,
-  serve: `Usage: sessiondesk serve [--host 127.0.0.1] [--port 4319] [--data-dir DIR] [--database URL] [--public-url URL] [--trust-proxy ADDRS] [--sandbox-dir DIR] [--max-runs N] [--demo] [--log-level LEVEL] [--log-format pretty|json]
+/**
+ * Each command's help: the command line is a contract (docs/reference/command-line.md), so it is
+ * spelled out here. A help's first line is the command's usage line, naming every option its
+ * parser takes (command-options.ts); the reference shows each usage line as it is here.
+ */
+const COMMAND_USAGE = {
+  serve: `Usage: sessiondesk serve [--host 127.0.0.1] [--port 4319] [--data-dir DIR] [--database URL] [--public-url URL] [--trust-proxy ADDRS] [--sandbox-dir DIR] [--max-runs N] [--demo] [--oidc-issuer URL --oidc-client-id ID [--oidc-allowed-domains D,…]] [--password-sign-in on|off] [--log-level LEVEL] [--log-format pretty|json]
 
 Runs the Session Management API and the dashboard. Prints the URL to open, with a token
 new at every start (first-run setup and the demo's sign-in need it), and writes where it
@@ -70,21 +43,44 @@ listens to DIR/server.json. A port in use is an error.
   --port        a number, 0 for any free port
   --max-runs    how many agent programs run at once (default 3, else SESSIONDESK_MAX_RUNS);
                 more sessions wait, queued, first come first served
+  --oidc-issuer        sign people in through this OpenID Connect provider (an https:// issuer
+                       URL, else SESSIONDESK_OIDC_ISSUER), found at start; register the redirect
+                       URI <this server's URL>/api/auth/oidc/callback there
+  --oidc-client-id     this server's client id at the provider (else SESSIONDESK_OIDC_CLIENT_ID).
+                       Its secret only in SESSIONDESK_OIDC_CLIENT_SECRET, never as an option
+                       (options show in the process list); none: a public client (PKCE)
+  --oidc-allowed-domains  emails of these domains (a.com,b.org; else
+                       SESSIONDESK_OIDC_ALLOWED_DOMAINS) get an account at their first sign-in;
+                       otherwise only invited emails ("sessiondesk member add") do
+  --password-sign-in   on (default) or off (else SESSIONDESK_PASSWORD_SIGN_IN): off refuses
+                       email and password sign-in; needs --oidc-issuer
 
 Environment: SESSIONDESK_AGENT_COMMAND (the agent CLI for workspaces without their own
 setting), SESSIONDESK_AGENT_ENV (more variables agents may see, beyond the allow-list),
 SESSIONDESK_SANDBOX_DIR, SESSIONDESK_MAX_RUNS, SESSIONDESK_DEMO_PACE_MS (the demo agent's pause between steps,
 default 700), SESSIONDESK_SNAPSHOT_AFTER_BYTES (snapshot once the journals pass this, default
 64 MiB), SESSIONDESK_SEARCH_TIME_LIMIT_MS (a search running longer is stopped and answered 503,
-default 5000).`,
+default 5000), SESSIONDESK_OIDC_CLIENT_SECRET (the identity provider's client secret).
+An identity provider with a certificate of a private CA: start with NODE_EXTRA_CA_CERTS=CA.pem.`,
   'user create': `Usage: sessiondesk user create --email E --name N --password P [--image-url U] [--data-dir DIR | --database URL]
 
 Creates a local user who can sign in to the dashboard. Prints the user id.
 The password needs at least 8 characters.
 ${ON_TEAM_DATABASE}`,
-  'workspace create': `Usage: sessiondesk workspace create --name N --owner EMAIL [--data-dir DIR | --database URL]
+  'user set-password': `Usage: sessiondesk user set-password --email E --password P [--data-dir DIR | --database URL]
 
-Creates a workspace owned by the user with that email. Prints the organizationId.
+Sets the password of the user with that email (an account made by a sign-in through the
+identity provider has none until then) and ends that user's sign-ins.
+The password needs at least 8 characters.
+${ON_TEAM_DATABASE}`,
+  'workspace create': `Usage: sessiondesk workspace create --name N --owner EMAIL [--agent KIND [--acp-agent ID]] [--data-dir DIR | --database URL]
+
+Creates a workspace owned by the user with that email. Prints the organizationId, and on stderr
+which agent the workspace runs.
+  --agent      demo, claude-code, codex or gemini (its program must be installed), or acp with
+               --acp-agent ID (an ACP agent Session Desk knows, installed: GET /api/agents lists
+               them). Without it the workspace runs the demo agent, which only simulates work (or
+               the command SESSIONDESK_AGENT_COMMAND names), until an owner chooses in Settings.
 ${ON_TEAM_DATABASE}`,
   'user list': `Usage: sessiondesk user list [--json] [--data-dir DIR | --database URL]
 
@@ -96,12 +92,15 @@ Lists every workspace: organizationId, name, owners, members, sessions, created.
 ${ON_TEAM_DATABASE}`,
   'member add': `Usage: sessiondesk member add --workspace ORG --email E [--data-dir DIR | --database URL]
 
-Adds the user with that email to the workspace ORG (an organizationId).
+Adds the user with that email to the workspace ORG (an organizationId). An email without an
+account is invited instead (said on stdout, exit code 0): it joins ORG as a member when it first
+signs in through the identity provider, or once an account with that email is made.
 ${ON_TEAM_DATABASE}`,
   'member remove': `Usage: sessiondesk member remove --workspace ORG --email E [--data-dir DIR | --database URL]
 
 Removes the user with that email from the workspace ORG. Their sessions stay. The last
-owner of a workspace cannot be removed.
+owner of a workspace cannot be removed. An email that is only invited has its invitation
+withdrawn.
 ${ON_TEAM_DATABASE}`,
   'key create': `Usage: sessiondesk key create --workspace ORG [--name LABEL] [--can-approve] [--push-only] [--data-dir DIR | --database URL]
 
@@ -137,6 +136,23 @@ ${PROGRAMS_NOT_ON_TEAM_DATABASE}`,
 Removes the agent command NAME. Workspaces that chose it fail their next run, saying so,
 until an owner chooses another agent.
 ${PROGRAMS_NOT_ON_TEAM_DATABASE}`,
+  'agent check': `Usage: sessiondesk agent check --workspace ORG [--json] [--data-dir DIR | --database URL]
+
+Checks the agent of the workspace ORG as a session would run it, within 30 seconds, and
+prints each step:
+  Program      found as a run finds it, its version asked in the sandbox
+  Credentials  the sign-in a session's home gets (variables and files)
+  Test prompt  "Reply with OK", run in a sandbox of its own through the workspace's network
+               allow-list; a model API that cannot be reached is said within seconds
+A failed step says what to do: the install command, the credential to add, the host to allow,
+and names the model API it tried (endpoint). The demo agent's check passes: it is simulated.
+Nothing of the check is kept.
+While a server holds the data directory, the check runs in it, with its environment; else
+here, with this shell's environment, as "sessiondesk serve" started from it would run agents.
+With --database URL (else SESSIONDESK_DATABASE_URL) the workspace is read from a team
+server's PostgreSQL, and the check runs here with DIR's agent commands and ACP agents.
+  --json   the check as JSON: { ok, agent, steps: [{ name, ok, detail, endpoint?, fix? }] }
+Exit code 0 when every step passed, 1 when one failed or the check could not run.`,
   'acp-agent set': `Usage: sessiondesk acp-agent set NAME [--data-dir DIR] -- PROGRAM [ARG…]
 
 Adds the ACP agent NAME, an agent that speaks the Agent Client Protocol on stdio: the program
@@ -159,8 +175,9 @@ ${PROGRAMS_NOT_ON_TEAM_DATABASE}`,
 
 Writes every session of the workspace ORG, with its messages, tasks and metadata, session by
 session (never the whole export in memory).
-  --format   ndjson (default): a header line, then one line per session;
-             json: one document, the header's fields and "sessions"
+  --format   ndjson (default): a header line; for each session a line of its own, a line per
+             message and a closing line; then an end line. json: one document, the
+             header's fields and "sessions", each with its "messages"
   --output   write FILE (as FILE.tmp, renamed when complete) instead of stdout
 While a server holds the data directory, the export comes from it. With --database URL (else
 SESSIONDESK_DATABASE_URL) it exports from a team server's PostgreSQL instead, the same export.`,
@@ -242,6 +259,104 @@ workspaces and sessions it holds. --repair is refused with it (exit 2).
 Exit code 0 when healthy, 1 when it found a problem or cannot reach the database.`,
 } as const;
 
+/** A command: one word, or a group's word and the command's (`key create`). */
+export type Command = keyof typeof COMMAND_USAGE;
+
+/** What `sessiondesk --help` and a group's help say of each command, in this order. */
+const SUMMARY: Record<Command, string> = {
+  serve: 'Run the API and dashboard on 127.0.0.1',
+  'user create': 'Create a local user',
+  'user list': 'List the users',
+  'user set-password': "Set a user's password",
+  'workspace create': 'Create a workspace owned by a user',
+  'workspace list': 'List the workspaces, their owners and sizes',
+  'member add': 'Add a user to a workspace (an email without an account: invite it)',
+  'member remove': 'Remove a user (or an invitation) from a workspace',
+  'key create': 'Create an API key for a workspace (prints the key)',
+  'key list': "List a workspace's API keys",
+  'key revoke': 'Revoke an API key',
+  'agent-command set': 'Define an agent command workspaces may choose (administrator)',
+  'agent-command list': 'List the agent commands',
+  'agent-command remove': 'Remove an agent command',
+  'agent check': "Check a workspace's agent as a session would run it",
+  'acp-agent set': 'Add an ACP agent, or change how one starts (administrator)',
+  'acp-agent list': 'List the ACP agents the administrator added',
+  'acp-agent unset': 'Remove an ACP agent the administrator added',
+  export: "Export a workspace's sessions (NDJSON or JSON)",
+  import: 'Import an export into a workspace (idempotent)',
+  'history import': "Import the agent CLIs' own session files (Claude Code, Codex, Gemini CLI, …)",
+  push: "Send this desktop's sessions to a team server's workspace (--watch: keep sending)",
+  backup: 'Copy the whole database to one SQLite file',
+  restore: 'Make a backup the database of a new data directory',
+  doctor: 'Check a data directory without changing it (--repair: cut damage)',
+};
+
+/** Every command, in the order the help lists them. */
+export const COMMANDS = Object.keys(SUMMARY) as Command[];
+
+/** A command's usage line: the first line of its help, from "sessiondesk". */
+export function usageLine(command: Command): string {
+  return COMMAND_USAGE[command].split('\n', 1)[0]!.replace(/^Usage: /u, '');
+}
+
+/**
+ * Whether the command works on a team server's PostgreSQL (`--database URL`), as its usage line
+ * says; the other commands that take the option refuse it (exit 2), as their help says.
+ */
+export function worksOnTeamDatabase(command: Command): boolean {
+  return usageLine(command).includes('--database URL');
+}
+
+/** "a, b and c" */
+function listed(words: string[]): string {
+  return words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} and ${words.at(-1)!}`;
+}
+
+/** Words filled into lines of at most `width` characters. */
+function wrapped(text: string, width = 95): string {
+  const lines: string[] = [];
+  for (const word of text.split(' ')) {
+    const last = lines.at(-1);
+    if (last !== undefined && last.length + 1 + word.length <= width)
+      lines[lines.length - 1] = `${last} ${word}`;
+    else lines.push(word);
+  }
+  return lines.join('\n');
+}
+
+/** The commands that work on a team database, a group named whole when all of it does. */
+function teamDatabaseCommands(): string {
+  const names: string[] = [];
+  for (const command of COMMANDS.filter(worksOnTeamDatabase)) {
+    const [group, sub] = command.split(' ') as [string, string | undefined];
+    const inGroup = COMMANDS.filter((c) => c.startsWith(`${group} `));
+    const name = sub !== undefined && inGroup.every(worksOnTeamDatabase) ? group : command;
+    if (!names.includes(name)) names.push(name);
+  }
+  return listed(names);
+}
+
+/** Commands and their summaries in aligned columns. */
+function columns(commands: Command[]): string {
+  const width = Math.max(...commands.map((c) => c.length)) + 4;
+  return commands.map((c) => `  ${c.padEnd(width)}${SUMMARY[c]}`).join('\n');
+}
+
+const MAIN_USAGE = `Usage: sessiondesk <command> [options]
+
+Commands:
+${columns(COMMANDS)}
+
+${wrapped(
+  "Every command takes --data-dir DIR (else SESSIONDESK_DATA_DIR, else the app's data folder). " +
+    `--database URL (else SESSIONDESK_DATABASE_URL) makes ${teamDatabaseCommands()} work on a ` +
+    "team server's PostgreSQL instead; the other commands refuse it (exit 2).",
+)}
+Run "sessiondesk <command> --help" for a command's options, "sessiondesk --version" (or -v) for the version.`;
+
+/** Help texts: the command line's, and each command's. */
+export const USAGE: Readonly<Record<Command | 'main', string>> = { main: MAIN_USAGE, ...COMMAND_USAGE };
+
 export type CommandName = keyof typeof USAGE;
 
 export class UsageError extends Error {
@@ -253,43 +368,24 @@ export class UsageError extends Error {
   }
 }
 
+/** A command's help was asked for (`--help`, `-h`): it is printed, and nothing else is done. */
+export class HelpAsked extends Error {
+  constructor(readonly command: Command) {
+    super(`the help of ${command}`);
+  }
+}
+
+/** The groups of commands (`key`: `key create`, `key list`, …), each with its commands. */
+const GROUP_COMMANDS = new Map<string, Command[]>();
+for (const command of COMMANDS) {
+  const [group, sub] = command.split(' ') as [string, string | undefined];
+  if (sub !== undefined) GROUP_COMMANDS.set(group, [...(GROUP_COMMANDS.get(group) ?? []), command]);
+}
+
 /** What `sessiondesk <group> --help` prints: the group's commands. */
-export const GROUPS = {
-  user: `Usage: sessiondesk user <command>
-
-  user create    Create a local user
-  user list      List the users
-
-Run "sessiondesk user <command> --help" for its options.`,
-  workspace: `Usage: sessiondesk workspace <command>
-
-  workspace create    Create a workspace owned by a user
-  workspace list      List the workspaces
-
-Run "sessiondesk workspace <command> --help" for its options.`,
-  member: `Usage: sessiondesk member <command>
-
-  member add       Add a user to a workspace
-  member remove    Remove a user from a workspace
-
-Run "sessiondesk member <command> --help" for its options.`,
-  history: `Usage: sessiondesk history <command>
-
-  history import    Import the agent CLIs' own session files
-
-Run "sessiondesk history <command> --help" for its options.`,
-  'acp-agent': `Usage: sessiondesk acp-agent <command>
-
-  acp-agent set      Add an ACP agent, or change how one starts (administrator)
-  acp-agent list     List the ACP agents the administrator added
-  acp-agent unset    Remove an ACP agent the administrator added
-
-Run "sessiondesk acp-agent <command> --help" for its options.`,
-  key: `Usage: sessiondesk key <command>
-
-  key create    Create an API key for a workspace (prints the key)
-  key list      List a workspace's API keys
-  key revoke    Revoke an API key
-
-Run "sessiondesk key <command> --help" for its options.`,
-} as const;
+export const GROUPS: Readonly<Record<string, string>> = Object.fromEntries(
+  [...GROUP_COMMANDS].map(([group, commands]) => [
+    group,
+    `Usage: sessiondesk ${group} <command>\n\n${columns(commands)}\n\nRun "sessiondesk ${group} <command> --help" for its options.`,
+  ]),
+);

@@ -1,8 +1,28 @@
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { toSummary } from '../sessions/summary.js';
+import type { SessionRow } from '../store/session-row.js';
 import { TRANSCRIPT_MAGIC } from '../store/transcript-format.js';
 import { settledRow, type TranscriptReads } from '../sessions/transcript-reads.js';
 import type { ListPosition } from '../store/session-listing.js';
 import { EXPORT_TYPE, EXPORT_VERSION, type ExportFormat, type ExportHeader } from './format.js';
+
+/**
+ * The folder a session ran in on this machine, where its changes are: its sandbox while it is
+ * there, else the folder its agent CLI ran in (an imported session), else the one a desktop
+ * named when it pushed it here.
+ */
+async function folderOf(row: SessionRow, sandboxRoot: string | undefined): Promise<string | undefined> {
+  if (sandboxRoot !== undefined) {
+    const sandbox = join(sandboxRoot, row.id);
+    const there = await stat(sandbox).then(
+      (info) => info.isDirectory(),
+      () => false,
+    );
+    if (there) return sandbox;
+  }
+  return row.source?.cwd ?? row.pushedFrom?.folder;
+}
 
 /** Sessions read per query; each is serialized (and re-read) only when its turn comes. */
 const PAGE = 100;
@@ -21,6 +41,7 @@ export async function* exportSession(
   sessionId: string,
   emails: Map<string, string>,
   format: ExportFormat = 'ndjson',
+  sandboxRoot?: string,
 ): AsyncGenerator<string | Buffer> {
   // Everything but the messages is read at the instant the row is, with its length: started
   // together, so on sql.js no write comes between them, and on PostgreSQL in one snapshot.
@@ -48,6 +69,7 @@ export async function* exportSession(
       emails.set(userId, (await source.storage.repos.users.findById(userId))?.email ?? '');
   }
   const emailOf = (userId: string): string => emails.get(userId) ?? '';
+  const folder = await folderOf(row, sandboxRoot);
   const { messageCount, ...summary } = toSummary(row, 'none');
   const head = {
     type: 'session',
@@ -60,6 +82,7 @@ export async function* exportSession(
     ...(conversation === null ? {} : { conversation }),
     runs,
     ...(approvals.length === 0 ? {} : { approvals }),
+    ...(folder === undefined ? {} : { folder }),
   };
   const messages = source.transcripts.readPayloads(row.id, TRANSCRIPT_MAGIC.length, row.transcriptBytes);
   /** When the message was added, and by whom if a person sent it. */
@@ -111,6 +134,8 @@ export async function* exportChunks(
   organizationId: string,
   format: ExportFormat,
   exportedAt: string,
+  /** Where this machine's sessions ran: each session's sandbox is a folder of it. */
+  sandboxRoot?: string,
 ): AsyncGenerator<string | Buffer, void, undefined> {
   const { repos } = source.storage;
   const workspace = await repos.workspaces.findById(organizationId);
@@ -134,7 +159,7 @@ export async function* exportChunks(
   while (page.length > 0) {
     for (const row of page) {
       if (format === 'json') yield first ? '\n' : ',\n';
-      yield* exportSession(source, row.id, emails, format);
+      yield* exportSession(source, row.id, emails, format, sandboxRoot);
       first = false;
       exported += 1;
     }

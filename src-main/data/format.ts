@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { EmailSchema } from '../../src-shared/accounts.js';
+import { EmailSchema, NO_CONTROL_MESSAGE, noControl } from '../../src-shared/accounts.js';
 import { TITLE_UPDATE_MAX_CHARS } from '../../src-shared/constants.js';
 import { ApprovalSchema } from '../../src-shared/approvals.js';
 import { idPattern } from '../../src-shared/ids.js';
+import { nestedDeeperThan, TOO_DEEP_MESSAGE } from '../../src-shared/json-depth.js';
 import { BRANCH_PATTERN, parseRepoUrl } from '../../src-shared/repo-url.js';
 import { AGENT_KINDS } from '../../src-shared/constants.js';
 import {
@@ -68,13 +69,21 @@ export const ExportRunSchema = z.object({
 });
 export type ExportRun = z.infer<typeof ExportRunSchema>;
 
+/**
+ * A message as it may be stored: what agents write, nested no deeper than any reader walks
+ * (src-shared/json-depth.ts); a deeper one is refused with a 400, before anything serializes it.
+ */
+const StorableMessageSchema = MessageSchema.refine((m) => !nestedDeeperThan(m), TOO_DEEP_MESSAGE);
+
 /** What a session's agents asked and who answered (the approvals table), without the session's id. */
-export const ExportApprovalSchema = ApprovalSchema.omit({ sessionId: true }).extend({
-  id: z.string().regex(idPattern('approval'), 'must be a request id (apr_…)'),
-  createdAt: Timestamp,
-  expiresAt: Timestamp,
-  decidedAt: Timestamp.optional(),
-});
+export const ExportApprovalSchema = ApprovalSchema.omit({ sessionId: true })
+  .extend({
+    id: z.string().regex(idPattern('approval'), 'must be a request id (apr_…)'),
+    createdAt: Timestamp,
+    expiresAt: Timestamp,
+    decidedAt: Timestamp.optional(),
+  })
+  .refine((a) => !nestedDeeperThan(a), TOO_DEEP_MESSAGE);
 export type ExportApproval = z.infer<typeof ExportApprovalSchema>;
 
 /** Everything of a session but its messages: the first line of a session in version 2. */
@@ -118,6 +127,11 @@ const sessionFields = z.object({
   conversation: z.object({ kind: AgentKindSchema, id: z.string().min(1).max(500) }).optional(),
   runs: z.array(ExportRunSchema).optional(),
   approvals: z.array(ExportApprovalSchema).optional(),
+  /**
+   * The folder it ran in on the machine that exported it (its sandbox, or the folder its agent
+   * CLI ran in): a team server receiving a push shows it, as where the session's changes are.
+   */
+  folder: z.string().min(1).max(4096).refine(noControl, NO_CONTROL_MESSAGE).optional(),
 });
 
 type SessionFields = z.infer<typeof sessionFields>;
@@ -152,7 +166,7 @@ function checkSessionFields(session: SessionFields, ctx: z.RefinementCtx): void 
 /** A whole session: a line of version 1, an entry of a JSON document. */
 export const ExportSessionSchema = sessionFields
   .extend({
-    messages: z.array(MessageSchema),
+    messages: z.array(StorableMessageSchema),
     messageMeta: z.array(MessageMetaSchema).optional(),
   })
   .superRefine((session, ctx) => {
@@ -176,7 +190,7 @@ export type SessionHead = z.infer<typeof SessionHeadSchema>;
 /** Version 2: one message of the session above, with when it was added and by whom. */
 export const MessageLineSchema = MessageMetaSchema.extend({
   type: z.literal('message'),
-  message: MessageSchema,
+  message: StorableMessageSchema,
 });
 
 /** Version 2: closes a session; a file cut inside a session lacks it. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NO_CONTROL_MESSAGE, noControl } from '../../src-shared/accounts.js';
 import { idPattern } from '../../src-shared/ids.js';
+import { SessionStatusSchema } from '../../src-shared/sessions.js';
 import { MAX_MESSAGE_BYTES } from '../store/transcript-format.js';
 import { MessageLineSchema, SessionHeadSchema } from './format.js';
 
@@ -61,5 +62,21 @@ export const PushParamsSchema = z.object({
 export const PushedStateSchema = z.object({
   messageCount: z.number().int(),
   updatedAt: z.string(),
+  /** Absent from a server older than it: a status changed without a message is then not seen. */
+  status: SessionStatusSchema.optional(),
 });
 export type PushedState = z.infer<typeof PushedStateSchema>;
+
+/** What a part did: how far the server now holds the session, and whose it is there. */
+export const PushAnswerSchema = PushedStateSchema.extend({
+  author: z
+    .object({ name: z.string(), email: z.string() })
+    .describe(
+      "The account on this server the session is attributed to: the member who made the key, or with a key made on the command line the member the desktop's author email names, else the workspace's owner.",
+    ),
+  authorNote: z
+    .string()
+    .optional()
+    .describe('Present when that account is not the author the desktop named: says whose it is, and why.'),
+});
+export type PushAnswer = z.infer<typeof PushAnswerSchema>;

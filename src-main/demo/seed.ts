@@ -1,12 +1,13 @@
 import type { AssistantMessage, Message, PrStatus, SessionStatus, Task } from '../../src-shared/sessions.js';
+import { DEFAULT_MODEL } from '../../src-shared/constants.js';
 import { makeTitle } from '../../src-shared/text.js';
 import type { Accounts } from '../accounts/accounts.js';
-import { createDemoAgent } from '../agents/kinds/demo/demo-agent.js';
 import { branchName } from '../agents/types.js';
 import type { Clock } from '../clock.js';
 import type { Storage } from '../store/storage.js';
 import type { Store } from '../store/store.js';
 import { DEMO, PEOPLE } from './people.js';
+import { sampleRun } from './sample-runs.js';
 import { newDemoPassword, setDemoPassword } from './sign-in.js';
 
 const PROMPTS: [prompt: string, repo: string | null][] = [
@@ -33,39 +34,6 @@ const PROMPTS: [prompt: string, repo: string | null][] = [
 ];
 
 const DAY = 24 * 60 * 60 * 1000;
-
-/** A collecting sink: the demo agent's output, kept to be written with chosen timestamps. */
-async function transcriptFor(prompt: string, sessionId: string, repoUrl: string | undefined) {
-  const messages: AssistantMessage[] = [];
-  let tasks: Task[] = [];
-  /** Each task list the agent wrote, with how many messages the transcript had by then. */
-  const taskLists: { messageCount: number; tasks: Task[] }[] = [];
-  const agent = createDemoAgent({ paceMs: 0, seed: 7 });
-  const { result } = await agent.start(
-    {
-      session: {
-        id: sessionId,
-        workspaceId: DEMO.organizationId,
-        title: makeTitle(prompt),
-        model: 'claude-opus-4-6',
-        baseBranch: 'main',
-        ...(repoUrl ? { repoUrl } : {}),
-      },
-      sandboxDir: '',
-      signal: new AbortController().signal,
-      sink: {
-        assistant: async (m) => void messages.push(m),
-        tasks: async (t) => {
-          tasks = t;
-          taskLists.push({ messageCount: messages.length, tasks: t });
-        },
-        branch: async () => undefined,
-      },
-    },
-    prompt,
-  );
-  return { messages, tasks, taskLists, result };
-}
 
 /**
  * A run paused half-way for its person: the transcript up to the task list the agent wrote
@@ -193,13 +161,11 @@ export async function seedDemo(deps: {
     });
   }
 
-  const sessions = await Promise.all(
-    plans.map(async (plan) => {
-      const id = demoSessionId(plan.n);
-      const repoUrl = plan.repo ? `https://github.com/${plan.repo}` : undefined;
-      return { plan, id, repoUrl, ...(await transcriptFor(plan.prompt, id, repoUrl)) };
-    }),
-  );
+  const sessions = plans.map((plan) => {
+    const id = demoSessionId(plan.n);
+    const repoUrl = plan.repo ? `https://github.com/${plan.repo}` : undefined;
+    return { plan, id, repoUrl, ...sampleRun(plan.prompt, DEFAULT_MODEL) };
+  });
 
   await storage.write(async (tx) => {
     await tx.workspaces.insert({
@@ -225,7 +191,7 @@ export async function seedDemo(deps: {
         workspaceId: DEMO.organizationId,
         authorId: plan.author,
         title,
-        model: 'claude-opus-4-6',
+        model: DEFAULT_MODEL,
         createdAt: at(0),
         baseBranch: 'main',
         initialMessage: plan.prompt,

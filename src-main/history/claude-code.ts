@@ -13,6 +13,7 @@ import {
   type HistoryFacts,
   type HistoryParser,
   type Line,
+  type RunTokens,
 } from './history-events.js';
 
 /**
@@ -95,6 +96,11 @@ export function createClaudeCodeHistoryParser(parentToolUseId?: string, state?: 
   let previous = saved.previous ?? emptyUsage();
   let runFailed = saved.runFailed ?? false;
   let runError = saved.runError ?? '';
+  // The tokens of the messages since the last cost-state line, counted once per message (the
+  // CLI writes a line per content block, each with the message's usage): a file without
+  // cost-state lines (an interactive session, a run cut short) still says what it used.
+  let unsettled = saved.unsettled ?? emptyTokens();
+  let lastMessageId = saved.lastMessageId;
 
   const mark = (content: ContentBlock[]): HistoryEvent =>
     parentToolUseId ? { kind: 'assistant', content, parentToolUseId } : { kind: 'assistant', content };
@@ -136,10 +142,51 @@ export function createClaudeCodeHistoryParser(parentToolUseId?: string, state?: 
     return events;
   }
 
+  /** Adds a message's tokens, once, to those no cost-state line has counted yet. */
+  function countTokens(message: Line): void {
+    const id = str(message.id);
+    const usage = obj(message.usage);
+    if (parentToolUseId || !usage || (id !== undefined && id === lastMessageId)) return;
+    lastMessageId = id;
+    unsettled.inputTokens += num(usage.input_tokens);
+    unsettled.outputTokens += num(usage.output_tokens);
+    unsettled.cacheReadTokens += num(usage.cache_read_input_tokens);
+    unsettled.cacheWriteTokens += num(usage.cache_creation_input_tokens);
+  }
+
+  /**
+   * A run that wrote no cost-state line, ended by the next prompt or the file going quiet: its
+   * tokens priced by the table, else its cost unknown. They count as the CLI's own totals would,
+   * so that a cost-state line after them (a resumed conversation's) adds only what is new.
+   */
+  function endWithoutCostState(): HistoryEvent[] {
+    const tokens = unsettled;
+    if (tokens.inputTokens + tokens.outputTokens + tokens.cacheReadTokens + tokens.cacheWriteTokens === 0)
+      return [];
+    unsettled = emptyTokens();
+    const costUsd = tokenCost(facts.model, tokens);
+    previous = {
+      inputTokens: previous.inputTokens + tokens.inputTokens,
+      outputTokens: previous.outputTokens + tokens.outputTokens,
+      cacheReadTokens: previous.cacheReadTokens + tokens.cacheReadTokens,
+      cacheWriteTokens: previous.cacheWriteTokens + tokens.cacheWriteTokens,
+      costUsd: previous.costUsd + (costUsd ?? 0),
+    };
+    facts.failed = runFailed;
+    const result = resultMessage(!runFailed, runFailed ? runError : 'Done.', 0, 0);
+    runFailed = false;
+    runError = '';
+    return [
+      { kind: 'run', usage: tokens, costUsd, ...(facts.model ? { model: facts.model } : {}) },
+      { kind: 'result', result },
+    ];
+  }
+
   function assistant(line: Line): HistoryEvent[] {
     const message = obj(line.message) ?? {};
     const model = str(message.model);
     if (model && model !== '<synthetic>') facts.model = model;
+    countTokens(message);
     const [content, notices] = blocks(line);
     if (line.isApiErrorMessage === true) {
       // The CLI's own words for a failed request; the run ends in an error.
@@ -158,7 +205,10 @@ export function createClaudeCodeHistoryParser(parentToolUseId?: string, state?: 
     // A sub-agent's prompt is the input of the call that started it, already shown there.
     const text =
       line.isMeta === true || line.isCompactSummary === true ? undefined : promptText(message.content);
-    if (text && results.length === 0 && !parentToolUseId) events.push({ kind: 'prompt', text });
+    if (text && results.length === 0 && !parentToolUseId) {
+      // A prompt starts a run: the one before it ended, whether or not it wrote its cost.
+      events.push(...endWithoutCostState(), { kind: 'prompt', text });
+    }
     if (results.length > 0) events.push(mark(results), ...taskEvents(results, line));
     return events;
   }
@@ -166,15 +216,17 @@ export function createClaudeCodeHistoryParser(parentToolUseId?: string, state?: 
   /** A run ended: its usage is the difference between two cost states (CLI's own cost). */
   function runEnd(line: Line): HistoryEvent[] {
     const { usage: total } = costStateUsage(line);
+    // The cost-state line counts every message since the last one.
+    unsettled = emptyTokens();
     const usage = {
       inputTokens: Math.max(0, total.inputTokens - previous.inputTokens),
       outputTokens: Math.max(0, total.outputTokens - previous.outputTokens),
       cacheReadTokens: Math.max(0, total.cacheReadTokens - previous.cacheReadTokens),
       cacheWriteTokens: Math.max(0, total.cacheWriteTokens - previous.cacheWriteTokens),
     };
-    // The CLI's own cost, unless it says it could not price a model it used.
+    // The CLI's own cost, unless it says it could not price a model it used, or gives none.
     const costUsd =
-      line.hasUnknownModelCost === true
+      line.hasUnknownModelCost === true || typeof line.totalCostUSD !== 'number'
         ? tokenCost(facts.model, usage)
         : Math.max(0, total.costUsd - previous.costUsd);
     previous = total;
@@ -235,7 +287,7 @@ export function createClaudeCodeHistoryParser(parentToolUseId?: string, state?: 
       }
     },
     flush() {
-      return [];
+      return endWithoutCostState();
     },
     state() {
       const state: ClaudeState = {
@@ -245,6 +297,8 @@ export function createClaudeCodeHistoryParser(parentToolUseId?: string, state?: 
         previous,
         runFailed,
         runError,
+        unsettled,
+        ...(lastMessageId === undefined ? {} : { lastMessageId }),
       };
       return JSON.stringify(state);
     },
@@ -259,6 +313,13 @@ interface ClaudeState {
   previous: Required<AgentUsage>;
   runFailed: boolean;
   runError: string;
+  /** Tokens of messages since the last cost-state line (absent in state saved before them). */
+  unsettled?: RunTokens;
+  lastMessageId?: string | undefined;
+}
+
+function emptyTokens(): Required<RunTokens> {
+  return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
 }
 
 /** A sub-agent's meta file beside its transcript: the call that started it. */

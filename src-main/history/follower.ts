@@ -2,7 +2,7 @@ import { describeError } from '../store/errors.js';
 import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../clock.js';
-import { importSource, type SourceCounts } from './importer.js';
+import { importSource, type ScanBudget, type SourceCounts } from './importer.js';
 import { type HistoryDeps } from './history-deps.js';
 
 /** The periodic rescan: a safety net for changes fs.watch misses (and for status turning stale). */
@@ -73,20 +73,7 @@ export function createHistoryFollower(deps: HistoryDeps & { logger: Logger }) {
   async function scanOnce(): Promise<void> {
     await watchRoots();
     const budget = { until: Date.now() + SCAN_BUDGET_MS, stopped: false };
-    for (const source of await deps.storage.repos.history.sources()) {
-      if (closed) return;
-      if (source.paused) continue;
-      try {
-        const counts = await importSource(deps, source, {
-          batchBytes: FOLLOW_BATCH_BYTES,
-          quiet: true,
-          budget,
-        });
-        noteSkipped(source.rootDir, counts);
-      } catch (err) {
-        deps.logger.warn(`History import of ${source.rootDir} failed: ${(err as Error).message}`);
-      }
-    }
+    await scanFollowedSources(deps, { budget, stopping: () => closed, noteSkipped });
     // Out of time with files left to read: the next scan starts at once, newest files first.
     if (budget.stopped) again = true;
   }
@@ -129,3 +116,35 @@ export function createHistoryFollower(deps: HistoryDeps & { logger: Logger }) {
   };
 }
 export type HistoryFollower = ReturnType<typeof createHistoryFollower>;
+
+/**
+ * One scan of every followed source that is not paused, as the follower makes it: what the
+ * files gained is read, and a session whose file went quiet (ACTIVE_WITHIN_MS) is settled. A
+ * command that works on a data directory no server holds (`push`) makes one first, so that it
+ * finds what a running server would hold by now, not a session left "active" since its import.
+ */
+export async function scanFollowedSources(
+  deps: HistoryDeps & { logger: Logger },
+  options: {
+    budget?: ScanBudget;
+    turnMs?: number;
+    stopping?: () => boolean;
+    noteSkipped?: (rootDir: string, counts: SourceCounts) => void;
+  } = {},
+): Promise<void> {
+  for (const source of await deps.storage.repos.history.sources()) {
+    if (options.stopping?.()) return;
+    if (source.paused) continue;
+    try {
+      const counts = await importSource(deps, source, {
+        batchBytes: FOLLOW_BATCH_BYTES,
+        quiet: true,
+        ...(options.budget ? { budget: options.budget } : {}),
+        ...(options.turnMs === undefined ? {} : { turnMs: options.turnMs }),
+      });
+      options.noteSkipped?.(source.rootDir, counts);
+    } catch (err) {
+      deps.logger.warn(`History import of ${source.rootDir} failed: ${(err as Error).message}`);
+    }
+  }
+}

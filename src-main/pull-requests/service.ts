@@ -80,7 +80,7 @@ export function createPullRequests(deps: {
   function refuseDemo(row: SessionRow): void {
     if (row.workspaceId === DEMO.organizationId || row.agentKind === 'demo') {
       throw conflict(
-        'This session was run by the demo agent: its work is simulated, so there is no branch to push and no pull request on GitHub.',
+        "This session was run by the demo agent: the demo's pull requests are simulated (it has no code host), so nothing is pushed and none is opened or read. Its work stays on its branch in the session's folder, shown in Changes.",
       );
     }
   }

@@ -28,11 +28,12 @@ import { createHostGuard, originGuard } from './auth/localhost-guard.js';
 import {
   BAD_KEY_LIMIT,
   MemoryFailureLimiter,
-  SIGN_IN_LIMIT,
+  MemoryRemembered,
   type FailureLimit,
   type FailureLimiter,
 } from './auth/rate-limit.js';
-import { postgresFailureWindows } from '../store-postgres/failure-windows.js';
+import { createSignInThrottle, KNOWN_CLIENT_MS, SIGN_IN_LIMITS } from './auth/sign-in-throttle.js';
+import { postgresFailureWindows, postgresRemembered } from '../store-postgres/failure-windows.js';
 import { createLaunchGate, createSetupCodeGate, type CookieSecurity } from './auth/launch-token.js';
 import { memorySetupCodes, SETUP_CODE_TTL_MS, setupCodeHash } from './auth/setup-code.js';
 import { postgresSetupCodes } from '../store-postgres/setup-codes.js';
@@ -42,6 +43,8 @@ import type { AppContext, ServerConfig } from './context.js';
 import { answerClientError, registerErrorHandling, sendFrameworkError, sendNotFound } from './errors.js';
 import { adminRoutes } from './routes/admin.js';
 import { authRoutes } from './routes/auth.js';
+import { identitySignInRoutes } from './routes/identity-sign-in.js';
+import { createSignInFlows } from '../identity/sign-in-flows.js';
 import { rendererRoutes } from './routes/renderer.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { sessionSummaryRoutes } from './routes/session-summary.js';
@@ -51,6 +54,7 @@ import { historyRoutes } from './routes/history.js';
 import { eventRoutes } from './routes/events.js';
 import { demoRoutes } from './routes/demo.js';
 import { changesRoutes } from './routes/changes.js';
+import { reviewRoutes } from './routes/reviews.js';
 import { continuationRoutes } from './routes/continuation.js';
 import { pullRequestRoutes } from './routes/pull-requests.js';
 import { approvalRoutes } from './routes/approvals.js';
@@ -67,6 +71,7 @@ import { createSearchService } from '../search/search-service.js';
 import { pushRoutes } from './routes/push.js';
 import { searchRoutes } from './routes/search.js';
 import { createSessionCommands } from '../sessions/commands.js';
+import { createSessionChanges } from '../changes/session-changes.js';
 import { createSessionService } from '../sessions/service.js';
 import { CONTENT_SECURITY_POLICY, redactUrl } from './security-headers.js';
 import { ResponseCache, type ListPageText, type SessionChanges } from './response-cache.js';
@@ -248,6 +253,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         logger,
         timeLimitMs: deps.config.searchTimeLimitMs ?? SEARCH_TIME_LIMIT_MS,
       });
+  // What sessions' agents changed, from git: shown by the changes route, named by reviews.
+  const changes = createSessionChanges({
+    repos: storage.repos,
+    clock: deps.clock,
+    sandboxRoot: () => agents.sandboxRoot,
+    env: deps.agents?.env ?? process.env,
+  });
   const ctx: AppContext = {
     events,
     searchIndex,
@@ -258,8 +270,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       agents,
       approvals,
       repos: storage.repos,
+      changes,
       logger,
     }),
+    changes,
     agents,
     approvals,
     historyHolds: historyHolds.held,
@@ -283,9 +297,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }),
     launch: launchGate(app, deps, cookies),
     cookies,
-    signInLimits: {
-      perAccount: limiter('sign-in', SIGN_IN_LIMIT),
-    },
+    signInThrottle: createSignInThrottle({
+      clientOnAccount: limiter('sign-in', SIGN_IN_LIMITS.clientOnAccount),
+      client: limiter('sign-in-client', SIGN_IN_LIMITS.client),
+      account: limiter('sign-in-account', SIGN_IN_LIMITS.account),
+      known: deps.team
+        ? postgresRemembered(deps.team.sql, {
+            scope: 'sign-in-known',
+            keepMs: KNOWN_CLIENT_MS,
+            now: () => deps.clock.now().getTime(),
+          })
+        : new MemoryRemembered(KNOWN_CLIENT_MS, deps.clock),
+    }),
+    signInFlows: deps.config.identityProvider
+      ? createSignInFlows({ storage, clock: deps.clock, logger, ...deps.config.identityProvider })
+      : null,
   };
 
   // On a team database, each process's events reach the clients of every other one.
@@ -293,6 +319,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const relay = await startEventRelay({
       sql: deps.team.sql,
       events,
+      credentials: ctx.credentialChanges,
       reads: { storage, transcripts },
       logger,
     });
@@ -399,12 +426,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   sessionRoutes(api, ctx);
   sessionSummaryRoutes(api, ctx);
   authRoutes(api, ctx);
+  identitySignInRoutes(api, ctx);
   workspaceRoutes(api, ctx);
   historyRoutes(api, ctx);
   agentRoutes(api, ctx);
   eventRoutes(api, ctx);
   demoRoutes(api, ctx);
   changesRoutes(api, ctx);
+  reviewRoutes(api, ctx);
   continuationRoutes(api, ctx);
   pullRequestRoutes(api, ctx);
   approvalRoutes(api, ctx);

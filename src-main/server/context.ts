@@ -4,17 +4,20 @@ import type { Accounts } from '../accounts/accounts.js';
 import type { Approvals } from '../approvals/service.js';
 import type { AgentHost } from '../agents/run/host.js';
 import type { EventBus } from '../events/event-bus.js';
+import type { SessionChanges } from '../changes/session-changes.js';
 import type { SessionCommands } from '../sessions/commands.js';
 import type { SessionService } from '../sessions/service.js';
 import type { SearchService, TranscriptIndex } from '../search/search-service.js';
 import type { Clock, Logger } from '../clock.js';
+import type { IdentityProvider } from '../identity/provider.js';
+import type { SignInFlows } from '../identity/sign-in-flows.js';
 import type { TranscriptSource } from '../store/transcript-source.js';
 import type { Storage } from '../store/storage.js';
 import type { Store } from '../store/store.js';
 import type { Access } from './access.js';
 import type { CredentialChanges } from './auth/credential-changes.js';
 import type { Authenticator, Principal } from './auth/authenticate.js';
-import type { FailureLimiter } from './auth/rate-limit.js';
+import type { SignInThrottle } from './auth/sign-in-throttle.js';
 import type { CookieSecurity, LaunchGate } from './auth/launch-token.js';
 import type { ListPageText, ResponseCache } from './response-cache.js';
 
@@ -48,6 +51,10 @@ export interface ServerConfig {
   eventStreamMaxMs?: number;
   /** How long one search may run before it is stopped and answered 503; 5 s when unset. */
   searchTimeLimitMs?: number | undefined;
+  /** Sign-in through an OpenID Connect provider (`serve --oidc-issuer`); unset, none. */
+  identityProvider?: { provider: IdentityProvider; allowedDomains: readonly string[] };
+  /** Whether email and password sign in (`serve --password-sign-in`); true when unset. */
+  passwordSignIn?: boolean;
 }
 
 /** What every route plugin receives: the app's dependencies, built once in buildApp. */
@@ -78,8 +85,10 @@ export interface AppContext {
   credentialChanges: CredentialChanges;
   events: EventBus;
   sessions: SessionService;
-  /** Create, update, follow up and stop: one call each, the service and the agents in order. */
+  /** Create, update, follow up, review and stop: one call each, the service and the agents in order. */
   sessionCommands: SessionCommands;
+  /** Sessions' changes, computed from their sandboxes on request. */
+  changes: SessionChanges;
   /** The full-text index of every transcript (FTS5 beside sql.js, or PostgreSQL), and search over it. */
   searchIndex: TranscriptIndex;
   search: SearchService;
@@ -92,7 +101,9 @@ export interface AppContext {
   agentEnv: NodeJS.ProcessEnv;
   /** Full sessions as response bytes, and list pages (without their stats) as JSON text. */
   caches: { sessions: ResponseCache<Buffer>; lists: ResponseCache<ListPageText> };
-  signInLimits: { perAccount: FailureLimiter };
+  signInThrottle: SignInThrottle;
+  /** Sign-ins through the identity provider; null when the server has none. */
+  signInFlows: SignInFlows | null;
 }
 
 declare module 'fastify' {

@@ -40,6 +40,17 @@ const FASTIFY_CLIENT_ERRORS: Record<string, { status: number; code: ErrorCode; m
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'bad_request' },
 };
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Refusals that are this route's ordinary answer, not a request gone wrong: a signed-out
+     * `GET /api/auth/me` is how every signed-out page load learns to show the sign-in. Told at
+     * debug, with every request, not at info.
+     */
+    expectedRefusals?: readonly number[];
+  }
+}
+
 /** Errors whose refusal the route has told in its own words (a failed sign-in names the account). */
 const toldByRoute = new WeakSet<Error>();
 
@@ -61,7 +72,9 @@ export function registerErrorHandling(app: FastifyInstance, logger: Logger): voi
     extra: { details?: ErrorDetail[] } = {},
   ) => {
     const url = redactUrl(request.url);
-    logger.info(`refused ${request.method} ${url}: ${status} ${message}`, {
+    const expected = request.routeOptions.config.expectedRefusals?.includes(status) === true;
+    const tell = expected ? logger.debug?.bind(logger) : logger.info.bind(logger);
+    tell?.(`refused ${request.method} ${url}: ${status} ${message}`, {
       event: 'request.refused',
       method: request.method,
       url,

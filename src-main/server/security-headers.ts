@@ -15,8 +15,11 @@ export const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** Query parameters whose values never reach a log line: API keys, and the launch token of the URL `serve` prints. */
-const SECRET_PARAMS = new Set(['apikey', 'token']);
+/**
+ * Query parameters whose values never reach a log line: API keys, the launch token of the URL
+ * `serve` prints, and the identity provider's answer (its code and state).
+ */
+const SECRET_PARAMS = new Set(['apikey', 'token', 'code', 'state']);
 
 /** The URL with secret query values replaced, for logs. */
 export function redactUrl(url: string): string {

@@ -5,7 +5,7 @@ import type { Clock, Logger } from '../clock.js';
 import { announceServer, newAdminToken, withdrawServer } from '../server-file.js';
 import { Store } from '../store/store.js';
 import type { AgentConfig } from '../agents/run/config.js';
-import { buildApp, type AppDeps } from './app.js';
+import { buildApp, type AppDeps, type ServerConfig } from './app.js';
 import { newLaunchToken, withLaunchToken } from './auth/launch-token.js';
 import { newSetupCode } from './auth/setup-code.js';
 import { ownAccountCount } from '../demo/people.js';
@@ -61,6 +61,10 @@ export interface StartOptions {
    * the data directory, which then holds only what is local to this process.
    */
   databaseUrl?: string;
+  /** Sign-in through an OpenID Connect provider, discovered already (`serve --oidc-issuer`). */
+  identityProvider?: ServerConfig['identityProvider'];
+  /** False: email and password do not sign in (`serve --password-sign-in off`). */
+  passwordSignIn?: boolean;
 }
 
 export interface RunningServer {
@@ -300,6 +304,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
         ...(options.rendererDir === undefined ? {} : { rendererDir: options.rendererDir }),
         ...(options.searchTimeLimitMs === undefined ? {} : { searchTimeLimitMs: options.searchTimeLimitMs }),
+        ...(options.identityProvider ? { identityProvider: options.identityProvider } : {}),
+        ...(options.passwordSignIn === undefined ? {} : { passwordSignIn: options.passwordSignIn }),
       },
       logger: options.logger,
       ...(options.version ? { version: options.version } : {}),

@@ -13,7 +13,9 @@ import {
   type SessionStatus,
   type UpdateSessionBody,
 } from '../../src-shared/sessions.js';
+import { ReviewBodySchema, type ReviewBody } from '../../src-shared/review.js';
 import type { Approvals } from '../approvals/service.js';
+import type { SessionChanges } from '../changes/session-changes.js';
 import type { ApprovalRecord } from '../store/approvals.js';
 import type { AgentHost } from '../agents/run/host.js';
 import type { RunRequest } from '../agents/run/run-requests.js';
@@ -22,6 +24,7 @@ import { notFound } from '../errors.js';
 import type { Repos } from '../store/storage.js';
 import type { SessionRow } from '../store/session-row.js';
 import { sendFollowUp } from './follow-up.js';
+import { sendReview } from './review.js';
 import type { SessionService } from './service.js';
 import { stopSession } from './stop.js';
 
@@ -33,8 +36,8 @@ export type Requester = { kind: 'user'; userId: string } | { kind: 'apiKey' };
  * agent host runs, and this puts the two in order (a session exists, durably, before its
  * agent starts; a run is stopped before the status that ends it is answered).
  *
- * A stop, a follow-up, a final status and a decision on what an agent asked are done by the
- * server process
+ * A stop, a follow-up (a review too), a final status and a decision on what an agent asked are
+ * done by the server process
  * running the session's agent, whichever process was asked (`AgentHost.atRun`): the one asked
  * checks that the caller may, the one running it reads the session and the request afresh.
  */
@@ -43,9 +46,11 @@ export function createSessionCommands(deps: {
   agents: AgentHost;
   approvals: Approvals;
   repos: Repos;
+  /** A session's changes, read where its sandbox is: what a review's comments must name. */
+  changes: SessionChanges;
   logger: Logger;
 }) {
-  const { service, agents, approvals, repos, logger } = deps;
+  const { service, agents, approvals, repos, changes, logger } = deps;
 
   async function existing(sessionId: string): Promise<SessionRow> {
     const row = await repos.sessions.find(sessionId);
@@ -82,6 +87,13 @@ export function createSessionCommands(deps: {
           request.body,
           request.authorId,
         );
+      case 'review':
+        return sendReview(
+          { sessions: service, agents, repos, changes },
+          await existing(request.sessionId),
+          request.body,
+          request.authorId,
+        );
       case 'decide': {
         const approval = await approvals.find(request.approvalId);
         if (approval.sessionId !== request.sessionId) throw notFound('There is no such request');
@@ -97,13 +109,15 @@ export function createSessionCommands(deps: {
         ? { ...request, changes: changesOf(UpdateSessionBodySchema.parse(request.changes)) }
         : request.kind === 'follow-up'
           ? { ...request, body: FollowUpBodySchema.parse(request.body) }
-          : request.kind === 'decide'
-            ? {
-                ...request,
-                body: DecideApprovalBodySchema.parse(request.body),
-                by: ApprovalDecidedBySchema.parse(request.by),
-              }
-            : request,
+          : request.kind === 'review'
+            ? { ...request, body: ReviewBodySchema.parse(request.body) }
+            : request.kind === 'decide'
+              ? {
+                  ...request,
+                  body: DecideApprovalBodySchema.parse(request.body),
+                  by: ApprovalDecidedBySchema.parse(request.by),
+                }
+              : request,
     ),
   );
 
@@ -149,6 +163,15 @@ export function createSessionCommands(deps: {
     /** A person's follow-up, passed to the session's agent (follow-up.ts). */
     followUp(row: SessionRow, body: FollowUpBody, authorId: string): Promise<SessionRow> {
       const request: RunRequest = { kind: 'follow-up', sessionId: row.id, body, authorId };
+      return agents.atRun(request, () => perform(request)) as Promise<SessionRow>;
+    },
+
+    /**
+     * A person's comments on lines of the session's changes, sent to its agent as one
+     * follow-up (review.ts); checked by the process running the agent, against its sandbox.
+     */
+    review(row: SessionRow, body: ReviewBody, authorId: string): Promise<SessionRow> {
+      const request: RunRequest = { kind: 'review', sessionId: row.id, body, authorId };
       return agents.atRun(request, () => perform(request)) as Promise<SessionRow>;
     },
 

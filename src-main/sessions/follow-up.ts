@@ -1,4 +1,5 @@
 import type { AgentHost } from '../agents/run/host.js';
+import type { TranscriptReview } from '../../src-shared/review.js';
 import type { FollowUpBody } from '../../src-shared/sessions.js';
 import { resolve } from 'node:path';
 import { requireAdministrator } from '../accounts/administrator.js';
@@ -36,15 +37,23 @@ async function confirmOriginalFolder(
   }
 }
 
+export interface FollowUpDeps {
+  sessions: SessionService;
+  agents: AgentHost;
+  repos: Repos;
+}
+
 /**
  * A person's follow-up: the run going on, if any, is stopped and its result written first;
  * then the prompt is appended (the session becomes active again) and passed to the agent.
+ * A review's follow-up keeps its comments beside the text (`review`), for the dashboard.
  */
 export async function sendFollowUp(
-  deps: { sessions: SessionService; agents: AgentHost; repos: Repos },
+  deps: FollowUpDeps,
   session: SessionRow,
   body: FollowUpBody,
   authorId: string,
+  review?: TranscriptReview,
 ): Promise<SessionRow> {
   const sessionId = session.id;
   const text = body.content;
@@ -62,7 +71,7 @@ export async function sendFollowUp(
       { path: 'body.continueIn', message: 'this session was not imported' },
     ]);
   }
-  const message = { type: 'user' as const, message: { content: text } };
+  const message = { type: 'user' as const, message: { content: text }, ...(review ? { review } : {}) };
   return deps.agents.followUp(
     sessionId,
     text,

@@ -129,7 +129,7 @@ export function createSessionService(deps: {
         if (changes.status !== undefined && changes.status !== 'active') {
           if ((await tx.sessions.agentState(id)) === 'running') statusSetDuringRun.add(id);
         }
-        await tx.sessions.update(id, changes, now());
+        await tx.sessions.update(id, changes, now(), { requested: true });
         return summary(tx, id);
       });
       publishUpdated(row);

@@ -1,3 +1,4 @@
+import type { ApprovalRule } from '../../src-shared/approval-rules.js';
 import type { ApiKeyRecord, AuthSessionRecord } from '../store/credentials.js';
 import type { Repos } from '../store/storage.js';
 import type { UserRecord } from '../store/users.js';
@@ -8,6 +9,7 @@ import type {
   WorkspaceRecord,
   WorkspaceSettingsRecord,
 } from '../store/workspaces.js';
+import { jsonArrayColumn } from '../store/row.js';
 import { optText, text, type Queryable, type Row } from './rows.js';
 
 function toUser(row: Row): UserRecord {
@@ -178,6 +180,8 @@ export function postgresWorkspaces(sql: Queryable): Repos['workspaces'] {
         settings.approvals = approvals as WorkspaceSettingsRecord['approvals'] & string;
       if (typeof row.approval_timeout_s === 'number')
         settings.approvalTimeoutSeconds = row.approval_timeout_s;
+      const rules = optText(row.approval_rules);
+      if (rules !== undefined) settings.approvalRules = JSON.parse(rules) as ApprovalRule[];
       return settings;
     },
     async putSettings(workspaceId, settings) {
@@ -188,14 +192,15 @@ export function postgresWorkspaces(sql: Queryable): Repos['workspaces'] {
             ? JSON.stringify(settings.command)
             : null;
       await sql`INSERT INTO workspace_settings (workspace_id, agent, command, timeout_ms, allowed_hosts, acp_agent,
-          approvals, approval_timeout_s)
+          approvals, approval_timeout_s, approval_rules)
         VALUES (${workspaceId}, ${settings.agent}, ${command}, ${settings.timeoutMs ?? null},
           ${settings.allowedHosts ? JSON.stringify(settings.allowedHosts) : null}, ${settings.acpAgent ?? null},
-          ${settings.approvals ?? null}, ${settings.approvalTimeoutSeconds ?? null})
+          ${settings.approvals ?? null}, ${settings.approvalTimeoutSeconds ?? null},
+          ${jsonArrayColumn(settings.approvalRules)})
         ON CONFLICT (workspace_id) DO UPDATE SET agent = excluded.agent, command = excluded.command,
           timeout_ms = excluded.timeout_ms, allowed_hosts = excluded.allowed_hosts,
           acp_agent = excluded.acp_agent, approvals = excluded.approvals,
-          approval_timeout_s = excluded.approval_timeout_s`;
+          approval_timeout_s = excluded.approval_timeout_s, approval_rules = excluded.approval_rules`;
     },
     async insert(workspace: WorkspaceRecord) {
       await sql`INSERT INTO workspaces (id, name, created_at) VALUES (${workspace.id}, ${workspace.name}, ${workspace.createdAt})`;

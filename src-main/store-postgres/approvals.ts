@@ -66,6 +66,11 @@ export function postgresApprovals(sql: Queryable): Repos['approvals'] {
         ORDER BY created_at, made_order`;
       return rows.map(toApproval);
     },
+    async recent(workspaceId, limit) {
+      const rows = await sql<Row[]>`SELECT * FROM approvals WHERE workspace_id = ${workspaceId}
+        ORDER BY created_at DESC, made_order DESC LIMIT ${limit}`;
+      return rows.map(toApproval);
+    },
     async allPending() {
       const rows = await sql<
         Row[]

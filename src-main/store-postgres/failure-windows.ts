@@ -54,3 +54,27 @@ export function postgresFailureWindows(sql: Sql, options: FailureWindowOptions) 
     },
   };
 }
+
+/**
+ * Keys remembered for `keepMs` since they were last told (server/auth/rate-limit.ts
+ * `Remembered`), as rows of `failure_windows` in a scope of their own: the window is how long
+ * a key is kept, and the pruning above ends it.
+ */
+export function postgresRemembered(sql: Sql, options: { scope: string; keepMs: number; now: () => number }) {
+  const { scope, keepMs } = options;
+  return {
+    async remember(key: string): Promise<void> {
+      const until = options.now() + keepMs;
+      await sql`
+        INSERT INTO failure_windows (scope, key, failures, reset_at) VALUES (${scope}, ${key}, 0, ${until}::bigint)
+        ON CONFLICT (scope, key) DO UPDATE SET reset_at = excluded.reset_at`;
+    },
+
+    async knows(key: string): Promise<boolean> {
+      const [row] = await sql<{ kept: number }[]>`
+        SELECT 1 AS kept FROM failure_windows
+        WHERE scope = ${scope} AND key = ${key} AND reset_at > ${options.now()}::bigint`;
+      return row !== undefined;
+    },
+  };
+}

@@ -416,6 +416,40 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
   },
   {
     version: 26,
+    name: 'sign-in through an identity provider, and invitations',
+    // As on sql.js (store/migrations.ts says what each table is for).
+    sql: [
+      `CREATE TABLE sign_in_flows (
+        handle_hash TEXT PRIMARY KEY,
+        state_hash TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        code_verifier TEXT NOT NULL,
+        redirect_uri TEXT NOT NULL,
+        return_to TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+      )`,
+      `CREATE INDEX sign_in_flows_by_expiry ON sign_in_flows(expires_at)`,
+      `CREATE TABLE user_identities (
+        issuer TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        user_id TEXT NOT NULL REFERENCES users(id),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (issuer, subject),
+        UNIQUE (user_id, issuer)
+      )`,
+      `CREATE TABLE invitations (
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        email TEXT NOT NULL,
+        invited_by TEXT REFERENCES users(id),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (workspace_id, email)
+      )`,
+      `CREATE INDEX invitations_by_email ON invitations(email)`,
+    ],
+  },
+  {
+    version: 27,
     name: 'setup codes any server process accepts',
     sql: [
       // A server with a public URL prints a setup code instead of a URL with a token
@@ -428,7 +462,33 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
     ],
   },
   {
-    version: 27,
+    version: 28,
+    name: 'who first pushed a session',
+    sql: [
+      // As store/migrations.ts: the key that first pushed a session and the person who made it.
+      `ALTER TABLE session_origins ADD COLUMN pushed_by_key TEXT`,
+      `ALTER TABLE session_origins ADD COLUMN pushed_by_user TEXT`,
+      `UPDATE session_origins SET pushed_by_user =
+        (SELECT author_id FROM sessions WHERE sessions.id = session_origins.session_id)`,
+    ],
+  },
+  {
+    version: 29,
+    name: 'the folder a pushed session ran in on its desktop',
+    sql: ['ALTER TABLE session_origins ADD COLUMN folder TEXT'],
+  },
+  {
+    version: 30,
+    name: "a workspace's approval rules",
+    // As store/migrations.ts: the rules as a JSON array, null when there are none, and the
+    // index the preview of draft rules reads a workspace's latest requests by.
+    sql: [
+      `ALTER TABLE workspace_settings ADD COLUMN approval_rules TEXT`,
+      `CREATE INDEX approvals_by_workspace ON approvals(workspace_id, created_at)`,
+    ],
+  },
+  {
+    version: 31,
     name: 'search finds phrases by the pairs of words next to each other',
     sql: [
       // Each piece gains the pairs of words next to each other (search/postgres-text.ts): a

@@ -150,7 +150,7 @@ export function postgresSessions(sql: Queryable, indexer?: MessageIndexer): Repo
 
     appendMessage,
 
-    async update(id, changes, at) {
+    async update(id, changes, at, options = {}) {
       const [before] = await sql<Array<{ workspace_id: string; author_id: string; status: string }>>`
         SELECT workspace_id, author_id, status FROM sessions WHERE id = ${id} FOR UPDATE`;
       if (!before) return;
@@ -158,13 +158,15 @@ export function postgresSessions(sql: Queryable, indexer?: MessageIndexer): Repo
       if (changes.status !== undefined && wasActive !== (changes.status === 'active')) {
         await notePerson(before.workspace_id, before.author_id, { activeDelta: wasActive ? -1 : 1 });
       }
-      // A stop leaves the session completed; marked with another status, it no longer reads as stopped.
+      // As on sql.js (store/sessions.ts): only the run's own completion keeps a stop's mark.
       const status = changes.status ?? null;
+      const keepsStop =
+        changes.status === undefined || (changes.status === 'completed' && !options.requested);
       await send(
         sql,
         sql`UPDATE sessions SET title = coalesce(${changes.title ?? null}::text, title),
             status = coalesce(${status}::text, status), updated_at = ${at},
-            stopped = CASE WHEN coalesce(${status}::text, 'completed') = 'completed' THEN stopped END
+            stopped = CASE WHEN ${keepsStop}::boolean THEN stopped END
           WHERE id = ${id}`,
       );
     },

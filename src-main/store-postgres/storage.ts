@@ -5,6 +5,7 @@ import { postgresApiKeys, postgresAuthSessions, postgresUsers, postgresWorkspace
 import { postgresApprovals } from './approvals.js';
 import { postgresDirectory } from './directory.js';
 import { postgresHistory } from './history.js';
+import { postgresIdentities, postgresInvitations, postgresSignInFlows } from './identities.js';
 import { pipelined, type Queryable } from './rows.js';
 import { postgresRuns } from './runs.js';
 import type { MessageIndexer } from './search.js';
@@ -25,6 +26,9 @@ export function postgresRepos(sql: Queryable, indexer?: MessageIndexer): Repos {
     approvals: postgresApprovals(sql),
     sessionOrigins: postgresSessionOrigins(sql),
     directory: postgresDirectory(sql),
+    signInFlows: postgresSignInFlows(sql),
+    identities: postgresIdentities(sql),
+    invitations: postgresInvitations(sql),
   };
 }
 

@@ -101,6 +101,15 @@ export function createApprovalsRepository(db: Db) {
         .all(`SELECT ${COLUMNS} FROM approvals WHERE session_id = ? ORDER BY created_at, rowid`, [sessionId])
         .map(toApproval);
     },
+    /** A workspace's latest requests, decided or not, the latest first. */
+    recent(workspaceId: string, limit: number): ApprovalRecord[] {
+      return db
+        .all(
+          `SELECT ${COLUMNS} FROM approvals WHERE workspace_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`,
+          [workspaceId, limit],
+        )
+        .map(toApproval);
+    },
     /** Every pending request, of any workspace: at start, those of runs that died with the server. */
     allPending(): ApprovalRecord[] {
       return db

@@ -492,13 +492,84 @@ export const MIGRATIONS: Migration[] = [
   },
   {
     version: 26,
+    name: 'sign-in through an identity provider, and invitations',
+    sql: [
+      // A sign-in on its way through the identity provider (identity/sign-in-flows.ts): kept in
+      // the database so that the provider's answer may reach any server process. The browser
+      // holds the handle in a cookie; only hashes of it and of the state are kept. Used once.
+      // redirect_uri is the one the provider was sent, which the code's exchange must repeat.
+      `CREATE TABLE sign_in_flows (
+        handle_hash TEXT PRIMARY KEY,
+        state_hash TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        code_verifier TEXT NOT NULL,
+        redirect_uri TEXT NOT NULL,
+        return_to TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+      )`,
+      `CREATE INDEX sign_in_flows_by_expiry ON sign_in_flows(expires_at)`,
+      // Who a person is at an identity provider (its issuer and their subject there), once
+      // their verified email matched an account: the link is preferred to the email afterwards.
+      // An account has at most one identity per provider.
+      `CREATE TABLE user_identities (
+        issuer TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        user_id TEXT NOT NULL REFERENCES users(id),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (issuer, subject),
+        UNIQUE (user_id, issuer)
+      )`,
+      // An owner's invitation of an email that has no account yet: it becomes a membership
+      // when an account with that email comes to be.
+      `CREATE TABLE invitations (
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        email TEXT NOT NULL,
+        invited_by TEXT REFERENCES users(id),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (workspace_id, email)
+      )`,
+      `CREATE INDEX invitations_by_email ON invitations(email)`,
+    ],
+  },
+  {
+    version: 27,
     name: 'setup codes any server process accepts',
     // Only a team server's processes share them (on PostgreSQL, setup_codes); the desktop is
     // one process and keeps its code in memory. The step is here to keep the two lists alike.
     sql: [],
   },
   {
-    version: 27,
+    version: 28,
+    name: 'who first pushed a session',
+    sql: [
+      // Only the key that first pushed a session, or the person who made that key, may extend
+      // it. A session pushed before this step was pushed by its author, as far as is known.
+      `ALTER TABLE session_origins ADD COLUMN pushed_by_key TEXT`,
+      `ALTER TABLE session_origins ADD COLUMN pushed_by_user TEXT`,
+      `UPDATE session_origins SET pushed_by_user =
+        (SELECT author_id FROM sessions WHERE sessions.id = session_origins.session_id)`,
+    ],
+  },
+  {
+    version: 29,
+    name: 'the folder a pushed session ran in on its desktop',
+    // Where its changes are: the team server has the transcript, not the files.
+    sql: ['ALTER TABLE session_origins ADD COLUMN folder TEXT'],
+  },
+  {
+    version: 30,
+    name: "a workspace's approval rules",
+    sql: [
+      // A JSON array of { kind?, pattern?, decision }, checked in order before anyone is asked;
+      // null when there are none (the approvals column decides every request, as before).
+      `ALTER TABLE workspace_settings ADD COLUMN approval_rules TEXT`,
+      // The preview of draft rules reads a workspace's latest requests, decided or not.
+      `CREATE INDEX approvals_by_workspace ON approvals(workspace_id, created_at)`,
+    ],
+  },
+  {
+    version: 31,
     name: 'search finds phrases by the pairs of words next to each other',
     // Nothing here: the desktop's FTS5 index keeps every word's positions. The step changes
     // the team server's index in its database (store-postgres/migrations.ts).

@@ -2,6 +2,11 @@ import { createApprovalsRepository } from './approvals.js';
 import { createApiKeysRepository, createAuthSessionsRepository } from './credentials.js';
 import { createDirectoryRepository } from './directory.js';
 import { createHistoryRepository } from './history.js';
+import {
+  createIdentitiesRepository,
+  createInvitationsRepository,
+  createSignInFlowsRepository,
+} from './identities.js';
 import { createRunsRepository } from './runs.js';
 import { createSessionOriginsRepository } from './session-origins.js';
 import { createSessionsRepository } from './sessions.js';
@@ -21,6 +26,9 @@ export function createRepositories(db: Db) {
     approvals: createApprovalsRepository(db),
     sessionOrigins: createSessionOriginsRepository(db),
     directory: createDirectoryRepository(db),
+    signInFlows: createSignInFlowsRepository(db),
+    identities: createIdentitiesRepository(db),
+    invitations: createInvitationsRepository(db),
   };
 }
 export type Repositories = ReturnType<typeof createRepositories>;

@@ -18,3 +18,8 @@ export function num(value: SqlValue | undefined): number {
 export function optNum(value: SqlValue | undefined): number | undefined {
   return value === null || value === undefined ? undefined : num(value);
 }
+
+/** A column holding a JSON array (approval rules, say): its JSON, null when it has no items. */
+export function jsonArrayColumn(items: readonly unknown[] | undefined): string | null {
+  return items && items.length > 0 ? JSON.stringify(items) : null;
+}

@@ -25,7 +25,7 @@ export interface ListPosition {
 
 const ORIGIN_JOIN = 'LEFT JOIN session_origins o ON o.session_id = s.id';
 const SUMMARY_FROM = `sessions s JOIN users u ON u.id = s.author_id ${ORIGIN_JOIN}`;
-const ORIGIN_COLUMNS = ['machine', 'author_name', 'author_email', 'pushed_at'];
+const ORIGIN_COLUMNS = ['machine', 'author_name', 'author_email', 'pushed_at', 'folder'];
 /**
  * The same columns for one session. Measured in sql.js, a JOIN made finding one session
  * several times slower than these subqueries (users: 40 us against 12 us; the LEFT JOIN of

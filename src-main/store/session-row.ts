@@ -60,7 +60,7 @@ export const SUMMARY_COLUMNS = `s.id, s.workspace_id, s.title, s.status, s.creat
   s.message_count, s.first_preview, s.last_preview, s.transcript_bytes, s.agent_kind, s.usage_input,
   s.usage_output, s.usage_cache_read, s.usage_cache_write, s.usage_cost_usd, ${AGENT_STATE}, s.source_kind,
   s.source_path, s.source_cwd, s.source_conversation_id, s.isolation, CASE WHEN s.stopped THEN 1 END, s.usage_unpriced_runs,
-  s.usage_unpriced_models, s.acp_agent, o.machine, o.author_name, o.author_email, o.pushed_at`;
+  s.usage_unpriced_models, s.acp_agent, o.machine, o.author_name, o.author_email, o.pushed_at, o.folder`;
 /** Maps a row of SUMMARY_COLUMNS; the list reads thousands, so it assigns field by field. */
 export function toSessionRow(r: Row): SessionRow {
   const row: SessionRow = {
@@ -113,6 +113,7 @@ export function toSessionRow(r: Row): SessionRow {
       author: { name: str(r[36]), email: str(r[37]) },
       pushedAt: str(r[38]),
     };
+    if (r[39] !== null && r[39] !== undefined) row.pushedFrom.folder = str(r[39]);
   }
   return row;
 }

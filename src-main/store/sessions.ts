@@ -146,7 +146,17 @@ export function createSessionsRepository(db: Db) {
 
     appendMessage,
 
-    update(id: string, changes: { title?: string; status?: SessionStatus }, at: string): void {
+    /**
+     * Title and status. A stop leaves the session completed and marked `stopped`; another status
+     * takes the mark away, and so does any status set through the API (`requested`, a PATCH):
+     * marked completed by someone, a stopped session reads as completed.
+     */
+    update(
+      id: string,
+      changes: { title?: string; status?: SessionStatus },
+      at: string,
+      options: { requested?: boolean } = {},
+    ): void {
       const before = db.first('SELECT workspace_id, author_id, status FROM sessions WHERE id = ?', [id]);
       if (!before) return;
       db.changed(id);
@@ -154,12 +164,13 @@ export function createSessionsRepository(db: Db) {
       if (changes.status !== undefined && wasActive !== (changes.status === 'active')) {
         notePerson(str(before[0]), str(before[1]), { activeDelta: wasActive ? -1 : 1 });
       }
-      // A stop leaves the session completed; marked with another status, it no longer reads as stopped.
+      const keepsStop =
+        changes.status === undefined || (changes.status === 'completed' && !options.requested);
       db.run(
         `UPDATE sessions SET title = coalesce(?, title), status = coalesce(?, status), updated_at = ?,
-           stopped = CASE WHEN coalesce(?, 'completed') = 'completed' THEN stopped END
+           stopped = CASE WHEN ? THEN stopped END
          WHERE id = ?`,
-        [changes.title ?? null, changes.status ?? null, at, changes.status ?? null, id],
+        [changes.title ?? null, changes.status ?? null, at, keepsStop ? 1 : 0, id],
       );
     },
 

@@ -1,7 +1,8 @@
+import type { ApprovalRule } from '../../src-shared/approval-rules.js';
 import type { ApprovalMode } from '../../src-shared/approvals.js';
 import type { AgentKind } from '../../src-shared/constants.js';
 import type { Db } from './sqljs.js';
-import { optStr, str } from './row.js';
+import { jsonArrayColumn, optStr, str } from './row.js';
 
 export type Role = 'owner' | 'member';
 
@@ -40,13 +41,16 @@ export interface WorkspaceSettingsRecord {
   /** `ask`: agents' requests wait for a decision; absent means `auto`. */
   approvals?: ApprovalMode;
   approvalTimeoutSeconds?: number;
+  /** Checked in order before anyone is asked; absent when there are none. */
+  approvalRules?: ApprovalRule[];
 }
 
 export function createWorkspacesRepository(db: Db) {
   return {
     settings(workspaceId: string): WorkspaceSettingsRecord | null {
       const row = db.first(
-        `SELECT agent, command, timeout_ms, allowed_hosts, acp_agent, approvals, approval_timeout_s
+        `SELECT agent, command, timeout_ms, allowed_hosts, acp_agent, approvals, approval_timeout_s,
+           approval_rules
          FROM workspace_settings WHERE workspace_id = ?`,
         [workspaceId],
       );
@@ -67,17 +71,19 @@ export function createWorkspacesRepository(db: Db) {
       const approvals = optStr(row[5]);
       if (approvals !== undefined) settings.approvals = approvals as ApprovalMode;
       if (typeof row[6] === 'number') settings.approvalTimeoutSeconds = row[6];
+      const rules = optStr(row[7]);
+      if (rules !== undefined) settings.approvalRules = JSON.parse(rules) as ApprovalRule[];
       return settings;
     },
     putSettings(workspaceId: string, settings: WorkspaceSettingsRecord): void {
       db.run(
         `INSERT INTO workspace_settings (workspace_id, agent, command, timeout_ms, allowed_hosts, acp_agent,
-           approvals, approval_timeout_s)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+           approvals, approval_timeout_s, approval_rules)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (workspace_id) DO UPDATE SET agent = excluded.agent, command = excluded.command,
            timeout_ms = excluded.timeout_ms, allowed_hosts = excluded.allowed_hosts,
            acp_agent = excluded.acp_agent, approvals = excluded.approvals,
-           approval_timeout_s = excluded.approval_timeout_s`,
+           approval_timeout_s = excluded.approval_timeout_s, approval_rules = excluded.approval_rules`,
         [
           workspaceId,
           settings.agent,
@@ -91,6 +97,7 @@ export function createWorkspacesRepository(db: Db) {
           settings.acpAgent ?? null,
           settings.approvals ?? null,
           settings.approvalTimeoutSeconds ?? null,
+          jsonArrayColumn(settings.approvalRules),
         ],
       );
     },

@@ -6,7 +6,7 @@ import { keys, useMe, useSetupStatus } from './api/queries';
 import { EmptyState, ErrorState, Loading } from './components/States';
 import { Shell } from './components/Shell';
 import { SetupPage } from './features/auth/SetupPage';
-import { SignInForm, SignInPage } from './features/auth/SignInForm';
+import { SignInChoices, SignInPage } from './features/auth/SignInForm';
 import { SessionsPage } from './features/sessions/SessionsPage';
 import { PageTitle } from './lib/use-page-title';
 import { useWorkspaceState, WorkspaceProvider } from './lib/workspace';
@@ -19,6 +19,7 @@ const pageLoaders = {
   newSession: () => import('./features/sessions/NewSessionPage').then((m) => ({ default: m.NewSessionPage })),
   session: () => import('./features/sessions/SessionPage').then((m) => ({ default: m.SessionPage })),
   agent: () => import('./features/settings/AgentPage').then((m) => ({ default: m.AgentPage })),
+  approvals: () => import('./features/settings/ApprovalsPage').then((m) => ({ default: m.ApprovalsPage })),
   api: () => import('./features/settings/ApiPage').then((m) => ({ default: m.ApiPage })),
   history: () => import('./features/settings/HistoryPage').then((m) => ({ default: m.HistoryPage })),
   keys: () => import('./features/settings/KeysPage').then((m) => ({ default: m.KeysPage })),
@@ -30,6 +31,7 @@ const pageLoaders = {
 const NewSessionPage = lazy(pageLoaders.newSession);
 const SessionPage = lazy(pageLoaders.session);
 const AgentPage = lazy(pageLoaders.agent);
+const ApprovalsPage = lazy(pageLoaders.approvals);
 const ApiPage = lazy(pageLoaders.api);
 const HistoryPage = lazy(pageLoaders.history);
 const KeysPage = lazy(pageLoaders.keys);
@@ -72,7 +74,7 @@ function SignInAgain({ email, onDone }: { email: string; onDone: () => void }) {
       <div className="auth-card">
         <h2 id="expired-title">Your sign-in has expired</h2>
         <p className="muted">Sign in again to carry on; nothing you typed is lost.</p>
-        <SignInForm defaultEmail={email} onSignedIn={onDone} />
+        <SignInChoices defaultEmail={email} onSignedIn={onDone} />
       </div>
     </div>
   );
@@ -162,6 +164,14 @@ function Routed() {
           }
         />
         <Route
+          path="/settings/approvals"
+          element={
+            <Page title="Approvals">
+              <ApprovalsPage />
+            </Page>
+          }
+        />
+        <Route
           path="/settings/api"
           element={
             <Page title="API">
@@ -194,7 +204,14 @@ function Routed() {
   );
 }
 
-export function App({ launchTokenRefused = false }: { launchTokenRefused?: boolean }) {
+export function App({
+  launchTokenRefused = false,
+  signInError = null,
+}: {
+  launchTokenRefused?: boolean;
+  /** Why a sign-in through the identity provider was refused, from the address it came back to. */
+  signInError?: string | null;
+}) {
   const client = useQueryClient();
   const setup = useSetupStatus();
   const me = useMe();
@@ -221,7 +238,8 @@ export function App({ launchTokenRefused = false }: { launchTokenRefused?: boole
         />
       );
     }
-    if (me.error instanceof ApiError && me.error.status === 401) return <SignInPage />;
+    if (me.error instanceof ApiError && me.error.status === 401)
+      return <SignInPage signInError={signInError} />;
     return <ErrorState error={me.error ?? setup.error} onRetry={() => void me.refetch()} />;
   }
   return (

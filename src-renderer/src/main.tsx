@@ -5,6 +5,7 @@ import { BrowserRouter } from 'react-router';
 import { ApiError } from './api/client';
 import { App } from './app';
 import { presentLaunchToken } from './api/launch-token';
+import { takeSignInError } from './api/sign-in-error';
 import './styles.css';
 
 const queryClient = new QueryClient({
@@ -20,13 +21,14 @@ const queryClient = new QueryClient({
 
 const root = document.getElementById('root');
 if (!root) throw new Error('index.html has no #root element');
+const signInError = takeSignInError();
 // Before the first request: whether this browser may set up depends on the token.
 void presentLaunchToken().then(({ refused }) =>
   createRoot(root).render(
     <StrictMode>
       <QueryClientProvider client={queryClient}>
         <BrowserRouter>
-          <App launchTokenRefused={refused} />
+          <App launchTokenRefused={refused} signInError={signInError} />
         </BrowserRouter>
       </QueryClientProvider>
     </StrictMode>,

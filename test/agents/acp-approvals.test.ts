@@ -121,7 +121,7 @@ describe('approvals of an ACP agent (Gemini CLI)', requireTools(gemini), () => {
       // The request stands in the transcript where it was made, the command in full, with its choices.
       const [asked] = approvalNotices(waiting);
       expect(asked).toContain('$ echo done > out.txt');
-      expect(asked).toContain('Choices: Allow for this session · Allow · Reject');
+      expect(asked).toContain('Choices: Allow for this session · Allow once (the agent\'s "Allow") · Reject');
       await expect
         .poll(() => stream.events.map((e) => (e.data as { type: string }).type), { timeout: 10_000 })
         .toContain('approval.created');
@@ -207,7 +207,7 @@ describe('approvals of an ACP agent (Gemini CLI)', requireTools(gemini), () => {
       expect(existsSync(output)).toBe(true);
       expect(session.agentState).toBeUndefined();
       expect(approvalNotices(session).at(-1)).toBe(
-        'Allow (Allow once): decided with the API key "inbox bot".',
+        'Allow once (the agent\'s "Allow"): decided with the API key "inbox bot".',
       );
       expect(await pendingApprovals(server, cookie, owner.organizationId, sessionId)).toEqual([]);
       await expect

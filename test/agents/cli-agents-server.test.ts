@@ -299,7 +299,11 @@ describe('what a run records', () => {
         type: 'result',
         subtype: 'error',
         is_error: true,
-        result: demand,
+        // Its model never answered: the result says what Session Desk finds missing (this test's
+        // Codex has no sign-in), after Codex's own words.
+        result: expect.stringMatching(
+          /^We’re currently experiencing high demand, which may cause temporary errors\.\n\nCodex has no sign-in: /u,
+        ),
         duration_ms: expect.any(Number),
         num_turns: 0,
         error_subtype: 'turn_failed',
@@ -476,17 +480,40 @@ describe('choosing an agent CLI', () => {
       'qwen-code',
       'claude-code',
       'codex',
+      'amp-acp',
       'auggie',
+      'cline',
+      'cortex-code',
+      'corust-agent',
+      'cursor',
+      'devin',
+      'dimcode',
+      'dirac',
       'factory-droid',
       'github-copilot',
+      'github-copilot-cli',
+      'glm-acp-agent',
+      'goose',
+      'grok-build',
+      'harn',
+      'junie',
+      'kilo',
       'kimi',
-      'mistral-vibe',
-      'qoder',
+      'nova',
+      'pi-acp',
+      'poolside',
+      'sigit',
+      'stakpak',
     ]);
     expect(acp.map((a) => a.tested)).toEqual([
       ...Array<boolean>(5).fill(true),
-      ...Array<boolean>(6).fill(false),
+      ...Array<boolean>(24).fill(false),
     ]);
+    // Each with how it is installed: an npm package's command, else its makers' way.
+    expect(agents.find((a) => a.acpAgent === 'auggie')).toMatchObject({
+      install: 'npm install -g @augmentcode/auggie',
+    });
+    expect(agents.find((a) => a.acpAgent === 'goose')).not.toHaveProperty('install');
     expect(agents[5]).toMatchObject({ acpAgent: 'gemini', envVar: 'SESSIONDESK_GEMINI_BIN' });
     expect(agents[3]).toMatchObject({ path: join(dir, 'codex'), envVar: 'SESSIONDESK_CODEX_BIN' });
     expect(agents[2]!.problem).toContain('SESSIONDESK_CLAUDE_BIN');

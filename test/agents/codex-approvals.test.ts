@@ -164,7 +164,9 @@ describe('approvals of Codex through its ACP adapter', requireTools(codexAcp), (
       });
       expect(readFileSync(output, 'utf8')).toBe('done\n');
       expect(session.agentState).toBeUndefined();
-      expect(approvalNotices(session).at(-1)).toContain('Yes, proceed (Allow once): decided by User owner.');
+      expect(approvalNotices(session).at(-1)).toContain(
+        'Allow once (the agent\'s "Yes, proceed"): decided by User owner.',
+      );
     },
   );
 
@@ -300,7 +302,7 @@ describe('Codex run natively, in a workspace that asks', requireTools(codex), ()
         : [],
     );
     expect(notices).toContain(
-      'This workspace asks before agents act, but this agent cannot put its requests to Session Desk: it runs unattended in its sandbox, as with approvals set to auto. Claude Code and the agents that speak the Agent Client Protocol can be asked. Codex is asked through its ACP adapter (codex-acp): choose "Codex (Agent Client Protocol)" in Settings › Agent.',
+      'This workspace asks before agents act, but this agent cannot put its requests to Session Desk: it runs unattended in its sandbox, as with approvals set to auto. Claude Code, the agents that speak the Agent Client Protocol and the demo agent can be asked. Codex is asked through its ACP adapter (codex-acp): choose "Codex (Agent Client Protocol)" in Settings › Agent.',
     );
     // The name it gives is the one Settings › Agent lists.
     const listed = (await (await asUser(server, cookie, 'GET', '/api/agents')).json()) as {

@@ -186,7 +186,13 @@ describe('the demo workspace', () => {
         }),
       });
       expect(setup.status).toBe(201);
-      expect(await status()).toEqual({ needed: false, demo: true, demoAvailable: true, launchToken: false });
+      expect(await status()).toEqual({
+        needed: false,
+        demo: true,
+        demoAvailable: true,
+        launchToken: false,
+        setupCode: false,
+      });
       expect((await demo()).status).toBe(409);
     } finally {
       await server.dispose();

@@ -23,15 +23,13 @@ afterEach(() => {
 });
 
 describe("a run's usage read from its CLI's own session file", () => {
-  it('Codex: the thread’s last totals, less what the conversation used before the run', async () => {
+  it('Codex: the responses after the run’s prompt, each record’s own tokens', async () => {
     const read = CLI_KIND_SPECS.codex.loggedUsage!;
     const env = { CODEX_HOME: join(HISTORY, 'codex', '0.169.0', 'resume') };
     const conversationId = '01a210f1-afd0-77b3-84d1-8fe48ebf91db';
-    expect(await read({ env, conversationId, usageBefore: usage(800, 9, 0), prompt: SECOND_PROMPT })).toEqual(
-      usage(50, 10, 800),
-    );
-    // Without earlier runs, the whole thread is the run's.
-    expect(await read({ env, conversationId, prompt: SECOND_PROMPT })).toEqual(usage(850, 19, 800));
+    expect(await read({ env, conversationId, prompt: SECOND_PROMPT })).toEqual(usage(50, 10, 800));
+    // The file's last turn is not this prompt's: the run never reached the CLI's file.
+    expect(await read({ env, conversationId, prompt: FIRST_PROMPT })).toBeNull();
     expect(await read({ env, conversationId: 'another-thread', prompt: SECOND_PROMPT })).toBeNull();
   });
 

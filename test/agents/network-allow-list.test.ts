@@ -18,6 +18,7 @@ import { agentCliTool, bubblewrapTool, curlTool } from '../helpers/tools.js';
 const bwrap = bubblewrapTool();
 
 const PROBE = join(import.meta.dirname, '../fixtures/network-probe-agent.mjs');
+const LOOPBACK_PROBE = join(import.meta.dirname, '../fixtures/sandbox-loopback-probe-agent.mjs');
 
 interface CurlRun {
   code: number | null;
@@ -59,11 +60,12 @@ describe("a workspace's network allow-list (bubblewrap, curl)", requireTools(bwr
   async function probeWith(
     allowedHosts: string[],
     url: string,
+    probe = PROBE,
   ): Promise<{ session: SessionFull; server: TestServer }> {
     const server = await startTestServer({ agentEnv: { PATH: process.env.PATH } });
     cleanups.push(() => server.dispose());
     const owner = await seedWorkspace(server);
-    await writeNamedCommands(server.dataDir, { probe: [process.execPath, PROBE, '{prompt}'] });
+    await writeNamedCommands(server.dataDir, { probe: [process.execPath, probe, '{prompt}'] });
     const chosen = await asUser(
       server,
       owner.user.cookie,
@@ -100,6 +102,20 @@ describe("a workspace's network allow-list (bubblewrap, curl)", requireTools(bwr
       https_proxy: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/u),
       NO_PROXY: '',
     });
+  }, 90_000);
+
+  it("reaches a server of the agent's own on the sandbox's loopback, which the proxy never sees", async () => {
+    const { session } = await probeWith(['example.invalid'], 'Call your own server', LOOPBACK_PROBE);
+    expect(session.status, JSON.stringify(session.messages.at(-1))).toBe('completed');
+    const report = reportOf(session) as unknown as {
+      answer: string;
+      proxied: CurlRun;
+      tunnel: CurlRun;
+    };
+    // Through the proxy variables, as OpenCode calls its own server: served inside, not refused.
+    expect(report.proxied).toMatchObject({ code: 0, stdout: report.answer });
+    expect(report.tunnel).toMatchObject({ code: 0, stdout: report.answer });
+    expect(JSON.stringify(session.messages)).not.toContain('Session Desk refused the connection');
   }, 90_000);
 
   it('refuses a host the list leaves out, saying which and why', async () => {

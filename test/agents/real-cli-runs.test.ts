@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -57,13 +57,20 @@ const usage = (input: number, output: number, cacheRead: number, costUsd?: numbe
   ...(costUsd === undefined ? {} : { costUsd }),
 });
 /**
- * A session's usage with `runs` runs whose cost is unknown: the runs here name no model, and a
- * run that reports no cost (stopped, or Codex and Gemini CLI) has nothing to price it by.
+ * A session's usage with `runs` runs whose cost is unknown: the Codex and Gemini CLI runs here
+ * name no priced model, and a run that reports no cost has nothing to price it by.
  */
 const withUnknownCost = (sessionUsage: object, runs: number) => ({
   ...sessionUsage,
   costUnknown: { runs, models: [] },
 });
+/**
+ * The Claude model the stopped and crashed runs ask for: chosen, as an installed CLI's default
+ * model changes with its version. At $3 in, $15 out and $0.30 cache reads per million tokens, a
+ * run's logged 300 in, 20 out and 100 read from the cache cost $0.00123.
+ */
+const CLAUDE_MODEL = 'claude-sonnet-4-5';
+const CLAUDE_STOPPED_COST = (300 * 3 + 20 * 15 + 100 * 0.3) / 1_000_000;
 const claudeUsage = (input: number, output: number, cacheRead: number) => ({
   input_tokens: input,
   output_tokens: output,
@@ -168,10 +175,10 @@ const LONG_TOOL_RUNS = [
   {
     kind: 'claude-code' as const,
     script: CLAUDE_LONG_TOOL,
+    model: CLAUDE_MODEL,
     // From Claude Code's own session file (it prints no result when stopped, and its stream
-    // printed the response's usage as it started: an output of 1). The session's model has no
-    // price: no cost.
-    stopped: usage(300, 20, 100),
+    // printed the response's usage as it started: an output of 1), priced by the table.
+    stopped: usage(300, 20, 100, CLAUDE_STOPPED_COST),
     // The follow-up's own response, as the CLI's result line counts it, with its cost.
     followUp: { ...usage(400, 7, 300), costUsd: expect.any(Number) as number },
   },
@@ -241,6 +248,7 @@ describe.each(LONG_TOOL_RUNS)('a stopped $kind run', (c) => {
     const created = await createSession(server, cookie, {
       organizationId: owner.organizationId,
       initialMessage: 'Wait. LONG-TOOL',
+      ...('model' in c ? { model: c.model } : {}),
     });
     await waitForToolUse(server, cookie, created.id);
     return { server, cookie, created };
@@ -259,7 +267,7 @@ describe.each(LONG_TOOL_RUNS)('a stopped $kind run', (c) => {
     const result = session.messages.at(-1);
     expect(result).toMatchObject({ type: 'result', stopped: true });
     expect(result?.type === 'result' && result.usage).toEqual(c.stopped);
-    expect(session.usage).toEqual(withUnknownCost(c.stopped, 1));
+    expect(session.usage).toEqual('costUsd' in c.stopped ? c.stopped : withUnknownCost(c.stopped, 1));
   });
 
   it('interrupted by a follow-up: its usage is kept, and the follow-up counts its own', needs(), async () => {
@@ -274,8 +282,14 @@ describe.each(LONG_TOOL_RUNS)('a stopped $kind run', (c) => {
     expect(results[1]).toMatchObject({ subtype: 'success', result: 'Carrying on.', usage: c.followUp });
     const second = (results[1] as { usage: Usage & { costUsd?: number } }).usage;
     // The session's usage is the sum of both runs' own; what has no cost is counted apart.
-    const unknownRuns = second.costUsd === undefined ? 2 : 1;
-    expect(session.usage).toEqual(withUnknownCost(sum(c.stopped, second), unknownRuns));
+    const unknownRuns = ['costUsd' in c.stopped, second.costUsd !== undefined].filter(
+      (priced) => !priced,
+    ).length;
+    const summed = sum(c.stopped, second);
+    // Dollars add up to the micro-cent, not to the last bit of a float.
+    const total =
+      summed.costUsd === undefined ? summed : { ...summed, costUsd: expect.closeTo(summed.costUsd, 9) };
+    expect(session.usage).toEqual(unknownRuns === 0 ? total : withUnknownCost(total, unknownRuns));
   });
 });
 
@@ -358,6 +372,7 @@ describe(
         const created = await createSession(byUrl(first.url), cookie, {
           organizationId: seeded.organizationId,
           initialMessage: 'Wait. LONG-TOOL',
+          model: CLAUDE_MODEL,
         });
         await waitForToolUse(byUrl(first.url), cookie, created.id);
         // The crash comes once the CLI has logged the response in its own file: in an
@@ -384,10 +399,10 @@ describe(
           message: { content: [{ type: 'tool_result' }] },
         });
         // What the CLI logged of its first response in its own session file (printed output
-        // went with the server); the session's model has no price, so no cost.
-        const used = usage(300, 20, 100);
+        // went with the server), priced by the table.
+        const used = usage(300, 20, 100, CLAUDE_STOPPED_COST);
         expect(after.messages.at(-1)).toMatchObject({ type: 'result', is_error: true, usage: used });
-        expect(after.usage).toEqual(withUnknownCost(used, 1));
+        expect(after.usage).toEqual(used);
       },
     );
   },
@@ -433,6 +448,57 @@ describe('a Codex run stopped in its follow-up', requireTools(agentCliTool('code
       expect(results.map((r) => r.usage)).toEqual([usage(500, 10, 0), usage(890, 20, 110)]);
       expect(results[1]).toMatchObject({ stopped: true });
       expect(session.usage).toEqual(withUnknownCost(usage(1390, 30, 110), 2));
+    },
+  );
+
+  it(
+    'counts the responses it was served, though the thread’s logged totals leave out earlier turns',
+    { timeout: 120_000 },
+    async () => {
+      // Codex restores a resumed thread's totals from the earlier turns' token_usage_records
+      // only: a conversation whose first turn was logged without one (by another writer of the
+      // file) has totals that start at the resume, less than Session Desk's earlier runs.
+      const { server, owner, cookie } = await serverWith('codex', [
+        {
+          match: 'UNRECORDED-FIRST',
+          turns: [
+            {
+              output: { text: 'Ready.' },
+              usage: { input_tokens: 110, output_tokens: 11, cached_tokens: 0, reasoning_tokens: 0 },
+            },
+            {
+              output: { call: 'exec_command', arguments: { cmd: WAIT_COMMAND } },
+              usage: { input_tokens: 1000, output_tokens: 200, cached_tokens: 0, reasoning_tokens: 0 },
+            },
+          ],
+        },
+      ]);
+      const created = await createSession(server, cookie, {
+        organizationId: owner.organizationId,
+        initialMessage: 'Get ready. UNRECORDED-FIRST',
+      });
+      await waitForResults(server, cookie, created.id, 1, 60_000);
+      const sessions = join(cliHomePath(server.sandboxRoot, created.id), 'codex', 'sessions');
+      for (const name of readdirSync(sessions, { recursive: true, encoding: 'utf8' })) {
+        if (!name.endsWith('.jsonl')) continue;
+        const lines = readFileSync(join(sessions, name), 'utf8').split('\n');
+        writeFileSync(
+          join(sessions, name),
+          lines.filter((l) => !l.includes('"token_usage_record"')).join('\n'),
+        );
+      }
+      const posted = await asUser(server, cookie, 'POST', `/api/sessions/${created.id}/messages`, {
+        content: 'Now wait.',
+      });
+      expect(posted.status, await posted.clone().text()).toBe(201);
+      const waiting = () => runProcesses(created.id).some((p) => p.cmdline.includes('120000'));
+      await expect.poll(waiting, { timeout: 60_000, interval: 100 }).toBe(true);
+      const stop = await asUser(server, cookie, 'POST', `/api/sessions/${created.id}/stop`);
+      expect(stop.status, await stop.clone().text()).toBe(200);
+      const session = await waitForResults(server, cookie, created.id, 2, 30_000);
+      const results = session.messages.filter((m) => m.type === 'result');
+      expect(results.map((r) => r.usage)).toEqual([usage(110, 11, 0), usage(1000, 200, 0)]);
+      expect(session.usage).toEqual(withUnknownCost(usage(1110, 211, 0), 2));
     },
   );
 });

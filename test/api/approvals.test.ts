@@ -1,4 +1,7 @@
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { writeNamedCommands } from '../../src-main/agents/kinds/command/named-commands.js';
+import { ROOT } from '../helpers/cli.js';
 import { useCleanups } from '../helpers/cleanups.js';
 import { sessionNow } from '../helpers/approvals.js';
 import { until } from '../helpers/until.js';
@@ -37,8 +40,13 @@ describe('the approvals setting and the inbox', () => {
 
   it('says so in the transcript when the agent cannot be asked', async () => {
     const { server, owner, cookie } = await setUp();
+    // A command the administrator defined prints its transcript: it has no way to ask.
+    await writeNamedCommands(server.dataDir, {
+      fake: [process.execPath, join(ROOT, 'test', 'fixtures', 'fake-agent.mjs'), '{prompt}', '{model}'],
+    });
     const put = await asUser(server, cookie, 'PUT', `/api/workspaces/${owner.organizationId}/agent`, {
-      agent: 'demo',
+      agent: 'command',
+      commandName: 'fake',
       approvals: 'ask',
     });
     expect(put.status).toBe(200);

@@ -235,6 +235,11 @@ const VOLATILE_TABLES = new Set(['failure_windows']);
 interface FuzzDatabase {
   /** A digest of every row of every table, volatile columns left out. */
   fingerprint(): Promise<string>;
+  /**
+   * How many sessions an agent runs whose working folder is still being made: the agent writes
+   * its branch once its clone is ready (the demo agent's sample project too), seconds later.
+   */
+  preparing(): Promise<number>;
   /** Removes the workspaces' `command` agents, answering the rows removed. */
   removeCommandAgents(): Promise<unknown[]>;
   /** sql.js's `PRAGMA integrity_check` ('ok'); null on PostgreSQL, which checks its own pages. */
@@ -278,6 +283,11 @@ async function openFuzzDatabase(server: TestServer): Promise<FuzzDatabase> {
       }
       return hash.digest('hex');
     },
+    async preparing() {
+      const [row] = await sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM sessions WHERE agent_state = 'running' AND branch IS NULL`;
+      return row?.n ?? 0;
+    },
     async removeCommandAgents() {
       return [
         ...(await sql`DELETE FROM workspace_settings WHERE agent = 'command' RETURNING workspace_id, command`),
@@ -310,6 +320,10 @@ function sqljsDatabase(server: TestServer): FuzzDatabase {
       }
       return Promise.resolve(hash.digest('hex'));
     },
+    preparing() {
+      const row = db.first("SELECT count(*) FROM sessions WHERE agent_state = 'running' AND branch IS NULL");
+      return Promise.resolve(Number(row?.[0] ?? 0));
+    },
     async removeCommandAgents() {
       const rows = db.all("SELECT workspace_id, command FROM workspace_settings WHERE agent = 'command'");
       if (rows.length > 0)
@@ -325,16 +339,19 @@ const fingerprint = () => fx.db.fingerprint();
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Waits until writes set off by an accepted request (an agent starting) have landed. */
+/**
+ * Waits until writes set off by an accepted request (an agent starting, its working folder made)
+ * have landed: the data unchanged, and no agent still making its folder.
+ */
 async function settle(): Promise<void> {
   let last = await fingerprint();
-  for (let i = 0; i < 100; i += 1) {
+  for (let i = 0; i < 1000; i += 1) {
     await sleep(15);
     const next = await fingerprint();
-    if (next === last) return;
+    if (next === last && (await fx.db.preparing()) === 0) return;
     last = next;
   }
-  throw new Error('the data kept changing for 1.5 s after a request');
+  throw new Error('the data kept changing for 15 s after a request');
 }
 
 /** The server still answers a read with the valid key (after waiting out a bad-key limit). */

@@ -35,6 +35,7 @@ describe('GET /api/openapi.json', () => {
       '/api/approvals/{approvalId}',
       '/api/auth/launch',
       '/api/auth/me',
+      '/api/auth/methods',
       '/api/auth/sign-in',
       '/api/auth/sign-out',
       '/api/demo/sign-in',
@@ -52,14 +53,18 @@ describe('GET /api/openapi.json', () => {
       '/api/sessions/{sessionId}/messages',
       '/api/sessions/{sessionId}/pull-request',
       '/api/sessions/{sessionId}/pull-request/refresh',
+      '/api/sessions/{sessionId}/review',
       '/api/sessions/{sessionId}/stop',
       '/api/sessions/{sessionId}/summary',
       '/api/setup',
       '/api/setup/demo',
       '/api/workspaces',
       '/api/workspaces/{organizationId}/agent',
+      '/api/workspaces/{organizationId}/agent/check',
+      '/api/workspaces/{organizationId}/approval-rules/preview',
       '/api/workspaces/{organizationId}/history-sources',
       '/api/workspaces/{organizationId}/history-sources/{sourceId}',
+      '/api/workspaces/{organizationId}/invitations/{email}',
       '/api/workspaces/{organizationId}/keys',
       '/api/workspaces/{organizationId}/keys/{keyId}',
       '/api/workspaces/{organizationId}/members',
@@ -82,6 +87,11 @@ describe('GET /api/openapi.json', () => {
     expect(Object.keys(doc.paths['/api/sessions/{sessionId}/pull-request']!.post!.responses)).toEqual(
       expect.arrayContaining(['200', '201', '409', '424', '502']),
     );
+    const review = doc.paths['/api/sessions/{sessionId}/review']!;
+    expect(Object.keys(review.post!.responses)).toEqual(
+      expect.arrayContaining(['201', '400', '401', '403', '404', '500']),
+    );
+    expect(Object.keys(review.get!.responses)).toEqual(expect.arrayContaining(['200', '401', '403', '404']));
     const text = JSON.stringify(doc);
     // The schemas' own rules made it into the document.
     for (const fragment of [
@@ -90,6 +100,8 @@ describe('GET /api/openapi.json', () => {
       'mergesPastWeek',
       'nextCursor',
       '"enum":["active","completed","failed"]',
+      // A review's comments, on the user message of the transcript too.
+      '"enum":["new","old"]',
     ]) {
       expect(text).toContain(fragment);
     }
@@ -101,11 +113,12 @@ describe('GET /api/openapi.json', () => {
 });
 
 /**
- * The operations a caller without credentials may use: signing in and out, the first-run setup
- * and the demo's. Written here, not read from the server's document, so that a route left open
+ * The operations a caller without credentials may use: how to sign in, signing in and out, the
+ * first-run setup and the demo's. Written here, not read from the server's document, so that a route left open
  * by mistake (and so declared open in the document it generates) fails.
  */
 const PUBLIC_OPERATIONS = [
+  'GET /api/auth/methods',
   'POST /api/auth/sign-in',
   'POST /api/auth/launch',
   'POST /api/auth/sign-out',

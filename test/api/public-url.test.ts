@@ -1,7 +1,7 @@
-import { request as httpRequest } from 'node:http';
 import { networkInterfaces } from 'node:os';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { rawRequest, type RawAnswer, type RawInit } from '../helpers/raw-request.js';
 import { IN_CI } from '../helpers/tools.js';
 import { PASSWORD, startTestServer, uniqueEmail, type TestServer } from '../helpers/server.js';
 
@@ -16,48 +16,16 @@ import { PASSWORD, startTestServer, uniqueEmail, type TestServer } from '../help
 const PUBLIC = 'https://team.example.com';
 const PROXY = '127.0.0.2';
 
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
+type Answer = RawAnswer;
 
+/** A request to the test server, as from `from` (an address of this machine), to `to`. */
 function send(
   server: TestServer,
-  init: {
-    method?: string;
-    path: string;
-    headers?: Record<string, string>;
-    body?: unknown;
-    from?: string;
-    to?: string;
-  },
+  init: Omit<RawInit, 'ca'> & { path: string; to?: string },
 ): Promise<Answer> {
-  const port = Number(new URL(server.url).port);
-  const body = init.body === undefined ? undefined : JSON.stringify(init.body);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: init.to ?? '127.0.0.1',
-        port,
-        method: init.method ?? 'GET',
-        path: init.path,
-        ...(init.from ? { localAddress: init.from } : {}),
-        headers: {
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...init.headers,
-        },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+  const { path, to, ...rest } = init;
+  const port = new URL(server.url).port;
+  return rawRequest(`http://${to ?? '127.0.0.1'}:${port}${path}`, rest);
 }
 
 const codeOf = (answer: Answer) => (JSON.parse(answer.body) as { error?: { code: string } }).error?.code;

@@ -92,7 +92,13 @@ describe('the push routes', () => {
       key.key,
     );
     expect(pushed.status).toBe(200);
-    expect(await pushed.json()).toEqual({ messageCount: 2, updatedAt: AT });
+    expect(await pushed.json()).toEqual({
+      messageCount: 2,
+      updatedAt: AT,
+      status: 'completed',
+      author: { name: 'User member', email: member.user.email },
+      authorNote: `Attributed to User member <${member.user.email}>, who made the key it was pushed with; ${team.user.email} shows as its author on the desktop it came from.`,
+    });
     const held = await withKey(server, team.apiKey, 'GET', `/api/sessions/${sessionId}`);
     const session = ((await held.json()) as { session: { author: { id: string }; pushedFrom: unknown } })
       .session;
@@ -114,12 +120,34 @@ describe('the push routes', () => {
     expect((await send(withRepository)).status).toBe(200);
     const changes = await withKey(server, team.apiKey, 'GET', `/api/sessions/${sessionId}/changes`);
     expect(changes.status).toBe(200);
-    expect(await changes.json()).toMatchObject({
+    expect(await changes.json()).toEqual({
       available: false,
-      reason: 'no_sandbox',
+      reason: 'pushed',
       message:
-        'This session was pushed here from studio-mac: its changes are in its sandbox on that desktop, not on this server.',
+        'This session was pushed here from studio-mac: its changes are on that desktop, not on this server.',
     });
+  });
+
+  it('a pushed session without a repository, from a CLI run in a folder: that folder, not "no repository"', async () => {
+    const sessionId = newId();
+    const base = part(sessionId, [prompt('Fix it'), answer('Fixed')], { machine: 'studio-mac' });
+    const fromFolder = { ...base, session: { ...base.session, folder: '/home/bo/src/widgets' } };
+    expect((await send(fromFolder)).status).toBe(200);
+    const changes = await withKey(server, team.apiKey, 'GET', `/api/sessions/${sessionId}/changes`);
+    expect(await changes.json()).toEqual({
+      available: false,
+      reason: 'pushed',
+      folder: '/home/bo/src/widgets',
+      message:
+        'This session was pushed here from studio-mac, where it ran in /home/bo/src/widgets: its changes are there, not on this server.',
+    });
+    const session = await withKey(server, team.apiKey, 'GET', `/api/sessions/${sessionId}`);
+    expect(((await session.json()) as { session: { pushedFrom: unknown } }).session.pushedFrom).toMatchObject(
+      {
+        machine: 'studio-mac',
+        folder: '/home/bo/src/widgets',
+      },
+    );
   });
 
   it('applies a part only after exactly the messages it follows, and tells open dashboards', async () => {
@@ -140,7 +168,7 @@ describe('the push routes', () => {
     expect(gap.status).toBe(409);
     expect((await send(part(sessionId, all.slice(2), { from: 2 }))).status).toBe(200);
     const state = await withKey(server, pushKey, 'GET', `/api/push/sessions/${sessionId}`);
-    expect(await state.json()).toEqual({ messageCount: 4, updatedAt: AT });
+    expect(await state.json()).toEqual({ messageCount: 4, updatedAt: AT, status: 'completed' });
     const held = await withKey(server, team.apiKey, 'GET', `/api/sessions/${sessionId}`);
     expect(((await held.json()) as { session: { messages: Message[] } }).session.messages).toEqual(all);
     const seen = await until(

@@ -92,6 +92,28 @@ describe('POST /api/sessions/{id}/stop', () => {
     await asUser(server, owner.user.cookie, 'PATCH', `/api/sessions/${id}`, { status: 'failed' });
     expect(await listed(id)).not.toHaveProperty('stopped');
 
+    // Marked completed by someone after a stop: a completion of theirs, not the stop's.
+    const third = await createSession(server, owner.user.cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'Tidy the traces',
+    });
+    await asUser(server, owner.user.cookie, 'POST', `/api/sessions/${third.id}/stop`);
+    expect(await listed(third.id)).toMatchObject({ status: 'completed', stopped: true });
+    const marked = await asUser(server, owner.user.cookie, 'PATCH', `/api/sessions/${third.id}`, {
+      status: 'completed',
+    });
+    expect(SessionResponseSchema.parse(await marked.json()).session).not.toHaveProperty('stopped');
+    expect(await listed(third.id)).toMatchObject({ status: 'completed' });
+    expect(await listed(third.id)).not.toHaveProperty('stopped');
+    // A title alone changes nothing of a stop.
+    const fourth = await createSession(server, owner.user.cookie, {
+      organizationId: owner.organizationId,
+      initialMessage: 'Tidy the spans',
+    });
+    await asUser(server, owner.user.cookie, 'POST', `/api/sessions/${fourth.id}/stop`);
+    await asUser(server, owner.user.cookie, 'PATCH', `/api/sessions/${fourth.id}`, { title: 'Spans' });
+    expect(await listed(fourth.id)).toMatchObject({ stopped: true });
+
     // A follow-up starts another run: the stop is history.
     const second = await createSession(server, owner.user.cookie, {
       organizationId: owner.organizationId,

@@ -4,6 +4,7 @@
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { unpricedModelOf } from '../helpers/prices.js';
 import { describe, expect, it } from 'vitest';
 import { steppableClock } from '../../src-main/clock.js';
 import { ListSessionsResponseSchema, type SessionSummary, type Stats } from '../../src-shared/sessions.js';
@@ -20,6 +21,9 @@ import {
   useAgent,
 } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
+
+/** A model Codex offers that the price table has no price for (whichever it is at the table's date). */
+const UNPRICED = unpricedModelOf('codex');
 
 const cleanup = useCleanups();
 
@@ -68,22 +72,22 @@ async function importCodex(scenarios: string[], model: string) {
 
 describe('a cost that is not known', () => {
   it('imported Codex sessions on a model the price table lacks: each session and the week say so, and name it', async () => {
-    const { sessions, stats } = await importCodex(['plain-answer', 'todo-list'], 'gpt-5.5');
+    const { sessions, stats } = await importCodex(['plain-answer', 'todo-list'], UNPRICED);
     for (const session of sessions) {
       expect(session.usage?.inputTokens).toBeGreaterThan(0);
       // No dollar figure stands for runs nothing priced: not a cost, not a zero.
       expect(session.usage?.costUsd).toBeUndefined();
-      expect(session.usage?.costUnknown).toEqual({ runs: expect.any(Number) as number, models: ['gpt-5.5'] });
+      expect(session.usage?.costUnknown).toEqual({ runs: expect.any(Number) as number, models: [UNPRICED] });
       expect(session.usage!.costUnknown!.runs).toBeGreaterThanOrEqual(1);
     }
     expect(stats.costPastWeek).toBe(0);
-    expect(stats.costUnknownPastWeek).toEqual([{ agent: 'codex', sessions: 2, models: ['gpt-5.5'] }]);
+    expect(stats.costUnknownPastWeek).toEqual([{ agent: 'codex', sessions: 2, models: [UNPRICED] }]);
   });
 
   it('imported Codex sessions on a model the table prices: a cost, and nothing unknown', async () => {
     const { sessions, stats } = await importCodex(['plain-answer'], 'gpt-5.2');
     const usage = sessions[0]!.usage!;
-    // LiteLLM's gpt-5.2 prices, dollars per million tokens: input 1.75, cached input 0.175, output 14.
+    // genai-prices' gpt-5.2 prices, dollars per million tokens: input 1.75, cached input 0.175, output 14.
     const expected =
       (usage.inputTokens * 1.75 + usage.cacheReadTokens * 0.175 + usage.outputTokens * 14) / 1e6;
     expect(usage.costUsd).toBeCloseTo(expected, 6);
@@ -131,7 +135,7 @@ describe('a live run whose agent reports no cost', () => {
 
   it('Codex on a model the table lacks, on its own default, and on a priced model: two unknown, one priced', async () => {
     const { server, owner, run, refused } = await codexServer();
-    const unpriced = await run('gpt-5.5');
+    const unpriced = await run(UNPRICED);
     const ownDefault = await run('');
     const priced = await run('gpt-5.2');
     expect(refused()).toEqual([]);
@@ -142,13 +146,13 @@ describe('a live run whose agent reports no cost', () => {
     );
     const usage = (id: string) => sessions.find((s) => s.id === id)!.usage!;
     expect(usage(unpriced).costUsd).toBeUndefined();
-    expect(usage(unpriced).costUnknown).toEqual({ runs: 1, models: ['gpt-5.5'] });
+    expect(usage(unpriced).costUnknown).toEqual({ runs: 1, models: [UNPRICED] });
     // Codex says neither its cost nor which model it chose: unknown, with no model to name.
     expect(usage(ownDefault).costUsd).toBeUndefined();
     expect(usage(ownDefault).costUnknown).toEqual({ runs: 1, models: [] });
     expect(usage(priced).costUsd).toBeGreaterThan(0);
     expect(usage(priced).costUnknown).toBeUndefined();
     expect(stats.costPastWeek).toBe(usage(priced).costUsd);
-    expect(stats.costUnknownPastWeek).toEqual([{ agent: 'codex', sessions: 2, models: ['gpt-5.5'] }]);
+    expect(stats.costUnknownPastWeek).toEqual([{ agent: 'codex', sessions: 2, models: [UNPRICED] }]);
   });
 });

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import {
   CreatedKeyResponseSchema,
   ErrorResponseSchema,
   KeysResponseSchema,
+  InvitationResponseSchema,
   MemberResponseSchema,
   MembersResponseSchema,
   SetupResponseSchema,
@@ -106,8 +107,14 @@ describe('first-run setup with agent CLIs installed', () => {
 
   it('offers the agents it finds, checks the choice, and gives the first workspace the chosen one', async () => {
     bin = installRecordedClis(mkdtempSync(join(tmpdir(), 'setup-clis-')));
+    // An ACP agent installed too: OpenCode (a stand-in that says its version).
+    writeFileSync(join(bin, 'opencode'), '#!/bin/sh\necho 1.2.3\n', { mode: 0o755 });
     const s = await startTestServer({
-      agentEnv: { PATH: '/nonexistent', SESSIONDESK_CODEX_BIN: join(bin, 'codex') },
+      agentEnv: {
+        PATH: '/nonexistent',
+        SESSIONDESK_CODEX_BIN: join(bin, 'codex'),
+        SESSIONDESK_OPENCODE_BIN: join(bin, 'opencode'),
+      },
     });
     server = s;
     expect(await (await fetch(`${s.url}/api/setup`)).json()).toEqual({
@@ -117,14 +124,34 @@ describe('first-run setup with agent CLIs installed', () => {
       launchToken: false,
       setupCode: false,
       agents: [
-        { kind: 'claude-code', name: 'Claude Code', simulated: false, found: false },
+        {
+          kind: 'claude-code',
+          name: 'Claude Code',
+          simulated: false,
+          found: false,
+          install: 'npm install -g @anthropic-ai/claude-code',
+        },
         { kind: 'codex', name: 'Codex', simulated: false, found: true, version: '0.169.0' },
-        { kind: 'gemini', name: 'Gemini CLI', simulated: false, found: false },
+        {
+          kind: 'gemini',
+          name: 'Gemini CLI',
+          simulated: false,
+          found: false,
+          install: 'npm install -g @google/gemini-cli',
+        },
+        {
+          kind: 'acp',
+          acpAgent: 'opencode',
+          name: 'OpenCode',
+          simulated: false,
+          found: true,
+          version: '1.2.3',
+        },
         { kind: 'demo', name: 'Demo agent (simulated)', simulated: true, found: true },
       ],
     });
     const launch = await launchCookie(s);
-    const setUp = (agent: string) =>
+    const setUp = (agent: string, more: object = {}) =>
       fetch(`${s.url}/api/setup`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', origin: s.origin, cookie: launch },
@@ -134,6 +161,7 @@ describe('first-run setup with agent CLIs installed', () => {
           password: PASSWORD,
           workspaceName: 'Acme',
           agent,
+          ...more,
         }),
       });
     // One not installed, and one setup does not offer (a command is the administrator's).
@@ -142,14 +170,23 @@ describe('first-run setup with agent CLIs installed', () => {
     expect(await s.storage.repos.users.findByEmail('ada@example.test')).toBeNull();
     await expectError(await setUp('command'), 400);
     expect(await s.storage.repos.users.findByEmail('ada@example.test')).toBeNull();
+    // An ACP agent not installed, one without its id, and an id without `acp`.
+    await expectError(await setUp('acp', { acpAgent: 'qwen-code' }), 400, 'validation_failed');
+    await expectError(await setUp('acp'), 400, 'validation_failed');
+    await expectError(await setUp('codex', { acpAgent: 'opencode' }), 400, 'validation_failed');
+    expect(await s.storage.repos.users.findByEmail('ada@example.test')).toBeNull();
 
-    const response = await setUp('codex');
+    const response = await setUp('acp', { acpAgent: 'opencode' });
     expect(response.status).toBe(201);
     const { workspace } = SetupResponseSchema.parse(await response.json());
     const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0]!;
     const agent = await asUser(s, cookie, 'GET', `/api/workspaces/${workspace.organizationId}/agent`);
     expect(await agent.json()).toEqual(
-      expect.objectContaining({ settings: { agent: 'codex' }, source: 'workspace', commands: [] }),
+      expect.objectContaining({
+        settings: { agent: 'acp', acpAgent: 'opencode' },
+        source: 'workspace',
+        commands: [],
+      }),
     );
     // Setup is over: nothing more is said to callers who have not signed in.
     expect(await (await fetch(`${s.url}/api/setup`)).json()).toEqual({
@@ -206,10 +243,6 @@ describe('workspaces, members and keys (cookie only)', () => {
       409,
     );
     await expectError(
-      await asUser(server, owner.user.cookie, 'POST', base, { email: 'nobody@example.test' }),
-      404,
-    );
-    await expectError(
       await asUser(server, owner.user.cookie, 'POST', base, { email: uniqueEmail(), name: 'Half' }),
       400,
     );
@@ -248,6 +281,46 @@ describe('workspaces, members and keys (cookie only)', () => {
     ).toBe(403);
     await expectError(await asUser(server, owner.user.cookie, 'DELETE', `${base}/${newbie.userId}`), 404);
     await expectError(await asUser(server, owner.user.cookie, 'DELETE', `${base}/${owner.user.userId}`), 409);
+  });
+
+  it('owners invite an email without an account, see it pending and withdraw it; a new account takes it up', async () => {
+    const base = `/api/workspaces/${owner.organizationId}/members`;
+    const email = uniqueEmail('invitee');
+    const invited = await asUser(server, owner.user.cookie, 'POST', base, { email: email.toUpperCase() });
+    expect(invited.status).toBe(202);
+    const { invitation } = InvitationResponseSchema.parse(await invited.json());
+    expect(invitation).toMatchObject({ email, invitedBy: { userId: owner.user.userId } });
+    await expectError(await asUser(server, owner.user.cookie, 'POST', base, { email }), 409);
+    const listed = MembersResponseSchema.parse(
+      await (await asUser(server, owner.user.cookie, 'GET', base)).json(),
+    );
+    expect(listed.invitations.map((i) => i.email)).toEqual([email]);
+    expect(listed.members.map((m) => m.email)).not.toContain(email);
+
+    // Only an owner withdraws it.
+    const invitationPath = `/api/workspaces/${owner.organizationId}/invitations/${encodeURIComponent(email)}`;
+    await expectError(await asUser(server, outsider.user.cookie, 'DELETE', invitationPath), 403);
+    expect((await asUser(server, owner.user.cookie, 'DELETE', invitationPath)).status).toBe(204);
+    await expectError(await asUser(server, owner.user.cookie, 'DELETE', invitationPath), 404);
+    const after = MembersResponseSchema.parse(
+      await (await asUser(server, owner.user.cookie, 'GET', base)).json(),
+    );
+    expect(after.invitations).toEqual([]);
+
+    // Invited again, then given a local account: the account joins, and the invitation is gone.
+    expect((await asUser(server, owner.user.cookie, 'POST', base, { email })).status).toBe(202);
+    const made = await asUser(server, owner.user.cookie, 'POST', base, {
+      email,
+      name: 'Invitee',
+      password: PASSWORD,
+    });
+    expect(made.status).toBe(201);
+    expect(MemberResponseSchema.parse(await made.json()).member).toMatchObject({ email, role: 'member' });
+    const joined = MembersResponseSchema.parse(
+      await (await asUser(server, owner.user.cookie, 'GET', base)).json(),
+    );
+    expect(joined.invitations).toEqual([]);
+    expect(joined.members.map((m) => m.email)).toContain(email);
   });
 
   it('members create keys (shown once), list them without the secret, and revoke them', async () => {

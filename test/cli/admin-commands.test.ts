@@ -10,7 +10,9 @@ import {
   ok,
   readServerJson,
   expectSessionsStatus,
+  signInAt,
   useSandbox,
+  workspacesOf,
 } from '../helpers/cli-extra.js';
 
 const sandbox = useSandbox();
@@ -108,6 +110,49 @@ describe('admin commands without a server', () => {
       const workspace = await cli('workspace', 'create', '--name', 'Race', '--owner', email);
       expect({ email, code: workspace.code }).toEqual({ email, code: 0 });
     }
+  }, 90_000);
+});
+
+describe('invitations and passwords on the command line', () => {
+  it('invite an email without an account, withdraw it; an account made for it joins; set-password ends its sign-ins', async () => {
+    const dataDir = sandbox.dataDir();
+    const cli = cliIn(dataDir);
+    const owner = cliEmail('owner');
+    await ok(cli('user', 'create', '--email', owner, '--name', 'Owner', '--password', PASSWORD));
+    const org = await ok(cli('workspace', 'create', '--name', 'Team', '--owner', owner));
+    const invitee = cliEmail('invitee');
+
+    // No server: on the data directory itself.
+    expect(await ok(cli('member', 'add', '--workspace', org, '--email', invitee))).toBe(
+      `${invitee} has no account yet: invited to ${org}. They join it when they first sign in ` +
+        '(through the identity provider, or once an account with this email is made).',
+    );
+    const twice = await cli('member', 'add', '--workspace', org, '--email', invitee);
+    expect(twice).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining(`${invitee} is already invited to ${org}`),
+    });
+    expect(await ok(cli('member', 'remove', '--workspace', org, '--email', invitee))).toBe(
+      `Withdrew the invitation of ${invitee} to ${org}`,
+    );
+    const gone = await cli('member', 'remove', '--workspace', org, '--email', invitee);
+    expect(gone).toMatchObject({ code: 1, stderr: expect.stringContaining(`No user with email ${invitee}`) });
+    await ok(cli('member', 'add', '--workspace', org, '--email', invitee));
+
+    // Through a running server: the account made for the email takes up its invitation.
+    const serve = await sandbox.serve(dataDir);
+    await ok(cli('user', 'create', '--email', invitee, '--name', 'Invitee', '--password', PASSWORD));
+    const cookie = await signInAt(serve.url, invitee);
+    expect(await workspacesOf(serve.url, cookie)).toEqual([org]);
+
+    const newPassword = 'another horse battery';
+    expect(await ok(cli('user', 'set-password', '--email', invitee, '--password', newPassword))).toBe(
+      `Set the password of ${invitee}; its sign-ins were ended`,
+    );
+    expect((await fetch(`${serve.url}/api/auth/me`, { headers: { cookie } })).status).toBe(401);
+    await signInAt(serve.url, invitee, newPassword);
+    const short = await cli('user', 'set-password', '--email', invitee, '--password', 'short');
+    expect(short).toMatchObject({ code: 2, stderr: expect.stringContaining('at least 8 characters') });
   }, 90_000);
 });
 

@@ -179,19 +179,35 @@ describe('sessiondesk import', () => {
     expect(again).toMatch(/^imported 0 sessions \(0 messages\), 1 already present, skipped 0\n/u);
     expect(again).toContain('1 session already here (same id) were left as they were.');
 
-    // Another export (version 1, a whole session per line), with new ids, and two bad lines.
+    // Another export (version 1, a whole session per line), with new ids, and three bad lines:
+    // the last with a message nested 6,000 levels deep, written as text (JSON.stringify gives up).
     const [header, line] = toVersion1(ndjson).split('\n') as [string, string];
     const session = JSON.parse(line) as { id: string; messages: Array<{ type: string }> };
     const fresh = (id: string) => JSON.stringify({ ...session, id });
     const broken = { ...session, id: 'ses_broken-000000000000000' };
     broken.messages = [{ type: 'robot' }];
+    const deep = { ...session, id: 'ses_deep-00000000000000000', messageMeta: undefined };
+    deep.messages = [
+      {
+        type: 'assistant',
+        message: { content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: 'DEEP' }] },
+      },
+    ] as never;
+    const deepLine = JSON.stringify(deep).replace('"DEEP"', `${'['.repeat(6000)}${']'.repeat(6000)}`);
     writeFileSync(
       file,
-      [header, 'not json at all', JSON.stringify(broken), fresh('ses_fresh-0000000000000000'), ''].join('\n'),
+      [
+        header,
+        'not json at all',
+        JSON.stringify(broken),
+        deepLine,
+        fresh('ses_fresh-0000000000000000'),
+        '',
+      ].join('\n'),
     );
     const mixed = await ok(cli('import', '--workspace', org, '--input', file));
     expect(mixed).toMatch(
-      /^imported 1 session \(5 messages\), skipped 2:\n {2}line 2: not JSON .*\n {2}line 3: messages\.0/u,
+      /^imported 1 session \(5 messages\), skipped 3:\n {2}line 2: not JSON .*\n {2}line 3: messages\.0.*\n {2}line 4: messages\.0: is nested more than 64 levels deep/u,
     );
     const list = await exportInProcess(target, org);
     expect(

@@ -119,7 +119,9 @@ describe('bad usage exits 2 with the message and the usage text on stderr', () =
     ],
   ])('%s', async (_name, args, message, usage) => {
     const dataDir = sandbox.dataDir();
-    const result = await runCli([...args, '--data-dir', dataDir]);
+    // No team database, on either pass: each of these is refused for its options alone (and one
+    // would otherwise be given a database and a public URL, and start).
+    const result = await runCli([...args, '--data-dir', dataDir], { SESSIONDESK_DATABASE_URL: '' });
     expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 2, stdout: '' });
     expect(result.stderr).toMatch(message);
     expect(result.stderr).toContain(usage);

@@ -195,7 +195,9 @@ describe('sessiondesk history import', { timeout: 90_000 }, () => {
     expect(refusal).toContain('"continueIn": "sandbox"');
     expect(refusal).toContain(claudeSession.source!.conversationId!);
     expect(byAgent.get('codex')).toMatchObject({ model: 'gpt-5.5', source: { kind: 'codex' } });
-    expect(byAgent.get('codex')!.usage?.costUsd).toBeUndefined();
+    // Neither records a cost: each is priced by the table, by the model its file names.
+    expect(byAgent.get('codex')!.usage?.costUsd).toBeGreaterThan(0);
+    expect(byAgent.get('codex')!.usage?.costUnknown).toBeUndefined();
     expect(byAgent.get('gemini')!.usage?.costUsd).toBeGreaterThan(0);
 
     const page = await get(

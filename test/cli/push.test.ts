@@ -152,6 +152,18 @@ describe('sessiondesk push', () => {
     expect(kept.pushedFrom).toBeUndefined();
   });
 
+  it('refuses a session its desktop dated in the future, and pushes the others', async () => {
+    const now: LocalSession = { id: id(6), messages: [prompt('Today'), answer('Yes')] };
+    const later: LocalSession = { id: id(7), messages: [prompt('Tomorrow')], at: '2099-01-01T00:00:00.000Z' };
+    const local = await desktop([now, later]);
+    const { server, owner, pushKey } = await team();
+    const pushed = await push(local.dataDir, server.url, pushKey);
+    expect(pushed.code).toBe(1);
+    expect(pushed.stdout).toContain('pushed 1 session');
+    expect(pushed.stdout).toMatch(new RegExp(`${later.id}: session\\.createdAt is in the future`, 'u'));
+    expect(await teamSessionIds(server, owner.apiKey)).toEqual([now.id]);
+  });
+
   it('resumes a push killed mid-way: each session once and complete', async () => {
     const big: LocalSession = {
       id: id(6),

@@ -13,13 +13,13 @@ import { postgresTool, usePostgres } from '../helpers/postgres.js';
 import {
   freePort,
   httpsEventStream,
-  httpsFetch,
   makeCertificates,
   startCaddy,
   startNginx,
   type Certificates,
   type RunningProxy,
 } from '../helpers/reverse-proxy.js';
+import { rawRequest } from '../helpers/raw-request.js';
 import { requireTools } from '../helpers/require-tools.js';
 import { reverseProxyTools } from '../helpers/tools.js';
 import { until } from '../helpers/until.js';
@@ -100,8 +100,8 @@ describe(
     });
 
     const upstreams = (count: number) => serves.slice(0, count).map((serve) => new URL(serve.url).host);
-    const request = (path: string, init: Omit<Parameters<typeof httpsFetch>[1], 'ca'> = {}) =>
-      httpsFetch(`${publicUrl}${path}`, { ca: certs.ca, from: CLIENT, ...init });
+    const request = (path: string, init: Omit<Parameters<typeof rawRequest>[1], 'ca'> = {}) =>
+      rawRequest(`${publicUrl}${path}`, { ca: certs.ca, from: CLIENT, ...init });
 
     async function signIn(): Promise<string> {
       const answered = await request('/api/auth/sign-in', {
@@ -140,6 +140,7 @@ describe(
               .filter((line) => line.event === 'request' && line.url === '/api/auth/me'),
           ),
         (lines) => lines.flat().length >= 6,
+        20_000,
       );
       expect(seen.flat()).toHaveLength(6);
       for (const line of seen.flat()) expect(line.client).toBe(CLIENT);
@@ -167,7 +168,7 @@ describe(
         const events = await until(
           () => stream.received,
           (received) => received.some((e) => JSON.stringify(e.data).includes(id)),
-          10_000,
+          20_000,
         );
         expect(
           events.some((e) => JSON.stringify(e.data).includes(id)),

@@ -36,6 +36,8 @@ describe('the log of serve', () => {
     const serve = await sandbox.serveWithEnv(['--port', '0', '--data-dir', dataDir], QUICK_AGENT);
 
     expect((await fetch(`${serve.url}/api/sessions`)).status).toBe(401);
+    // What every signed-out page load asks first: an answer, not a refusal worth a line.
+    expect((await fetch(`${serve.url}/api/auth/me`)).status).toBe(401);
     for (let i = 0; i < 3; i += 1) expect((await fetch(`${serve.url}/api/setup`)).status).toBe(200);
     await failSignIn(serve.url, owner.email);
     const cookie = await signInAt(serve.url, owner.email);
@@ -56,6 +58,7 @@ describe('the log of serve', () => {
     // Every line is a short human one; the requests that went well are not told.
     for (const line of lines(log)) expect(line).toMatch(new RegExp(`^${time} \\S`, 'u'));
     expect(log).not.toContain('/api/setup');
+    expect(log).not.toContain('/api/auth/me');
     expect(log).not.toContain('{');
     // What a person typed stays out: the prompt, the passwords, the cookie.
     for (const secret of [prompt, PASSWORD, 'not the password', cookie.split('=')[1]!]) {
@@ -70,6 +73,7 @@ describe('the log of serve', () => {
     const serve = await sandbox.serve(dataDir, ['--log-format', 'json', '--log-level', 'debug']);
     expect((await fetch(`${serve.url}/api/setup`)).status).toBe(200);
     expect((await fetch(`${serve.url}/api/sessions?apiKey=sdk_nonsense`)).status).toBe(401);
+    expect((await fetch(`${serve.url}/api/auth/me`)).status).toBe(401);
     await failSignIn(serve.url, owner.email);
 
     type Line = { time: string; level: string; msg: string; event?: string; url?: string; status?: number };
@@ -93,6 +97,11 @@ describe('the log of serve', () => {
       }),
     );
     expect(all).toContainEqual(expect.objectContaining({ event: 'sign-in.failed', email: owner.email }));
+    // A signed-out GET /api/auth/me is told at debug only, beside every request.
+    expect(all).toContainEqual(
+      expect.objectContaining({ event: 'request.refused', url: '/api/auth/me', status: 401, level: 'debug' }),
+    );
+    expect(all.filter((l) => l.url === '/api/auth/me' && l.level !== 'debug')).toEqual([]);
     expect(serve.stderr()).not.toContain('sdk_nonsense');
     expect(serve.stdout()).toContain('as JSON lines');
     expect(await serve.stop()).toBe(0);

@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApprovalResponseSchema, ApprovalsResponseSchema } from '../../src-shared/approvals.js';
+import { SessionChangesResponseSchema } from '../../src-shared/changes.js';
 import { FullSessionResponseSchema, SessionResponseSchema } from '../../src-shared/sessions.js';
 import { ROOT, runCli, type ServeProcess } from '../helpers/cli.js';
 import { useSandbox } from '../helpers/cli-extra.js';
@@ -143,6 +144,51 @@ describe(
         type: 'result',
         result: 'Stopped: the session was marked failed.',
       });
+      expect(await one.stop()).toBe(0);
+      expect(await two.stop()).toBe(0);
+    });
+
+    it('checks a review against the sandbox of the process running the agent, and passes it on there', async () => {
+      const { one, two, cookie, organizationId } = await twoProcesses({ one: slow, two: slow });
+      const id = await startSession(one, cookie, organizationId, 'Add retries to the upload client');
+      // The run has edited its clone, on the first process's disk; the second has no sandbox of it.
+      const changesAt = async (url: string) =>
+        SessionChangesResponseSchema.parse(
+          await (await send(url, `/api/sessions/${id}/changes`, { cookie })).json(),
+        );
+      await until(
+        () => changesAt(one.url),
+        (c) => c.available && c.files.some((f) => f.path === 'src/config.js'),
+        60_000,
+      );
+      expect(await changesAt(two.url)).toMatchObject({ available: false, reason: 'no_sandbox' });
+
+      // A line the changes do not have: refused by the process running the agent, alike.
+      const wrong = {
+        method: 'POST',
+        cookie,
+        body: { comments: [{ path: 'src/config.js', line: 40, body: 'Hm.' }] },
+      };
+      const refusedThere = await send(one.url, `/api/sessions/${id}/review`, wrong);
+      const refusedHere = await send(two.url, `/api/sessions/${id}/review`, wrong);
+      expect(refusedHere.status).toBe(400);
+      expect(await refusedHere.text()).toBe(await refusedThere.text());
+
+      const review = await send(two.url, `/api/sessions/${id}/review`, {
+        method: 'POST',
+        cookie,
+        body: { comments: [{ path: 'src/config.js', line: 4, body: 'Make this configurable.' }] },
+      });
+      expect(review.status, await review.clone().text()).toBe(201);
+      const after = await sessionAt(one.url, cookie, id);
+      const sent = after.messages.findLast((m) => m.type === 'user');
+      expect(sent?.type === 'user' && sent.message.content).toMatch(
+        /^Review of your changes:\n\nsrc\/config\.js:4\n> {3}retries: \d,\nMake this configurable\.$/u,
+      );
+      expect(sent).toMatchObject({ review: { comments: [{ path: 'src/config.js', line: 4, side: 'new' }] } });
+      expect(lines(after).at(lines(after).indexOf(`user: ${sent?.message.content as string}`) - 1)).toBe(
+        'result: Interrupted by a follow-up prompt.',
+      );
       expect(await one.stop()).toBe(0);
       expect(await two.stop()).toBe(0);
     });

@@ -37,6 +37,7 @@ describe("finding one's way on the command line", () => {
       'serve',
       'user create',
       'user list',
+      'user set-password',
       'workspace create',
       'workspace list',
       'member add',

@@ -91,6 +91,10 @@ test('Codex through the Agent Client Protocol: chosen in Settings, asks in the I
 
     // The session page: the request decided in place, the command's result, the answer.
     await page.goto(`${base}/sessions/${sessionId}`);
+    // The session's details name the agent as Settings does, not as "ACP agent".
+    await expect(
+      page.getByRole('definition').filter({ hasText: /^Codex \(Agent Client Protocol\)$/u }),
+    ).toBeVisible();
     const transcript = page.getByRole('region', { name: 'Conversation' });
     await expect(transcript.getByRole('article', { name: `Request: ${COMMAND}` })).toContainText(
       'Allowed once',

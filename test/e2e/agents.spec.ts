@@ -6,7 +6,7 @@ test('a demo session is labelled simulated in the list and on its page', async (
   await page.getByLabel('Prompt', { exact: true }).fill('Tidy the changelog');
   await page.getByRole('button', { name: 'Start session' }).click();
   await expect(page.getByRole('heading', { name: 'Tidy the changelog', level: 1 })).toBeVisible();
-  await expect(page.getByRole('definition').filter({ hasText: 'Simulated' })).toBeVisible();
+  await expect(page.getByRole('definition').filter({ hasText: /^Simulated$/u })).toBeVisible();
   await page.getByRole('link', { name: 'Sessions' }).first().click();
   await expect(page.getByRole('link', { name: /Tidy the changelog/ })).toContainText('Simulated');
 });

@@ -1,12 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeNamedCommands } from '../../src-main/agents/kinds/command/named-commands.js';
 import { sandboxPath } from '../../src-main/agents/sandbox/session-folder.js';
 import { defaultSandboxRoot } from '../../src-main/agents/sandbox/sandbox-root.js';
 import { ROOT, startServe } from '../helpers/cli.js';
 import { seedDataDir } from '../helpers/seed.js';
 import { tempDir } from '../helpers/server.js';
-import { expect, screenshotsInBothThemes, signIn, test } from './fixtures.js';
+import { chooseAgent, expect, screenshotsInBothThemes, signIn, test } from './fixtures.js';
 
 const FAKE_AGENT = join(ROOT, 'test', 'fixtures', 'fake-agent.mjs');
 const git = (cwd: string, ...args: string[]) =>
@@ -108,6 +109,12 @@ test('a session without a repository says there are no changes to show', async (
   await expect(page.getByRole('region', { name: 'Changes' })).toContainText(
     "The session's sandbox does not exist",
   );
+  // An agent of the workspace's own choosing (the demo agent works in its sample project, with a
+  // repository or without), started without a repository.
+  await writeNamedCommands(seeded.server.dataDir, {
+    fake: [process.execPath, FAKE_AGENT, '{prompt}', '{model}'],
+  });
+  await chooseAgent(page, seeded.server.url, /A local agent command/);
   await page.goto(`${seeded.server.url}/new`);
   await page.getByLabel('Prompt', { exact: true }).fill('Just talk');
   await page.getByRole('button', { name: 'Start session' }).click();

@@ -273,3 +273,42 @@ test('works at 900 px wide and is usable by keyboard alone', async ({ page, seed
   expect(dark).toBe('rgb(17, 17, 20)');
   await page.screenshot({ path: testInfo.outputPath('session-900-dark.png') });
 });
+
+test('? shows the keyboard shortcuts, wherever one is not typing; Escape closes them', async ({
+  page,
+  seeded,
+}) => {
+  await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
+  const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+  await expect(help).toBeHidden();
+  await page.keyboard.press('?');
+  await expect(help).toBeVisible();
+  // Each shortcut the pages listen for, with what it does.
+  for (const [group, key, what] of [
+    ['Sessions', 'n', 'New session'],
+    ['Sessions', '/', 'Search the sessions'],
+    ['Inbox', 'j', 'The next request'],
+    ['Inbox', 'a', 'Allow once'],
+    ['Anywhere', '?', 'Show these shortcuts'],
+  ]) {
+    const row = help.getByRole('region', { name: group! }).locator('.shortcut', { hasText: what! });
+    await expect(row.locator('kbd')).toHaveText(key!);
+  }
+  await page.keyboard.press('Escape');
+  await expect(help).toBeHidden();
+  // Typed in a field, "?" is a character.
+  const search = page.getByLabel('Search titles and prompts');
+  await search.fill('');
+  await search.press('?');
+  await expect(search).toHaveValue('?');
+  await expect(help).toBeHidden();
+  // From the sidebar too, on any page; its shortcuts still work once it is closed.
+  await page.getByRole('link', { name: 'API keys' }).click();
+  await page.getByRole('button', { name: /Keyboard shortcuts/u }).click();
+  await expect(help).toBeVisible();
+  await help.getByRole('button', { name: 'Close' }).click();
+  await expect(help).toBeHidden();
+  await page.getByRole('link', { name: 'Sessions', exact: true }).first().click();
+  await page.keyboard.press('n');
+  await expect(page).toHaveURL(/\/new$/u);
+});

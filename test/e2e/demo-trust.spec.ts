@@ -1,5 +1,6 @@
 import { rmSync } from 'node:fs';
 import { writeNamedCommands } from '../../src-main/agents/kinds/command/named-commands.js';
+import { DEMO } from '../../src-main/demo/people.js';
 import { startServe } from '../helpers/cli.js';
 import { tempDir } from '../helpers/server.js';
 import { expect, test } from './fixtures.js';
@@ -30,17 +31,24 @@ test('the demo: the printed URL signs in without a password on the page; the dem
     await expect(page.getByRole('heading', { name: 'Sessions', level: 1 })).toBeVisible();
     expect(await page.content()).not.toContain(password);
 
-    // A command the administrator defined is there, but not for the demo's accounts.
+    // A command the administrator defined is there, but not for the demo's accounts: the choice
+    // is disabled, saying why, before any Save (and the server refuses it all the same).
     await writeNamedCommands(dataDir, {
       claude: ['claude', '-p', '--output-format', 'stream-json', '--verbose'],
     });
     await page.goto(`${server.url}/settings/agent`);
-    await page.getByLabel('A local agent command the administrator defined').check();
-    await expect(page.getByRole('combobox', { name: 'Command', exact: true })).toHaveValue('claude');
-    await page.getByRole('button', { name: 'Save' }).click();
-    await expect(page.getByRole('alert')).toContainText("The demo's accounts run the demo agent only");
-    await page.reload();
+    const command = page.getByLabel('A local agent command the administrator defined');
+    await expect(command).toBeDisabled();
+    await expect(command).toHaveAccessibleDescription(
+      "The demo's accounts run the demo agent only: create your own account for that.",
+    );
     await expect(page.getByLabel(/Demo agent/)).toBeChecked();
+    const refused = await page.request.put(`${server.url}/api/workspaces/${DEMO.organizationId}/agent`, {
+      headers: { origin: server.url },
+      data: { agent: 'command', commandName: 'claude' },
+    });
+    expect(refused.status()).toBe(403);
+    expect(await refused.text()).toContain("The demo's accounts run the demo agent only");
   } finally {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });

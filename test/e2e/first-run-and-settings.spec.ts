@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { writeNamedCommands } from '../../src-main/agents/kinds/command/named-commands.js';
@@ -65,12 +65,12 @@ test('first-run setup offers the agent CLIs installed here and gives the workspa
     await expect(page.getByRole('heading', { name: 'Welcome to Session Desk' })).toBeVisible();
     const agents = page.getByRole('group', { name: 'Agent for this workspace' });
     await expect(agents.getByLabel(/Claude Code/)).toBeDisabled();
-    await expect(agents.getByText('(not installed)')).toBeVisible();
+    await expect(agents.getByText('(not installed: npm install -g @anthropic-ai/claude-code)')).toBeVisible();
     // The first CLI found is offered first; the demo agent says what it is.
     await expect(agents.getByLabel(/Codex/)).toBeChecked();
     await expect(agents.getByText('(version 0.169.0)')).toBeVisible();
     await expect(agents.getByText('(made-up runs; changes nothing)')).toBeVisible();
-    await agents.getByLabel(/Gemini CLI/).check();
+    await agents.getByRole('radio', { name: /^Gemini CLI \(version/ }).check();
     await page.getByLabel('Your name').fill('Grace Hopper');
     await page.getByLabel('Email').fill('grace@example.test');
     await page.getByLabel('Password').fill(PASSWORD);
@@ -85,10 +85,46 @@ test('first-run setup offers the agent CLIs installed here and gives the workspa
     await expect(
       page.getByRole('radio', { name: /^Gemini CLI \(Agent Client Protocol\)/ }),
     ).not.toBeChecked();
-    // The missing CLI's row says what is missing without naming the CLI twice.
+    // The missing CLI is folded under Not installed, with the command that installs it.
+    await expect(page.getByRole('radio', { name: /^Claude Code/ })).toHaveCount(0);
+    await page.getByText(/^Not installed \(\d+\)$/u).click();
     await expect(
-      page.getByText("(claude was not found on the server's PATH; install it or set SESSIONDESK_CLAUDE_BIN"),
-    ).toBeVisible();
+      page
+        .getByRole('list', { name: 'Agents not installed' })
+        .getByRole('listitem')
+        .filter({ hasText: /^Claude Code/ }),
+    ).toContainText('npm install -g @anthropic-ai/claude-code');
+  } finally {
+    await server.stop();
+    removePlace(place);
+    rmSync(bin, { recursive: true, force: true });
+  }
+});
+
+test('first-run setup offers an ACP agent found here, first when it is the only one, and gives it to the workspace', async ({
+  page,
+}) => {
+  // Only OpenCode is installed for this server (a stand-in that says its version).
+  const bin = mkdtempSync(join(tmpdir(), 'e2e-setup-acp-'));
+  writeFileSync(join(bin, 'opencode'), '#!/bin/sh\necho 1.2.3\n', { mode: 0o755 });
+  const place = await newPlace();
+  const server = await servePlace(place, ['--log-level', 'warn'], {
+    PATH: `${bin}:${dirname(process.execPath)}:/usr/bin:/bin`,
+  });
+  try {
+    await page.goto(server.launchUrl);
+    const agents = page.getByRole('group', { name: 'Agent for this workspace' });
+    await expect(agents.getByRole('radio', { name: /^OpenCode \(version 1\.2\.3\)/ })).toBeChecked();
+    await expect(page.getByText(/No agent (CLI )?was found/u)).toHaveCount(0);
+    await page.getByLabel('Your name').fill('Grace Hopper');
+    await page.getByLabel('Email').fill('grace@example.test');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByLabel('Workspace name').fill('Compilers');
+    await page.getByRole('button', { name: 'Create account and workspace' }).click();
+    await expect(page.getByRole('heading', { name: 'No sessions yet' })).toBeVisible();
+
+    await page.goto(`${server.url}/settings/agent`);
+    await expect(page.getByRole('radio', { name: /^OpenCode \(version 1\.2\.3, / })).toBeChecked();
   } finally {
     await server.stop();
     removePlace(place);
@@ -103,7 +139,10 @@ test('the stats say what they count, on the page', async ({ page, seeded }) => {
   await expect(stats).toContainText('People with a session active right now');
 });
 
-test('a key needs a label; an unknown member email offers a local account', async ({ page, seeded }) => {
+test('a key needs a label; an unknown member email is invited, and offered a local account', async ({
+  page,
+  seeded,
+}) => {
   await signIn(page, seeded.server.url, seeded.data.email, seeded.data.password);
   await page.getByRole('link', { name: 'API keys' }).click();
   await page.getByRole('button', { name: 'Create key' }).click();
@@ -113,13 +152,18 @@ test('a key needs a label; an unknown member email offers a local account', asyn
   await page.getByRole('link', { name: 'Members' }).click();
   await page.getByLabel('Email').fill('nobody@example.test');
   await page.getByRole('button', { name: 'Add member' }).click();
-  await expect(page.getByText('No account has this email yet.')).toBeVisible();
+  await expect(
+    page.getByText('No account has this email yet, so nobody@example.test is invited'),
+  ).toBeVisible();
+  await expect(page.getByRole('list', { name: 'Invited to Acme' })).toContainText('nobody@example.test');
   await page.getByRole('button', { name: 'Create a local account for this person' }).click();
   await expect(page.getByLabel('Create a new local account for this person')).toBeChecked();
   await page.getByLabel('Name').fill('No Body');
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Add member' }).click();
   await expect(page.getByRole('list', { name: 'Members of Acme' })).toContainText('nobody@example.test');
+  // The new account took up the invitation.
+  await expect(page.getByRole('list', { name: 'Invited to Acme' })).toHaveCount(0);
 });
 
 test('the API page copies its examples, including stop, follow-up and live events', async ({

@@ -39,6 +39,8 @@ for (const colorScheme of ['light', 'dark'] as const) {
       '/settings/members',
       '/settings/history',
       '/settings/agent',
+      '/settings/approvals',
+      '/settings/approvals?decision=allow&kind=execute&pattern=npm%20run%20build%20--%20--a-very-long-flag-name-that-goes-on',
       '/settings/api',
       '/settings/notifications',
       '/inbox',

@@ -40,6 +40,17 @@ test('Stop asks first, then ends the run with a neutral Stopped result', async (
   const row = page.getByRole('link', { name: /Migrate the build to the new runner/ });
   await expect(row.locator('.badge').first()).toHaveText('Stopped');
   await expect(row).not.toContainText('Completed');
+
+  // Beside its Stopped badge, the status control says Stopped too, and offers what a person
+  // decides of a stopped run: its work is done (Completed), or it failed.
+  await row.click();
+  const status = page.getByLabel('Mark as');
+  await expect(status).toHaveValue('stopped');
+  await expect(status.locator('option')).toHaveText(['Stopped', 'Completed', 'Failed']);
+  await status.selectOption('completed');
+  await expect(page.locator('.session-head .badge')).toHaveText('Completed');
+  await expect(status).toHaveValue('completed');
+  await expect(status.locator('option')).toHaveText(['Completed', 'Failed']);
 });
 
 test('an empty prompt is refused by the form; the demo agent is named and offers no models', async ({
@@ -67,7 +78,7 @@ test('an empty prompt is refused by the form; the demo agent is named and offers
   await page.getByLabel('Prompt', { exact: true }).fill('Document the retry settings');
   await page.getByRole('button', { name: 'Start session' }).click();
   await expect(page.getByRole('heading', { name: 'Document the retry settings', level: 1 })).toBeVisible();
-  await expect(page.getByRole('definition').filter({ hasText: 'Simulated' })).toBeVisible();
+  await expect(page.getByRole('definition').filter({ hasText: /^Simulated$/u })).toBeVisible();
 });
 
 test('a session that does not exist links back to the sessions, with no retry', async ({ page, seeded }) => {

@@ -29,12 +29,20 @@ const COMMAND = 'cp NOTES.md COPY.md';
 const ANSWER = 'Wrote NOTES.md and copied it.';
 const FOLLOW_UP = 'The notes file says: First line.';
 const HOLD = 'Working on it';
+/** Ties a run that answers and its follow-up, stopped while its command runs, to their script. */
+const RESUME_STOP = 'ACP-RESUME-STOP';
+/** The stopped follow-up's one response, as every agent's model server serves it. */
+const STOPPED_USAGE = { inputTokens: 200, outputTokens: 20, cacheReadTokens: 100 };
+/** A command that goes on until it is stopped. */
+const WAIT_COMMAND = `node -e "setTimeout(() => {}, 120000)"`;
 /** Where `scripts/install-agent-clis.sh --acp` puts the agents in CI. */
 const DEFAULT_ACP_PREFIX = process.env.ACP_AGENTS_PREFIX ?? '/tmp/acp-agents';
 
 interface ScriptedModel {
   env: NodeJS.ProcessEnv;
   names: string[];
+  /** Every request it answered or holds. */
+  requests: RecordedRequest[];
   held: RecordedRequest[];
   close(): Promise<void>;
 }
@@ -46,8 +54,12 @@ interface AcpAgentUnderTest {
   envVariable: string;
   serverVariable: string;
   prefix: string;
-  /** Whether the agent reports the turn's tokens. */
-  reportsTokens: boolean;
+  /**
+   * What a follow-up stopped while its command runs is counted: its one model response's tokens
+   * (served as 300 in, 100 of them from the cache, and 20 out), or null where the agent reports
+   * none of a stopped turn and logs them nowhere Session Desk reads.
+   */
+  stoppedUsage: { inputTokens: number; outputTokens: number; cacheReadTokens: number } | null;
   /** Starts the agent's scripted model server and writes the person's configuration into `home`. */
   setUp(home: string): Promise<ScriptedModel>;
 }
@@ -61,9 +73,23 @@ let folderOf: (body: unknown) => string = () => {
 };
 
 /** The scripted turns for a Chat Completions model, in the agent's own tools' words. */
-function chatScript(write: (folder: string) => [string, object], shell: [string, object]) {
+function chatScript(
+  write: (folder: string) => [string, object],
+  shell: [string, object],
+  wait: [string, object],
+) {
   return [
     { match: CANCEL_MATCH, turns: [{ hold: true, text: HOLD }] },
+    {
+      match: RESUME_STOP,
+      turns: [
+        { text: 'Ready.', usage: { prompt_tokens: 100, completion_tokens: 10 } },
+        {
+          calls: [{ name: wait[0], arguments: wait[1] }],
+          usage: { prompt_tokens: 300, completion_tokens: 20, cached_tokens: 100 },
+        },
+      ],
+    },
     {
       match: MATCH,
       turns: [
@@ -100,17 +126,25 @@ export const ACP_AGENTS_UNDER_TEST: Record<string, AcpAgentUnderTest> = {
     envVariable: 'OPENCODE_BIN',
     serverVariable: 'SESSIONDESK_OPENCODE_BIN',
     prefix: DEFAULT_ACP_PREFIX,
-    reportsTokens: true,
+    // OpenCode answers a cancelled prompt with zero usage and reports none of it otherwise.
+    stoppedUsage: null,
     async setUp(home) {
       const server = await startScriptedChatCompletionsServer(
         chatScript(
           (folder) => ['write', { filePath: join(folder, 'NOTES.md'), content: 'First line\n' }],
           ['bash', { command: COMMAND, description: 'Copy the notes' }],
+          ['bash', { command: WAIT_COMMAND, description: 'Wait' }],
         ),
       );
       // The person's own OpenCode configuration: a provider of their choosing.
       writeScriptedOpencodeConfig(join(home, '.config'), server.url);
-      return { env: {}, names: [], held: server.held, close: () => server.close() };
+      return {
+        env: {},
+        names: [],
+        requests: server.requests,
+        held: server.held,
+        close: () => server.close(),
+      };
     },
   },
   'qwen-code': {
@@ -119,12 +153,13 @@ export const ACP_AGENTS_UNDER_TEST: Record<string, AcpAgentUnderTest> = {
     envVariable: 'QWEN_BIN',
     serverVariable: 'SESSIONDESK_QWEN_BIN',
     prefix: DEFAULT_ACP_PREFIX,
-    reportsTokens: true,
+    stoppedUsage: STOPPED_USAGE,
     async setUp(home) {
       const server = await startScriptedChatCompletionsServer(
         chatScript(
           (folder) => ['write_file', { file_path: join(folder, 'NOTES.md'), content: 'First line\n' }],
           ['run_shell_command', { command: COMMAND, description: 'Copy the notes', is_background: false }],
+          ['run_shell_command', { command: WAIT_COMMAND, description: 'Wait', is_background: false }],
         ),
       );
       // The person's own Qwen Code sign-in: an OpenAI-compatible key in ~/.qwen/.env.
@@ -142,7 +177,13 @@ export const ACP_AGENTS_UNDER_TEST: Record<string, AcpAgentUnderTest> = {
           .map(([name, value]) => `${name}=${value}\n`)
           .join(''),
       );
-      return { env: {}, names: [], held: server.held, close: () => server.close() };
+      return {
+        env: {},
+        names: [],
+        requests: server.requests,
+        held: server.held,
+        close: () => server.close(),
+      };
     },
   },
   'claude-code': {
@@ -151,7 +192,7 @@ export const ACP_AGENTS_UNDER_TEST: Record<string, AcpAgentUnderTest> = {
     envVariable: 'CLAUDE_AGENT_ACP_BIN',
     serverVariable: 'SESSIONDESK_CLAUDE_AGENT_ACP_BIN',
     prefix: DEFAULT_ACP_PREFIX,
-    reportsTokens: true,
+    stoppedUsage: STOPPED_USAGE,
     async setUp(home) {
       const cli = await realCli(
         'claude-code',
@@ -160,6 +201,18 @@ export const ACP_AGENTS_UNDER_TEST: Record<string, AcpAgentUnderTest> = {
             match: CANCEL_MATCH,
             latest: true,
             turns: [{ blocks: [{ type: 'text', text: HOLD }], hold: true }],
+          },
+          {
+            match: RESUME_STOP,
+            turns: [
+              { blocks: [{ type: 'text', text: 'Ready.' }], usage: { input_tokens: 100, output_tokens: 10 } },
+              {
+                blocks: [
+                  { type: 'tool_use', name: 'Bash', input: { command: WAIT_COMMAND, description: 'Wait' } },
+                ],
+                usage: { input_tokens: 200, output_tokens: 20, cache_read_input_tokens: 100 },
+              },
+            ],
           },
           {
             match: MATCH,
@@ -196,7 +249,13 @@ export const ACP_AGENTS_UNDER_TEST: Record<string, AcpAgentUnderTest> = {
         ],
         home,
       );
-      return { env: cli.env, names: cli.names, held: cli.held, close: () => cli.close() };
+      return {
+        env: cli.env,
+        names: cli.names,
+        requests: cli.requests,
+        held: cli.held,
+        close: () => cli.close(),
+      };
     },
   },
   codex: {
@@ -205,13 +264,25 @@ export const ACP_AGENTS_UNDER_TEST: Record<string, AcpAgentUnderTest> = {
     envVariable: 'CODEX_ACP_BIN',
     serverVariable: 'SESSIONDESK_CODEX_ACP_BIN',
     prefix: DEFAULT_ACP_PREFIX,
-    // codex-acp reports the context window's use (`usage_update {used, size}`), not the turn's tokens.
-    reportsTokens: false,
+    stoppedUsage: STOPPED_USAGE,
     async setUp(home) {
       const cli = await realCli(
         'codex',
         [
           { match: CANCEL_MATCH, turns: [{ output: { text: HOLD }, hold: true }] },
+          {
+            match: RESUME_STOP,
+            turns: [
+              {
+                output: { text: 'Ready.' },
+                usage: { input_tokens: 100, output_tokens: 10, cached_tokens: 0, reasoning_tokens: 0 },
+              },
+              {
+                output: { call: 'exec_command', arguments: { cmd: WAIT_COMMAND } },
+                usage: { input_tokens: 300, output_tokens: 20, cached_tokens: 100, reasoning_tokens: 0 },
+              },
+            ],
+          },
           {
             match: MATCH,
             turns: [
@@ -230,7 +301,13 @@ export const ACP_AGENTS_UNDER_TEST: Record<string, AcpAgentUnderTest> = {
         ],
         home,
       );
-      return { env: cli.env, names: cli.names, held: cli.held, close: () => cli.close() };
+      return {
+        env: cli.env,
+        names: cli.names,
+        requests: cli.requests,
+        held: cli.held,
+        close: () => cli.close(),
+      };
     },
   },
 };
@@ -319,7 +396,8 @@ export function describeAcpAgentRuns(id: string): void {
           uses.map((u) => (u as { id: string }).id),
         );
         expect(results.filter((r) => (r as { is_error?: boolean }).is_error === true)).toEqual([]);
-        if (agent.reportsTokens) expect(first.usage?.outputTokens).toBeGreaterThan(0);
+        // codex-acp reports only the context window's use: its tokens come from Codex's own log.
+        expect(first.usage?.outputTokens).toBeGreaterThan(0);
         expect(runProcesses(created.id)).toEqual([]);
 
         // The follow-up's model request carries the first turn: the agent loaded its session.
@@ -332,6 +410,44 @@ export function describeAcpAgentRuns(id: string): void {
         const full = await getSession(server, cookie, created.id);
         expect(transcript(full).filter((line) => /earlier session/u.test(line))).toEqual([]);
         expect(runProcesses(created.id)).toEqual([]);
+      },
+    );
+
+    it(
+      'continues its own session in a follow-up, and a stop there counts what that run was served',
+      { timeout: 150_000 },
+      async () => {
+        const { server, owner, cookie, model } = await acpServer();
+        const created = await createSession(server, cookie, {
+          organizationId: owner.organizationId,
+          initialMessage: `Get ready. ${RESUME_STOP}`,
+        });
+        const first = await waitForResults(server, cookie, created.id, 1, 60_000);
+        expect(first.messages.at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: 'Ready.' });
+        const posted = await asUser(server, cookie, 'POST', `/api/sessions/${created.id}/messages`, {
+          content: 'Now wait.',
+        });
+        expect(posted.status, await posted.clone().text()).toBe(201);
+        const waiting = () => runProcesses(created.id).some((p) => p.cmdline.includes('120000'));
+        await expect.poll(waiting, { timeout: 60_000, interval: 100 }).toBe(true);
+        // The follow-up's model request holds the first turn: the agent went on in its own session.
+        const followUp = model.requests.filter((r) => JSON.stringify(r.body).includes('Now wait.'));
+        expect(followUp.length).toBeGreaterThan(0);
+        expect(JSON.stringify(followUp[0]!.body)).toContain(`Get ready. ${RESUME_STOP}`);
+        expect(JSON.stringify(followUp[0]!.body)).toContain('Ready.');
+        const stop = await asUser(server, cookie, 'POST', `/api/sessions/${created.id}/stop`);
+        expect(stop.status, await stop.clone().text()).toBe(200);
+        await expect.poll(() => runProcesses(created.id), { timeout: 15_000, interval: 100 }).toEqual([]);
+        const session = await waitForResults(server, cookie, created.id, 2, 30_000);
+        const results = session.messages.filter((m) => m.type === 'result');
+        expect(results[1]).toMatchObject({ stopped: true });
+        const stopped = results[1]?.type === 'result' ? results[1].usage : undefined;
+        if (agent.stoppedUsage === null) expect(stopped?.inputTokens ?? 0).toBe(0);
+        // That run's one response: not the first run's, not none.
+        else expect(stopped).toMatchObject(agent.stoppedUsage);
+        // The cost the agent reported in its `usage_update` (claude-agent-acp: Claude Code's, for
+        // this run's response at its price of the scripted model) is kept with it.
+        if (agent.program === 'claude-agent-acp') expect(stopped?.costUsd).toBeCloseTo(0.00093, 6);
       },
     );
 

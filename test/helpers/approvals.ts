@@ -3,7 +3,9 @@ import {
   ApprovalResponseSchema,
   ApprovalsResponseSchema,
   FullSessionResponseSchema,
+  TranscriptApprovalDecidedSchema,
   type Approval,
+  type TranscriptApprovalDecided,
   type SessionFull,
 } from '../../src-shared/index.js';
 import { asUser, type TestServer } from './server.js';
@@ -88,6 +90,15 @@ export function approvalNotices(session: SessionFull): string[] {
   return session.messages.flatMap((m) =>
     m.type === 'assistant' && ('approval' in m || 'approvalDecided' in m)
       ? m.message.content.flatMap((b) => (b.type === 'text' ? [b.text] : []))
+      : [],
+  );
+}
+
+/** What became of the session's requests, in order, as its transcript records it. */
+export function transcriptDecisions(session: SessionFull): TranscriptApprovalDecided[] {
+  return session.messages.flatMap((m) =>
+    m.type === 'assistant' && 'approvalDecided' in m
+      ? [TranscriptApprovalDecidedSchema.parse(m.approvalDecided)]
       : [],
   );
 }

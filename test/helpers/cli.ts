@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { COMMANDS, worksOnTeamDatabase, type Command } from '../../src-main/cli/usage.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLI = join(ROOT, 'bin', 'sessiondesk.js');
@@ -13,15 +14,11 @@ export interface CliResult {
   stderr: string;
 }
 
-/** The commands a team database refuses (exit 2): they act on the data directory itself. */
-const DATA_DIRECTORY_COMMANDS = new Set([
-  'agent-command',
-  'acp-agent',
-  'history',
-  'push',
-  'backup',
-  'restore',
-]);
+/** The command that `args` name, when they name one. */
+function commandOf(args: string[]): Command | undefined {
+  const named = [`${args[0] ?? ''} ${args[1] ?? ''}`, args[0] ?? ''];
+  return (COMMANDS as string[]).find((c) => named.includes(c)) as Command | undefined;
+}
 
 /**
  * Under the PostgreSQL pass (SESSIONDESK_TEST_DATABASE=postgres, vitest.postgres.config.ts), the
@@ -31,8 +28,10 @@ const DATA_DIRECTORY_COMMANDS = new Set([
  */
 async function teamDatabaseEnv(args: string[], env: NodeJS.ProcessEnv): Promise<NodeJS.ProcessEnv> {
   if (process.env.SESSIONDESK_TEST_DATABASE !== 'postgres') return {};
-  // Commands that work on a data directory alone, as each serving process's own.
-  if (DATA_DIRECTORY_COMMANDS.has(args[0] ?? '')) return {};
+  // Commands that work on a data directory alone, as each serving process's own: their help
+  // says they refuse a team database.
+  const command = commandOf(args);
+  if (command !== undefined && !worksOnTeamDatabase(command)) return {};
   if (env.SESSIONDESK_DATABASE_URL !== undefined || args.includes('--database')) return {};
   const at = args.indexOf('--data-dir');
   const dataDir = at === -1 ? undefined : args[at + 1];

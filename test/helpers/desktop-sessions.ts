@@ -17,6 +17,8 @@ export interface LocalSession {
   id: string;
   messages: Message[];
   status?: 'active' | 'completed';
+  /** When it was made (2026-01-05T10:00:00.000Z unless said): a desktop's clock may be wrong. */
+  at?: string;
 }
 
 export const prompt = (text: string): Message => ({ type: 'user', message: { content: text } });
@@ -27,16 +29,17 @@ export const answer = (text: string): Message => ({
 
 /** The sessions as an export (version 1: a whole session a line), as a desktop would hold them. */
 export function exportText(organizationId: string, sessions: LocalSession[]): string {
-  const at = '2026-01-05T10:00:00.000Z';
+  const exportedAt = '2026-01-05T10:00:00.000Z';
   const header = {
     type: 'sessiondesk.export',
     version: 1,
     organizationId,
     workspace: { name: 'Desk' },
-    exportedAt: at,
+    exportedAt,
   };
-  const lines = sessions.map((s) =>
-    JSON.stringify({
+  const lines = sessions.map((s) => {
+    const at = s.at ?? exportedAt;
+    return JSON.stringify({
       type: 'session',
       id: s.id,
       title: `Session ${s.id.slice(-2)}`,
@@ -53,8 +56,8 @@ export function exportText(organizationId: string, sessions: LocalSession[]): st
         createdAt: at,
         ...(m.type === 'user' ? { authorEmail: EMAIL } : {}),
       })),
-    }),
-  );
+    });
+  });
   return [JSON.stringify(header), ...lines].join('\n') + '\n';
 }
 

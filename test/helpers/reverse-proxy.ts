@@ -6,8 +6,9 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
+import { rawRequest } from './raw-request.js';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -144,7 +145,7 @@ async function answering(url: string, ca: string, child: ChildProcess, logs: () 
     async () => {
       if (ended) return 'ended';
       try {
-        await httpsFetch(`${url}/api/health`, { ca });
+        await rawRequest(`${url}/api/health`, { ca });
         return 'answering';
       } catch {
         return 'not yet';
@@ -157,12 +158,44 @@ async function answering(url: string, ca: string, child: ChildProcess, logs: () 
     throw new Error(`the proxy ${state === 'ended' ? 'ended' : 'did not answer'}:\n${logs()}`);
 }
 
-function stopper(child: ChildProcess): () => Promise<void> {
-  return async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    await exited;
+/** Options both proxies take. */
+export interface ProxyOptions {
+  dir: string;
+  certs: Certificates;
+  upstreams: string[];
+  /** The port it listens on (that of the servers' public URL); a free one by default. */
+  port?: number;
+}
+
+/**
+ * Runs a proxy's program until it answers over TLS at `https://localhost:PORT`: its output (and
+ * what `moreLogs` reads) is kept for a failing test's message, and `stop` ends it.
+ */
+async function launch(
+  program: string,
+  args: string[],
+  options: { port: number; ca: string; env?: NodeJS.ProcessEnv; moreLogs?: () => string },
+): Promise<RunningProxy> {
+  const child = spawn(program, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.env ? { env: options.env } : {}),
+  });
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  const logs = () => `${output}${options.moreLogs?.() ?? ''}`;
+  const url = `https://localhost:${options.port}`;
+  await answering(url, options.ca, child, logs);
+  return {
+    url,
+    port: options.port,
+    logs,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exited;
+    },
   };
 }
 
@@ -171,13 +204,7 @@ function stopper(child: ChildProcess): () => Promise<void> {
  * free port of 127.0.0.1. The main configuration around it is Debian's in substance: the block
  * goes in `http { … }` as a file of sites-enabled does.
  */
-export async function startNginx(options: {
-  dir: string;
-  certs: Certificates;
-  upstreams: string[];
-  /** The port it listens on (that of the servers' public URL); a free one by default. */
-  port?: number;
-}): Promise<RunningProxy> {
+export async function startNginx(options: ProxyOptions): Promise<RunningProxy> {
   const { dir, certs, upstreams } = options;
   mkdirSync(dir, { recursive: true });
   const port = options.port ?? (await freePort());
@@ -211,34 +238,16 @@ ${site}
 }
 `,
   );
-  const child = spawn('nginx', ['-p', dir, '-e', join(dir, 'error.log'), '-c', conf, '-g', 'daemon off;'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const errorLog = join(dir, 'error.log');
+  return launch('nginx', ['-p', dir, '-e', errorLog, '-c', conf, '-g', 'daemon off;'], {
+    port,
+    ca: certs.ca,
+    moreLogs: () => (existsSync(errorLog) ? readFileSync(errorLog, 'utf8') : ''),
   });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const logs = () => {
-    let errors = '';
-    try {
-      errors = readFileSync(join(dir, 'error.log'), 'utf8');
-    } catch {
-      // not written yet
-    }
-    return `${output}${errors}`;
-  };
-  const url = `https://localhost:${port}`;
-  await answering(url, certs.ca, child, logs);
-  return { url, port, logs, stop: stopper(child) };
 }
 
 /** Caddy with the documented site, its certificate this test's (no ACME), its upstreams this test's processes. */
-export async function startCaddy(options: {
-  dir: string;
-  certs: Certificates;
-  upstreams: string[];
-  /** The port it listens on (that of the servers' public URL); a free one by default. */
-  port?: number;
-}): Promise<RunningProxy> {
+export async function startCaddy(options: ProxyOptions): Promise<RunningProxy> {
   const { dir, certs, upstreams } = options;
   mkdirSync(dir, { recursive: true });
   const port = options.port ?? (await freePort());
@@ -265,63 +274,15 @@ export async function startCaddy(options: {
 ${site}
 `,
   );
-  const child = spawn('caddy', ['run', '--config', file, '--adapter', 'caddyfile'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+  return launch('caddy', ['run', '--config', file, '--adapter', 'caddyfile'], {
+    port,
+    ca: certs.ca,
     env: {
       ...process.env,
       HOME: dir,
       XDG_DATA_HOME: join(dir, 'data'),
       XDG_CONFIG_HOME: join(dir, 'config'),
     },
-  });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const url = `https://localhost:${port}`;
-  await answering(url, certs.ca, child, () => output);
-  return { url, port, logs: () => output, stop: stopper(child) };
-}
-
-export interface HttpsAnswer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** One HTTPS request trusting `ca` alone, from a chosen local address if given. */
-export function httpsFetch(
-  url: string,
-  init: {
-    ca: string;
-    method?: string;
-    headers?: Record<string, string>;
-    body?: unknown;
-    from?: string;
-  },
-): Promise<HttpsAnswer> {
-  const body = init.body === undefined ? undefined : JSON.stringify(init.body);
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      url,
-      {
-        method: init.method ?? 'GET',
-        ca: init.ca,
-        agent: false,
-        ...(init.from ? { localAddress: init.from } : {}),
-        headers: {
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...init.headers,
-        },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
   });
 }
 

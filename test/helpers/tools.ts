@@ -58,6 +58,15 @@ export function ripgrepTool(): Tool {
   };
 }
 
+/** openssl, which makes the certificates of the tests' identity provider (test/helpers/identity-provider.ts). */
+export function opensslTool(): Tool {
+  return {
+    name: 'openssl',
+    found: spawnSync('openssl', ['version']).status === 0,
+    install: 'apt-get install openssl',
+  };
+}
+
 const AGENT_CLIS = {
   claude: ['Claude Code', 'CLAUDE_CODE_BIN'],
   codex: ['Codex', 'CODEX_BIN'],

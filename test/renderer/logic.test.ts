@@ -11,6 +11,7 @@ import { fold, initials, relativeTime } from '../../src-renderer/src/lib/format'
 import { inlineCodeParts } from '../../src-renderer/src/lib/inline-code';
 import { displayTitle, plainText } from '../../src-renderer/src/lib/plain-text';
 import { pageTitle } from '../../src-renderer/src/lib/use-page-title';
+import { doneSummary } from '../../src-renderer/src/lib/tasks';
 
 describe('buildTranscript', () => {
   const messages: Message[] = [
@@ -192,6 +193,77 @@ describe('buildTranscript', () => {
         content: [{ type: 'text', text: 'x' }, { type: 'image' }],
       }),
     ).toBe('x\n{"type":"image"}');
+  });
+});
+
+describe('task updates', () => {
+  const todo = (id: string, statuses: string[]): Message => ({
+    type: 'assistant',
+    message: {
+      content: [
+        {
+          type: 'tool_use',
+          id,
+          name: 'TodoWrite',
+          input: { todos: statuses.map((status, i) => ({ content: `Task ${i + 1}`, status })) },
+        },
+      ],
+    },
+  });
+  const read = (id: string): Message => ({
+    type: 'assistant',
+    message: { content: [{ type: 'tool_use', id, name: 'Read', input: { file_path: 'a.ts' } }] },
+  });
+  const result: Message = {
+    type: 'result',
+    subtype: 'success',
+    is_error: false,
+    result: 'Done.',
+    duration_ms: 1,
+    num_turns: 1,
+  };
+  const summaries = (messages: Message[], active: boolean) =>
+    buildTranscript(messages, active).flatMap((item) =>
+      item.kind === 'todo'
+        ? [
+            doneSummary(
+              item.todos.map((t) => t.status),
+              item.runOver,
+            ),
+          ]
+        : [],
+    );
+
+  it('a list the run updated again reads as it stood, before and after the run: never "not done"', () => {
+    const run = [
+      { type: 'user', message: { content: 'Go' } } as Message,
+      todo('t1', ['in_progress', 'pending']),
+      read('r1'),
+      todo('t2', ['completed', 'in_progress']),
+      read('r2'),
+      todo('t3', ['completed', 'completed']),
+    ];
+    expect(summaries(run, true)).toEqual([
+      '0 of 2 done · 1 in progress',
+      '1 of 2 done · 1 in progress',
+      '2 of 2 done',
+    ]);
+    expect(summaries([...run, result], false)).toEqual([
+      '0 of 2 done · 1 in progress',
+      '1 of 2 done · 1 in progress',
+      '2 of 2 done',
+    ]);
+  });
+
+  it("a run's last list, once the run is over, says what it left not done; the next run's lists are its own", () => {
+    const messages = [
+      { type: 'user', message: { content: 'Go' } } as Message,
+      todo('t1', ['completed', 'in_progress']),
+      result,
+      { type: 'user', message: { content: 'Go on' } } as Message,
+      todo('t2', ['completed', 'in_progress']),
+    ];
+    expect(summaries(messages, true)).toEqual(['1 of 2 done · 1 not done', '1 of 2 done · 1 in progress']);
   });
 });
 

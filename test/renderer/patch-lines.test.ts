@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { byteSize, patchLines } from '../../src-renderer/src/features/changes/patch-lines';
+import { patchLines } from '../../src-shared/patch-lines';
+import { byteSize } from '../../src-renderer/src/features/changes/byte-size';
 
 describe('patchLines', () => {
   it('numbers lines from the hunk headers and tells header lines from removed and added ones', () => {

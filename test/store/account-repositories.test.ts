@@ -6,20 +6,29 @@ import {
   postgresUsers,
   postgresWorkspaces,
 } from '../../src-main/store-postgres/accounts.js';
+import {
+  postgresIdentities,
+  postgresInvitations,
+  postgresSignInFlows,
+} from '../../src-main/store-postgres/identities.js';
 import { storageOf } from '../../src-main/store/sqljs-storage.js';
 import type { Repos } from '../../src-main/store/storage.js';
 import { migratedPool, postgresTool, usePostgres } from '../helpers/postgres.js';
 import { requireTools } from '../helpers/require-tools.js';
 import { eachCallAWrite, useSqlJsStore } from '../helpers/storage.js';
 
-type Accounts = Pick<Repos, 'users' | 'workspaces' | 'authSessions' | 'apiKeys'>;
+type Accounts = Pick<
+  Repos,
+  'users' | 'workspaces' | 'authSessions' | 'apiKeys' | 'signInFlows' | 'identities' | 'invitations'
+>;
 
 const AT = '2026-11-27T08:00:00.000Z';
 const later = (minutes: number) => new Date(Date.parse(AT) + minutes * 60_000).toISOString();
 
 /**
  * The same questions to the accounts' repositories on either database, with the same answers:
- * users, workspaces with their members and settings, sign-ins and API keys.
+ * users, workspaces with their members and settings, sign-ins and API keys, sign-ins through an
+ * identity provider, the identities linked to accounts, and invitations.
  */
 function accountsContract(open: () => Promise<{ repos: Accounts; prefix: string }>) {
   let repos: Accounts;
@@ -164,6 +173,94 @@ function accountsContract(open: () => Promise<{ repos: Accounts; prefix: string 
     expect((await repos.apiKeys.findById(id('key_1')))?.revokedAt).toBe(later(23));
   });
 
+  it('keeps sign-ins through an identity provider until taken once, or expired', async () => {
+    const flow = (n: number, expiresAt: string) => ({
+      handleHash: id(`handle_${n}`),
+      stateHash: `state-${n}`,
+      nonce: `nonce-${n}`,
+      codeVerifier: `verifier-${n}`,
+      redirectUri: 'https://desk.example.com/api/auth/oidc/callback',
+      returnTo: `/sessions/${n}`,
+      createdAt: AT,
+      expiresAt,
+    });
+    await repos.signInFlows.insert(flow(1, later(10)));
+    await repos.signInFlows.insert(flow(2, later(10)));
+    await repos.signInFlows.insert(flow(3, later(1)));
+    expect(await repos.signInFlows.countActive(later(5))).toBe(2);
+    expect(await repos.signInFlows.take(id('handle_1'), later(5))).toEqual(flow(1, later(10)));
+    // Used once: a second answer finds nothing.
+    expect(await repos.signInFlows.take(id('handle_1'), later(5))).toBeNull();
+    // Expired: gone as it is taken, and answered as nothing.
+    expect(await repos.signInFlows.take(id('handle_2'), later(11))).toBeNull();
+    expect(await repos.signInFlows.countActive(AT)).toBe(1);
+    expect(await repos.signInFlows.deleteExpired(later(2))).toBe(1);
+    expect(await repos.signInFlows.countActive(AT)).toBe(0);
+  });
+
+  it('links an account to its identity at a provider, one per provider, and finds it either way', async () => {
+    const issuer = `https://id.example.com/${id('x')}`;
+    const link = { issuer, subject: 'sub-ada', userId: id('usr_ada'), createdAt: AT };
+    await repos.identities.insert(link);
+    expect(await repos.identities.find(issuer, 'sub-ada')).toEqual(link);
+    expect(await repos.identities.find(issuer, 'sub-other')).toBeNull();
+    expect(await repos.identities.find(`${issuer}/other`, 'sub-ada')).toBeNull();
+    expect(await repos.identities.forUser(id('usr_ada'), issuer)).toEqual(link);
+    expect(await repos.identities.forUser(id('usr_bob'), issuer)).toBeNull();
+    // A second identity of the same account at the same provider is refused by the schema.
+    await expect(repos.identities.insert({ ...link, subject: 'sub-ada-2' })).rejects.toThrow();
+  });
+
+  it('keeps invitations by workspace and email, oldest first, with who invited', async () => {
+    await repos.workspaces.insert({ id: id('org_inv'), name: 'Inv', createdAt: AT });
+    await repos.workspaces.insert({ id: id('org_inv2'), name: 'Inv 2', createdAt: AT });
+    const email = `sam-${id('x')}@example.com`;
+    expect(
+      await repos.invitations.insert({
+        workspaceId: id('org_inv'),
+        email,
+        invitedBy: id('usr_ada'),
+        createdAt: later(1),
+      }),
+    ).toBe(true);
+    expect(
+      await repos.invitations.insert({
+        workspaceId: id('org_inv'),
+        email,
+        invitedBy: null,
+        createdAt: later(2),
+      }),
+    ).toBe(false);
+    await repos.invitations.insert({
+      workspaceId: id('org_inv2'),
+      email,
+      invitedBy: null,
+      createdAt: later(3),
+    });
+    await repos.invitations.insert({
+      workspaceId: id('org_inv'),
+      email: `al-${id('x')}@example.com`,
+      invitedBy: null,
+      createdAt: later(1),
+    });
+    expect(await repos.invitations.list(id('org_inv'))).toEqual([
+      { workspaceId: id('org_inv'), email: `al-${id('x')}@example.com`, createdAt: later(1) },
+      {
+        workspaceId: id('org_inv'),
+        email,
+        invitedBy: { userId: id('usr_ada'), name: 'Ada' },
+        createdAt: later(1),
+      },
+    ]);
+    expect((await repos.invitations.forEmail(email.toUpperCase())).map((i) => i.workspaceId)).toEqual([
+      id('org_inv'),
+      id('org_inv2'),
+    ]);
+    expect(await repos.invitations.delete(id('org_inv'), email)).toBe(true);
+    expect(await repos.invitations.delete(id('org_inv'), email)).toBe(false);
+    expect((await repos.invitations.forEmail(email)).map((i) => i.workspaceId)).toEqual([id('org_inv2')]);
+  });
+
   it('knows which user was made first, also of two made within one millisecond', async () => {
     const before = new Date(Date.parse(AT) - 60_000).toISOString();
     // The later id first: the order they were made in decides, not their ids.
@@ -200,6 +297,9 @@ describe('the accounts repositories on PostgreSQL', requireTools(postgresTool())
         workspaces: postgresWorkspaces(sql),
         authSessions: postgresAuthSessions(sql),
         apiKeys: postgresApiKeys(sql),
+        signInFlows: postgresSignInFlows(sql),
+        identities: postgresIdentities(sql),
+        invitations: postgresInvitations(sql),
       },
       prefix: 'pg',
     };

@@ -31,11 +31,12 @@ const ONLY_ON_POSTGRES: Record<string, string> = {
   // The desktop is one process and counts failed sign-ins in memory; a team server's processes
   // share their counts (src-main/store-postgres/failure-windows.ts).
   failure_windows: 'failure limits are shared by the processes of a team server',
+  // The desktop's one process keeps its setup code in memory; a team server's processes accept
+  // each other's (src-main/store-postgres/setup-codes.ts).
+  setup_codes: 'setup codes are accepted by every process of a team server',
   // sql.js's search index is SQLite FTS5 in search.db beside the store; PostgreSQL's is in the
   // database, written with each message (src-main/search/postgres-search-index.ts says why).
   search_pieces: 'the search index is in the database, not in search.db',
-  // The desktop keeps its setup code in memory; any process of a team server takes any one's.
-  setup_codes: 'setup codes are shared by the processes of a team server (server/auth/setup-code.ts)',
 };
 
 /** Columns and indexes PostgreSQL has on tables both have, on purpose, each with its reason. */

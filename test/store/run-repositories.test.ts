@@ -263,24 +263,32 @@ function runsContract(open: () => Promise<Database>) {
     await expect(repos.approvals.find('apr_half')).rejects.toThrow(TypeError);
   });
 
-  it('records where a pushed session came from: every push says where from, the first when', async () => {
+  it('records where a pushed session came from and who pushed it first, once; every push says when', async () => {
     expect(await db.origin('ses_1')).toBeNull();
+    expect(await repos.sessionOrigins.pusher('ses_1')).toBeNull();
     const laptop = {
       machine: 'laptop',
       authorName: 'Ada',
       authorEmail: 'ada@example.com',
       pushedAt: later(1),
     };
-    await repos.sessionOrigins.record('ses_1', laptop);
+    const ada = { keyId: 'key_ada', userId: 'usr_ada' };
+    await repos.sessionOrigins.record('ses_1', laptop, ada);
     expect(await db.origin('ses_1')).toStrictEqual({ ...laptop, firstPushedAt: later(1) });
 
     const desk = { machine: '', authorName: 'Ada L. ✓', authorEmail: 'ada@work.example', pushedAt: later(2) };
-    await repos.sessionOrigins.record('ses_1', desk);
-    await repos.sessionOrigins.record('ses_2', laptop);
-    expect(await db.origin('ses_1')).toStrictEqual({ ...desk, firstPushedAt: later(1) });
+    await repos.sessionOrigins.record('ses_1', desk, { keyId: 'key_other', userId: null });
+    await repos.sessionOrigins.record('ses_2', laptop, { keyId: 'key_admin', userId: null });
+    expect(await db.origin('ses_1')).toStrictEqual({
+      ...laptop,
+      pushedAt: later(2),
+      firstPushedAt: later(1),
+    });
+    expect(await repos.sessionOrigins.pusher('ses_1')).toStrictEqual(ada);
     expect(await db.origin('ses_2')).toStrictEqual({ ...laptop, firstPushedAt: later(1) });
+    expect(await repos.sessionOrigins.pusher('ses_2')).toStrictEqual({ keyId: 'key_admin', userId: null });
     expect(await db.origin('ses_3')).toBeNull();
-    await expect(repos.sessionOrigins.record('ses_nobody', laptop)).rejects.toThrow(NO_SUCH_SESSION);
+    await expect(repos.sessionOrigins.record('ses_nobody', laptop, ada)).rejects.toThrow(NO_SUCH_SESSION);
   });
 }
 

@@ -31,7 +31,11 @@ describe('requests in the export', () => {
       events: new EventBus(),
       logger: silentLogger,
     });
-    const run = (await approvals.forRun({ id: ids[0], workspaceId: organizationId }, 'claude-code'))!;
+    const run = (await approvals.forRun(
+      { id: ids[0], workspaceId: organizationId },
+      'claude-code',
+      '/session-folder',
+    ))!;
     const request = (command: string) => ({
       title: command,
       tool: { kind: 'execute', name: 'Bash', input: { command } },
@@ -85,6 +89,54 @@ describe('requests in the export', () => {
       decidedBy: { kind: 'sessiondesk', reason: 'imported' },
     });
     expect(target.repos.approvals.pending(organizationId)).toEqual([]);
+    await run.end('run-ended');
+  });
+
+  it('carries a request an approval rule decided, with the rule and what it matched', async () => {
+    const source = await open();
+    const { organizationId, ids } = await seedRich(source);
+    const rule = { kind: 'execute' as const, pattern: 'rm *', decision: 'reject' as const };
+    await source.store.write(() =>
+      source.repos.workspaces.putSettings(organizationId, { agent: 'demo', approvalRules: [rule] }),
+    );
+    const approvals = createApprovals({
+      storage: storageOf(source.store),
+      clock: systemClock,
+      events: new EventBus(),
+      logger: silentLogger,
+    });
+    const folder = '/sandboxes/session';
+    const run = (await approvals.forRun({ id: ids[0], workspaceId: organizationId }, 'acp:gemini', folder))!;
+    const answer = await run.ask({
+      title: 'Tidy up',
+      tool: { kind: 'execute', name: 'run_shell_command', input: {} },
+      options: [
+        { id: 'yes', kind: 'allow_once', label: 'Allow' },
+        { id: 'no', kind: 'reject_once', label: 'Reject' },
+      ],
+      detail: '$ rm -rf build',
+      subject: { command: 'rm   -rf build' },
+    });
+    expect(answer).toEqual({
+      decision: 'reject_once',
+      optionId: 'no',
+      message: "This workspace's approval rules reject this request (rule 1: reject execute `rm *`).",
+    });
+    // Never put to anyone.
+    expect(await approvals.pending(organizationId)).toEqual([]);
+
+    const exported = await exportText(source, organizationId);
+    const [carried] = sessionLines(exported).find((s) => s.id === ids[0])!.approvals as Approval[];
+    expect(carried).toMatchObject({
+      tool: { kind: 'execute', command: 'rm -rf build' },
+      decision: 'reject_once',
+      decidedBy: { kind: 'rule', index: 0, rule },
+    });
+    const target = await sameAccounts(source, organizationId);
+    expect(await importSessions(linesOf(exported), organizationId, target)).toMatchObject({
+      skippedCount: 0,
+    });
+    expect(target.repos.approvals.ofSession(ids[0])[0]).toMatchObject({ ...carried, sessionId: ids[0] });
     await run.end('run-ended');
   });
 });

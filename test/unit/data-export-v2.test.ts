@@ -1,3 +1,4 @@
+import { tokenCost } from '../../src-shared/model-prices.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -120,7 +121,15 @@ describe('export version 2', () => {
     // The run is over (finish would also add its result message).
     await source.store.write(() => source.repos.sessions.setAgentState(ids[0], null));
     const before = source.repos.sessions.find(ids[0])!;
-    expect(before).toMatchObject({ agentKind: 'claude-code', usage: { inputTokens: 1210, costUsd: 0.0421 } });
+    // Codex gave no cost: its run is priced by the table, by the session's model.
+    const codexCost = tokenCost(before.model, {
+      inputTokens: 10,
+      outputTokens: 20,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+    });
+    expect(before).toMatchObject({ agentKind: 'claude-code', usage: { inputTokens: 1210 } });
+    expect(before.usage?.costUsd).toBeCloseTo(0.0421 + (codexCost ?? 0), 9);
 
     for (const format of ['ndjson', 'json'] as const) {
       const target = await open();
@@ -140,7 +149,10 @@ describe('export version 2', () => {
         source.repos.sessions.conversationUsage(ids[0], 'conv-1f2e'),
       );
       const now = new Date();
-      expect(target.repos.sessions.stats(into.organizationId, now).costPastWeek).toBe(0.0421);
+      expect(target.repos.sessions.stats(into.organizationId, now).costPastWeek).toBeCloseTo(
+        0.0421 + (codexCost ?? 0),
+        9,
+      );
       // A session without runs has none after import either.
       expect(target.repos.sessions.find(ids[2])?.usage).toBeUndefined();
     }

@@ -133,7 +133,7 @@ describe('electron-builder.yml', () => {
     });
   });
 
-  it('ships the built bundles and package.json, not the sources', async () => {
+  it("ships the built bundles, package.json and the demo's sample project, not the sources", async () => {
     const { config, appFiles } = await loadConfig();
     expect(JSON.stringify(config.files)).toContain('"out/**"');
     for (const platform of PLATFORMS) {
@@ -143,9 +143,22 @@ describe('electron-builder.yml', () => {
       expect(included('out/renderer/index.html'), 'html').toBe(true);
       expect(included('out/renderer/assets/index-abc123.js'), 'asset').toBe(true);
       expect(included('package.json'), 'package.json').toBe(true);
+      // The demo agent's sample project, which it reads at run time (from inside app.asar).
+      for (const file of [
+        'README.md',
+        'package.json',
+        'src/config.js',
+        'src/upload.js',
+        'test/upload.test.js',
+      ]) {
+        const path = `src-main/agents/kinds/demo/sample-project/${file}`;
+        expect(existsSync(join(ROOT, path)), path).toBe(true);
+        expect(included(path), path).toBe(true);
+      }
       for (const left of [
         'out/main/main.js.map',
         'src-main/electron/main.ts',
+        'src-main/agents/kinds/demo/sample-project.ts',
         'test/unit/x.test.ts',
         'electron-builder.yml',
         'README.md',

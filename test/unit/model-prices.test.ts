@@ -5,7 +5,7 @@ import { MODEL_PRICES_DATE, modelPrice, tokenCost } from '../../src-shared/model
 describe('the price table', () => {
   it('is dated, and says which copy of the list it was made from', () => {
     expect(Number.isNaN(Date.parse(MODEL_PRICES_DATE))).toBe(false);
-    expect(MODEL_PRICES_SOURCE.list).toBe("LiteLLM's model_prices_and_context_window.json");
+    expect(MODEL_PRICES_SOURCE.list).toBe("Pydantic's genai-prices");
     expect(MODEL_PRICES_SOURCE.from).toMatch(/^npm \S+@\d+\.\d+\.\d+$/u);
     expect(MODEL_PRICES_SOURCE.sha256).toMatch(/^[0-9a-f]{64}$/u);
   });
@@ -39,10 +39,41 @@ describe('the price table', () => {
     expect(modelPrice('gpt-5.2')).not.toBeNull();
   });
 
+  it("prices the agent CLIs' default models", () => {
+    // Claude Code's opus, Codex's default, Gemini CLI's flash, each as the CLI names it.
+    for (const model of ['claude-opus-5-5', 'gpt-5.5', 'gemini-3.5-flash']) {
+      expect(modelPrice(model), model).not.toBeNull();
+    }
+    expect(modelPrice('claude-opus-5-5')).toEqual({ input: 4, output: 20, cacheRead: 0.2, cacheWrite: 5 });
+    // No cache write price listed: written to the cache, tokens cost what input does.
+    expect(modelPrice('gpt-5.5')).toEqual({ input: 5, output: 30, cacheRead: 0.5, cacheWrite: 5 });
+    // A tiered price (long-context tiers) counts at its base.
+    expect(modelPrice('gemini-2.5-pro')).toEqual({
+      input: 1.25,
+      output: 10,
+      cacheRead: 0.125,
+      cacheWrite: 1.25,
+    });
+  });
+
+  it("follows genai-prices' rules for a model's names, and its dated prices as of the table's date", () => {
+    // A Claude model's dated form (`-20251101`), also read as `-2025-11-01`.
+    expect(modelPrice('claude-opus-4-5-20251101')).toEqual(modelPrice('claude-opus-4-5'));
+    // GPT-5.6 Luna's price fell by 80% on 2026-07-30: the table has the price in force.
+    expect(modelPrice('gpt-5.6-luna')).toEqual({
+      input: 0.2,
+      output: 1.2,
+      cacheRead: 0.02,
+      cacheWrite: 0.25,
+    });
+    // Not priced per token (speech to text, by the minute): no price, not 0.
+    expect(modelPrice('whisper-1')).toBeNull();
+  });
+
   it('answers null (not 0) for a model it does not know', () => {
     const tokens = { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 };
     expect(tokenCost('some-new-model', tokens)).toBeNull();
-    expect(tokenCost('claude-sonnet-4-5-preview', tokens)).toBeNull();
+    expect(tokenCost('claude-unlisted-9', tokens)).toBeNull();
     expect(tokenCost(undefined, tokens)).toBeNull();
   });
 });

@@ -1,4 +1,5 @@
-// scripts/refresh-model-prices.mjs as a person runs it, on a small list of LiteLLM's form.
+// scripts/refresh-model-prices.mjs as a person runs it, on a small set of providers in
+// genai-prices' form (its data.json).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,101 +21,120 @@ function refresh(args: string[]) {
   return spawnSync(process.execPath, [SCRIPT, ...args], { cwd: ROOT, encoding: 'utf8' });
 }
 
-/** Entries as LiteLLM writes them: per-token dollars, a provider, a mode. */
-const LIST = {
-  sample_spec: { litellm_provider: 'one of https://docs.litellm.ai/docs/providers', input_cost_per_token: 0 },
-  'claude-sonnet-4-5': {
-    litellm_provider: 'anthropic',
-    mode: 'chat',
-    input_cost_per_token: 3e-6,
-    output_cost_per_token: 1.5e-5,
-    cache_read_input_token_cost: 3e-7,
-    cache_creation_input_token_cost: 3.75e-6,
-    input_cost_per_token_above_200k_tokens: 6e-6,
+/** Providers as genai-prices writes them: name rules, prices per million tokens. */
+const DATA = [
+  {
+    id: 'anthropic',
+    model_match: { contains: 'claude' },
+    models: [
+      {
+        id: 'claude-sonnet-4-5',
+        match: { or: [{ starts_with: 'claude-sonnet-4-5' }, { starts_with: 'claude-sonnet-4.5' }] },
+        prices: { input_mtok: 3, cache_write_mtok: 3.75, cache_read_mtok: 0.3, output_mtok: 15 },
+      },
+    ],
   },
-  'gpt-5': {
-    litellm_provider: 'openai',
-    mode: 'chat',
-    input_cost_per_token: 1.25e-6,
-    output_cost_per_token: 1e-5,
+  {
+    id: 'openai',
+    model_match: { or: [{ starts_with: 'gpt-' }, { regex: '^o[134]' }] },
+    models: [
+      // A price that changed: the one in force on the table's date is kept.
+      {
+        id: 'gpt-5.6-luna',
+        match: { equals: 'gpt-5.6-luna' },
+        prices: [
+          { prices: { input_mtok: 1, output_mtok: 6 } },
+          { constraint: { start_date: '2026-07-30' }, prices: { input_mtok: 0.2, output_mtok: 1.2 } },
+        ],
+      },
+      // Long-context tiers are not applied: the base price.
+      {
+        id: 'gpt-5.5',
+        match: { equals: 'gpt-5.5' },
+        prices: {
+          input_mtok: { base: 5, tiers: [{ start: 271999, price: 10 }] },
+          cache_read_mtok: { base: 0.5, tiers: [{ start: 271999, price: 1 }] },
+          output_mtok: { base: 30, tiers: [{ start: 271999, price: 45 }] },
+        },
+      },
+      // Not priced per token.
+      { id: 'whisper-1', match: { equals: 'whisper-1' }, prices: { input_audio_mtok: 6 } },
+    ],
   },
-  'gemini/gemini-2.5-pro': {
-    litellm_provider: 'gemini',
-    mode: 'chat',
-    input_cost_per_token: 1.25e-6,
-    output_cost_per_token: 1e-5,
-    cache_read_input_token_cost: 3.125e-7,
+  {
+    id: 'google',
+    model_match: { contains: 'gemini' },
+    models: [
+      {
+        id: 'gemini-3.5-flash',
+        match: { equals: 'gemini-3.5-flash' },
+        prices: { input_mtok: 1.5, output_mtok: 9 },
+      },
+    ],
   },
-  // Other providers' copies, other kinds of model, and fine-tunes are not the CLIs' models.
-  'gemini-2.5-pro': {
-    litellm_provider: 'vertex_ai-language-models',
-    mode: 'chat',
-    input_cost_per_token: 9,
-    output_cost_per_token: 9,
-  },
-  'bedrock/anthropic.claude-sonnet-4-5': {
-    litellm_provider: 'bedrock',
-    mode: 'chat',
-    input_cost_per_token: 9,
-    output_cost_per_token: 9,
-  },
-  'text-embedding-3-small': {
-    litellm_provider: 'openai',
-    mode: 'embedding',
-    input_cost_per_token: 2e-8,
-    output_cost_per_token: 0,
-  },
-  'ft:gpt-4o-2024-08-06': {
-    litellm_provider: 'openai',
-    mode: 'chat',
-    input_cost_per_token: 3.75e-6,
-    output_cost_per_token: 1.5e-5,
-  },
-  'gpt-image-1': { litellm_provider: 'openai', mode: 'image_generation', output_cost_per_image: 0.04 },
-};
+  // Other providers are not the CLIs'.
+  { id: 'groq', model_match: { contains: 'llama' }, models: [] },
+];
 
 describe('npm run refresh:prices', () => {
-  it('keeps the Anthropic, OpenAI and Gemini API models of the list, per million tokens, and says where they came from', () => {
+  it("keeps the Anthropic, OpenAI and Google models with their name rules, the price in force on the table's date, and says where they came from", async () => {
     const dir = folder();
-    const list = join(dir, 'model_prices_and_context_window.json');
+    const file = join(dir, 'data.json');
     const out = join(dir, 'prices.generated.ts');
-    writeFileSync(list, JSON.stringify(LIST));
-    const run = refresh(['--file', list, '--out', out, '--date', '2026-11-20']);
+    writeFileSync(file, JSON.stringify(DATA));
+    const run = refresh(['--file', file, '--out', out, '--date', '2026-11-20']);
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
-    expect(run.stdout).toContain('3 model prices from file model_prices_and_context_window.json');
+    expect(run.stdout).toContain('4 model prices from file data.json');
     const text = readFileSync(out, 'utf8');
     expect(text).toContain("generatedOn: '2026-11-20'");
-    expect(text).toContain("from: 'file model_prices_and_context_window.json'");
+    expect(text).toContain("from: 'file data.json'");
     expect(text).toMatch(/sha256: '[0-9a-f]{64}'/u);
-    const entries = [...text.matchAll(/^ {2}'?([\w.-]+)'?: (\{.*\}),$/gmu)].map(([, name, price]) => [
-      name,
-      price,
-    ]);
-    expect(entries).toEqual([
-      ['claude-sonnet-4-5', '{ input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }'],
-      // The Gemini API's price (gemini/…), not Vertex AI's; no cache write price listed: input's.
-      ['gemini-2.5-pro', '{ input: 1.25, output: 10, cacheRead: 0.3125, cacheWrite: 1.25 }'],
+    // The module as the product loads it.
+    const { GENERATED_PROVIDERS: providers } = (await import(out)) as {
+      GENERATED_PROVIDERS: { id: string; models: { id: string; price: unknown }[] }[];
+    };
+    expect(providers.map((p) => p.id)).toEqual(['anthropic', 'openai', 'google']);
+    expect(Object.fromEntries(providers.flatMap((p) => p.models.map((m) => [m.id, m.price])))).toEqual({
+      'claude-sonnet-4-5': { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+      'gpt-5.6-luna': { input: 0.2, output: 1.2, cacheRead: 0.2, cacheWrite: 0.2 },
+      'gpt-5.5': { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 5 },
+      'whisper-1': null,
       // No cache prices listed: cached tokens cost what input does.
-      ['gpt-5', '{ input: 1.25, output: 10, cacheRead: 1.25, cacheWrite: 1.25 }'],
-    ]);
+      'gemini-3.5-flash': { input: 1.5, output: 9, cacheRead: 1.5, cacheWrite: 1.5 },
+    });
+    expect(text).toContain(
+      "match: { or: [{ starts_with: 'claude-sonnet-4-5' }, { starts_with: 'claude-sonnet-4.5' }] }",
+    );
+    // Before the price change, the price then.
+    const before = refresh(['--file', file, '--out', out, '--date', '2026-07-29']);
+    expect(before.status).toBe(0);
+    expect(readFileSync(out, 'utf8')).toContain(
+      'price: { input: 1, output: 6, cacheRead: 1, cacheWrite: 1 }',
+    );
   });
 
-  it('says what is wrong with a list it cannot use, and writes nothing', () => {
+  it('says what is wrong with data it cannot use, and writes nothing', () => {
     const dir = folder();
     const out = join(dir, 'prices.generated.ts');
     const broken = join(dir, 'broken.json');
-    writeFileSync(broken, '{"claude-sonnet-4-5": {');
+    writeFileSync(broken, '[{"id": "anthropic"');
     const notJson = refresh(['--file', broken, '--out', out]);
     expect(notJson.status).toBe(1);
-    expect(notJson.stderr).toMatch(
-      /^refresh-model-prices: file broken\.json: model_prices_and_context_window\.json is not JSON/u,
+    expect(notJson.stderr).toMatch(/^refresh-model-prices: file broken\.json: the providers are not JSON/u);
+    const noProvider = join(dir, 'no-google.json');
+    writeFileSync(noProvider, JSON.stringify(DATA.filter((p) => p.id !== 'google')));
+    const missingGoogle = refresh(['--file', noProvider, '--out', out]);
+    expect(missingGoogle.status).toBe(1);
+    expect(missingGoogle.stderr).toContain('no provider "google" in the data');
+    const oddRule = join(dir, 'odd-rule.json');
+    writeFileSync(
+      oddRule,
+      JSON.stringify(DATA.map((p) => (p.id === 'google' ? { ...p, model_match: { fuzzy: 'gemini' } } : p))),
     );
-    const empty = join(dir, 'empty.json');
-    writeFileSync(empty, JSON.stringify({ 'text-embedding-3-small': LIST['text-embedding-3-small'] }));
-    const none = refresh(['--file', empty, '--out', out]);
-    expect(none.status).toBe(1);
-    expect(none.stderr).toContain('priced no Anthropic, OpenAI or Gemini model');
+    const odd = refresh(['--file', oddRule, '--out', out]);
+    expect(odd.status).toBe(1);
+    expect(odd.stderr).toContain('unknown match rule {"fuzzy":"gemini"}');
     const missing = refresh(['--file', join(dir, 'nowhere.json'), '--out', out]);
     expect(missing.stderr).toContain('nowhere.json: no such file');
     expect(() => readFileSync(out)).toThrow();

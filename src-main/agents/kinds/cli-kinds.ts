@@ -4,7 +4,7 @@ import { claudeCodeCommand } from './claude-code/command.js';
 import { createClaudeCodeParser } from './claude-code/parse.js';
 import { claudeCodePermissionPrompts } from './claude-code/permission-prompts.js';
 import { codexCommand } from './codex/command.js';
-import { createCodexParser, minus, threadUsage } from './codex/parse.js';
+import { createCodexParser, threadUsage } from './codex/parse.js';
 import { geminiCommand } from './gemini/command.js';
 import { createGeminiParser, geminiStderrEvents } from './gemini/parse.js';
 import {
@@ -23,6 +23,8 @@ export interface CliKindSpec {
   program: string;
   /** Names the program's path instead of PATH. */
   envVar: string;
+  /** The npm package it installs from. */
+  npm: string;
   command(input: AgentCommandInput): AgentCommand;
   /** `usageBefore`: the resumed conversation's earlier usage, for CLIs that report running totals. */
   parser(options: { usageBefore?: AgentUsage }): AgentParser;
@@ -51,6 +53,7 @@ export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
     name: 'Claude Code',
     program: 'claude',
     envVar: 'SESSIONDESK_CLAUDE_BIN',
+    npm: '@anthropic-ai/claude-code',
     command: claudeCodeCommand,
     parser: () => createClaudeCodeParser(),
     loggedUsage: claudeCodeLoggedUsage,
@@ -62,9 +65,10 @@ export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
     name: 'Codex',
     program: 'codex',
     envVar: 'SESSIONDESK_CODEX_BIN',
+    npm: '@openai/codex',
     command: codexCommand,
     parser: (options) => createCodexParser(options),
-    loggedUsage: codexLoggedUsage(threadUsage, minus),
+    loggedUsage: codexLoggedUsage(threadUsage),
     refusedResume: /no rollout found for thread id/u,
   },
   gemini: {
@@ -72,6 +76,7 @@ export const CLI_KIND_SPECS: Record<CliKind, CliKindSpec> = {
     name: 'Gemini CLI',
     program: 'gemini',
     envVar: 'SESSIONDESK_GEMINI_BIN',
+    npm: '@google/gemini-cli',
     command: geminiCommand,
     parser: () => createGeminiParser(),
     loggedUsage: geminiLoggedUsage,

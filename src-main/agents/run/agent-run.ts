@@ -13,15 +13,7 @@ import { notice } from '../output-caps.js';
 import { DEFAULT_AGENT_TIMEOUT_MS } from '../kinds/command/command-agent.js';
 import { branchToClone, createContinuationRunner, type Continuation } from './imported-continuation.js';
 import { NamedCommandsError } from '../kinds/command/named-commands.js';
-import { BRIDGE_PORT } from '../sandbox/network-bridge.js';
-import {
-  refusalNotices,
-  type NetworkProxies,
-  type ProxyLease,
-  type Refused,
-} from '../sandbox/network-proxy.js';
-import type { Confinement, OsSandbox } from '../types.js';
-import { installRoot, locateExecutable } from '../executables.js';
+import { refusalNotices, type ProxyLease } from '../sandbox/network-proxy.js';
 import { recordBranchAtEnd, recordReportedPullRequest, type FactsDeps } from './repository-facts.js';
 import { sandboxPath, SandboxError } from '../sandbox/session-folder.js';
 import { SandboxRootError, secureSessionFolder } from '../sandbox/sandbox-root.js';
@@ -34,7 +26,10 @@ import {
   type RunOutcome,
 } from '../types.js';
 import { AgentSetupError } from './workspace-agents.js';
-import { ACP_AGENTS, acpAgentLabel } from '../kinds/acp/acp-agents.js';
+import { ACP_AGENTS, acpAgent, acpAgentLabel } from '../kinds/acp/acp-agents.js';
+import { failureCauses, gaveUpText, neededBy, type NeededBy } from './agent-failures.js';
+import { RUN_WATCH, watchModel, type GaveUp, type ModelWatch } from './model-watch.js';
+import { enforcedHosts, limitNetwork, type NetworkDeps } from './run-network.js';
 
 /** Why a run was stopped: becomes its result message, and says what the session becomes. */
 export interface StopReason {
@@ -61,7 +56,11 @@ export interface WaitingRun {
 
 /** Said in a workspace that asks before agents act, when the run's agent cannot be asked. */
 const CANNOT_ASK =
-  'This workspace asks before agents act, but this agent cannot put its requests to Session Desk: it runs unattended in its sandbox, as with approvals set to auto. Claude Code and the agents that speak the Agent Client Protocol can be asked.';
+  'This workspace asks before agents act, but this agent cannot put its requests to Session Desk: it runs unattended in its sandbox, as with approvals set to auto. Claude Code, the agents that speak the Agent Client Protocol and the demo agent can be asked.';
+
+/** Said in a workspace that lets agents act but has approval rules, when the run's agent cannot be asked. */
+const RULES_CANNOT_APPLY =
+  'This workspace has approval rules, but this agent cannot put its requests to Session Desk: the rules do not apply to its runs, which go unattended in their sandbox. Claude Code, the agents that speak the Agent Client Protocol and the demo agent can be asked.';
 
 /**
  * Native Codex (`codex exec`) has no way to put a request to anyone: it is asked through its ACP
@@ -69,7 +68,7 @@ const CANNOT_ASK =
  * would change the program, its session (a follow-up resumes the conversation of the program that
  * began it) and what the workspace chose; the person is told which agent to choose instead.
  */
-const CODEX_CANNOT_ASK = `${CANNOT_ASK} Codex is asked through its ACP adapter (codex-acp): choose "${acpAgentLabel(ACP_AGENTS.find((a) => a.id === 'codex')!)}" in Settings › Agent.`;
+const CODEX_ASKED_THROUGH = `Codex is asked through its ACP adapter (codex-acp): choose "${acpAgentLabel(ACP_AGENTS.find((a) => a.id === 'codex')!)}" in Settings › Agent.`;
 
 /** Prompts sent while a run waited reach the agent as one, in order, a blank line apart. */
 export function joinPrompts(prompts: string[]): string {
@@ -77,20 +76,12 @@ export function joinPrompts(prompts: string[]): string {
 }
 
 /** What a run needs: the session service and the store, and these of the agent host. */
-export interface RunDeps extends FactsDeps {
+export interface RunDeps extends FactsDeps, NetworkDeps {
   /** What agents ask before they act, in workspaces that ask. */
   approvals: Pick<Approvals, 'forRun'>;
   dataDir: string;
   /** The folder holding every session's sandbox (checked each time it is asked for). */
   sandboxRoot: () => string;
-  /** The operating-system sandbox agents' programs run in, or why there is none. */
-  osSandbox: () => OsSandbox;
-  /** The allow-listed environment agents run with. */
-  agentEnvironment: () => NodeJS.ProcessEnv;
-  /** The environment agent CLIs are found in: the server's own unless configured. */
-  lookupEnv: NodeJS.ProcessEnv;
-  /** The proxies of workspaces that list the hosts their agents may reach. */
-  proxies: Pick<NetworkProxies, 'open'>;
   runnerFor: (workspaceId: string) => Promise<AgentRunner>;
   /** How a follow-up to an imported session goes on, or an error saying why it cannot. */
   planContinuation: (session: SessionRow, where: ContinueIn) => Continuation;
@@ -148,12 +139,19 @@ export async function runAgent(
   // A continuation in the person's own folder works there; every other run in its sandbox.
   const sandboxDir = continuation?.cwd ?? sandboxPath(deps.sandboxRoot(), sessionId);
   const cliHome = cliHomePath(deps.sandboxRoot(), sessionId);
+  // The model watch (model-watch.ts) ends a run whose model API it cannot reach.
+  let watch: ModelWatch | undefined;
+  let gaveUp: GaveUp | undefined;
+  let programStarted = false;
+  /** The model answered this run (text, thinking, a tool call): it was reached, signed in. */
+  let modelAnswered = false;
+  const unreachable = new AbortController();
   const ctx: RunContext = {
     session,
     sandboxDir,
     ...(continuation?.cwd ? {} : { ownedFolder: sandboxDir }),
     cliHome,
-    signal,
+    signal: AbortSignal.any([signal, unreachable.signal]),
     confinement: {
       sandbox: deps.osSandbox(),
       rules: {
@@ -164,6 +162,10 @@ export async function runAgent(
     },
     sink: {
       assistant: async (message) => {
+        if (message.notice === undefined) {
+          modelAnswered = true;
+          watch?.answered();
+        }
         await service.appendMessage(sessionId, message, null);
         await recordReportedPullRequest(deps, session, message);
       },
@@ -171,6 +173,8 @@ export async function runAgent(
       branch: (name) => service.setBranch(sessionId, name),
     },
     processStarted: (pgid) => {
+      programStarted = true;
+      watch?.started();
       recordingProcess = service
         .recordProcess(sessionId, pgid)
         .catch((err: unknown) =>
@@ -208,6 +212,7 @@ export async function runAgent(
   return (async () => {
     const started = Date.now();
     let proxy: ProxyLease | undefined;
+    let agent: NeededBy | undefined;
     try {
       if (plan instanceof AgentSetupError) throw plan;
       // A branch only in the person's own clone is not in the repository: the clone starts from its default.
@@ -229,8 +234,23 @@ export async function runAgent(
               DEFAULT_AGENT_TIMEOUT_MS,
           })
         : await deps.runnerFor(session.workspaceId);
+      const allowedHosts = (await deps.repos.workspaces.settings(session.workspaceId))?.allowedHosts;
       if (runner.kind !== 'demo' && ctx.confinement)
-        proxy = await limitNetwork(deps, session.workspaceId, ctx.confinement.rules, refusals.refused);
+        proxy = await limitNetwork(deps, allowedHosts, ctx.confinement.rules, refusals.refused);
+      agent = neededBy(
+        runner.kind,
+        runner.acpAgent === undefined ? undefined : acpAgent(runner.acpAgent, deps.dataDir),
+      );
+      watch = await watchModel({
+        family: agent.family,
+        env: deps.agentEnvironment(),
+        allowedHosts: enforcedHosts(deps, allowedHosts),
+        times: RUN_WATCH,
+        giveUp: (why) => {
+          gaveUp = why;
+          unreachable.abort();
+        },
+      });
       // The demo agent runs no program: there is nothing to hold.
       await service.runStarts(
         sessionId,
@@ -241,9 +261,11 @@ export async function runAgent(
       approvals = await deps.approvals.forRun(
         session,
         runner.acpAgent ? `acp:${runner.acpAgent}` : runner.kind,
+        ctx.sandboxDir,
       );
       if (approvals && runner.asksApproval !== true) {
-        const text = runner.kind === 'codex' ? CODEX_CANNOT_ASK : CANNOT_ASK;
+        const said = approvals.asksByDefault ? CANNOT_ASK : RULES_CANNOT_APPLY;
+        const text = runner.kind === 'codex' ? `${said} ${CODEX_ASKED_THROUGH}` : said;
         await service.appendMessage(sessionId, notice(text, 'info'), null);
       } else if (approvals) {
         const asking = approvals;
@@ -252,19 +274,32 @@ export async function runAgent(
         signal.addEventListener('abort', () => void endApprovals(), { once: true });
       }
       // Folders may have changed hands since the start: each run checks its own again.
-      if (runner.kind !== 'demo' && !continuation?.cwd) {
+      if (!continuation?.cwd) {
         secureSessionFolder(deps.sandboxRoot(), deps.dataDir, sessionId, deps.logger);
       }
       const { result } = continuation
         ? await deps.holdingFile(sessionId, () => work(runner))
         : await work(runner);
+      watch?.stop();
       await recordingProcess;
       await refusals.end();
       await endApprovals();
-      if (signal.aborted) throw new RunAborted();
+      if (signal.aborted || gaveUp) throw new RunAborted();
+      // A run that failed before its model answered says why it may have, where Session Desk
+      // can tell: no sign-in, or a model API it cannot reach.
+      const causes =
+        result.is_error && programStarted && !modelAnswered && agent
+          ? await failureCauses(
+              agent,
+              { agent: deps.agentEnvironment(), server: deps.lookupEnv },
+              enforcedHosts(deps, allowedHosts),
+            )
+          : undefined;
+      if (causes) result.result = result.result ? `${result.result}\n\n${causes}` : causes;
       await recordBranchAtEnd(deps, session, ctx.sandboxDir, deps.agentEnvironment());
       await service.finish(sessionId, result, result.is_error ? 'failed' : 'completed', { outcome: true });
     } catch (err) {
+      watch?.stop();
       await recordingProcess;
       await refusals.end();
       await endApprovals();
@@ -278,9 +313,11 @@ export async function runAgent(
         err instanceof NamedCommandsError;
       const text = stopped
         ? (reason?.text ?? 'Stopped.')
-        : setUp
-          ? err.message
-          : `The agent failed: ${err instanceof Error ? err.message : String(err)}`;
+        : gaveUp && agent
+          ? gaveUpText(agent, gaveUp)
+          : setUp
+            ? err.message
+            : `The agent failed: ${err instanceof Error ? err.message : String(err)}`;
       // A stop by PATCH has already set the status; a failure sets it to failed, but an imported
       // session whose continuation never got going is as it was: its CLI's run is what it shows.
       const status: SessionStatus | null = stopped
@@ -308,34 +345,4 @@ export async function runAgent(
       await proxy?.close();
     }
   })();
-}
-
-/**
- * Where the workspace lists the hosts its agents may reach (and a sandbox can hold them to
- * it): the run's proxy, and the bridge that runs its program, in its confinement.
- */
-async function limitNetwork(
-  deps: RunDeps,
-  workspaceId: string,
-  rules: Confinement,
-  refused: Refused,
-): Promise<ProxyLease | undefined> {
-  const allowed = (await deps.repos.workspaces.settings(workspaceId))?.allowedHosts;
-  if (!allowed || deps.osSandbox().isolation !== 'sandbox') return undefined;
-  const node = locateExecutable(
-    { name: 'Node.js', program: 'node', envVar: 'SESSIONDESK_NODE_BIN' },
-    {
-      ...deps.agentEnvironment(),
-      SESSIONDESK_NODE_BIN: deps.lookupEnv.SESSIONDESK_NODE_BIN,
-    },
-  );
-  if (!node.found) {
-    throw new AgentSetupError(
-      `This workspace lists the hosts its agents may reach, which needs Node.js in their sandbox: ${node.problem}`,
-    );
-  }
-  const lease = await deps.proxies.open(allowed, refused);
-  rules.readable.push(installRoot(node.path, deps.agentEnvironment().HOME));
-  rules.network = { socket: lease.socket, port: BRIDGE_PORT, node: node.path };
-  return lease;
 }

@@ -140,14 +140,12 @@ async function recordCrashedUsage(deps: RecoveryDeps, id: string, run: LastRun):
   if (!loggedUsage) return undefined;
   // An imported session's conversation is its own file (the run saw it in the session's home).
   const source = (await repos.sessions.find(id))?.source;
-  const usageBefore = await repos.sessions.conversationUsage(id, conversation.id);
   const file = source?.conversationId === conversation.id ? source.path : undefined;
   const read = (env: NodeJS.ProcessEnv) =>
     loggedUsage({
       env,
       file,
       conversationId: conversation.id,
-      usageBefore,
       prompt,
     }).catch(() => null);
   // A run of an earlier version kept its files in the person's own folders.

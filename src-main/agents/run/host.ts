@@ -1,4 +1,5 @@
 import type { AgentKindInfo } from '../../../src-shared/accounts.js';
+import type { AgentCheck } from '../../../src-shared/agent-check.js';
 import type { ContinueIn } from '../../../src-shared/sessions.js';
 import type { Approvals } from '../../approvals/service.js';
 import type { Logger } from '../../clock.js';
@@ -26,7 +27,8 @@ import {
   type ContinuationHost,
 } from './imported-continuation.js';
 import type { AgentConfig } from './config.js';
-import { WorkspaceAgents } from './workspace-agents.js';
+import { sessionRunStores, WorkspaceAgents } from './workspace-agents.js';
+import { checkAgent } from './agent-check.js';
 import { NetworkProxies } from '../sandbox/network-proxy.js';
 import { detectOsSandbox } from '../sandbox/os-sandbox.js';
 import type { OsSandbox } from '../types.js';
@@ -68,6 +70,8 @@ export class AgentHost {
   /** The recovery going on: one at a time, the first at start and every sweep after it. */
   private recovering: Promise<number> = Promise.resolve(0);
   private osSandboxFound: OsSandbox | undefined;
+  /** The agent checks going on, by workspace. */
+  private readonly checks = new Map<string, Promise<AgentCheck>>();
   private readonly proxies = new NetworkProxies(() => [this.deps.dataDir, this.sandboxRoot]);
   private readonly workspaces: WorkspaceAgents;
   private readonly runDeps: RunDeps;
@@ -92,8 +96,8 @@ export class AgentHost {
     },
   ) {
     this.workspaces = new WorkspaceAgents({
-      service: deps.service,
-      repos: deps.storage.repos,
+      stores: sessionRunStores(deps.service, deps.storage.repos),
+      workspaces: deps.storage.repos.workspaces,
       dataDir: deps.dataDir,
       config: deps.config,
       osSandbox: () => this.osSandbox,
@@ -217,6 +221,31 @@ export class AgentHost {
       hidden: this.ownFolders,
       agentFolders: this.ownFolders,
     });
+  }
+
+  /**
+   * The workspace's agent checked as a session would run it (agent-check.ts). A check asked
+   * while one of the same workspace runs gets that one's answer: one agent started, not many.
+   */
+  checkAgent(workspaceId: string): Promise<AgentCheck> {
+    const going = this.checks.get(workspaceId);
+    if (going) return going;
+    const check = checkAgent(
+      {
+        workspaces: this.deps.storage.repos.workspaces,
+        dataDir: this.deps.dataDir,
+        sandboxRoot: this.sandboxRoot,
+        config: this.deps.config,
+        logger: this.deps.logger,
+        osSandbox: () => this.osSandbox,
+        agentEnvironment: () => this.agentEnvironment(),
+        lookupEnv: this.deps.config.env ?? process.env,
+        proxies: this.proxies,
+      },
+      workspaceId,
+    ).finally(() => this.checks.delete(workspaceId));
+    this.checks.set(workspaceId, check);
+    return check;
   }
 
   /** Whether a run of the session is going or waiting for a place. */

@@ -1,5 +1,6 @@
 import type { ApprovalDecidedBy, DecideApprovalBody } from '../../../src-shared/approvals.js';
 import type { ErrorCode } from '../../../src-shared/errors.js';
+import type { ReviewBody } from '../../../src-shared/review.js';
 import type { FollowUpBody, SessionStatus } from '../../../src-shared/sessions.js';
 import type { Logger } from '../../clock.js';
 import { AppError, conflict, type ErrorDetail } from '../../errors.js';
@@ -15,6 +16,8 @@ export type RunRequest =
   /** A change of title and status; a final status stops the run. */
   | { kind: 'update'; sessionId: string; changes: { title?: string; status?: SessionStatus } }
   | { kind: 'follow-up'; sessionId: string; body: FollowUpBody; authorId: string }
+  /** Comments on lines of the session's changes: checked there, against its sandbox. */
+  | { kind: 'review'; sessionId: string; body: ReviewBody; authorId: string }
   | {
       kind: 'decide';
       sessionId: string;

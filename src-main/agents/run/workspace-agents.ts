@@ -1,13 +1,14 @@
 import { modelsFor } from '../../../src-shared/agent-models.js';
 import type { AgentSettings } from '../../../src-shared/accounts.js';
+import type { Usage } from '../../../src-shared/sessions.js';
 import type { SessionService } from '../../sessions/service.js';
 import type { Repos } from '../../store/storage.js';
 import { createAcpAgent } from '../kinds/acp/acp-agent.js';
 import { acpAgent, knownAcpAgents, type AcpAgentSpec } from '../kinds/acp/acp-agents.js';
 import { createAcpRunStore } from '../kinds/acp/acp-run-store.js';
-import { createCliAgent } from '../kinds/cli/cli-agent.js';
+import { createCliAgent, type CliRunStore } from '../kinds/cli/cli-agent.js';
 import { CLI_KIND_SPECS } from '../kinds/cli-kinds.js';
-import { isCliKind } from '../kinds/cli-kind-names.js';
+import { isCliKind, type CliKind } from '../kinds/cli-kind-names.js';
 import { createCliRunStore } from '../kinds/cli/cli-run-store.js';
 import { createCommandAgent, DEFAULT_AGENT_TIMEOUT_MS } from '../kinds/command/command-agent.js';
 import { createDemoAgent } from '../kinds/demo/demo-agent.js';
@@ -16,8 +17,53 @@ import { readNamedCommands } from '../kinds/command/named-commands.js';
 import type { OsSandbox } from '../types.js';
 import type { AgentRunner } from '../types.js';
 
+/** The agent a workspace runs, and where that comes from. */
+export interface AgentInForce {
+  settings: AgentSettings;
+  source: 'workspace' | 'environment' | 'default';
+}
+
+/**
+ * The agent a workspace runs: its own setting, else the command SESSIONDESK_AGENT_COMMAND names
+ * (`defaultCommand`), else the demo.
+ */
+export function agentInForce(own: AgentSettings | null, defaultCommand: string[] | undefined): AgentInForce {
+  if (own) return { settings: own, source: 'workspace' };
+  if (defaultCommand)
+    return { settings: { agent: 'command', command: defaultCommand }, source: 'environment' };
+  return { settings: { agent: 'demo' }, source: 'default' };
+}
+
 /** The workspace's agent cannot run as set (the session fails with this message). */
 export class AgentSetupError extends Error {}
+
+/** Where a run keeps what outlasts it: the conversation to resume, and its usage. */
+export interface RunStores {
+  cli(kind: CliKind): CliRunStore;
+  acp(spec: AcpAgentSpec): CliRunStore;
+  demoUsage(sessionId: string, usage: Usage): Promise<void>;
+}
+
+/** A session's runs keep it on the session, through the session service. */
+export function sessionRunStores(service: SessionService, repos: Repos): RunStores {
+  return {
+    cli: (kind) => createCliRunStore(kind, service, repos),
+    acp: (spec) => createAcpRunStore(spec, service, repos),
+    demoUsage: (sessionId, usage) => service.recordRun(sessionId, { kind: 'demo', usage }),
+  };
+}
+
+/** A run that belongs to no session (an agent check) keeps nothing. */
+const KEPT_NOWHERE: CliRunStore = {
+  previous: () => Promise.resolve({}),
+  conversation: () => Promise.resolve(),
+  finished: () => Promise.resolve(),
+};
+export const NO_RUN_STORES: RunStores = {
+  cli: () => KEPT_NOWHERE,
+  acp: () => KEPT_NOWHERE,
+  demoUsage: () => Promise.resolve(),
+};
 
 /**
  * Which agent each workspace uses, and the runner that runs it: the workspace's own setting,
@@ -27,8 +73,8 @@ export class AgentSetupError extends Error {}
 export class WorkspaceAgents {
   constructor(
     private readonly deps: {
-      service: SessionService;
-      repos: Repos;
+      stores: RunStores;
+      workspaces: Pick<Repos['workspaces'], 'settings'>;
       dataDir: string;
       config: AgentConfig;
       osSandbox: () => OsSandbox;
@@ -75,17 +121,8 @@ export class WorkspaceAgents {
             networkProblem: `Agents here run without an operating-system sandbox, so a list of allowed hosts cannot be enforced: their programs reach any host. ${sandbox.reason}`,
             sandbox: { isolation: 'none' as const, detail: sandbox.reason },
           };
-    const own = await this.deps.repos.workspaces.settings(workspaceId);
-    if (own) return { settings: own, source: 'workspace', commands, ...network };
-    if (this.deps.config.defaultCommand) {
-      return {
-        settings: { agent: 'command', command: this.deps.config.defaultCommand },
-        source: 'environment',
-        commands,
-        ...network,
-      };
-    }
-    return { settings: { agent: 'demo' }, source: 'default', commands, ...network };
+    const own = await this.deps.workspaces.settings(workspaceId);
+    return { ...agentInForce(own, this.deps.config.defaultCommand), commands, ...network };
   }
 
   /**
@@ -94,14 +131,14 @@ export class WorkspaceAgents {
    * Read from the workspace's setting and the environment (no file read per create).
    */
   async defaultModel(workspaceId: string): Promise<string> {
-    const own = await this.deps.repos.workspaces.settings(workspaceId);
+    const own = await this.deps.workspaces.settings(workspaceId);
     const kind = own?.agent ?? (this.deps.config.defaultCommand ? 'command' : 'demo');
     return modelsFor(kind).defaultModel;
   }
 
   /** Throws AgentSetupError, saying why, when the workspace's agent cannot run. */
   async runnerFor(workspaceId: string): Promise<AgentRunner> {
-    const own = await this.deps.repos.workspaces.settings(workspaceId);
+    const own = await this.deps.workspaces.settings(workspaceId);
     const timeoutMs = own?.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS;
     if (own && isCliKind(own.agent)) {
       return createCliAgent({
@@ -109,7 +146,7 @@ export class WorkspaceAgents {
         env: this.deps.agentEnvironment(),
         lookupEnv: this.deps.config.env ?? process.env,
         timeoutMs,
-        runs: createCliRunStore(own.agent, this.deps.service, this.deps.repos),
+        runs: this.deps.stores.cli(own.agent),
       });
     }
     if (own?.agent === 'acp') {
@@ -124,7 +161,7 @@ export class WorkspaceAgents {
         env: this.deps.agentEnvironment(),
         lookupEnv: this.deps.config.env ?? process.env,
         timeoutMs,
-        runs: createAcpRunStore(spec, this.deps.service, this.deps.repos),
+        runs: this.deps.stores.acp(spec),
       });
     }
     if (own?.agent === 'command') {
@@ -152,7 +189,8 @@ export class WorkspaceAgents {
     }
     return createDemoAgent({
       paceMs: this.deps.config.demoPaceMs,
-      usage: (sessionId, usage) => this.deps.service.recordRun(sessionId, { kind: 'demo', usage }),
+      environment: this.deps.agentEnvironment(),
+      usage: (sessionId, usage) => this.deps.stores.demoUsage(sessionId, usage),
       ...(this.deps.config.demoSeed === undefined ? {} : { seed: this.deps.config.demoSeed }),
     });
   }

@@ -55,12 +55,17 @@ export function presentedApiKey(request: FastifyRequest): string | null {
  * first: the server must not pick one of two.
  */
 export function sessionCookieCount(request: FastifyRequest): number {
+  return cookieCount(request, SESSION_COOKIE);
+}
+
+/** How many cookies of that name the request carries (Fastify's parser keeps only one). */
+export function cookieCount(request: FastifyRequest, name: string): number {
   let count = 0;
   const raw = request.raw.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {
     if (raw[i]?.toLowerCase() !== 'cookie') continue;
     for (const pair of (raw[i + 1] ?? '').split(';')) {
-      if (pair.split('=')[0]?.trim() === SESSION_COOKIE) count += 1;
+      if (pair.split('=')[0]?.trim() === name) count += 1;
     }
   }
   return count;
@@ -107,13 +112,26 @@ export function authHooks(auth: Authenticator) {
   const pushKey = async (request: FastifyRequest) => {
     request.principal = await auth.pushKey(request);
   };
+  // What a key may never ask even in the dashboard's place (to start a program): forbidden, 403.
+  const userOnlyKeysForbidden = async (request: FastifyRequest) => {
+    if (presentedApiKey(request) !== null) {
+      throw new AppError(
+        403,
+        'api_key_not_allowed',
+        'This endpoint is for a signed-in owner (the dashboard); an API key may never use it',
+      );
+    }
+    request.principal = await auth.userOnly(request);
+  };
   acceptedBy.set(either, KEY_OR_COOKIE);
   acceptedBy.set(userOnly, COOKIE_ONLY);
   acceptedBy.set(pushKey, KEY_ONLY);
+  acceptedBy.set(userOnlyKeysForbidden, COOKIE_ONLY);
   return {
     either: { onRequest: either },
     userOnly: { onRequest: userOnly },
     pushKey: { onRequest: pushKey },
+    userOnlyKeysForbidden: { onRequest: userOnlyKeysForbidden },
   };
 }
 

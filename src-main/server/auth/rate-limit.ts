@@ -21,8 +21,6 @@ export interface FailureLimit {
 
 /** Invalid API keys, per client: 30 a minute. */
 export const BAD_KEY_LIMIT: FailureLimit = { max: 30, windowMs: 60_000 };
-/** Failed sign-ins, per account: 5 in 15 minutes. */
-export const SIGN_IN_LIMIT: FailureLimit = { max: 5, windowMs: 15 * 60_000 };
 
 export class MemoryFailureLimiter implements FailureLimiter {
   private readonly windows = new Map<string, { failures: number; resetAt: number }>();
@@ -58,6 +56,41 @@ export class MemoryFailureLimiter implements FailureLimiter {
   private prune(now: number): void {
     if (this.windows.size < 10_000) return;
     for (const [key, window] of this.windows) if (window.resetAt <= now) this.windows.delete(key);
+  }
+}
+
+/**
+ * Keys remembered for a while (the clients an account signed in from): in memory on the
+ * desktop, in the team database's `failure_windows` on a team server.
+ */
+export interface Remembered {
+  remember(key: string): Promise<void>;
+  knows(key: string): Promise<boolean>;
+}
+
+export class MemoryRemembered implements Remembered {
+  private readonly until = new Map<string, number>();
+
+  constructor(
+    private readonly keepMs: number,
+    private readonly clock: Clock,
+  ) {}
+
+  async remember(key: string): Promise<void> {
+    const now = this.clock.now().getTime();
+    this.until.delete(key);
+    this.until.set(key, now + this.keepMs);
+    // Oldest first (re-inserted on each sign-in): the first still kept ends the pruning.
+    if (this.until.size > 10_000) {
+      for (const [old, end] of this.until) {
+        if (end > now && this.until.size <= 10_000) break;
+        this.until.delete(old);
+      }
+    }
+  }
+
+  async knows(key: string): Promise<boolean> {
+    return (this.until.get(key) ?? 0) > this.clock.now().getTime();
   }
 }
 

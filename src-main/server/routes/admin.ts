@@ -11,9 +11,12 @@ import {
   CreateWorkspaceBodySchema,
   ListKeysQuerySchema,
   RevokeKeyBodySchema,
+  SetPasswordBodySchema,
 } from '../../../src-shared/accounts.js';
 import { HISTORY_IMPORT_PATH, HistoryImportBodySchema } from '../../../src-shared/history.js';
+import { AGENT_CHECK_ADMIN_PATH, AgentCheckAdminBodySchema } from '../../../src-shared/agent-check.js';
 import { createDirectory } from '../../accounts/directory.js';
+import { checkAgentChoice } from '../../agents/run/agent-choice.js';
 import { runHistoryImport } from '../../history/service.js';
 import { folderRules } from '../../history/source-folder.js';
 import { hashSecret } from '../../accounts/secrets.js';
@@ -84,23 +87,41 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
   api.post(
     '/api/admin/workspaces',
     { onRequest, schema: { ...schema, body: CreateWorkspaceBodySchema } },
-    async (request) => ({ workspace: await accounts.createWorkspace(request.body) }),
+    async (request) => {
+      checkAgentChoice(ctx.agents, ctx.agentEnv, request.body);
+      const workspace = await accounts.createWorkspace(request.body);
+      const { settings, source } = await ctx.agents.settingsFor(workspace.organizationId);
+      return { workspace, agent: { settings, source } };
+    },
   );
   api.post(
     '/api/admin/members',
     { onRequest, schema: { ...schema, body: AddMemberBodySchema } },
-    async (request) => ({
-      member: await accounts.addMember(request.body),
-    }),
+    async (request) => accounts.addMemberOrInvite(request.body),
   );
   api.post(
     '/api/admin/members/remove',
     { onRequest, schema: { ...schema, body: AddMemberBodySchema } },
+    async (request) => {
+      const removed = await accounts.removeMemberByEmail(request.body);
+      await ctx.credentialChanges.notify();
+      return { removed };
+    },
+  );
+  api.post(
+    '/api/admin/users/password',
+    { onRequest, schema: { ...schema, body: SetPasswordBodySchema } },
     async (request, reply) => {
-      await accounts.removeMemberByEmail(request.body);
-      ctx.credentialChanges.notify();
+      await accounts.setPassword(request.body);
+      await ctx.credentialChanges.notify();
       return reply.code(204).send(null);
     },
+  );
+  // `sessiondesk agent check`: the check runs here, with this server's environment and sandbox.
+  api.post(
+    AGENT_CHECK_ADMIN_PATH,
+    { onRequest, schema: { ...schema, body: AgentCheckAdminBodySchema } },
+    async (request) => ctx.agents.checkAgent(request.body.organizationId),
   );
   api.get('/api/admin/users', { onRequest, schema }, async () => ({
     users: await createDirectory(ctx.storage.repos).users(),
@@ -127,7 +148,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
     { onRequest, schema: { ...schema, body: RevokeKeyBodySchema } },
     async (request, reply) => {
       await accounts.revokeKey(request.body);
-      ctx.credentialChanges.notify();
+      await ctx.credentialChanges.notify();
       return reply.code(204).send();
     },
   );
@@ -148,6 +169,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, adminToken: s
         organizationId,
         format,
         ctx.clock.now().toISOString(),
+        ctx.agents.sandboxRoot,
       );
       return reply
         .type(format === 'json' ? 'application/json; charset=utf-8' : `${NDJSON}; charset=utf-8`)

@@ -8,11 +8,16 @@ import {
   DecideApprovalBodySchema,
   type ApprovalDecidedBy,
 } from '../../../src-shared/approvals.js';
+import {
+  ApprovalRulesPreviewBodySchema,
+  ApprovalRulesPreviewSchema,
+  WorkspaceParamsSchema,
+} from '../../../src-shared/accounts.js';
 import { isId } from '../../../src-shared/ids.js';
 import { publicApproval } from '../../approvals/service.js';
 import { forbidden, notFound } from '../../errors.js';
 import { authHooks, type Principal } from '../auth/authenticate.js';
-import { principalOf, type AppContext } from '../context.js';
+import { principalOf, userOf, type AppContext } from '../context.js';
 import { errorResponses } from './error-responses.js';
 
 /**
@@ -21,7 +26,7 @@ import { errorResponses } from './error-responses.js';
  */
 export function approvalRoutes(app: FastifyInstance, ctx: AppContext): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
-  const { either } = authHooks(ctx.auth);
+  const { either, userOnly } = authHooks(ctx.auth);
 
   /** A request the caller may see: 404 when there is none, 403 in another workspace. */
   async function visibleApproval(principal: Principal, id: string) {
@@ -111,6 +116,27 @@ export function approvalRoutes(app: FastifyInstance, ctx: AppContext): void {
       const approval = await visibleApproval(principal, request.params.approvalId);
       const by = await decider(principal);
       return { approval: await ctx.sessionCommands.decide(approval, request.body, by) };
+    },
+  );
+
+  api.post(
+    '/api/workspaces/:organizationId/approval-rules/preview',
+    {
+      ...userOnly,
+      schema: {
+        summary: 'Try approval rules on recent requests',
+        description:
+          "Members, signed in. Draft `approvalRules` (checked as `PUT …/agent` checks them) tried on the workspace's latest 50 requests, decided or not, as if each were asked now: per rule, how many it would have decided (it matched first) and up to 3 of their titles; `rest`, how many no rule matches and what `approvals` (the body's, else the workspace's) decides for them. Nothing is saved.",
+        tags: ['dashboard'],
+        params: WorkspaceParamsSchema,
+        body: ApprovalRulesPreviewBodySchema,
+        response: { 200: ApprovalRulesPreviewSchema, ...errorResponses(400, 401, 403, 500) },
+      },
+    },
+    async (request) => {
+      const { organizationId } = request.params;
+      await ctx.access.requireRole(userOf(request).userId, organizationId, 'member');
+      return ctx.approvals.preview(organizationId, request.body);
     },
   );
 }

@@ -9,9 +9,11 @@ import {
   SignInResponseSchema,
 } from '../../../src-shared/accounts.js';
 import { SESSION_COOKIE } from '../../../src-shared/constants.js';
-import { hashSecret, newSessionToken, verifyPassword } from '../../accounts/secrets.js';
-import { AppError, forbidden, unauthorized } from '../../errors.js';
+import { AuthMethodsSchema, OIDC_START_PATH } from '../../../src-shared/sign-in.js';
+import { hashSecret, newSessionToken, NO_PASSWORD, verifyPassword } from '../../accounts/secrets.js';
+import { forbidden, unauthorized } from '../../errors.js';
 import { requireSameOrigin } from '../auth/localhost-guard.js';
+import { signInRefused } from '../auth/sign-in-throttle.js';
 import { authHooks, SESSION_ABSOLUTE_MS, sessionToken } from '../auth/authenticate.js';
 import { userOf, type AppContext } from '../context.js';
 import { toldAlready } from '../errors.js';
@@ -22,16 +24,32 @@ export function sessionCookieOptions(ctx: Pick<AppContext, 'cookies'>) {
   return { path: '/', httpOnly: true, sameSite: 'strict', secure: ctx.cookies.secure } as const;
 }
 
-function rateLimited(seconds: number): AppError {
-  return new AppError(429, 'rate_limited', 'Too many failed sign-ins; try again later', undefined, {
-    'retry-after': String(seconds),
-  });
-}
-
 export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const { signInLimits, storage } = ctx;
+  const { signInThrottle, storage } = ctx;
   const { repos } = storage;
   const api = app.withTypeProvider<ZodTypeProvider>();
+
+  const passwordSignIn = ctx.config.passwordSignIn !== false;
+
+  api.get(
+    '/api/auth/methods',
+    {
+      schema: {
+        summary: 'How to sign in here',
+        description:
+          'Unauthenticated: whether email and password sign in, and the identity provider, if the server has one. The sign-in page offers exactly these.',
+        tags: ['auth'],
+        response: { 200: AuthMethodsSchema },
+      },
+    },
+    async () => ({
+      password: passwordSignIn,
+      teamServer: ctx.store === null,
+      ...(ctx.signInFlows
+        ? { identityProvider: { name: ctx.signInFlows.providerName, startUrl: OIDC_START_PATH } }
+        : {}),
+    }),
+  );
 
   api.post(
     '/api/auth/sign-in',
@@ -39,25 +57,30 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: 'Sign in',
         description:
-          'Checks the email and password and sets the `__session` cookie (HttpOnly, SameSite=Strict). Failed attempts are limited per account.',
+          'Checks the email and password and sets the `__session` cookie (HttpOnly, SameSite=Strict). Failed attempts are limited per account and client (docs/reference/security.md). 403 when the server signs people in through its identity provider only (`serve --password-sign-in off`).',
         tags: ['auth'],
         body: SignInBodySchema,
         response: { 200: SignInResponseSchema, ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) },
       },
     },
     async (request, reply) => {
+      if (!passwordSignIn) {
+        const provider = ctx.signInFlows?.providerName ?? 'the identity provider';
+        throw forbidden(
+          `Password sign-in is off on this server: sign in with ${provider} (${OIDC_START_PATH}).`,
+        );
+      }
       const email = request.body.email.trim().toLowerCase();
-      // Keyed by account only: every client is this machine, so a limit per client would let
-      // one program lock every account out.
-      const wait = await signInLimits.perAccount.retryAfter(email);
-      if (wait > 0) {
-        ctx.logger.warn(`sign-in refused for ${email}: too many failed attempts, ${wait} s to wait`, {
+      const refusal = await signInThrottle.refusal(email, request.ip);
+      if (refusal) {
+        ctx.logger.warn(`sign-in refused for ${email}: too many failed attempts, ${refusal.wait} s to wait`, {
           event: 'sign-in.limited',
           email,
           client: request.ip,
-          retryAfter: wait,
+          limit: refusal.limit,
+          retryAfter: refusal.wait,
         });
-        throw toldAlready(rateLimited(wait));
+        throw toldAlready(signInRefused(refusal));
       }
 
       const user = await repos.users.findByEmail(email);
@@ -69,16 +92,21 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
         ended: () => ctx.logger.debug?.('password check: scrypt ended', { event: 'password-check.ended' }),
       });
       if (!ok || !user) {
-        await signInLimits.perAccount.fail(email);
+        await signInThrottle.failed(email, request.ip);
         // Which of the two was wrong is the server's to know, not the caller's.
-        ctx.logger.info(`sign-in failed for ${email}: ${user ? 'wrong password' : 'no such account'}`, {
+        const why = !user
+          ? 'no such account'
+          : user.passwordHash === NO_PASSWORD
+            ? 'the account has no password (it signs in through the identity provider)'
+            : 'wrong password';
+        ctx.logger.info(`sign-in failed for ${email}: ${why}`, {
           event: 'sign-in.failed',
           email,
           client: request.ip,
         });
         throw toldAlready(unauthorized('Wrong email or password'));
       }
-      await signInLimits.perAccount.reset(email);
+      await signInThrottle.succeeded(email, request.ip);
       await startSignIn(ctx, reply, user.id);
       return { user: publicUser(user) };
     },
@@ -127,7 +155,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
         const tokenHash = hashSecret(token);
         if (await repos.authSessions.find(tokenHash)) {
           await storage.write((tx) => tx.authSessions.delete(tokenHash));
-          ctx.credentialChanges.notify();
+          await ctx.credentialChanges.notify();
         }
       }
       reply.clearCookie(SESSION_COOKIE, sessionCookieOptions(ctx));
@@ -139,6 +167,8 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
     '/api/auth/me',
     {
       ...authHooks(ctx.auth).userOnly,
+      // Signed out is an answer here: the dashboard asks at every load to know whom to show.
+      config: { expectedRefusals: [401] },
       schema: {
         summary: 'The signed-in user',
         description: 'The user behind the `__session` cookie and the workspaces they belong to.',

@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { SessionChangesResponseSchema } from '../../../src-shared/changes.js';
 import { OrgQuerySchema, SessionParamsSchema } from '../../../src-shared/sessions.js';
-import { createSessionChanges } from '../../changes/session-changes.js';
 import { notFound } from '../../errors.js';
 import { authHooks } from '../auth/authenticate.js';
 import { principalOf, type AppContext } from '../context.js';
@@ -12,12 +11,6 @@ import { errorResponses } from './error-responses.js';
 export function changesRoutes(app: FastifyInstance, ctx: AppContext): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
   const { either } = authHooks(ctx.auth);
-  const changes = createSessionChanges({
-    repos: ctx.storage.repos,
-    clock: ctx.clock,
-    sandboxRoot: () => ctx.agents.sandboxRoot,
-    env: ctx.agentEnv,
-  });
 
   api.get(
     '/api/sessions/:sessionId/changes',
@@ -38,7 +31,7 @@ export function changesRoutes(app: FastifyInstance, ctx: AppContext): void {
       await ctx.access.session(principalOf(request), sessionId, request.query.organizationId, (id) =>
         ctx.storage.repos.sessions.find(id),
       );
-      const answer = await changes.of(sessionId);
+      const answer = await ctx.changes.of(sessionId);
       if (!answer) throw notFound('Session not found');
       return answer;
     },

@@ -13,7 +13,7 @@ const MAX_BUFFERED_BYTES = 1024 * 1024;
 const HEARTBEAT_MS = 15_000;
 /** Streams open at once: in all, per workspace, and per key or sign-in, so none can take every slot. */
 export const STREAM_LIMITS = { total: 1000, perWorkspace: 50, perPrincipal: 20 } as const;
-/** A stream's credential is checked again this often (besides at once when one is ended). */
+/** A stream's credential is checked again this often (besides at once when one is ended anywhere). */
 const RECHECK_MS = 5_000;
 const DEFAULT_MAX_LIFETIME_MS = 60 * 60 * 1000;
 
@@ -126,28 +126,33 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext): void {
     /**
      * Set while the credential is being checked again. Events that arrive meanwhile wait in
      * `held`: nothing reaches a credential that was ended, even before its check answers. A
-     * change of credentials in this process starts a check at once; one in another process
-     * (a team server) is seen by the periodic check.
+     * change of credentials in any process starts a check at once (on a team server it is
+     * relayed before any later event); one asked for during a check is made after it, since
+     * the check going on may have read the credential before the change.
      */
     let checking: Promise<void> | null = null;
+    let checkAgain = false;
     const held: KeptEvent[] = [];
-    const entry: OpenStream = {
-      principalKey: keyOf(principal),
-      workspaceId,
-      end,
-      recheck: () => {
-        if (checking) return;
-        checking = stillGood()
-          // A check that cannot be made (the database away) ends the stream too: the
-          // client comes back, and is checked afresh.
-          .catch(() => false)
-          .then((good) => {
-            checking = null;
-            if (!good) return end();
-            for (const event of held.splice(0)) send(event);
-          });
-      },
+    const recheck = (): void => {
+      if (checking) {
+        checkAgain = true;
+        return;
+      }
+      checking = stillGood()
+        // A check that cannot be made (the database away) ends the stream too: the
+        // client comes back, and is checked afresh.
+        .catch(() => false)
+        .then((good) => {
+          checking = null;
+          if (!good) return end();
+          if (checkAgain) {
+            checkAgain = false;
+            return recheck();
+          }
+          for (const event of held.splice(0)) send(event);
+        });
     };
+    const entry: OpenStream = { principalKey: keyOf(principal), workspaceId, end, recheck };
     write('retry: 2000\n\n');
     if (lastEventId) {
       const missed = ctx.events.since(lastEventId);

@@ -5,6 +5,8 @@ import {
   AgentSettingsResponseSchema,
   AgentSettingsSchema,
   CreatedKeyResponseSchema,
+  InvitationParamsSchema,
+  InvitationResponseSchema,
   KeyParamsSchema,
   KeysResponseSchema,
   MemberParamsSchema,
@@ -22,7 +24,12 @@ import {
   WorkspacesResponseSchema,
   type SetupAgent,
 } from '../../../src-shared/accounts.js';
-import { isCliKind, type CliKind } from '../../agents/kinds/cli-kind-names.js';
+import {
+  AGENT_CHECK_DEADLINE_MS,
+  AGENT_CHECK_PROMPT,
+  AgentCheckSchema,
+} from '../../../src-shared/agent-check.js';
+import { checkAgentChoice } from '../../agents/run/agent-choice.js';
 import { badRequest, conflict, forbidden } from '../../errors.js';
 import { seedDemo } from '../../demo/seed.js';
 import { DEMO, isDemoAccount, ownAccountCount } from '../../demo/people.js';
@@ -40,14 +47,30 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
   const { accounts } = ctx;
   const { repos } = ctx.storage;
   const api = app.withTypeProvider<ZodTypeProvider>();
-  const { userOnly } = authHooks(ctx.auth);
+  const { userOnly, userOnlyKeysForbidden } = authHooks(ctx.auth);
+
+  /** What the demo's accounts may not do, in words, or null for any other account. */
+  async function demoLimit(userId: string, what: string): Promise<string | null> {
+    const user = await repos.users.findById(userId);
+    return user && isDemoAccount(user.email)
+      ? `The demo's accounts ${what}: create your own account for that.`
+      : null;
+  }
 
   /** The demo's accounts may do only what the demo shows: `what` says what they may not. */
   async function refuseDemoAccount(userId: string, what: string): Promise<void> {
-    const user = await repos.users.findById(userId);
-    if (user && isDemoAccount(user.email)) {
-      throw forbidden(`The demo's accounts ${what}: create your own account for that.`);
-    }
+    const limit = await demoLimit(userId, what);
+    if (limit !== null) throw forbidden(limit);
+  }
+
+  /** What a demo account is told of choosing another agent, before it tries and after. */
+  const DEMO_AGENT_ONLY = 'run the demo agent only';
+
+  /** The workspace's agent as `userId` sees it: a demo account is told what it may not choose. */
+  async function agentSettingsAs(userId: string, organizationId: string) {
+    const demoOnly = await demoLimit(userId, DEMO_AGENT_ONLY);
+    const settings = await ctx.agents.settingsFor(organizationId);
+    return demoOnly === null ? settings : { ...settings, demoOnly };
   }
 
   api.get(
@@ -85,8 +108,8 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const { agent } = request.body;
-      if (agent !== undefined && isCliKind(agent)) requireInstalled(ctx, agent);
+      const { agent, acpAgent } = request.body;
+      if (agent !== undefined) checkAgentChoice(ctx.agents, ctx.agentEnv, { agent, acpAgent });
       const result = await accounts.setUp(request.body);
       await startSignIn(ctx, reply, result.user.id);
       return reply.code(201).send(result);
@@ -168,8 +191,12 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      await ctx.access.requireRole(userOf(request).userId, request.params.organizationId, 'member');
-      return { members: await accounts.listMembers(request.params.organizationId) };
+      const { organizationId } = request.params;
+      await ctx.access.requireRole(userOf(request).userId, organizationId, 'member');
+      return {
+        members: await accounts.listMembers(organizationId),
+        invitations: await accounts.listInvitations(organizationId),
+      };
     },
   );
 
@@ -180,11 +207,15 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: 'Add a member',
         description:
-          'Owners only. Adds the user with that email; with `name` and `password`, creates that local user first.',
+          'Owners only. Adds the user with that email (201); with `name` and `password`, creates that local user first. An email without an account is invited instead (202): it joins the workspace when it first signs in (through the identity provider, or once an account with that email is made).',
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
         body: NewMemberBodySchema,
-        response: { 201: MemberResponseSchema, ...errorResponses(400, 401, 403, 404, 409, 500, 503) },
+        response: {
+          201: MemberResponseSchema,
+          202: InvitationResponseSchema,
+          ...errorResponses(400, 401, 403, 404, 409, 500, 503),
+        },
       },
     },
     async (request, reply) => {
@@ -202,10 +233,33 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         ]);
       }
       if (name !== undefined && password !== undefined && !(await repos.users.findByEmail(email))) {
-        await accounts.createUser({ email, name, password });
+        const user = await accounts.createUser({ email, name, password });
+        // Invited before: the new account took up its invitation, and is a member already.
+        const joined = (await accounts.listMembers(organizationId)).find((m) => m.userId === user.id);
+        if (joined) return reply.code(201).send({ member: joined });
       }
-      const member = await accounts.addMember({ organizationId, email });
-      return reply.code(201).send({ member });
+      const added = await accounts.addMemberOrInvite({ organizationId, email, invitedBy: userId });
+      if ('invitation' in added) return reply.code(202).send(added);
+      return reply.code(201).send(added);
+    },
+  );
+
+  api.delete(
+    '/api/workspaces/:organizationId/invitations/:email',
+    {
+      ...userOnly,
+      schema: {
+        summary: 'Withdraw an invitation',
+        description: 'Owners only. The email no longer joins the workspace when it signs in.',
+        tags: ['dashboard'],
+        params: InvitationParamsSchema,
+        response: { 204: z.null(), ...errorResponses(400, 401, 403, 404, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      await ctx.access.requireRole(userOf(request).userId, request.params.organizationId, 'owner');
+      await accounts.withdrawInvitation(request.params);
+      return reply.code(204).send(null);
     },
   );
 
@@ -224,7 +278,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       await ctx.access.requireRole(userOf(request).userId, request.params.organizationId, 'owner');
       await accounts.removeMember(request.params);
-      ctx.credentialChanges.notify();
+      await ctx.credentialChanges.notify();
       return reply.code(204).send(null);
     },
   );
@@ -301,7 +355,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
         keyId: request.params.keyId,
         ...(role === 'owner' ? {} : { onlyMadeBy: userId }),
       });
-      ctx.credentialChanges.notify();
+      await ctx.credentialChanges.notify();
       return reply.code(204).send(null);
     },
   );
@@ -320,8 +374,9 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      await ctx.access.requireRole(userOf(request).userId, request.params.organizationId, 'member');
-      return ctx.agents.settingsFor(request.params.organizationId);
+      const { userId } = userOf(request);
+      await ctx.access.requireRole(userId, request.params.organizationId, 'member');
+      return agentSettingsAs(userId, request.params.organizationId);
     },
   );
 
@@ -332,7 +387,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         summary: "Set the workspace's agent",
         description:
-          "Owners only. `demo`; `command` with the `commandName` of a command the administrator defined (`sessiondesk agent-command set`); `claude-code`, `codex` or `gemini`, whose program must be installed (400 otherwise); or `acp` with the `acpAgent` id of an agent that speaks the Agent Client Protocol (`GET /api/agents` lists them; unknown or not installed: 400). Sending a program (`command`) is refused with 403: choosing which programs run is the administrator's privilege. `allowedHosts` limits the network of the agents' programs to those hosts (an empty list is refused: leave it out for an open network); the answer's `networkEnforced` says whether this machine can enforce it. `approvals: \"ask\"` makes what agents ask before they act wait for a decision (`GET /api/approvals`), rejected after `approvalTimeoutSeconds` (default 1800); `auto` or absent allows every tool call inside the sandbox. Applies to runs started afterwards.",
+          "Owners only. `demo`; `command` with the `commandName` of a command the administrator defined (`sessiondesk agent-command set`); `claude-code`, `codex` or `gemini`, whose program must be installed (400 otherwise); or `acp` with the `acpAgent` id of an agent that speaks the Agent Client Protocol (`GET /api/agents` lists them; unknown or not installed: 400). Sending a program (`command`) is refused with 403: choosing which programs run is the administrator's privilege. `allowedHosts` limits the network of the agents' programs to those hosts (an empty list is refused: leave it out for an open network); the answer's `networkEnforced` says whether this machine can enforce it. `approvals: \"ask\"` makes what agents ask before they act wait for a decision (`GET /api/approvals`), rejected after `approvalTimeoutSeconds` (default 1800); `auto` or absent allows every tool call inside the sandbox. `approvalRules` (at most 50, owners only, as the rest) decide requests before anyone is asked: the first whose `kind` and `pattern` match decides `allow`, `ask` or `reject`; what no rule matches, `approvals` decides (see the Approvals guide). Like every field, left out it is removed. Applies to runs started afterwards.",
         tags: ['dashboard'],
         params: WorkspaceParamsSchema,
         body: AgentSettingsSchema,
@@ -344,8 +399,8 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
       const { userId } = userOf(request);
       await ctx.access.requireRole(userId, organizationId, 'owner');
       const { agent, acpAgent: acpAgentId, command, commandName, timeoutMs, allowedHosts } = request.body;
-      const { approvals, approvalTimeoutSeconds } = request.body;
-      if (agent !== 'demo') await refuseDemoAccount(userId, 'run the demo agent only');
+      const { approvals, approvalTimeoutSeconds, approvalRules } = request.body;
+      if (agent !== 'demo') await refuseDemoAccount(userId, DEMO_AGENT_ONLY);
       if (command !== undefined) {
         throw forbidden(
           'Only the administrator of this installation chooses which programs run: they define agent ' +
@@ -369,13 +424,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
           { path: 'body.commandName', message: 'is only for agent "command"' },
         ]);
       }
-      if (isCliKind(agent)) requireInstalled(ctx, agent);
-      if (agent === 'acp') requireAcpAgent(ctx, acpAgentId);
-      else if (acpAgentId !== undefined) {
-        throw badRequest('acpAgent goes with agent "acp"', [
-          { path: 'body.acpAgent', message: 'is only for agent "acp"' },
-        ]);
-      }
+      checkAgentChoice(ctx.agents, ctx.agentEnv, { agent, acpAgent: acpAgentId });
       await ctx.storage.write((tx) =>
         tx.workspaces.putSettings(organizationId, {
           agent,
@@ -385,46 +434,51 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
           ...(allowedHosts === undefined ? {} : { allowedHosts: [...new Set(allowedHosts)] }),
           ...(approvals === undefined ? {} : { approvals }),
           ...(approvalTimeoutSeconds === undefined ? {} : { approvalTimeoutSeconds }),
+          ...(approvalRules === undefined || approvalRules.length === 0 ? {} : { approvalRules }),
         }),
       );
-      return ctx.agents.settingsFor(organizationId);
+      return agentSettingsAs(userId, organizationId);
+    },
+  );
+
+  api.post(
+    '/api/workspaces/:organizationId/agent/check',
+    {
+      // It starts the agent's program: an owner's to ask, as choosing the agent is; never a key's.
+      ...userOnlyKeysForbidden,
+      schema: {
+        summary: "Check the workspace's agent",
+        description: `Owners only, signed in (an API key: 403). Runs the workspace's agent as a session would, within ${AGENT_CHECK_DEADLINE_MS / 1000} s: \`program\` (found, its version asked in the sandbox), \`credentials\` (the sign-in a session's home gets), \`prompt\` (one prompt, "${AGENT_CHECK_PROMPT}", in a sandbox of its own through the workspace's network allow-list). A failed step names the model API it tried (\`endpoint\`) and what to do (\`fix\`). The demo agent's one step, \`simulated\`, passes. Nothing is kept: no session records it.`,
+        tags: ['dashboard'],
+        params: WorkspaceParamsSchema,
+        response: { 200: AgentCheckSchema, ...errorResponses(400, 401, 403, 429, 500) },
+      },
+    },
+    async (request) => {
+      await ctx.access.requireRole(userOf(request).userId, request.params.organizationId, 'owner');
+      return ctx.agents.checkAgent(request.params.organizationId);
     },
   );
 }
 
-/** An agent CLI may be chosen only where its program is installed: 400 saying what is missing. */
-function requireInstalled(ctx: AppContext, kind: CliKind): void {
-  const located = ctx.agents.locateProgram(kind, ctx.agentEnv);
-  if (!located.found)
-    throw badRequest(located.problem, [{ path: 'body.agent', message: 'is not installed on the server' }]);
-}
-
-/** An ACP agent may be chosen only when Session Desk knows it and its program is installed. */
-function requireAcpAgent(ctx: AppContext, id: string | undefined): void {
-  if (id === undefined) {
-    throw badRequest('Agent "acp" needs the ACP agent to run', [
-      { path: 'body.acpAgent', message: 'is required for agent "acp" (see GET /api/agents)' },
-    ]);
-  }
-  const known = ctx.agents.acpAgents();
-  const spec = known.find((agent) => agent.id === id);
-  if (!spec) {
-    throw badRequest(`There is no ACP agent "${id}" here`, [
-      { path: 'body.acpAgent', message: `is not one of ${known.map((a) => a.id).join(', ')}` },
-    ]);
-  }
-  const located = ctx.agents.locateAcpAgent(spec, ctx.agentEnv);
-  if (!located.found)
-    throw badRequest(located.problem, [{ path: 'body.acpAgent', message: 'is not installed on the server' }]);
-}
-
-/** The agents setup offers, as Settings describes them, without where their programs are. */
+/**
+ * The agents setup offers, as Settings describes them, without where their programs are: the
+ * three agent CLIs (those not installed with their install command), every ACP agent installed,
+ * and the demo agent.
+ */
 async function setupAgents(ctx: AppContext): Promise<SetupAgent[]> {
   const kinds = await ctx.agents.describeAgents(ctx.agentEnv);
-  return SETUP_AGENTS.flatMap((kind) => {
-    const info = kinds.find((k) => k.kind === kind);
-    if (!info) return [];
-    const { name, simulated, found, version } = info;
-    return [{ kind, name, simulated, found, ...(version === undefined ? {} : { version }) }];
-  });
+  return SETUP_AGENTS.flatMap((kind) =>
+    kinds
+      .filter((info) => info.kind === kind && (kind !== 'acp' || info.found))
+      .map(({ acpAgent, name, simulated, found, version, install }) => ({
+        kind,
+        ...(acpAgent === undefined ? {} : { acpAgent }),
+        name,
+        simulated,
+        found,
+        ...(version === undefined ? {} : { version }),
+        ...(!found && install !== undefined ? { install } : {}),
+      })),
+  );
 }

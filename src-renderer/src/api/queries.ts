@@ -11,6 +11,7 @@ import {
   AgentSettingsResponseSchema,
   type AgentSettings,
   CreatedKeyResponseSchema,
+  InvitationResponseSchema,
   KeysResponseSchema,
   MeResponseSchema,
   MemberResponseSchema,
@@ -21,6 +22,7 @@ import {
   SignInResponseSchema,
   WorkspaceResponseSchema,
 } from '../../../src-shared/accounts';
+import { AgentCheckSchema } from '../../../src-shared/agent-check';
 import {
   ListSessionsResponseSchema,
   RepositoriesResponseSchema,
@@ -31,10 +33,12 @@ import {
   type UpdateSessionBody,
 } from '../../../src-shared/sessions';
 import { SessionChangesResponseSchema } from '../../../src-shared/changes';
+import { SessionReviewsResponseSchema, type ReviewBody } from '../../../src-shared/review';
 import type { AgentKind } from '../../../src-shared/constants';
 import { ContinuationChoicesResponseSchema } from '../../../src-shared/continuation';
 import { SearchResponseSchema } from '../../../src-shared/search';
 import { HistorySourceResponseSchema, HistorySourcesResponseSchema } from '../../../src-shared/history';
+import { AuthMethodsSchema } from '../../../src-shared/sign-in';
 import type { FollowUpBody, HistoryKind } from '../../../src-shared/sessions';
 import { api } from './client';
 
@@ -47,6 +51,7 @@ export const POLL_WHILE_LIVE_MS = 30_000;
 
 export const keys = {
   me: ['me'] as const,
+  authMethods: ['auth-methods'] as const,
   setup: ['setup'] as const,
   sessions: (org: string) => ['sessions', org] as const,
   session: (id: string) => ['session', id] as const,
@@ -67,6 +72,15 @@ export function useDemoSignIn() {
   return useMutation({
     mutationFn: () => api.post('/api/demo/sign-in', SignInResponseSchema),
     onSuccess: () => client.invalidateQueries({ queryKey: keys.me }),
+  });
+}
+
+/** How this server signs people in: a password, its identity provider, or both. */
+export function useAuthMethods() {
+  return useQuery({
+    queryKey: keys.authMethods,
+    queryFn: () => api.get('/api/auth/methods', AuthMethodsSchema),
+    staleTime: Infinity,
   });
 }
 
@@ -188,6 +202,37 @@ export function useSessionChanges(id: string, org: string, updatedAt: string) {
   });
 }
 
+/** The reviews sent in a session, read again as the session moves (a review adds a message). */
+export function useSessionReviews(id: string, org: string, updatedAt: string, enabled: boolean) {
+  return useQuery({
+    queryKey: [...keys.session(id), 'reviews', updatedAt],
+    queryFn: () =>
+      api.get(
+        `/api/sessions/${encodeURIComponent(id)}/review?organizationId=${encodeURIComponent(org)}`,
+        SessionReviewsResponseSchema,
+      ),
+    enabled,
+    placeholderData: keepPreviousData,
+  });
+}
+
+/** Sends the comments on lines of the session's changes to its agent, as one follow-up. */
+export function useSendReview(org: string, id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: ReviewBody) =>
+      api.post(
+        `/api/sessions/${encodeURIComponent(id)}/review?organizationId=${encodeURIComponent(org)}`,
+        SessionResponseSchema,
+        body,
+      ),
+    onSuccess: async () => {
+      await client.invalidateQueries({ queryKey: keys.session(id) });
+      await client.invalidateQueries({ queryKey: keys.sessions(org) });
+    },
+  });
+}
+
 /** Where a follow-up to an imported session can go on now, and why not; asked again as the session moves. */
 export function useContinuation(org: string, id: string, updatedAt: string, imported: boolean) {
   return useQuery({
@@ -226,10 +271,18 @@ export function useAgentSettings(org: string) {
 }
 
 /** The agent kinds and whether each agent CLI is installed on the server. */
-export function useAgentKinds() {
+export function useAgentKinds(enabled = true) {
   return useQuery({
     queryKey: ['agent-kinds'],
     queryFn: () => api.get('/api/agents', AgentKindsResponseSchema),
+    enabled,
+  });
+}
+
+/** Checks the workspace's saved agent as a session would run it (owners only). */
+export function useCheckAgent(org: string) {
+  return useMutation({
+    mutationFn: () => api.post(`/api/workspaces/${encodeURIComponent(org)}/agent/check`, AgentCheckSchema),
   });
 }
 
@@ -310,11 +363,21 @@ export function useMembers(org: string) {
   });
 }
 
+/** Adds the account with that email; an email without one is invited (the answer says which). */
 export function useAddMember(org: string) {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (body: { email: string; name?: string; password?: string }) =>
-      api.post(`${orgPath(org)}/members`, MemberResponseSchema, body),
+      api.post(`${orgPath(org)}/members`, z.union([MemberResponseSchema, InvitationResponseSchema]), body),
+    onSuccess: () => client.invalidateQueries({ queryKey: keys.members(org) }),
+  });
+}
+
+export function useWithdrawInvitation(org: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (email: string) =>
+      api.delete(`${orgPath(org)}/invitations/${encodeURIComponent(email)}`, z.null()),
     onSuccess: () => client.invalidateQueries({ queryKey: keys.members(org) }),
   });
 }

@@ -1,11 +1,14 @@
-import { useState, type FormEvent, type ReactNode } from 'react';
+import { useCallback, useState, type FormEvent, type ReactNode } from 'react';
 import { NavLink, useNavigate } from 'react-router';
 import { usePendingApprovals } from '../api/approvals';
 import { LiveContext, useLiveEvents } from '../api/live';
 import { useCreateWorkspace, useSetupStatus, useSignOut } from '../api/queries';
 import { useAlerts } from '../features/notifications/use-alerts';
 import { useWorkspace } from '../lib/workspace';
+import { HELP_KEY } from '../lib/shortcuts';
+import { useShortcut } from '../lib/use-shortcut';
 import { Avatar } from './Avatar';
+import { ShortcutsHelp } from './ShortcutsHelp';
 
 const navLink = ({ isActive }: { isActive: boolean }) => (isActive ? 'nav-link active' : 'nav-link');
 
@@ -105,6 +108,11 @@ export function Shell({ children }: { children: ReactNode }) {
   const live = useLiveEvents(workspace.organizationId, useAlerts());
   const signOut = useSignOut();
   const setup = useSetupStatus();
+  const [shortcuts, setShortcuts] = useState(false);
+  useShortcut(
+    HELP_KEY,
+    useCallback(() => setShortcuts(true), []),
+  );
   const link = navLink;
   return (
     <div className="shell">
@@ -145,6 +153,11 @@ export function Shell({ children }: { children: ReactNode }) {
             </NavLink>
           </li>
           <li>
+            <NavLink to="/settings/approvals" className={link}>
+              Approvals
+            </NavLink>
+          </li>
+          <li>
             <NavLink to="/settings/api" className={link}>
               API
             </NavLink>
@@ -160,6 +173,14 @@ export function Shell({ children }: { children: ReactNode }) {
             You are exploring the demo. Sign out to create your own account.
           </p>
         )}
+        <button
+          type="button"
+          className="link-button muted small"
+          aria-keyshortcuts={HELP_KEY}
+          onClick={() => setShortcuts(true)}
+        >
+          Keyboard shortcuts <kbd>{HELP_KEY}</kbd>
+        </button>
         <p className="muted small live-state" role="status">
           <span className={live ? 'dot dot-live' : 'dot'} aria-hidden="true" />{' '}
           {live ? 'Live' : 'Reconnecting…'}
@@ -182,6 +203,7 @@ export function Shell({ children }: { children: ReactNode }) {
       <main className="content">
         <LiveContext.Provider value={live}>{children}</LiveContext.Provider>
       </main>
+      <ShortcutsHelp open={shortcuts} onClose={() => setShortcuts(false)} />
     </div>
   );
 }

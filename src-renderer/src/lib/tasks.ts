@@ -25,9 +25,15 @@ export function shownStatus(status: Task['status'], runOver: boolean): TaskShown
   return runOver && status !== 'completed' ? 'not_done' : status;
 }
 
-/** "2 of 4 done", and how many are not done once the run is over. */
+/**
+ * "2 of 4 done", then what is true of the rest: how many are not done once the run left them
+ * (`runOver`), else how many are in progress. A list the run went on to update is summed as it
+ * stood then, never as "not done": those tasks were done after it.
+ */
 export function doneSummary(statuses: Task['status'][], runOver: boolean): string {
   const done = statuses.filter((status) => status === 'completed').length;
   const left = statuses.length - done;
-  return `${done} of ${statuses.length} done${runOver && left > 0 ? ` · ${left} not done` : ''}`;
+  const going = statuses.filter((status) => status === 'in_progress').length;
+  const rest = runOver ? (left > 0 ? ` · ${left} not done` : '') : going > 0 ? ` · ${going} in progress` : '';
+  return `${done} of ${statuses.length} done${rest}`;
 }

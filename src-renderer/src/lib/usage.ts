@@ -1,6 +1,7 @@
 import type { AgentKind } from '../../../src-shared/constants';
 import type { Usage } from '../../../src-shared/sessions';
 
+/** The agent kinds' names; an ACP agent's own name is agent-names.ts's. */
 export const AGENT_NAMES: Record<AgentKind, string> = {
   demo: 'Demo agent',
   command: 'Custom command',
@@ -9,12 +10,6 @@ export const AGENT_NAMES: Record<AgentKind, string> = {
   gemini: 'Gemini CLI',
   acp: 'ACP agent',
 };
-
-/** The agent a request names: a kind (`claude-code`), or an ACP agent by id (`acp:gemini`). */
-export function requestingAgentName(agent: string): string {
-  if (agent.startsWith('acp:')) return `${agent.slice('acp:'.length)} (ACP)`;
-  return agent in AGENT_NAMES ? AGENT_NAMES[agent as AgentKind] : agent;
-}
 
 const tokens = new Intl.NumberFormat('en', { notation: 'compact', maximumFractionDigits: 1 });
 

@@ -90,6 +90,56 @@ describe('Claude Code session files', () => {
     });
   });
 
+  it('without cost-state lines: each message counted once, a run ending at the next prompt, and a later cost-state adds only the rest', () => {
+    const [file] = main(all.find((s) => s.scenario === 'resume')!.dir);
+    const lines = readFileSync(file!, 'utf8').split('\n');
+    const recorded = runs(parse(createClaudeCodeHistoryParser(), file!).events);
+    // The first run's cost-state line left out, as a run cut short leaves it.
+    const firstEnd = lines.findIndex((l) => l.includes('"type":"cost-state"'));
+    const parser = createClaudeCodeHistoryParser();
+    const events = lines.filter((_, i) => i !== firstEnd).flatMap((line) => parser.line(line));
+    const [first, second] = runs(events);
+    const tokens = ({
+      inputTokens,
+      outputTokens,
+      cacheReadTokens,
+      cacheWriteTokens,
+    }: typeof first & object) => ({
+      inputTokens,
+      outputTokens,
+      cacheReadTokens,
+      cacheWriteTokens,
+    });
+    expect(tokens(first!)).toEqual(tokens(recorded[0]!));
+    expect(tokens(second!)).toEqual(tokens(recorded[1]!));
+    // Priced by the table (the model is in it), and the CLI's total stays the total.
+    expect(first!.costUsd).toBeGreaterThan(0);
+    expect(first!.costUsd! + second!.costUsd!).toBeCloseTo(recorded[0]!.costUsd! + recorded[1]!.costUsd!, 9);
+    // Its result ends the first run, before the next prompt.
+    const kinds = events.map((e) => e.kind).filter((k) => k === 'prompt' || k === 'run' || k === 'result');
+    expect(kinds).toEqual(['prompt', 'run', 'result', 'prompt', 'run', 'result']);
+  });
+
+  it('a file with no cost-state line at all: its run ends when the file goes quiet (flush)', () => {
+    const [file] = main(all.find((s) => s.scenario === 'plain-answer')!.dir);
+    const parser = createClaudeCodeHistoryParser();
+    const text = readFileSync(file!, 'utf8');
+    const events = text
+      .split('\n')
+      .filter((l) => !l.includes('"type":"cost-state"'))
+      .flatMap((line) => parser.line(line));
+    expect(runs(events)).toEqual([]);
+    // Read back from its saved state, as the next scan reads it.
+    const [run] = runs(createClaudeCodeHistoryParser(undefined, parser.state()).flush());
+    expect(run).toMatchObject({
+      inputTokens: 120,
+      outputTokens: 14,
+      cacheReadTokens: 30,
+      cacheWriteTokens: 40,
+    });
+    expect(run!.costUsd).toBeGreaterThan(0);
+  });
+
   it('resume: each run counts its own usage, not the running total', () => {
     const [file] = main(all.find((s) => s.scenario === 'resume')!.dir);
     const [first, second] = runs(parse(createClaudeCodeHistoryParser(), file!).events);
@@ -165,8 +215,12 @@ describe('Codex rollout files', () => {
       parse(createCodexHistoryParser(), file(all.find((s) => s.scenario === 'resume')!.dir)).events,
     );
     expect(resume[1]!.outputTokens).toBeGreaterThan(0);
-    // Codex records no cost, and the price table does not know the scripted model: unknown, not 0.
-    expect(resume.map((r) => r.costUsd)).toEqual([null, null]);
+    // Codex records no cost: gpt-5.5 is priced by the table, at genai-prices' OpenAI prices
+    // (dollars per million tokens: input 5, cached input 0.5, output 30).
+    for (const run of resume) {
+      const expected = (run.inputTokens * 5 + run.cacheReadTokens * 0.5 + run.outputTokens * 30) / 1_000_000;
+      expect(run.costUsd).toBeCloseTo(expected, 12);
+    }
     const edit = parse(
       createCodexHistoryParser(),
       file(all.find((s) => s.scenario === 'edit-and-commit')!.dir),
@@ -214,11 +268,12 @@ describe('Gemini CLI chat files', () => {
         tasks: expect.arrayContaining([expect.objectContaining({ status: 'completed' })]),
       });
       const ids = blocks(events).flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
-      // Gemini records no cost: gemini-2.5-pro is priced by the table, at LiteLLM's Gemini API
-      // prices (dollars per million tokens: input 1.25, output 10, cached input 0.3125).
+      // Gemini records no cost: gemini-2.5-pro is priced by the table, at genai-prices' Gemini
+      // API prices up to 200k tokens (dollars per million tokens: input 1.25, output 10, cached
+      // input 0.125).
       const [run] = runs(events);
       const expected =
-        (run!.inputTokens * 1.25 + run!.outputTokens * 10 + run!.cacheReadTokens * 0.3125) / 1_000_000;
+        (run!.inputTokens * 1.25 + run!.outputTokens * 10 + run!.cacheReadTokens * 0.125) / 1_000_000;
       expect(run!.costUsd).toBeCloseTo(expected, 12);
       expect(run!.costUsd).toBeGreaterThan(0);
       expect(new Set(ids).size).toBe(ids.length);

@@ -18,6 +18,7 @@ import { prepareCliHome } from '../cli/cli-homes.js';
 import { commandFolders } from '../command/command-agent.js';
 import { roundedUsage, type CliRunStore } from '../cli/cli-agent.js';
 import { locateAgentProgram } from '../cli/programs.js';
+import { CLI_KIND_SPECS } from '../cli-kinds.js';
 import type { AcpAgentSpec } from './acp-agents.js';
 import { readTextFile, RefusedFileRequest, writeTextFile } from './acp-files.js';
 import { permissionAnswer, permissionRequest, rejectionPrompt, type Rejection } from './acp-permissions.js';
@@ -311,7 +312,81 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
     const endedAtRejection = (answer: { stopReason: string }) =>
       answer.stopReason === 'cancelled' && !stopped() && rejected !== undefined;
 
-    let usage: AgentUsage | undefined;
+    /** Whether the agent could not take up its earlier session: the transcript says why. */
+    const startsAfresh = (why: string) =>
+      enqueue([
+        {
+          kind: 'notice',
+          level: 'info',
+          text: `${spec.name} ${why}. This prompt starts a new session, without the earlier context.`,
+        },
+      ]);
+    const reason = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+    /**
+     * The agent's earlier session taken up again, or undefined when it cannot be: resumed where the
+     * agent offers `session/resume` (nothing is replayed), else loaded (its history replayed, which
+     * is not this turn's), else a new one. A resume the agent refuses falls back to a load.
+     */
+    async function continued(
+      id: string,
+      capabilities: { loadSession?: boolean; sessionCapabilities?: { resume?: unknown } | null } | undefined,
+    ): Promise<string | undefined> {
+      const canLoad = capabilities?.loadSession === true;
+      agentSession = id;
+      if (capabilities?.sessionCapabilities?.resume != null) {
+        const resumed = await agent
+          .request('session/resume', { sessionId: id, cwd: ctx.sandboxDir, mcpServers: [] })
+          .then(
+            () => true,
+            (err: unknown) => {
+              if (!canLoad) startsAfresh(`could not resume its earlier session (${reason(err)})`);
+              return false;
+            },
+          );
+        if (resumed) return id;
+      }
+      if (!canLoad) {
+        if (capabilities?.sessionCapabilities?.resume == null)
+          startsAfresh('cannot resume or load an earlier session');
+        return undefined;
+      }
+      replaying = true;
+      const loaded = await agent
+        .request('session/load', { sessionId: id, cwd: ctx.sandboxDir, mcpServers: [] })
+        .then(
+          () => true,
+          (err: unknown) => {
+            startsAfresh(`could not load its earlier session (${reason(err)})`);
+            return false;
+          },
+        );
+      if (!loaded) return undefined;
+      await replayQuiet(() => lastUpdateAt);
+      return id;
+    }
+
+    /**
+     * The run's usage as the agent reported it (its answer, its updates' costs); where that holds
+     * no tokens (a stop, or an agent that reports none) and the agent runs a native CLI's engine,
+     * the tokens that engine logged of this run's prompt, as a stopped run of that CLI counts them.
+     */
+    async function runUsage(answer: unknown): Promise<AgentUsage | undefined> {
+      const reported = transcript.usage(answer);
+      const tokens = reported ? reported.inputTokens + reported.outputTokens + reported.cacheReadTokens : 0;
+      const loggedUsage = spec.home === undefined ? undefined : CLI_KIND_SPECS[spec.home].loggedUsage;
+      const logged =
+        tokens === 0 && loggedUsage && agentSession !== undefined
+          ? await loggedUsage({ env, conversationId: agentSession, prompt }).catch(() => null)
+          : null;
+      if (!logged) return reported ? roundedUsage(reported) : undefined;
+      // The agent's own cost, where it reported one, over the price table's.
+      const cost = reported?.costUsd ?? logged.costUsd;
+      return roundedUsage({ ...logged, ...(cost === undefined ? {} : { costUsd: cost }) });
+    }
+
+    /** The last turn's answer, once it came: what it reports of the run's usage. */
+    let answered: unknown;
     let outcome: ResultMessage;
     try {
       const init = await agent.request('initialize', {
@@ -327,45 +402,13 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
           `${spec.name} speaks version ${init.protocolVersion} of the Agent Client Protocol; Session Desk speaks version ${PROTOCOL_VERSION}.`,
         );
       }
-      const canLoad = init.agentCapabilities?.loadSession === true;
-      if (previous.conversationId !== undefined && canLoad) {
-        replaying = true;
-        agentSession = previous.conversationId;
-        const loaded = await agent
-          .request('session/load', {
-            sessionId: previous.conversationId,
-            cwd: ctx.sandboxDir,
-            mcpServers: [],
-          })
-          .then(
-            () => true,
-            (err: unknown) => {
-              enqueue([
-                {
-                  kind: 'notice',
-                  level: 'info',
-                  text: `${spec.name} could not load its earlier session (${err instanceof Error ? err.message : String(err)}). This prompt starts a new one, without the earlier context.`,
-                },
-              ]);
-              return false;
-            },
-          );
-        if (!loaded) agentSession = undefined;
-      } else if (previous.conversationId !== undefined) {
-        enqueue([
-          {
-            kind: 'notice',
-            level: 'info',
-            text: `${spec.name} cannot load an earlier session: this prompt starts a new one, without the earlier context.`,
-          },
-        ]);
-      }
+      if (previous.conversationId !== undefined)
+        agentSession = await continued(previous.conversationId, init.agentCapabilities);
       if (agentSession === undefined) {
         const opened = await agent.request('session/new', { cwd: ctx.sandboxDir, mcpServers: [] });
         agentSession = opened.sessionId;
         await runs.conversation(sessionId, opened.sessionId);
       }
-      if (replaying && agentSession === previous.conversationId) await replayQuiet(() => lastUpdateAt);
       replaying = false;
       let answer = await promptTurn(agentSession, prompt);
       // Ended at a rejection, not by a stop: the agent waits to hear what to do instead.
@@ -379,8 +422,7 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
         ]);
         answer = await promptTurn(agentSession, rejectionPrompt(rejected!));
       }
-      const used = transcript.usage(answer);
-      if (used) usage = roundedUsage(used);
+      answered = answer;
       await recording;
       outcome = turnResult(answer.stopReason, lastText, Date.now() - started);
       if (answer.stopReason === 'cancelled' || stopped()) outcome = resultMessage(false, 'stopped', 0, 0);
@@ -402,6 +444,7 @@ export function createAcpAgent(options: AcpAgentOptions): AgentRunner {
     }
     const exit = await exited;
     await recording;
+    const usage = await runUsage(answered);
     if (usage) await runs.finished(sessionId, { conversationId: agentSession, usage });
     if (stopped()) throw new RunAborted(usage);
     if (!outcome.is_error || exit.code === 0 || exit.code === null) {

@@ -115,22 +115,24 @@ export const ACP_AGENTS: readonly AcpAgentSpec[] = [
 
 /** The registry's ids of the agents above, where Session Desk knows them by another. */
 const REGISTRY_IDS: Readonly<Record<string, string>> = {
-  'claude-code-acp': 'claude-code',
+  'claude-acp': 'claude-code',
   'codex-acp': 'codex',
 };
 
 const programVariable = (id: string) => `SESSIONDESK_ACP_${id.toUpperCase().replace(/[^A-Z0-9]/gu, '_')}_BIN`;
 
 /**
- * A registry agent as Session Desk starts it: its program on PATH (an npm package's program is
- * named as the package, a binary's as its archive's `cmd`), never fetched at run time.
+ * A registry agent as Session Desk starts it: its program on PATH (an npm or PyPI package's is
+ * its `cmd`, else named as the package; a binary's is its archive's `cmd`), never fetched at run
+ * time.
  */
 function fromRegistry(agent: RegistryAgent): AcpAgentSpec | undefined {
-  const { npx, binary } = agent.distribution;
-  const launch = npx ?? binary?.['linux-x86_64'] ?? Object.values(binary ?? {})[0];
+  const { npx, uvx, binary } = agent.distribution;
+  const launch = npx ?? uvx ?? binary?.['linux-x86_64'] ?? Object.values(binary ?? {})[0];
   if (!launch) return undefined;
-  const npm = npx?.package?.replace(/@[^@/]+$/u, '');
-  const program = npm ? basename(npm) : basename(launch.cmd ?? agent.id);
+  const fromPackage = (npx ?? uvx)?.package?.replace(/(?<=.)@[^@/]+$/u, '');
+  const npm = npx ? fromPackage : undefined;
+  const program = basename(launch.cmd ?? fromPackage ?? agent.id);
   return {
     id: agent.id,
     name: agent.name,
@@ -175,9 +177,12 @@ export function knownAcpAgents(dataDir?: string): AcpAgentSpec[] {
 
 const ADMIN_DEFAULTS = { program: '', args: [], version: 'none', clientFiles: true, tested: false } as const;
 
-/** How Settings › Agent names an ACP agent, apart from a native CLI of the same name. */
-export function acpAgentLabel(spec: Pick<AcpAgentSpec, 'name'>): string {
-  return `${spec.name} (Agent Client Protocol)`;
+/**
+ * An ACP agent's name wherever it is shown: its own ("OpenCode"), and for one that runs a native
+ * CLI's engine (Gemini CLI, the Claude and Codex adapters), said apart from that CLI.
+ */
+export function acpAgentLabel(spec: Pick<AcpAgentSpec, 'name' | 'home'>): string {
+  return spec.home === undefined ? spec.name : `${spec.name} (Agent Client Protocol)`;
 }
 
 export function acpAgent(id: string, dataDir?: string): AcpAgentSpec | undefined {

@@ -3,7 +3,7 @@ import type {
   RequestPermissionRequest,
   RequestPermissionResponse,
 } from '@agentclientprotocol/sdk/unstable';
-import type { ApprovalAnswer, ApprovalRequest } from '../../types.js';
+import type { ApprovalAnswer, ApprovalRequest, ApprovalSubject } from '../../types.js';
 import { editDiff } from '../../approval-detail.js';
 
 type ToolCall = RequestPermissionRequest['toolCall'];
@@ -14,8 +14,8 @@ function toolName(call: ToolCall): string {
   return prefix !== undefined && prefix !== call.toolCallId ? prefix : (call.title ?? call.kind ?? 'tool');
 }
 
-/** The command of an `execute` call, as the agent would run it. */
-function commandOf(call: ToolCall): string | undefined {
+/** The command of an `execute` call, as its input says the agent would run it. */
+function inputCommand(call: ToolCall): string | undefined {
   const input = call.rawInput as { command?: unknown } | undefined;
   if (typeof input?.command === 'string') return input.command;
   if (Array.isArray(input?.command)) {
@@ -23,7 +23,40 @@ function commandOf(call: ToolCall): string | undefined {
     // `bash -lc "<script>"`: the script is what the person reads.
     return parts.length === 3 && /(?:^|\/)(?:ba|z)?sh$/u.test(parts[0] ?? '') ? parts[2] : parts.join(' ');
   }
-  return call.title ?? undefined;
+  return undefined;
+}
+
+/** The command of an `execute` call, as the agent would run it, or its title where it says no more. */
+function commandOf(call: ToolCall): string | undefined {
+  return inputCommand(call) ?? call.title ?? undefined;
+}
+
+/**
+ * Gemini CLI's shell tool, named in its calls' ids (`run_shell_command__…`): Gemini CLI sends the
+ * command only as the call's title, which it makes of the command alone.
+ */
+const SHELL_TOOLS_TITLED_BY_COMMAND = new Set(['run_shell_command']);
+
+/**
+ * What approval rules match of a call: the command its input carries, the paths of its
+ * locations and diffs, the URL its input names. Not its title, an agent's words for the call,
+ * but where a known agent's shell tool puts the command nowhere else; and its kind, never its
+ * words, decides which of these a rule looks at.
+ */
+function subjectOf(call: ToolCall): ApprovalSubject {
+  const [tool] = call.toolCallId.includes('__') ? call.toolCallId.split('__') : [];
+  const titled = tool !== undefined && SHELL_TOOLS_TITLED_BY_COMMAND.has(tool) ? call.title : undefined;
+  const command = inputCommand(call) ?? titled ?? undefined;
+  const url = (call.rawInput as { url?: unknown } | undefined)?.url;
+  const paths = [
+    ...(call.locations ?? []).map((location) => location.path),
+    ...(call.content ?? []).flatMap((item) => (item.type === 'diff' ? [item.path] : [])),
+  ];
+  return {
+    ...(command === undefined ? {} : { command }),
+    ...(paths.length === 0 ? {} : { paths }),
+    ...(typeof url === 'string' ? { url } : {}),
+  };
 }
 
 /** What the transcript shows of a call: the command, or each edit's diff, and the agent's words on it. */
@@ -54,6 +87,7 @@ export function permissionRequest(request: RequestPermissionRequest): ApprovalRe
       label: o.name,
     })),
     detail: detailOf(call),
+    subject: subjectOf(call),
   };
 }
 

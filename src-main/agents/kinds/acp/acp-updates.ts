@@ -1,4 +1,5 @@
 import type { SessionUpdate, Stream } from '@agentclientprotocol/sdk/unstable';
+import { lineText } from '../../../../src-shared/plain-text.js';
 import type { ContentBlock, Task } from '../../../../src-shared/sessions.js';
 import {
   noticeText,
@@ -16,6 +17,9 @@ import {
  */
 
 type Json = Record<string, unknown>;
+
+/** A tool call's name as the transcript keeps it: a title agents may make as long as they like. */
+const TOOL_NAME_MAX_CHARS = 200;
 
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -101,8 +105,11 @@ export interface AcpTranscript {
   update(update: unknown): AgentEvent[];
   /** The tool call a `session/request_permission` asks about (it may be its first mention). */
   permissionAsked(toolCall: unknown): AgentEvent[];
-  /** What the prompt's answer reports, besides its stop reason: the turn's usage. */
-  usage(response: unknown): AgentUsage | null;
+  /**
+   * The turn's usage: what the prompt's answer reports besides its stop reason, else what the
+   * updates reported (a turn stopped before its answer has none).
+   */
+  usage(response?: unknown): AgentUsage | null;
   /** A command the agent ran in a terminal of the client's that no tool call showed. */
   terminal(shown: {
     id: string;
@@ -182,7 +189,8 @@ export function createAcpTranscript(terminals?: TerminalsShown): AcpTranscript {
       const name = [update.name, update.title, update.kind].find((v) => typeof v === 'string' && v) as
         string | undefined;
       call = {
-        name: name ?? 'tool',
+        // A name is a line a person reads: nothing in it may hide or reorder what it says.
+        name: (name === undefined ? '' : lineText(name, TOOL_NAME_MAX_CHARS)) || 'tool',
         input: update.rawInput ?? { title: update.title, kind: update.kind, locations: update.locations },
         content: update.content,
         rawOutput: update.rawOutput,
@@ -257,8 +265,8 @@ export function createAcpTranscript(terminals?: TerminalsShown): AcpTranscript {
       return isObject(call) ? toolCall(call) : [];
     },
 
-    usage(response) {
-      if (!isObject(response)) return null;
+    usage(answer) {
+      const response = isObject(answer) ? answer : {};
       // The protocol's draft `usage` on the answer, else Qwen Code's per call, else Gemini CLI's in `_meta`.
       const usage = isObject(response.usage) ? response.usage : null;
       const quota = isObject(response._meta) && isObject(response._meta.quota) ? response._meta.quota : null;

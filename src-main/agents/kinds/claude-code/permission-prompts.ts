@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { ApprovalOption } from '../../../../src-shared/approvals.js';
 import { editDiff } from '../../approval-detail.js';
-import type { ApprovalAnswer, ApprovalRequest } from '../../types.js';
+import type { ApprovalAnswer, ApprovalRequest, ApprovalSubject } from '../../types.js';
 
 /**
  * Claude Code's own permission prompts, answered over its stream-json control protocol
@@ -22,6 +22,7 @@ interface CanUseTool {
   description?: string;
 }
 
+/** Claude Code's tools as the Agent Client Protocol's kinds (the table in docs/guides/approvals.md). */
 const TOOL_KINDS: Record<string, string> = {
   Bash: 'execute',
   Write: 'edit',
@@ -29,6 +30,7 @@ const TOOL_KINDS: Record<string, string> = {
   MultiEdit: 'edit',
   NotebookEdit: 'edit',
   Read: 'read',
+  LS: 'read',
   Glob: 'search',
   Grep: 'search',
   WebFetch: 'fetch',
@@ -36,6 +38,31 @@ const TOOL_KINDS: Record<string, string> = {
 };
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+
+/** What approval rules match of a call: its command, the path it touches, or its URL. */
+function subjectOf(tool: string, input: Record<string, unknown>): ApprovalSubject {
+  const given = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+  switch (TOOL_KINDS[tool]) {
+    case 'execute': {
+      const command = given(input.command);
+      return command === undefined ? {} : { command };
+    }
+    case 'edit':
+    case 'read': {
+      const path = given(input.file_path) ?? given(input.notebook_path) ?? given(input.path);
+      return path === undefined ? {} : { paths: [path] };
+    }
+    case 'search':
+      // Without a path, Glob and Grep search the folder the CLI runs in.
+      return { paths: [given(input.path) ?? '.'] };
+    case 'fetch': {
+      const url = given(input.url);
+      return url === undefined ? {} : { url };
+    }
+    default:
+      return {};
+  }
+}
 
 /** What a person reads before deciding: the command, or each edit's diff, in full. */
 function detailOf(tool: string, input: Record<string, unknown>): string {
@@ -79,6 +106,7 @@ export function toApprovalRequest(request: CanUseTool): ApprovalRequest {
     tool: { kind: TOOL_KINDS[request.tool_name] ?? 'other', name: request.tool_name, input: request.input },
     options: optionsOf(request),
     detail: detailOf(request.tool_name, request.input),
+    subject: subjectOf(request.tool_name, request.input),
   };
 }
 

@@ -234,7 +234,6 @@ export function createCliAgent(options: CliAgentOptions): AgentRunner {
         .loggedUsage({
           env,
           conversationId,
-          usageBefore: previous.usageBefore,
           prompt,
           // The imported conversation's own file, when this run resumed it (not a new one).
           file: conversationId === previous.conversationId ? options.conversationFile : undefined,

@@ -15,8 +15,6 @@ export interface LoggedUsageInput {
   /** The environment the CLI ran with: where its files are (HOME, CODEX_HOME). */
   env: NodeJS.ProcessEnv;
   conversationId: string;
-  /** The conversation's usage before this run, for a log that keeps running totals. */
-  usageBefore?: AgentUsage | undefined;
   /**
    * The run's prompt (or its end, for prompts passed together): a log whose last prompt is
    * another was not reached by this run, whose usage is then unknown.
@@ -52,15 +50,16 @@ async function* records(root: string, path: string): AsyncGenerator<Record<strin
 
 /**
  * Codex: `sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl` under CODEX_HOME (else
- * ~/.codex). Each `token_usage_record` holds the thread's totals so far, so the run's usage is
- * the last one's less what the conversation used before the run. `toUsage` and `minus` are
- * the parser's own, so that the figures agree with a run that ends normally.
+ * ~/.codex). Each `token_usage_record` holds its model response's own tokens (`usage`) beside
+ * the thread's totals; the run's usage is the sum of its turn's responses (the last turn, when
+ * its prompt is the run's). The thread's totals are not used: Codex restores them on
+ * a resume from the earlier turns' records only, so they leave out turns logged without one (a
+ * conversation begun by another writer of the file), and Session Desk's own sum of its earlier
+ * runs is no measure of what they hold. `toUsage` is the parser's own, so that the figures agree
+ * with a run that ends normally.
  */
-export function codexLoggedUsage(
-  toUsage: (usage: Record<string, unknown>) => AgentUsage,
-  minus: (total: AgentUsage, before: AgentUsage | undefined) => AgentUsage,
-): LoggedUsage {
-  return async ({ env, conversationId, usageBefore, file }) => {
+export function codexLoggedUsage(toUsage: (usage: Record<string, unknown>) => AgentUsage): LoggedUsage {
+  return async ({ env, conversationId, prompt, file }) => {
     const found =
       file ??
       (await findConversationFile(
@@ -69,14 +68,48 @@ export function codexLoggedUsage(
         conversationId,
       ));
     if (found === null) return null;
-    let total: AgentUsage | null = null;
+    // Each run is one turn: its records are those after the turn's start, when the turn's prompt
+    // is the run's. A file an earlier Codex wrote (codex-acp's engine) has no token_usage_record:
+    // its token_count events give each response's tokens, repeated when only rate limits changed.
+    let responses: AgentUsage[] = [];
+    let counted: AgentUsage[] = [];
+    let lastTotal = '';
+    let runsTurn = false;
     for await (const record of records(dirname(found), found)) {
-      const payload = record.payload as Record<string, unknown> | undefined;
-      const thread = payload?.thread_token_usage;
-      if (record.type === 'token_usage_record' && typeof thread === 'object' && thread !== null)
-        total = toUsage(thread as Record<string, unknown>);
+      const payload = (record.payload ?? {}) as Record<string, unknown>;
+      const info = payload.info as Record<string, unknown> | null | undefined;
+      if (record.type === 'event_msg' && payload.type === 'task_started') {
+        responses = [];
+        counted = [];
+        runsTurn = false;
+      } else if (record.type === 'response_item' && payload.type === 'message' && payload.role === 'user') {
+        runsTurn ||= isRunPrompt(promptText(payload.content), prompt);
+      } else if (record.type === 'token_usage_record') {
+        // A record of another thread (a helper Codex started) is not this conversation's.
+        const ours = payload.thread_id === undefined || payload.thread_id === conversationId;
+        if (ours && typeof payload.usage === 'object' && payload.usage !== null)
+          responses.push(toUsage(payload.usage as Record<string, unknown>));
+      } else if (record.type === 'event_msg' && payload.type === 'token_count' && info) {
+        const total = JSON.stringify(info.total_token_usage);
+        if (
+          total !== lastTotal &&
+          typeof info.last_token_usage === 'object' &&
+          info.last_token_usage !== null
+        )
+          counted.push(toUsage(info.last_token_usage as Record<string, unknown>));
+        lastTotal = total;
+      }
     }
-    return total && minus(total, usageBefore);
+    if (responses.length === 0) responses = counted;
+    if (!runsTurn || responses.length === 0) return null;
+    const usage: AgentUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    for (const one of responses) {
+      usage.inputTokens += one.inputTokens;
+      usage.outputTokens += one.outputTokens;
+      usage.cacheReadTokens += one.cacheReadTokens;
+      usage.cacheWriteTokens += one.cacheWriteTokens;
+    }
+    return usage;
   };
 }
 
@@ -148,6 +181,12 @@ export const geminiLoggedUsage: LoggedUsage = async ({ env, conversationId, prom
 };
 
 /**
+ * The note Claude Code logs as the person's when a turn is interrupted (a cancel through the
+ * Agent Client Protocol): not a prompt, the turn's responses stay the run's.
+ */
+const CLAUDE_INTERRUPTED = '[Request interrupted by user';
+
+/**
  * Claude Code: `projects/<folder>/<session id>.jsonl` under CLAUDE_CONFIG_DIR (else ~/.claude).
  * Each assistant record holds its API response's usage (repeated on every record of that
  * response); the run's are those after its prompt, the last person's record, priced from the
@@ -167,7 +206,7 @@ export const claudeCodeLoggedUsage: LoggedUsage = async ({ env, conversationId, 
     for await (const record of records(dirname(found), found)) {
       const message = (record.message ?? {}) as Record<string, unknown>;
       const text = record.type === 'user' && record.isMeta !== true ? promptText(message.content) : '';
-      if (text.trim() !== '') {
+      if (text.trim() !== '' && !text.startsWith(CLAUDE_INTERRUPTED)) {
         lastPrompt = text;
         responses = new Map();
       } else if (record.type === 'assistant' && typeof message.usage === 'object' && message.usage !== null)

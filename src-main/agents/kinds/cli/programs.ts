@@ -6,6 +6,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   folderHolding,
+  installCommand,
   installRoot,
   locateExecutable,
   type Located,
@@ -135,6 +136,22 @@ function askVersion(
   });
 }
 
+/** An ACP agent's version, where it can be read (its `--version`, or its npm package's). */
+export async function acpAgentVersion(
+  spec: AcpAgentSpec,
+  path: string,
+  env: NodeJS.ProcessEnv,
+  confine?: VersionSandbox,
+): Promise<string | undefined> {
+  if (spec.version === 'npm' && spec.npm) return npmPackageVersion(installRoot(path, env.HOME), spec.npm);
+  return spec.version === 'flag' ? programVersion(path, env, confine) : undefined;
+}
+
+/** The npm package an agent installs from, and the command that installs it. */
+function installFacts(npm: string | undefined): Pick<AgentKindInfo, 'npm' | 'install'> {
+  return npm === undefined ? {} : { npm, install: installCommand(npm) };
+}
+
 /**
  * Every agent kind as this server sees it, for the Settings page: `agentFolders` as for
  * locateProgram, the version asked in `confine`.
@@ -155,6 +172,7 @@ export async function describeAgentKinds(
         program: spec.program,
         envVar: spec.envVar,
         found: located.found,
+        ...installFacts(spec.npm),
       };
       if (!located.found) return { ...info, problem: located.problem };
       const version = await programVersion(located.path, env, confine);
@@ -173,14 +191,10 @@ export async function describeAgentKinds(
         envVar: spec.envVar,
         found: located.found,
         tested: spec.tested,
+        ...installFacts(spec.npm),
       };
       if (!located.found) return { ...info, problem: located.problem };
-      const version =
-        spec.version === 'npm' && spec.npm
-          ? npmPackageVersion(installRoot(located.path, env.HOME), spec.npm)
-          : spec.version === 'flag'
-            ? await programVersion(located.path, env, confine)
-            : undefined;
+      const version = await acpAgentVersion(spec, located.path, env, confine);
       return { ...info, path: located.path, ...(version ? { version } : {}) };
     }),
   );

@@ -39,7 +39,7 @@ export function threadUsage(usage: Record<string, unknown>): AgentUsage {
   };
 }
 
-export function minus(total: AgentUsage, before: AgentUsage | undefined): AgentUsage {
+function minus(total: AgentUsage, before: AgentUsage | undefined): AgentUsage {
   if (!before) return total;
   const run = {
     inputTokens: total.inputTokens - before.inputTokens,

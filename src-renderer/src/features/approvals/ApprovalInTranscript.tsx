@@ -40,7 +40,12 @@ export function ApprovalInTranscript({
   const decide = useDecideApproval(org);
   const [rejecting, setRejecting] = useState(false);
   const waiting = decided ? undefined : pending.data?.approvals.find((a) => a.id === request.id);
-  const outcome = decided ? OUTCOME[decided.decision] : undefined;
+  // A rule's decision says which rule: the transcript's next notice tells it in full.
+  const outcome = !decided
+    ? undefined
+    : decided.decidedBy.kind === 'rule'
+      ? `${OUTCOME[decided.decision]} by rule ${decided.decidedBy.index + 1}`
+      : OUTCOME[decided.decision];
   return (
     <article
       className={waiting ? 'approval-card' : 'approval-card approval-decided'}

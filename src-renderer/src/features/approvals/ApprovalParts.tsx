@@ -5,7 +5,7 @@ import {
   type DecideApprovalBody,
 } from '../../../../src-shared/approvals';
 import { useNow } from '../../lib/use-now';
-import { CHOICE_KEYS, choicesOf, keyOf } from './choices';
+import { CHOICE_KEYS, choicesOf, keyOf, optionClass, optionText } from './choices';
 import { timeLeft } from './time-left';
 
 /** How long the request waits before it is rejected, counted down. */
@@ -52,6 +52,22 @@ function lineClass(line: string): string {
   return '';
 }
 
+/** What an option does, then the agent's own words for it when they differ. */
+function OptionWords({ option }: { option: ApprovalOption | undefined }) {
+  if (!option) return <>Reject</>;
+  const { does, agentSays } = optionText(option);
+  return (
+    <>
+      {does}
+      {agentSays !== undefined && (
+        <span className="approval-option-agent">
+          <span className="visually-hidden">, the agent calls it </span>“{agentSays}”
+        </span>
+      )}
+    </>
+  );
+}
+
 /** Sends a decision on one request, and says how the last one went. */
 export interface Decider {
   send: (body: DecideApprovalBody) => void;
@@ -60,8 +76,9 @@ export interface Decider {
 }
 
 /**
- * The request's own options as buttons, with the keys that choose them where `showKeys`; a
- * rejection opens a box for an optional message to the agent first.
+ * The request's own options as buttons, each worded and styled by what it does (the agent's
+ * label beside), with the keys that choose them where `showKeys`; a rejection opens a box for
+ * an optional message to the agent first.
  */
 export function ApprovalChoices({
   requestTitle,
@@ -107,16 +124,16 @@ export function ApprovalChoices({
     <div className="approval-choices">
       {!rejecting ? (
         <div className="approval-buttons" role="group" aria-label={`Choices for ${requestTitle}`}>
-          {allows.map((option, i) => (
+          {allows.map((option) => (
             <button
               key={option.id}
               type="button"
-              className={i === 0 ? 'button button-primary' : 'button'}
+              className={optionClass(option)}
               disabled={decider.pending}
               aria-keyshortcuts={shortcut(option)}
               onClick={() => decider.send({ optionId: option.id })}
             >
-              {option.label}
+              <OptionWords option={option} />
               {hint(option)}
             </button>
           ))}
@@ -132,7 +149,7 @@ export function ApprovalChoices({
                 onRejecting(true);
               }}
             >
-              {option?.label ?? 'Reject'}
+              <OptionWords option={option} />
               {hint(option)}
             </button>
           ))}
@@ -152,7 +169,7 @@ export function ApprovalChoices({
             autoFocus
           />
           <button type="submit" className="button button-danger" disabled={decider.pending}>
-            {rejectWith?.label ?? 'Reject'}
+            <OptionWords option={rejectWith} />
           </button>
           <button type="button" className="button" onClick={() => onRejecting(false)}>
             Cancel

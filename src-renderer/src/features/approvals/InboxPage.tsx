@@ -8,11 +8,14 @@ import { NeedsYouBadge } from '../../components/Badges';
 import { RelativeTime } from '../../components/RelativeTime';
 import { EmptyState, ErrorState, Loading } from '../../components/States';
 import { displayTitle } from '../../lib/plain-text';
+import { INBOX_MOVE_KEYS } from '../../lib/shortcuts';
 import { useShortcuts } from '../../lib/use-shortcut';
-import { requestingAgentName } from '../../lib/usage';
+import { useAgentKinds } from '../../api/queries';
+import { requestingAgentName } from '../../lib/agent-names';
 import { useWorkspace } from '../../lib/workspace';
 import { ApprovalChoices, ApprovalDetail, TimeLeft, type Decider } from './ApprovalParts';
 import { CHOICE_KEYS, choicesOf } from './choices';
+import { ruleDraftLink, ruleOffered } from './rule-offer';
 import './approvals.css';
 
 /** The session a request belongs to, by its title, linked. */
@@ -42,6 +45,7 @@ function InboxItem({
   onRejecting: (open: boolean) => void;
 }) {
   const titleId = `approval-${approval.id}-title`;
+  const kinds = useAgentKinds(approval.agent.startsWith('acp:')).data?.agents;
   return (
     <article
       className={selected ? 'approval-card approval-card-selected' : 'approval-card'}
@@ -58,7 +62,7 @@ function InboxItem({
         <TimeLeft expiresAt={approval.expiresAt} />
       </header>
       <p className="approval-meta muted small">
-        <span>{requestingAgentName(approval.agent)}</span>
+        <span>{requestingAgentName(approval.agent, kinds)}</span>
         <span aria-hidden="true"> · </span>
         <SessionLink sessionId={approval.sessionId} />
         <span aria-hidden="true"> · </span>
@@ -84,6 +88,46 @@ function InboxItem({
   );
 }
 
+/** After "Allow for this session": the same request allowed in every session, as a rule. */
+function RuleOffer({
+  approval,
+  isOwner,
+  onDismiss,
+}: {
+  approval: Approval;
+  isOwner: boolean;
+  onDismiss: () => void;
+}) {
+  const rule = ruleOffered(approval.tool);
+  return (
+    <section className="notice rule-offer" aria-labelledby="rule-offer-heading">
+      <h2 id="rule-offer-heading" className="rule-offer-heading">
+        Allowed for this session: <span className="rule-offer-title">{approval.title}</span>
+      </h2>
+      <p className="small">
+        To allow it in every session without asking, make it a rule
+        {isOwner ? '' : ' (an owner can, in Settings › Approvals)'}.
+      </p>
+      <div className="rule-offer-actions">
+        {isOwner && (
+          <Link to={ruleDraftLink(rule)} className="button button-primary">
+            Add a rule: allow {rule.kind}
+            {rule.pattern !== undefined && (
+              <>
+                {' '}
+                <code className="rule-offer-pattern">{rule.pattern}</code>
+              </>
+            )}
+          </Link>
+        )}
+        <button type="button" className="button" onClick={onDismiss}>
+          Not now
+        </button>
+      </div>
+    </section>
+  );
+}
+
 /**
  * Every request of the workspace waiting for a decision, oldest first, across its sessions and
  * agents. The keys act on the selected request: j and k move, a allows once, s allows for the
@@ -105,10 +149,16 @@ export function InboxPage() {
   if (foundAt >= 0 && foundAt !== lastIndex) setLastIndex(foundAt);
   const selected = index >= 0 ? approvals[index] : undefined;
 
+  /** A request just allowed for its session: it may become a rule for every session. */
+  const [offer, setOffer] = useState<Approval | null>(null);
   const send = useCallback(
     (approval: Approval, body: DecideApprovalBody) => {
       setRejectingId(null);
-      decide.mutate({ id: approval.id, sessionId: approval.sessionId, body });
+      const kind = approval.options.find((o) => o.id === body.optionId)?.kind ?? body.decision;
+      decide.mutate(
+        { id: approval.id, sessionId: approval.sessionId, body },
+        { onSuccess: () => setOffer(kind === 'allow_always' ? approval : null) },
+      );
     },
     [decide],
   );
@@ -138,8 +188,8 @@ export function InboxPage() {
     if (option) send(selected, { optionId: option.id });
   };
   useShortcuts({
-    j: () => move(1),
-    k: () => move(-1),
+    [INBOX_MOVE_KEYS.next]: () => move(1),
+    [INBOX_MOVE_KEYS.previous]: () => move(-1),
     [CHOICE_KEYS.allowOnce]: () => choose(CHOICE_KEYS.allowOnce),
     [CHOICE_KEYS.allowSession]: () => choose(CHOICE_KEYS.allowSession),
     [CHOICE_KEYS.reject]: () => choose(CHOICE_KEYS.reject),
@@ -173,6 +223,9 @@ export function InboxPage() {
           <kbd>{CHOICE_KEYS.reject}</kbd> reject (Enter sends, Escape goes back)
         </span>
       </p>
+      {offer && (
+        <RuleOffer approval={offer} isOwner={workspace.role === 'owner'} onDismiss={() => setOffer(null)} />
+      )}
       {pending.isPending ? (
         <Loading label="Loading the requests" />
       ) : pending.isError ? (
@@ -181,7 +234,8 @@ export function InboxPage() {
         <EmptyState title="Nothing waiting for you">
           <p className="muted">
             Agents ask here before they act when the workspace is set to ask (Settings ›{' '}
-            <Link to="/settings/agent">Agent</Link>).
+            <Link to="/settings/agent">Agent</Link>) or one of its rules asks (Settings ›{' '}
+            <Link to="/settings/approvals">Approvals</Link>).
           </p>
         </EmptyState>
       ) : (

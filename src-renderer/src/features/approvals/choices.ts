@@ -1,4 +1,4 @@
-import type { ApprovalOption } from '../../../../src-shared/approvals';
+import { approvalKindWords, type ApprovalOption } from '../../../../src-shared/approvals';
 
 /**
  * The keys that choose, where the request offers the choice: `a` allows once, `s` allows for
@@ -28,4 +28,20 @@ export function keyOf(option: ApprovalOption, choices: Choices): string | undefi
   if (option === choices.allowSession) return CHOICE_KEYS.allowSession;
   if (option === choices.reject) return CHOICE_KEYS.reject;
   return undefined;
+}
+
+/**
+ * What a button says of an option: Session Desk's words for what it does (its kind), and the
+ * agent's own label beside them when it says something else. An agent may label an allow
+ * "Reject": the button still says, and looks like, what it does.
+ */
+export function optionText(option: ApprovalOption): { does: string; agentSays?: string } {
+  const does = approvalKindWords(option.kind);
+  return option.label === does ? { does } : { does, agentSays: option.label };
+}
+
+/** The button's look follows what the option does: allowing once is the first choice, rejecting a danger. */
+export function optionClass(option: ApprovalOption): string {
+  if (option.kind === 'allow_once') return 'button button-primary';
+  return option.kind.startsWith('reject_') ? 'button button-danger' : 'button';
 }

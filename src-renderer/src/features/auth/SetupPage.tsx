@@ -112,12 +112,18 @@ function SetupCodeForm() {
   );
 }
 
-/** The agent offered first: the first agent CLI installed here, else the simulated demo agent. */
-function preferredAgent(agents: SetupAgent[]): SetupAgent['kind'] {
-  return agents.find((a) => a.found && !a.simulated)?.kind ?? 'demo';
+/** How an agent is told apart in the form: its kind, and an ACP agent's id. */
+const keyOf = (agent: SetupAgent) => (agent.acpAgent ? `${agent.kind}:${agent.acpAgent}` : agent.kind);
+
+/** The agent offered first: the first real agent installed here, else the simulated demo agent. */
+function preferredAgent(agents: SetupAgent[]): SetupAgent | undefined {
+  return agents.find((a) => a.found && !a.simulated) ?? agents.find((a) => a.simulated);
 }
 
-/** Which agent the first workspace uses: the CLIs found here, or the demo agent, said plainly. */
+/**
+ * Which agent the first workspace uses: every agent found here (the ACP agents among them), the
+ * demo agent said plainly, and the agent CLIs not installed with the command that installs them.
+ */
 function AgentChoice({
   agents,
   value,
@@ -125,8 +131,8 @@ function AgentChoice({
   error,
 }: {
   agents: SetupAgent[];
-  value: SetupAgent['kind'];
-  onChange: (kind: SetupAgent['kind']) => void;
+  value: SetupAgent;
+  onChange: (agent: SetupAgent) => void;
   error: string | undefined;
 }) {
   const noneInstalled = !agents.some((a) => a.found && !a.simulated);
@@ -134,14 +140,14 @@ function AgentChoice({
     <fieldset className="stack setup-agents">
       <legend className="setup-agents-legend">Agent for this workspace</legend>
       {agents.map((agent) => (
-        <label key={agent.kind} className="checkbox cli-choice">
+        <label key={keyOf(agent)} className="checkbox cli-choice">
           <input
             type="radio"
             name="agent"
-            value={agent.kind}
-            checked={value === agent.kind}
+            value={keyOf(agent)}
+            checked={keyOf(value) === keyOf(agent)}
             disabled={!agent.found}
-            onChange={() => onChange(agent.kind)}
+            onChange={() => onChange(agent)}
           />{' '}
           <span className="cli-choice-name">{agent.name}</span>{' '}
           <span className="muted small">
@@ -152,7 +158,9 @@ function AgentChoice({
                 ? agent.version
                   ? `version ${agent.version}`
                   : 'installed'
-                : 'not installed'}
+                : agent.install
+                  ? `not installed: ${agent.install}`
+                  : 'not installed'}
             )
           </span>
         </label>
@@ -164,8 +172,8 @@ function AgentChoice({
       )}
       <span className="muted small">
         {noneInstalled
-          ? 'No agent CLI was found on this machine. Install Claude Code, Codex or Gemini CLI, then choose it in Settings, Agent.'
-          : 'Agent CLIs edit, run commands and commit in each session’s own copy of the repository. You can change this later in Settings, Agent.'}
+          ? 'No agent was found on this machine. Install one (the commands are above), then choose it in Settings › Agent; Settings › Agent lists more.'
+          : 'Agents edit, run commands and commit in each session’s own copy of the repository. You can change this later, and check the agent, in Settings › Agent.'}
       </span>
     </fieldset>
   );
@@ -179,15 +187,23 @@ function SetupForm({ demoExists, onSignIn }: { demoExists: boolean; onSignIn: ()
   // A team server cannot make the demo: it is offered only where it can be made.
   const demoAvailable = status?.demoAvailable !== false;
   const [form, setForm] = useState({ name: '', email: '', password: '', workspaceName: '' });
-  const [agent, setAgent] = useState<SetupAgent['kind'] | null>(null);
-  const chosenAgent = agent ?? (agents.length > 0 ? preferredAgent(agents) : null);
+  const [agent, setAgent] = useState<SetupAgent | null>(null);
+  const chosenAgent = agent ?? preferredAgent(agents);
   const error = setup.error instanceof ApiError ? setup.error : null;
   const set = (field: keyof typeof form) => (e: { target: { value: string } }) =>
     setForm({ ...form, [field]: e.target.value });
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    setup.mutate(chosenAgent ? { ...form, agent: chosenAgent } : form);
+    setup.mutate(
+      chosenAgent
+        ? {
+            ...form,
+            agent: chosenAgent.kind,
+            ...(chosenAgent.acpAgent === undefined ? {} : { acpAgent: chosenAgent.acpAgent }),
+          }
+        : form,
+    );
   }
 
   return (
@@ -235,7 +251,7 @@ function SetupForm({ demoExists, onSignIn }: { demoExists: boolean; onSignIn: ()
               agents={agents}
               value={chosenAgent}
               onChange={setAgent}
-              error={error?.fieldError('body.agent')}
+              error={error?.fieldError('body.agent') ?? error?.fieldError('body.acpAgent')}
             />
           )}
           {error && error.details.length === 0 && (

@@ -1,15 +1,17 @@
 import { useState, type FormEvent } from 'react';
+import { signInErrorMessage, type AuthMethods } from '../../../../src-shared/sign-in';
 import { ApiError } from '../../api/client';
-import { useDemoSignIn, useSetupStatus, useSignIn } from '../../api/queries';
+import { useAuthMethods, useDemoSignIn, useSetupStatus, useSignIn } from '../../api/queries';
 import { TextField } from '../../components/Field';
+import { Loading } from '../../components/States';
 
 /** Email and password; used on the sign-in page and over a page whose sign-in expired. */
 export function SignInForm({
   onSignedIn,
   defaultEmail = '',
 }: {
-  onSignedIn?: () => void;
-  defaultEmail?: string;
+  onSignedIn?: (() => void) | undefined;
+  defaultEmail?: string | undefined;
 }) {
   const signIn = useSignIn();
   const [email, setEmail] = useState(defaultEmail);
@@ -88,16 +90,95 @@ function DemoSignIn() {
   );
 }
 
-export function SignInPage({ onCreateAccount }: { onCreateAccount?: () => void }) {
+/**
+ * Leaves for the identity provider: a navigation (the server redirects), which comes back to
+ * the page the person is on.
+ */
+function IdentityProviderSignIn({ provider }: { provider: NonNullable<AuthMethods['identityProvider']> }) {
+  const returnTo = `${window.location.pathname}${window.location.search}`;
+  return (
+    <a
+      className="button button-primary"
+      href={`${provider.startUrl}?returnTo=${encodeURIComponent(returnTo)}`}
+    >
+      Sign in with {provider.name}
+    </a>
+  );
+}
+
+/**
+ * Exactly the ways this server signs people in (`GET /api/auth/methods`): its identity provider,
+ * the email and password form, or both. Should the question fail, the form, as before.
+ */
+export function SignInChoices({
+  onSignedIn,
+  defaultEmail,
+}: {
+  onSignedIn?: () => void;
+  defaultEmail?: string;
+}) {
+  const methods = useAuthMethods();
+  if (methods.isPending) return <Loading label="Loading the ways to sign in" />;
+  const { password, identityProvider } = methods.data ?? { password: true, teamServer: false };
+  return (
+    <>
+      {identityProvider && <IdentityProviderSignIn provider={identityProvider} />}
+      {identityProvider && password && (
+        <div className="divider" role="separator">
+          or
+        </div>
+      )}
+      {password && <SignInForm onSignedIn={onSignedIn} defaultEmail={defaultEmail} />}
+    </>
+  );
+}
+
+/** Where accounts come from here, under the ways to sign in. */
+function AccountsNote() {
+  const methods = useAuthMethods();
+  if (!methods.data) return null;
+  if (methods.data.identityProvider) {
+    return (
+      <p className="muted small">
+        Signing in with {methods.data.identityProvider.name} for the first time? An owner of this server
+        invites your email first.
+      </p>
+    );
+  }
+  if (methods.data.teamServer) {
+    return (
+      <p className="muted small">
+        No account yet? Ask an owner of this server to add you to their workspace.
+      </p>
+    );
+  }
+  return (
+    <p className="muted small">
+      Accounts are local to this machine. Create one with <code>npx sessiondesk user create</code>.
+    </p>
+  );
+}
+
+export function SignInPage({
+  onCreateAccount,
+  signInError = null,
+}: {
+  onCreateAccount?: () => void;
+  /** Why the last sign-in through the identity provider was refused, as the server's code. */
+  signInError?: string | null;
+}) {
   return (
     <main className="auth-page">
       <div className="auth-card">
         <h1>Sign in to Session Desk</h1>
+        {signInError !== null && (
+          <p className="form-error" role="alert">
+            {signInErrorMessage(signInError) ?? 'The sign-in did not go through. Try again.'}
+          </p>
+        )}
         <DemoSignIn />
-        <SignInForm />
-        <p className="muted small">
-          Accounts are local to this machine. Create one with <code>npx sessiondesk user create</code>.
-        </p>
+        <SignInChoices />
+        <AccountsNote />
         {onCreateAccount && (
           <button type="button" className="link-button" onClick={onCreateAccount}>
             Create your own owner account

@@ -1,7 +1,7 @@
 import { useCallback, useRef } from 'react';
 import { useNavigate } from 'react-router';
 import type { SessionEvent } from '../../../../src-shared/sessions';
-import { requestingAgentName } from '../../lib/usage';
+import { requestingAgentName, useKnownAgentKinds } from '../../lib/agent-names';
 import { readAlertSettings } from './alert-settings';
 import { playAlertSound, showNotification } from './alerts';
 
@@ -11,6 +11,7 @@ import { playAlertSound, showNotification } from './alerts';
  */
 export function useAlerts(): (event: SessionEvent) => void {
   const navigate = useNavigate();
+  const knownKinds = useKnownAgentKinds();
   // Sessions seen with a run going, whose end is then "finished".
   const working = useRef(new Set<string>());
   return useCallback(
@@ -21,7 +22,7 @@ export function useAlerts(): (event: SessionEvent) => void {
         if (settings.soundNeedsYou) playAlertSound('needsYou');
         if (settings.desktop) {
           showNotification(
-            `${requestingAgentName(approval.agent)} needs you`,
+            `${requestingAgentName(approval.agent, knownKinds())} needs you`,
             approval.title,
             approval.id,
             () => void navigate('/inbox'),
@@ -37,6 +38,6 @@ export function useAlerts(): (event: SessionEvent) => void {
         playAlertSound('finished');
       }
     },
-    [navigate],
+    [navigate, knownKinds],
   );
 }

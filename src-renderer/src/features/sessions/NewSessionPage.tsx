@@ -1,18 +1,18 @@
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { modelsFor } from '../../../../src-shared/agent-models';
-import type { AgentSettings } from '../../../../src-shared/accounts';
+import type { AgentKindInfo, AgentSettings } from '../../../../src-shared/accounts';
 import { DEFAULT_BASE_BRANCH } from '../../../../src-shared/constants';
 import { ApiError } from '../../api/client';
 import { useAgentKinds, useAgentSettings, useCreateSession } from '../../api/queries';
 import { TextArea, TextField } from '../../components/Field';
-import { AGENT_NAMES } from '../../lib/usage';
+import { agentNameOf } from '../../lib/agent-names';
 import { useWorkspace } from '../../lib/workspace';
 
-/** The agent's name as the form says it: "Codex", `the command "my-agent"`. */
-function agentName(settings: AgentSettings | undefined): string {
+/** The agent's name as the form says it: "Codex", "OpenCode", `the command "my-agent"`. */
+function agentName(settings: AgentSettings | undefined, kinds: readonly AgentKindInfo[] | undefined): string {
   if (!settings) return 'the agent';
-  if (settings.agent !== 'command') return AGENT_NAMES[settings.agent];
+  if (settings.agent !== 'command') return agentNameOf(settings.agent, settings.acpAgent, kinds);
   return settings.commandName ? `the command "${settings.commandName}"` : "the server's agent command";
 }
 
@@ -23,12 +23,14 @@ function agentName(settings: AgentSettings | undefined): string {
 function ModelField({
   settings,
   installedVersion,
+  kinds,
   value,
   onChange,
   error,
 }: {
   settings: AgentSettings | undefined;
   installedVersion: string | undefined;
+  kinds: readonly AgentKindInfo[] | undefined;
   value: string;
   onChange: (model: string) => void;
   error: string | undefined;
@@ -36,7 +38,7 @@ function ModelField({
   const kind = settings?.agent ?? 'demo';
   const { models, freeEntry, checkedWith } = modelsFor(kind);
   if (kind === 'demo') return null;
-  const name = agentName(settings);
+  const name = agentName(settings, kinds);
   const ownDefault = kind === 'command' ? 'None' : `${name}'s own default`;
   // The list is the one of the CLI version it was taken from; another version may know others.
   const listedFor =
@@ -127,7 +129,10 @@ export function NewSessionPage() {
   const { workspace } = useWorkspace();
   const agent = useAgentSettings(workspace.organizationId);
   const settings = agent.data?.settings;
-  const installed = useAgentKinds().data?.agents.find((k) => k.kind === settings?.agent);
+  const kinds = useAgentKinds();
+  const installed = kinds.data?.agents.find(
+    (k) => k.kind === settings?.agent && (k.kind !== 'acp' || k.acpAgent === settings.acpAgent),
+  );
   const create = useCreateSession();
   const navigate = useNavigate();
   // The draft is kept in this tab until the session starts: a reload (or the page drawn again)
@@ -185,7 +190,8 @@ export function NewSessionPage() {
             </>
           ) : (
             <>
-              Runs with <strong>{agentName(settings)}</strong>, this workspace's agent.{' '}
+              Runs with <strong>{agentName(settings, kinds.data?.agents)}</strong>, this workspace's
+              agent.{' '}
             </>
           )}
           <Link to="/settings/agent">Change the agent</Link>
@@ -215,7 +221,11 @@ export function NewSessionPage() {
           value={form.repoUrl}
           onChange={set('repoUrl')}
           error={error?.fieldError('body.repoUrl')}
-          hint="Optional. https://<host>/<owner>/<repo>"
+          hint={
+            settings?.agent === 'demo'
+              ? 'Optional, recorded only: the demo agent works offline in a clone of its sample project.'
+              : 'Optional. https://<host>/<owner>/<repo>'
+          }
         />
         <div className="field-row">
           <TextField
@@ -227,6 +237,7 @@ export function NewSessionPage() {
           <ModelField
             settings={settings}
             installedVersion={installed?.version}
+            kinds={kinds.data?.agents}
             value={model}
             onChange={setModel}
             error={error?.fieldError('body.model')}

@@ -28,9 +28,38 @@ function ErrorNote({ error }: { error: Error | null }) {
 }
 
 /**
+ * The demo's pull-request step, simulated: the demo has no code host, so nothing is pushed and
+ * none is opened. A sample session's made-up pull request is shown, marked so, with no link.
+ */
+function SimulatedPullRequest({ session }: { session: SessionSummary }) {
+  const { metadata } = session;
+  return (
+    <section aria-labelledby="pull-request-heading" className="pull-request-panel">
+      <h2 id="pull-request-heading">Pull request</h2>
+      {metadata.prNumber !== undefined ? (
+        <p className="pull-request-line">
+          <span>#{metadata.prNumber}</span>
+          <span className="muted small">{metadata.prStatus ?? 'open'} · simulated</span>
+        </p>
+      ) : null}
+      <p className="muted small">
+        Simulated: the demo has no code host, so no pull request is opened
+        {metadata.prNumber === undefined && metadata.branch ? (
+          <>
+            . Its work is on <code>{metadata.branch}</code> in the session&apos;s folder: see Changes.
+          </>
+        ) : (
+          '.'
+        )}
+      </p>
+    </section>
+  );
+}
+
+/**
  * The session's pull request: a button that pushes the agent's branch and opens one with the
- * GitHub CLI, and once there is one, its status, refreshed from GitHub. Sessions of the demo
- * agent are simulated and have none to open.
+ * GitHub CLI, and once there is one, its status, refreshed from GitHub. The demo's is simulated
+ * (SimulatedPullRequest).
  */
 export function PullRequestPanel({
   session,
@@ -59,7 +88,9 @@ export function PullRequestPanel({
     refreshNow();
   }, [canRefresh, metadata.prStatus, session.id, refreshNow]);
 
-  if (metadata.repository === undefined) return null;
+  // The demo agent always has a branch (in its sample project), with a repository or without.
+  if (metadata.repository === undefined && session.agent !== 'demo') return null;
+  if (session.agent === 'demo') return <SimulatedPullRequest session={session} />;
   const mergedAt = refresh.data?.pullRequest.mergedAt ?? open.data?.pullRequest.mergedAt;
 
   return (
@@ -103,11 +134,7 @@ export function PullRequestPanel({
           <ErrorNote error={refresh.error} />
         </div>
       ) : !realAgent ? (
-        <p className="muted small">
-          {session.agent === 'demo'
-            ? 'Simulated by the demo agent: there is no branch to push.'
-            : 'No pull request recorded.'}
-        </p>
+        <p className="muted small">No pull request recorded.</p>
       ) : (
         <div className="stack-tight">
           <p className="muted small">

@@ -13,7 +13,8 @@ import { EmptyState, ErrorState, Loading } from '../../components/States';
 import { useNow } from '../../lib/use-now';
 import { displayTitle } from '../../lib/plain-text';
 import { usePageTitle } from '../../lib/use-page-title';
-import { AGENT_NAMES, usageDetail, usageText } from '../../lib/usage';
+import { useAgentNames } from '../../lib/agent-names';
+import { usageDetail, usageText } from '../../lib/usage';
 import { useWorkspace } from '../../lib/workspace';
 import { Transcript } from '../transcript/Transcript';
 import { ChangesView } from '../changes/ChangesView';
@@ -129,6 +130,9 @@ function Tasks({ tasks, runOver }: { tasks: Task[]; runOver: boolean }) {
   );
 }
 
+/** The status control's value for a session completed because someone stopped its run. */
+const STOPPED = 'stopped';
+
 /** An agent silent for this long is probably not working any more; the note says so. */
 const QUIET_AFTER_MS = 30 * 60 * 1000;
 
@@ -146,6 +150,8 @@ export function SessionPage() {
   const now = useNow();
   const update = useUpdateSession(workspace.organizationId, sessionId);
   const updateError = update.error instanceof ApiError ? update.error : null;
+  // An ACP agent is named as it is ("OpenCode"), from the server's list of agents.
+  const agentName = useAgentNames(query.data?.session.agent === 'acp');
   usePageTitle(
     query.data ? displayTitle(query.data.session.title, query.data.session.firstMessagePreview) : undefined,
   );
@@ -216,12 +222,16 @@ export function SessionPage() {
             <label htmlFor="status-select" className="muted">
               Mark as
             </label>
+            {/* A stopped session is neither: it reads as Stopped until someone marks it. */}
             <select
               id="status-select"
-              value={session.status}
+              value={session.stopped ? STOPPED : session.status}
               disabled={update.isPending}
-              onChange={(e) => update.mutate({ status: e.target.value as SessionStatus })}
+              onChange={(e) => {
+                if (e.target.value !== STOPPED) update.mutate({ status: e.target.value as SessionStatus });
+              }}
             >
+              {session.stopped && <option value={STOPPED}>Stopped</option>}
               {SESSION_STATUSES.filter((s) => s !== 'active').map((s) => (
                 <option key={s} value={s}>
                   {s[0]?.toUpperCase()}
@@ -295,7 +305,14 @@ export function SessionPage() {
             <h2 id="details-heading">Details</h2>
             <dl className="details">
               <dt>Repository</dt>
-              <dd>{metadata.repository ?? <span className="muted">none</span>}</dd>
+              <dd>
+                {metadata.repository ??
+                  (session.agent === 'demo' ? (
+                    <span className="muted">none: the demo agent works in its sample project</span>
+                  ) : (
+                    <span className="muted">none</span>
+                  ))}
+              </dd>
               {metadata.branch && (
                 <>
                   <dt>Branch</dt>
@@ -309,7 +326,8 @@ export function SessionPage() {
                 <>
                   <dt>Pull request</dt>
                   <dd>
-                    {metadata.prUrl ? (
+                    {/* The demo's pull requests are made up: no link to a code host that never had them. */}
+                    {metadata.prUrl && session.agent !== 'demo' ? (
                       <a href={metadata.prUrl} target="_blank" rel="noreferrer noopener">
                         <PrBadge number={metadata.prNumber} status={metadata.prStatus} />
                       </a>
@@ -322,7 +340,13 @@ export function SessionPage() {
               {session.agent !== undefined && (
                 <>
                   <dt>Agent</dt>
-                  <dd>{session.agent === 'demo' ? <SimulatedBadge /> : AGENT_NAMES[session.agent]}</dd>
+                  <dd>
+                    {session.agent === 'demo' ? (
+                      <SimulatedBadge />
+                    ) : (
+                      agentName(session.agent, session.acpAgent)
+                    )}
+                  </dd>
                 </>
               )}
               {session.isolation !== undefined && (
@@ -344,13 +368,16 @@ export function SessionPage() {
               )}
               <dt>Model</dt>
               <dd>
-                {session.model ? (
+                {session.agent === 'demo' ? (
+                  // The demo agent runs no model, whatever name the session records.
+                  <span className="muted">none: simulated</span>
+                ) : session.model ? (
                   <code>{session.model}</code>
                 ) : (
                   // None was chosen: the agent ran its own default, which Session Desk does not know.
                   <span className="muted">
                     {session.agent && session.agent !== 'command'
-                      ? `${AGENT_NAMES[session.agent]}'s own default`
+                      ? `${agentName(session.agent, session.acpAgent)}'s own default`
                       : "The agent's own default"}
                   </span>
                 )}
@@ -358,7 +385,16 @@ export function SessionPage() {
               {session.usage !== undefined && (
                 <>
                   <dt>Usage</dt>
-                  <dd title={usageDetail(session.usage)}>{usageText(session.usage)}</dd>
+                  {session.agent === 'demo' ? (
+                    <dd
+                      className="muted"
+                      title="The demo agent runs no model: its tokens and cost are made up."
+                    >
+                      simulated: no tokens, nothing paid
+                    </dd>
+                  ) : (
+                    <dd title={usageDetail(session.usage)}>{usageText(session.usage)}</dd>
+                  )}
                 </>
               )}
               <dt>Updated</dt>

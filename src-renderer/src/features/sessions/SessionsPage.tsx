@@ -24,6 +24,7 @@ import { EmptyState, ErrorState, Loading } from '../../components/States';
 import { displayTitle, plainText } from '../../lib/plain-text';
 import { useDebouncedEffect } from '../../lib/use-debounced';
 import { AGENT_NAMES } from '../../lib/usage';
+import { SESSIONS_KEYS } from '../../lib/shortcuts';
 import { useShortcut } from '../../lib/use-shortcut';
 import { useWorkspace } from '../../lib/workspace';
 import { FilterSelect } from './FilterSelect';
@@ -120,11 +121,11 @@ export function SessionsPage() {
   const searchRef = useRef<HTMLInputElement>(null);
   const navigate = useNavigate();
   useShortcut(
-    '/',
+    SESSIONS_KEYS.search,
     useCallback(() => searchRef.current?.focus(), []),
   );
   useShortcut(
-    'n',
+    SESSIONS_KEYS.newSession,
     useCallback(() => void navigate('/new'), [navigate]),
   );
 

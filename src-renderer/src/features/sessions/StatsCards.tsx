@@ -58,7 +58,7 @@ function CostValue({ stats }: { stats: Stats }) {
   );
 }
 
-/** What the cost card leaves out, per agent: "cost of 6 Codex sessions unknown: no price for gpt-5.5". */
+/** What the cost card leaves out, per agent: "cost of 6 Codex sessions unknown: no price for gpt-6.1-sol". */
 function UnknownCosts({ unknown }: { unknown: NonNullable<Stats['costUnknownPastWeek']> }) {
   return (
     <ul className="stat-unknown">

@@ -1,4 +1,5 @@
 import { useState, type FormEvent } from 'react';
+import { Link } from 'react-router';
 import type { AgentKindInfo, AgentSettings } from '../../../../src-shared/accounts';
 import { DEFAULT_APPROVAL_TIMEOUT_SECONDS, type ApprovalMode } from '../../../../src-shared/approvals';
 import { ApiError } from '../../api/client';
@@ -6,7 +7,10 @@ import { useAgentKinds, useAgentSettings, useSaveAgentSettings } from '../../api
 import { TextField } from '../../components/Field';
 import { ErrorState, Loading } from '../../components/States';
 import { useWorkspace } from '../../lib/workspace';
+import { AgentCheckSection } from './AgentCheckSection';
+import { InstalledAgents, MissingAgents, offered } from './AgentChoices';
 import { NetworkSection } from './NetworkSection';
+import './agent-page.css';
 import { SandboxSection } from './SandboxSection';
 
 const SOURCE_NOTE: Record<'workspace' | 'environment' | 'default', string> = {
@@ -18,47 +22,19 @@ const SOURCE_NOTE: Record<'workspace' | 'environment' | 'default', string> = {
 
 type NamedCommand = { name: string; command: string[] };
 
-/** One agent CLI's choice: its name, and where it was found and its version, or why it cannot run. */
-function CliChoice({
-  info,
-  checked,
-  onChoose,
-}: {
-  info: AgentKindInfo;
-  checked: boolean;
-  onChoose: () => void;
-}) {
-  const detail = info.found
-    ? `${info.version ? `version ${info.version}, ` : ''}${info.path ?? ''}`
-    : // The server's sentence names the CLI, which the row already does.
-      (info.problem ?? 'Not installed')
-        .replace(`${info.name} (\`${info.program ?? ''}\`)`, info.program ?? info.name)
-        .replaceAll('`', '');
-  return (
-    <label className="checkbox cli-choice">
-      <input
-        type="radio"
-        name="agent"
-        value={info.acpAgent ? `${info.kind}:${info.acpAgent}` : info.kind}
-        checked={checked}
-        disabled={!info.found && !checked}
-        onChange={onChoose}
-      />{' '}
-      <span className="cli-choice-name">{info.name}</span> <span className="muted small">({detail})</span>
-    </label>
-  );
-}
-
 function AgentForm({
   org,
   initial,
   commands,
   canEdit,
+  demoOnly,
 }: {
   org: string;
   initial: AgentSettings;
   commands: NamedCommand[];
   canEdit: boolean;
+  /** Why this account may choose the demo agent only, when it may. */
+  demoOnly: string | undefined;
 }) {
   const save = useSaveAgentSettings(org);
   const [agent, setAgent] = useState(initial.agent);
@@ -69,7 +45,9 @@ function AgentForm({
   const error = save.error instanceof ApiError ? save.error : null;
   const chosen = commands.find((c) => c.name === commandName);
   const kinds = useAgentKinds();
-  const cliKinds = kinds.data?.agents.filter((k) => k.kind !== 'demo' && k.kind !== 'command') ?? [];
+  const realAgents = kinds.data?.agents.filter((k) => k.kind !== 'demo' && k.kind !== 'command') ?? [];
+  const isChosen = (info: AgentKindInfo) =>
+    agent === info.kind && (info.kind !== 'acp' || acpAgent === info.acpAgent);
   const timeoutMs = timeout.trim() ? { timeoutMs: Math.round(Number(timeout) * 1000) } : {};
 
   const [approvals, setApprovals] = useState<ApprovalMode>(initial.approvals ?? 'auto');
@@ -82,6 +60,8 @@ function AgentForm({
     // The network setting (its own section) stays as it is; asking goes with every agent.
     const kept = {
       ...(initial.allowedHosts ? { allowedHosts: initial.allowedHosts } : {}),
+      // The approval rules (Settings › Approvals) stay as they are.
+      ...(initial.approvalRules ? { approvalRules: initial.approvalRules } : {}),
       approvals,
       ...(approvalTimeout.trim() ? { approvalTimeoutSeconds: Number(approvalTimeout) } : {}),
     };
@@ -112,25 +92,34 @@ function AgentForm({
             checked={agent === 'demo'}
             onChange={() => setAgent('demo')}
           />{' '}
-          Demo agent (simulated: offline, built in, does no real work)
+          Demo agent (simulated: offline, built in, no model; works in a clone of a sample project)
         </label>
-        {cliKinds.map((info) => (
-          <CliChoice
-            key={info.acpAgent ? `${info.kind}:${info.acpAgent}` : info.kind}
-            info={info}
-            checked={agent === info.kind && (info.kind !== 'acp' || acpAgent === info.acpAgent)}
-            onChoose={() => {
+        {demoOnly && (
+          <p id="demo-only-note" className="muted small">
+            {demoOnly}
+          </p>
+        )}
+        {kinds.isPending ? (
+          <Loading label="Looking for the agents installed here" />
+        ) : (
+          <InstalledAgents
+            agents={realAgents}
+            isChosen={isChosen}
+            locked={demoOnly !== undefined}
+            onChoose={(info) => {
               setAgent(info.kind);
               setAcpAgent(info.acpAgent);
             }}
           />
-        ))}
+        )}
         <label className="checkbox">
           <input
             type="radio"
             name="agent"
             value="command"
             checked={agent === 'command'}
+            disabled={demoOnly !== undefined && agent !== 'command'}
+            aria-describedby={demoOnly ? 'demo-only-note' : undefined}
             onChange={() => setAgent('command')}
           />{' '}
           A local agent command the administrator defined
@@ -169,6 +158,7 @@ function AgentForm({
             )}
           </>
         )}
+        <MissingAgents agents={realAgents.filter((info) => !offered(info, isChosen))} />
         {agent !== 'demo' && (
           <TextField
             label="Time limit (seconds)"
@@ -213,8 +203,12 @@ function AgentForm({
           />
         )}
         <p id="approvals-hint" className="muted small">
-          Claude Code and the ACP agents ask; the Codex and Gemini CLI kinds, commands and the demo agent
-          cannot, and run unattended. Applies to runs started afterwards.
+          Claude Code, the ACP agents and the demo agent ask (before each edit and each command); the Codex
+          and Gemini CLI kinds and commands cannot, and run unattended. Applies to runs started afterwards.{' '}
+          {initial.approvalRules
+            ? `${initial.approvalRules.length === 1 ? 'One approval rule decides' : `${initial.approvalRules.length} approval rules decide`} first`
+            : 'Approval rules may decide first'}
+          : <Link to="/settings/approvals">Settings › Approvals</Link>.
         </p>
       </fieldset>
       {error && error.details.length === 0 && (
@@ -267,6 +261,13 @@ export function AgentPage() {
             initial={query.data.settings}
             commands={query.data.commands}
             canEdit={workspace.role === 'owner'}
+            demoOnly={query.data.demoOnly}
+          />
+          {/* A new agent saved is a new check: the last one's answer was about the one before. */}
+          <AgentCheckSection
+            key={`check-${workspace.organizationId}-${query.data.settings.agent}-${query.data.settings.acpAgent ?? ''}-${query.data.settings.commandName ?? ''}`}
+            org={workspace.organizationId}
+            canCheck={workspace.role === 'owner'}
           />
           <SandboxSection sandbox={query.data.sandbox} />
           <NetworkSection

@@ -1,7 +1,13 @@
 import { useState, type FormEvent } from 'react';
-import type { Member } from '../../../../src-shared/accounts';
+import type { Invitation, Member } from '../../../../src-shared/accounts';
 import { ApiError } from '../../api/client';
-import { useAddMember, useMembers, useRemoveMember } from '../../api/queries';
+import {
+  useAddMember,
+  useAuthMethods,
+  useMembers,
+  useRemoveMember,
+  useWithdrawInvitation,
+} from '../../api/queries';
 import { Avatar } from '../../components/Avatar';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { TextField } from '../../components/Field';
@@ -14,15 +20,21 @@ export function MembersPage() {
   const members = useMembers(org);
   const add = useAddMember(org);
   const remove = useRemoveMember(org);
+  const withdraw = useWithdrawInvitation(org);
+  // Local accounts sign in with a password: where passwords are off, none is offered.
+  const passwords = useAuthMethods().data?.password !== false;
   const [form, setForm] = useState({ email: '', name: '', password: '' });
   const [newUser, setNewUser] = useState(false);
   const [removing, setRemoving] = useState<Member | null>(null);
+  const [withdrawing, setWithdrawing] = useState<Invitation | null>(null);
   const isOwner = workspace.role === 'owner';
   const error = add.error instanceof ApiError ? add.error : null;
+  const invited = add.data && 'invitation' in add.data ? add.data.invitation : null;
 
   /** Switching between adding an existing account and creating one drops the last answer, which was about the other. */
-  function chooseNewUser(on: boolean) {
+  function chooseNewUser(on: boolean, email = form.email) {
     add.reset();
+    setForm({ ...form, email });
     setNewUser(on);
   }
 
@@ -71,9 +83,37 @@ export function MembersPage() {
           ))}
         </ul>
       )}
-      {remove.error && (
+      {members.data && members.data.invitations.length > 0 && (
+        <>
+          <h2>Invited</h2>
+          <p className="muted small">They join {workspace.name} when they first sign in.</p>
+          <ul className="members" aria-label={`Invited to ${workspace.name}`}>
+            {members.data.invitations.map((invitation) => (
+              <li key={invitation.email} className="member">
+                <div className="member-text">
+                  <div>{invitation.email}</div>
+                  <div className="muted small">
+                    Invited{invitation.invitedBy ? ` by ${invitation.invitedBy.name}` : ''}
+                  </div>
+                </div>
+                <span className="badge">Invited</span>
+                {isOwner && (
+                  <button
+                    type="button"
+                    className="button button-small button-danger"
+                    onClick={() => setWithdrawing(invitation)}
+                  >
+                    Withdraw<span className="visually-hidden"> the invitation of {invitation.email}</span>
+                  </button>
+                )}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      {(remove.error ?? withdraw.error) && (
         <p className="form-error" role="alert">
-          {remove.error.message}
+          {(remove.error ?? withdraw.error)?.message}
         </p>
       )}
       {isOwner ? (
@@ -86,10 +126,12 @@ export function MembersPage() {
             onChange={(e) => setForm({ ...form, email: e.target.value })}
             error={error?.fieldError('body.email')}
           />
-          <label className="checkbox">
-            <input type="checkbox" checked={newUser} onChange={(e) => chooseNewUser(e.target.checked)} />{' '}
-            Create a new local account for this person
-          </label>
+          {passwords && (
+            <label className="checkbox">
+              <input type="checkbox" checked={newUser} onChange={(e) => chooseNewUser(e.target.checked)} />{' '}
+              Create a new local account for this person
+            </label>
+          )}
           {newUser && (
             <div className="field-row">
               <TextField
@@ -108,18 +150,24 @@ export function MembersPage() {
               />
             </div>
           )}
+          {invited && (
+            <p role="status">
+              No account has this email yet, so {invited.email} is invited: they join {workspace.name} when
+              they first sign in.{' '}
+              {passwords && (
+                <button
+                  type="button"
+                  className="link-button"
+                  onClick={() => chooseNewUser(true, invited.email)}
+                >
+                  Create a local account for this person
+                </button>
+              )}
+            </p>
+          )}
           {error && error.details.length === 0 && (
             <p className="form-error" role="alert">
-              {error.status === 404 && !newUser ? (
-                <>
-                  No account has this email yet.{' '}
-                  <button type="button" className="link-button" onClick={() => chooseNewUser(true)}>
-                    Create a local account for this person
-                  </button>
-                </>
-              ) : (
-                error.message
-              )}
+              {error.message}
             </p>
           )}
           <div className="form-actions">
@@ -131,6 +179,17 @@ export function MembersPage() {
       ) : (
         <p className="muted">Only owners can add or remove members.</p>
       )}
+      <ConfirmDialog
+        open={withdrawing !== null}
+        title="Withdraw this invitation?"
+        body={`${withdrawing?.email ?? 'They'} will not join ${workspace.name} when they sign in.`}
+        confirmLabel="Withdraw invitation"
+        onCancel={() => setWithdrawing(null)}
+        onConfirm={() => {
+          if (withdrawing) withdraw.mutate(withdrawing.email);
+          setWithdrawing(null);
+        }}
+      />
       <ConfirmDialog
         open={removing !== null}
         title="Remove this member?"

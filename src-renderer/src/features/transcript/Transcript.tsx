@@ -1,4 +1,5 @@
 import { useCallback, useMemo, useState, type ReactNode } from 'react';
+import type { TranscriptReview } from '../../../../src-shared/review';
 import { searchTerms, termPattern } from '../../../../src-shared/search-terms';
 import { ErrorState, Loading } from '../../components/States';
 import { ApprovalInTranscript } from '../approvals/ApprovalInTranscript';
@@ -129,10 +130,43 @@ function resultFacts(item: { durationMs: number; turns: number }): string[] {
   ];
 }
 
+/** A review the person sent: each comment beside the lines it quoted, then the message. */
+function ReviewTurn({ review, marks }: { review: TranscriptReview; marks: RegExp | null }) {
+  const count = review.comments.length;
+  return (
+    <div className="turn turn-user">
+      <div className="eyebrow">
+        Review · {count} {count === 1 ? 'comment' : 'comments'}
+      </div>
+      <ol className="review-turn">
+        {review.comments.map((comment, i) => (
+          <li key={i}>
+            <code className="small">
+              {comment.path}:
+              {comment.startLine === undefined ? comment.line : `${comment.startLine}–${comment.line}`}
+              {comment.side === 'old' ? ' (base)' : ''}
+            </code>
+            <pre className="review-turn-lines">{comment.lines.join('\n')}</pre>
+            <p className="user-text">
+              <Marked text={comment.body} marks={marks} />
+            </p>
+          </li>
+        ))}
+      </ol>
+      {review.message !== undefined && (
+        <p className="user-text">
+          <Marked text={review.message} marks={marks} />
+        </p>
+      )}
+    </div>
+  );
+}
+
 /** An item of the transcript; `marks` marks a search's terms in it, and opens its folds. */
 function Item({ item, marks }: { item: TranscriptItem; marks: RegExp | null }) {
   switch (item.kind) {
     case 'user':
+      if (item.review) return <ReviewTurn review={item.review} marks={marks} />;
       return (
         <div className="turn turn-user">
           <div className="eyebrow">Prompt</div>
@@ -170,7 +204,9 @@ function Item({ item, marks }: { item: TranscriptItem; marks: RegExp | null }) {
         </Fold>
       );
     case 'todo': {
-      const current = item.runOver ? undefined : item.todos.find((t) => t.status === 'in_progress');
+      // What the agent is at now: only while its run goes on, in its latest list.
+      const current =
+        item.runOver || item.superseded ? undefined : item.todos.find((t) => t.status === 'in_progress');
       return (
         <Fold className="tool todo-update" marks={marks}>
           <summary>

@@ -4,6 +4,7 @@ import {
   type TranscriptApproval,
   type TranscriptApprovalDecided,
 } from '../../../../src-shared/approvals';
+import type { TranscriptReview } from '../../../../src-shared/review';
 import type { Message } from '../../../../src-shared/sessions';
 import type { z } from 'zod';
 
@@ -22,7 +23,8 @@ export interface TodoEntry {
 
 /** What the transcript shows, in conversation order. */
 export type TranscriptItem =
-  | { kind: 'user'; key: string; text: string }
+  /** `review`: a review's comments, each at its lines (`text` is what the agent was sent). */
+  | { kind: 'user'; key: string; text: string; review?: TranscriptReview }
   | { kind: 'text'; key: string; text: string }
   | { kind: 'thinking'; key: string; text: string }
   | {
@@ -34,8 +36,12 @@ export type TranscriptItem =
       /** What the sub-agent this call started said and did (its messages name the call). */
       children?: TranscriptItem[];
     }
-  /** `runOver`: the run that wrote it has ended (a result follows it, or the session is over). */
-  | { kind: 'todo'; key: string; todos: TodoEntry[]; runOver: boolean }
+  /**
+   * `runOver`: the run that wrote it has ended (a result follows it, or the session is over)
+   * with this list as its last word, so what it leaves open is not done. A list the run updated
+   * again afterwards is shown as it stood (`superseded`): its open tasks were not left.
+   */
+  | { kind: 'todo'; key: string; todos: TodoEntry[]; runOver: boolean; superseded: boolean }
   | { kind: 'orphan-result'; key: string; result: ToolResult }
   /**
    * What the agent asked before it acted, in place: `decided` once the transcript says what
@@ -152,6 +158,21 @@ export function buildTranscript(messages: Message[], sessionActive = true, first
     if (parent === undefined || !useIds.has(parent)) return;
     nested.set(parent, [...(nested.get(parent) ?? []), m]);
   });
+  // Where each task list was written, and each run's end: a list is superseded when its run
+  // wrote another one after it (a sub-agent's list is its own).
+  const todoAt: number[] = [];
+  const resultAt: number[] = [];
+  messages.forEach((message, m) => {
+    if (message.type === 'result') resultAt.push(m);
+    if (message.type !== 'assistant') return;
+    if (message.message.content.some((block) => block.type === 'tool_use' && todosOf(block))) todoAt.push(m);
+  });
+  const updatedAgain = (m: number): boolean => {
+    const parent = (messages[m] as AssistantMessage).parent_tool_use_id;
+    const next = todoAt.find((t) => t > m && (messages[t] as AssistantMessage).parent_tool_use_id === parent);
+    const end = resultAt.find((r) => r > m);
+    return next !== undefined && (end === undefined || next < end);
+  };
   const placed = new Set<number>();
   const topLevel = messages.flatMap((message, m) =>
     message.type === 'assistant' && message.parent_tool_use_id && useIds.has(message.parent_tool_use_id)
@@ -167,7 +188,13 @@ export function buildTranscript(messages: Message[], sessionActive = true, first
       placed.add(m);
       const at = firstIndex + m;
       if (message.type === 'user') {
-        items.push({ kind: 'user', key: `${at}`, text: message.message.content });
+        const { review } = message;
+        items.push({
+          kind: 'user',
+          key: `${at}`,
+          text: message.message.content,
+          ...(review ? { review } : {}),
+        });
         continue;
       }
       if (message.type === 'result') {
@@ -206,7 +233,14 @@ export function buildTranscript(messages: Message[], sessionActive = true, first
           if (todos) {
             // Updates in a row say one thing: where the list stands after the last of them.
             if (items.at(-1)?.kind === 'todo') items.pop();
-            items.push({ kind: 'todo', key, todos, runOver: !sessionActive || lastResultAt > m });
+            const superseded = updatedAgain(m);
+            items.push({
+              kind: 'todo',
+              key,
+              todos,
+              runOver: !superseded && (!sessionActive || lastResultAt > m),
+              superseded,
+            });
             return;
           }
           const result = results.get(block.id) ?? null;

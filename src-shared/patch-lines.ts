@@ -1,4 +1,4 @@
-/** One line of a unified diff, as the Changes view shows it. */
+/** One line of a unified diff, as the Changes view shows it and review comments name it. */
 export interface PatchLine {
   kind: 'meta' | 'hunk' | 'add' | 'del' | 'context' | 'note';
   text: string;
@@ -42,10 +42,4 @@ export function patchLines(patch: string): PatchLine[] {
     }
   }
   return out;
-}
-
-/** "12 KiB", "2 MiB": the caps, as the view states them. */
-export function byteSize(bytes: number): string {
-  if (bytes >= 1024 * 1024) return `${Math.round(bytes / (1024 * 1024))} MiB`;
-  return `${Math.round(bytes / 1024)} KiB`;
 }
