@@ -1,4 +1,5 @@
 import type { Latency } from './postgres-client.js';
+import type { Costs } from './postgres-costs.js';
 
 /** The table `bench/postgres.ts` prints: sql.js and PostgreSQL side by side, with ratios. */
 
@@ -12,7 +13,7 @@ export const SHAPE = {
 };
 
 type Side<T> = { sqljs: T; postgres: T };
-type Rate = Latency & { perSecond: number };
+type Rate = Latency & { perSecond: number; costs?: Costs };
 type FollowUps = Rate & { messagesPerSecond: number };
 type Memory = { rssMB: number; peakRssMB: number };
 
@@ -53,6 +54,18 @@ function render(head: string[], body: string[][]): string {
 export function table(r: Report): string {
   const { FOLLOW_UP_SESSIONS, LIST_CLIENTS, DASHBOARD_PAGE } = SHAPE;
   const rows: string[][] = [];
+  const costRows = (what: string, side: Side<Rate>) => {
+    const [sqljs, postgres] = [side.sqljs.costs, side.postgres.costs];
+    if (!sqljs || !postgres) return;
+    rows.push(compared(`server CPU per ${what} (ms)`, sqljs.serverCpuMs, postgres.serverCpuMs, 2));
+    rows.push([`database CPU per ${what} (ms)`, '', fixed(postgres.databaseCpuMs ?? NaN, 2), '']);
+    rows.push([
+      `statements / transactions per ${what}`,
+      '',
+      `${fixed(postgres.statements ?? NaN)} / ${fixed(postgres.transactions ?? NaN)}`,
+      '',
+    ]);
+  };
   const latencyRows = (what: string, side: Side<Latency>) => {
     rows.push(compared(`${what}, p50 (ms)`, side.sqljs.p50Ms, side.postgres.p50Ms));
     rows.push(compared(`${what}, p99 (ms)`, side.sqljs.p99Ms, side.postgres.p99Ms));
@@ -89,7 +102,9 @@ export function table(r: Report): string {
     latencyRows('search', { sqljs: r.search.sqljs, postgres: r.search.postgres });
     for (const [kind, sqljs] of Object.entries(r.search.sqljs.kinds ?? {})) {
       const postgres = r.search.postgres.kinds?.[kind];
-      if (postgres) rows.push(compared(`search, ${kind} queries, p50 (ms)`, sqljs.p50Ms, postgres.p50Ms));
+      if (!postgres) continue;
+      rows.push(compared(`search, ${kind} queries, p50 (ms)`, sqljs.p50Ms, postgres.p50Ms));
+      rows.push(compared(`search, ${kind} queries, p99 (ms)`, sqljs.p99Ms, postgres.p99Ms));
     }
   } else
     rows.push([
@@ -114,6 +129,7 @@ export function table(r: Report): string {
     ),
   );
   latencyRows('follow-up', followUp);
+  costRows('follow-up', followUp);
   rows.push(
     compared(
       `list reads per second, ${LIST_CLIENTS} clients, a change before each`,
@@ -123,6 +139,7 @@ export function table(r: Report): string {
     ),
   );
   latencyRows(`list under ${LIST_CLIENTS} clients`, listLoad);
+  costRows('list read', listLoad);
   for (const [phase, side] of Object.entries(r.rss))
     rows.push(compared(`RSS ${phase} (MB)`, side.sqljs.rssMB, side.postgres.rssMB, 0));
   const last = Object.values(r.rss).at(-1);
@@ -130,6 +147,14 @@ export function table(r: Report): string {
 
   const one = { followUp: followUp.postgres, list: listLoad.postgres };
   const two = r.twoProcesses;
+  const cost = (rate: Rate, pick: (c: Costs) => number | undefined, digits = 2) =>
+    rate.costs ? fixed(pick(rate.costs) ?? NaN, digits) : '';
+  const costPair = (what: string, a: Rate, b: Rate, pick: (c: Costs) => number | undefined, digits = 2) => [
+    what,
+    cost(a, pick, digits),
+    cost(b, pick, digits),
+    '',
+  ];
   const twoRows = [
     compared('follow-ups per second', one.followUp.perSecond, two.followUp.perSecond, 0),
     compared(
@@ -139,8 +164,19 @@ export function table(r: Report): string {
       0,
     ),
     ['follow-up p50 / p99 (ms)', spread(one.followUp), spread(two.followUp), ''],
+    costPair(
+      'server CPU per follow-up, processes added (ms)',
+      one.followUp,
+      two.followUp,
+      (c) => c.serverCpuMs,
+    ),
+    costPair('database CPU per follow-up (ms)', one.followUp, two.followUp, (c) => c.databaseCpuMs),
+    costPair('statements per follow-up', one.followUp, two.followUp, (c) => c.statements, 1),
     compared('list reads per second', one.list.perSecond, two.list.perSecond, 0),
     ['list p50 / p99 (ms)', spread(one.list), spread(two.list), ''],
+    costPair('server CPU per list read, processes added (ms)', one.list, two.list, (c) => c.serverCpuMs),
+    costPair('database CPU per list read (ms)', one.list, two.list, (c) => c.databaseCpuMs),
+    costPair('statements per list read', one.list, two.list, (c) => c.statements, 1),
     [
       'RSS of each process (MB)',
       fixed(last?.postgres.rssMB ?? NaN, 0),
@@ -151,5 +187,34 @@ export function table(r: Report): string {
   return `${render(['', 'sql.js', 'PostgreSQL', 'PostgreSQL / sql.js'], rows)}\n\n${render(
     ['PostgreSQL', 'one process', 'two processes, one database', 'two / one'],
     twoRows,
-  )}`;
+  )}\n\n${render(['What scales (two processes)', 'follow-ups', 'list reads'], scaling(two))}`;
+}
+
+/**
+ * What more cores would give, from what a request costs with two processes: each server
+ * process serves at most one core's worth (1000 ms over its CPU per request), the database
+ * as many requests as its cores' worth over its CPU per request, and one machine running both
+ * as many as its cores over their sum (the bench's own load generator left out).
+ */
+function scaling(two: Report['twoProcesses']): string[][] {
+  const per = (rate: Rate, cores: number, pick: (c: Costs) => number) =>
+    rate.costs ? fixed((cores * 1000) / pick(rate.costs), 0) : '';
+  const both = (c: Costs) => c.serverCpuMs + (c.databaseCpuMs ?? 0);
+  return [
+    [
+      'requests per second per server process (one core each)',
+      per(two.followUp, 1, (c) => c.serverCpuMs),
+      per(two.list, 1, (c) => c.serverCpuMs),
+    ],
+    [
+      'requests per second per core of the database',
+      per(two.followUp, 1, (c) => c.databaseCpuMs ?? NaN),
+      per(two.list, 1, (c) => c.databaseCpuMs ?? NaN),
+    ],
+    ...[2, 8, 16].map((cores) => [
+      `expected requests per second, ${cores} cores running the processes and the database`,
+      per(two.followUp, cores, both),
+      per(two.list, cores, both),
+    ]),
+  ];
 }

@@ -23,6 +23,7 @@ import {
   type BenchServer,
   type Latency,
 } from './postgres-client.js';
+import { meter, type Costs } from './postgres-costs.js';
 import { SHAPE, table } from './postgres-report.js';
 import { LAST_MARKER, QUERIES, SEED_EMAIL, SEED_PASSWORD } from './search-corpus.js';
 
@@ -204,31 +205,59 @@ async function messageCounts(server: BenchServer, ids: string[]): Promise<number
   return sum;
 }
 
+/** The database the bench's PostgreSQL servers use, for what a request costs it. */
+let database: { admin: postgres.Sql; clusterDir: string } | undefined;
+
+/**
+ * `load` measured with what it costs (postgres-costs.ts): the servers' CPU, and for a team
+ * server the database's CPU, statements and transactions, per request. The database's
+ * transaction counts reach its statistics up to a second late: a pause before and after.
+ */
+async function metered<T extends { count: number }>(
+  servers: BenchServer[],
+  load: () => Promise<T>,
+): Promise<T & { costs: Costs }> {
+  const onDatabase = servers.every((s) => s.name.startsWith('PostgreSQL')) ? database : undefined;
+  const settle = () => new Promise((resolve) => setTimeout(resolve, onDatabase ? 1500 : 0));
+  await settle();
+  const costs = await meter(
+    servers.map((s) => s.pid),
+    onDatabase,
+  );
+  const result = await load();
+  await settle();
+  return { ...result, costs: await costs.stop(result.count) };
+}
+
 /** Follow-ups (the API's way to add a message) to 32 sessions at once, each session always on one process. */
 async function followUps(servers: BenchServer[], ids: string[]) {
   const serverOf = (i: number) => servers[i % servers.length] as BenchServer;
   const before = await messageCounts(servers[0] as BenchServer, ids);
-  const load = await loadFor(options.seconds, ids.length, 200_000, async (i, n) => {
-    const answer = await expect(serverOf(i), `/api/sessions/${ids[i]}/messages`, {
-      method: 'POST',
-      as: 'person',
-      body: { content: `Follow-up ${n}: also cover the timeout path` },
-      expected: 201,
-    });
-    return answer.ms;
-  });
+  const load = await metered(servers, () =>
+    loadFor(options.seconds, ids.length, 200_000, async (i, n) => {
+      const answer = await expect(serverOf(i), `/api/sessions/${ids[i]}/messages`, {
+        method: 'POST',
+        as: 'person',
+        body: { content: `Follow-up ${n}: also cover the timeout path` },
+        expected: 201,
+      });
+      return answer.ms;
+    }),
+  );
   const after = await messageCounts(servers[0] as BenchServer, ids);
   return { ...load, messagesPerSecond: ((after - before) / load.count) * load.perSecond };
 }
 
 /** Eight clients reading the first page after a change, spread over the processes. */
 function listUnderLoad(servers: BenchServer[], churnIds: string[]) {
-  return loadFor(options.seconds, LIST_CLIENTS, 100_000, (client, n) =>
-    listAfterChange(
-      servers[client % servers.length] as BenchServer,
-      FIRST_PAGE,
-      churnIds[client] as string,
-      n,
+  return metered(servers, () =>
+    loadFor(options.seconds, LIST_CLIENTS, 100_000, (client, n) =>
+      listAfterChange(
+        servers[client % servers.length] as BenchServer,
+        FIRST_PAGE,
+        churnIds[client] as string,
+        n,
+      ),
     ),
   );
 }
@@ -238,29 +267,31 @@ const memory = (server: BenchServer) => rssOf(server.pid);
 /**
  * The throw-away cluster runs without fsync, which the seeding keeps; the servers measured
  * beside sql.js, which fsyncs every write, get a PostgreSQL as durable as a real one, its
- * seeded pages already written out. Answers the database's size.
+ * seeded pages already written out, and restarted with pg_stat_statements, which counts the
+ * statements each request costs. Answers the database's size.
  */
-async function durable(url: string): Promise<number> {
+async function durable(cluster: PostgresCluster, url: string): Promise<number> {
   const admin = postgres(url, { max: 1, onnotice: () => undefined });
   try {
     await admin`ALTER SYSTEM SET fsync = on`;
     await admin`ALTER SYSTEM SET full_page_writes = on`;
-    await admin`SELECT pg_reload_conf()`;
-    // The reload reaches the server processes a moment later: a new connection asks until it has.
-    const until = performance.now() + 30_000;
-    for (;;) {
-      const check = postgres(url, { max: 1, onnotice: () => undefined });
-      const [row] =
-        await check`SELECT current_setting('fsync') AS fsync, current_setting('full_page_writes') AS fpw`;
-      await check.end();
-      if (row?.fsync === 'on' && row.fpw === 'on') break;
-      if (performance.now() > until) throw new Error('PostgreSQL did not take fsync = on within 30 s');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await admin`ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'`;
     await admin`CHECKPOINT`;
-    return Number((await admin`SELECT pg_database_size(current_database()) AS bytes`)[0]?.bytes);
   } finally {
     await admin.end();
+  }
+  await cluster.halt();
+  await cluster.resume();
+  const after = postgres(url, { max: 1, onnotice: () => undefined });
+  try {
+    const [row] =
+      await after`SELECT current_setting('fsync') AS fsync, current_setting('full_page_writes') AS fpw`;
+    if (row?.fsync !== 'on' || row.fpw !== 'on')
+      throw new Error('PostgreSQL did not restart with fsync = on');
+    await after`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`;
+    return Number((await after`SELECT pg_database_size(current_database()) AS bytes`)[0]?.bytes);
+  } finally {
+    await after.end();
   }
 }
 
@@ -274,6 +305,7 @@ async function main(): Promise<void> {
   const cleanUp = () =>
     (cleaning ??= (async () => {
       for (const server of servers.reverse()) await server.serve.stop().catch(() => undefined);
+      await database?.admin.end().catch(() => undefined);
       // The folder before the cluster: a seeding cut short by Ctrl-C may throw from its driver
       // once the cluster is gone, ending this process before anything after.
       rmSync(work, { recursive: true, force: true });
@@ -301,7 +333,8 @@ async function main(): Promise<void> {
     progress('seeding the same into PostgreSQL');
     const pgCorpus = await seedPostgresCorpus(url, corpusOptions);
     progress(`  PostgreSQL: ${(pgCorpus.seedMs / 1000).toFixed(1)} s`);
-    const databaseBytes = await durable(url);
+    const databaseBytes = await durable(cluster, url);
+    database = { admin: postgres(url, { max: 1, onnotice: () => undefined }), clusterDir: cluster.dir };
 
     const account = (corpus: BenchCorpus) => ({
       key: corpus.apiKey,

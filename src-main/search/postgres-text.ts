@@ -33,42 +33,111 @@ function lexemeOf(token: string): string | null {
   return folded === '' || Buffer.byteLength(folded) > LEXEME_BYTES_MAX ? null : folded;
 }
 
-/** The tsvector literal of a piece of text: each word with its positions, for phrases. */
-export function tsvectorOf(text: string): string {
+/** Between the two words of a pair: never in a word, which is letters, digits and marks only. */
+const PAIR_JOIN = '_';
+const pairOf = (first: string, second: string) => `${first}${PAIR_JOIN}${second}`;
+/** A pair PostgreSQL can keep as a lexeme: a pair too long for one is searched by positions. */
+const pairFits = (pair: string) =>
+  pair.length * 3 <= LEXEME_BYTES_MAX || Buffer.byteLength(pair) <= LEXEME_BYTES_MAX;
+
+/**
+ * The `tsvector` literals of a piece of text: its words, each with its positions (for phrases
+ * of more than two words, and for ranking), and every pair of words next to each other, as one
+ * lexeme (`first_second`), without positions: a phrase of two words is one lexeme to look up in
+ * the index, whatever the positions PostgreSQL keeps (16,383 per piece, 256 per word).
+ */
+export function tsvectorsOf(text: string): { words: string; pairs: string } {
   const positions = new Map<string, number[]>();
+  const pairs = new Set<string>();
   let position = 0;
+  let previous: string | null = null;
   const ascii = !NOT_ASCII.test(text);
   for (const [token] of text.toLowerCase().matchAll(TOKEN)) {
     const lexeme = ascii ? token : fold(token);
     if (lexeme === '') continue;
     position += 1;
     // A word too long for PostgreSQL still takes its place, so a phrase never spans it.
-    if (lexeme.length * 3 > LEXEME_BYTES_MAX && Buffer.byteLength(lexeme) > LEXEME_BYTES_MAX) continue;
+    if (lexeme.length * 3 > LEXEME_BYTES_MAX && Buffer.byteLength(lexeme) > LEXEME_BYTES_MAX) {
+      previous = null;
+      continue;
+    }
+    if (previous !== null) {
+      const pair = pairOf(previous, lexeme);
+      if (pairFits(pair)) pairs.add(pair);
+    }
+    previous = lexeme;
     const at = Math.min(position, POSITION_MAX);
     const seen = positions.get(lexeme);
     if (!seen) positions.set(lexeme, [at]);
     else if (seen.length < POSITIONS_PER_LEXEME && seen.at(-1) !== at) seen.push(at);
   }
   // Words are letters, digits and marks only: nothing in them needs quoting but the quotes.
-  let vector = '';
-  for (const [lexeme, at] of positions) vector += `${vector === '' ? '' : ' '}'${lexeme}':${at.join(',')}`;
-  return vector;
+  let words = '';
+  for (const [lexeme, at] of positions) words += `${words === '' ? '' : ' '}'${lexeme}':${at.join(',')}`;
+  let pairList = '';
+  for (const pair of pairs) pairList += `${pairList === '' ? '' : ' '}'${pair}'`;
+  return { words, pairs: pairList };
 }
 
 /**
- * The tsquery of a search's terms: every term must match; a phrase's words in a row; a
- * prefix's last word as a prefix. Null when no term is left to search for.
+ * What a search asks of `search_pieces`: `words`, a `tsquery` on the words (single words,
+ * prefixes, and the order of a phrase of more than two words), `pairs`, one on the pairs (each
+ * phrase's words two by two), either null when the search has none; `rank`, the whole search on
+ * the words with positions, which orders the best matches first; and its exact lexemes and
+ * prefixes, whose frequency in the database's statistics says how common the search is.
  */
-export function tsqueryOf(terms: SearchTerm[]): string | null {
-  const parts: string[] = [];
+export interface PiecesQuery {
+  words: string | null;
+  pairs: string | null;
+  rank: string;
+  lexemes: { words: string[]; pairs: string[] };
+  prefixes: { words: string[]; pairs: string[] };
+}
+
+/**
+ * The query of a search's terms: every term must match; a phrase's words in a row; a prefix's
+ * last word as a prefix. Null when no term is left to search for.
+ */
+export function piecesQueryOf(terms: SearchTerm[]): PiecesQuery | null {
+  const words: string[] = [];
+  const pairs: string[] = [];
+  const rank: string[] = [];
+  const lexemes = { words: [] as string[], pairs: [] as string[] };
+  const prefixes = { words: [] as string[], pairs: [] as string[] };
   for (const term of terms) {
-    const lexemes = term.tokens.map(lexemeOf).filter((l): l is string => l !== null);
-    if (lexemes.length === 0) continue;
-    const last = lexemes.length - 1;
-    const quoted = lexemes.map((l, i) => `'${l}'${term.kind === 'prefix' && i === last ? ':*' : ''}`);
-    parts.push(`(${quoted.join(' <-> ')})`);
+    const found = term.tokens.map(lexemeOf).filter((l): l is string => l !== null);
+    if (found.length === 0) continue;
+    const last = found.length - 1;
+    const prefix = (i: number) => term.kind === 'prefix' && i === last;
+    const quoted = found.map((l, i) => `'${l}'${prefix(i) ? ':*' : ''}`);
+    rank.push(`(${quoted.join(' <-> ')})`);
+    if (found.length === 1) {
+      words.push(quoted[0] as string);
+      (prefix(0) ? prefixes : lexemes).words.push(found[0] as string);
+      continue;
+    }
+    let allPaired = true;
+    for (let i = 1; i < found.length; i += 1) {
+      const pair = pairOf(found[i - 1] as string, found[i] as string);
+      if (!pairFits(pair)) {
+        allPaired = false;
+        continue;
+      }
+      pairs.push(`'${pair}'${prefix(i) ? ':*' : ''}`);
+      (prefix(i) ? prefixes : lexemes).pairs.push(pair);
+    }
+    // Pairs in a piece say its words were next to each other somewhere; that they are all in
+    // this order, in one place, takes their positions.
+    if (found.length > 2 || !allPaired) words.push(`(${quoted.join(' <-> ')})`);
   }
-  return parts.length === 0 ? null : parts.join(' & ');
+  if (rank.length === 0) return null;
+  return {
+    words: words.length === 0 ? null : words.join(' & '),
+    pairs: pairs.length === 0 ? null : pairs.join(' & '),
+    rank: rank.join(' & '),
+    lexemes,
+    prefixes,
+  };
 }
 
 /** Time spent cutting a large message before the event loop is let go for a turn (as on the desktop). */
@@ -88,9 +157,9 @@ export const indexMessage: MessageIndexer = async (payload: Buffer): Promise<Ind
       await handOverTurn();
       began = performance.now();
     }
-    const vector = tsvectorOf(piece);
+    const { words, pairs } = tsvectorsOf(piece);
     // A piece without a word (a message of ids and types only) matches nothing: no row, as on FTS5.
-    if (vector !== '') indexed.push({ chunk, vector, start: starts?.[chunk] ?? null });
+    if (words !== '') indexed.push({ chunk, words, pairs, start: starts?.[chunk] ?? null });
   }
   return indexed;
 };

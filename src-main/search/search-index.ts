@@ -1,3 +1,4 @@
+import type { SessionRow } from '../store/session-row.js';
 import { join } from 'node:path';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { SearchIndexing } from '../../src-shared/search.js';
@@ -46,6 +47,15 @@ export interface SearchRow {
   offset: number | null;
   /** Where the piece starts in the message's JSON bytes (large messages only). */
   start: PieceStart | null;
+  /** The message's session, when the index read it with the match (a team server's does). */
+  session?: SessionRow;
+  /**
+   * The first bytes of the transcript from `offset`, when the index read them with the match:
+   * the message's whole frame if it is small, the frame's header if the piece has a `start`.
+   */
+  frame?: Buffer | null;
+  /** The piece's bytes of the message's payload (`start.at` to `start.until`), read with the match. */
+  piece?: Buffer | null;
 }
 
 interface SessionEntry {

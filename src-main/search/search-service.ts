@@ -17,6 +17,13 @@ import type { SearchFilters } from './search-reader.js';
 import { makeSnippet } from './snippet.js';
 import { termPattern } from '../../src-shared/search-terms.js';
 import type { SessionRow } from '../store/session-row.js';
+import {
+  FRAME_HEADER_BYTES,
+  FRAME_OVERHEAD_BYTES,
+  MAX_MESSAGE_BYTES,
+  onePayload,
+  wholeFrameBytes,
+} from '../store/transcript-format.js';
 
 export interface SearchInput {
   workspaceId: string;
@@ -27,8 +34,11 @@ export interface SearchInput {
   cursor?: string | undefined;
 }
 
-/** Hits whose messages are read at the same time. */
-const HITS_READ_AT_ONCE = 4;
+/**
+ * Hits whose messages are read at the same time: on PostgreSQL each read is a round trip or
+ * two, and a page of 20 read four at a time took ten of them one after the other.
+ */
+const HITS_READ_AT_ONCE = 10;
 
 const CursorSchema = z.tuple([z.number().int().min(0)]);
 
@@ -66,17 +76,51 @@ export function createSearchService(deps: { index: TranscriptIndex; source: Tran
     const { start, offset } = row;
     if (!start || offset === null || offset >= session.transcriptBytes) return undefined;
     try {
-      const { bytes, payloadBytes } = await deps.source.transcripts.readPayloadRange(
-        session.id,
-        offset,
-        session.transcriptBytes,
-        start.at,
-        start.until,
-      );
+      const { bytes, payloadBytes } =
+        pieceRead(row, session) ??
+        (await deps.source.transcripts.readPayloadRange(
+          session.id,
+          offset,
+          session.transcriptBytes,
+          start.at,
+          start.until,
+        ));
       return pieceAt(bytes, start, row.chunk, start.until === payloadBytes);
     } catch {
       // The whole message is read next, and checked as every read is.
       return undefined;
+    }
+  }
+
+  /**
+   * The piece's bytes as the index read them with the match, when they are all there and the
+   * frame's header says its payload holds them (as readPayloadRange checks); else null.
+   */
+  function pieceRead(row: SearchRow, session: SessionRow): { bytes: Buffer; payloadBytes: number } | null {
+    const { start, offset, frame, piece } = row;
+    if (!start || offset === null || !frame || !piece || frame.length < FRAME_HEADER_BYTES) return null;
+    const payloadBytes = frame.readUInt32LE(0);
+    const fits =
+      piece.length === start.until - start.at &&
+      payloadBytes > 0 &&
+      payloadBytes <= MAX_MESSAGE_BYTES &&
+      start.until <= payloadBytes &&
+      offset + payloadBytes + FRAME_OVERHEAD_BYTES <= session.transcriptBytes;
+    return fits ? { bytes: piece, payloadBytes } : null;
+  }
+
+  /**
+   * The message's payload from the bytes the index read with the match, checked as every read
+   * is; null when they do not hold its whole frame (or do not check), and it is read afresh.
+   */
+  function payloadRead(row: SearchRow, session: SessionRow): Buffer | null {
+    if (!row.frame || row.offset === null) return null;
+    const frameBytes = wholeFrameBytes(row.frame, row.offset, session.transcriptBytes);
+    if (frameBytes === null || frameBytes > row.frame.length) return null;
+    try {
+      return onePayload(row.frame.subarray(0, frameBytes), row.offset);
+    } catch {
+      return null;
     }
   }
 
@@ -95,7 +139,7 @@ export function createSearchService(deps: { index: TranscriptIndex; source: Tran
     const json =
       row.offset === null
         ? (await readMessagePage(deps.source, session, row.messageIndex, 1, Infinity)).messages[0]
-        : await readMessageAt(deps.source, session, row.offset);
+        : (payloadRead(row, session) ?? (await readMessageAt(deps.source, session, row.offset)));
     if (!json) return null;
     const piece = json.length > PIECE_READ_MIN_BYTES ? messagePiece(json, row.chunk) : undefined;
     return holdsMatch(piece)
@@ -104,7 +148,7 @@ export function createSearchService(deps: { index: TranscriptIndex; source: Tran
   }
 
   async function hitFor(row: SearchRow, terms: Parameters<typeof makeSnippet>[1]) {
-    const session = await deps.source.storage.repos.sessions.find(row.sessionId);
+    const session = row.session ?? (await deps.source.storage.repos.sessions.find(row.sessionId));
     if (!session || row.messageIndex >= session.messageCount) return null;
     const holdsMatch = (piece: string | undefined): piece is string =>
       piece !== undefined && termPattern(terms).test(piece);
@@ -146,7 +190,6 @@ export function createSearchService(deps: { index: TranscriptIndex; source: Tran
         seen.add(key);
         return true;
       });
-      // A few hits read at once: on PostgreSQL each read is a round trip or two.
       const found: Array<SearchHit | null> = [];
       for (let i = 0; i < best.length; i += HITS_READ_AT_ONCE) {
         const batch = best.slice(i, i + HITS_READ_AT_ONCE);

@@ -85,6 +85,8 @@ export interface TeamDatabase {
   dataDir: string;
   /** The pool, for the live events the server processes relay to each other. */
   sql: Sql;
+  /** The database's URL, for the connection search runs its statements on. */
+  url: string;
   /** Which process's agent runs are whose (and where requests about them go). */
   leases: PostgresRunLeases;
 }
@@ -246,6 +248,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ? new SearchIndex({ store, logger, searchTimeLimitMs: deps.config.searchTimeLimitMs })
     : new PostgresSearchIndex({
         sql: deps.team!.sql,
+        url: deps.team!.url,
         source: { storage, transcripts },
         logger,
         timeLimitMs: deps.config.searchTimeLimitMs ?? SEARCH_TIME_LIMIT_MS,

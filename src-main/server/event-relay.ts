@@ -16,6 +16,12 @@ const PAYLOAD_MAX_BYTES = 7900;
 interface Relayed {
   /** The process that published it: it ignores its own. */
   origin: string;
+  /**
+   * Its place among that process's notifications. PostgreSQL delivers only one of the
+   * notifications with the same payload that one transaction sends; those sent together are
+   * told apart.
+   */
+  n: number;
   /** A credential ended (a key revoked, a member removed, a sign-out): streams are checked again. */
   credentials?: true;
   workspaceId?: string;
@@ -30,7 +36,7 @@ interface Relayed {
  * that is not a server (the command line's `key revoke`, `member remove`).
  */
 export async function relayCredentialsEnded(sql: Sql): Promise<void> {
-  const relayed: Relayed = { origin: randomUUID(), credentials: true };
+  const relayed: Relayed = { origin: randomUUID(), n: 1, credentials: true };
   await sql.notify(EVENTS_CHANNEL, JSON.stringify(relayed));
 }
 
@@ -55,7 +61,36 @@ export async function startEventRelay(deps: {
   const { sql, events, credentials, reads, logger } = deps;
   const origin = randomUUID();
   let order: Promise<void> = Promise.resolve();
-  let sent: Promise<void> = Promise.resolve();
+  let published = 0;
+  /** The payloads waiting for the notification before them to be sent. */
+  let waiting: string[] = [];
+  let sending: Promise<void> | null = null;
+
+  /**
+   * One statement at a time, in order: two sent at once on two connections of the pool could
+   * commit, and reach the others, in either order. The notifications made meanwhile go together
+   * in the next statement, in order (one each, from one transaction): a round trip per event
+   * limited a busy process to what one connection answers one by one.
+   */
+  function sendWaiting(): Promise<void> {
+    const payloads = waiting;
+    waiting = [];
+    return sql`SELECT pg_notify(${EVENTS_CHANNEL}, p) FROM unnest(${payloads}::text[]) WITH ORDINALITY AS e(p, i)
+      ORDER BY i`.then(
+      () => undefined,
+      (err: unknown) =>
+        logger.warn(`An event could not reach the other server processes: ${describeError(err)}`),
+    );
+  }
+  /** Resolves once the payload is sent (with those before and after it), or once that failed. */
+  function relay(payload: string): Promise<void> {
+    waiting.push(payload);
+    sending ??= (async () => {
+      while (waiting.length > 0) await sendWaiting();
+      sending = null;
+    })();
+    return sending;
+  }
 
   async function eventOf(relayed: Relayed): Promise<SessionEvent | null> {
     if (relayed.event) return relayed.event;
@@ -93,7 +128,8 @@ export async function startEventRelay(deps: {
 
   const unsubscribe = events.subscribe((entry) => {
     if (entry.relayed) return;
-    const whole: Relayed = { origin, workspaceId: entry.workspaceId, event: entry.event };
+    const n = (published += 1);
+    const whole: Relayed = { origin, n, workspaceId: entry.workspaceId, event: entry.event };
     let payload = JSON.stringify(whole);
     if (Buffer.byteLength(payload) > PAYLOAD_MAX_BYTES) {
       const { event } = entry;
@@ -101,11 +137,13 @@ export async function startEventRelay(deps: {
         event.type === 'message.added'
           ? {
               origin,
+              n,
               workspaceId: entry.workspaceId,
               message: { sessionId: event.sessionId, index: event.index },
             }
           : {
               origin,
+              n,
               workspaceId: entry.workspaceId,
               event: {
                 type: 'reset',
@@ -114,26 +152,11 @@ export async function startEventRelay(deps: {
             };
       payload = JSON.stringify(smaller);
     }
-    void send(payload);
+    void relay(payload);
   });
 
-  /**
-   * One at a time: two notifications sent at once on two connections of the pool could
-   * commit, and reach the others, in either order. Resolves once sent, or once it failed.
-   */
-  function send(payload: string): Promise<void> {
-    sent = sent
-      .then(() => sql.notify(EVENTS_CHANNEL, payload))
-      .then(
-        () => undefined,
-        (err: unknown) =>
-          logger.warn(`An event could not reach the other server processes: ${describeError(err)}`),
-      );
-    return sent;
-  }
-
   const stopRelayingCredentials = credentials.relayWith(() =>
-    send(JSON.stringify({ origin, credentials: true } satisfies Relayed)),
+    relay(JSON.stringify({ origin, n: (published += 1), credentials: true } satisfies Relayed)),
   );
 
   return {
@@ -141,7 +164,7 @@ export async function startEventRelay(deps: {
       unsubscribe();
       stopRelayingCredentials();
       await listening.unlisten().catch(() => undefined);
-      await Promise.all([order, sent]);
+      await Promise.all([order, sending]);
     },
   };
 }

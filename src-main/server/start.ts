@@ -152,6 +152,8 @@ export interface OpenData {
   store: Store | null;
   /** A team server's pool; null for the desktop's store. */
   sql: Sql | null;
+  /** A team server's database URL, for the connections of its own that search opens. */
+  url?: string;
   /** A team server's run leases; null for the desktop's store (its one process holds them all). */
   leases: PostgresRunLeases | null;
   storage: Storage;
@@ -223,6 +225,7 @@ export async function openTeamDatabase(options: TeamDatabaseOptions): Promise<Op
     return {
       store: null,
       sql,
+      url: options.databaseUrl,
       leases,
       storage,
       transcripts,
@@ -247,6 +250,7 @@ export function appDataOf(data: OpenData, dataDir: string): Pick<AppDeps, 'store
       transcripts: data.transcripts,
       dataDir,
       sql: data.sql!,
+      url: data.url!,
       leases: data.leases!,
     },
   };

@@ -50,6 +50,8 @@ export interface ConnectOptions {
   keepConnections?: boolean;
   /** How long to wait for a server that does not answer, in seconds. */
   connectTimeoutSeconds?: number;
+  /** Settings of every connection of the pool (`statement_timeout`, …), given as it connects. */
+  settings?: Record<string, string>;
 }
 
 /**
@@ -66,7 +68,7 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
     ...(options.keepConnections ? { max_lifetime: null, idle_timeout: 0 } : {}),
     // "relation already exists, skipping" and the like are not news to a person.
     onnotice: () => undefined,
-    connection: { application_name: 'sessiondesk' },
+    connection: { application_name: 'sessiondesk', ...options.settings },
     // BIGINT (counts, byte offsets, tokens) as a number, as sql.js answers it: every such value
     // the store keeps is far below 2^53.
     types: {

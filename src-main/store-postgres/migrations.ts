@@ -487,6 +487,25 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       `CREATE INDEX approvals_by_workspace ON approvals(workspace_id, created_at)`,
     ],
   },
+  {
+    version: 31,
+    name: 'search finds phrases by the pairs of words next to each other',
+    sql: [
+      // Each piece gains the pairs of words next to each other (search/postgres-text.ts): a
+      // phrase of two words is one lexeme in an index instead of every piece holding both words
+      // read and checked for their order. The pieces made before are dropped and made again,
+      // with their pairs, by the catch-up indexer (search/postgres-search-index.ts).
+      `DROP TABLE search_sessions`,
+      `TRUNCATE search_pieces`,
+      `ALTER TABLE search_pieces ADD COLUMN pairs TSVECTOR NOT NULL`,
+      `CREATE INDEX search_pieces_pairs ON search_pieces USING GIN (pairs) WITH (fastupdate = off)`,
+      // How many of a session's messages are in search_pieces, beside the count it is measured
+      // against: the sessions behind are found through a partial index, so that every search's
+      // "is the index complete" costs nothing while none is.
+      `ALTER TABLE sessions ADD COLUMN search_indexed INTEGER NOT NULL DEFAULT 0`,
+      `CREATE INDEX sessions_search_behind ON sessions (workspace_id) WHERE search_indexed < message_count`,
+    ],
+  },
 ];
 
 /**

@@ -1,7 +1,7 @@
 import type { SessionStatus } from '../../src-shared/sessions.js';
 import type { AgentProcess, QueuedRun } from '../store/runs.js';
 import type { Repos } from '../store/storage.js';
-import { optText, text, type Queryable, type Row } from './rows.js';
+import { optText, send, text, type Queryable, type Row } from './rows.js';
 
 /**
  * The run queue and the process groups of runs going on, on PostgreSQL: the same methods,
@@ -10,16 +10,22 @@ import { optText, text, type Queryable, type Row } from './rows.js';
 export function postgresRuns(sql: Queryable): Repos['runs'] {
   return {
     async enqueue(run) {
-      await sql`INSERT INTO run_queue (session_id, position, mode, prompt, status_before)
+      await send(
+        sql,
+        sql`INSERT INTO run_queue (session_id, position, mode, prompt, status_before)
         SELECT ${run.sessionId}, coalesce(max(position), 0) + 1, ${run.mode}, ${run.prompt ?? null},
           ${run.statusBefore ?? null}
-        FROM run_queue`;
+        FROM run_queue`,
+      );
     },
     async setQueuedPrompt(sessionId, mode, prompt) {
-      await sql`UPDATE run_queue SET mode = ${mode}, prompt = ${prompt} WHERE session_id = ${sessionId}`;
+      await send(
+        sql,
+        sql`UPDATE run_queue SET mode = ${mode}, prompt = ${prompt} WHERE session_id = ${sessionId}`,
+      );
     },
     async dequeue(sessionId) {
-      await sql`DELETE FROM run_queue WHERE session_id = ${sessionId}`;
+      await send(sql, sql`DELETE FROM run_queue WHERE session_id = ${sessionId}`);
     },
     async queued() {
       // sql.js runs one write at a time, so positions never repeat there. Two transactions
@@ -37,14 +43,17 @@ export function postgresRuns(sql: Queryable): Repos['runs'] {
       });
     },
     async recordProcess(process, startedAt) {
-      await sql`INSERT INTO agent_processes (session_id, pgid, start_time, boot_id, started_at)
+      await send(
+        sql,
+        sql`INSERT INTO agent_processes (session_id, pgid, start_time, boot_id, started_at)
         VALUES (${process.sessionId}, ${process.pgid}, ${process.startTime ?? null}, ${process.bootId ?? null},
           ${startedAt})
         ON CONFLICT (session_id) DO UPDATE SET pgid = excluded.pgid, start_time = excluded.start_time,
-          boot_id = excluded.boot_id, started_at = excluded.started_at`;
+          boot_id = excluded.boot_id, started_at = excluded.started_at`,
+      );
     },
     async forgetProcess(sessionId) {
-      await sql`DELETE FROM agent_processes WHERE session_id = ${sessionId}`;
+      await send(sql, sql`DELETE FROM agent_processes WHERE session_id = ${sessionId}`);
     },
     async processes() {
       // No order is promised (a start after a crash ends every group); by session, so that

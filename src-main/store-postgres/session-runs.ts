@@ -5,7 +5,7 @@ import { agentFieldApprovals, agentFieldRun, exportedRun } from '../store/agent-
 import type { AgentState, RunRecord } from '../store/session-runs.js';
 import type { Repos } from '../store/storage.js';
 import { postgresApprovals } from './approvals.js';
-import type { Queryable } from './rows.js';
+import { send, type Queryable } from './rows.js';
 
 type RunMethods = Pick<
   Repos['sessions'],
@@ -41,12 +41,15 @@ export async function insertRun(
 export function postgresSessionRuns(sql: Queryable): RunMethods {
   return {
     async setAgentState(sessionId, state) {
-      await sql`UPDATE sessions SET agent_state = ${state} WHERE id = ${sessionId}`;
+      await send(sql, sql`UPDATE sessions SET agent_state = ${state} WHERE id = ${sessionId}`);
     },
 
     async setAgentKind(sessionId, kind, isolation = null, acpAgent = null) {
-      await sql`UPDATE sessions SET agent_kind = ${kind}, isolation = ${isolation}, acp_agent = ${acpAgent}
-        WHERE id = ${sessionId}`;
+      await send(
+        sql,
+        sql`UPDATE sessions SET agent_kind = ${kind}, isolation = ${isolation}, acp_agent = ${acpAgent}
+        WHERE id = ${sessionId}`,
+      );
     },
 
     async conversation(sessionId) {
@@ -57,7 +60,10 @@ export function postgresSessionRuns(sql: Queryable): RunMethods {
     },
 
     async setConversation(sessionId, kind, id) {
-      await sql`UPDATE sessions SET conversation_kind = ${kind}, conversation_id = ${id} WHERE id = ${sessionId}`;
+      await send(
+        sql,
+        sql`UPDATE sessions SET conversation_kind = ${kind}, conversation_id = ${id} WHERE id = ${sessionId}`,
+      );
     },
 
     async recordRun(sessionId, workspaceId, run) {

@@ -10,7 +10,7 @@ import {
   messagePayload,
   type TranscriptExtent,
 } from '../store/transcript-format.js';
-import type { Queryable } from './rows.js';
+import { send, sendLast, type Queryable } from './rows.js';
 import { indexAppended, type MessageIndexer } from './search.js';
 import { postgresSessionListing, summaries, summaryFrom } from './session-listing.js';
 import { postgresSessionRuns } from './session-runs.js';
@@ -30,12 +30,18 @@ export async function appendTranscript(
 ): Promise<number> {
   const framed = frameMessages(from, messages);
   for (const mark of framed.marks) {
-    await sql`INSERT INTO transcript_marks (session_id, seq, byte_offset)
-      VALUES (${sessionId}, ${mark.seq}, ${mark.offset})`;
+    await send(
+      sql,
+      sql`INSERT INTO transcript_marks (session_id, seq, byte_offset)
+        VALUES (${sessionId}, ${mark.seq}, ${mark.offset})`,
+    );
   }
   for (let at = 0; at < framed.bytes.length; at += CHUNK_BYTES) {
-    await sql`INSERT INTO transcript_chunks (session_id, start_offset, bytes)
-      VALUES (${sessionId}, ${from.bytes + at}, ${framed.bytes.subarray(at, at + CHUNK_BYTES)})`;
+    await send(
+      sql,
+      sql`INSERT INTO transcript_chunks (session_id, start_offset, bytes)
+        VALUES (${sessionId}, ${from.bytes + at}, ${framed.bytes.subarray(at, at + CHUNK_BYTES)})`,
+    );
   }
   return framed.end;
 }
@@ -54,14 +60,17 @@ export function postgresSessions(sql: Queryable, indexer?: MessageIndexer): Repo
     userId: string,
     change: { sessionAt?: string; promptAt?: string; activeDelta?: number },
   ): Promise<void> {
-    await sql`INSERT INTO workspace_people (workspace_id, user_id, last_session_at, last_prompt_at, active_sessions)
-      VALUES (${workspaceId}, ${userId}, ${change.sessionAt ?? null}, ${change.promptAt ?? null}, ${change.activeDelta ?? 0})
-      ON CONFLICT (workspace_id, user_id) DO UPDATE SET
-        last_session_at = greatest(coalesce(workspace_people.last_session_at, '') COLLATE "C",
-          coalesce(excluded.last_session_at, '')),
-        last_prompt_at = greatest(coalesce(workspace_people.last_prompt_at, '') COLLATE "C",
-          coalesce(excluded.last_prompt_at, '')),
-        active_sessions = workspace_people.active_sessions + excluded.active_sessions`;
+    await sendLast(
+      sql,
+      sql`INSERT INTO workspace_people (workspace_id, user_id, last_session_at, last_prompt_at, active_sessions)
+        VALUES (${workspaceId}, ${userId}, ${change.sessionAt ?? null}, ${change.promptAt ?? null}, ${change.activeDelta ?? 0})
+        ON CONFLICT (workspace_id, user_id) DO UPDATE SET
+          last_session_at = greatest(coalesce(workspace_people.last_session_at, '') COLLATE "C",
+            coalesce(excluded.last_session_at, '')),
+          last_prompt_at = greatest(coalesce(workspace_people.last_prompt_at, '') COLLATE "C",
+            coalesce(excluded.last_prompt_at, '')),
+          active_sessions = workspace_people.active_sessions + excluded.active_sessions`,
+    );
   }
 
   async function extent(sessionId: string): Promise<TranscriptExtent> {
@@ -79,17 +88,26 @@ export function postgresSessions(sql: Queryable, indexer?: MessageIndexer): Repo
     payload = messagePayload(message),
   ): Promise<number> {
     if (payload.length > MAX_MESSAGE_BYTES) throw new MessageTooLargeError(payload.length);
-    const [row] = await sql<Array<{ message_count: number; transcript_bytes: number }>>`
-      SELECT message_count, transcript_bytes FROM sessions WHERE id = ${sessionId} FOR UPDATE`;
+    // Its words are cut before the session's row is locked: appends to it wait meanwhile.
+    const pieces = indexer ? await indexer(payload) : null;
+    const [row] = await sql<
+      Array<{ message_count: number; transcript_bytes: number; search_indexed: number }>
+    >`
+      SELECT message_count, transcript_bytes, search_indexed FROM sessions WHERE id = ${sessionId} FOR UPDATE`;
     const from = { messageCount: row?.message_count ?? 0, bytes: row?.transcript_bytes ?? 0 };
     const seq = from.messageCount + 1;
     const bytes = await appendTranscript(sql, sessionId, from, [{ payload, createdAtMs: Date.parse(at) }]);
-    if (indexer) {
+    // Into the search index only when every message before it is there (search/postgres-search-index.ts).
+    const indexed = pieces !== null && row?.search_indexed === from.messageCount;
+    if (indexed) {
       const frameOffset = bytes - payload.length - FRAME_OVERHEAD_BYTES;
-      await indexAppended(sql, indexer, sessionId, from.messageCount, frameOffset, payload);
+      await indexAppended(sql, sessionId, from.messageCount, frameOffset, pieces);
     }
     if (authorId !== null) {
-      await sql`INSERT INTO prompts (session_id, seq, author_id) VALUES (${sessionId}, ${seq}, ${authorId})`;
+      await send(
+        sql,
+        sql`INSERT INTO prompts (session_id, seq, author_id) VALUES (${sessionId}, ${seq}, ${authorId})`,
+      );
       await notePerson(workspaceId, authorId, { promptAt: at });
     }
     const text = messageText(message);
@@ -99,20 +117,26 @@ export function postgresSessions(sql: Queryable, indexer?: MessageIndexer): Repo
       message.type === 'assistant'
         ? sql``
         : sql`, stopped = ${message.type === 'result' && message.stopped === true ? true : null}::boolean`;
-    await sql`UPDATE sessions SET message_count = ${seq}, transcript_bytes = ${bytes}, updated_at = ${at},
-        first_preview = coalesce(first_preview, ${preview}::text), last_preview = coalesce(${preview}::text, last_preview)
-        ${stopped}
-      WHERE id = ${sessionId}`;
+    await send(
+      sql,
+      sql`UPDATE sessions SET message_count = ${seq}, transcript_bytes = ${bytes}, updated_at = ${at},
+          first_preview = coalesce(first_preview, ${preview}::text), last_preview = coalesce(${preview}::text, last_preview)
+          ${stopped} ${indexed ? sql`, search_indexed = ${seq}` : sql``}
+        WHERE id = ${sessionId}`,
+    );
     return seq;
   }
 
   return {
     async insert(session) {
-      await sql`INSERT INTO sessions (id, workspace_id, author_id, title, status, model, created_at,
-          updated_at, repo_url, repository, base_branch, first_message)
-        VALUES (${session.id}, ${session.workspaceId}, ${session.authorId}, ${session.title}, 'active',
-          ${session.model}, ${session.createdAt}, ${session.createdAt}, ${session.repoUrl ?? null},
-          ${session.repository ?? null}, ${session.baseBranch}, ${session.initialMessage ?? null})`;
+      await send(
+        sql,
+        sql`INSERT INTO sessions (id, workspace_id, author_id, title, status, model, created_at,
+            updated_at, repo_url, repository, base_branch, first_message)
+          VALUES (${session.id}, ${session.workspaceId}, ${session.authorId}, ${session.title}, 'active',
+            ${session.model}, ${session.createdAt}, ${session.createdAt}, ${session.repoUrl ?? null},
+            ${session.repository ?? null}, ${session.baseBranch}, ${session.initialMessage ?? null})`,
+      );
       await notePerson(session.workspaceId, session.authorId, {
         sessionAt: session.createdAt,
         promptAt: session.createdAt,
@@ -138,26 +162,35 @@ export function postgresSessions(sql: Queryable, indexer?: MessageIndexer): Repo
       const status = changes.status ?? null;
       const keepsStop =
         changes.status === undefined || (changes.status === 'completed' && !options.requested);
-      await sql`UPDATE sessions SET title = coalesce(${changes.title ?? null}::text, title),
-          status = coalesce(${status}::text, status), updated_at = ${at},
-          stopped = CASE WHEN ${keepsStop}::boolean THEN stopped END
-        WHERE id = ${id}`;
+      await send(
+        sql,
+        sql`UPDATE sessions SET title = coalesce(${changes.title ?? null}::text, title),
+            status = coalesce(${status}::text, status), updated_at = ${at},
+            stopped = CASE WHEN ${keepsStop}::boolean THEN stopped END
+          WHERE id = ${id}`,
+      );
     },
 
     async replaceTasks(sessionId, tasks) {
-      await sql`DELETE FROM tasks WHERE session_id = ${sessionId}`;
+      await send(sql, sql`DELETE FROM tasks WHERE session_id = ${sessionId}`);
       for (const [position, task] of tasks.entries()) {
-        await sql`INSERT INTO tasks (session_id, id, position, title, status)
-          VALUES (${sessionId}, ${task.id}, ${position}, ${task.title}, ${task.status})`;
+        await send(
+          sql,
+          sql`INSERT INTO tasks (session_id, id, position, title, status)
+          VALUES (${sessionId}, ${task.id}, ${position}, ${task.title}, ${task.status})`,
+        );
       }
     },
 
     async updatePullRequest(sessionId, pr, at) {
-      await sql`UPDATE sessions SET pr_number = ${pr.number}, pr_url = ${pr.url}, pr_status = ${pr.status},
+      await send(
+        sql,
+        sql`UPDATE sessions SET pr_number = ${pr.number}, pr_url = ${pr.url}, pr_status = ${pr.status},
           pr_merged_at = CASE WHEN ${pr.status}::text = 'merged'
             THEN coalesce(${pr.mergedAt ?? null}::text, pr_merged_at, ${at}::text) END,
           updated_at = ${at}
-        WHERE id = ${sessionId}`;
+        WHERE id = ${sessionId}`,
+      );
     },
 
     async pullRequestMergedAt(sessionId) {
@@ -170,7 +203,10 @@ export function postgresSessions(sql: Queryable, indexer?: MessageIndexer): Repo
     ...postgresSessionListing(sql),
 
     async setBranch(sessionId, branch, at) {
-      await sql`UPDATE sessions SET branch = ${branch}, updated_at = ${at} WHERE id = ${sessionId}`;
+      await send(
+        sql,
+        sql`UPDATE sessions SET branch = ${branch}, updated_at = ${at} WHERE id = ${sessionId}`,
+      );
     },
 
     async find(id) {

@@ -6,7 +6,7 @@ import { postgresApprovals } from './approvals.js';
 import { postgresDirectory } from './directory.js';
 import { postgresHistory } from './history.js';
 import { postgresIdentities, postgresInvitations, postgresSignInFlows } from './identities.js';
-import type { Queryable } from './rows.js';
+import { pipelined, type Queryable } from './rows.js';
 import { postgresRuns } from './runs.js';
 import type { MessageIndexer } from './search.js';
 import { postgresSessionOrigins } from './session-origins.js';
@@ -35,7 +35,10 @@ export function postgresRepos(sql: Queryable, indexer?: MessageIndexer): Repos {
 /**
  * A team server's storage on PostgreSQL: reads on the pool, each write one transaction
  * (READ COMMITTED, PostgreSQL's default: an append locks its session's row, so two server
- * processes writing one session take turns), and the transcripts in `transcript_chunks`. With
+ * processes writing one session take turns) whose statements that answer nothing the write
+ * needs are pipelined (`send`: a follow-up's three writes took some 40 round trips, each a
+ * write to the socket and a wake-up of the database's process, the most of the server's CPU
+ * per follow-up), and the transcripts in `transcript_chunks`. With
  * `indexer`, each message appended goes into the search index in its append's transaction;
  * without, sessions fall behind and the search index's catch-up brings them up to date.
  */
@@ -45,7 +48,8 @@ export function createPostgresStorage(
 ): Storage & { transcripts: TranscriptSource } {
   return {
     repos: postgresRepos(sql, options.indexer),
-    write: (fn) => sql.begin((tx) => fn(postgresRepos(tx, options.indexer))) as ReturnType<typeof fn>,
+    write: (fn) =>
+      sql.begin((tx) => pipelined(tx, () => fn(postgresRepos(tx, options.indexer)))) as ReturnType<typeof fn>,
     transcripts: postgresTranscripts(sql, postgresRepos),
   };
 }

@@ -568,6 +568,13 @@ export const MIGRATIONS: Migration[] = [
       `CREATE INDEX approvals_by_workspace ON approvals(workspace_id, created_at)`,
     ],
   },
+  {
+    version: 31,
+    name: 'search finds phrases by the pairs of words next to each other',
+    // Nothing here: the desktop's FTS5 index keeps every word's positions. The step changes
+    // the team server's index in its database (store-postgres/migrations.ts).
+    sql: [],
+  },
 ];
 
 export { DatabaseTooNewError };

@@ -83,9 +83,9 @@ describe('search on a team server catching up', { ...requireTools(postgresTool()
     const [pieces] = await pool<Array<{ n: number }>>`SELECT count(*)::int AS n FROM search_pieces`;
     expect(pieces?.n).toBe(SESSIONS * MESSAGES);
     const counted = await pool<
-      Array<{ indexed: number }>
-    >`SELECT indexed FROM search_sessions ORDER BY session_id`;
-    expect(counted.map((r) => r.indexed)).toEqual(Array(SESSIONS).fill(MESSAGES));
+      Array<{ search_indexed: number }>
+    >`SELECT search_indexed FROM sessions ORDER BY id`;
+    expect(counted.map((r) => r.search_indexed)).toEqual(Array(SESSIONS).fill(MESSAGES));
     expect((await search(two, 'step 17')).hits).toHaveLength(SESSIONS);
 
     // A message written without the index again: the next search says so and starts catching up.

@@ -120,6 +120,9 @@ async function seedCorpus(storage: Storage): Promise<Corpus> {
   await session('ses_cafe', inA, 'Une question', [said('Un café au lait dans la façade naïve, réessayez.')], {
     repository: 'other/things',
   });
+  // A word more than 256 times in one piece, then a phrase with it: PostgreSQL keeps 256
+  // positions of a word, so only its pair of words finds the phrase there.
+  await session('ses_many', inA, 'Count to many', [said(`${'alpha '.repeat(300)}alpha omega`)]);
   for (let i = 0; i < 30; i += 1) {
     await session(`ses_retry_${String(i).padStart(2, '0')}`, inA, `Retry number ${i}`, [
       said(`The retry ${'worked '.repeat(i % 5)}after backoff ${i}.`),
@@ -176,6 +179,7 @@ const SEARCHES: Array<{ q: string; agent?: string; repository?: string; expect: 
   { q: 'budget', expect: 1 },
   { q: 'kilimanjaro', expect: 1 },
   { q: '"summit ridge kilimanjaro"', expect: 1 },
+  { q: '"alpha omega"', expect: 1 },
   { q: 'zanzibarRetryBudget', expect: 1 },
   { q: 'zanzib*', expect: 1 },
   { q: 'nothing see', expect: 1 },
@@ -193,10 +197,14 @@ const SEARCHES: Array<{ q: string; agent?: string; repository?: string; expect: 
   { q: 'nonexistentword', expect: 0 },
 ];
 
-describe(
-  'search on a team server answers as on the desktop',
+describe.each([
+  { statistics: false, what: 'as on the desktop' },
+  // With them, searches for words in many pieces walk the pieces from the newest.
+  { statistics: true, what: "as on the desktop, with the planner's statistics of the index" },
+])(
+  'search on a team server answers $what',
   { ...requireTools(postgresTool()), timeout: 120_000 },
-  () => {
+  ({ statistics }) => {
     const pg = usePostgres();
     let desktop: TestServer;
     let team: TeamApp;
@@ -208,6 +216,7 @@ describe(
       team = await startTeamApp(pg.url());
       onDesktop = await seedCorpus(storageOf(desktop.store));
       onTeam = await seedCorpus(team.storage);
+      if (statistics) await team.sql`ANALYZE search_pieces`;
       // The desktop indexes in the background; the team server in each append's transaction.
       await until(
         () => searchAll(desktop.url, onDesktop.keyA, `organizationId=${onDesktop.workspaceA}&q=flaky`),

@@ -29,7 +29,7 @@ export async function startTeamApp(
   const leases = await postgresRunLeases(url);
   const { transcripts, ...storage } = createPostgresStorage(sql, { indexer: indexMessage });
   const app = await buildApp({
-    team: { storage, transcripts, dataDir, sql, leases },
+    team: { storage, transcripts, dataDir, sql, url, leases },
     clock: systemClock,
     logger: silentLogger,
     config: { allowedHosts: [], ...options },
