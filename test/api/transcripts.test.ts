@@ -11,6 +11,7 @@ import {
   withKey,
   type TestServer,
 } from '../helpers/server.js';
+import { until } from '../helpers/until.js';
 
 const at = (n: number) => new Date(Date.UTC(2026, 10, 1, 9, 0, 0, n)).toISOString();
 
@@ -50,6 +51,17 @@ describe('transcripts over HTTP', () => {
       initialMessage: 'Read the code',
     });
     target.id = created.id;
+    // The demo agent clones its sample project and names its branch just after the session is
+    // made, then waits (its pace is an hour here): the session changes no more once it has.
+    const branch = await until(
+      async () => {
+        const response = await withKey(server, owner.apiKey, 'GET', `/api/sessions/${created.id}`);
+        return FullSessionResponseSchema.parse(await response.json()).session.metadata.branch;
+      },
+      (named) => typeof named === 'string',
+      20_000,
+    );
+    expect(branch).toEqual(expect.any(String));
     target.messages = [{ type: 'user', message: { content: 'Read the code' } }];
     for (const [i, message] of messages.entries()) {
       await server.storage.write((tx) =>
