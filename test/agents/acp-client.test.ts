@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxPath } from '../../src-main/agents/sandbox/session-folder.js';
 import { getSession, toolOutputs, waitForResults } from '../helpers/agent-runs.js';
-import { ROOT, runCli } from '../helpers/cli.js';
+import { ACP_PROBE, runCli, setAcpProbe } from '../helpers/cli.js';
 import { runProcesses, transcript } from '../helpers/run-control.js';
 import {
   asUser,
@@ -22,8 +22,6 @@ import {
  * as notices, and a protocol version it does not speak refused clearly.
  */
 
-const PROBE = join(ROOT, 'test', 'fixtures', 'agents', 'acp-probe-agent.mjs');
-
 describe('an ACP agent the administrator added', () => {
   let server: TestServer;
   let owner: Awaited<ReturnType<typeof seedWorkspace>>;
@@ -34,17 +32,7 @@ describe('an ACP agent the administrator added', () => {
   afterAll(async () => server.dispose());
 
   const addProbe = async (...args: string[]) => {
-    const set = await runCli([
-      'acp-agent',
-      'set',
-      'probe',
-      '--data-dir',
-      server.dataDir,
-      '--',
-      process.execPath,
-      PROBE,
-      ...args,
-    ]);
+    const set = await setAcpProbe(server.dataDir, ...args);
     expect(set.stderr).toBe('');
     expect(set.code).toBe(0);
   };
@@ -78,7 +66,7 @@ describe('an ACP agent the administrator added', () => {
     async () => {
       await addProbe();
       const listed = await runCli(['acp-agent', 'list', '--json', '--data-dir', server.dataDir]);
-      expect(JSON.parse(listed.stdout)).toEqual({ probe: [process.execPath, PROBE] });
+      expect(JSON.parse(listed.stdout)).toEqual({ probe: [process.execPath, ACP_PROBE] });
       const agents = (await (await asUser(server, owner.user.cookie, 'GET', '/api/agents')).json()) as {
         agents: { kind: string; acpAgent?: string; found: boolean; tested?: boolean }[];
       };

@@ -12,7 +12,7 @@ import {
 } from '../helpers/approvals.js';
 import { bash, waitForResults } from '../helpers/agent-runs.js';
 import { ACP_AGENTS_UNDER_TEST, acpAgentTool } from '../helpers/acp-runs.js';
-import { ROOT, runCli } from '../helpers/cli.js';
+import { setAcpProbe } from '../helpers/cli.js';
 import { useCleanups } from '../helpers/cleanups.js';
 import { transcript } from '../helpers/run-control.js';
 import { realCli, type RealCliKind } from '../helpers/real-cli-setup.js';
@@ -276,23 +276,11 @@ describe('approval rules with Codex (through its ACP adapter)', requireTools(cod
   });
 });
 
-const PROBE = join(ROOT, 'test', 'fixtures', 'agents', 'acp-probe-agent.mjs');
-
 describe('approval rules with an ACP agent whose words say otherwise than its calls', () => {
   it("the call's kind and input decide, never its title; an allow needs every path", LONG, async () => {
     const server = await startTestServer({ agentEnv: { PATH: process.env.PATH } });
     cleanup(() => server.dispose());
-    const set = await runCli([
-      'acp-agent',
-      'set',
-      'probe',
-      '--data-dir',
-      server.dataDir,
-      '--',
-      process.execPath,
-      PROBE,
-      '--ask-kinds',
-    ]);
+    const set = await setAcpProbe(server.dataDir, '--ask-kinds');
     expect(set.code, set.stderr).toBe(0);
     const owner = await seedWorkspace(server);
     const cookie = owner.user.cookie;

@@ -1,8 +1,7 @@
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApprovalsResponseSchema } from '../../src-shared/approvals.js';
 import { pendingApprovals, sessionNow } from '../helpers/approvals.js';
-import { ROOT, runCli } from '../helpers/cli.js';
+import { setAcpProbe } from '../helpers/cli.js';
 import { transcript } from '../helpers/run-control.js';
 import { asUser, createSession, seedWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
@@ -14,7 +13,6 @@ import { until } from '../helpers/until.js';
  * "Reject (deny)" that allows always.
  */
 
-const PROBE = join(ROOT, 'test', 'fixtures', 'agents', 'acp-probe-agent.mjs');
 const FLOOD = 30;
 const PENDING_AT_MOST = 8;
 
@@ -24,18 +22,7 @@ describe('what an agent asks is bounded', () => {
   beforeAll(async () => {
     server = await startTestServer({ agentEnv: { PATH: process.env.PATH } });
     owner = await seedWorkspace(server);
-    const set = await runCli([
-      'acp-agent',
-      'set',
-      'probe',
-      '--data-dir',
-      server.dataDir,
-      '--',
-      process.execPath,
-      PROBE,
-      '--flood',
-      String(FLOOD),
-    ]);
+    const set = await setAcpProbe(server.dataDir, '--flood', String(FLOOD));
     expect(set.code, set.stderr).toBe(0);
     const chosen = await asUser(
       server,

@@ -1,19 +1,16 @@
 // A stop, a follow-up or a decision on what an agent asked, sent to a `serve --database` process
 // that does not run the session's agent: done by the process that does, as real processes over a
 // real PostgreSQL, answered as that process answers; and what the person hears when it cannot.
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApprovalResponseSchema, ApprovalsResponseSchema } from '../../src-shared/approvals.js';
 import { SessionChangesResponseSchema } from '../../src-shared/changes.js';
 import { FullSessionResponseSchema, SessionResponseSchema } from '../../src-shared/sessions.js';
-import { ROOT, runCli, type ServeProcess } from '../helpers/cli.js';
+import { setAcpProbe, type ServeProcess } from '../helpers/cli.js';
 import { useSandbox } from '../helpers/cli-extra.js';
 import { postgresTool, usePostgres } from '../helpers/postgres.js';
 import { requireTools } from '../helpers/require-tools.js';
 import { firstOwner, send } from '../helpers/team-server.js';
 import { until } from '../helpers/until.js';
-
-const PROBE = join(ROOT, 'test', 'fixtures', 'agents', 'acp-probe-agent.mjs');
 
 describe(
   'requests about a run, sent to another team server process',
@@ -196,17 +193,7 @@ describe(
     it('passes a decision on what the agent asked to the run waiting for it', async () => {
       const dataDir = sandbox.dataDir();
       // The asking agent is the first process's: each process runs the programs of its data directory.
-      const added = await runCli([
-        'acp-agent',
-        'set',
-        'probe',
-        '--data-dir',
-        dataDir,
-        '--',
-        process.execPath,
-        PROBE,
-        '--ask',
-      ]);
+      const added = await setAcpProbe(dataDir, '--ask');
       expect(added.stderr).toBe('');
       const { one, two, cookie, organizationId } = await twoProcesses({ one: {}, two: {} }, dataDir);
       const agent = await send(one.url, `/api/workspaces/${organizationId}/agent`, {

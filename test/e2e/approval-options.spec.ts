@@ -3,29 +3,16 @@
 // override, and an option labelled "Reject (deny)" whose kind allows for the session. The page
 // shows each option for what it does, the agent's words only beside it.
 import { join } from 'node:path';
-import { ROOT, runCli, startServe } from '../helpers/cli.js';
+import { setAcpProbe, startServe } from '../helpers/cli.js';
 import { seedDataDir } from '../helpers/seed.js';
 import { tempDir } from '../helpers/server.js';
 import { expect, signIn, test } from './fixtures.js';
-
-const PROBE = join(ROOT, 'test', 'fixtures', 'agents', 'acp-probe-agent.mjs');
 
 test('an option is shown, and styled, as what it does, whatever the agent labelled it', async ({ page }) => {
   test.setTimeout(120_000);
   const dataDir = join(tempDir('sessiondesk-e2e-options-'), 'data');
   const data = await seedDataDir(dataDir);
-  const set = await runCli([
-    'acp-agent',
-    'set',
-    'probe',
-    '--data-dir',
-    dataDir,
-    '--',
-    process.execPath,
-    PROBE,
-    '--flood',
-    '1',
-  ]);
+  const set = await setAcpProbe(dataDir, '--flood', '1');
   expect(set.code, set.stderr).toBe(0);
   const server = await startServe(dataDir, ['--log-level', 'warn'], { PATH: process.env.PATH });
   try {

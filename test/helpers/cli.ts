@@ -170,3 +170,21 @@ export async function runInShell(line: string, env: NodeJS.ProcessEnv = {}): Pro
     rmSync(bin, { recursive: true, force: true });
   }
 }
+
+/** The ACP probe agent: test/fixtures/agents/acp-probe-agent.mjs. */
+export const ACP_PROBE = join(ROOT, 'test', 'fixtures', 'agents', 'acp-probe-agent.mjs');
+
+/** `acp-agent set probe` on a data directory through the real CLI: the probe, with its options. */
+export function setAcpProbe(dataDir: string, ...probeArgs: string[]): Promise<CliResult> {
+  return runCli([
+    'acp-agent',
+    'set',
+    'probe',
+    '--data-dir',
+    dataDir,
+    '--',
+    process.execPath,
+    ACP_PROBE,
+    ...probeArgs,
+  ]);
+}
