@@ -8,12 +8,14 @@ export interface Latency {
   count: number;
   p50Ms: number;
   p99Ms: number;
+  /** The slowest sample. */
+  maxMs: number;
 }
 
 export function latency(samples: number[]): Latency {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
-  return { count: sorted.length, p50Ms: at(0.5), p99Ms: at(0.99) };
+  return { count: sorted.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: sorted.at(-1) ?? NaN };
 }
 
 function newestUnder(dir: string): number {

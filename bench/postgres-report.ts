@@ -30,6 +30,8 @@ export interface Report {
     whole: { ms: number; jsonMB: number };
   }>;
   search: Side<(Latency & { kinds?: Record<string, Latency> }) | null>;
+  /** The team server's catch-up: so many MB of sessions left out of its index, indexed in so long. */
+  catchUp?: { mb: number; seconds: number };
   followUp: Side<FollowUps>;
   listLoad: Side<Rate>;
   twoProcesses: { followUp: FollowUps; list: Rate; rss: Memory[] };
@@ -100,6 +102,7 @@ export function table(r: Report): string {
   );
   if (r.search.sqljs && r.search.postgres) {
     latencyRows('search', { sqljs: r.search.sqljs, postgres: r.search.postgres });
+    rows.push(compared('search, the slowest query (ms)', r.search.sqljs.maxMs, r.search.postgres.maxMs));
     for (const [kind, sqljs] of Object.entries(r.search.sqljs.kinds ?? {})) {
       const postgres = r.search.postgres.kinds?.[kind];
       if (!postgres) continue;
@@ -112,6 +115,13 @@ export function table(r: Report): string {
       spread(r.search.sqljs),
       spread(r.search.postgres),
       r.search.postgres ? '' : 'not measured: search not on PostgreSQL',
+    ]);
+  if (r.catchUp)
+    rows.push([
+      `search index caught up after start, ${fixed(r.catchUp.mb, 0)} MB of sessions (MB/s)`,
+      '',
+      fixed(r.catchUp.mb / r.catchUp.seconds, 2),
+      '',
     ]);
   const { followUp, listLoad } = r;
   rows.push(
