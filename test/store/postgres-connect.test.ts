@@ -120,6 +120,22 @@ describe('connecting to a running PostgreSQL', requireTools(postgresTool()), () 
       await sql.end();
     }
   });
+
+  // PostgreSQL compiles a statement whose plan costs more than jit_above_cost: a search's
+  // generic plan does, and compiling it took 23 of a common search's 25 ms (bench/RESULTS.md).
+  it('runs every connection without JIT compilation, the searches\' with their own settings too', async () => {
+    for (const options of [{ max: 1 }, { max: 1, settings: { statement_timeout: '1000' } }]) {
+      const sql = await connect(pg.url(), options);
+      try {
+        const [row] = await sql<{ jit: string; timeout: string }[]>`
+          SELECT current_setting('jit') AS jit, current_setting('statement_timeout') AS timeout`;
+        expect(row?.jit).toBe('off');
+        expect(row?.timeout).toBe(options.settings ? '1s' : '0');
+      } finally {
+        await sql.end();
+      }
+    }
+  });
 });
 
 describe('scripts/postgres-cluster.sh', () => {
