@@ -26,11 +26,22 @@ const CATCH_UP_BYTES = 4 * 1024 * 1024;
  * storage, up to some 80 µs for a piece of 32 KB of text (the desktop's bm25 reads its index,
  * and ranks up to 5,000).
  */
-const RANKED_MAX = 200;
+export const RANKED_MAX = 200;
 /** Newest first from the index's list of matches up to this many; past it, walking from the newest. */
-const SORTED_MAX = 20_000;
+export const SORTED_MAX = 20_000;
 /** A search in at least this share of the pieces (by the statistics) walks from the newest. */
-const COMMON_SHARE = 0.05;
+export const COMMON_SHARE = 0.05;
+/** The settings of the searches' connection, beside its time limit. */
+export const SEARCH_SETTINGS = {
+  // The planner counts a tsvector's match as cheap and prefers reading every piece on a small
+  // table, which takes each one out of TOAST: tens of milliseconds where the GIN index takes a
+  // fraction of one.
+  enable_seqscan: 'off',
+  // Each statement's plan is made once: its shape is fixed by how it is written (the index's
+  // list of matches, or the walk from the newest), and planning it afresh for every search
+  // cost milliseconds.
+  plan_cache_mode: 'force_generic_plan',
+};
 /** How long the statistics of the pieces are used before they are read again. */
 const STATISTICS_MS = 60_000;
 /** Pieces indexed by one catch-up pass past which the statistics are counted afresh (ANALYZE). */
@@ -189,14 +200,7 @@ export class PostgresSearchIndex implements TranscriptIndex {
       max: 1,
       settings: {
         statement_timeout: String(Math.max(1, Math.floor(this.options.timeLimitMs))),
-        // The planner counts a tsvector's match as cheap and prefers reading every piece on a
-        // small table, which takes each one out of TOAST: tens of milliseconds where the GIN
-        // index takes a fraction of one.
-        enable_seqscan: 'off',
-        // Each statement's plan is made once: its shape is fixed by how it is written (the
-        // index's list of matches, or the walk from the newest), and planning it afresh for
-        // every search cost milliseconds.
-        plan_cache_mode: 'force_generic_plan',
+        ...SEARCH_SETTINGS,
       },
     }).then(
       (sql) => ({ sql, search: postgresSearch(sql) }),

@@ -70,7 +70,7 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
     onnotice: () => undefined,
     // No JIT compilation: it pays off for a long analytical query, and a statement here takes
     // milliseconds. A search's generic plan costs past jit_above_cost, and compiling it took
-    // 23 of a common search's 25 ms (bench/RESULTS.md).
+    // 23 of a common search's 24 ms (bench/RESULTS.md).
     connection: { application_name: 'sessiondesk', jit: 'off', ...options.settings },
     // BIGINT (counts, byte offsets, tokens) as a number, as sql.js answers it: every such value
     // the store keeps is far below 2^53.

@@ -122,8 +122,8 @@ describe('connecting to a running PostgreSQL', requireTools(postgresTool()), () 
   });
 
   // PostgreSQL compiles a statement whose plan costs more than jit_above_cost: a search's
-  // generic plan does, and compiling it took 23 of a common search's 25 ms (bench/RESULTS.md).
-  it('runs every connection without JIT compilation, the searches\' with their own settings too', async () => {
+  // generic plan does, and compiling it took 23 of a common search's 24 ms (bench/RESULTS.md).
+  it("runs every connection without JIT compilation, the searches' with their own settings too", async () => {
     for (const options of [{ max: 1 }, { max: 1, settings: { statement_timeout: '1000' } }]) {
       const sql = await connect(pg.url(), options);
       try {
