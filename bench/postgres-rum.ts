@@ -140,23 +140,19 @@ async function main(): Promise<void> {
       WHERE schemaname = current_schema() AND tablename = 'search_pieces' AND indexdef LIKE '% USING gin %'`;
     for (const index of ginIndexes) await sql`DROP INDEX ${sql(index.name)}`;
     progress('RUM, best first and newest first');
+    // A page of the pieces matching the whole search (positions checked in the index), in
+    // RUM's rank or newest first.
+    const rumPage =
+      (order: 'ranked' | 'newest'): Strategy =>
+      (db, q, ws) =>
+        db`SELECT p.session_id, p.message_index FROM search_pieces p
+          JOIN sessions s ON s.id = p.session_id
+          WHERE p.body @@ ${q.rank}::tsquery AND s.workspace_id = ${ws}
+          ORDER BY ${order === 'ranked' ? db`p.body <=> ${q.rank}::tsquery` : db`p.written DESC`}
+          LIMIT ${PAGE}`;
     const rum = {
-      ranked: await measure(
-        sql,
-        workspaceId,
-        (db, q, ws) => db`SELECT p.session_id, p.message_index FROM search_pieces p
-          JOIN sessions s ON s.id = p.session_id
-          WHERE p.body @@ ${q.rank}::tsquery AND s.workspace_id = ${ws}
-          ORDER BY p.body <=> ${q.rank}::tsquery LIMIT ${PAGE}`,
-      ),
-      newest: await measure(
-        sql,
-        workspaceId,
-        (db, q, ws) => db`SELECT p.session_id, p.message_index FROM search_pieces p
-          JOIN sessions s ON s.id = p.session_id
-          WHERE p.body @@ ${q.rank}::tsquery AND s.workspace_id = ${ws}
-          ORDER BY p.written DESC LIMIT ${PAGE}`,
-      ),
+      ranked: await measure(sql, workspaceId, rumPage('ranked')),
+      newest: await measure(sql, workspaceId, rumPage('newest')),
     };
     progress('the GIN indexes made again');
     await sql.begin(async (tx) => {
