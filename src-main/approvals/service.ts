@@ -183,9 +183,10 @@ export function createApprovals(deps: { storage: Storage; clock: Clock; events: 
     };
     const asked = requestMessage(publicApproval(approval));
     const told = decisionMessage(publicApproval(approval));
+    // The session's row locked (by the append) before the approval refers to it: see ask().
     const seq = await storage.write(async (tx) => {
-      await tx.approvals.save(approval);
       await tx.sessions.appendMessage(session.id, session.workspaceId, asked, null, at);
+      await tx.approvals.save(approval);
       return tx.sessions.appendMessage(session.id, session.workspaceId, told, null, at);
     });
     events.publish(session.workspaceId, {
@@ -299,9 +300,20 @@ export function createApprovals(deps: { storage: Storage; clock: Clock; events: 
           });
           let seq: number;
           try {
+            // The message first: its append locks the session's row, which the approval's
+            // reference to the session would otherwise share first. On PostgreSQL two requests
+            // of one run written at once, each holding that share and waiting for the other's
+            // lock, deadlocked, and the agent heard an internal error.
             seq = await storage.write(async (tx) => {
+              const appended = await tx.sessions.appendMessage(
+                session.id,
+                session.workspaceId,
+                message,
+                null,
+                now(),
+              );
               await tx.approvals.save(approval);
-              return tx.sessions.appendMessage(session.id, session.workspaceId, message, null, now());
+              return appended;
             });
           } catch (err) {
             clearTimeout(waiting.get(approval.id)?.timer);
