@@ -3,6 +3,7 @@ import { silentLogger, systemClock } from '../src-main/clock.js';
 import { storageOf } from '../src-main/store/sqljs-storage.js';
 import type { Storage } from '../src-main/store/storage.js';
 import { Store } from '../src-main/store/store.js';
+import type { Sql } from 'postgres';
 import { connect } from '../src-main/store-postgres/connect.js';
 import { migratePostgres } from '../src-main/store-postgres/migrations.js';
 import { createPostgresStorage } from '../src-main/store-postgres/storage.js';
@@ -89,6 +90,13 @@ export async function seedSqljsCorpus(dataDir: string, options: CorpusOptions): 
   }
 }
 
+/** The search pieces' GIN indexes (words, pairs), each with its definition to make it again. */
+export function searchGinIndexes(sql: Sql) {
+  return sql<Array<{ name: string; definition: string }>>`
+    SELECT indexname AS name, indexdef AS definition FROM pg_indexes
+    WHERE schemaname = current_schema() AND tablename = 'search_pieces' AND indexdef LIKE '% USING gin %'`;
+}
+
 /** What seeding PostgreSQL took: the appends, then the search index's build (both in seedMs). */
 export interface PostgresCorpus extends BenchCorpus {
   indexBuildMs: number;
@@ -107,9 +115,7 @@ export async function seedPostgresCorpus(url: string, options: CorpusOptions): P
   const sql = await connect(url);
   try {
     await migratePostgres(sql, { now: () => systemClock.now() });
-    const indexes = await sql<Array<{ name: string; definition: string }>>`
-      SELECT indexname AS name, indexdef AS definition FROM pg_indexes
-      WHERE schemaname = current_schema() AND tablename = 'search_pieces' AND indexdef LIKE '% USING gin %'`;
+    const indexes = await searchGinIndexes(sql);
     for (const index of indexes) await sql`DROP INDEX ${sql(index.name)}`;
     // Each message into the search pieces in its append's transaction, as a team server writes.
     const corpus = await seedBenchCorpus(createPostgresStorage(sql, { indexer: indexMessage }), options);

@@ -16,7 +16,7 @@ import {
 } from '../src-main/search/postgres-search-index.js';
 import { startCluster, type PostgresCluster } from '../test/helpers/postgres-cluster.js';
 import { latency, type Latency } from './postgres-client.js';
-import { seedPostgresCorpus } from './postgres-corpus.js';
+import { searchGinIndexes, seedPostgresCorpus } from './postgres-corpus.js';
 import { QUERIES } from './search-corpus.js';
 
 /**
@@ -135,9 +135,7 @@ async function main(): Promise<void> {
       SELECT pg_relation_size('search_pieces_rum')::bigint AS bytes`;
     // The GIN indexes dropped, so that the planner takes RUM, and made again after with their
     // own definitions (as the migrations wrote them).
-    const ginIndexes = await sql<Array<{ name: string; definition: string }>>`
-      SELECT indexname AS name, indexdef AS definition FROM pg_indexes
-      WHERE schemaname = current_schema() AND tablename = 'search_pieces' AND indexdef LIKE '% USING gin %'`;
+    const ginIndexes = await searchGinIndexes(sql);
     for (const index of ginIndexes) await sql`DROP INDEX ${sql(index.name)}`;
     progress('RUM, best first and newest first');
     // A page of the pieces matching the whole search (positions checked in the index), in
