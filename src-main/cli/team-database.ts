@@ -136,6 +136,8 @@ export interface TeamDoctorReport {
   /** The newest step this Session Desk knows. */
   knownVersion: number;
   counts: { users: number; workspaces: number; sessions: number } | null;
+  /** How the database compresses the transcript rows it writes (`lz4`, `pglz`); null without them. */
+  transcriptCompression: string | null;
   notes: string[];
   problems: string[];
 }
@@ -158,6 +160,7 @@ export async function checkTeamDatabase(url: string): Promise<TeamDoctorReport> 
       schemaVersion,
       knownVersion,
       counts: null,
+      transcriptCompression: null,
       notes: [],
       problems: [],
     };
@@ -179,11 +182,33 @@ export async function checkTeamDatabase(url: string): Promise<TeamDoctorReport> 
         SELECT (SELECT count(*)::int FROM users) AS users, (SELECT count(*)::int FROM workspaces) AS workspaces,
           (SELECT count(*)::int FROM sessions) AS sessions`;
       report.counts = counts ?? null;
+      report.transcriptCompression = await transcriptCompression(sql);
+      if (report.transcriptCompression !== null && report.transcriptCompression !== 'lz4')
+        report.notes.push(
+          schemaVersion >= LZ4_VERSION
+            ? `Transcripts are compressed with ${report.transcriptCompression}, not lz4 (this PostgreSQL is built without it, or the column was changed): search reads a hit in a large message more slowly.`
+            : `Transcripts are compressed with ${report.transcriptCompression}: the next "sessiondesk serve --database" compresses new ones with lz4, which search reads faster.`,
+        );
     }
     return report;
   } finally {
     await sql.end({ timeout: 5 });
   }
+}
+
+/** The migration step from which transcript rows are compressed with lz4 where PostgreSQL has it. */
+const LZ4_VERSION = 32;
+
+/**
+ * How new values of `transcript_chunks.bytes` are compressed: the column's own method, else the
+ * database's default (`default_toast_compression`). Null when the table is not there.
+ */
+async function transcriptCompression(sql: Sql): Promise<string | null> {
+  const [row] = await sql<{ method: string | null }[]>`
+    SELECT CASE a.attcompression WHEN 'l' THEN 'lz4' WHEN 'p' THEN 'pglz'
+      ELSE current_setting('default_toast_compression') END AS method
+    FROM pg_attribute a WHERE a.attrelid = to_regclass('transcript_chunks') AND a.attname = 'bytes'`;
+  return row?.method ?? null;
 }
 
 export function formatTeamDoctorReport(report: TeamDoctorReport): string {
@@ -195,6 +220,7 @@ export function formatTeamDoctorReport(report: TeamDoctorReport): string {
     const { users, workspaces, sessions } = report.counts;
     lines.push(`Holds: ${users} user(s), ${workspaces} workspace(s), ${sessions} session(s)`);
   }
+  if (report.transcriptCompression === 'lz4') lines.push('Transcripts: compressed with lz4');
   lines.push(...report.notes, ...report.problems.map((p) => `Problem: ${p}`));
   lines.push(report.problems.length === 0 ? 'No problems found.' : `${report.problems.length} problem(s).`);
   return lines.join('\n');

@@ -575,6 +575,13 @@ export const MIGRATIONS: Migration[] = [
     // the team server's index in its database (store-postgres/migrations.ts).
     sql: [],
   },
+  {
+    version: 32,
+    name: 'transcripts compressed with lz4',
+    // Nothing here: the desktop's transcripts are files. The step sets how the team server's
+    // database compresses its transcript rows (store-postgres/migrations.ts).
+    sql: [],
+  },
 ];
 
 export { DatabaseTooNewError };

@@ -3,7 +3,8 @@
 // made used over HTTP on a `serve --database` process.
 import { existsSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { POSTGRES_MIGRATIONS } from '../../src-main/store-postgres/migrations.js';
+import { connect } from '../../src-main/store-postgres/connect.js';
+import { migratePostgres, POSTGRES_MIGRATIONS } from '../../src-main/store-postgres/migrations.js';
 import { runCli } from '../helpers/cli.js';
 import { KEY_PATTERN, ok, PASSWORD, signInAt, useSandbox } from '../helpers/cli-extra.js';
 import { postgresTool, usePostgres } from '../helpers/postgres.js';
@@ -65,6 +66,8 @@ describe('the command line on a team database', { ...requireTools(postgresTool()
     expect(doctor, doctor.stderr).toMatchObject({ code: 0 });
     expect(doctor.stdout).toContain(`Schema version: ${LATEST} (this Session Desk knows ${LATEST})`);
     expect(doctor.stdout).toContain('Holds: 2 user(s), 1 workspace(s), 0 session(s)');
+    // Debian's PostgreSQL is built with lz4, which the migrations ask for.
+    expect(doctor.stdout).toContain('Transcripts: compressed with lz4');
     expect(existsSync(missingDir)).toBe(false);
 
     // A server on the same database takes the key made by the command line, and not the revoked one.
@@ -92,7 +95,12 @@ describe('the command line on a team database', { ...requireTools(postgresTool()
     // Not migrated yet: doctor says so, and changes nothing.
     const fresh = await runCli(['doctor', '--json'], { SESSIONDESK_DATABASE_URL: database });
     expect(fresh.code, fresh.stderr).toBe(0);
-    expect(JSON.parse(fresh.stdout)).toMatchObject({ schemaVersion: 0, knownVersion: LATEST, problems: [] });
+    expect(JSON.parse(fresh.stdout)).toMatchObject({
+      schemaVersion: 0,
+      knownVersion: LATEST,
+      transcriptCompression: null,
+      problems: [],
+    });
     expect((await runCli(['doctor', '--database', database])).stdout).toContain(
       'holds no Session Desk schema yet',
     );
@@ -136,6 +144,30 @@ describe('the command line on a team database', { ...requireTools(postgresTool()
       schemaVersion: number;
     };
     expect(after.schemaVersion).toBe(0);
+  });
+
+  it('says when transcripts are not compressed with lz4, and why, without calling it a problem', async () => {
+    const database = await pg.freshDatabase();
+    const sql = await connect(database);
+    try {
+      // A database migrated by a version before lz4: the next serve asks for it.
+      await migratePostgres(sql, { now: () => new Date(), migrations: POSTGRES_MIGRATIONS.slice(0, -1) });
+      const older = await runCli(['doctor', '--database', database]);
+      expect(older.code, older.stderr).toBe(0);
+      expect(older.stdout).toContain(
+        'Transcripts are compressed with pglz: the next "sessiondesk serve --database" compresses new ones with lz4',
+      );
+      // Migrated, but the column keeps pglz (as on a PostgreSQL built without lz4).
+      await migratePostgres(sql, { now: () => new Date() });
+      await sql`ALTER TABLE transcript_chunks ALTER COLUMN bytes SET COMPRESSION pglz`;
+      const report = await runCli(['doctor', '--json', '--database', database]);
+      expect(report.code, report.stderr).toBe(0);
+      const parsed = JSON.parse(report.stdout) as { transcriptCompression: string; notes: string[] };
+      expect(parsed.transcriptCompression).toBe('pglz');
+      expect(parsed.notes.join('\n')).toContain('not lz4');
+    } finally {
+      await sql.end();
+    }
   });
 
   it('refuses a URL that is not PostgreSQL’s (exit 2) and names a database it cannot reach (exit 1)', async () => {
