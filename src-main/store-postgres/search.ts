@@ -148,24 +148,31 @@ export function postgresSearch(sql: Sql) {
       const page = sql`LIMIT ${order.limit} OFFSET ${order.offset}`;
       const filters = { agent: query.agent, repository: query.repository };
       // The page's pieces, in order (ord), with their sessions and the bytes their hits are
-      // made of: each read from the one row of transcript_chunks holding where it starts (a
-      // hit whose bytes go on into the next row is read afresh).
-      const bytesAt = (from: Fragment, length: Fragment) =>
-        sql`(SELECT substring(c.bytes FROM (${from} - c.start_offset)::int + 1 FOR (${length})::int)
-          FROM transcript_chunks c WHERE c.session_id = page.session_id AND c.start_offset <= ${from}
+      // made of. A frame's start is read from the one row of transcript_chunks holding it (a
+      // row holds one message, or a part of a large one: a small message is whole there).
+      const frameAt = (length: Fragment) =>
+        sql`(SELECT substring(c.bytes FROM (page.frame_offset - c.start_offset)::int + 1 FOR (${length})::int)
+          FROM transcript_chunks c WHERE c.session_id = page.session_id AND c.start_offset <= page.frame_offset
           ORDER BY c.start_offset DESC LIMIT 1)`;
-      const pieceFrom = sql`page.frame_offset + ${FRAME_HEADER_READ_BYTES}::int + (page.piece_start->>'at')::bigint`;
+      // A large message's piece, from the rows holding it: those of a large message are cut
+      // at CHUNK_BYTES wherever its pieces are, so a piece may go on into the next row. A
+      // piece is at most 32 Ki characters (192 KiB of JSON escapes), rows at least 256 KiB:
+      // the last three rows before its end hold it (else it reads short, and is read afresh).
+      const pieceFrom = sql`(page.frame_offset + ${FRAME_HEADER_READ_BYTES}::int + (page.piece_start->>'at')::bigint)`;
+      const pieceEnd = sql`(page.frame_offset + ${FRAME_HEADER_READ_BYTES}::int + (page.piece_start->>'until')::bigint)`;
+      const pieceAt = sql`(SELECT string_agg(substring(x.bytes FROM (greatest(${pieceFrom} - x.start_offset, 0))::int + 1
+            FOR (${pieceEnd} - greatest(${pieceFrom}, x.start_offset))::int), ''::bytea ORDER BY x.start_offset)
+          FROM (SELECT c.start_offset, c.bytes FROM transcript_chunks c
+            WHERE c.session_id = page.session_id AND c.start_offset < ${pieceEnd}
+            ORDER BY c.start_offset DESC LIMIT 3) x
+          WHERE x.start_offset + length(x.bytes) > ${pieceFrom})`;
       const answer = (matched: Fragment, pieces: Fragment) =>
         sql`SELECT ${matched} AS matched, page.ord, page.message_index, page.chunk, page.frame_offset,
             page.piece_start,
-            ${bytesAt(
-              sql`page.frame_offset`,
+            ${frameAt(
               sql`CASE WHEN page.piece_start IS NULL THEN ${FRAME_READ_BYTES}::int ELSE ${FRAME_HEADER_READ_BYTES}::int END`,
             )},
-            CASE WHEN page.piece_start IS NOT NULL THEN ${bytesAt(
-              pieceFrom,
-              sql`(page.piece_start->>'until')::bigint - (page.piece_start->>'at')::bigint`,
-            )} END,
+            CASE WHEN page.piece_start IS NOT NULL THEN ${pieceAt} END,
             ${sql.unsafe(SUMMARY_COLUMNS)}
           FROM (SELECT row_number() OVER () AS ord, x.* FROM (${pieces}) x) page
           JOIN sessions s ON s.id = page.session_id JOIN users u ON u.id = s.author_id

@@ -15,8 +15,12 @@ import { indexAppended, type MessageIndexer } from './search.js';
 import { postgresSessionListing, summaries, summaryFrom } from './session-listing.js';
 import { postgresSessionRuns } from './session-runs.js';
 
-/** The largest row of `transcript_chunks`: a read from a mark never fetches more before it. */
-export const CHUNK_BYTES = 1024 * 1024;
+/**
+ * The largest row of `transcript_chunks`: a read from a mark never fetches more before it, and
+ * a search hit in a large message never decompresses more to reach its piece (PostgreSQL
+ * decompresses a row from its start: 1 MiB rows made a hit in a late piece cost up to 2 ms).
+ */
+export const CHUNK_BYTES = 256 * 1024;
 
 /**
  * Appends framed messages to a session's transcript: its marks, and the bytes sql.js would

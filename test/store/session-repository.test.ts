@@ -351,8 +351,9 @@ describe('the sessions repository on sql.js', () => {
 
 describe('the sessions repository on PostgreSQL', requireTools(postgresTool()), () => {
   const pg = useMigratedPool();
+  let pool: Awaited<ReturnType<typeof pg.open>>;
   sessionsContract(async () => {
-    const pool = await pg.open();
+    pool = await pg.open();
     const reposOf = (q: Parameters<typeof postgresSessions>[0]): Used => ({
       users: postgresUsers(q),
       workspaces: postgresWorkspaces(q),
@@ -375,5 +376,30 @@ describe('the sessions repository on PostgreSQL', requireTools(postgresTool()), 
         return Buffer.concat(rows.map((row) => row.bytes));
       },
     };
+  });
+
+  it('writes a large message in rows of at most 256 KiB, each compressed with lz4', async () => {
+    // A search hit reads its piece from the middle of a row, which PostgreSQL decompresses
+    // from the row's start: small rows, and the faster method, make that read short.
+    const log = Array.from({ length: 40_000 }, (_, i) => `line ${i} of the build log: ok`).join('\n');
+    await pool.begin(async (tx) => {
+      const sessions = postgresSessions(tx);
+      await sessions.insert({
+        id: 'ses_lz4',
+        workspaceId: 'org_a',
+        authorId: 'usr_ada',
+        title: 'A long build log',
+        model: 'claude-sonnet-4-5',
+        createdAt: AT,
+        baseBranch: 'main',
+      });
+      await sessions.appendMessage('ses_lz4', 'org_a', said(log), null, later(1));
+    });
+    const rows = await pool<Array<{ length: number; compression: string | null }>>`
+      SELECT length(bytes) AS length, pg_column_compression(bytes) AS compression
+      FROM transcript_chunks WHERE session_id = 'ses_lz4' ORDER BY start_offset`;
+    expect(rows.length).toBeGreaterThanOrEqual(4);
+    expect(rows.filter((row) => row.length > 256 * 1024)).toEqual([]);
+    expect(rows.map((row) => row.compression)).toEqual(rows.map(() => 'lz4'));
   });
 });
