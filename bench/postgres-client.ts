@@ -14,7 +14,8 @@ export interface Latency {
 
 export function latency(samples: number[]): Latency {
   const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+  // Nearest rank: p99 of 100 samples is the 99th, not the slowest (which maxMs gives).
+  const at = (q: number) => sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] ?? NaN;
   return { count: sorted.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: sorted.at(-1) ?? NaN };
 }
 
