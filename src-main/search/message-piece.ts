@@ -180,8 +180,10 @@ class TextWalker {
     const { json, end, text } = this;
     for (;;) {
       if (from >= end) return -1;
-      // Most text is a byte a character; where it is more, the next segment reads on.
-      const limit = Math.min(end, from + text.charsWanted() * 2 + 64);
+      // Most text is a byte a character; where it is more, the next segment reads on. No more
+      // than that: where the segment that makes a piece whole ends is where a hit in that piece
+      // reads to (its `until`), and twice as much made a search read twice the bytes.
+      const limit = Math.min(end, from + text.charsWanted() + 64);
       const close = this.closingQuote(from, limit);
       const to = close === -1 ? segmentEnd(json, from, limit) : close;
       text.append(decode(json, from, to), from, to, stack);

@@ -121,6 +121,19 @@ describe('a message piece read from the JSON bytes', () => {
     });
   });
 
+  it('reads a piece from its start no further than the piece needs', () => {
+    // A search hit reads the bytes from where its piece starts to `until` (from the team
+    // server's database, over its connection): a piece of plain text is some CHUNK_CHARS bytes,
+    // and its read ends within a few bytes past the character that decides where it is cut.
+    const log = Array.from({ length: 12_000 }, (_, i) => `step ${i} passed in ${i % 97} ms`).join('\n');
+    const json = Buffer.from(JSON.stringify({ type: 'user', message: { content: log } }));
+    const all = messagePieces(json);
+    const reads = (all?.starts ?? []).slice(0, -1).map((start) => start!.until - start!.at);
+    expect(reads.length).toBeGreaterThan(5);
+    // Each piece's text, cut at whitespace, with its escaped newlines: about 1.04 bytes a character.
+    expect(Math.max(...reads)).toBeLessThan(CHUNK_CHARS * 1.1);
+  });
+
   it('is the last piece whole when a message has more pieces than are indexed', () => {
     const words = randomText(7, CHUNK_CHARS * 4, [...'abcdefgh ']).repeat(MAX_CHUNKS / 4 + 1);
     const json = Buffer.from(JSON.stringify({ type: 'user', message: { content: words } }));
