@@ -13,6 +13,7 @@ import {
 import {
   currentPostgresVersion,
   migratePostgres,
+  LZ4_TRANSCRIPTS_VERSION,
   POSTGRES_MIGRATIONS,
 } from '../store-postgres/migrations.js';
 import { createPostgresStorage } from '../store-postgres/storage.js';
@@ -185,7 +186,7 @@ export async function checkTeamDatabase(url: string): Promise<TeamDoctorReport> 
       report.transcriptCompression = await transcriptCompression(sql);
       if (report.transcriptCompression !== null && report.transcriptCompression !== 'lz4')
         report.notes.push(
-          schemaVersion >= LZ4_VERSION
+          schemaVersion >= LZ4_TRANSCRIPTS_VERSION
             ? `Transcripts are compressed with ${report.transcriptCompression}, not lz4 (this PostgreSQL is built without it, or the column was changed): search reads a hit in a large message more slowly.`
             : `Transcripts are compressed with ${report.transcriptCompression}: the next "sessiondesk serve --database" compresses new ones with lz4, which search reads faster.`,
         );
@@ -195,9 +196,6 @@ export async function checkTeamDatabase(url: string): Promise<TeamDoctorReport> 
     await sql.end({ timeout: 5 });
   }
 }
-
-/** The migration step from which transcript rows are compressed with lz4 where PostgreSQL has it. */
-const LZ4_VERSION = 32;
 
 /**
  * How new values of `transcript_chunks.bytes` are compressed: the column's own method, else the

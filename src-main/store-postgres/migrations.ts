@@ -21,6 +21,9 @@ export interface PostgresMigration {
   sql: string[];
 }
 
+/** The step from which transcript rows are compressed with lz4 where PostgreSQL has it. */
+export const LZ4_TRANSCRIPTS_VERSION = 32;
+
 export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
   {
     version: 1,
@@ -507,7 +510,7 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
     ],
   },
   {
-    version: 32,
+    version: LZ4_TRANSCRIPTS_VERSION,
     name: 'transcripts compressed with lz4',
     sql: [
       // A search hit reads its piece from the middle of a transcript row, which PostgreSQL
